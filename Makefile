@@ -1,0 +1,107 @@
+# Entry points for developers and CI: on a fresh Debian 12 machine `make demo` and `make test`
+# install what is missing (scripts/setup.sh), build, and run. `make help` lists the targets.
+SHELL := /bin/bash
+.SHELLFLAGS := -euo pipefail -c
+.DEFAULT_GOAL := help
+
+JOBS ?= 2
+PREFIX ?= /usr/local
+BUILD_TYPE ?= RelWithDebInfo
+CMAKE_ARGS ?=
+CTEST_TIMEOUT ?= 300
+VENV := .venv
+VBIN := $(VENV)/bin
+CMAKE_CONFIGURE = cmake -S . -G Ninja $(CMAKE_ARGS)
+CTEST = ctest --output-on-failure --timeout $(CTEST_TIMEOUT) -j$(JOBS)
+FORMAT_DIRS := src include tests bench
+# Sanitizer runs: fail on the first report, with stack traces.
+SAN_ENV := ASAN_OPTIONS=abort_on_error=0:detect_leaks=1:strict_string_checks=1 \
+	UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1 \
+	TSAN_OPTIONS=halt_on_error=1:second_deadlock_stack=1
+
+.PHONY: help deps build test test-cxx test-python lint test-asan test-tsan ci demo install \
+	format format-check bench clean distclean
+
+help:
+	@echo "make demo        install deps, build, run a verified fio workload through 2 local daemons"
+	@echo "make test        install deps, build, run the C++ (ctest) and Python (pytest) tests"
+	@echo "make test-asan   build in build-asan with AddressSanitizer and run ctest"
+	@echo "make test-tsan   build in build-tsan with ThreadSanitizer and run ctest -L daemon"
+	@echo "make ci          what CI runs: test, lint, test-asan"
+	@echo "make deps | build | lint | bench | install [PREFIX=...] | format | clean | distclean"
+
+deps:
+	bash scripts/setup.sh
+
+build: deps
+	$(CMAKE_CONFIGURE) -B build -DCMAKE_BUILD_TYPE=$(BUILD_TYPE) -DIORELAY_WERROR=ON
+	cmake --build build -j$(JOBS)
+
+test: build
+	$(CTEST) --test-dir build
+	$(VBIN)/pytest -q python/tests
+
+# Only the C++ or only the Python tests, without re-running setup (for quick iterations).
+test-cxx:
+	$(CTEST) --test-dir build
+
+test-python:
+	$(VBIN)/pytest -q python/tests
+
+lint: deps
+	$(VBIN)/ruff check python
+	$(VBIN)/ruff format --check python
+
+test-asan: deps
+	$(CMAKE_CONFIGURE) -B build-asan -DCMAKE_BUILD_TYPE=Debug -DIORELAY_WERROR=ON \
+		-DIORELAY_SANITIZE=address
+	cmake --build build-asan -j$(JOBS)
+	$(SAN_ENV) $(CTEST) --test-dir build-asan
+
+test-tsan: deps
+	$(CMAKE_CONFIGURE) -B build-tsan -DCMAKE_BUILD_TYPE=Debug -DIORELAY_WERROR=ON \
+		-DIORELAY_SANITIZE=thread
+	cmake --build build-tsan -j$(JOBS)
+	$(SAN_ENV) $(CTEST) --test-dir build-tsan -L daemon
+
+# Sequential on purpose: each step uses both cores, and a failure stops the run early.
+ci:
+	$(MAKE) test
+	$(MAKE) lint
+	$(MAKE) test-asan
+
+demo: build
+	$(VBIN)/iorelay demo
+
+install: build
+	cmake --install build --prefix $(PREFIX)
+
+format:
+	@files=$$(find $(FORMAT_DIRS) -type f \( -name '*.cc' -o -name '*.h' -o -name '*.cpp' \
+		-o -name '*.hpp' \) 2>/dev/null || true); \
+	if [[ -n $$files ]]; then clang-format -i $$files; fi
+	@if [[ -x $(VBIN)/ruff ]]; then $(VBIN)/ruff format python; fi
+
+format-check:
+	@files=$$(find $(FORMAT_DIRS) -type f \( -name '*.cc' -o -name '*.h' -o -name '*.cpp' \
+		-o -name '*.hpp' \) 2>/dev/null || true); \
+	if [[ -n $$files ]]; then clang-format --dry-run --Werror $$files; fi
+
+# Runs every Google Benchmark program built under build/bench; JSON results go to results/bench.
+bench: build
+	@mkdir -p results/bench
+	@progs=$$(find build/bench -maxdepth 2 -type f -executable -name '*bench*' 2>/dev/null \
+		| sort || true); \
+	if [[ -z $$progs ]]; then echo "no benchmark programs under build/bench"; exit 1; fi; \
+	for p in $$progs; do \
+		echo "== $$p"; \
+		"$$p" --benchmark_out="results/bench/$$(basename "$$p").json" \
+			--benchmark_out_format=json; \
+	done
+
+clean:
+	rm -rf build build-asan build-tsan
+
+distclean: clean
+	rm -rf $(VENV) results .pytest_cache .ruff_cache
+	find python -name __pycache__ -type d -prune -exec rm -rf {} +

@@ -1,0 +1,125 @@
+/* libiorelay: forward POSIX file I/O to iorelayd I/O-node daemons.
+ *
+ * A client is one per process. It holds connections to one or more daemons and maps
+ * each file to one of them by a placement policy applied per client node (or per
+ * file), never per request. Every call returns 0 (or a count) on success and a
+ * NEGATIVE errno on failure, the errno a local file system would give; an
+ * unreachable, dead or stopped daemon gives -EIO within the configured liveness bound.
+ * All functions are thread-safe: many threads may have requests in flight at once.
+ *
+ * Configuration from the environment (iorelay_client_from_env):
+ *   IORELAY_SERVERS      comma-separated daemon addresses: tcp:HOST:PORT or unix:PATH
+ *   IORELAY_SECRET_FILE  the job credential (a 0600 file); never sent in clear
+ *   IORELAY_PREFIX       colon-separated path prefixes that are forwarded
+ *   IORELAY_PLACEMENT    block (default) | round-robin | file-hash | map:FILE
+ *   IORELAY_NODE_ID      this process's node id; else derived from the MPI/launcher
+ *                        rank (OMPI_COMM_WORLD_RANK, PMI_RANK, SLURM_PROCID) divided by
+ *                        IORELAY_RANKS_PER_NODE (default 1); else 0
+ *   IORELAY_NODES        number of client nodes (block placement); default: derived
+ *                        from the world size and IORELAY_RANKS_PER_NODE
+ *   IORELAY_TIMEOUT_MS   liveness bound (default 5000): no reply nor heartbeat for
+ *                        that long gives -EIO
+ *   IORELAY_FALLBACK     eio (default) | direct: on a dead daemon, reopen the file
+ *                        directly (without O_CREAT/O_EXCL/O_TRUNC), keep the offset
+ */
+#ifndef IORELAY_IORELAY_H_
+#define IORELAY_IORELAY_H_
+
+#include <stddef.h>
+#include <stdint.h>
+#include <sys/stat.h>
+#include <sys/statfs.h>
+#include <sys/types.h>
+#include <sys/uio.h>
+#include <fcntl.h>
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+typedef struct iorelay_client iorelay_client;
+/* An open remote file (one open file description: shared offset and status flags). */
+typedef struct iorelay_file iorelay_file;
+
+/* Creates a client from the environment. Returns NULL and sets *err (negative errno)
+ * when the configuration is missing or invalid; connects lazily, on first use. */
+iorelay_client* iorelay_client_from_env(int* err);
+void iorelay_client_destroy(iorelay_client* c);
+
+/* 1 if the absolute, lexically normalised path lies under a forwarded prefix. */
+int iorelay_is_forwarded(const iorelay_client* c, const char* abs_path);
+
+/* The client's own descriptors (daemon sockets) must survive an application's
+ * close, dup2, close_range and closefrom. iorelay_is_internal_fd is lock-free and
+ * async-signal-safe. iorelay_move_internal_fd moves the client's descriptor off `fd`
+ * (to a free number) so that the application may take `fd`; returns 0 or -errno. */
+int iorelay_is_internal_fd(const iorelay_client* c, int fd);
+int iorelay_move_internal_fd(iorelay_client* c, int fd);
+
+/* Call in the child after fork(): new connections; the child's files keep sharing
+ * offsets with the parent's. The parent needs no call. */
+int iorelay_after_fork_child(iorelay_client* c);
+
+/* Files. iorelay_close releases the description (and, POSIX-like, this process's
+ * record locks on the file); the iorelay_file is freed even when it returns an error. */
+int iorelay_open(iorelay_client* c, const char* path, int flags, mode_t mode,
+                 iorelay_file** out);
+int iorelay_close(iorelay_file* f);
+ssize_t iorelay_pread(iorelay_file* f, void* buf, size_t n, off_t offset);
+ssize_t iorelay_pwrite(iorelay_file* f, const void* buf, size_t n, off_t offset);
+ssize_t iorelay_preadv(iorelay_file* f, const struct iovec* iov, int iovcnt, off_t offset);
+ssize_t iorelay_pwritev(iorelay_file* f, const struct iovec* iov, int iovcnt, off_t offset);
+/* At the shared file offset (O_APPEND: writes at the end). */
+ssize_t iorelay_read(iorelay_file* f, void* buf, size_t n);
+ssize_t iorelay_write(iorelay_file* f, const void* buf, size_t n);
+ssize_t iorelay_readv(iorelay_file* f, const struct iovec* iov, int iovcnt);
+ssize_t iorelay_writev(iorelay_file* f, const struct iovec* iov, int iovcnt);
+off_t iorelay_lseek(iorelay_file* f, off_t offset, int whence);
+int iorelay_fsync(iorelay_file* f, int datasync);
+int iorelay_ftruncate(iorelay_file* f, off_t length);
+int iorelay_fallocate(iorelay_file* f, int mode, off_t offset, off_t length);
+int iorelay_fstat(iorelay_file* f, struct stat* st);
+int iorelay_fstatfs(iorelay_file* f, struct statfs* st);
+/* Status flags as F_GETFL reports them (access mode included); F_SETFL. */
+int iorelay_getfl(iorelay_file* f);
+int iorelay_setfl(iorelay_file* f, int flags);
+/* Process-associated record locks: F_GETLK, F_SETLK, F_SETLKW (any l_whence). */
+int iorelay_lock(iorelay_file* f, int cmd, struct flock* lk);
+/* The path given at open, for diagnostics. */
+const char* iorelay_file_path(const iorelay_file* f);
+/* Duplicates the reference (as dup() does): both share offset and flags; each must
+ * be closed. */
+iorelay_file* iorelay_file_ref(iorelay_file* f);
+
+/* Paths (absolute). */
+int iorelay_stat(iorelay_client* c, const char* path, struct stat* st, int nofollow);
+int iorelay_statfs(iorelay_client* c, const char* path, struct statfs* st);
+int iorelay_access(iorelay_client* c, const char* path, int mode);
+int iorelay_unlink(iorelay_client* c, const char* path);
+int iorelay_mkdir(iorelay_client* c, const char* path, mode_t mode);
+int iorelay_rmdir(iorelay_client* c, const char* path);
+int iorelay_rename(iorelay_client* c, const char* from, const char* to, unsigned flags);
+int iorelay_truncate(iorelay_client* c, const char* path, off_t length);
+ssize_t iorelay_readlink(iorelay_client* c, const char* path, char* buf, size_t size);
+
+/* Directory listings: the whole listing is fetched at open. */
+typedef struct iorelay_dirent {
+  uint64_t ino;
+  unsigned char type; /* DT_* */
+  const char* name;
+} iorelay_dirent;
+typedef struct iorelay_dir iorelay_dir;
+int iorelay_opendir(iorelay_client* c, const char* path, iorelay_dir** out);
+/* Next entry, or NULL at the end. The entry stays valid until closedir. */
+const iorelay_dirent* iorelay_readdir(iorelay_dir* d);
+void iorelay_closedir(iorelay_dir* d);
+
+/* The daemon's counters as JSON (malloc'ed, caller frees). server: index into
+ * IORELAY_SERVERS. */
+int iorelay_stats_json(iorelay_client* c, int server, char** json_out);
+
+#ifdef __cplusplus
+}
+#endif
+
+#endif /* IORELAY_IORELAY_H_ */

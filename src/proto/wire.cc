@@ -1,0 +1,52 @@
+// Frame header and string coding; message field coding is generic (wire.h).
+#include "proto/wire.h"
+
+#include "proto/messages.h"
+
+namespace iorelay::proto {
+
+void EncodeHeader(const FrameHeader& h, uint8_t out[kHeaderBytes]) {
+  uint32_t magic = kMagic;
+  uint16_t version = kVersion;
+  std::memcpy(out + 0, &magic, 4);
+  std::memcpy(out + 4, &version, 2);
+  std::memcpy(out + 6, &h.op, 2);
+  std::memcpy(out + 8, &h.id, 8);
+  std::memcpy(out + 16, &h.length, 4);
+  std::memcpy(out + 20, &h.status, 4);
+}
+
+Result<FrameHeader> DecodeHeader(const uint8_t in[kHeaderBytes], uint32_t max_payload) {
+  uint32_t magic;
+  uint16_t version;
+  FrameHeader h;
+  std::memcpy(&magic, in + 0, 4);
+  std::memcpy(&version, in + 4, 2);
+  std::memcpy(&h.op, in + 6, 2);
+  std::memcpy(&h.id, in + 8, 8);
+  std::memcpy(&h.length, in + 16, 4);
+  std::memcpy(&h.status, in + 20, 4);
+  if (magic != kMagic) return Status::Protocol("bad frame magic");
+  if (version != kVersion) return Status::Protocol("unsupported protocol version");
+  if (!IsKnownOp(static_cast<uint16_t>(h.op & ~kReplyBit))) return Status::Protocol("unknown op");
+  if (h.length > max_payload) return Status::Protocol("frame payload too large");
+  return h;
+}
+
+void Writer::operator()(const std::string& s) {
+  (*this)(static_cast<uint32_t>(s.size()));
+  out_->insert(out_->end(), s.begin(), s.end());
+}
+
+void Reader::operator()(std::string& s) {
+  uint32_t n = 0;
+  (*this)(n);
+  if (!ok_) return;
+  if (n > kMaxPathBytes || !Take(n)) {
+    ok_ = false;
+    return;
+  }
+  s.assign(reinterpret_cast<const char*>(in_.data() + pos_ - n), n);
+}
+
+}  // namespace iorelay::proto
