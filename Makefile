@@ -15,7 +15,7 @@ CMAKE_CONFIGURE = cmake -S . -G Ninja $(CMAKE_ARGS)
 CTEST = ctest --output-on-failure --timeout $(CTEST_TIMEOUT) -j$(JOBS)
 FORMAT_DIRS := src include tests bench
 # Sanitizer runs: fail on the first report, with stack traces.
-SAN_ENV := ASAN_OPTIONS=abort_on_error=0:detect_leaks=1:strict_string_checks=1 \
+SAN_ENV := ASAN_OPTIONS=detect_leaks=1 \
 	UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1 \
 	TSAN_OPTIONS=halt_on_error=1:second_deadlock_stack=1
 

@@ -13,6 +13,7 @@ overhead on non-forwarded calls. Writes a Markdown table and a JSON file.
 from __future__ import annotations
 
 import argparse
+import contextlib
 import json
 import os
 import platform
@@ -50,14 +51,19 @@ def run_json(cmd: list[str], env: dict[str, str] | None = None) -> dict:
 def drop_caches() -> None:
     # Only effective as root; keeps read results from being page-cache hits where intended.
     subprocess.run(["sync"], check=False)
-    try:
+    with contextlib.suppress(OSError):
         Path("/proc/sys/vm/drop_caches").write_text("3\n")
-    except OSError:
-        pass
 
 
-def fpp_bandwidth(dirpath: str, procs: int, size: int, request: int, op: str, direct: bool,
-                  env: dict[str, str] | None) -> float:
+def fpp_bandwidth(
+    dirpath: str,
+    procs: int,
+    size: int,
+    request: int,
+    op: str,
+    direct: bool,
+    env: dict[str, str] | None,
+) -> float:
     """Aggregate MiB/s of `procs` concurrent io_worker processes: bytes / slowest time."""
     worker = program("io_worker")
     cmds = []
@@ -129,8 +135,13 @@ def overhead_rows() -> list[dict]:
     except paths.NotBuiltError:
         return []
     plain = subprocess.run([bench], capture_output=True, text=True, timeout=TIMEOUT_S)
-    env = {**os.environ, "LD_PRELOAD": preload, "IORELAY_SERVERS": "unix:/nonexistent",
-           "IORELAY_PREFIX": "/iorelay-nowhere", "IORELAY_SECRET_FILE": "/nonexistent"}
+    env = {
+        **os.environ,
+        "LD_PRELOAD": preload,
+        "IORELAY_SERVERS": "unix:/nonexistent",
+        "IORELAY_PREFIX": "/iorelay-nowhere",
+        "IORELAY_SECRET_FILE": "/nonexistent",
+    }
     pre = subprocess.run([bench], capture_output=True, text=True, timeout=TIMEOUT_S, env=env)
     return [{"without_preload": plain.stdout.strip(), "with_preload": pre.stdout.strip()}]
 

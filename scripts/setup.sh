@@ -98,6 +98,11 @@ install_python_tooling() {
   venv_stamp >"$stamp_file"
 }
 
+# Two setups at once (e.g. `make -j test demo`) would race in apt and pip: serialize them.
+if command -v flock >/dev/null 2>&1; then
+  exec 9>"${TMPDIR:-/tmp}/iorelay-setup-$(id -u)-$(pwd | cksum | cut -d' ' -f1).lock"
+  flock 9
+fi
 install_apt_packages
 check_python
 install_python_tooling

@@ -5,8 +5,8 @@ from __future__ import annotations
 
 import os
 import signal
-import sys
 import subprocess
+import sys
 import time
 from pathlib import Path
 
@@ -187,8 +187,13 @@ def test_wrong_secret_is_refused(daemon_factory: DaemonFactory, disk_tmp: Path):
     d = daemon_factory(1)
     wrong = create_credential(disk_tmp / "wrong-secret")
     env = {**d.env(), "IORELAY_SECRET_FILE": str(wrong)}
-    script = "import os\ntry:\n    os.open(%r, os.O_WRONLY | os.O_CREAT)\nexcept OSError as e:\n" \
-             "    print(e.errno)\n" % f"{d.prefix}/x"  # fmt: skip
+    script = f"""
+import os
+try:
+    os.open({d.prefix + "/x"!r}, os.O_WRONLY | os.O_CREAT)
+except OSError as e:
+    print(e.errno)
+"""
     result = run([sys.executable, "-c", script], env)
     assert result.stdout.strip() == "13", result.stdout + result.stderr  # EACCES
     assert not (d.root_dir / "x").exists()
@@ -205,9 +210,9 @@ def test_symlink_escape_is_refused_and_nothing_outside_is_touched(
     (d.root_dir / "abs").symlink_to(outside / "secret.txt")
     script = f"""
 import os
-for path, flags in [({d.prefix + '/escape/new.txt'!r}, os.O_WRONLY | os.O_CREAT),
-                    ({d.prefix + '/escape/secret.txt'!r}, os.O_RDONLY),
-                    ({d.prefix + '/abs'!r}, os.O_RDWR | os.O_TRUNC)]:
+for path, flags in [({d.prefix + "/escape/new.txt"!r}, os.O_WRONLY | os.O_CREAT),
+                    ({d.prefix + "/escape/secret.txt"!r}, os.O_RDONLY),
+                    ({d.prefix + "/abs"!r}, os.O_RDWR | os.O_TRUNC)]:
     try:
         os.close(os.open(path, flags))
         print("opened", path)
@@ -226,9 +231,9 @@ def test_paths_outside_the_prefix_are_untouched(daemon_factory: DaemonFactory, d
     script = f"""
 with open({str(local)!r}, "w") as f:
     f.write("local data")
-with open({d.prefix + '/forwarded.txt'!r}, "w") as f:
+with open({d.prefix + "/forwarded.txt"!r}, "w") as f:
     f.write("forwarded data")
-print(open({str(local)!r}).read(), "|", open({d.prefix + '/forwarded.txt'!r}).read())
+print(open({str(local)!r}).read(), "|", open({d.prefix + "/forwarded.txt"!r}).read())
 """
     result = run([sys.executable, "-c", script], d.env())
     assert result.returncode == 0, result.stderr

@@ -1,0 +1,46 @@
+"""Creates the per-job secret that iorelayd and the clients share for challenge-response auth.
+
+Format: 32 random bytes as 64 lowercase hex characters and a newline, in a file of mode 0600.
+"""
+
+from __future__ import annotations
+
+import os
+import re
+import secrets
+from pathlib import Path
+
+SECRET_BYTES = 32
+_FORMAT = re.compile(r"[0-9a-f]{64}\n")
+
+
+def create_credential(path: str | os.PathLike[str]) -> Path:
+    """Writes a fresh secret to `path`, which must not exist yet (FileExistsError otherwise).
+
+    The file is created with O_EXCL and mode 0600 (whatever the umask), and never follows a
+    symlink. On a write error the partial file is removed.
+    """
+    target = Path(path)
+    flags = os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW | os.O_CLOEXEC
+    fd = os.open(target, flags, 0o600)
+    try:
+        os.fchmod(fd, 0o600)  # the umask may have removed bits; set exactly 0600
+        data = (secrets.token_bytes(SECRET_BYTES).hex() + "\n").encode("ascii")
+        written = 0
+        while written < len(data):
+            written += os.write(fd, data[written:])
+        os.fsync(fd)
+    except BaseException:
+        os.close(fd)
+        target.unlink(missing_ok=True)
+        raise
+    os.close(fd)
+    return target
+
+
+def read_credential(path: str | os.PathLike[str]) -> str:
+    """Returns the 64-hex-character secret in `path`; ValueError if the file is malformed."""
+    text = Path(path).read_text(encoding="ascii")
+    if not _FORMAT.fullmatch(text):
+        raise ValueError(f"{path}: not an iorelay credential (expected 64 hex characters)")
+    return text.strip()

@@ -1,0 +1,92 @@
+"""Shared fixtures: built-binary checks that skip locally but fail in CI, and local daemons.
+
+Mark a test @pytest.mark.needs_build("iorelayd", ...) when it needs built programs. Without
+them it is skipped with the reason; with CI=true it fails, so CI never passes by skipping.
+"""
+
+from __future__ import annotations
+
+import os
+import shutil
+import tempfile
+from collections.abc import Callable, Iterator
+from pathlib import Path
+
+import pytest
+
+from iorelay import paths
+from iorelay.daemons import LocalDaemons
+
+# Every subprocess a test starts gets this timeout, so a hang fails the test instead of CI.
+SUBPROCESS_TIMEOUT_S = 60.0
+DAEMON_BINARIES = ("iorelayd", "libiorelay_preload.so", "iorelay-ctl")
+
+
+def in_ci() -> bool:
+    return os.environ.get("CI", "").lower() in ("1", "true", "yes")
+
+
+def require_built(*names: str) -> dict[str, Path]:
+    """Paths of the named binaries; skips the test (fails it in CI) when one is missing."""
+    found: dict[str, Path] = {}
+    for name in names:
+        try:
+            found[name] = paths.find(name)
+        except paths.NotBuiltError as e:
+            reason = " ".join(line.strip() for line in str(e).splitlines())
+            if in_ci():
+                pytest.fail(f"CI=true and a needed binary is missing. {reason}", pytrace=False)
+            pytest.skip(reason)
+    return found
+
+
+def pytest_runtest_setup(item: pytest.Item) -> None:
+    for marker in item.iter_markers(name="needs_build"):
+        require_built(*(marker.args or DAEMON_BINARIES))
+
+
+@pytest.fixture
+def disk_tmp() -> Iterator[Path]:
+    """A fresh directory on disk under /tmp (not tmpfs-only /dev/shm), removed afterwards."""
+    path = Path(tempfile.mkdtemp(prefix="iorelay-test-", dir="/tmp"))
+    try:
+        yield path
+    finally:
+        shutil.rmtree(path, ignore_errors=True)
+
+
+DaemonFactory = Callable[..., LocalDaemons]
+
+
+@pytest.fixture
+def daemon_factory(disk_tmp: Path) -> Iterator[DaemonFactory]:
+    """start(count=2, **LocalDaemons kwargs) -> running LocalDaemons, stopped after the test.
+
+    Each call gets its own export root (.../rootN), prefix (.../fwdN, absent locally) and
+    work directory. After the test, every daemon must have exited cleanly on SIGTERM.
+    """
+    require_built(*DAEMON_BINARIES)
+    started: list[LocalDaemons] = []
+
+    def start(count: int = 2, **kwargs: object) -> LocalDaemons:
+        n = len(started)
+        root, work = disk_tmp / f"root{n}", disk_tmp / f"work{n}"
+        root.mkdir()
+        work.mkdir()
+        daemons = LocalDaemons(count, root, str(disk_tmp / f"fwd{n}"), work, **kwargs)
+        started.append(daemons)
+        daemons.start()
+        return daemons
+
+    yield start
+    codes = [(d, d.stop()) for d in started]
+    for d, exit_codes in codes:
+        assert all(c == 0 for c in exit_codes), (
+            f"daemons exited with {exit_codes} on SIGTERM (expected 0)\n{d.logs()}"
+        )
+
+
+@pytest.fixture
+def daemons(daemon_factory: DaemonFactory) -> LocalDaemons:
+    """Two running iorelayd on loopback serving an on-disk export root."""
+    return daemon_factory(2)

@@ -1,0 +1,73 @@
+"""The installed `iorelay` command: help, version, and clear errors instead of tracebacks."""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+from conftest import SUBPROCESS_TIMEOUT_S
+
+import iorelay
+
+
+def run_cli(*args: str, env: dict[str, str] | None = None) -> subprocess.CompletedProcess[str]:
+    return subprocess.run(
+        [sys.executable, "-m", "iorelay", *args],
+        capture_output=True,
+        text=True,
+        timeout=SUBPROCESS_TIMEOUT_S,
+        env=env,
+        check=False,
+    )
+
+
+def test_help_lists_subcommands() -> None:
+    proc = run_cli("--help")
+    assert proc.returncode == 0, proc.stderr
+    assert "stats" in proc.stdout
+    assert "demo" in proc.stdout
+
+
+@pytest.mark.parametrize("sub", ["stats", "demo"])
+def test_subcommand_help(sub: str) -> None:
+    proc = run_cli(sub, "--help")
+    assert proc.returncode == 0, proc.stderr
+    assert f"usage: iorelay {sub}" in proc.stdout
+
+
+def test_version() -> None:
+    proc = run_cli("--version")
+    assert proc.returncode == 0
+    assert proc.stdout.strip() == f"iorelay {iorelay.__version__}"
+    assert iorelay.__version__ != "0+unknown"
+
+
+def test_no_subcommand_is_a_usage_error() -> None:
+    proc = run_cli()
+    assert proc.returncode == 2
+    assert "usage:" in proc.stderr
+
+
+def test_console_script_is_installed() -> None:
+    script = Path(sys.executable).parent / "iorelay"
+    assert script.exists(), f"{script} missing: install the package (make deps)"
+    proc = subprocess.run(
+        [str(script), "--help"],
+        capture_output=True,
+        text=True,
+        timeout=SUBPROCESS_TIMEOUT_S,
+        check=False,
+    )
+    assert proc.returncode == 0, proc.stderr
+
+
+@pytest.mark.parametrize("args", [["stats", "tcp:127.0.0.1:1"], ["demo"]])
+def test_missing_binaries_give_a_clear_error(tmp_path: Path, args: list[str]) -> None:
+    env = {**os.environ, "IORELAY_BUILD_DIR": str(tmp_path)}
+    proc = run_cli(*args, env=env)
+    assert proc.returncode == 1
+    assert "not found" in proc.stdout + proc.stderr
+    assert "Traceback" not in proc.stderr

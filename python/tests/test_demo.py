@@ -1,0 +1,69 @@
+"""The demo end to end: fio through the interposer and two real daemons, verified."""
+
+from __future__ import annotations
+
+import os
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+from conftest import SUBPROCESS_TIMEOUT_S, in_ci
+
+from iorelay.demo import fio_job_file
+
+FAKE_DAEMON = Path(__file__).with_name("fake_iorelayd.py")
+
+
+def test_fio_job_file_has_a_direct_job_and_verification() -> None:
+    text = fio_job_file("/fwd/x")
+    assert "directory=/fwd/x" in text
+    assert "verify=crc32c" in text
+    assert "direct=1" in text
+    assert "ioengine=psync" in text
+
+
+@pytest.mark.needs_build
+@pytest.mark.parametrize("transport", ["tcp", "unix"])
+def test_demo_passes(transport: str) -> None:
+    proc = subprocess.run(
+        [sys.executable, "-m", "iorelay", "demo", "--transport", transport],
+        capture_output=True,
+        text=True,
+        env=dict(os.environ),
+        timeout=400,
+        check=False,
+    )
+    assert proc.returncode == 0, proc.stdout + proc.stderr
+    assert "demo passed" in proc.stdout
+
+
+def test_demo_fails_when_nothing_is_forwarded(disk_tmp: Path) -> None:
+    """With a daemon that serves nothing and a preload that is not a library, fio writes
+    locally: the demo must notice and fail, never pass without forwarding."""
+    if shutil.which("fio") is None:
+        if in_ci():
+            pytest.fail("fio is not installed (make deps installs it)")
+        pytest.skip("fio is not installed (make deps installs it)")
+    build = disk_tmp / "build"
+    daemon = build / "src/daemon/iorelayd"
+    ctl = build / "src/client/iorelay-ctl"
+    preload = build / "src/preload/libiorelay_preload.so"
+    for f in (daemon, ctl, preload):
+        f.parent.mkdir(parents=True, exist_ok=True)
+    daemon.write_text(f'#!/bin/sh\nexec "{sys.executable}" "{FAKE_DAEMON}" "$@"\n')
+    ctl.write_text("#!/bin/sh\necho '{\"applications\": []}'\n")
+    preload.write_text("not a shared object\n")
+    daemon.chmod(0o755)
+    ctl.chmod(0o755)
+    proc = subprocess.run(
+        [sys.executable, "-m", "iorelay", "demo", "--base-dir", str(disk_tmp)],
+        capture_output=True,
+        text=True,
+        env={**os.environ, "IORELAY_BUILD_DIR": str(build)},
+        timeout=SUBPROCESS_TIMEOUT_S,
+        check=False,
+    )
+    assert proc.returncode == 1, proc.stdout + proc.stderr
+    assert "not forwarded" in " ".join(proc.stdout.split())
