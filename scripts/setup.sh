@@ -13,7 +13,7 @@ APT_PACKAGES=(
 )
 VENV=.venv
 PYTHON=${PYTHON:-python3}
-# Python extras installed for `make test`; [explore] (pandas, scipy, matplotlib) is opt-in.
+# Python extras installed for `make test` (the analysis libraries are main dependencies).
 PY_EXTRAS=${IORELAY_PY_EXTRAS:-test}
 
 log() { printf 'setup: %s\n' "$*"; }

@@ -7,10 +7,11 @@ import sys
 from collections.abc import Sequence
 
 from iorelay import __version__, demo, paths, stats
+from iorelay.analysis import cli as analyze
 from iorelay.daemons import DaemonError
 
 # Each module contributes add_parser(subparsers) and a run(args) -> exit status.
-SUBCOMMANDS = (stats, demo)
+SUBCOMMANDS = (stats, demo, analyze)
 
 
 def build_parser() -> argparse.ArgumentParser:
