@@ -13,7 +13,7 @@ VENV := .venv
 VBIN := $(VENV)/bin
 CMAKE_CONFIGURE = cmake -S . -G Ninja $(CMAKE_ARGS)
 CTEST = ctest --output-on-failure --timeout $(CTEST_TIMEOUT) -j$(JOBS)
-FORMAT_DIRS := src include tests bench
+FORMAT_DIRS := src include tests bench tools
 # Sanitizer runs: fail on the first report, with stack traces.
 SAN_ENV := ASAN_OPTIONS=detect_leaks=1 \
 	UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1 \

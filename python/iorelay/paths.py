@@ -21,6 +21,8 @@ BUILD_DIR_ENV = "IORELAY_BUILD_DIR"
 BUILD_LAYOUT: dict[str, str] = {
     "iorelayd": "src/daemon/iorelayd",
     "iorelay-ctl": "src/client/iorelay-ctl",
+    "iorelay-place": "src/placement/iorelay-place",
+    "iorelay-bench": "tools/bench/iorelay-bench",
     "libiorelay.so": "src/client/libiorelay.so",
     "libiorelay_preload.so": "src/preload/libiorelay_preload.so",
 }

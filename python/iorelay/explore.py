@@ -1,0 +1,359 @@
+"""`iorelay explore`: runs a sweep of access patterns x I/O-node counts x schedulers, for real.
+
+The sweep (TOML; the embedded sweep_default.toml when none is given) expands to one run per
+configuration and repetition, in a seeded random order. Each run starts its daemons with
+`iorelay run`'s machinery in a fresh directory under /tmp and runs
+`mpirun -np P ... python -m iorelay.exec_cmd -- iorelay-bench ...`; its configuration and result
+become rows of OUT/results.csv (and a Parquet copy). Runs already there are skipped: resumable.
+"""
+
+from __future__ import annotations
+
+import argparse
+import contextlib
+import itertools
+import json
+import os
+import random
+import re
+import shlex
+import shutil
+import subprocess
+import sys
+import tempfile
+import time
+import tomllib
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+from importlib import resources
+from pathlib import Path
+from typing import Any
+
+from rich.console import Console
+from rich.progress import (
+    BarColumn,
+    MofNCompleteColumn,
+    Progress,
+    TextColumn,
+    TimeElapsedColumn,
+    TimeRemainingColumn,
+)
+
+from iorelay import __version__, paths
+from iorelay.daemons import DaemonError
+from iorelay.results import ResultsFile, rows_from_bench, run_key
+from iorelay.run import RelayConfig, RunError, start_relay
+
+DEFAULT_SWEEP = "sweep_default.toml"
+DEFAULT_OUT = "explore-results"
+MPI_ENV = {"OMPI_MCA_btl": "self,vader", "OMPI_MCA_pml": "ob1"}  # no network probing
+PATTERN_DEFAULTS: dict[str, Any] = {
+    "layout": "shared",
+    "spatiality": "contiguous",
+    "processes": 4,
+    "ranks_per_node": 1,
+    "request": "64K",
+    "total": "32M",
+    "stonewall_s": 0.0,
+    "wearout": False,
+    "odirect": False,
+    "fsync": False,
+}
+RELAY_DEFAULTS: dict[str, Any] = {"ionodes": 0, "scheduler": "fifo", "placement": "block"}
+SWEEP_DEFAULTS: dict[str, Any] = {"seed": 1, "repetitions": 5, "timeout_s": 120.0}
+_SIZE = re.compile(r"(\d+)\s*([KMG]?)i?B?", re.IGNORECASE)
+
+
+class SweepError(ValueError):
+    """The sweep file is malformed (unknown key, bad size, impossible combination)."""
+
+
+@dataclass(frozen=True)
+class Sweep:
+    """A parsed sweep: the runs (configurations with repetition) and how to run them."""
+
+    runs: list[dict[str, Any]]
+    operations: tuple[str, ...]
+    timeout_s: float
+    source: str
+
+
+def parse_size(value: int | str) -> int:
+    """64 → 64, "64K" → 65536, "1M", "2GiB" (1024-based)."""
+    if isinstance(value, int):
+        return value
+    m = _SIZE.fullmatch(str(value).strip())
+    if not m:
+        raise SweepError(f"not a size: {value!r}")
+    return int(m.group(1)) * 1024 ** " KMG".index(m.group(2).upper() or " ")
+
+
+def _as_list(value: Any) -> list[Any]:
+    return list(value) if isinstance(value, list) else [value]
+
+
+def _section(doc: Mapping[str, Any], name: str, defaults: Mapping[str, Any]) -> dict[str, Any]:
+    given = dict(doc.get(name, {}))
+    unknown = set(given) - set(defaults) - ({"operations"} if name == "pattern" else set())
+    if unknown:
+        raise SweepError(f"[{name}]: unknown keys {sorted(unknown)}; known: {sorted(defaults)}")
+    return {**defaults, **given}
+
+
+def _configuration(values: Mapping[str, Any]) -> dict[str, Any] | None:
+    """One run's effective configuration in results-column names; None if impossible."""
+    if values["layout"] == "fpp" and values["spatiality"] == "strided":
+        return None  # file per process is only contiguous
+    processes, rpn = int(values["processes"]), int(values["ranks_per_node"])
+    return {
+        "layout": values["layout"],
+        "spatiality": values["spatiality"],
+        "nodes": -(-processes // rpn),
+        "processes": processes,
+        "ranks_per_node": rpn,
+        "request_bytes": parse_size(values["request"]),
+        "total_bytes": parse_size(values["total"]),
+        "odirect": bool(values["odirect"]),
+        "fsync": bool(values["fsync"]),
+        "stonewall_s": float(values["stonewall_s"]),
+        "wearout": bool(values["wearout"]),
+        "ionodes": int(values["ionodes"]),
+        "scheduler": str(values["scheduler"]),
+        "placement": str(values["placement"]),
+    }
+
+
+def parse_sweep(text: str, source: str = "<sweep>") -> Sweep:
+    """Expands a sweep document into its runs, shuffled with the sweep's seed."""
+    try:
+        doc = tomllib.loads(text)
+    except tomllib.TOMLDecodeError as e:
+        raise SweepError(f"{source}: {e}") from e
+    unknown = set(doc) - {"sweep", "pattern", "relay"}
+    if unknown:
+        raise SweepError(f"{source}: unknown sections {sorted(unknown)}")
+    sweep = _section(doc, "sweep", SWEEP_DEFAULTS)
+    pattern = _section(doc, "pattern", PATTERN_DEFAULTS)
+    operations = tuple(_as_list(pattern.pop("operations", ["write", "read"])))
+    if not operations or set(operations) - {"write", "read"} or "write" not in operations:
+        raise SweepError(f"{source}: operations must be ['write'] or ['write', 'read']")
+    dims = {**pattern, **_section(doc, "relay", RELAY_DEFAULTS)}
+    keys = list(dims)
+    configs: list[dict[str, Any]] = []
+    for combo in itertools.product(*(_as_list(dims[k]) for k in keys)):
+        config = _configuration(dict(zip(keys, combo, strict=True)))
+        if config is not None and config not in configs:
+            configs.append(config)
+    runs = [{**c, "repetition": rep} for rep in range(int(sweep["repetitions"])) for c in configs]
+    random.Random(sweep["seed"]).shuffle(runs)
+    return Sweep(runs, operations, float(sweep["timeout_s"]), source)
+
+
+def load_sweep(path: str | os.PathLike[str] | None) -> Sweep:
+    """The sweep in `path`, or the embedded default sweep."""
+    if path is None:
+        text = resources.files("iorelay").joinpath(DEFAULT_SWEEP).read_text()
+        return parse_sweep(text, f"(default) {DEFAULT_SWEEP}")
+    return parse_sweep(Path(path).read_text(), str(path))
+
+
+# -- one run ----------------------------------------------------------------------------------
+
+
+def bench_argv(config: Mapping[str, Any], operations: tuple[str, ...], root: Path) -> list[str]:
+    argv = [
+        str(paths.find("iorelay-bench")),
+        "--layout", config["layout"],
+        "--spatiality", config["spatiality"],
+        "--request", str(config["request_bytes"]),
+        "--total", str(config["total_bytes"]),
+        "--stonewall", str(config["stonewall_s"]),
+        "--ranks-per-node", str(config["ranks_per_node"]),
+        "--seed", str(config["repetition"] + 1),
+        "--dir", str(root),
+        "--output", str(root.parent / "bench.json"),
+    ]  # fmt: skip
+    argv += [f"--{op}" for op in operations]
+    argv += [f"--{flag}" for flag in ("wearout", "odirect", "fsync") if config[flag]]
+    return argv
+
+
+def mpirun_prefix(processes: int, env_names: Sequence[str] = ()) -> list[str]:
+    """mpirun for one machine: oversubscribed (2 cores), root allowed, IORELAY_* carried (-x).
+
+    Run it with MPI_ENV in the environment (shared-memory transport only, no network probing).
+    """
+    argv = ["mpirun", "--oversubscribe", "-np", str(processes)]
+    if os.geteuid() == 0:
+        argv.append("--allow-run-as-root")
+    for name in sorted(env_names):
+        argv += ["-x", name]  # carried to remote ranks too
+    return argv
+
+
+def mpirun_argv(processes: int, env_names: list[str], program: list[str]) -> list[str]:
+    """mpirun ... python -m iorelay.exec_cmd -- PROGRAM: each rank gets the interposer."""
+    return [*mpirun_prefix(processes, env_names), sys.executable, "-m", "iorelay.exec_cmd", "--",
+            *program]  # fmt: skip
+
+
+@dataclass
+class RunOutcome:
+    bench: dict[str, Any] | None
+    seconds: float
+    error: str = ""
+    command: str = ""
+
+
+def run_one(config: Mapping[str, Any], operations: tuple[str, ...], timeout_s: float) -> RunOutcome:
+    """One run in a fresh disk-backed directory under /tmp (not /dev/shm: O_DIRECT)."""
+    start = time.monotonic()
+    work = Path(tempfile.mkdtemp(prefix="iorelay-explore-", dir="/tmp"))
+    relay_config = RelayConfig(
+        ionodes=config["ionodes"],
+        scheduler=config["scheduler"],
+        placement=config["placement"],
+        ranks_per_node=config["ranks_per_node"],
+        root=work / "root",
+    )
+    command = ""
+    try:
+        with start_relay(relay_config, work) as relay:
+            env = relay.env(preload=False)
+            argv = mpirun_argv(
+                config["processes"], list(env), bench_argv(config, operations, relay.root)
+            )
+            command = shlex.join(argv)
+            proc = subprocess.run(
+                argv,
+                env={**os.environ, **MPI_ENV, **env},
+                stdin=subprocess.DEVNULL,
+                capture_output=True,
+                text=True,
+                timeout=timeout_s,
+                check=False,
+            )
+        out = work / "bench.json"
+        bench = json.loads(out.read_text()) if out.exists() else None
+        if proc.returncode != 0 or bench is None:
+            tail = (proc.stderr or proc.stdout).strip()[-2000:]
+            return RunOutcome(bench, time.monotonic() - start, f"exit {proc.returncode}: {tail}")
+        if any(code != 0 for code in relay.daemon_exit_codes):
+            error = f"daemons exited with {relay.daemon_exit_codes} on SIGTERM (expected 0)"
+            return RunOutcome(bench, time.monotonic() - start, error, command)
+        return RunOutcome(bench, time.monotonic() - start, "", command)
+    except subprocess.TimeoutExpired:
+        return RunOutcome(None, time.monotonic() - start, f"timeout after {timeout_s:g} s", command)
+    except (DaemonError, RunError, paths.NotBuiltError, OSError, ValueError) as e:
+        return RunOutcome(None, time.monotonic() - start, str(e), command)
+    finally:
+        shutil.rmtree(work, ignore_errors=True)
+
+
+# -- the sweep --------------------------------------------------------------------------------
+
+
+def _label(c: Mapping[str, Any]) -> str:
+    return (
+        f"{c['layout']}/{c['spatiality']} t={c['request_bytes'] // 1024}K "
+        f"ionodes={c['ionodes']} rep={c['repetition']}"
+    )
+
+
+def explore(sweep: Sweep, out_dir: Path, dry_run: bool, console: Console) -> int:
+    """Runs the sweep's runs that are not in out_dir's results yet. Returns an exit status."""
+    results = ResultsFile(out_dir)
+    done = results.done_keys()
+    todo = [r for r in sweep.runs if run_key(r) not in done]
+    console.print(
+        f"sweep {sweep.source}: {len(sweep.runs)} runs, {len(sweep.runs) - len(todo)} already "
+        f"in {results.csv_path}, {len(todo)} to run"
+    )
+    cpus = os.cpu_count() or 1
+    if dry_run:
+        for r in todo:
+            console.print(f"  {_label(r)}  [dim]{run_key(r)}[/dim]")
+        return 0
+    extra = {"host": os.uname().nodename, "cpus": cpus, "iorelay_version": __version__}
+    failures = 0
+    columns = (
+        TextColumn("{task.description}"),
+        BarColumn(),
+        MofNCompleteColumn(),
+        TimeElapsedColumn(),
+        TimeRemainingColumn(),
+    )
+    with Progress(*columns, console=console) as progress:
+        task = progress.add_task("explore", total=len(todo))
+        for config in todo:
+            progress.update(task, description=_label(config))
+            outcome = run_one(config, sweep.operations, sweep.timeout_s)
+            info = {
+                **extra,
+                # more runnable processes than cores: MPI ranks poll and compete with daemons
+                "oversubscribed": config["processes"] + config["ionodes"] > cpus,
+                "run_seconds": round(outcome.seconds, 3),
+                "finished_at": time.strftime("%Y-%m-%dT%H:%M:%S%z"),
+                "command": outcome.command,
+            }
+            if outcome.error:
+                failures += 1
+                progress.console.print(f"[red]failed[/red] {_label(config)}: {outcome.error}")
+                results.append_failure({"run_key": run_key(config), **config, **info,
+                                        "error": outcome.error})  # fmt: skip
+            else:
+                assert outcome.bench is not None
+                results.append(rows_from_bench(config, outcome.bench, info))
+            progress.advance(task)
+    parquet = results.write_parquet()
+    console.print(
+        f"{len(todo) - failures} runs done, {failures} failed; results: {results.csv_path}"
+        + (f" and {parquet}" if parquet else "")
+    )
+    if failures:
+        console.print(f"failed runs are in {results.failures_path}; run again to retry them")
+    crowded = sum(r["processes"] + r["ionodes"] > cpus for r in todo)
+    if crowded:
+        console.print(
+            f"note: {crowded} runs had more ranks + daemons than the {cpus} cores (column "
+            "oversubscribed): polling MPI ranks competed with the daemons for the CPU"
+        )
+    return 1 if failures else 0
+
+
+def add_parser(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
+    p = sub.add_parser(
+        "explore",
+        help="run a sweep of patterns x I/O nodes x schedulers (resumable)",
+        description="Run every configuration of SWEEP.toml (default: the embedded sweep) with "
+        "iorelay-bench under mpirun, in random order, skipping runs already in OUT.",
+    )
+    p.add_argument("sweep", nargs="?", help="sweep file (TOML); default: the embedded sweep")
+    p.add_argument("--out", type=Path, default=Path(DEFAULT_OUT), help="results directory")
+    p.add_argument("--dry-run", action="store_true", help="list the runs to do, run nothing")
+    p.set_defaults(func=run)
+
+
+def run(args: argparse.Namespace) -> int:
+    console = Console(stderr=True)
+    try:
+        sweep = load_sweep(args.sweep)
+    except (SweepError, OSError) as e:
+        print(f"iorelay explore: {e}", file=sys.stderr)
+        return 2
+    with contextlib.suppress(KeyboardInterrupt):
+        return explore(sweep, args.out, args.dry_run, console)
+    print("iorelay explore: interrupted; run again to resume", file=sys.stderr)
+    return 130
+
+
+def main() -> int:
+    """`python -m iorelay.explore`, for use before the subcommand is registered."""
+    parser = argparse.ArgumentParser(prog="iorelay explore")
+    sub = parser.add_subparsers(dest="command", required=True)
+    add_parser(sub)
+    return run(parser.parse_args(["explore", *sys.argv[1:]]))
+
+
+if __name__ == "__main__":
+    sys.exit(main())

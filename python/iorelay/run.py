@@ -1,0 +1,339 @@
+"""`iorelay run`: puts K I/O-node daemons between a command and the file system, for one run.
+
+Starts the daemons (locally, or on the hosts of a host file / Slurm allocation that are this
+machine), gives the command the interposer's environment, waits for it, prints the daemons'
+counters and stops them. K = 0 runs the command unchanged (direct access). `--attach` uses
+daemons that are already running. `start_relay` is the same machinery for `iorelay explore`.
+"""
+
+from __future__ import annotations
+
+import argparse
+import contextlib
+import json
+import os
+import re
+import shutil
+import signal
+import socket
+import subprocess
+import sys
+import tempfile
+from collections.abc import Iterator, Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from rich.console import Console
+
+from iorelay import paths
+from iorelay.daemons import DaemonError, LocalDaemons
+from iorelay.exec_cmd import PRELOAD_ENV, RUN_FILE_ENV
+from iorelay.stats import StatsError, query_stats, render_stats
+
+RUN_FILE_VERSION = 1
+PLACEMENTS = ("block", "round-robin", "file-hash")
+
+
+class RunError(RuntimeError):
+    """The relay could not be set up as asked (bad host file, remote hosts, bad options)."""
+
+
+@dataclass
+class RelayConfig:
+    """What `iorelay run` sets up. ionodes = 0 and no attach: direct access."""
+
+    ionodes: int = 0
+    scheduler: str = "fifo"
+    placement: str = "block"
+    ranks_per_node: int = 1
+    root: Path | None = None  # exported root; default: WORKDIR/root
+    prefix: str | None = None  # forwarded prefix; default: the root itself
+    hosts: Sequence[str] = ()  # I/O-node hosts (from a host file or Slurm); empty: local
+    attach: Sequence[str] = ()  # addresses of running daemons
+    secret_file: Path | None = None  # with attach: their credential
+    daemon_args: Sequence[str] = ()
+
+
+@dataclass
+class Relay:
+    """A running relay (or direct access): what a command needs to use it."""
+
+    config: RelayConfig
+    workdir: Path
+    root: Path
+    prefix: str
+    addresses: list[str] = field(default_factory=list)
+    secret_file: Path | None = None
+    preload: Path | None = None
+    run_file: Path | None = None
+    daemon_exit_codes: list[int | None] = field(default_factory=list)  # set when they stopped
+
+    @property
+    def direct(self) -> bool:
+        return not self.addresses
+
+    def interposer_env(self) -> dict[str, str]:
+        """IORELAY_* variables for the interposer (without LD_PRELOAD); {} for direct access."""
+        if self.direct:
+            return {}
+        env = {
+            "IORELAY_PREFIX": self.prefix,
+            "IORELAY_SECRET_FILE": str(self.secret_file),
+            "IORELAY_SERVERS": ",".join(self.addresses),
+            "IORELAY_RANKS_PER_NODE": str(self.config.ranks_per_node),
+            "IORELAY_PLACEMENT": self.config.placement,
+        }
+        if self.preload is not None:
+            env[PRELOAD_ENV] = str(self.preload)
+        if self.run_file is not None:
+            env[RUN_FILE_ENV] = str(self.run_file)
+        return env
+
+    def env(self, preload: bool = True) -> dict[str, str]:
+        """Variables to merge into the command's environment; with `preload`, LD_PRELOAD too."""
+        env = self.interposer_env()
+        if env and preload and self.preload is not None:
+            old = os.environ.get("LD_PRELOAD", "")
+            env["LD_PRELOAD"] = f"{self.preload} {old}".strip()
+        return env
+
+    def stats(self) -> list[tuple[str, dict[str, Any] | str]]:
+        """Each daemon's counters (or why they could not be fetched)."""
+        out: list[tuple[str, dict[str, Any] | str]] = []
+        for addr in self.addresses:
+            try:
+                out.append((addr, query_stats(addr, self.secret_file)))
+            except (StatsError, paths.NotBuiltError) as e:
+                out.append((addr, str(e).splitlines()[0]))
+        return out
+
+
+# -- hosts ------------------------------------------------------------------------------------
+
+
+def read_hostfile(path: str | os.PathLike[str]) -> list[str]:
+    """Host names of an MPI-style host file: one host per line, `# comments`, `slots=N` ignored."""
+    hosts = []
+    for line in Path(path).read_text().splitlines():
+        words = line.split("#", 1)[0].split()
+        if words:
+            hosts.append(words[0])
+    if not hosts:
+        raise RunError(f"host file {path} lists no host")
+    return hosts
+
+
+def expand_nodelist(text: str) -> list[str]:
+    """Slurm's compressed node list ("n[01-03,7],login") as host names."""
+    hosts: list[str] = []
+    for m in re.finditer(r"([^,\[]+)(?:\[([^\]]*)\])?", text):
+        base, ranges = m.group(1), m.group(2)
+        if ranges is None:
+            hosts.append(base)
+            continue
+        for part in ranges.split(","):
+            lo, _, hi = part.partition("-")
+            hi = hi or lo
+            hosts += [f"{base}{i:0{len(lo)}d}" for i in range(int(lo), int(hi) + 1)]
+    return hosts
+
+
+def is_local_host(host: str) -> bool:
+    """True if `host` is this machine: its name, or a name resolving only to local addresses."""
+    if host in ("localhost", socket.gethostname(), socket.getfqdn()):
+        return True
+    try:
+        infos = socket.getaddrinfo(host, None)
+    except socket.gaierror:
+        return False
+    local = {"127.0.0.1", "::1"}
+    with contextlib.suppress(OSError):
+        local |= {i[4][0] for i in socket.getaddrinfo(socket.gethostname(), None)}
+    addrs = {i[4][0] for i in infos}
+    return bool(addrs) and all(a in local or a.startswith("127.") for a in addrs)
+
+
+def ionode_hosts(hostfile: str | None, ionodes: int | None, environ: dict[str, str]) -> list[str]:
+    """The hosts that run daemons: the first K entries of the host file (or of Slurm's node
+    list when there is no host file and SLURM_JOB_NODELIST is set); all of them when K is None.
+    """
+    if hostfile:
+        hosts = read_hostfile(hostfile)
+    elif environ.get("SLURM_JOB_NODELIST") and ionodes:
+        hosts = expand_nodelist(environ["SLURM_JOB_NODELIST"])
+    else:
+        return []
+    k = len(hosts) if ionodes is None else ionodes
+    if k > len(hosts):
+        raise RunError(f"{k} I/O nodes asked, but only {len(hosts)} hosts are available")
+    return hosts[:k]
+
+
+# -- the relay --------------------------------------------------------------------------------
+
+
+def _write_run_file(relay: Relay) -> Path:
+    path = relay.workdir / "run.json"
+    relay.run_file = path
+    doc = {"version": RUN_FILE_VERSION, "env": relay.interposer_env()}
+    path.write_text(json.dumps(doc, indent=2) + "\n")
+    return path
+
+
+@contextlib.contextmanager
+def start_relay(config: RelayConfig, workdir: str | os.PathLike[str]) -> Iterator[Relay]:
+    """Starts what `config` asks for, yields the Relay, and stops the daemons on exit."""
+    work = Path(workdir).resolve()
+    work.mkdir(parents=True, exist_ok=True)
+    root = Path(config.root).resolve() if config.root else work / "root"
+    root.mkdir(parents=True, exist_ok=True)
+    prefix = config.prefix or str(root)
+    relay = Relay(config, work, root, prefix)
+    if config.placement not in PLACEMENTS and not config.placement.startswith("map:"):
+        raise RunError(f"unknown placement {config.placement!r}: {', '.join(PLACEMENTS)}, map:F")
+    if config.attach:
+        if config.secret_file is None:
+            raise RunError("--attach needs --secret-file (the daemons' job credential)")
+        relay.addresses = list(config.attach)
+        relay.secret_file = Path(config.secret_file).resolve()
+        relay.preload = paths.find("libiorelay_preload.so")
+        _write_run_file(relay)
+        yield relay
+        return
+    if config.ionodes < 0:
+        raise RunError("--ionodes must be >= 0")
+    if config.ionodes == 0:
+        yield relay
+        return
+    remote = [h for h in config.hosts if not is_local_host(h)]
+    if remote:
+        raise RunError(
+            f"hosts {', '.join(sorted(set(remote)))} are not this machine; starting daemons on "
+            "other nodes (srun/ssh) is not implemented yet, see docs/exploration.md"
+        )
+    daemons = LocalDaemons(
+        config.ionodes,
+        root,
+        prefix,
+        work / "daemons",
+        scheduler=config.scheduler,
+        extra_args=config.daemon_args,
+    )
+    with daemons:
+        relay.addresses = daemons.addresses("tcp")
+        relay.secret_file = daemons.credential_file
+        relay.preload = paths.find("libiorelay_preload.so")
+        _write_run_file(relay)
+        yield relay
+    relay.daemon_exit_codes = daemons.exit_codes
+
+
+# -- the command ------------------------------------------------------------------------------
+
+
+def run_command(command: Sequence[str], env: dict[str, str], timeout_s: float | None = None) -> int:
+    """Runs the command in its own process group; Ctrl-C or a timeout stops the whole group."""
+    proc = subprocess.Popen(list(command), env={**os.environ, **env}, start_new_session=True)
+    try:
+        return proc.wait(timeout=timeout_s)
+    except (KeyboardInterrupt, subprocess.TimeoutExpired):
+        with contextlib.suppress(ProcessLookupError):
+            os.killpg(proc.pid, signal.SIGTERM)
+        try:
+            proc.wait(timeout=5)
+        except subprocess.TimeoutExpired:
+            with contextlib.suppress(ProcessLookupError):
+                os.killpg(proc.pid, signal.SIGKILL)
+            proc.wait()
+        raise
+
+
+def print_stats(relay: Relay, console: Console) -> None:
+    for addr, stats in relay.stats():
+        if isinstance(stats, str):
+            console.print(f"[yellow]{addr}: no statistics ({stats})[/yellow]")
+        else:
+            console.print(f"[bold]iorelayd {addr}[/bold]")
+            render_stats(stats, console)
+
+
+def add_parser(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
+    p = sub.add_parser(
+        "run",
+        help="run a command through K I/O-node daemons",
+        description="Start K iorelayd daemons, run COMMAND through the interposer, print the "
+        "daemons' counters, stop them. K = 0: the command runs unchanged (direct access).",
+    )
+    p.add_argument("--ionodes", type=int, default=None, help="I/O nodes (default 0, or all hosts)")
+    p.add_argument("--scheduler", default="fifo", help="scheduler at the I/O nodes (fifo)")
+    p.add_argument(
+        "--placement", default="block", help="client → I/O node placement: " + ", ".join(PLACEMENTS)
+    )
+    p.add_argument("--ranks-per-node", type=int, default=1, help="ranks per virtual node (1)")
+    p.add_argument("--root", type=Path, help="directory the daemons export (default WORKDIR/root)")
+    p.add_argument("--prefix", help="path prefix that is forwarded (default: the root itself)")
+    p.add_argument("--hostfile", help="daemons on the first K hosts of this MPI host file")
+    p.add_argument("--attach", nargs="+", default=[], metavar="ADDRESS", help="running daemons")
+    p.add_argument("--secret-file", type=Path, help="credential of the --attach daemons")
+    p.add_argument("--workdir", type=Path, help="logs, credential, run file (default: new in /tmp)")
+    p.add_argument("--keep", action="store_true", help="keep the work directory")
+    p.add_argument(
+        "--no-preload",
+        action="store_true",
+        help="set only IORELAY_* (for `mpirun ... iorelay exec -- APP`), not LD_PRELOAD",
+    )
+    p.add_argument("--timeout", type=float, help="seconds before the command is stopped")
+    p.add_argument("command", nargs=argparse.REMAINDER, help="-- COMMAND ARGS...")
+    p.set_defaults(func=run)
+
+
+def _config_from_args(args: argparse.Namespace) -> RelayConfig:
+    hosts = ionode_hosts(args.hostfile, args.ionodes, dict(os.environ))
+    ionodes = len(hosts) if args.ionodes is None else args.ionodes
+    return RelayConfig(
+        ionodes=ionodes,
+        scheduler=args.scheduler,
+        placement=args.placement,
+        ranks_per_node=args.ranks_per_node,
+        root=args.root,
+        prefix=args.prefix,
+        hosts=hosts,
+        attach=args.attach,
+        secret_file=args.secret_file,
+    )
+
+
+def run(args: argparse.Namespace) -> int:
+    command = list(args.command)
+    if command[:1] == ["--"]:
+        command = command[1:]
+    if not command:
+        print(
+            "iorelay run: no command given (iorelay run [options] -- COMMAND...)", file=sys.stderr
+        )
+        return 2
+    console = Console(stderr=True)
+    try:
+        config = _config_from_args(args)
+        made_workdir = args.workdir is None
+        workdir = args.workdir or Path(tempfile.mkdtemp(prefix="iorelay-run-", dir="/tmp"))
+        try:
+            with start_relay(config, workdir) as relay:
+                where = "direct" if relay.direct else ", ".join(relay.addresses)
+                console.print(f"iorelay run: {where}; prefix {relay.prefix} → {relay.root}")
+                status = run_command(command, relay.env(not args.no_preload), args.timeout)
+                print_stats(relay, console)
+        finally:
+            keep = args.keep or args.root is None
+            if made_workdir and not keep:
+                shutil.rmtree(workdir, ignore_errors=True)
+            elif made_workdir:
+                console.print(f"iorelay run: work directory kept: {workdir}")
+    except (RunError, DaemonError, OSError) as e:  # NotBuiltError is an OSError
+        print(f"iorelay run: {e}", file=sys.stderr)
+        return 1
+    except subprocess.TimeoutExpired:
+        print(f"iorelay run: command stopped after {args.timeout:g} s", file=sys.stderr)
+        return 124
+    return status

@@ -1,0 +1,172 @@
+"""`iorelay explore`: sweep expansion, the default sweep's coverage, and small real sweeps that
+are resumed and then analysed by `python -m iorelay.analysis.cli`."""
+
+from __future__ import annotations
+
+import argparse
+import os
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+
+import pandas as pd
+import pytest
+from conftest import SUBPROCESS_TIMEOUT_S
+
+from iorelay import explore
+from iorelay.explore import SweepError, load_sweep, parse_size, parse_sweep
+from iorelay.results import ResultsFile, run_key
+
+needs_mpirun = pytest.mark.skipif(shutil.which("mpirun") is None, reason="mpirun not installed")
+
+
+def tiny_sweep(ionodes: list[int]) -> str:
+    """2 patterns x len(ionodes) I/O-node counts x 2 repetitions; each run is short."""
+    return f"""
+[sweep]
+seed = 7
+repetitions = 2
+timeout_s = {SUBPROCESS_TIMEOUT_S}
+[pattern]
+layout = "shared"
+spatiality = ["contiguous", "strided"]
+processes = 4
+ranks_per_node = 2
+request = "16K"
+total = "1M"
+[relay]
+ionodes = {ionodes}
+"""
+
+
+def iorelay_explore(*argv: str) -> int:
+    parser = argparse.ArgumentParser(prog="iorelay")
+    sub = parser.add_subparsers(dest="command", required=True)
+    explore.add_parser(sub)
+    args = parser.parse_args(["explore", *argv])
+    return args.func(args)
+
+
+# -- sweep files ------------------------------------------------------------------------------
+
+
+def test_sizes() -> None:
+    assert parse_size("64K") == 65536
+    assert parse_size("2MiB") == 2 << 20
+    assert parse_size(4096) == 4096
+    with pytest.raises(SweepError):
+        parse_size("lots")
+
+
+def test_sweep_is_the_product_without_strided_file_per_process() -> None:
+    sweep = parse_sweep(
+        """
+        [sweep]
+        repetitions = 3
+        [pattern]
+        layout = ["fpp", "shared"]
+        spatiality = ["contiguous", "strided"]
+        request = ["4K", "8K"]
+        [relay]
+        ionodes = [0, 2]
+        """
+    )
+    assert len(sweep.runs) == 3 * 2 * 2 * 3  # 3 combinations x 2 sizes x 2 ionodes x 3 reps
+    assert not any(r["layout"] == "fpp" and r["spatiality"] == "strided" for r in sweep.runs)
+    assert len({run_key(r) for r in sweep.runs}) == len(sweep.runs)
+    assert sweep.operations == ("write", "read")
+
+
+def test_order_is_random_but_reproducible() -> None:
+    text = tiny_sweep([0, 1, 2])
+    a, b = parse_sweep(text).runs, parse_sweep(text).runs
+    assert a == b
+    ordered = sorted(a, key=lambda r: (r["repetition"], r["ionodes"], r["spatiality"]))
+    assert a != ordered
+    other = parse_sweep(text.replace("seed = 7", "seed = 8")).runs
+    assert other != a and sorted(map(run_key, other)) == sorted(map(run_key, a))
+
+
+def test_unknown_keys_are_refused() -> None:
+    with pytest.raises(SweepError, match="unknown keys"):
+        parse_sweep("[pattern]\nrequst = '4K'\n")
+    with pytest.raises(SweepError, match="unknown sections"):
+        parse_sweep("[patern]\n")
+    with pytest.raises(SweepError, match="operations"):
+        parse_sweep("[pattern]\noperations = ['read']\n")
+
+
+def test_default_sweep_covers_the_brief() -> None:
+    sweep = load_sweep(None)
+    combos = {(r["layout"], r["spatiality"]) for r in sweep.runs}
+    assert combos == {("fpp", "contiguous"), ("shared", "contiguous"), ("shared", "strided")}
+    assert len({r["request_bytes"] for r in sweep.runs}) == 3
+    assert {r["ionodes"] for r in sweep.runs} == {0, 1, 2, 4}
+    assert {r["repetition"] for r in sweep.runs} == set(range(5))
+    assert len(sweep.runs) == 3 * 3 * 4 * 5
+
+
+def test_dry_run_lists_and_runs_nothing(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    sweep_file = tmp_path / "s.toml"
+    sweep_file.write_text(tiny_sweep([0, 1]))
+    assert iorelay_explore(str(sweep_file), "--out", str(tmp_path / "out"), "--dry-run") == 0
+    assert "8 to run" in " ".join(capsys.readouterr().err.split())
+    assert not (tmp_path / "out").exists()
+
+
+# -- real sweeps ------------------------------------------------------------------------------
+
+
+def explore_resume_analyse(tmp: Path, ionodes: list[int]) -> pd.DataFrame:
+    """Runs the tiny sweep, runs it again (nothing new), analyses it; returns the results."""
+    sweep_file, out = tmp / "sweep.toml", tmp / "out"
+    sweep_file.write_text(tiny_sweep(ionodes))
+    assert iorelay_explore(str(sweep_file), "--out", str(out)) == 0
+    results = ResultsFile(out)
+    first = pd.read_csv(results.csv_path)
+    runs = 2 * len(ionodes) * 2
+    assert first["run_key"].nunique() == runs
+    assert len(first) == 2 * runs  # a write row and a read row per run
+    assert iorelay_explore(str(sweep_file), "--out", str(out)) == 0
+    again = pd.read_csv(results.csv_path)
+    assert len(again) == len(first)  # resumed: nothing ran twice
+    parquet = pd.read_parquet(results.parquet_path)
+    assert len(parquet) == len(first)
+    analysis = subprocess.run(
+        [sys.executable, "-m", "iorelay.analysis.cli", str(out), "--out", str(tmp / "report")],
+        env={**os.environ, "MPLBACKEND": "Agg"},
+        capture_output=True,
+        text=True,
+        timeout=SUBPROCESS_TIMEOUT_S * 2,
+        check=False,
+    )
+    assert analysis.returncode == 0, analysis.stderr
+    assert (tmp / "report" / "report.html").exists()
+    return first
+
+
+def check_rows(rows: pd.DataFrame) -> None:
+    assert set(rows["operation"]) == {"write", "read"}
+    assert (rows["bytes"] == 1 << 20).all()
+    assert (rows["bandwidth_mib_s"] > 0).all()
+    assert (rows["wrong_words"] == 0).all() and (rows["errors"] == 0).all()
+    assert (rows["nodes"] == 2).all() and (rows["processes"] == 4).all()
+    assert (rows["schema_version"] == 1).all()
+    for column in ("scheduler", "placement", "request_bytes", "stonewall_s", "odirect", "command"):
+        assert rows[column].notna().all()
+
+
+@needs_mpirun
+@pytest.mark.needs_build("iorelay-bench")
+def test_direct_sweep_resumes_and_is_analysed(disk_tmp: Path) -> None:
+    rows = explore_resume_analyse(disk_tmp, [0])
+    check_rows(rows)
+
+
+@needs_mpirun
+@pytest.mark.needs_build("iorelay-bench", "iorelayd", "libiorelay_preload.so", "iorelay-ctl")
+def test_sweep_direct_and_one_daemon_resumes_and_is_analysed(disk_tmp: Path) -> None:
+    rows = explore_resume_analyse(disk_tmp, [0, 1])
+    check_rows(rows)
+    assert set(rows["ionodes"]) == {0, 1}

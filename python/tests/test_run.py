@@ -1,0 +1,266 @@
+"""`iorelay run` and `iorelay exec`: direct and forwarded runs, host files, attaching to running
+daemons, and the environment `iorelay exec` builds for each MPI rank."""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import shlex
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+from conftest import SUBPROCESS_TIMEOUT_S, DaemonFactory
+
+from iorelay import exec_cmd, run
+from iorelay.exec_cmd import ExecError, exec_env
+
+TIMEOUT = str(SUBPROCESS_TIMEOUT_S)
+FAKE_DAEMON = Path(__file__).with_name("fake_iorelayd.py")
+
+
+@pytest.fixture
+def fake_build(disk_tmp: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
+    """A build directory holding the fake iorelayd and an empty stand-in for the interposer, so
+    that the daemon-starting machinery is tested without the C++ daemon (nothing is forwarded:
+    runs using it pass --no-preload)."""
+    build = disk_tmp / "fake-build"
+    daemon = build / "src/daemon/iorelayd"
+    daemon.parent.mkdir(parents=True)
+    daemon.write_text(f'#!/bin/sh\nexec "{sys.executable}" "{FAKE_DAEMON}" "$@"\n')
+    daemon.chmod(0o755)
+    preload = build / "src/preload/libiorelay_preload.so"
+    preload.parent.mkdir(parents=True)
+    preload.touch()
+    monkeypatch.setenv("IORELAY_BUILD_DIR", str(build))
+    return build
+
+
+def iorelay_run(*argv: str) -> int:
+    """`iorelay run ARGV` in this process (the subcommand's parser, as cli.py registers it)."""
+    parser = argparse.ArgumentParser(prog="iorelay")
+    sub = parser.add_subparsers(dest="command", required=True)
+    run.add_parser(sub)
+    args = parser.parse_args(["run", *argv])
+    return args.func(args)
+
+
+def dump_env(path: Path) -> list[str]:
+    """A command that writes its IORELAY_*/LD_PRELOAD environment to `path` as JSON."""
+    code = (
+        "import json, os, sys; json.dump({k: v for k, v in os.environ.items() "
+        "if k.startswith(('IORELAY_', 'LD_PRELOAD'))}, open(sys.argv[1], 'w'))"
+    )
+    return [sys.executable, "-c", code, str(path)]
+
+
+# -- host lists -------------------------------------------------------------------------------
+
+
+def test_hostfile_lines_comments_and_slots(tmp_path: Path) -> None:
+    hostfile = tmp_path / "hosts"
+    hostfile.write_text("# I/O nodes first\nlocalhost slots=2\n\n  node7 slots=4 # x\nnode8\n")
+    assert run.read_hostfile(hostfile) == ["localhost", "node7", "node8"]
+    assert run.ionode_hosts(str(hostfile), 2, {}) == ["localhost", "node7"]
+    assert run.ionode_hosts(str(hostfile), None, {}) == ["localhost", "node7", "node8"]
+    with pytest.raises(run.RunError, match="only 3 hosts"):
+        run.ionode_hosts(str(hostfile), 4, {})
+
+
+def test_slurm_nodelist_is_expanded() -> None:
+    assert run.expand_nodelist("n[01-03,7],login,x[9]") == [
+        "n01", "n02", "n03", "n7", "login", "x9",
+    ]  # fmt: skip
+    env = {"SLURM_JOB_NODELIST": "c[1-4]"}
+    assert run.ionode_hosts(None, 2, env) == ["c1", "c2"]
+    assert run.ionode_hosts(None, 0, env) == []
+
+
+def test_local_hosts_are_recognised() -> None:
+    assert run.is_local_host("localhost")
+    assert run.is_local_host(os.uname().nodename)
+    assert not run.is_local_host("no-such-host.invalid")
+
+
+def test_remote_hosts_are_refused_with_a_pointer_to_the_docs(disk_tmp: Path) -> None:
+    hostfile = disk_tmp / "hosts"
+    hostfile.write_text("localhost\nno-such-host.invalid\n")
+    status = iorelay_run(
+        "--hostfile", str(hostfile), "--workdir", str(disk_tmp / "w"), "--", "true"
+    )
+    assert status == 1
+
+
+# -- iorelay exec -----------------------------------------------------------------------------
+
+
+def test_exec_env_is_unchanged_for_direct_access() -> None:
+    env = {"PATH": "/bin", "LD_PRELOAD": "/x.so"}
+    assert exec_env(env) == env
+
+
+def test_exec_env_from_the_run_file_and_carried_variables_win(tmp_path: Path) -> None:
+    run_file = tmp_path / "run.json"
+    carried = {
+        "IORELAY_SERVERS": "tcp:127.0.0.1:1",
+        "IORELAY_PREFIX": "/fwd",
+        "IORELAY_PRELOAD": "/lib/pre.so",
+        "IORELAY_RANKS_PER_NODE": "4",
+    }
+    run_file.write_text(json.dumps({"version": 1, "env": carried}))
+    env = exec_env(
+        {"IORELAY_RUN_FILE": str(run_file), "IORELAY_PREFIX": "/other", "LD_PRELOAD": "/a.so"}
+    )
+    assert env["IORELAY_SERVERS"] == "tcp:127.0.0.1:1"
+    assert env["IORELAY_PREFIX"] == "/other"  # carried with mpirun -x: wins
+    assert env["IORELAY_RANKS_PER_NODE"] == "4"
+    assert env["LD_PRELOAD"] == "/lib/pre.so /a.so"
+    assert exec_env(env)["LD_PRELOAD"] == "/lib/pre.so /a.so"  # not added twice
+
+
+def test_exec_env_rejects_an_unreadable_run_file(tmp_path: Path) -> None:
+    (tmp_path / "bad.json").write_text("{")
+    with pytest.raises(ExecError, match="run file"):
+        exec_env({"IORELAY_RUN_FILE": str(tmp_path / "bad.json")})
+
+
+def test_exec_replaces_itself_with_the_program(tmp_path: Path) -> None:
+    out = tmp_path / "env.json"
+    env = {**os.environ, "IORELAY_SERVERS": "tcp:127.0.0.1:1", "IORELAY_PRELOAD": "/nonexistent.so"}
+    env.pop("LD_PRELOAD", None)
+    proc = subprocess.run(
+        [sys.executable, "-m", "iorelay.exec_cmd", "--", *dump_env(out)],
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=SUBPROCESS_TIMEOUT_S,
+        check=False,
+    )
+    assert proc.returncode == 0, proc.stderr
+    assert json.loads(out.read_text())["LD_PRELOAD"] == "/nonexistent.so"
+    assert exec_cmd.main(["--", str(tmp_path / "no-such-program")]) == 127
+
+
+# -- iorelay run ------------------------------------------------------------------------------
+
+
+def test_run_with_zero_ionodes_runs_the_command_unchanged(disk_tmp: Path) -> None:
+    out = disk_tmp / "env.json"
+    status = iorelay_run(
+        "--ionodes", "0", "--root", str(disk_tmp / "root"), "--timeout", TIMEOUT, "--",
+        *dump_env(out),
+    )  # fmt: skip
+    assert status == 0
+    env = json.loads(out.read_text())
+    assert "IORELAY_SERVERS" not in env
+    assert env.get("LD_PRELOAD", "") == os.environ.get("LD_PRELOAD", "")
+
+
+def test_run_returns_the_commands_exit_status(disk_tmp: Path) -> None:
+    status = iorelay_run("--root", str(disk_tmp), "--timeout", TIMEOUT, "--", "sh", "-c", "exit 3")
+    assert status == 3
+    assert iorelay_run("--root", str(disk_tmp)) == 2  # no command
+
+
+def test_run_starts_daemons_and_gives_their_environment(fake_build: Path, disk_tmp: Path) -> None:
+    out, work = disk_tmp / "env.json", disk_tmp / "work"
+    status = iorelay_run(
+        "--ionodes", "3", "--ranks-per-node", "4", "--placement", "round-robin",
+        "--root", str(disk_tmp / "root"), "--workdir", str(work), "--no-preload",
+        "--timeout", TIMEOUT, "--", *dump_env(out),
+    )  # fmt: skip
+    assert status == 0
+    env = json.loads(out.read_text())
+    assert "LD_PRELOAD" not in env or str(fake_build) not in env["LD_PRELOAD"]
+    assert len(env["IORELAY_SERVERS"].split(",")) == 3
+    assert env["IORELAY_PREFIX"] == str(disk_tmp / "root")  # the prefix defaults to the root
+    assert env["IORELAY_RANKS_PER_NODE"] == "4" and env["IORELAY_PLACEMENT"] == "round-robin"
+    assert env["IORELAY_PRELOAD"] == str(fake_build / "src/preload/libiorelay_preload.so")
+    assert Path(env["IORELAY_SECRET_FILE"]).stat().st_mode & 0o777 == 0o600
+    run_file = json.loads((work / "run.json").read_text())
+    assert run_file["version"] == 1
+    assert run_file["env"] == {k: env[k] for k in run_file["env"]}
+    assert {"IORELAY_SERVERS", "IORELAY_PREFIX", "IORELAY_SECRET_FILE"} <= set(run_file["env"])
+    assert sorted(p.name for p in (work / "daemons").glob("d*.ready")) == [
+        "d0.ready", "d1.ready", "d2.ready",
+    ]  # fmt: skip
+
+
+def test_hostfile_lines_that_are_this_machine_start_local_daemons(
+    fake_build: Path, disk_tmp: Path
+) -> None:
+    hostfile = disk_tmp / "hosts"
+    hostfile.write_text(f"localhost\nlocalhost slots=2\n{os.uname().nodename}\nlocalhost\n")
+    out = disk_tmp / "env.json"
+    status = iorelay_run(
+        "--hostfile", str(hostfile), "--ionodes", "3", "--root", str(disk_tmp / "root"),
+        "--no-preload", "--timeout", TIMEOUT, "--", *dump_env(out),
+    )  # fmt: skip
+    assert status == 0
+    assert len(json.loads(out.read_text())["IORELAY_SERVERS"].split(",")) == 3
+
+
+def test_a_daemon_that_fails_to_start_fails_the_run(
+    fake_build: Path, disk_tmp: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setenv("FAKE_IORELAYD_MODE", "crash")
+    marker = disk_tmp / "ran"
+    status = iorelay_run(
+        "--ionodes", "1", "--root", str(disk_tmp / "root"), "--no-preload", "--",
+        "touch", str(marker),
+    )  # fmt: skip
+    assert status == 1
+    assert not marker.exists()
+
+
+def forwarded_write(prefix: str) -> list[str]:
+    """Writes PREFIX/hello through the interposer and reads it back."""
+    return ["sh", "-c", f'echo hello > "{prefix}/hello" && cat "{prefix}/hello"']
+
+
+@pytest.mark.needs_build("iorelayd", "libiorelay_preload.so", "iorelay-ctl")
+def test_run_with_two_ionodes_forwards_the_commands_files(disk_tmp: Path) -> None:
+    root, prefix = disk_tmp / "root", str(disk_tmp / "fwd")  # PREFIX does not exist locally
+    out = disk_tmp / "env.json"
+    status = iorelay_run(
+        "--ionodes", "2", "--ranks-per-node", "2", "--root", str(root), "--prefix", prefix,
+        "--workdir", str(disk_tmp / "work"), "--timeout", TIMEOUT, "--",
+        "sh", "-c", f"{forwarded_write(prefix)[2]} && {shlex.join(dump_env(out))}",
+    )  # fmt: skip
+    assert status == 0
+    assert (root / "hello").read_text() == "hello\n"
+    env = json.loads(out.read_text())
+    assert len(env["IORELAY_SERVERS"].split(",")) == 2
+    assert env["IORELAY_RANKS_PER_NODE"] == "2" and env["IORELAY_PREFIX"] == prefix
+    run_file = json.loads(Path(env["IORELAY_RUN_FILE"]).read_text())
+    assert run_file["env"]["IORELAY_SERVERS"] == env["IORELAY_SERVERS"]
+
+
+@pytest.mark.needs_build("iorelayd", "libiorelay_preload.so", "iorelay-ctl")
+def test_hostfile_of_local_hosts_starts_one_daemon_per_line(disk_tmp: Path) -> None:
+    hostfile = disk_tmp / "hosts"
+    hostfile.write_text(f"localhost\nlocalhost slots=2\n{os.uname().nodename}\n")
+    root, prefix = disk_tmp / "root", str(disk_tmp / "fwd")
+    out = disk_tmp / "env.json"
+    status = iorelay_run(
+        "--hostfile", str(hostfile), "--root", str(root), "--prefix", prefix,
+        "--timeout", TIMEOUT, "--",
+        "sh", "-c", f"{forwarded_write(prefix)[2]} && {shlex.join(dump_env(out))}",
+    )  # fmt: skip
+    assert status == 0
+    assert (root / "hello").read_text() == "hello\n"
+    assert len(json.loads(out.read_text())["IORELAY_SERVERS"].split(",")) == 3
+
+
+@pytest.mark.needs_build("iorelayd", "libiorelay_preload.so", "iorelay-ctl")
+def test_run_attaches_to_running_daemons(daemon_factory: DaemonFactory, disk_tmp: Path) -> None:
+    daemons = daemon_factory(2)
+    status = iorelay_run(
+        "--attach", *daemons.addresses(), "--secret-file", str(daemons.credential_file),
+        "--prefix", daemons.prefix, "--workdir", str(disk_tmp / "work"), "--timeout", TIMEOUT,
+        "--", *forwarded_write(daemons.prefix),
+    )  # fmt: skip
+    assert status == 0
+    assert (daemons.root_dir / "hello").read_text() == "hello\n"

@@ -1,0 +1,51 @@
+// Command-line options of iorelay-bench, parsed without exceptions into one struct with every
+// derived size filled in, so the rest of the program never re-checks them.
+#pragma once
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "common/status.h"
+
+namespace iorelay::bench {
+
+enum class Layout { kFilePerProcess, kShared };
+enum class Spatiality { kContiguous, kStrided };
+
+struct Options {
+  Layout layout = Layout::kShared;
+  Spatiality spatiality = Spatiality::kContiguous;
+  uint64_t request_bytes = 64 * 1024;  // t: one pwrite/pread
+  uint64_t block_bytes = 0;            // b: contiguous piece of a rank per segment
+  uint64_t segments = 1;               // s
+  uint64_t total_bytes = 0;            // --total: all ranks together (0 = from block, segments)
+  double stonewall_s = 0;              // 0: no stonewall
+  bool wearout = false;
+  bool odirect = false;
+  bool fsync = false;  // fsync before close in the write phase (timed)
+  bool write = false;
+  bool read = false;
+  bool verify = false;  // extra untimed-for-bandwidth check pass after the write phase
+  bool keep = false;    // keep the files at the end
+  uint32_t ranks_per_node = 1;
+  uint64_t seed = 1;
+  std::string dir = ".";
+  std::string name = "iorelay-bench.dat";
+  std::string output;  // JSON file; empty = stdout
+  bool help = false;
+};
+
+std::string Usage();
+
+// Parses argv for `ranks` processes. Sizes accept K, M, G suffixes (powers of 1024). Fills
+// block_bytes and segments from --total or the defaults; checks every constraint.
+Result<Options> ParseOptions(const std::vector<std::string>& args, uint32_t ranks);
+
+// "64K" → 65536; fails on junk, zero-length or overflow.
+Result<uint64_t> ParseSize(const std::string& text);
+
+const char* LayoutName(Layout layout);
+const char* SpatialityName(Spatiality spatiality);
+
+}  // namespace iorelay::bench
