@@ -1,0 +1,91 @@
+// Forwarded-descriptor life cycle: placeholder, entry, duplicate, close.
+#include "preload/fd_ops.h"
+
+#include <fcntl.h>
+#include <sys/stat.h>
+#include <sys/syscall.h>
+#include <unistd.h>
+
+#include <new>
+
+#include "preload/state.h"
+#include "preload/std_streams.h"
+
+namespace iorelay::preload {
+
+int ReservePlaceholder(bool cloexec) {
+  int flags = O_PATH | O_DIRECTORY | (cloexec ? O_CLOEXEC : 0);
+  long fd = syscall(SYS_openat, AT_FDCWD, "/", flags);
+  if (fd < 0) return -errno;
+  if (static_cast<size_t>(fd) >= g_table.capacity()) {
+    syscall(SYS_close, fd);
+    return -EMFILE;
+  }
+  return static_cast<int>(fd);
+}
+
+void ClosePlaceholder(int fd) {
+  int saved = errno;
+  syscall(SYS_close, fd);
+  errno = saved;
+}
+
+int OpenForwarded(const char* abs_path, int flags, mode_t mode) {
+  bool cloexec = (flags & O_CLOEXEC) != 0;
+  int fd = ReservePlaceholder(cloexec);
+  if (fd < 0) return Fail(-fd);
+  auto* e = new (std::nothrow) FdEntry;
+  if (e == nullptr) {
+    ClosePlaceholder(fd);
+    return Fail(ENOMEM);
+  }
+  e->path = abs_path;
+  e->open_flags = flags & ~O_CLOEXEC;
+  e->cloexec.store(cloexec, std::memory_order_relaxed);
+
+  bool path_only = (flags & (O_PATH | O_DIRECTORY)) != 0;
+  int rc = 0;
+  if (!path_only) {
+    rc = iorelay_open(g_client, abs_path, flags & ~O_CLOEXEC, mode, &e->file);
+    // open(dir, O_RDONLY) is legal; the daemon may refuse it on a directory.
+    if (rc == -EISDIR && (flags & O_ACCMODE) == O_RDONLY && !(flags & O_CREAT)) {
+      path_only = true;
+      rc = 0;
+    }
+  }
+  if (rc == 0 && path_only) {
+    struct stat st;
+    rc = iorelay_stat(g_client, abs_path, &st, (flags & O_NOFOLLOW) != 0);
+    if (rc == 0 && (flags & O_DIRECTORY) && !S_ISDIR(st.st_mode)) rc = -ENOTDIR;
+    if (rc == 0 && S_ISDIR(st.st_mode)) e->open_flags |= O_DIRECTORY;
+    e->file = nullptr;
+  }
+  if (rc < 0) {
+    delete e;
+    ClosePlaceholder(fd);
+    return Fail(-rc);
+  }
+  g_table.Release(g_table.Install(fd, e));
+  if (fd <= 2) AdoptStdStream(fd);  // e.g. close(1); open("/fwd/job/log")
+  return fd;
+}
+
+bool InstallDuplicate(int newfd, const FdEntry& src, bool cloexec) {
+  auto* e = new (std::nothrow) FdEntry;
+  if (e == nullptr) return false;
+  e->file = src.file != nullptr ? iorelay_file_ref(src.file) : nullptr;
+  e->path = src.path;
+  e->open_flags = src.open_flags;
+  e->cloexec.store(cloexec, std::memory_order_relaxed);
+  g_table.Release(g_table.Install(newfd, e));
+  return true;
+}
+
+int CloseForwarded(int fd) {
+  FdEntry* e = g_table.Remove(fd);
+  ClosePlaceholder(fd);
+  int rc = g_table.Release(e);
+  return rc < 0 ? Fail(-rc) : 0;
+}
+
+}  // namespace iorelay::preload

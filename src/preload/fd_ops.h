@@ -1,0 +1,30 @@
+// Operations on forwarded descriptors that several wrapper files share: reserving the
+// placeholder, opening, duplicating and closing.
+#pragma once
+
+#include <sys/types.h>
+
+#include "preload/fd_table.h"
+
+namespace iorelay::preload {
+
+// Takes the lowest free descriptor with an O_PATH placeholder of "/" (so I/O that
+// bypasses the interposer fails with EBADF). Returns it, or -errno.
+int ReservePlaceholder(bool cloexec);
+// Closes a placeholder (or any descriptor) without the interposer's close rules.
+void ClosePlaceholder(int fd);
+
+// open() of a forwarded absolute path: a placeholder plus a table entry. Returns the
+// descriptor, or -1 with errno.
+int OpenForwarded(const char* abs_path, int flags, mode_t mode);
+
+// Makes `newfd` (already holding a placeholder, e.g. from dup of one) a forwarded
+// descriptor for the same open file as `src`. Releases whatever `newfd` held.
+// False (nothing changed) when out of memory.
+bool InstallDuplicate(int newfd, const FdEntry& src, bool cloexec);
+
+// close() of a forwarded descriptor: drops the entry, then the placeholder. Returns
+// 0, or -1 with errno from the last iorelay_close.
+int CloseForwarded(int fd);
+
+}  // namespace iorelay::preload

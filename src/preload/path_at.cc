@@ -1,0 +1,47 @@
+// Resolution of (dirfd, path) to an absolute path for the forwarding decision:
+// AT_FDCWD, forwarded directory descriptors, and real ones via /proc/self/fd.
+#include <fcntl.h>
+#include <stdio.h>
+#include <sys/syscall.h>
+#include <unistd.h>
+
+#include "preload/path_resolve.h"
+#include "preload/state.h"
+
+namespace iorelay::preload {
+namespace {
+
+// The directory a relative path starts from, into base; false if unknown.
+bool BaseDir(int dirfd, char* base, size_t size) {
+  if (dirfd == AT_FDCWD) return syscall(SYS_getcwd, base, size) > 0 && base[0] == '/';
+  if (IsForwardedFd(dirfd)) {
+    FdTable::Ref e = g_table.Acquire(dirfd);
+    if (!e || e->path.size() + 1 > size) return false;
+    e->path.copy(base, e->path.size());
+    base[e->path.size()] = '\0';
+    return true;
+  }
+  char link[64];
+  snprintf(link, sizeof link, "/proc/self/fd/%d", dirfd);
+  long n = syscall(SYS_readlinkat, AT_FDCWD, link, base, size - 1);
+  if (n <= 0) return false;
+  base[n] = '\0';
+  return base[0] == '/';  // "socket:[..]", "anon_inode:..." are not directories
+}
+
+}  // namespace
+
+bool ForwardedPath(int dirfd, const char* path, AbsPath* out) {
+  if (g_client == nullptr || path == nullptr || path[0] == '\0') return false;
+  int saved = errno;
+  bool forwarded = false;
+  char base[PATH_MAX + 1];
+  if (path[0] == '/' || BaseDir(dirfd, base, sizeof base)) {
+    int n = NormalizePath(path[0] == '/' ? nullptr : base, path, out->buf, sizeof out->buf);
+    forwarded = n > 0 && iorelay_is_forwarded(g_client, out->buf) == 1;
+  }
+  errno = saved;
+  return forwarded;
+}
+
+}  // namespace iorelay::preload

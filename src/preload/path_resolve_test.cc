@@ -1,0 +1,58 @@
+// Tests of lexical path normalisation.
+#include "preload/path_resolve.h"
+
+#include <gtest/gtest.h>
+
+#include <cerrno>
+#include <string>
+
+namespace iorelay::preload {
+namespace {
+
+std::string Norm(const char* base, const char* path) {
+  char out[256];
+  int n = NormalizePath(base, path, out, sizeof out);
+  if (n < 0) return "error " + std::to_string(-n);
+  EXPECT_EQ(static_cast<size_t>(n), std::string(out).size());
+  return out;
+}
+
+TEST(NormalizePath, Absolute) {
+  EXPECT_EQ(Norm(nullptr, "/"), "/");
+  EXPECT_EQ(Norm(nullptr, "/fwd/job/a"), "/fwd/job/a");
+  EXPECT_EQ(Norm(nullptr, "//fwd///job//a/"), "/fwd/job/a");
+  EXPECT_EQ(Norm(nullptr, "/fwd/./job/."), "/fwd/job");
+  EXPECT_EQ(Norm("/ignored", "/fwd/job/../x"), "/fwd/x");
+}
+
+TEST(NormalizePath, DotDotStopsAtRoot) {
+  EXPECT_EQ(Norm(nullptr, "/.."), "/");
+  EXPECT_EQ(Norm(nullptr, "/../../fwd"), "/fwd");
+  EXPECT_EQ(Norm(nullptr, "/fwd/job/../../.."), "/");
+}
+
+TEST(NormalizePath, EscapeFromPrefixIsVisible) {
+  // The forwarding decision sees where the path really points, lexically.
+  EXPECT_EQ(Norm(nullptr, "/fwd/job/../other/f"), "/fwd/other/f");
+  EXPECT_EQ(Norm("/fwd/job", "../jobX/f"), "/fwd/jobX/f");
+}
+
+TEST(NormalizePath, RelativeAgainstBase) {
+  EXPECT_EQ(Norm("/home/u", "f"), "/home/u/f");
+  EXPECT_EQ(Norm("/home/u", "./a/b/../c"), "/home/u/a/c");
+  EXPECT_EQ(Norm("/", "x"), "/x");
+  EXPECT_EQ(Norm("/a/", "."), "/a");
+  EXPECT_EQ(Norm("/a/b", ".."), "/a");
+}
+
+TEST(NormalizePath, Errors) {
+  char out[8];
+  EXPECT_EQ(NormalizePath(nullptr, "", out, sizeof out), -ENOENT);
+  EXPECT_EQ(NormalizePath(nullptr, "rel", out, sizeof out), -EINVAL);
+  EXPECT_EQ(NormalizePath("rel/base", "x", out, sizeof out), -EINVAL);
+  EXPECT_EQ(NormalizePath(nullptr, "/abcdefgh", out, sizeof out), -ENAMETOOLONG);
+  EXPECT_EQ(NormalizePath(nullptr, "/abcdef", out, sizeof out), 7);  // exactly fits
+}
+
+}  // namespace
+}  // namespace iorelay::preload

@@ -1,0 +1,356 @@
+/* Run under LD_PRELOAD=libiorelay_preload.so by run_e2e.sh: exercises forwarded and
+ * local files in one program and checks that the bytes landed in the backing dir.
+ * Usage: preload_e2e_prog PREFIX BACKING_DIR LOCAL_DIR  (or: exec-child FD, internal). */
+#define _GNU_SOURCE
+#include <aio.h>
+#include <dirent.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <sys/syscall.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+static int g_failed = 0;
+static int g_step = 0;
+
+#define CHECK(cond)                                                                       \
+  do {                                                                                    \
+    ++g_step;                                                                             \
+    if (!(cond)) {                                                                        \
+      fprintf(stderr, "FAIL %s:%d: %s (errno %d %s)\n", __FILE__, __LINE__, #cond, errno, \
+              strerror(errno));                                                           \
+      g_failed = 1;                                                                       \
+    }                                                                                     \
+  } while (0)
+
+static char g_fwd[512], g_back[512], g_local[512];
+
+static const char* F(const char* name) { /* forwarded path */
+  static char buf[4][1024];
+  static int i;
+  i = (i + 1) % 4;
+  snprintf(buf[i], sizeof buf[i], "%s/%s", g_fwd, name);
+  return buf[i];
+}
+static const char* B(const char* name) { /* the same file in the backing dir */
+  static char buf[4][1024];
+  static int i;
+  i = (i + 1) % 4;
+  snprintf(buf[i], sizeof buf[i], "%s/%s", g_back, name);
+  return buf[i];
+}
+
+/* Reads a whole (local) file into buf; returns its length or -1. */
+static ssize_t Slurp(const char* path, char* buf, size_t n) {
+  int fd = open(path, O_RDONLY);
+  if (fd < 0) return -1;
+  ssize_t got = read(fd, buf, n - 1);
+  close(fd);
+  if (got >= 0) buf[got] = '\0';
+  return got;
+}
+
+static int LowestFree(void) {
+  int fd = fcntl(0, F_DUPFD, 0);
+  close(fd);
+  return fd;
+}
+
+static void TestBasicIo(void) {
+  char buf[256];
+  int expect = LowestFree();
+  int fd = open(F("a.dat"), O_RDWR | O_CREAT | O_TRUNC, 0644);
+  CHECK(fd == expect);
+  CHECK(write(fd, "hello world", 11) == 11);
+  CHECK(lseek(fd, 0, SEEK_CUR) == 11);
+  CHECK(lseek(fd, 6, SEEK_SET) == 6);
+  CHECK(read(fd, buf, 5) == 5 && memcmp(buf, "world", 5) == 0);
+  CHECK(pwrite(fd, "HELLO", 5, 0) == 5);
+  CHECK(pread(fd, buf, 11, 0) == 11 && memcmp(buf, "HELLO world", 11) == 0);
+  struct stat st;
+  CHECK(fstat(fd, &st) == 0 && st.st_size == 11 && S_ISREG(st.st_mode));
+  CHECK(stat(F("a.dat"), &st) == 0 && st.st_size == 11);
+  CHECK(Slurp(B("a.dat"), buf, sizeof buf) == 11 && strcmp(buf, "HELLO world") == 0);
+  CHECK(ftruncate(fd, 5) == 0);
+  CHECK(fstat(fd, &st) == 0 && st.st_size == 5);
+  CHECK(stat(B("a.dat"), &st) == 0 && st.st_size == 5);
+  /* I/O that bypasses the interposer hits the O_PATH placeholder. */
+  errno = 0;
+  CHECK(syscall(SYS_write, fd, "x", 1) == -1 && errno == EBADF);
+  /* FD_CLOEXEC mirrored. */
+  CHECK(fcntl(fd, F_GETFD) == 0);
+  CHECK(fcntl(fd, F_SETFD, FD_CLOEXEC) == 0 && fcntl(fd, F_GETFD) == FD_CLOEXEC);
+  CHECK((fcntl(fd, F_GETFL) & O_ACCMODE) == O_RDWR);
+  CHECK(close(fd) == 0);
+  errno = 0;
+  CHECK(read(fd, buf, 1) == -1 && errno == EBADF);
+  /* A relative path against a forwarded directory descriptor. */
+  int dir = open(g_fwd, O_RDONLY | O_DIRECTORY);
+  CHECK(dir >= 0);
+  fd = openat(dir, "a.dat", O_RDONLY);
+  CHECK(fd >= 0 && read(fd, buf, 10) == 5 && memcmp(buf, "HELLO", 5) == 0);
+  close(fd);
+  close(dir);
+}
+
+static void TestLocalStillWorks(void) {
+  char path[1024], buf[64];
+  snprintf(path, sizeof path, "%s/local.txt", g_local);
+  int fd = open(path, O_RDWR | O_CREAT | O_TRUNC, 0644);
+  CHECK(fd >= 0);
+  CHECK(write(fd, "local", 5) == 5);
+  CHECK(pread(fd, buf, 5, 0) == 5 && memcmp(buf, "local", 5) == 0);
+  CHECK(syscall(SYS_pread64, fd, buf, 5, 0) == 5); /* a real descriptor */
+  close(fd);
+  CHECK(unlink(path) == 0);
+}
+
+static void TestNamespace(void) {
+  char buf[64];
+  CHECK(mkdir(F("d"), 0755) == 0);
+  struct stat st;
+  CHECK(stat(B("d"), &st) == 0 && S_ISDIR(st.st_mode));
+  for (int i = 0; i < 3; ++i) {
+    char name[32];
+    snprintf(name, sizeof name, "d/f%d", i);
+    int fd = open(F(name), O_WRONLY | O_CREAT, 0644);
+    CHECK(fd >= 0);
+    close(fd);
+  }
+  DIR* d = opendir(F("d"));
+  CHECK(d != NULL);
+  int files = 0, dots = 0;
+  struct dirent* e;
+  while (d != NULL && (e = readdir(d)) != NULL) {
+    if (strncmp(e->d_name, "f", 1) == 0) ++files;
+    if (strcmp(e->d_name, ".") == 0 || strcmp(e->d_name, "..") == 0) ++dots;
+  }
+  CHECK(files == 3);
+  CHECK(dirfd(d) >= 0);
+  if (d != NULL) rewinddir(d);
+  CHECK(d != NULL && readdir(d) != NULL);
+  CHECK(d != NULL && closedir(d) == 0);
+  CHECK(rename(F("d/f0"), F("d/g0")) == 0);
+  CHECK(access(B("d/g0"), F_OK) == 0 && access(B("d/f0"), F_OK) != 0);
+  CHECK(access(F("d/g0"), F_OK) == 0);
+  CHECK(unlink(F("d/g0")) == 0 && access(B("d/g0"), F_OK) != 0);
+  errno = 0;
+  CHECK(stat(F("d/g0"), &st) == -1 && errno == ENOENT);
+  CHECK(unlink(F("d/f1")) == 0 && unlink(F("d/f2")) == 0 && rmdir(F("d")) == 0);
+  CHECK(access(B("d"), F_OK) != 0);
+  errno = 0;
+  CHECK(rename(F("a.dat"), "/tmp/never-here") == -1 && errno == EXDEV);
+  (void)buf;
+}
+
+static void TestDupAndFork(void) {
+  int fd = open(F("dup.dat"), O_RDWR | O_CREAT | O_TRUNC, 0644);
+  CHECK(fd >= 0);
+  int fd2 = dup(fd);
+  CHECK(fd2 > fd);
+  CHECK(write(fd, "12345", 5) == 5);
+  CHECK(lseek(fd2, 0, SEEK_CUR) == 5);
+  CHECK(dup2(fd, 50) == 50);
+  CHECK(write(50, "678", 3) == 3);
+  CHECK(lseek(fd, 0, SEEK_CUR) == 8);
+  CHECK(fcntl(50, F_GETFD) == 0);
+  int fd3 = fcntl(fd, F_DUPFD_CLOEXEC, 60);
+  CHECK(fd3 >= 60 && fcntl(fd3, F_GETFD) == FD_CLOEXEC);
+  close(fd3);
+  close(50);
+  close(fd2);
+  CHECK(lseek(fd, 0, SEEK_CUR) == 8); /* still open through fd */
+  pid_t pid = fork();
+  if (pid == 0) {
+    _exit(write(fd, "child", 5) == 5 ? 0 : 1);
+  }
+  int status = -1;
+  CHECK(pid > 0 && waitpid(pid, &status, 0) == pid && WIFEXITED(status) &&
+        WEXITSTATUS(status) == 0);
+  CHECK(lseek(fd, 0, SEEK_CUR) == 13);
+  close(fd);
+  char buf[64];
+  CHECK(Slurp(B("dup.dat"), buf, sizeof buf) == 13 && strcmp(buf, "12345678child") == 0);
+}
+
+static void TestStdio(void) {
+  FILE* f = fopen(F("stdio.txt"), "w");
+  CHECK(f != NULL);
+  if (f == NULL) return;
+  CHECK(fileno(f) >= 0);
+  fprintf(f, "line %d\n", 42);
+  CHECK(fclose(f) == 0);
+  char buf[64];
+  CHECK(Slurp(B("stdio.txt"), buf, sizeof buf) == 8 && strcmp(buf, "line 42\n") == 0);
+  f = fopen(F("stdio.txt"), "r");
+  CHECK(f != NULL);
+  if (f == NULL) return;
+  memset(buf, 0, sizeof buf);
+  CHECK(fread(buf, 1, sizeof buf, f) == 8 && strcmp(buf, "line 42\n") == 0);
+  CHECK(fseek(f, 5, SEEK_SET) == 0 && ftell(f) == 5 && fgetc(f) == '4');
+  fclose(f);
+}
+
+static void TestAio(void) {
+  int fd = open(F("aio.dat"), O_RDWR | O_CREAT | O_TRUNC, 0644);
+  CHECK(fd >= 0);
+  static char data[] = "asynchronous";
+  struct aiocb cb;
+  memset(&cb, 0, sizeof cb);
+  cb.aio_fildes = fd;
+  cb.aio_buf = data;
+  cb.aio_nbytes = 12;
+  cb.aio_offset = 4;
+  cb.aio_sigevent.sigev_notify = SIGEV_NONE;
+  CHECK(aio_write(&cb) == 0);
+  const struct aiocb* list[1] = {&cb};
+  CHECK(aio_suspend(list, 1, NULL) == 0);
+  CHECK(aio_error(&cb) == 0);
+  CHECK(aio_return(&cb) == 12);
+  char back[64];
+  struct aiocb rd;
+  memset(&rd, 0, sizeof rd);
+  rd.aio_fildes = fd;
+  rd.aio_buf = back;
+  rd.aio_nbytes = 12;
+  rd.aio_offset = 4;
+  CHECK(aio_read(&rd) == 0 && aio_error(&rd) == 0 && aio_return(&rd) == 12);
+  CHECK(memcmp(back, "asynchronous", 12) == 0);
+  CHECK(aio_fsync(O_SYNC, &rd) == 0 && aio_error(&rd) == 0 && aio_return(&rd) == 0);
+  /* lio_listio: two writes extend the file to 24 bytes. */
+  static char more[] = "ABCDEFGH";
+  struct aiocb w1, w2;
+  memset(&w1, 0, sizeof w1);
+  memset(&w2, 0, sizeof w2);
+  w1.aio_fildes = w2.aio_fildes = fd;
+  w1.aio_lio_opcode = w2.aio_lio_opcode = LIO_WRITE;
+  w1.aio_buf = more;
+  w1.aio_nbytes = 4;
+  w1.aio_offset = 16;
+  w2.aio_buf = more + 4;
+  w2.aio_nbytes = 4;
+  w2.aio_offset = 20;
+  struct aiocb* lio[3] = {&w1, NULL, &w2};
+  CHECK(lio_listio(LIO_WAIT, lio, 3, NULL) == 0);
+  CHECK(aio_return(&w1) == 4 && aio_return(&w2) == 4);
+  close(fd);
+  struct stat st;
+  CHECK(stat(B("aio.dat"), &st) == 0 && st.st_size == 24);
+  char buf[32];
+  CHECK(Slurp(B("aio.dat"), buf, sizeof buf) == 24 && memcmp(buf + 16, "ABCDEFGH", 8) == 0);
+}
+
+static void TestLocks(void) {
+  int fd = open(F("lock.dat"), O_RDWR | O_CREAT, 0644);
+  CHECK(fd >= 0);
+  struct flock lk = {.l_type = F_WRLCK, .l_whence = SEEK_SET, .l_start = 0, .l_len = 10};
+  CHECK(fcntl(fd, F_SETLK, &lk) == 0);
+  pid_t pid = fork();
+  if (pid == 0) {
+    struct flock c = {.l_type = F_WRLCK, .l_whence = SEEK_SET, .l_start = 5, .l_len = 1};
+    int busy = fcntl(fd, F_SETLK, &c) == -1 && (errno == EAGAIN || errno == EACCES);
+    struct flock g = {.l_type = F_WRLCK, .l_whence = SEEK_SET, .l_start = 0, .l_len = 1};
+    int seen = fcntl(fd, F_GETLK, &g) == 0 && g.l_type == F_WRLCK;
+    _exit(busy && seen ? 0 : 1);
+  }
+  int status = -1;
+  CHECK(pid > 0 && waitpid(pid, &status, 0) == pid && WIFEXITED(status) &&
+        WEXITSTATUS(status) == 0);
+  lk.l_type = F_UNLCK;
+  CHECK(fcntl(fd, F_SETLK, &lk) == 0);
+  struct flock ofd = {.l_type = F_RDLCK, .l_whence = SEEK_SET};
+  errno = 0;
+  CHECK(fcntl(fd, F_OFD_SETLK, &ofd) == -1 && errno == EINVAL);
+  close(fd);
+}
+
+static void TestExec(const char* self) {
+  int fd = open(F("exec.log"), O_WRONLY | O_CREAT | O_TRUNC, 0644);
+  CHECK(fd >= 0);
+  CHECK(write(fd, "A", 1) == 1);
+  CHECK(dup2(fd, 9) == 9);
+  close(fd);
+  pid_t pid = fork();
+  if (pid == 0) {
+    execl(self, self, "exec-child", "9", (char*)NULL);
+    _exit(127);
+  }
+  int status = -1;
+  CHECK(pid > 0 && waitpid(pid, &status, 0) == pid && WIFEXITED(status) &&
+        WEXITSTATUS(status) == 0);
+  /* After exec the offset is no longer shared (docs/interposer.md, "exec"). */
+  CHECK(lseek(9, 0, SEEK_CUR) == 1);
+  close(9);
+  char buf[16];
+  CHECK(Slurp(B("exec.log"), buf, sizeof buf) == 2 && strcmp(buf, "AB") == 0);
+}
+
+/* A shell's `cmd > /fwd/job/out`: the child's stdout is forwarded across exec, and
+ * glibc's stdout (which writes with internal calls) reaches it. */
+static void TestStdoutRedirectExec(void) {
+  pid_t pid = fork();
+  if (pid == 0) {
+    int fd = open(F("echo.out"), O_WRONLY | O_CREAT | O_TRUNC, 0644);
+    if (fd < 0 || dup2(fd, 1) != 1) _exit(3);
+    close(fd);
+    execl("/bin/echo", "echo", "via-echo", (char*)NULL);
+    _exit(127);
+  }
+  int status = -1;
+  CHECK(pid > 0 && waitpid(pid, &status, 0) == pid && WIFEXITED(status) &&
+        WEXITSTATUS(status) == 0);
+  char buf[64];
+  CHECK(Slurp(B("echo.out"), buf, sizeof buf) == 9 && strcmp(buf, "via-echo\n") == 0);
+  /* freopen of stdout onto a forwarded path, in a child to keep the test's stdout. */
+  pid = fork();
+  if (pid == 0) {
+    if (freopen(F("freopen.out"), "w", stdout) == NULL) _exit(3);
+    printf("printed %d\n", 7);
+    _exit(fclose(stdout) == 0 ? 0 : 4);
+  }
+  CHECK(pid > 0 && waitpid(pid, &status, 0) == pid && WIFEXITED(status) &&
+        WEXITSTATUS(status) == 0);
+  CHECK(Slurp(B("freopen.out"), buf, sizeof buf) == 10 && strcmp(buf, "printed 7\n") == 0);
+}
+
+static void TestClosefrom(void) {
+  closefrom(3); /* must not take the interposer's sockets */
+  int fd = open(F("after.dat"), O_RDWR | O_CREAT | O_TRUNC, 0644);
+  CHECK(fd == 3);
+  CHECK(write(fd, "alive", 5) == 5);
+  close(fd);
+  char buf[16];
+  CHECK(Slurp(B("after.dat"), buf, sizeof buf) == 5);
+}
+
+int main(int argc, char** argv) {
+  if (argc == 3 && strcmp(argv[1], "exec-child") == 0) {
+    int fd = atoi(argv[2]);
+    /* The new image re-opened fd at the old offset: "B" lands after "A". */
+    if (lseek(fd, 0, SEEK_CUR) != 1) return 2;
+    return write(fd, "B", 1) == 1 ? 0 : 1;
+  }
+  if (argc != 4) {
+    fprintf(stderr, "usage: %s PREFIX BACKING_DIR LOCAL_DIR\n", argv[0]);
+    return 2;
+  }
+  snprintf(g_fwd, sizeof g_fwd, "%s", argv[1]);
+  snprintf(g_back, sizeof g_back, "%s", argv[2]);
+  snprintf(g_local, sizeof g_local, "%s", argv[3]);
+  TestBasicIo();
+  TestLocalStillWorks();
+  TestNamespace();
+  TestDupAndFork();
+  TestStdio();
+  TestAio();
+  TestLocks();
+  TestExec(argv[0]);
+  TestStdoutRedirectExec();
+  TestClosefrom();
+  printf("%s: %d checks\n", g_failed ? "FAILED" : "passed", g_step);
+  return g_failed;
+}

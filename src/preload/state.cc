@@ -1,0 +1,89 @@
+// Start-up of the interposer: resolve libc, create the client from the environment
+// (or stay inert), size the descriptor table, and register the fork handlers.
+#include "preload/state.h"
+
+#include <pthread.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/resource.h>
+#include <sys/syscall.h>
+#include <unistd.h>
+
+#include "preload/libc_next.h"
+#include "preload/ptr_registry.h"
+
+namespace iorelay::preload {
+
+iorelay_client* g_client = nullptr;
+constinit FdTable g_table;
+constinit PtrRegistry g_dirs;
+constinit PtrRegistry g_files;
+constinit PtrRegistry g_aiocbs;
+
+namespace {
+
+// 2^20 slots (8 MiB of address space, touched only where used) cover any sane limit.
+constexpr size_t kMaxTableSlots = size_t{1} << 20;
+
+void Warn(const char* what, int err) {
+  char msg[256];
+  int n =
+      snprintf(msg, sizeof msg, "iorelay_preload: %s: %s; interposer inert\n", what, strerror(err));
+  if (n > 0) syscall(SYS_write, 2, msg, static_cast<size_t>(n));
+}
+
+int CloseEntry(FdEntry* e) {
+  int rc = e->file != nullptr ? iorelay_close(e->file) : 0;
+  delete e;
+  return rc;
+}
+
+void ForkPrepare() {
+  g_table.LockForFork();
+  g_dirs.LockForFork();
+  g_files.LockForFork();
+  g_aiocbs.LockForFork();
+}
+void ForkParent() {
+  g_aiocbs.UnlockAfterFork();
+  g_files.UnlockAfterFork();
+  g_dirs.UnlockAfterFork();
+  g_table.UnlockAfterFork();
+}
+void ForkChild() {
+  ForkParent();
+  if (g_client != nullptr) iorelay_after_fork_child(g_client);
+}
+
+size_t TableSlots() {
+  struct rlimit rl;
+  if (syscall(SYS_prlimit64, 0, RLIMIT_NOFILE, nullptr, &rl) != 0) return 65536;
+  // The hard limit: the application may raise its soft limit later.
+  rlim_t n = rl.rlim_max;
+  if (n == RLIM_INFINITY || n > kMaxTableSlots) n = kMaxTableSlots;
+  if (n < rl.rlim_cur && rl.rlim_cur <= kMaxTableSlots) n = rl.rlim_cur;
+  return n < 1024 ? 1024 : static_cast<size_t>(n);
+}
+
+__attribute__((constructor)) void InitInterposer() {
+  ResolveLibcNext();
+  if (getenv("IORELAY_SERVERS") == nullptr) return;  // inert
+  int err = 0;
+  iorelay_client* c = iorelay_client_from_env(&err);
+  if (c == nullptr) {
+    Warn("client configuration", err < 0 ? -err : EINVAL);
+    return;
+  }
+  if (!g_table.Init(TableSlots())) {
+    Warn("descriptor table", ENOMEM);
+    iorelay_client_destroy(c);
+    return;
+  }
+  g_table.SetReleaser(&CloseEntry);
+  pthread_atfork(&ForkPrepare, &ForkParent, &ForkChild);
+  g_client = c;
+  RestoreInheritedFds();
+}
+
+}  // namespace
+}  // namespace iorelay::preload

@@ -1,0 +1,54 @@
+// The interposer's process-wide state (client, descriptor table) and the helpers every
+// wrapper shares: errno conversion and the "is this forwarded?" tests.
+#pragma once
+
+#include <sys/types.h>
+
+#include <cerrno>
+#include <climits>
+
+#include "iorelay/iorelay.h"
+#include "preload/fd_table.h"
+
+#define IORELAY_EXPORT __attribute__((visibility("default")))
+
+namespace iorelay::preload {
+
+// Null when the interposer is inert (IORELAY_SERVERS unset or the client failed).
+extern iorelay_client* g_client;
+// Capacity 0 when inert, so IsForwardedFd is false for every descriptor.
+extern FdTable g_table;
+
+inline bool IsForwardedFd(int fd) { return g_table.Contains(fd); }
+
+// errno = e; returns -1 (what every failing wrapper returns).
+inline int Fail(int e) {
+  errno = e;
+  return -1;
+}
+// A client result (count or -errno) as libc returns it.
+template <class T>
+inline T FromClient(T rc) {
+  if (rc < 0) {
+    errno = static_cast<int>(-rc);
+    return -1;
+  }
+  return rc;
+}
+
+// An absolute, normalised path, room for a base directory plus a path.
+struct AbsPath {
+  char buf[2 * PATH_MAX + 2];
+  const char* c_str() const { return buf; }
+};
+
+// True if `path`, resolved against dirfd (AT_FDCWD, a forwarded directory
+// descriptor, or a real directory via /proc/self/fd) and lexically normalised, lies
+// under a forwarded prefix; then *out holds it. False leaves errno unchanged.
+bool ForwardedPath(int dirfd, const char* path, AbsPath* out);
+
+// Called by the constructor (state.cc) once the client exists: re-opens what an exec
+// handed down (exec_env.cc).
+void RestoreInheritedFds();
+
+}  // namespace iorelay::preload

@@ -1,0 +1,243 @@
+// POSIX AIO on forwarded descriptors. glibc runs AIO on its own threads through
+// internal calls no interposer sees, so requests on forwarded descriptors are
+// performed here, synchronously in the submitting call, and the aiocb is completed
+// (and notified) before aio_read/aio_write/lio_listio return. Other descriptors go
+// to libc.
+#include <aio.h>
+#include <pthread.h>
+#include <signal.h>
+#include <unistd.h>
+
+#include <new>
+#include <vector>
+
+#include "preload/libc_next.h"
+#include "preload/ptr_registry.h"
+#include "preload/state.h"
+
+using namespace iorelay::preload;
+
+static_assert(sizeof(struct aiocb) == sizeof(struct aiocb64), "x86_64: aiocb64 == aiocb");
+
+namespace {
+
+struct ThreadNotify {
+  void (*fn)(union sigval);
+  union sigval value;
+};
+
+void* RunThreadNotify(void* arg) {
+  auto* n = static_cast<ThreadNotify*>(arg);
+  n->fn(n->value);
+  delete n;
+  return nullptr;
+}
+
+void Notify(const struct sigevent& ev) {
+  if (ev.sigev_notify == SIGEV_SIGNAL) {
+    sigqueue(getpid(), ev.sigev_signo, ev.sigev_value);
+  } else if (ev.sigev_notify == SIGEV_THREAD && ev.sigev_notify_function != nullptr) {
+    auto* n = new (std::nothrow) ThreadNotify{ev.sigev_notify_function, ev.sigev_value};
+    if (n == nullptr) return;
+    pthread_attr_t attr;
+    pthread_attr_t* pattr = ev.sigev_notify_attributes;
+    if (pattr == nullptr) {
+      pthread_attr_init(&attr);
+      pattr = &attr;
+    }
+    pthread_attr_setdetachstate(pattr, PTHREAD_CREATE_DETACHED);
+    pthread_t t;
+    if (pthread_create(&t, pattr, &RunThreadNotify, n) != 0) delete n;
+    if (pattr == &attr) pthread_attr_destroy(&attr);
+  }
+}
+
+void Complete(struct aiocb* cb, ssize_t rc) {
+  cb->__error_code = rc < 0 ? errno : 0;
+  cb->__return_value = rc;
+  g_aiocbs.Add(cb, cb);
+  Notify(cb->aio_sigevent);
+}
+
+int Submit(struct aiocb* cb, bool is_write) {
+  ssize_t rc;
+  if (is_write) {
+    int fl = fcntl(cb->aio_fildes, F_GETFL);
+    // O_APPEND: POSIX appends, ignoring aio_offset.
+    rc = (fl >= 0 && (fl & O_APPEND))
+             ? write(cb->aio_fildes, const_cast<void*>(cb->aio_buf), cb->aio_nbytes)
+             : pwrite(cb->aio_fildes, const_cast<void*>(cb->aio_buf), cb->aio_nbytes,
+                      cb->aio_offset);
+  } else {
+    rc = pread(cb->aio_fildes, const_cast<void*>(cb->aio_buf), cb->aio_nbytes, cb->aio_offset);
+  }
+  Complete(cb, rc);
+  return 0;
+}
+
+int SubmitFsync(int op, struct aiocb* cb) {
+  if (op != O_SYNC && op != O_DSYNC) return Fail(EINVAL);
+  Complete(cb, op == O_DSYNC ? fdatasync(cb->aio_fildes) : fsync(cb->aio_fildes));
+  return 0;
+}
+
+bool IsOurs(const void* cb) { return g_aiocbs.Find(cb) != nullptr; }
+
+int Suspend(const struct aiocb* const list[], int n) {
+  for (int i = 0; i < n; ++i) {
+    if (list[i] != nullptr && IsOurs(list[i])) return 0;  // already complete
+  }
+  return -1;
+}
+
+// lio_listio: the forwarded requests are performed here (their own aio_sigevent is
+// not used, as for a list request); the rest go to libc's lio_listio as the same list
+// with the forwarded entries nulled out (null entries are ignored).
+template <class Cb, class RealLio>
+int ListIo(int mode, Cb* const list[], int n, struct sigevent* sig, RealLio real_lio) {
+  if (mode != LIO_WAIT && mode != LIO_NOWAIT) return Fail(EINVAL);
+  if (n < 0) return Fail(EINVAL);
+  std::vector<Cb*> rest(list, list + n);
+  bool any_rest = false, any_failed = false;
+  for (int i = 0; i < n; ++i) {
+    auto* cb = reinterpret_cast<struct aiocb*>(list[i]);
+    if (cb == nullptr || cb->aio_lio_opcode == LIO_NOP) continue;
+    if (!IsForwardedFd(cb->aio_fildes)) {
+      g_aiocbs.Erase(cb);
+      any_rest = true;
+      continue;
+    }
+    rest[i] = nullptr;
+    if (cb->aio_lio_opcode != LIO_READ && cb->aio_lio_opcode != LIO_WRITE) {
+      cb->__error_code = EINVAL;
+      cb->__return_value = -1;
+      g_aiocbs.Add(cb, cb);
+      any_failed = true;
+      continue;
+    }
+    struct sigevent none = cb->aio_sigevent;
+    cb->aio_sigevent.sigev_notify = SIGEV_NONE;
+    Submit(cb, cb->aio_lio_opcode == LIO_WRITE);
+    cb->aio_sigevent = none;
+    any_failed |= cb->__error_code != 0;
+  }
+  int rc = 0;
+  if (any_rest) {
+    rc = real_lio(mode, rest.data(), n, sig);
+  } else if (mode == LIO_NOWAIT && sig != nullptr) {
+    Notify(*sig);
+  }
+  if (rc == 0 && any_failed && mode == LIO_WAIT) return Fail(EIO);
+  return rc;
+}
+
+}  // namespace
+
+extern "C" {
+
+IORELAY_EXPORT int lio_listio(int mode, struct aiocb* const list[], int n,
+                              struct sigevent* sig) noexcept {
+  return ListIo(mode, list, n, sig, REAL(lio_listio));
+}
+
+IORELAY_EXPORT int lio_listio64(int mode, struct aiocb64* const list[], int n,
+                                struct sigevent* sig) noexcept {
+  return ListIo(mode, list, n, sig, REAL(lio_listio64));
+}
+
+IORELAY_EXPORT int aio_read(struct aiocb* cb) noexcept {
+  if (!IsForwardedFd(cb->aio_fildes)) {
+    g_aiocbs.Erase(cb);  // reused for a libc request
+    return REAL(aio_read)(cb);
+  }
+  return Submit(cb, false);
+}
+
+IORELAY_EXPORT int aio_read64(struct aiocb64* cb64) noexcept {
+  auto* cb = reinterpret_cast<struct aiocb*>(cb64);
+  if (!IsForwardedFd(cb->aio_fildes)) {
+    g_aiocbs.Erase(cb);
+    return REAL(aio_read64)(cb64);
+  }
+  return Submit(cb, false);
+}
+
+IORELAY_EXPORT int aio_write(struct aiocb* cb) noexcept {
+  if (!IsForwardedFd(cb->aio_fildes)) {
+    g_aiocbs.Erase(cb);
+    return REAL(aio_write)(cb);
+  }
+  return Submit(cb, true);
+}
+
+IORELAY_EXPORT int aio_write64(struct aiocb64* cb64) noexcept {
+  auto* cb = reinterpret_cast<struct aiocb*>(cb64);
+  if (!IsForwardedFd(cb->aio_fildes)) {
+    g_aiocbs.Erase(cb);
+    return REAL(aio_write64)(cb64);
+  }
+  return Submit(cb, true);
+}
+
+IORELAY_EXPORT int aio_fsync(int op, struct aiocb* cb) noexcept {
+  if (!IsForwardedFd(cb->aio_fildes)) {
+    g_aiocbs.Erase(cb);
+    return REAL(aio_fsync)(op, cb);
+  }
+  return SubmitFsync(op, cb);
+}
+
+IORELAY_EXPORT int aio_fsync64(int op, struct aiocb64* cb64) noexcept {
+  auto* cb = reinterpret_cast<struct aiocb*>(cb64);
+  if (!IsForwardedFd(cb->aio_fildes)) {
+    g_aiocbs.Erase(cb);
+    return REAL(aio_fsync64)(op, cb64);
+  }
+  return SubmitFsync(op, cb);
+}
+
+IORELAY_EXPORT int aio_error(const struct aiocb* cb) noexcept {
+  return IsOurs(cb) ? cb->__error_code : REAL(aio_error)(cb);
+}
+
+IORELAY_EXPORT int aio_error64(const struct aiocb64* cb) noexcept {
+  return IsOurs(cb) ? cb->__error_code : REAL(aio_error64)(cb);
+}
+
+IORELAY_EXPORT ssize_t aio_return(struct aiocb* cb) noexcept {
+  if (g_aiocbs.Erase(cb) == nullptr) return REAL(aio_return)(cb);
+  return cb->__return_value;
+}
+
+IORELAY_EXPORT ssize_t aio_return64(struct aiocb64* cb) noexcept {
+  if (g_aiocbs.Erase(cb) == nullptr) return REAL(aio_return64)(cb);
+  return cb->__return_value;
+}
+
+IORELAY_EXPORT int aio_suspend(const struct aiocb* const list[], int n,
+                               const struct timespec* timeout) {
+  if (g_aiocbs.MaybeContains() && Suspend(list, n) == 0) return 0;
+  return REAL(aio_suspend)(list, n, timeout);
+}
+
+IORELAY_EXPORT int aio_suspend64(const struct aiocb64* const list[], int n,
+                                 const struct timespec* timeout) {
+  if (g_aiocbs.MaybeContains() &&
+      Suspend(reinterpret_cast<const struct aiocb* const*>(list), n) == 0) {
+    return 0;
+  }
+  return REAL(aio_suspend64)(list, n, timeout);
+}
+
+// Forwarded requests complete before submission returns: nothing is ever in flight.
+IORELAY_EXPORT int aio_cancel(int fd, struct aiocb* cb) noexcept {
+  if (!IsForwardedFd(fd) && (cb == nullptr || !IsOurs(cb))) return REAL(aio_cancel)(fd, cb);
+  return AIO_ALLDONE;
+}
+
+IORELAY_EXPORT int aio_cancel64(int fd, struct aiocb64* cb) noexcept {
+  if (!IsForwardedFd(fd) && (cb == nullptr || !IsOurs(cb))) return REAL(aio_cancel64)(fd, cb);
+  return AIO_ALLDONE;
+}
+
+}  // extern "C"

@@ -1,0 +1,117 @@
+// Per-descriptor operations other than data transfer: offsets, syncing, sizes and
+// space, advice, and mmap (which a forwarded descriptor cannot back: ENODEV).
+#include <sys/mman.h>
+
+#include "preload/libc_next.h"
+#include "preload/state.h"
+#include "preload/with_file.h"
+
+using namespace iorelay::preload;
+
+namespace {
+
+int FadviseForwarded(int fd, int advice) {
+  if (advice < POSIX_FADV_NORMAL || advice > POSIX_FADV_NOREUSE) return EINVAL;
+  // Advice has no remote effect (no caching in the relay); it only checks the fd.
+  return WithFileErrnoResult(fd, [](iorelay_file*) { return 0; });
+}
+
+}  // namespace
+
+extern "C" {
+
+IORELAY_EXPORT off_t lseek(int fd, off_t off, int whence) noexcept {
+  if (!IsForwardedFd(fd)) return REAL(lseek)(fd, off, whence);
+  return WithFile<off_t>(fd, [&](iorelay_file* f) { return iorelay_lseek(f, off, whence); });
+}
+
+IORELAY_EXPORT off64_t lseek64(int fd, off64_t off, int whence) noexcept {
+  if (!IsForwardedFd(fd)) return REAL(lseek64)(fd, off, whence);
+  return WithFile<off64_t>(fd, [&](iorelay_file* f) { return iorelay_lseek(f, off, whence); });
+}
+
+IORELAY_EXPORT int fsync(int fd) {
+  if (!IsForwardedFd(fd)) return REAL(fsync)(fd);
+  return WithFile<int>(fd, [](iorelay_file* f) { return iorelay_fsync(f, 0); });
+}
+
+IORELAY_EXPORT int fdatasync(int fd) {
+  if (!IsForwardedFd(fd)) return REAL(fdatasync)(fd);
+  return WithFile<int>(fd, [](iorelay_file* f) { return iorelay_fsync(f, 1); });
+}
+
+// No range sync in the protocol: a request to write out becomes fdatasync of the file.
+IORELAY_EXPORT int sync_file_range(int fd, off64_t off, off64_t n, unsigned flags) {
+  if (!IsForwardedFd(fd)) return REAL(sync_file_range)(fd, off, n, flags);
+  if (off < 0 || n < 0 ||
+      (flags &
+       ~(SYNC_FILE_RANGE_WAIT_BEFORE | SYNC_FILE_RANGE_WRITE | SYNC_FILE_RANGE_WAIT_AFTER)) != 0) {
+    return Fail(EINVAL);
+  }
+  return WithFile<int>(fd, [&](iorelay_file* f) {
+    return (flags & SYNC_FILE_RANGE_WRITE) ? iorelay_fsync(f, 1) : 0;
+  });
+}
+
+IORELAY_EXPORT int ftruncate(int fd, off_t len) noexcept {
+  if (!IsForwardedFd(fd)) return REAL(ftruncate)(fd, len);
+  return WithFile<int>(fd, [&](iorelay_file* f) { return iorelay_ftruncate(f, len); });
+}
+
+IORELAY_EXPORT int ftruncate64(int fd, off64_t len) noexcept {
+  if (!IsForwardedFd(fd)) return REAL(ftruncate64)(fd, len);
+  return WithFile<int>(fd, [&](iorelay_file* f) { return iorelay_ftruncate(f, len); });
+}
+
+IORELAY_EXPORT int fallocate(int fd, int mode, off_t off, off_t len) {
+  if (!IsForwardedFd(fd)) return REAL(fallocate)(fd, mode, off, len);
+  return WithFile<int>(fd, [&](iorelay_file* f) { return iorelay_fallocate(f, mode, off, len); });
+}
+
+IORELAY_EXPORT int fallocate64(int fd, int mode, off64_t off, off64_t len) {
+  if (!IsForwardedFd(fd)) return REAL(fallocate64)(fd, mode, off, len);
+  return WithFile<int>(fd, [&](iorelay_file* f) { return iorelay_fallocate(f, mode, off, len); });
+}
+
+IORELAY_EXPORT int posix_fallocate(int fd, off_t off, off_t len) {
+  if (!IsForwardedFd(fd)) return REAL(posix_fallocate)(fd, off, len);
+  if (off < 0 || len <= 0) return EINVAL;
+  return WithFileErrnoResult(fd,
+                             [&](iorelay_file* f) { return iorelay_fallocate(f, 0, off, len); });
+}
+
+IORELAY_EXPORT int posix_fallocate64(int fd, off64_t off, off64_t len) {
+  if (!IsForwardedFd(fd)) return REAL(posix_fallocate64)(fd, off, len);
+  if (off < 0 || len <= 0) return EINVAL;
+  return WithFileErrnoResult(fd,
+                             [&](iorelay_file* f) { return iorelay_fallocate(f, 0, off, len); });
+}
+
+IORELAY_EXPORT int posix_fadvise(int fd, off_t off, off_t len, int advice) noexcept {
+  if (!IsForwardedFd(fd)) return REAL(posix_fadvise)(fd, off, len, advice);
+  return FadviseForwarded(fd, advice);
+}
+
+IORELAY_EXPORT int posix_fadvise64(int fd, off64_t off, off64_t len, int advice) noexcept {
+  if (!IsForwardedFd(fd)) return REAL(posix_fadvise64)(fd, off, len, advice);
+  return FadviseForwarded(fd, advice);
+}
+
+IORELAY_EXPORT void* mmap(void* addr, size_t len, int prot, int flags, int fd, off_t off) noexcept {
+  if ((flags & MAP_ANONYMOUS) || !IsForwardedFd(fd)) {
+    return REAL(mmap)(addr, len, prot, flags, fd, off);
+  }
+  errno = ENODEV;
+  return MAP_FAILED;
+}
+
+IORELAY_EXPORT void* mmap64(void* addr, size_t len, int prot, int flags, int fd,
+                            off64_t off) noexcept {
+  if ((flags & MAP_ANONYMOUS) || !IsForwardedFd(fd)) {
+    return REAL(mmap64)(addr, len, prot, flags, fd, off);
+  }
+  errno = ENODEV;
+  return MAP_FAILED;
+}
+
+}  // extern "C"

@@ -1,0 +1,152 @@
+// Namespace operations on forwarded paths: access, unlink, mkdir, rmdir, rename,
+// readlink, truncate, remove, realpath. A rename across the forwarded boundary is EXDEV.
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "preload/libc_next.h"
+#include "preload/state.h"
+
+using namespace iorelay::preload;
+
+namespace {
+
+// Both ends forwarded: 1; neither: 0; one: EXDEV in *rc and 1.
+bool RenameAt(int olddir, const char* from, int newdir, const char* to, unsigned flags, int* rc) {
+  AbsPath a, b;
+  bool fa = ForwardedPath(olddir, from, &a);
+  bool fb = ForwardedPath(newdir, to, &b);
+  if (!fa && !fb) return false;
+  *rc = fa && fb ? FromClient(iorelay_rename(g_client, a.c_str(), b.c_str(), flags)) : Fail(EXDEV);
+  return true;
+}
+
+// realpath of a forwarded path: the lexical normalisation (the daemon resolves
+// symlinks beneath its export root), after checking that the path exists.
+char* RealpathForwarded(const AbsPath& abs, char* resolved) {
+  struct stat st;
+  int rc = iorelay_stat(g_client, abs.c_str(), &st, 0);
+  if (rc < 0) return (errno = -rc, nullptr);
+  size_t n = strlen(abs.c_str());
+  if (n >= PATH_MAX) return (errno = ENAMETOOLONG, nullptr);
+  if (resolved == nullptr) return strdup(abs.c_str());
+  memcpy(resolved, abs.c_str(), n + 1);
+  return resolved;
+}
+
+}  // namespace
+
+extern "C" {
+
+IORELAY_EXPORT char* realpath(const char* path, char* resolved) noexcept {
+  AbsPath abs;
+  if (!ForwardedPath(AT_FDCWD, path, &abs)) return REAL(realpath)(path, resolved);
+  return RealpathForwarded(abs, resolved);
+}
+
+IORELAY_EXPORT char* __realpath_chk(const char* path, char* resolved, size_t resolvedlen) {
+  if (resolved != nullptr && resolvedlen < PATH_MAX) __chk_fail();
+  AbsPath abs;
+  if (!ForwardedPath(AT_FDCWD, path, &abs))
+    return REAL(__realpath_chk)(path, resolved, resolvedlen);
+  return RealpathForwarded(abs, resolved);
+}
+
+IORELAY_EXPORT int access(const char* path, int mode) noexcept {
+  AbsPath abs;
+  if (!ForwardedPath(AT_FDCWD, path, &abs)) return REAL(access)(path, mode);
+  return FromClient(iorelay_access(g_client, abs.c_str(), mode));
+}
+
+IORELAY_EXPORT int faccessat(int dirfd, const char* path, int mode, int flags) noexcept {
+  AbsPath abs;
+  if (!ForwardedPath(dirfd, path, &abs)) return REAL(faccessat)(dirfd, path, mode, flags);
+  if (flags & ~(AT_EACCESS | AT_SYMLINK_NOFOLLOW | AT_EMPTY_PATH)) return Fail(EINVAL);
+  return FromClient(iorelay_access(g_client, abs.c_str(), mode));
+}
+
+IORELAY_EXPORT int unlink(const char* path) noexcept {
+  AbsPath abs;
+  if (!ForwardedPath(AT_FDCWD, path, &abs)) return REAL(unlink)(path);
+  return FromClient(iorelay_unlink(g_client, abs.c_str()));
+}
+
+IORELAY_EXPORT int unlinkat(int dirfd, const char* path, int flags) noexcept {
+  AbsPath abs;
+  if (!ForwardedPath(dirfd, path, &abs)) return REAL(unlinkat)(dirfd, path, flags);
+  if (flags & ~AT_REMOVEDIR) return Fail(EINVAL);
+  return FromClient((flags & AT_REMOVEDIR) ? iorelay_rmdir(g_client, abs.c_str())
+                                           : iorelay_unlink(g_client, abs.c_str()));
+}
+
+// glibc's remove() calls its internal unlink/rmdir, which no interposer sees.
+IORELAY_EXPORT int remove(const char* path) noexcept {
+  AbsPath abs;
+  if (!ForwardedPath(AT_FDCWD, path, &abs)) return REAL(remove)(path);
+  int rc = iorelay_unlink(g_client, abs.c_str());
+  if (rc == -EISDIR || rc == -EPERM) rc = iorelay_rmdir(g_client, abs.c_str());
+  return FromClient(rc);
+}
+
+IORELAY_EXPORT int mkdir(const char* path, mode_t mode) noexcept {
+  AbsPath abs;
+  if (!ForwardedPath(AT_FDCWD, path, &abs)) return REAL(mkdir)(path, mode);
+  return FromClient(iorelay_mkdir(g_client, abs.c_str(), mode));
+}
+
+IORELAY_EXPORT int mkdirat(int dirfd, const char* path, mode_t mode) noexcept {
+  AbsPath abs;
+  if (!ForwardedPath(dirfd, path, &abs)) return REAL(mkdirat)(dirfd, path, mode);
+  return FromClient(iorelay_mkdir(g_client, abs.c_str(), mode));
+}
+
+IORELAY_EXPORT int rmdir(const char* path) noexcept {
+  AbsPath abs;
+  if (!ForwardedPath(AT_FDCWD, path, &abs)) return REAL(rmdir)(path);
+  return FromClient(iorelay_rmdir(g_client, abs.c_str()));
+}
+
+IORELAY_EXPORT int rename(const char* from, const char* to) noexcept {
+  int rc;
+  if (RenameAt(AT_FDCWD, from, AT_FDCWD, to, 0, &rc)) return rc;
+  return REAL(rename)(from, to);
+}
+
+IORELAY_EXPORT int renameat(int olddir, const char* from, int newdir, const char* to) noexcept {
+  int rc;
+  if (RenameAt(olddir, from, newdir, to, 0, &rc)) return rc;
+  return REAL(renameat)(olddir, from, newdir, to);
+}
+
+IORELAY_EXPORT int renameat2(int olddir, const char* from, int newdir, const char* to,
+                             unsigned flags) noexcept {
+  int rc;
+  if (RenameAt(olddir, from, newdir, to, flags, &rc)) return rc;
+  return REAL(renameat2)(olddir, from, newdir, to, flags);
+}
+
+IORELAY_EXPORT ssize_t readlink(const char* path, char* buf, size_t size) noexcept {
+  AbsPath abs;
+  if (!ForwardedPath(AT_FDCWD, path, &abs)) return REAL(readlink)(path, buf, size);
+  return FromClient(iorelay_readlink(g_client, abs.c_str(), buf, size));
+}
+
+IORELAY_EXPORT ssize_t readlinkat(int dirfd, const char* path, char* buf, size_t size) noexcept {
+  AbsPath abs;
+  if (!ForwardedPath(dirfd, path, &abs)) return REAL(readlinkat)(dirfd, path, buf, size);
+  return FromClient(iorelay_readlink(g_client, abs.c_str(), buf, size));
+}
+
+IORELAY_EXPORT int truncate(const char* path, off_t len) noexcept {
+  AbsPath abs;
+  if (!ForwardedPath(AT_FDCWD, path, &abs)) return REAL(truncate)(path, len);
+  return FromClient(iorelay_truncate(g_client, abs.c_str(), len));
+}
+
+IORELAY_EXPORT int truncate64(const char* path, off64_t len) noexcept {
+  AbsPath abs;
+  if (!ForwardedPath(AT_FDCWD, path, &abs)) return REAL(truncate64)(path, len);
+  return FromClient(iorelay_truncate(g_client, abs.c_str(), len));
+}
+
+}  // extern "C"
