@@ -1,0 +1,71 @@
+// The Backend interface: every file-data and path operation the daemon performs goes through
+// one, so tests can swap the file system for a null or delay-injecting implementation.
+#pragma once
+
+#include <sys/stat.h>
+#include <sys/statfs.h>
+#include <sys/types.h>
+#include <sys/uio.h>
+
+#include <cstdint>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "common/status.h"
+
+namespace iorelay::backend {
+
+// One directory entry as readdir(3) gives it.
+struct DirEntryInfo {
+  uint64_t ino = 0;
+  uint8_t type = 0;  // DT_*
+  std::string name;
+};
+
+// All methods are thread-safe and return the errno the underlying call gave. A backend
+// fd is an int owned by the backend; it stays valid until Close(). Path operations take
+// a directory fd (an export root) and a path relative to it, and never resolve anything
+// outside that directory: `..` above it, absolute symlinks and symlinks leading outside
+// are refused with EACCES.
+class Backend {
+ public:
+  virtual ~Backend() = default;
+  virtual const char* name() const = 0;
+
+  // open(2) of `rel` beneath `root_fd` ("" or "." is the root itself). O_CLOEXEC is added.
+  virtual Result<int> Open(int root_fd, const std::string& rel, int flags, mode_t mode) = 0;
+  virtual Status Close(int fd) = 0;
+  virtual Result<size_t> Pread(int fd, void* buf, size_t n, uint64_t offset) = 0;
+  virtual Result<size_t> Pwrite(int fd, const void* buf, size_t n, uint64_t offset) = 0;
+  virtual Result<size_t> Preadv(int fd, const struct iovec* iov, int iovcnt, uint64_t offset) = 0;
+  virtual Result<size_t> Pwritev(int fd, const struct iovec* iov, int iovcnt, uint64_t offset) = 0;
+  virtual Status Fsync(int fd, bool datasync) = 0;
+  virtual Status Ftruncate(int fd, int64_t length) = 0;
+  virtual Status Fallocate(int fd, int mode, int64_t offset, int64_t length) = 0;
+  virtual Result<struct stat> Fstat(int fd) = 0;
+  virtual Result<struct statfs> Fstatfs(int fd) = 0;
+  // lseek(2) on the backend fd; the daemon keeps offsets itself and uses this only for
+  // SEEK_DATA and SEEK_HOLE.
+  virtual Result<int64_t> Seek(int fd, int64_t offset, int whence) = 0;
+  // fcntl(F_SETFL).
+  virtual Status SetFlags(int fd, int flags) = 0;
+  // The whole listing of a directory opened with Open(..., O_DIRECTORY), "." and ".." included.
+  virtual Result<std::vector<DirEntryInfo>> ReadDir(int fd) = 0;
+
+  virtual Result<struct stat> Stat(int root_fd, const std::string& rel, bool nofollow) = 0;
+  virtual Result<struct statfs> Statfs(int root_fd, const std::string& rel) = 0;
+  virtual Status Access(int root_fd, const std::string& rel, int mode) = 0;
+  virtual Status Unlink(int root_fd, const std::string& rel) = 0;
+  virtual Status Mkdir(int root_fd, const std::string& rel, mode_t mode) = 0;
+  virtual Status Rmdir(int root_fd, const std::string& rel) = 0;
+  virtual Status Rename(int from_root_fd, const std::string& from, int to_root_fd,
+                        const std::string& to, unsigned flags) = 0;
+  virtual Status Truncate(int root_fd, const std::string& rel, int64_t length) = 0;
+  virtual Result<std::string> Readlink(int root_fd, const std::string& rel) = 0;
+};
+
+// "posix" or "null"; `delay_us` > 0 wraps the result in a DelayBackend.
+Result<std::unique_ptr<Backend>> MakeBackend(const std::string& name, int64_t delay_us);
+
+}  // namespace iorelay::backend

@@ -1,0 +1,207 @@
+// PosixBackend: thin wrappers over the system calls; path operations resolve the parent
+// beneath the export root first and then use the *at() calls on it.
+#include "backend/posix_backend.h"
+
+#include <dirent.h>
+#include <fcntl.h>
+#include <stdio.h>
+#include <unistd.h>
+
+#include "backend/beneath.h"
+
+namespace iorelay::backend {
+namespace {
+
+// Closes an fd at scope exit.
+class FdGuard {
+ public:
+  explicit FdGuard(int fd) : fd_(fd) {}
+  ~FdGuard() {
+    if (fd_ >= 0) ::close(fd_);
+  }
+  FdGuard(const FdGuard&) = delete;
+  FdGuard& operator=(const FdGuard&) = delete;
+  int get() const { return fd_; }
+
+ private:
+  int fd_;
+};
+
+Result<size_t> Count(ssize_t n, const char* what) {
+  if (n < 0) return Status::LastError(what);
+  return static_cast<size_t>(n);
+}
+
+Status Check(int rc, const char* what) { return rc == 0 ? Status::Ok() : Status::LastError(what); }
+
+}  // namespace
+
+Result<int> PosixBackend::Open(int root_fd, const std::string& rel, int flags, mode_t mode) {
+  return OpenBeneath(root_fd, rel, flags, mode);
+}
+
+Status PosixBackend::Close(int fd) { return Check(::close(fd), "close"); }
+
+Result<size_t> PosixBackend::Pread(int fd, void* buf, size_t n, uint64_t offset) {
+  return Count(::pread(fd, buf, n, static_cast<off_t>(offset)), "pread");
+}
+
+Result<size_t> PosixBackend::Pwrite(int fd, const void* buf, size_t n, uint64_t offset) {
+  return Count(::pwrite(fd, buf, n, static_cast<off_t>(offset)), "pwrite");
+}
+
+Result<size_t> PosixBackend::Preadv(int fd, const struct iovec* iov, int iovcnt, uint64_t offset) {
+  return Count(::preadv(fd, iov, iovcnt, static_cast<off_t>(offset)), "preadv");
+}
+
+Result<size_t> PosixBackend::Pwritev(int fd, const struct iovec* iov, int iovcnt, uint64_t offset) {
+  return Count(::pwritev(fd, iov, iovcnt, static_cast<off_t>(offset)), "pwritev");
+}
+
+Status PosixBackend::Fsync(int fd, bool datasync) {
+  return Check(datasync ? ::fdatasync(fd) : ::fsync(fd), "fsync");
+}
+
+Status PosixBackend::Ftruncate(int fd, int64_t length) {
+  return Check(::ftruncate(fd, length), "ftruncate");
+}
+
+Status PosixBackend::Fallocate(int fd, int mode, int64_t offset, int64_t length) {
+  return Check(::fallocate(fd, mode, offset, length), "fallocate");
+}
+
+Result<struct stat> PosixBackend::Fstat(int fd) {
+  struct stat st;
+  if (::fstat(fd, &st) != 0) return Status::LastError("fstat");
+  return st;
+}
+
+Result<struct statfs> PosixBackend::Fstatfs(int fd) {
+  struct statfs st;
+  if (::fstatfs(fd, &st) != 0) return Status::LastError("fstatfs");
+  return st;
+}
+
+Result<int64_t> PosixBackend::Seek(int fd, int64_t offset, int whence) {
+  off_t r = ::lseek(fd, offset, whence);
+  if (r < 0) return Status::LastError("lseek");
+  return static_cast<int64_t>(r);
+}
+
+Status PosixBackend::SetFlags(int fd, int flags) {
+  return Check(::fcntl(fd, F_SETFL, flags) == -1 ? -1 : 0, "fcntl(F_SETFL)");
+}
+
+Result<std::vector<DirEntryInfo>> PosixBackend::ReadDir(int fd) {
+  int dup_fd = ::fcntl(fd, F_DUPFD_CLOEXEC, 0);
+  if (dup_fd < 0) return Status::LastError("readdir");
+  DIR* dir = ::fdopendir(dup_fd);
+  if (dir == nullptr) {
+    Status s = Status::LastError("readdir");
+    ::close(dup_fd);
+    return s;
+  }
+  ::rewinddir(dir);
+  std::vector<DirEntryInfo> out;
+  errno = 0;
+  while (struct dirent* e = ::readdir(dir)) {
+    out.push_back(DirEntryInfo{e->d_ino, e->d_type, e->d_name});
+  }
+  Status s = errno != 0 ? Status::LastError("readdir") : Status::Ok();
+  ::closedir(dir);
+  if (!s.ok()) return s;
+  return out;
+}
+
+Result<struct stat> PosixBackend::Stat(int root_fd, const std::string& rel, bool nofollow) {
+  struct stat st;
+  if (nofollow) {
+    Result<ParentRef> parent = OpenParentBeneath(root_fd, rel);
+    if (!parent.ok()) return parent.status();
+    FdGuard guard(parent->fd);
+    if (::fstatat(guard.get(), parent->name.c_str(), &st, AT_SYMLINK_NOFOLLOW) != 0) {
+      return Status::LastError("lstat");
+    }
+    return st;
+  }
+  Result<int> fd = OpenBeneath(root_fd, rel, O_PATH, 0);
+  if (!fd.ok()) return fd.status();
+  FdGuard guard(*fd);
+  if (::fstat(guard.get(), &st) != 0) return Status::LastError("stat");
+  return st;
+}
+
+Result<struct statfs> PosixBackend::Statfs(int root_fd, const std::string& rel) {
+  Result<int> fd = OpenBeneath(root_fd, rel, O_PATH, 0);
+  if (!fd.ok()) return fd.status();
+  FdGuard guard(*fd);
+  struct statfs st;
+  if (::fstatfs(guard.get(), &st) != 0) return Status::LastError("statfs");
+  return st;
+}
+
+Status PosixBackend::Access(int root_fd, const std::string& rel, int mode) {
+  Result<int> fd = OpenBeneath(root_fd, rel, O_PATH, 0);
+  if (!fd.ok()) return fd.status();
+  FdGuard guard(*fd);
+  return Check(::faccessat(guard.get(), "", mode, AT_EMPTY_PATH), "access");
+}
+
+Status PosixBackend::Unlink(int root_fd, const std::string& rel) {
+  Result<ParentRef> parent = OpenParentBeneath(root_fd, rel);
+  if (!parent.ok()) return parent.status();
+  FdGuard guard(parent->fd);
+  if (parent->is_self) return Status::FromErrno(EISDIR, "unlink of a directory");
+  return Check(::unlinkat(guard.get(), parent->name.c_str(), 0), "unlink");
+}
+
+Status PosixBackend::Mkdir(int root_fd, const std::string& rel, mode_t mode) {
+  Result<ParentRef> parent = OpenParentBeneath(root_fd, rel);
+  if (!parent.ok()) return parent.status();
+  FdGuard guard(parent->fd);
+  if (parent->is_self) return Status::FromErrno(EEXIST, "mkdir");
+  return Check(::mkdirat(guard.get(), parent->name.c_str(), mode), "mkdir");
+}
+
+Status PosixBackend::Rmdir(int root_fd, const std::string& rel) {
+  Result<ParentRef> parent = OpenParentBeneath(root_fd, rel);
+  if (!parent.ok()) return parent.status();
+  FdGuard guard(parent->fd);
+  // rmdir of "." is EINVAL locally; the export root itself is refused the same way.
+  if (parent->is_self) return Status::FromErrno(EINVAL, "rmdir of . or the export root");
+  return Check(::unlinkat(guard.get(), parent->name.c_str(), AT_REMOVEDIR), "rmdir");
+}
+
+Status PosixBackend::Rename(int from_root_fd, const std::string& from, int to_root_fd,
+                            const std::string& to, unsigned flags) {
+  Result<ParentRef> src = OpenParentBeneath(from_root_fd, from);
+  if (!src.ok()) return src.status();
+  FdGuard src_guard(src->fd);
+  Result<ParentRef> dst = OpenParentBeneath(to_root_fd, to);
+  if (!dst.ok()) return dst.status();
+  FdGuard dst_guard(dst->fd);
+  if (src->is_self || dst->is_self) return Status::FromErrno(EBUSY, "rename of . or a root");
+  return Check(
+      ::renameat2(src_guard.get(), src->name.c_str(), dst_guard.get(), dst->name.c_str(), flags),
+      "rename");
+}
+
+Status PosixBackend::Truncate(int root_fd, const std::string& rel, int64_t length) {
+  Result<int> fd = OpenBeneath(root_fd, rel, O_WRONLY | O_NONBLOCK | O_NOCTTY, 0);
+  if (!fd.ok()) return fd.status();
+  FdGuard guard(*fd);
+  return Check(::ftruncate(guard.get(), length), "truncate");
+}
+
+Result<std::string> PosixBackend::Readlink(int root_fd, const std::string& rel) {
+  Result<ParentRef> parent = OpenParentBeneath(root_fd, rel);
+  if (!parent.ok()) return parent.status();
+  FdGuard guard(parent->fd);
+  if (parent->is_self) return Status::FromErrno(EINVAL, "readlink of a directory");
+  char buf[4096];
+  ssize_t n = ::readlinkat(guard.get(), parent->name.c_str(), buf, sizeof buf);
+  if (n < 0) return Status::LastError("readlink");
+  return std::string(buf, static_cast<size_t>(n));
+}
+
+}  // namespace iorelay::backend

@@ -1,0 +1,90 @@
+// PosixBackend path operations give the local errno and stay beneath the root.
+#include "backend/posix_backend.h"
+
+#include <fcntl.h>
+#include <gtest/gtest.h>
+#include <stdlib.h>
+#include <unistd.h>
+
+#include <filesystem>
+
+#include "backend/null_backend.h"
+
+namespace iorelay::backend {
+namespace {
+
+class PosixBackendTest : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    char tmpl[] = "/tmp/iorelay-posix-XXXXXX";
+    ASSERT_NE(::mkdtemp(tmpl), nullptr);
+    base_ = tmpl;
+    ASSERT_EQ(::mkdir((base_ + "/root").c_str(), 0755), 0);
+    root_fd_ = ::open((base_ + "/root").c_str(), O_PATH | O_DIRECTORY | O_CLOEXEC);
+    ASSERT_GE(root_fd_, 0);
+  }
+  void TearDown() override {
+    ::close(root_fd_);
+    std::filesystem::remove_all(base_);
+  }
+  PosixBackend b_;
+  std::string base_;
+  int root_fd_ = -1;
+};
+
+TEST_F(PosixBackendTest, DataRoundTrip) {
+  Result<int> fd = b_.Open(root_fd_, "f", O_RDWR | O_CREAT, 0644);
+  ASSERT_TRUE(fd.ok());
+  ASSERT_EQ(*b_.Pwrite(*fd, "hello", 5, 10), 5u);
+  char buf[16] = {};
+  ASSERT_EQ(*b_.Pread(*fd, buf, sizeof buf, 10), 5u);
+  EXPECT_EQ(std::string(buf, 5), "hello");
+  EXPECT_EQ(b_.Fstat(*fd)->st_size, 15);
+  EXPECT_TRUE(b_.Ftruncate(*fd, 3).ok());
+  EXPECT_EQ(b_.Stat(root_fd_, "f", false)->st_size, 3);
+  EXPECT_TRUE(b_.Close(*fd).ok());
+}
+
+TEST_F(PosixBackendTest, PathOpsErrno) {
+  EXPECT_TRUE(b_.Mkdir(root_fd_, "d", 0755).ok());
+  EXPECT_EQ(b_.Mkdir(root_fd_, "d", 0755).code(), EEXIST);
+  Result<int> fd = b_.Open(root_fd_, "d/f", O_WRONLY | O_CREAT, 0644);
+  ASSERT_TRUE(fd.ok());
+  b_.Close(*fd);
+  EXPECT_EQ(b_.Rmdir(root_fd_, "d").code(), ENOTEMPTY);
+  EXPECT_EQ(b_.Unlink(root_fd_, "d").code(), EISDIR);
+  EXPECT_TRUE(b_.Rename(root_fd_, "d/f", root_fd_, "g", 0).ok());
+  EXPECT_EQ(b_.Unlink(root_fd_, "d/f").code(), ENOENT);
+  EXPECT_TRUE(b_.Rmdir(root_fd_, "d").ok());
+  EXPECT_EQ(b_.Rmdir(root_fd_, "").code(), EINVAL);
+  EXPECT_TRUE(b_.Access(root_fd_, "g", F_OK).ok());
+  EXPECT_EQ(b_.Access(root_fd_, "nope", F_OK).code(), ENOENT);
+  ASSERT_EQ(::symlink("g", (base_ + "/root/l").c_str()), 0);
+  EXPECT_EQ(*b_.Readlink(root_fd_, "l"), "g");
+  EXPECT_TRUE(S_ISLNK(b_.Stat(root_fd_, "l", true)->st_mode));
+  EXPECT_TRUE(S_ISREG(b_.Stat(root_fd_, "l", false)->st_mode));
+  EXPECT_TRUE(b_.Truncate(root_fd_, "g", 100).ok());
+  EXPECT_EQ(b_.Stat(root_fd_, "g", false)->st_size, 100);
+}
+
+TEST_F(PosixBackendTest, PathOpsRefuseEscapes) {
+  EXPECT_EQ(b_.Mkdir(root_fd_, "../escaped", 0755).code(), EACCES);
+  EXPECT_FALSE(std::filesystem::exists(base_ + "/escaped"));
+  EXPECT_EQ(b_.Rmdir(root_fd_, "..").code(), EACCES);
+  EXPECT_EQ(b_.Stat(root_fd_, "../", false).status().code(), EACCES);
+  ASSERT_EQ(::symlink("/", (base_ + "/root/up").c_str()), 0);
+  EXPECT_EQ(b_.Unlink(root_fd_, "up/tmp").code(), EACCES);
+}
+
+TEST(NullBackend, OpenGivesHandleReadsZeros) {
+  NullBackend b;
+  Result<int> fd = b.Open(-1, "whatever", O_RDWR, 0);
+  ASSERT_TRUE(fd.ok());
+  char buf[8] = {1, 1, 1, 1, 1, 1, 1, 1};
+  EXPECT_EQ(*b.Pread(*fd, buf, sizeof buf, 0), 8u);
+  EXPECT_EQ(buf[7], 0);
+  EXPECT_EQ(*b.Pwrite(*fd, buf, 8, 0), 8u);
+}
+
+}  // namespace
+}  // namespace iorelay::backend

@@ -1,0 +1,57 @@
+// 4096-aligned data buffers, recycled: write payloads are received into them and reads
+// land in them, so O_DIRECT works and the hot path does not allocate.
+#pragma once
+
+#include <cstddef>
+#include <cstdlib>
+#include <mutex>
+#include <vector>
+
+namespace iorelay::daemon {
+
+inline constexpr size_t kBufferAlign = 4096;
+
+class Buffer {
+ public:
+  Buffer() = default;
+  Buffer(void* p, size_t cap) : data_(static_cast<char*>(p)), capacity_(cap) {}
+  Buffer(Buffer&& o) noexcept : data_(o.data_), capacity_(o.capacity_) {
+    o.data_ = nullptr;
+    o.capacity_ = 0;
+  }
+  Buffer& operator=(Buffer&& o) noexcept {
+    std::swap(data_, o.data_);
+    std::swap(capacity_, o.capacity_);
+    return *this;
+  }
+  ~Buffer() { std::free(data_); }
+  char* data() const { return data_; }
+  size_t capacity() const { return capacity_; }
+  char* release() {
+    char* p = data_;
+    data_ = nullptr;
+    capacity_ = 0;
+    return p;
+  }
+
+ private:
+  char* data_ = nullptr;
+  size_t capacity_ = 0;
+};
+
+// Thread-safe. Keeps a few free buffers per power-of-two size up to 1 MiB.
+class BufferPool {
+ public:
+  ~BufferPool();
+  // A buffer of at least `n` bytes (n may be 0); empty Buffer when memory is exhausted.
+  Buffer Get(size_t n);
+  void Put(Buffer b);
+
+ private:
+  static constexpr int kClasses = 9;  // 4 KiB .. 1 MiB
+  static constexpr size_t kKeepPerClass = 64;
+  std::mutex mu_;
+  std::vector<char*> free_[kClasses];  // guarded by mu_
+};
+
+}  // namespace iorelay::daemon

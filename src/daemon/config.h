@@ -1,0 +1,48 @@
+// iorelayd's configuration: command-line and JSON forms of the same keys, with defaults,
+// printable in full (--print-config) so every result can record it.
+#pragma once
+
+#include <cstdint>
+#include <nlohmann/json.hpp>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "common/status.h"
+
+namespace iorelay::daemon {
+
+struct Config {
+  std::vector<std::string> listen;                               // tcp:HOST:PORT, unix:PATH
+  std::vector<std::pair<std::string, std::string>> exports;      // client prefix, root dir
+  std::vector<std::pair<std::string, std::string>> credentials;  // app name, secret file
+  std::string ready_file;
+  int workers = 4;
+  std::string scheduler = "fifo";
+  std::string backend = "posix";
+  int64_t delay_us = 0;
+  int heartbeat_ms = 200;
+  std::string trace;  // empty: no trace
+};
+
+// What the command line asked for besides the configuration.
+struct CommandLine {
+  Config config;
+  bool print_config = false;
+  bool help = false;
+};
+
+// Parses argv. `--config FILE` is read first wherever it appears; options on the command
+// line then override its scalars, and a list option given on the command line replaces
+// the file's list. Without any --listen, the default is tcp:127.0.0.1:0. Errors are
+// EINVAL with a message naming the offending option.
+Result<CommandLine> ParseCommandLine(int argc, const char* const* argv);
+
+// The configuration as JSON with every key present (the keys of the command line).
+nlohmann::json ConfigToJson(const Config& config);
+// The inverse; unknown keys and wrong types are EINVAL. Missing keys keep defaults.
+Result<Config> ConfigFromJson(const nlohmann::json& j);
+
+const char* UsageText();
+
+}  // namespace iorelay::daemon

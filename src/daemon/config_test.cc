@@ -1,0 +1,68 @@
+// Command-line and JSON configuration: defaults, repeatable options, errors.
+#include "daemon/config.h"
+
+#include <gtest/gtest.h>
+
+#include <cstdio>
+#include <fstream>
+
+namespace iorelay::daemon {
+namespace {
+
+Result<CommandLine> Parse(std::vector<const char*> args) {
+  args.insert(args.begin(), "iorelayd");
+  return ParseCommandLine(static_cast<int>(args.size()), args.data());
+}
+
+TEST(Config, DefaultsFilledIn) {
+  auto cl = Parse({});
+  ASSERT_TRUE(cl.ok());
+  nlohmann::json j = ConfigToJson(cl->config);
+  EXPECT_EQ(j["listen"][0], "tcp:127.0.0.1:0");
+  EXPECT_EQ(j["workers"], 4);
+  EXPECT_EQ(j["scheduler"], "fifo");
+  EXPECT_EQ(j["backend"], "posix");
+  EXPECT_EQ(j["heartbeat-ms"], 200);
+}
+
+TEST(Config, RepeatableOptions) {
+  auto cl = Parse({"--listen", "unix:/tmp/a", "--listen", "tcp:0.0.0.0:7000", "--export",
+                   "/scratch=/tmp/x", "--credential", "a=/k1", "--credential", "b=/k2", "--workers",
+                   "8", "--print-config"});
+  ASSERT_TRUE(cl.ok()) << cl.status().ToString();
+  EXPECT_TRUE(cl->print_config);
+  EXPECT_EQ(cl->config.listen.size(), 2u);
+  EXPECT_EQ(cl->config.credentials.size(), 2u);
+  EXPECT_EQ(cl->config.exports[0].first, "/scratch");
+  EXPECT_EQ(cl->config.workers, 8);
+}
+
+TEST(Config, BadArgumentsAreEinval) {
+  EXPECT_EQ(Parse({"--workers", "zero"}).status().code(), EINVAL);
+  EXPECT_EQ(Parse({"--export", "noequals"}).status().code(), EINVAL);
+  EXPECT_EQ(Parse({"--listen", "udp:x"}).status().code(), EINVAL);
+  EXPECT_EQ(Parse({"--bogus"}).status().code(), EINVAL);
+  EXPECT_EQ(Parse({"--trace"}).status().code(), EINVAL);
+}
+
+TEST(Config, JsonRoundTripAndFileOverride) {
+  Config c;
+  c.listen = {"unix:/tmp/s"};
+  c.exports = {{"/p", "/r"}};
+  c.credentials = {{"app", "/k"}};
+  c.workers = 3;
+  Result<Config> back = ConfigFromJson(ConfigToJson(c));
+  ASSERT_TRUE(back.ok());
+  EXPECT_EQ(ConfigToJson(*back), ConfigToJson(c));
+  std::string path = "/tmp/iorelay-config-test.json";
+  std::ofstream(path) << ConfigToJson(c).dump();
+  auto cl = Parse({"--config", path.c_str(), "--workers", "5"});
+  std::remove(path.c_str());
+  ASSERT_TRUE(cl.ok());
+  EXPECT_EQ(cl->config.workers, 5);
+  EXPECT_EQ(cl->config.listen[0], "unix:/tmp/s");
+  EXPECT_EQ(ConfigFromJson(nlohmann::json{{"nope", 1}}).status().code(), EINVAL);
+}
+
+}  // namespace
+}  // namespace iorelay::daemon

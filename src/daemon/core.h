@@ -1,0 +1,77 @@
+// Everything the request handlers share: configuration, backend, exports, sessions, locks,
+// scheduler loop, counters and trace. One per daemon; no globals.
+#pragma once
+
+#include <memory>
+#include <span>
+#include <string>
+#include <vector>
+
+#include "backend/backend.h"
+#include "common/auth.h"
+#include "daemon/buffer_pool.h"
+#include "daemon/client_conn.h"
+#include "daemon/config.h"
+#include "daemon/dispatcher.h"
+#include "daemon/exports.h"
+#include "daemon/lock_service.h"
+#include "daemon/session.h"
+#include "daemon/stats.h"
+#include "daemon/trace.h"
+#include "proto/wire.h"
+#include "sched/clock.h"
+
+namespace iorelay::daemon {
+
+struct Credential {
+  std::string name;  // the application identity
+  Secret secret;
+};
+
+struct Core {
+  Config config;
+  std::vector<Credential> credentials;
+  std::unique_ptr<backend::Backend> backend;
+  Exports exports;
+  SessionTable sessions;
+  std::unique_ptr<Stats> stats;
+  Trace trace;
+  BufferPool buffers;
+  LockService locks;
+  sched::RealClock clock;
+  std::unique_ptr<Dispatcher> dispatcher;
+};
+
+// What a finished request reports for accounting and the trace.
+struct Outcome {
+  int error = 0;
+  uint64_t handle = 0;
+  uint64_t offset = 0;
+  uint64_t size = 0;        // bytes asked for
+  uint64_t bytes_read = 0;  // bytes moved
+  uint64_t bytes_written = 0;
+  int64_t queue_ns = 0;
+};
+
+// Records `o` (stats, trace) for a request that arrived at `arrival_ns` and has been
+// answered, and ends its "outstanding" count.
+void FinishRequest(Core& core, ClientConn& conn, const Session& session, proto::Op op,
+                   int64_t arrival_ns, const Outcome& o);
+
+// Handlers; each answers the request itself (now or later) and calls FinishRequest.
+using ConnPtr = std::shared_ptr<ClientConn>;
+void HandleFileOp(Core& core, const ConnPtr& conn, const proto::FrameHeader& h,
+                  std::span<const uint8_t> payload, int64_t arrival_ns);
+void HandlePathOp(Core& core, const ConnPtr& conn, const proto::FrameHeader& h,
+                  std::span<const uint8_t> payload, int64_t arrival_ns);
+void HandleLockOp(Core& core, const ConnPtr& conn, const proto::FrameHeader& h,
+                  std::span<const uint8_t> payload, int64_t arrival_ns);
+// kPread, kRead (payload: fields), kPwrite, kWrite (fields + `data` holding the tail).
+void SubmitDataOp(Core& core, const ConnPtr& conn, const proto::FrameHeader& h,
+                  std::span<const uint8_t> fields, Buffer data, uint64_t data_len,
+                  int64_t arrival_ns, bool may_run_inline);
+// The Dispatcher's executor.
+void ExecuteDispatch(Core& core, const sched::Dispatch& d, Work* const* works, size_t n,
+                     int* results);
+
+}  // namespace iorelay::daemon

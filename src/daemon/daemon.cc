@@ -1,0 +1,175 @@
+// Daemon assembly and lifecycle: validation, listeners, accept threads, per-connection
+// threads, the heartbeat thread, and the ordered shutdown.
+#include "daemon/daemon.h"
+
+#include <fmt/core.h>
+#include <stdio.h>
+
+#include <chrono>
+#include <fstream>
+
+#include "daemon/serve_connection.h"
+#include "sched/registry.h"
+
+namespace iorelay::daemon {
+
+Result<std::unique_ptr<Core>> BuildCore(const Config& config) {
+  auto core = std::make_unique<Core>();
+  core->config = config;
+  if (config.credentials.empty()) {
+    return Status::InvalidArgument("no --credential given: the daemon would serve nobody");
+  }
+  std::vector<std::string> names;
+  for (const auto& [name, file] : config.credentials) {
+    for (const std::string& n : names) {
+      if (n == name) return Status::InvalidArgument("credential name '" + name + "' given twice");
+    }
+    Result<Secret> secret = LoadSecretFile(file);
+    if (!secret.ok()) {
+      return Status::FromErrno(secret.status().code(), "--credential " + name + "=" + file + ": " +
+                                                           secret.status().message());
+    }
+    core->credentials.push_back(Credential{name, *secret});
+    names.push_back(name);
+  }
+  for (const auto& [prefix, root] : config.exports) {
+    Status s = core->exports.Add(prefix, root);
+    if (!s.ok())
+      return Status::FromErrno(s.code(), "--export " + prefix + "=" + root + ": " + s.message());
+  }
+  Result<std::unique_ptr<backend::Backend>> backend =
+      backend::MakeBackend(config.backend, config.delay_us);
+  if (!backend.ok()) return backend.status();
+  core->backend = std::move(*backend);
+  sched::SchedulerRegistry registry;
+  sched::RegisterBuiltinSchedulers(&registry);
+  Result<std::unique_ptr<sched::Scheduler>> scheduler = registry.Create(config.scheduler);
+  if (!scheduler.ok()) return scheduler.status();
+  if (!config.trace.empty()) IORELAY_RETURN_IF_ERROR(core->trace.Open(config.trace));
+  core->stats = std::make_unique<Stats>(names);
+  Core* c = core.get();
+  core->dispatcher = std::make_unique<Dispatcher>(
+      std::move(*scheduler), &core->clock, config.workers,
+      [c](const sched::Dispatch& d, Work* const* works, size_t n, int* results) {
+        ExecuteDispatch(*c, d, works, n, results);
+      });
+  return core;
+}
+
+Result<std::unique_ptr<Daemon>> Daemon::Start(std::unique_ptr<Core> core) {
+  std::unique_ptr<Daemon> d(new Daemon(std::move(core)));
+  for (const std::string& spec : d->core_->config.listen) {
+    Result<std::unique_ptr<Listener>> l = Listen(spec);
+    if (!l.ok()) return l.status();
+    d->addresses_.push_back((*l)->address());
+    d->listeners_.push_back(std::move(*l));
+  }
+  for (auto& l : d->listeners_) {
+    Listener* raw = l.get();
+    Daemon* self = d.get();
+    d->acceptors_.emplace_back([self, raw] { self->AcceptLoop(raw); });
+  }
+  d->heartbeat_ = std::thread([self = d.get()] { self->HeartbeatLoop(); });
+  if (!d->core_->config.ready_file.empty()) IORELAY_RETURN_IF_ERROR(d->WriteReadyFile());
+  return d;
+}
+
+Daemon::~Daemon() { Shutdown(); }
+
+Status Daemon::WriteReadyFile() const {
+  const std::string& path = core_->config.ready_file;
+  std::string tmp = path + ".tmp";
+  {
+    std::ofstream out(tmp, std::ios::trunc);
+    for (const std::string& a : addresses_) out << a << "\n";
+    out.flush();
+    if (!out) return Status::LastError("ready file " + tmp);
+  }
+  if (::rename(tmp.c_str(), path.c_str()) != 0) return Status::LastError("ready file " + path);
+  return Status::Ok();
+}
+
+void Daemon::AcceptLoop(Listener* listener) {
+  for (;;) {
+    Result<std::unique_ptr<Connection>> c = listener->Accept();
+    std::lock_guard<std::mutex> lock(mu_);
+    if (stopping_) return;  // (a connection accepted during shutdown is dropped)
+    if (!c.ok()) {
+      fmt::print(stderr, "iorelayd: accept on {}: {}\n", listener->address(),
+                 c.status().ToString());
+      return;
+    }
+    Reap(false);
+    auto conn = std::make_shared<ClientConn>(std::move(*c));
+    auto done = std::make_shared<std::atomic<bool>>(false);
+    Core* core = core_.get();
+    conns_.push_back(ConnEntry{conn, std::thread([core, conn, done] {
+                                 ServeConnection(*core, conn);
+                                 done->store(true);
+                               }),
+                               done});
+  }
+}
+
+void Daemon::Reap(bool all) {
+  for (auto it = conns_.begin(); it != conns_.end();) {
+    if (all || it->done->load()) {
+      if (it->thread.joinable()) it->thread.join();
+      it = conns_.erase(it);
+    } else {
+      ++it;
+    }
+  }
+}
+
+void Daemon::HeartbeatLoop() {
+  auto period = std::chrono::milliseconds(core_->config.heartbeat_ms);
+  std::unique_lock<std::mutex> lock(mu_);
+  while (!heartbeat_stop_) {
+    cv_.wait_for(lock, period);
+    if (heartbeat_stop_) break;
+    for (const ConnEntry& e : conns_) {
+      if (e.conn->outstanding.load(std::memory_order_acquire) > 0) e.conn->SendHeartbeat();
+    }
+  }
+}
+
+void Daemon::Shutdown() {
+  std::call_once(shutdown_once_, [this] {
+    {
+      std::lock_guard<std::mutex> lock(mu_);
+      stopping_ = true;
+    }
+    for (auto& l : listeners_) l->Shutdown();
+    for (auto& t : acceptors_) t.join();
+    // Stop receiving; readers finish what they run inline and leave.
+    std::vector<std::thread> readers;
+    {
+      std::lock_guard<std::mutex> lock(mu_);
+      for (ConnEntry& e : conns_) e.conn->transport()->StopReceiving();
+      for (ConnEntry& e : conns_) readers.push_back(std::move(e.thread));
+    }
+    for (auto& t : readers) {
+      if (t.joinable()) t.join();
+    }
+    core_->dispatcher->Drain();
+    core_->locks.CancelAll(EINTR);
+    core_->dispatcher->Stop();
+    {
+      std::lock_guard<std::mutex> lock(mu_);
+      heartbeat_stop_ = true;
+    }
+    cv_.notify_all();
+    if (heartbeat_.joinable()) heartbeat_.join();
+    {
+      std::lock_guard<std::mutex> lock(mu_);
+      for (ConnEntry& e : conns_) e.conn->Shutdown();
+      Reap(true);
+    }
+    for (const auto& s : core_->sessions.All()) s->Clear();
+    core_->trace.Close();
+    listeners_.clear();
+  });
+}
+
+}  // namespace iorelay::daemon

@@ -1,0 +1,68 @@
+// iorelayd as a library: a Daemon is built from a Config, listens, serves, and shuts down
+// cleanly. main.cc is a thin wrapper; tests embed a Daemon in-process.
+#pragma once
+
+#include <atomic>
+#include <condition_variable>
+#include <list>
+#include <memory>
+#include <mutex>
+#include <nlohmann/json.hpp>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include "daemon/config.h"
+#include "daemon/core.h"
+#include "daemon/transport.h"
+
+namespace iorelay::daemon {
+
+// Checks what needs the system: secrets readable (0600), export roots directories, backend
+// and scheduler names known, trace file writable. A failure is a configuration error (the
+// program exits 2); the message says what to fix.
+Result<std::unique_ptr<Core>> BuildCore(const Config& config);
+
+class Daemon {
+ public:
+  // Listens on every address, starts the threads, then writes the ready file.
+  static Result<std::unique_ptr<Daemon>> Start(std::unique_ptr<Core> core);
+  ~Daemon();
+  Daemon(const Daemon&) = delete;
+  Daemon& operator=(const Daemon&) = delete;
+
+  // The listening addresses with actual ports, in --listen order.
+  const std::vector<std::string>& addresses() const { return addresses_; }
+  // Stops accepting and receiving, finishes requests in flight (parked lock waits end with
+  // EINTR), closes every file. Idempotent; called by the destructor.
+  void Shutdown();
+  nlohmann::json StatsJson() const { return core_->stats->ToJson(); }
+  Core& core() { return *core_; }
+
+ private:
+  explicit Daemon(std::unique_ptr<Core> core) : core_(std::move(core)) {}
+  struct ConnEntry {
+    ConnPtr conn;
+    std::thread thread;
+    std::shared_ptr<std::atomic<bool>> done;
+  };
+  void AcceptLoop(Listener* listener);
+  void HeartbeatLoop();
+  // Joins the threads of finished connections (all of them with `all`).
+  void Reap(bool all);
+  Status WriteReadyFile() const;
+
+  std::unique_ptr<Core> core_;
+  std::vector<std::unique_ptr<Listener>> listeners_;
+  std::vector<std::string> addresses_;
+  std::vector<std::thread> acceptors_;
+  std::thread heartbeat_;
+  std::mutex mu_;
+  std::condition_variable cv_;
+  bool stopping_ = false;        // guarded by mu_
+  bool heartbeat_stop_ = false;  // guarded by mu_
+  std::list<ConnEntry> conns_;   // guarded by mu_
+  std::once_flag shutdown_once_;
+};
+
+}  // namespace iorelay::daemon

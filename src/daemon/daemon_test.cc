@@ -1,0 +1,379 @@
+// In-process daemon over a Unix socket with a raw client: handshake, malformed frames,
+// data round trip, errno fidelity, locks, heartbeats, stats and shutdown.
+#include "daemon/daemon.h"
+
+#include <fcntl.h>
+#include <gtest/gtest.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <atomic>
+#include <chrono>
+#include <condition_variable>
+#include <cstring>
+#include <filesystem>
+#include <fstream>
+#include <thread>
+
+#include "daemon/test_client.h"
+
+namespace iorelay::daemon {
+namespace {
+
+using proto::Op;
+using testing::Frame;
+using testing::RawClient;
+
+// Fails the test run (abort) when a test hangs instead of stalling CI.
+class Watchdog {
+ public:
+  explicit Watchdog(int seconds) {
+    thread_ = std::thread([this, seconds] {
+      std::unique_lock<std::mutex> lock(mu_);
+      if (!cv_.wait_for(lock, std::chrono::seconds(seconds), [this] { return done_; })) {
+        std::fprintf(stderr, "watchdog: test hung for %d s\n", seconds);
+        std::abort();
+      }
+    });
+  }
+  ~Watchdog() {
+    {
+      std::lock_guard<std::mutex> lock(mu_);
+      done_ = true;
+    }
+    cv_.notify_all();
+    thread_.join();
+  }
+
+ private:
+  std::mutex mu_;
+  std::condition_variable cv_;
+  bool done_ = false;
+  std::thread thread_;
+};
+
+class DaemonTest : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    char tmpl[] = "/tmp/irdt-XXXXXX";
+    ASSERT_NE(::mkdtemp(tmpl), nullptr);
+    dir_ = tmpl;
+    ASSERT_EQ(::mkdir((dir_ + "/root").c_str(), 0755), 0);
+    ASSERT_TRUE(CreateSecretFile(dir_ + "/a.key").ok());
+    ASSERT_TRUE(CreateSecretFile(dir_ + "/b.key").ok());
+    secret_a_ = *LoadSecretFile(dir_ + "/a.key");
+    secret_b_ = *LoadSecretFile(dir_ + "/b.key");
+  }
+  void TearDown() override {
+    daemon_.reset();
+    std::filesystem::remove_all(dir_);
+  }
+  void StartDaemon(int64_t delay_us = 0, int heartbeat_ms = 200) {
+    Config c;
+    socket_ = dir_ + "/s";
+    c.listen = {"unix:" + socket_};
+    c.exports = {{"/data", dir_ + "/root"}};
+    c.credentials = {{"appA", dir_ + "/a.key"}, {"appB", dir_ + "/b.key"}};
+    c.delay_us = delay_us;
+    c.heartbeat_ms = heartbeat_ms;
+    c.workers = 2;
+    c.ready_file = dir_ + "/ready";
+    Result<std::unique_ptr<Core>> core = BuildCore(c);
+    ASSERT_TRUE(core.ok()) << core.status().ToString();
+    Result<std::unique_ptr<Daemon>> d = Daemon::Start(std::move(*core));
+    ASSERT_TRUE(d.ok()) << d.status().ToString();
+    daemon_ = std::move(*d);
+  }
+  std::unique_ptr<RawClient> Admitted(const Secret& s, proto::AuthReply* reply = nullptr) {
+    auto c = std::make_unique<RawClient>();
+    EXPECT_TRUE(c->Connect(socket_));
+    EXPECT_EQ(c->Handshake(s, reply), 0);
+    return c;
+  }
+  // Opens `path`; returns the handle or -errno.
+  int64_t Open(RawClient& c, const std::string& path, int flags, uint32_t mode = 0644) {
+    Frame f;
+    if (!c.Call(Op::kOpen, proto::EncodeFields(proto::OpenRequest{path, flags, mode}), &f)) {
+      return -9999;
+    }
+    if (f.header.status != 0) return -f.header.status;
+    proto::OpenReply r;
+    EXPECT_TRUE(proto::DecodeFields(f.payload, &r).ok());
+    return static_cast<int64_t>(r.handle);
+  }
+  int Status(RawClient& c, Op op, const std::vector<uint8_t>& fields) {
+    Frame f;
+    if (!c.Call(op, fields, &f)) return -1;
+    return f.header.status;
+  }
+  bool Ping(RawClient& c) { return Status(c, Op::kPing, {}) == 0; }
+
+  Watchdog watchdog_{60};
+  std::string dir_, socket_;
+  Secret secret_a_{}, secret_b_{};
+  std::unique_ptr<Daemon> daemon_;
+};
+
+TEST_F(DaemonTest, ReadyFileListsAddresses) {
+  StartDaemon();
+  std::ifstream in(dir_ + "/ready");
+  std::string line;
+  std::getline(in, line);
+  EXPECT_EQ(line, "unix:" + socket_);
+}
+
+TEST_F(DaemonTest, WrongSecretIsRefusedAndClosed) {
+  StartDaemon();
+  RawClient c;
+  ASSERT_TRUE(c.Connect(socket_));
+  Secret wrong{};
+  EXPECT_EQ(c.Handshake(wrong), EACCES);
+  EXPECT_TRUE(c.WaitClosed());
+}
+
+TEST_F(DaemonTest, RequestBeforeAuthIsRefused) {
+  StartDaemon();
+  RawClient c;
+  ASSERT_TRUE(c.Connect(socket_));
+  Frame f;
+  ASSERT_TRUE(c.Call(Op::kPing, {}, &f));
+  EXPECT_EQ(f.header.status, EACCES);
+  EXPECT_TRUE(c.WaitClosed());
+}
+
+TEST_F(DaemonTest, EachCredentialNamesItsApp) {
+  StartDaemon();
+  proto::AuthReply ra, rb;
+  auto a = Admitted(secret_a_, &ra);
+  auto b = Admitted(secret_b_, &rb);
+  EXPECT_EQ(ra.app, "appA");
+  EXPECT_EQ(rb.app, "appB");
+  EXPECT_NE(ra.session, rb.session);
+  EXPECT_EQ(ra.heartbeat_ms, 200u);
+  EXPECT_EQ(ra.max_io_bytes, proto::kMaxIoBytes);
+}
+
+TEST_F(DaemonTest, MalformedFramesCloseOnlyThatConnection) {
+  StartDaemon();
+  auto good = Admitted(secret_a_);
+  uint8_t header[proto::kHeaderBytes];
+  auto fresh = [&] {
+    auto c = std::make_unique<RawClient>();
+    EXPECT_TRUE(c->Connect(socket_));
+    return c;
+  };
+  {  // truncated header, then the client stops sending
+    auto c = fresh();
+    ASSERT_TRUE(c->SendBytes("IORL\x01\x00", 6));
+    c.reset();
+  }
+  {  // bad magic
+    auto c = fresh();
+    proto::EncodeHeader(proto::FrameHeader{static_cast<uint16_t>(Op::kHello), 1, 0, 0}, header);
+    header[0] = 'X';
+    ASSERT_TRUE(c->SendBytes(header, sizeof header));
+    EXPECT_TRUE(c->WaitClosed());
+  }
+  {  // unknown op
+    auto c = fresh();
+    proto::EncodeHeader(proto::FrameHeader{999, 1, 0, 0}, header);
+    ASSERT_TRUE(c->SendBytes(header, sizeof header));
+    EXPECT_TRUE(c->WaitClosed());
+  }
+  {  // oversized length, before and after auth
+    auto c = fresh();
+    proto::EncodeHeader(proto::FrameHeader{static_cast<uint16_t>(Op::kHello), 1, 1u << 20, 0},
+                        header);
+    ASSERT_TRUE(c->SendBytes(header, sizeof header));
+    EXPECT_TRUE(c->WaitClosed());
+    auto d = Admitted(secret_a_);
+    proto::EncodeHeader(
+        proto::FrameHeader{static_cast<uint16_t>(Op::kPwrite), 9, proto::kMaxPayloadBytes + 1, 0},
+        header);
+    ASSERT_TRUE(d->SendBytes(header, sizeof header));
+    EXPECT_TRUE(d->WaitClosed());
+  }
+  {  // inconsistent field lengths: a path longer than the payload
+    auto d = Admitted(secret_a_);
+    std::vector<uint8_t> fields = proto::EncodeFields(proto::OpenRequest{"/data/x", 0, 0});
+    fields[0] = 200;  // the string's length prefix
+    Frame f;
+    ASSERT_TRUE(d->SendFrame(Op::kOpen, 5, fields));
+    if (d->ReadFrame(&f, 2000)) {
+      EXPECT_EQ(f.header.status, EPROTO);
+    }
+    EXPECT_TRUE(d->WaitClosed());
+  }
+  {  // a write frame shorter than its fields
+    auto d = Admitted(secret_a_);
+    ASSERT_TRUE(d->SendFrame(Op::kPwrite, 5, {1, 2, 3}));
+    EXPECT_TRUE(d->WaitClosed());
+  }
+  EXPECT_TRUE(Ping(*good));
+  auto again = Admitted(secret_b_);
+  EXPECT_TRUE(Ping(*again));
+}
+
+TEST_F(DaemonTest, OpenPwritePreadFstatClose) {
+  StartDaemon();
+  auto c = Admitted(secret_a_);
+  int64_t h = Open(*c, "/data/f", O_RDWR | O_CREAT, 0640);
+  ASSERT_GT(h, 0);
+  std::string text = "hello relay";
+  Frame f;
+  ASSERT_TRUE(c->Call(Op::kPwrite,
+                      proto::EncodeFields(proto::PwriteRequest{static_cast<uint64_t>(h), 100}), &f,
+                      std::vector<uint8_t>(text.begin(), text.end())));
+  ASSERT_EQ(f.header.status, 0);
+  proto::CountReply count;
+  ASSERT_TRUE(proto::DecodeFields(f.payload, &count).ok());
+  EXPECT_EQ(count.count, text.size());
+  ASSERT_TRUE(c->Call(
+      Op::kPread, proto::EncodeFields(proto::PreadRequest{static_cast<uint64_t>(h), 100, 64}), &f));
+  ASSERT_EQ(f.header.status, 0);
+  EXPECT_EQ(std::string(f.payload.begin(), f.payload.end()), text);  // short read at EOF
+  ASSERT_TRUE(
+      c->Call(Op::kFstat, proto::EncodeFields(proto::HandleRequest{static_cast<uint64_t>(h)}), &f));
+  proto::WireStat st;
+  ASSERT_TRUE(proto::DecodeFields(f.payload, &st).ok());
+  EXPECT_EQ(st.size, 100 + text.size());
+  EXPECT_EQ(st.mode & 0777, 0640u);
+  EXPECT_EQ(
+      Status(*c, Op::kClose, proto::EncodeFields(proto::HandleRequest{static_cast<uint64_t>(h)})),
+      0);
+  EXPECT_EQ(
+      Status(*c, Op::kClose, proto::EncodeFields(proto::HandleRequest{static_cast<uint64_t>(h)})),
+      EBADF);
+  struct stat local;
+  ASSERT_EQ(::stat((dir_ + "/root/f").c_str(), &local), 0);
+  EXPECT_EQ(static_cast<uint64_t>(local.st_size), 100 + text.size());
+}
+
+TEST_F(DaemonTest, SharedOffsetReadWriteAndAppend) {
+  StartDaemon();
+  auto c = Admitted(secret_a_);
+  uint64_t h = static_cast<uint64_t>(Open(*c, "/data/g", O_RDWR | O_CREAT | O_APPEND));
+  Frame f;
+  for (std::string s : {"ab", "cd"}) {
+    ASSERT_TRUE(c->Call(Op::kWrite, proto::EncodeFields(proto::WriteRequest{h}), &f,
+                        std::vector<uint8_t>(s.begin(), s.end())));
+    ASSERT_EQ(f.header.status, 0);
+  }
+  ASSERT_TRUE(c->Call(Op::kLseek, proto::EncodeFields(proto::LseekRequest{h, 0, SEEK_CUR}), &f));
+  proto::OffsetReply off;
+  ASSERT_TRUE(proto::DecodeFields(f.payload, &off).ok());
+  EXPECT_EQ(off.offset, 4);
+  ASSERT_TRUE(c->Call(Op::kLseek, proto::EncodeFields(proto::LseekRequest{h, 1, SEEK_SET}), &f));
+  ASSERT_TRUE(c->Call(Op::kRead, proto::EncodeFields(proto::ReadRequest{h, 2}), &f));
+  EXPECT_EQ(std::string(f.payload.begin(), f.payload.end()), "bc");
+  ASSERT_TRUE(c->Call(Op::kRead, proto::EncodeFields(proto::ReadRequest{h, 10}), &f));
+  EXPECT_EQ(std::string(f.payload.begin(), f.payload.end()), "d");
+}
+
+TEST_F(DaemonTest, ErrnoFidelity) {
+  StartDaemon();
+  auto c = Admitted(secret_a_);
+  ASSERT_EQ(::mkdir((dir_ + "/root/d").c_str(), 0755), 0);
+  ASSERT_EQ(::close(::creat((dir_ + "/root/d/f").c_str(), 0644)), 0);
+  EXPECT_EQ(Open(*c, "/data/missing", O_RDONLY), -ENOENT);
+  EXPECT_EQ(Open(*c, "/data/d/f", O_RDWR | O_CREAT | O_EXCL), -EEXIST);
+  EXPECT_EQ(Open(*c, "/data/d", O_WRONLY), -EISDIR);
+  EXPECT_EQ(Open(*c, "/data/../etc/passwd", O_RDONLY), -EACCES);
+  EXPECT_EQ(Open(*c, "/elsewhere/x", O_RDONLY), -EACCES);
+  EXPECT_EQ(Status(*c, Op::kRmdir, proto::EncodeFields(proto::PathRequest{"/data/d"})), ENOTEMPTY);
+  EXPECT_EQ(Status(*c, Op::kMkdir, proto::EncodeFields(proto::MkdirRequest{"/data/d", 0755})),
+            EEXIST);
+  EXPECT_EQ(Status(*c, Op::kUnlink, proto::EncodeFields(proto::PathRequest{"/data/nope"})), ENOENT);
+  EXPECT_EQ(Status(*c, Op::kStat, proto::EncodeFields(proto::StatRequest{"/data/d/f", 0})), 0);
+  EXPECT_EQ(
+      Status(*c, Op::kRename, proto::EncodeFields(proto::RenameRequest{"/data/d/f", "/data/e", 0})),
+      0);
+  EXPECT_EQ(Status(*c, Op::kRmdir, proto::EncodeFields(proto::PathRequest{"/data/d"})), 0);
+  Frame f;
+  ASSERT_TRUE(c->Call(Op::kReaddir, proto::EncodeFields(proto::PathRequest{"/data"}), &f));
+  proto::ReaddirReply list;
+  ASSERT_TRUE(proto::DecodeFields(f.payload, &list).ok());
+  EXPECT_EQ(list.entries.size(), 3u);  // ".", "..", "e"
+}
+
+TEST_F(DaemonTest, RecordLocksAcrossSessions) {
+  StartDaemon();
+  auto a = Admitted(secret_a_);
+  auto b = Admitted(secret_a_);
+  proto::LockRequest lk{1, 2, F_SETLK, F_WRLCK, 0, 100, 11};
+  EXPECT_EQ(Status(*a, Op::kLock, proto::EncodeFields(lk)), 0);
+  EXPECT_EQ(Status(*b, Op::kLock, proto::EncodeFields(lk)), EAGAIN);
+  proto::LockRequest get = lk;
+  get.cmd = F_GETLK;
+  Frame f;
+  ASSERT_TRUE(b->Call(Op::kLock, proto::EncodeFields(get), &f));
+  proto::LockReply holder;
+  ASSERT_TRUE(proto::DecodeFields(f.payload, &holder).ok());
+  EXPECT_EQ(holder.type, F_WRLCK);
+  EXPECT_EQ(holder.pid, 11);
+  proto::LockRequest wait = lk;
+  wait.cmd = F_SETLKW;
+  ASSERT_TRUE(b->SendFrame(Op::kLock, 77, proto::EncodeFields(wait)));
+  // Parked: nothing but heartbeats comes back.
+  if (b->ReadFrame(&f, 300, /*keep_heartbeats=*/true)) {
+    EXPECT_EQ(f.header.op, static_cast<uint16_t>(Op::kHeartbeat));
+  }
+  EXPECT_EQ(Status(*a, Op::kUnlockAll, proto::EncodeFields(proto::UnlockAllRequest{1, 2})), 0);
+  ASSERT_TRUE(b->ReadFrame(&f));
+  EXPECT_EQ(f.header.id, 77u);
+  EXPECT_EQ(f.header.status, 0);
+}
+
+TEST_F(DaemonTest, HeartbeatsWhileARequestIsOutstanding) {
+  StartDaemon(/*delay_us=*/500'000, /*heartbeat_ms=*/50);
+  auto c = Admitted(secret_a_);
+  int64_t h = Open(*c, "/data/slow", O_RDWR | O_CREAT);
+  ASSERT_GT(h, 0);
+  int before = c->heartbeats();  // the delayed open itself was outstanding
+  EXPECT_GE(before, 3);
+  Frame f;
+  ASSERT_TRUE(c->SendFrame(Op::kPwrite, 42,
+                           proto::EncodeFields(proto::PwriteRequest{static_cast<uint64_t>(h), 0}),
+                           {'x'}));
+  ASSERT_TRUE(c->ReadFrame(&f, 200, /*keep_heartbeats=*/true));
+  EXPECT_EQ(f.header.op, static_cast<uint16_t>(Op::kHeartbeat));
+  EXPECT_EQ(f.header.id, 0u);
+  EXPECT_EQ(f.header.length, 0u);
+  ASSERT_TRUE(c->ReadFrame(&f));
+  EXPECT_EQ(f.header.id, 42u);
+  EXPECT_GE(c->heartbeats(), before + 3);
+}
+
+TEST_F(DaemonTest, StatsCountPerApp) {
+  StartDaemon();
+  auto c = Admitted(secret_b_);
+  ASSERT_TRUE(Ping(*c));
+  Frame f;
+  ASSERT_TRUE(c->Call(Op::kStats, {}, &f));
+  auto j = nlohmann::json::parse(std::string(f.payload.begin(), f.payload.end()));
+  EXPECT_GE(j["apps"]["appB"]["requests"].get<int>(), 1);
+  EXPECT_EQ(j["apps"]["appA"]["requests"].get<int>(), 0);
+}
+
+TEST_F(DaemonTest, ShutdownFinishesRequestsInFlight) {
+  StartDaemon(/*delay_us=*/300'000);
+  auto c = Admitted(secret_a_);
+  int64_t h = Open(*c, "/data/late", O_RDWR | O_CREAT);
+  ASSERT_GT(h, 0);
+  ASSERT_TRUE(c->SendFrame(Op::kPwrite, 5,
+                           proto::EncodeFields(proto::PwriteRequest{static_cast<uint64_t>(h), 0}),
+                           {'z', 'z'}));
+  std::this_thread::sleep_for(std::chrono::milliseconds(50));
+  std::thread stopper([this] { daemon_->Shutdown(); });
+  Frame f;
+  EXPECT_TRUE(c->ReadFrame(&f));
+  EXPECT_EQ(f.header.id, 5u);
+  EXPECT_EQ(f.header.status, 0);
+  stopper.join();
+  struct stat st;
+  ASSERT_EQ(::stat((dir_ + "/root/late").c_str(), &st), 0);
+  EXPECT_EQ(st.st_size, 2);
+}
+
+}  // namespace
+}  // namespace iorelay::daemon

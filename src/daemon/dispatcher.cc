@@ -1,0 +1,118 @@
+// The scheduler loop: slots, workers, inline runs and timed holds.
+#include "daemon/dispatcher.h"
+
+#include <chrono>
+
+namespace iorelay::daemon {
+
+Dispatcher::Dispatcher(std::unique_ptr<sched::Scheduler> scheduler, const sched::Clock* clock,
+                       int slots, Executor executor)
+    : clock_(clock),
+      executor_(std::move(executor)),
+      slots_(slots),
+      scheduler_(std::move(scheduler)),
+      free_slots_(slots) {
+  for (int i = 0; i < slots; ++i) workers_.emplace_back([this] { WorkerLoop(); });
+}
+
+Dispatcher::~Dispatcher() { Stop(); }
+
+sched::Decision Dispatcher::TakeLocked(Taken* t, bool inline_run) {
+  if (!inline_run && free_slots_ == 0) return sched::Decision{sched::Decision::Kind::kIdle, 0};
+  sched::Decision d = scheduler_->Next(clock_->NowNs(), &t->dispatch);
+  if (d.kind != sched::Decision::Kind::kDispatch) return d;
+  if (inline_run) {
+    ++inline_running_;
+  } else {
+    --free_slots_;
+  }
+  t->works.clear();
+  for (uint64_t id : t->dispatch.request_ids) {
+    auto it = queued_.find(id);
+    if (it == queued_.end()) continue;  // a scheduler bug; never run an unknown id
+    t->works.push_back(std::move(it->second));
+    queued_.erase(it);
+  }
+  return d;
+}
+
+void Dispatcher::Run(Taken* t, bool inline_run) {
+  const size_t n = t->works.size();
+  thread_local std::vector<Work*> ptrs;
+  thread_local std::vector<int> results;
+  thread_local std::vector<uint64_t> ids;
+  ptrs.clear();
+  ids.clear();
+  results.assign(n, 0);
+  for (auto& w : t->works) {
+    ptrs.push_back(w.get());
+    ids.push_back(w->request.id);
+  }
+  int64_t start = clock_->NowNs();
+  executor_(t->dispatch, ptrs.data(), n, results.data());
+  int64_t duration = clock_->NowNs() - start;
+  t->works.clear();  // drops file references outside the lock
+  std::lock_guard<std::mutex> lock(mu_);
+  for (size_t i = 0; i < n; ++i) scheduler_->Release(ids[i], results[i], duration);
+  if (inline_run) {
+    --inline_running_;
+  } else {
+    ++free_slots_;
+  }
+  if (scheduler_->queued() > 0 && free_slots_ > 0) work_cv_.notify_one();
+  if (QuietLocked()) drain_cv_.notify_all();
+}
+
+void Dispatcher::Submit(std::unique_ptr<Work> work, bool may_run_inline) {
+  thread_local Taken taken;
+  std::unique_lock<std::mutex> lock(mu_);
+  uint64_t id = next_id_++;
+  work->request.id = id;
+  scheduler_->Add(work->request);
+  queued_.emplace(id, std::move(work));
+  if (may_run_inline && TakeLocked(&taken, true).kind == sched::Decision::Kind::kDispatch) {
+    lock.unlock();
+    Run(&taken, true);
+    return;
+  }
+  if (free_slots_ > 0) work_cv_.notify_one();
+}
+
+void Dispatcher::WorkerLoop() {
+  Taken taken;
+  std::unique_lock<std::mutex> lock(mu_);
+  while (!stop_) {
+    sched::Decision d = TakeLocked(&taken, false);
+    if (d.kind == sched::Decision::Kind::kDispatch) {
+      lock.unlock();
+      Run(&taken, false);
+      lock.lock();
+      continue;
+    }
+    if (d.kind == sched::Decision::Kind::kSleepUntil) {
+      int64_t wait_ns = d.wake_ns - clock_->NowNs();
+      if (wait_ns > 0) work_cv_.wait_for(lock, std::chrono::nanoseconds(wait_ns));
+    } else {
+      work_cv_.wait(lock);
+    }
+  }
+}
+
+void Dispatcher::Drain() {
+  std::unique_lock<std::mutex> lock(mu_);
+  drain_cv_.wait(lock, [this] { return QuietLocked(); });
+}
+
+void Dispatcher::Stop() {
+  {
+    std::lock_guard<std::mutex> lock(mu_);
+    stop_ = true;
+  }
+  work_cv_.notify_all();
+  for (auto& t : workers_) {
+    if (t.joinable()) t.join();
+  }
+  workers_.clear();
+}
+
+}  // namespace iorelay::daemon

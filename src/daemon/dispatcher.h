@@ -1,0 +1,69 @@
+// Drives the Scheduler: requests go in, dispatches come out. The submitting thread (a
+// connection's reader) first asks the scheduler itself and runs what it is given, which
+// saves two thread hand-offs per request; whatever the scheduler holds back is run later
+// by the worker pool (at most `slots` at once). The scheduler alone picks what runs.
+#pragma once
+
+#include <condition_variable>
+#include <functional>
+#include <memory>
+#include <mutex>
+#include <thread>
+#include <unordered_map>
+#include <vector>
+
+#include "daemon/work.h"
+#include "sched/clock.h"
+#include "sched/scheduler.h"
+
+namespace iorelay::daemon {
+
+class Dispatcher {
+ public:
+  // Runs one dispatch: every Work of it gets its backend call and its reply. Returns the
+  // result (0 or errno) per work through `results`.
+  using Executor =
+      std::function<void(const sched::Dispatch&, Work* const* works, size_t n, int* results)>;
+
+  Dispatcher(std::unique_ptr<sched::Scheduler> scheduler, const sched::Clock* clock, int slots,
+             Executor executor);
+  ~Dispatcher();
+
+  // Queues `work` (its request id is assigned here). With `may_run_inline`, the calling
+  // thread runs the scheduler's next dispatch itself, if there is one now.
+  void Submit(std::unique_ptr<Work> work, bool may_run_inline);
+  // Blocks until nothing is queued or running.
+  void Drain();
+  // Stops the workers (after Drain).
+  void Stop();
+
+ private:
+  struct Taken {
+    sched::Dispatch dispatch;
+    std::vector<std::unique_ptr<Work>> works;
+  };
+  // With mu_ held: asks the scheduler; on a dispatch takes a slot and its works.
+  sched::Decision TakeLocked(Taken* t, bool inline_run);
+  // Without mu_: executes, then releases (takes mu_).
+  void Run(Taken* t, bool inline_run);
+  bool QuietLocked() const {
+    return free_slots_ == slots_ && inline_running_ == 0 && queued_.empty();
+  }
+  void WorkerLoop();
+
+  const sched::Clock* clock_;
+  Executor executor_;
+  const int slots_;
+  std::mutex mu_;
+  std::condition_variable work_cv_;                             // workers wait for a dispatch
+  std::condition_variable drain_cv_;                            // Drain waits for quiet
+  std::unique_ptr<sched::Scheduler> scheduler_;                 // guarded by mu_
+  std::unordered_map<uint64_t, std::unique_ptr<Work>> queued_;  // guarded by mu_
+  uint64_t next_id_ = 1;                                        // guarded by mu_
+  int free_slots_;                                              // guarded by mu_
+  int inline_running_ = 0;                                      // guarded by mu_
+  bool stop_ = false;                                           // guarded by mu_
+  std::vector<std::thread> workers_;
+};
+
+}  // namespace iorelay::daemon

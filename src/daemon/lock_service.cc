@@ -1,0 +1,128 @@
+// Lock request handling, parking and retry.
+#include "daemon/lock_service.h"
+
+namespace iorelay::daemon {
+
+void LockService::Complete(Ready* ready) {
+  proto::LockReply none;
+  none.type = F_UNLCK;
+  for (auto& [done, err] : *ready) done(err, none);
+}
+
+void LockService::Lock(const proto::LockRequest& req, uint64_t owner, Done done) {
+  proto::LockReply reply;
+  reply.type = F_UNLCK;
+  sched::FileKey key{req.dev, req.ino};
+  if (req.type != F_RDLCK && req.type != F_WRLCK && req.type != F_UNLCK) {
+    return done(EINVAL, reply);
+  }
+  Result<LockSpan> span = MakeSpan(req.start, req.length);
+  if (!span.ok()) return done(span.status().code(), reply);
+  span->owner = owner;
+  span->pid = req.pid;
+  span->type = req.type;
+  Ready ready;
+  int err = 0;
+  {
+    std::lock_guard<std::mutex> lock(mu_);
+    if (req.cmd == F_GETLK) {
+      if (req.type == F_UNLCK) {
+        err = EINVAL;
+      } else if (auto c = manager_.FindConflict(key, *span)) {
+        reply.type = c->type;
+        reply.start = c->start;
+        reply.length = c->end == kLockEof ? 0 : c->end - c->start;
+        reply.pid = c->pid;
+      }
+    } else if (req.cmd == F_SETLK || req.cmd == F_SETLKW) {
+      if (manager_.Apply(key, *span, req.type)) {
+        if (req.type == F_UNLCK || req.type == F_RDLCK) RetryLocked(key, &ready);
+      } else if (req.cmd == F_SETLK) {
+        err = EAGAIN;
+      } else {
+        std::unordered_set<uint64_t> seen;
+        if (WouldDeadlockLocked(owner, manager_.ConflictingOwners(key, *span), &seen)) {
+          err = EDEADLK;
+        } else {
+          waiters_.push_back(Waiter{key, *span, std::move(done)});
+          Complete(&ready);  // (empty)
+          return;
+        }
+      }
+    } else {
+      err = EINVAL;
+    }
+  }
+  Complete(&ready);
+  done(err, reply);
+}
+
+bool LockService::WouldDeadlockLocked(uint64_t owner, const std::vector<uint64_t>& blockers,
+                                      std::unordered_set<uint64_t>* seen) const {
+  for (uint64_t b : blockers) {
+    if (b == owner) return true;
+    if (!seen->insert(b).second) continue;
+    for (const Waiter& w : waiters_) {
+      if (w.span.owner != b) continue;
+      if (WouldDeadlockLocked(owner, manager_.ConflictingOwners(w.key, w.span), seen)) {
+        return true;
+      }
+    }
+  }
+  return false;
+}
+
+void LockService::RetryLocked(const sched::FileKey& key, Ready* ready) {
+  for (auto it = waiters_.begin(); it != waiters_.end();) {
+    if (it->key == key && manager_.Apply(key, it->span, it->span.type)) {
+      ready->emplace_back(std::move(it->done), 0);
+      it = waiters_.erase(it);
+    } else {
+      ++it;
+    }
+  }
+}
+
+void LockService::UnlockAll(const sched::FileKey& key, uint64_t owner) {
+  Ready ready;
+  {
+    std::lock_guard<std::mutex> lock(mu_);
+    manager_.ReleaseFile(key, owner);
+    RetryLocked(key, &ready);
+  }
+  Complete(&ready);
+}
+
+void LockService::ReleaseOwner(uint64_t owner) {
+  Ready ready;
+  {
+    std::lock_guard<std::mutex> lock(mu_);
+    for (auto it = waiters_.begin(); it != waiters_.end();) {
+      if (it->span.owner == owner) {
+        ready.emplace_back(std::move(it->done), EINTR);
+        it = waiters_.erase(it);
+      } else {
+        ++it;
+      }
+    }
+    for (const sched::FileKey& key : manager_.ReleaseOwner(owner)) RetryLocked(key, &ready);
+  }
+  Complete(&ready);
+}
+
+void LockService::CancelAll(int err) {
+  Ready ready;
+  {
+    std::lock_guard<std::mutex> lock(mu_);
+    for (Waiter& w : waiters_) ready.emplace_back(std::move(w.done), err);
+    waiters_.clear();
+  }
+  Complete(&ready);
+}
+
+size_t LockService::parked() const {
+  std::lock_guard<std::mutex> lock(mu_);
+  return waiters_.size();
+}
+
+}  // namespace iorelay::daemon

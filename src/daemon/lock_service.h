@@ -1,0 +1,48 @@
+// Record-lock requests on top of LockManager: F_GETLK, F_SETLK, and F_SETLKW parked without
+// blocking a thread, retried whenever locks of the file are released. A wait that would
+// close a cycle of owners waiting on each other fails with EDEADLK, as on Linux.
+#pragma once
+
+#include <functional>
+#include <list>
+#include <mutex>
+#include <unordered_set>
+#include <vector>
+
+#include "daemon/lock_manager.h"
+#include "proto/messages.h"
+
+namespace iorelay::daemon {
+
+class LockService {
+ public:
+  // Called exactly once per request, maybe later (a parked F_SETLKW), never under mu_.
+  using Done = std::function<void(int err, const proto::LockReply& reply)>;
+
+  void Lock(const proto::LockRequest& req, uint64_t owner, Done done);
+  // POSIX release-on-close for one file.
+  void UnlockAll(const sched::FileKey& key, uint64_t owner);
+  // The owner (session) is gone: its locks go, its parked waits end with EINTR.
+  void ReleaseOwner(uint64_t owner);
+  // Shutdown: every parked wait ends with `err`.
+  void CancelAll(int err);
+  size_t parked() const;
+
+ private:
+  struct Waiter {
+    sched::FileKey key;
+    LockSpan span;
+    Done done;
+  };
+  using Ready = std::vector<std::pair<Done, int>>;
+  void RetryLocked(const sched::FileKey& key, Ready* ready);
+  bool WouldDeadlockLocked(uint64_t owner, const std::vector<uint64_t>& blockers,
+                           std::unordered_set<uint64_t>* seen) const;
+  static void Complete(Ready* ready);
+
+  mutable std::mutex mu_;
+  LockManager manager_;        // guarded by mu_
+  std::list<Waiter> waiters_;  // guarded by mu_, in arrival order
+};
+
+}  // namespace iorelay::daemon

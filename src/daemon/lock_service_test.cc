@@ -1,0 +1,92 @@
+// LockService: F_SETLKW parks without blocking and is granted on release; EDEADLK on cycles.
+#include "daemon/lock_service.h"
+
+#include <gtest/gtest.h>
+
+namespace iorelay::daemon {
+namespace {
+
+proto::LockRequest Req(int cmd, int16_t type, int64_t start, int64_t length) {
+  return proto::LockRequest{1, 2, cmd, type, start, length, 7};
+}
+
+struct Answer {
+  bool called = false;
+  int err = -1;
+  proto::LockReply reply;
+};
+
+LockService::Done Into(Answer* a) {
+  return [a](int err, const proto::LockReply& r) {
+    a->called = true;
+    a->err = err;
+    a->reply = r;
+  };
+}
+
+TEST(LockService, SetlkConflictIsEagain) {
+  LockService s;
+  Answer a, b;
+  s.Lock(Req(F_SETLK, F_WRLCK, 0, 10), 1, Into(&a));
+  s.Lock(Req(F_SETLK, F_RDLCK, 5, 1), 2, Into(&b));
+  EXPECT_EQ(a.err, 0);
+  EXPECT_EQ(b.err, EAGAIN);
+}
+
+TEST(LockService, SetlkwParksUntilUnlock) {
+  LockService s;
+  Answer a, b, u;
+  s.Lock(Req(F_SETLK, F_WRLCK, 0, 10), 1, Into(&a));
+  s.Lock(Req(F_SETLKW, F_WRLCK, 0, 10), 2, Into(&b));
+  EXPECT_FALSE(b.called);
+  EXPECT_EQ(s.parked(), 1u);
+  s.Lock(Req(F_SETLK, F_UNLCK, 0, 5), 1, Into(&u));  // partial: still blocked
+  EXPECT_FALSE(b.called);
+  s.UnlockAll(sched::FileKey{1, 2}, 1);
+  EXPECT_TRUE(b.called);
+  EXPECT_EQ(b.err, 0);
+  EXPECT_EQ(s.parked(), 0u);
+}
+
+TEST(LockService, GetlkReportsHolder) {
+  LockService s;
+  Answer a, g;
+  s.Lock(Req(F_SETLK, F_RDLCK, 100, 0), 1, Into(&a));
+  s.Lock(Req(F_GETLK, F_WRLCK, 0, 0), 2, Into(&g));
+  EXPECT_EQ(g.err, 0);
+  EXPECT_EQ(g.reply.type, F_RDLCK);
+  EXPECT_EQ(g.reply.start, 100);
+  EXPECT_EQ(g.reply.length, 0);
+  EXPECT_EQ(g.reply.pid, 7);
+  s.Lock(Req(F_GETLK, F_RDLCK, 0, 0), 2, Into(&g));
+  EXPECT_EQ(g.reply.type, F_UNLCK);
+}
+
+TEST(LockService, DeadlockIsDetected) {
+  LockService s;
+  Answer a, b, wa, wb;
+  s.Lock(Req(F_SETLK, F_WRLCK, 0, 10), 1, Into(&a));
+  s.Lock(Req(F_SETLK, F_WRLCK, 20, 10), 2, Into(&b));
+  s.Lock(Req(F_SETLKW, F_WRLCK, 20, 10), 1, Into(&wa));  // 1 waits for 2
+  EXPECT_FALSE(wa.called);
+  s.Lock(Req(F_SETLKW, F_WRLCK, 0, 10), 2, Into(&wb));  // 2 would wait for 1
+  EXPECT_EQ(wb.err, EDEADLK);
+  s.ReleaseOwner(2);
+  EXPECT_EQ(wa.err, 0);
+}
+
+TEST(LockService, OwnerGoneEndsItsWaitsAndCancelAll) {
+  LockService s;
+  Answer a, w1, w2;
+  s.Lock(Req(F_SETLK, F_WRLCK, 0, 0), 1, Into(&a));
+  s.Lock(Req(F_SETLKW, F_RDLCK, 0, 1), 2, Into(&w1));
+  s.Lock(Req(F_SETLKW, F_RDLCK, 0, 1), 3, Into(&w2));
+  s.ReleaseOwner(2);
+  EXPECT_EQ(w1.err, EINTR);
+  EXPECT_FALSE(w2.called);
+  s.CancelAll(EINTR);
+  EXPECT_EQ(w2.err, EINTR);
+}
+
+}  // namespace
+}  // namespace iorelay::daemon

@@ -1,0 +1,51 @@
+// iorelayd: parse the configuration, start the daemon, wait for SIGTERM/SIGINT, shut down.
+#include <fmt/core.h>
+#include <signal.h>
+
+#include <cstdio>
+
+#include "daemon/config.h"
+#include "daemon/daemon.h"
+
+int main(int argc, char** argv) {
+  using namespace iorelay::daemon;
+  iorelay::Result<CommandLine> cl = ParseCommandLine(argc, argv);
+  if (!cl.ok()) {
+    fmt::print(stderr, "iorelayd: {}\n{}", cl.status().message(), UsageText());
+    return 2;
+  }
+  if (cl->help) {
+    fmt::print("{}", UsageText());
+    return 0;
+  }
+  if (cl->print_config) {
+    fmt::print("{}\n", ConfigToJson(cl->config).dump(2));
+    return 0;
+  }
+  // Signals are taken synchronously by this thread; every other thread inherits the mask.
+  sigset_t stop_signals;
+  sigemptyset(&stop_signals);
+  sigaddset(&stop_signals, SIGTERM);
+  sigaddset(&stop_signals, SIGINT);
+  pthread_sigmask(SIG_BLOCK, &stop_signals, nullptr);
+  signal(SIGPIPE, SIG_IGN);
+
+  iorelay::Result<std::unique_ptr<iorelay::daemon::Core>> core = BuildCore(cl->config);
+  if (!core.ok()) {
+    fmt::print(stderr, "iorelayd: {}\n", core.status().ToString());
+    return 2;
+  }
+  iorelay::Result<std::unique_ptr<Daemon>> daemon = Daemon::Start(std::move(*core));
+  if (!daemon.ok()) {
+    fmt::print(stderr, "iorelayd: {}\n", daemon.status().ToString());
+    return 1;
+  }
+  for (const std::string& a : (*daemon)->addresses())
+    fmt::print(stderr, "iorelayd: listening on {}\n", a);
+  int sig = 0;
+  sigwait(&stop_signals, &sig);
+  fmt::print(stderr, "iorelayd: signal {}, shutting down\n", sig);
+  (*daemon)->Shutdown();
+  fmt::print(stderr, "{}\n", (*daemon)->StatsJson().dump());
+  return 0;
+}

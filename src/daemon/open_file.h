@@ -1,0 +1,47 @@
+// An open file description as the daemon keeps it: the backend fd, the status flags and
+// the shared offset. Refcounted (shared_ptr) by every session holding its handle and by
+// requests in flight; the backend fd is closed when the last reference goes.
+#pragma once
+
+#include <fcntl.h>
+#include <sys/types.h>
+
+#include <atomic>
+#include <cstdint>
+#include <mutex>
+
+#include "backend/backend.h"
+#include "sched/scheduler.h"
+
+namespace iorelay::daemon {
+
+class OpenFile {
+ public:
+  OpenFile(backend::Backend* backend, int fd, int flags, sched::FileKey key, uint32_t mode)
+      : backend_(backend), fd_(fd), flags_(flags), key_(key), mode_(mode) {}
+  ~OpenFile() { (void)backend_->Close(fd_); }
+  OpenFile(const OpenFile&) = delete;
+  OpenFile& operator=(const OpenFile&) = delete;
+
+  int fd() const { return fd_; }
+  int flags() const { return flags_.load(std::memory_order_relaxed); }
+  void set_flags(int flags) { flags_.store(flags, std::memory_order_relaxed); }
+  int access_mode() const { return flags() & O_ACCMODE; }
+  const sched::FileKey& key() const { return key_; }
+  uint32_t mode() const { return mode_; }
+
+  // The shared offset. kRead/kWrite hold pos_mu for the whole I/O, as Linux holds
+  // f_pos_lock, so concurrent reads and writes on one description never overlap.
+  // Writers hold pos_mu; `pos` is atomic so the scheduler may read it as a hint.
+  std::mutex pos_mu;
+  std::atomic<uint64_t> pos{0};
+
+ private:
+  backend::Backend* backend_;
+  int fd_;
+  std::atomic<int> flags_;
+  sched::FileKey key_;
+  uint32_t mode_;
+};
+
+}  // namespace iorelay::daemon

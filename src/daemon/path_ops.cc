@@ -1,0 +1,108 @@
+// Requests naming paths: each is mapped through the exports and resolved beneath the
+// export root by the backend (stat, statfs, access, unlink, mkdir, rmdir, rename, truncate,
+// readlink, readdir).
+#include <fcntl.h>
+
+#include "daemon/core.h"
+#include "daemon/replier.h"
+#include "daemon/stat_convert.h"
+
+namespace iorelay::daemon {
+namespace {
+
+using proto::Op;
+
+void Readdir(Core& core, const Mapped& m, Replier& r) {
+  backend::Backend& b = *core.backend;
+  Result<int> fd = b.Open(m.root_fd, m.rel, O_RDONLY | O_DIRECTORY, 0);
+  if (!fd.ok()) return r.Error(fd.status().code());
+  Result<std::vector<backend::DirEntryInfo>> list = b.ReadDir(*fd);
+  (void)b.Close(*fd);
+  if (!list.ok()) return r.Error(list.status().code());
+  proto::ReaddirReply reply;
+  reply.entries.reserve(list->size());
+  for (auto& e : *list) reply.entries.push_back(proto::DirEntry{e.ino, e.type, std::move(e.name)});
+  r.Ok(reply);
+}
+
+}  // namespace
+
+void HandlePathOp(Core& core, const ConnPtr& conn, const proto::FrameHeader& h,
+                  std::span<const uint8_t> payload, int64_t arrival_ns) {
+  Replier r(core, conn, h, arrival_ns);
+  backend::Backend& b = *core.backend;
+  auto map = [&](const std::string& path, Mapped* out) {
+    Result<Mapped> m = core.exports.Map(path);
+    if (!m.ok()) {
+      r.Error(m.status().code());
+      return false;
+    }
+    *out = std::move(*m);
+    return true;
+  };
+  Mapped m;
+  switch (static_cast<Op>(h.op)) {
+    case Op::kStat: {
+      proto::StatRequest q;
+      if (!Decode(payload, &q, r) || !map(q.path, &m)) return;
+      Result<struct stat> st = b.Stat(m.root_fd, m.rel, q.nofollow != 0);
+      st.ok() ? r.Ok(ToWire(*st)) : r.Error(st.status().code());
+      return;
+    }
+    case Op::kStatfs: {
+      proto::PathRequest q;
+      if (!Decode(payload, &q, r) || !map(q.path, &m)) return;
+      Result<struct statfs> st = b.Statfs(m.root_fd, m.rel);
+      st.ok() ? r.Ok(ToWire(*st)) : r.Error(st.status().code());
+      return;
+    }
+    case Op::kAccess: {
+      proto::AccessRequest q;
+      if (!Decode(payload, &q, r) || !map(q.path, &m)) return;
+      return r.Done(b.Access(m.root_fd, m.rel, q.mode), 0);
+    }
+    case Op::kUnlink: {
+      proto::PathRequest q;
+      if (!Decode(payload, &q, r) || !map(q.path, &m)) return;
+      return r.Done(b.Unlink(m.root_fd, m.rel), 0);
+    }
+    case Op::kMkdir: {
+      proto::MkdirRequest q;
+      if (!Decode(payload, &q, r) || !map(q.path, &m)) return;
+      return r.Done(b.Mkdir(m.root_fd, m.rel, q.mode), 0);
+    }
+    case Op::kRmdir: {
+      proto::PathRequest q;
+      if (!Decode(payload, &q, r) || !map(q.path, &m)) return;
+      return r.Done(b.Rmdir(m.root_fd, m.rel), 0);
+    }
+    case Op::kRename: {
+      proto::RenameRequest q;
+      Mapped to;
+      if (!Decode(payload, &q, r) || !map(q.from, &m) || !map(q.to, &to)) return;
+      return r.Done(b.Rename(m.root_fd, m.rel, to.root_fd, to.rel, q.flags), 0);
+    }
+    case Op::kTruncate: {
+      proto::TruncateRequest q;
+      if (!Decode(payload, &q, r) || !map(q.path, &m)) return;
+      return r.Done(b.Truncate(m.root_fd, m.rel, q.length), 0);
+    }
+    case Op::kReadlink: {
+      proto::PathRequest q;
+      if (!Decode(payload, &q, r) || !map(q.path, &m)) return;
+      Result<std::string> target = b.Readlink(m.root_fd, m.rel);
+      if (!target.ok()) return r.Error(target.status().code());
+      r.Ok(proto::Empty{}, 0, {reinterpret_cast<const uint8_t*>(target->data()), target->size()});
+      return;
+    }
+    case Op::kReaddir: {
+      proto::PathRequest q;
+      if (!Decode(payload, &q, r) || !map(q.path, &m)) return;
+      return Readdir(core, m, r);
+    }
+    default:
+      r.Error(EINVAL);
+  }
+}
+
+}  // namespace iorelay::daemon

@@ -1,0 +1,85 @@
+// Session bookkeeping: handle references and the connection count.
+#include "daemon/session.h"
+
+#include <cstring>
+
+#include "common/auth.h"
+
+namespace iorelay::daemon {
+
+std::shared_ptr<OpenFile> Session::Find(uint64_t handle) {
+  std::lock_guard<std::mutex> lock(mu_);
+  auto it = handles_.find(handle);
+  return it == handles_.end() ? nullptr : it->second;
+}
+
+void Session::Insert(uint64_t handle, std::shared_ptr<OpenFile> file) {
+  std::lock_guard<std::mutex> lock(mu_);
+  handles_[handle] = std::move(file);
+}
+
+bool Session::Remove(uint64_t handle) {
+  std::shared_ptr<OpenFile> dropped;  // closed, if last, outside the lock
+  std::lock_guard<std::mutex> lock(mu_);
+  auto it = handles_.find(handle);
+  if (it == handles_.end()) return false;
+  dropped = std::move(it->second);
+  handles_.erase(it);
+  return true;
+}
+
+void Session::Clear() {
+  std::unordered_map<uint64_t, std::shared_ptr<OpenFile>> dropped;
+  {
+    std::lock_guard<std::mutex> lock(mu_);
+    dropped.swap(handles_);
+  }
+}
+
+std::shared_ptr<Session> SessionTable::Create(uint32_t app_index, const std::string& app,
+                                              AppStats* stats) {
+  Nonce random = RandomNonce();
+  uint64_t token;
+  std::memcpy(&token, random.data(), sizeof token);
+  std::lock_guard<std::mutex> lock(mu_);
+  uint64_t id = next_session_++;
+  auto s = std::make_shared<Session>(id, token, app_index, app, stats);
+  s->connections_ = 1;
+  sessions_[id] = s;
+  return s;
+}
+
+Result<std::shared_ptr<Session>> SessionTable::Join(uint64_t id, uint64_t token,
+                                                    uint32_t app_index) {
+  std::lock_guard<std::mutex> lock(mu_);
+  auto it = sessions_.find(id);
+  if (it == sessions_.end() || it->second->token() != token ||
+      it->second->app_index() != app_index) {
+    return Status::PermissionDenied("no such session");
+  }
+  ++it->second->connections_;
+  return it->second;
+}
+
+std::shared_ptr<Session> SessionTable::Find(uint64_t id, uint64_t token) {
+  std::lock_guard<std::mutex> lock(mu_);
+  auto it = sessions_.find(id);
+  if (it == sessions_.end() || it->second->token() != token) return nullptr;
+  return it->second;
+}
+
+bool SessionTable::Leave(const std::shared_ptr<Session>& s) {
+  std::lock_guard<std::mutex> lock(mu_);
+  if (--s->connections_ > 0) return false;
+  sessions_.erase(s->id());
+  return true;
+}
+
+std::vector<std::shared_ptr<Session>> SessionTable::All() {
+  std::lock_guard<std::mutex> lock(mu_);
+  std::vector<std::shared_ptr<Session>> out;
+  for (const auto& [id, s] : sessions_) out.push_back(s);
+  return out;
+}
+
+}  // namespace iorelay::daemon

@@ -1,0 +1,74 @@
+// Sessions: one per client process. Its connections share its handles, its locks and its
+// application's accounting; it ends when its last connection goes.
+#pragma once
+
+#include <atomic>
+#include <cstdint>
+#include <memory>
+#include <mutex>
+#include <string>
+#include <unordered_map>
+#include <vector>
+
+#include "common/status.h"
+#include "daemon/open_file.h"
+
+namespace iorelay::daemon {
+
+struct AppStats;
+
+class Session {
+ public:
+  Session(uint64_t id, uint64_t token, uint32_t app_index, std::string app, AppStats* stats)
+      : id_(id), token_(token), app_index_(app_index), app_(std::move(app)), stats_(stats) {}
+
+  uint64_t id() const { return id_; }
+  uint64_t token() const { return token_; }
+  uint32_t app_index() const { return app_index_; }
+  const std::string& app() const { return app_; }
+  AppStats* stats() const { return stats_; }
+
+  // The open file behind `handle`, or null when this session holds no such handle.
+  std::shared_ptr<OpenFile> Find(uint64_t handle);
+  void Insert(uint64_t handle, std::shared_ptr<OpenFile> file);
+  // Drops the session's reference; false when it held none (EBADF).
+  bool Remove(uint64_t handle);
+  // Drops every reference (the session ended).
+  void Clear();
+
+ private:
+  friend class SessionTable;
+  const uint64_t id_;
+  const uint64_t token_;
+  const uint32_t app_index_;
+  const std::string app_;
+  AppStats* const stats_;
+  std::mutex mu_;
+  std::unordered_map<uint64_t, std::shared_ptr<OpenFile>> handles_;  // guarded by mu_
+  int connections_ = 0;                                              // guarded by table mu_
+};
+
+class SessionTable {
+ public:
+  // A new session with one connection.
+  std::shared_ptr<Session> Create(uint32_t app_index, const std::string& app, AppStats* stats);
+  // One more connection for an existing session; EACCES when the id, token or app do not
+  // match a live session.
+  Result<std::shared_ptr<Session>> Join(uint64_t id, uint64_t token, uint32_t app_index);
+  // A live session proven by its token (kAdopt), without joining it.
+  std::shared_ptr<Session> Find(uint64_t id, uint64_t token);
+  // A connection of `s` went away. True when it was the last one: the session is gone from
+  // the table and the caller releases its handles and locks.
+  bool Leave(const std::shared_ptr<Session>& s);
+  uint64_t NewHandleId() { return next_handle_.fetch_add(1, std::memory_order_relaxed); }
+  // Every live session (shutdown).
+  std::vector<std::shared_ptr<Session>> All();
+
+ private:
+  std::mutex mu_;
+  std::unordered_map<uint64_t, std::shared_ptr<Session>> sessions_;  // guarded by mu_
+  uint64_t next_session_ = 1;                                        // guarded by mu_
+  std::atomic<uint64_t> next_handle_{1};
+};
+
+}  // namespace iorelay::daemon
