@@ -21,6 +21,12 @@
  *                        that long gives -EIO
  *   IORELAY_FALLBACK     eio (default) | direct: on a dead daemon, reopen the file
  *                        directly (without O_CREAT/O_EXCL/O_TRUNC), keep the offset
+ *   IORELAY_DIRECT_ROOT  for the direct fallback: where forwarded paths live in the real
+ *                        file system, colon-separated PREFIX=ROOT pairs (the daemons'
+ *                        --export pairs), e.g. /fwd=/scratch/job42; a path under no
+ *                        pair is opened as is
+ *   IORELAY_MAX_CONNECTIONS  connections per daemon (default 64); a thread takes an idle
+ *                        one for each request, so this bounds requests in flight
  */
 #ifndef IORELAY_IORELAY_H_
 #define IORELAY_IORELAY_H_

@@ -1,0 +1,132 @@
+// Address parsing and non-blocking connect with a bound; only socket-level libc calls.
+#include "client/address.h"
+
+#include <fcntl.h>
+#include <netdb.h>
+#include <netinet/in.h>
+#include <netinet/tcp.h>
+#include <poll.h>
+#include <sys/socket.h>
+#include <sys/syscall.h>
+#include <sys/un.h>
+#include <unistd.h>
+
+#include <cstring>
+
+#include "client/internal_fds.h"
+
+namespace iorelay::client {
+namespace {
+
+Status ConnectFailed(const Address& addr, int err) {
+  char buf[128];
+  std::string why = strerror_r(err, buf, sizeof buf);
+  return Status::IOError("cannot connect to daemon at " + addr.text + " (" + why + ")");
+}
+
+// Connects `fd` to `sa`, waiting at most timeout_ms; returns 0 or an errno.
+int ConnectWithin(int fd, const sockaddr* sa, socklen_t len, int timeout_ms) {
+  if (::connect(fd, sa, len) == 0) return 0;
+  if (errno != EINPROGRESS && errno != EAGAIN && errno != EINTR) return errno;
+  pollfd p{fd, POLLOUT, 0};
+  int r;
+  do {
+    r = ::poll(&p, 1, timeout_ms);
+  } while (r < 0 && errno == EINTR);
+  if (r == 0) return ETIMEDOUT;
+  if (r < 0) return errno;
+  int err = 0;
+  socklen_t elen = sizeof err;
+  if (::getsockopt(fd, SOL_SOCKET, SO_ERROR, &err, &elen) != 0) return errno;
+  return err;
+}
+
+int NewSocket(int domain) {
+  return ::socket(domain, SOCK_STREAM | SOCK_NONBLOCK | SOCK_CLOEXEC, 0);
+}
+
+}  // namespace
+
+Result<Address> ParseAddress(const std::string& text) {
+  Address a;
+  a.text = text;
+  if (text.rfind("unix:", 0) == 0) {
+    a.kind = Address::Kind::kUnix;
+    a.path = text.substr(5);
+    if (a.path.empty() || a.path[0] != '/' || a.path.size() >= sizeof(sockaddr_un{}.sun_path)) {
+      return Status::InvalidArgument("bad unix address '" + text + "' (unix:/ABSOLUTE/PATH)");
+    }
+    return a;
+  }
+  if (text.rfind("tcp:", 0) == 0) {
+    a.kind = Address::Kind::kTcp;
+    std::string rest = text.substr(4);
+    size_t colon = rest.rfind(':');
+    if (colon == std::string::npos || colon == 0 || colon + 1 == rest.size()) {
+      return Status::InvalidArgument("bad tcp address '" + text + "' (tcp:HOST:PORT)");
+    }
+    a.host = rest.substr(0, colon);
+    if (a.host.size() > 2 && a.host.front() == '[' && a.host.back() == ']') {
+      a.host = a.host.substr(1, a.host.size() - 2);
+    }
+    std::string port = rest.substr(colon + 1);
+    int p = 0;
+    for (char ch : port) {
+      if (ch < '0' || ch > '9' || p > 65535) {
+        return Status::InvalidArgument("bad port in address '" + text + "'");
+      }
+      p = p * 10 + (ch - '0');
+    }
+    if (p <= 0 || p > 65535) return Status::InvalidArgument("bad port in address '" + text + "'");
+    a.port = p;
+    return a;
+  }
+  return Status::InvalidArgument("bad daemon address '" + text + "' (tcp:HOST:PORT or unix:PATH)");
+}
+
+Result<int> ConnectSocket(const Address& addr, int timeout_ms) {
+  if (addr.kind == Address::Kind::kUnix) {
+    sockaddr_un sun{};
+    sun.sun_family = AF_UNIX;
+    std::memcpy(sun.sun_path, addr.path.c_str(), addr.path.size() + 1);
+    int fd = NewSocket(AF_UNIX);
+    if (fd < 0) return Status::LastError("socket");
+    int err = ConnectWithin(fd, reinterpret_cast<sockaddr*>(&sun), sizeof sun, timeout_ms);
+    if (err != 0) {
+      syscall(SYS_close, fd);
+      return ConnectFailed(addr, err);
+    }
+    return AdoptInternalFd(fd);
+  }
+  addrinfo hints{};
+  hints.ai_family = AF_UNSPEC;
+  hints.ai_socktype = SOCK_STREAM;
+  hints.ai_flags = AI_NUMERICSERV;
+  addrinfo* res = nullptr;
+  std::string port = std::to_string(addr.port);
+  int gai = ::getaddrinfo(addr.host.c_str(), port.c_str(), &hints, &res);
+  if (gai != 0) {
+    return Status::IOError("cannot resolve " + addr.text + ": " + gai_strerror(gai));
+  }
+  int last_err = ECONNREFUSED;
+  for (addrinfo* ai = res; ai; ai = ai->ai_next) {
+    int fd = NewSocket(ai->ai_family);
+    if (fd < 0) {
+      last_err = errno;
+      continue;
+    }
+    int err = ConnectWithin(fd, ai->ai_addr, ai->ai_addrlen, timeout_ms);
+    if (err == 0) {
+      ::freeaddrinfo(res);
+      int one = 1;
+      ::setsockopt(fd, IPPROTO_TCP, TCP_NODELAY, &one, sizeof one);
+      return AdoptInternalFd(fd);
+    }
+    last_err = err;
+    syscall(SYS_close, fd);
+  }
+  ::freeaddrinfo(res);
+  return ConnectFailed(addr, last_err);
+}
+
+}  // namespace iorelay::client

@@ -1,0 +1,67 @@
+// The client-level C API: creation from the environment, prefixes, internal descriptors,
+// fork, statistics. Per-file and per-path calls live in file_*.cc, path_ops.cc, dir_ops.cc.
+#include <cstdlib>
+#include <cstring>
+
+#include "client/client.h"
+#include "client/internal_fds.h"
+
+namespace proto = iorelay::proto;
+using iorelay::Result;
+using iorelay::client::Client;
+
+extern "C" {
+
+iorelay_client* iorelay_client_from_env(int* err) {
+  int dummy;
+  if (!err) err = &dummy;
+  Result<iorelay::client::ClientConfig> cfg =
+      iorelay::client::ParseConfig([](const char* name) { return std::getenv(name); });
+  if (!cfg.ok()) {
+    *err = -cfg.status().code();
+    return nullptr;
+  }
+  Result<std::unique_ptr<Client>> c = Client::Create(std::move(*cfg));
+  if (!c.ok()) {
+    *err = -c.status().code();
+    return nullptr;
+  }
+  *err = 0;
+  return new iorelay_client{std::move(*c)};
+}
+
+void iorelay_client_destroy(iorelay_client* c) { delete c; }
+
+int iorelay_is_forwarded(const iorelay_client* c, const char* abs_path) {
+  return c && abs_path && c->impl->IsForwarded(abs_path) ? 1 : 0;
+}
+
+int iorelay_is_internal_fd(const iorelay_client*, int fd) {
+  return iorelay::client::IsInternalFd(fd) ? 1 : 0;
+}
+
+int iorelay_move_internal_fd(iorelay_client* c, int fd) {
+  if (!c) return -EINVAL;
+  return c->impl->MoveInternalFd(fd);
+}
+
+int iorelay_after_fork_child(iorelay_client* c) {
+  if (!c) return -EINVAL;
+  return c->impl->AfterForkChild();
+}
+
+int iorelay_stats_json(iorelay_client* c, int server, char** json_out) {
+  if (!c || !json_out) return -EFAULT;
+  if (server < 0 || server >= c->impl->server_count()) return -EINVAL;
+  std::vector<uint8_t> payload;
+  Result<int32_t> r = c->impl->Call(server, proto::Op::kStats, {}, {}, &payload, {});
+  if (!r.ok() || *r != 0) return iorelay::client::ToErr(r);
+  char* out = static_cast<char*>(std::malloc(payload.size() + 1));
+  if (!out) return -ENOMEM;
+  std::memcpy(out, payload.data(), payload.size());
+  out[payload.size()] = '\0';
+  *json_out = out;
+  return 0;
+}
+
+}  // extern "C"

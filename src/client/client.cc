@@ -1,0 +1,110 @@
+// Client construction, request routing to daemons, and the file and lock registries.
+#include "client/client.h"
+
+#include <sys/syscall.h>
+#include <sys/utsname.h>
+#include <unistd.h>
+
+#include "client/internal_fds.h"
+#include "client/raw_file.h"
+
+namespace iorelay::client {
+
+Result<std::unique_ptr<Client>> Client::Create(ClientConfig cfg) {
+  std::unique_ptr<Client> c(new Client(std::move(cfg)));
+  Result<Secret> secret = LoadSecretRaw(c->cfg_.secret_file);
+  if (!secret.ok()) return secret.status();
+  c->secret_ = *secret;
+  int k = static_cast<int>(c->cfg_.servers.size());
+  if (c->cfg_.placement.kind == PlacementKind::kMap) {
+    Result<std::string> text = ReadSmallFile(c->cfg_.placement.map_file, 64 << 20);
+    if (!text.ok()) return text.status();
+    Result<std::map<uint32_t, int>> m = ParsePlacementMap(*text, k);
+    if (!m.ok())
+      return Status::FromErrno(m.status().code(),
+                               c->cfg_.placement.map_file + ": " + m.status().message());
+    c->cfg_.placement.mapping = std::move(*m);
+  }
+  if (c->cfg_.placement.kind != PlacementKind::kFileHash) {
+    Result<int> s = PlaceNode(c->cfg_.placement, c->cfg_.node_id, c->cfg_.nodes, k);
+    if (!s.ok()) return s.status();
+    c->node_server_ = *s;
+  }
+  Identity who;
+  who.pid = static_cast<uint32_t>(syscall(SYS_getpid));
+  who.node_id = c->cfg_.node_id;
+  struct utsname u {};
+  if (syscall(SYS_uname, &u) == 0) who.host = u.nodename;
+  for (const Address& a : c->cfg_.servers) {
+    c->servers_.push_back(
+        std::make_unique<Server>(a, &c->secret_, who, c->cfg_.timeout_ms, c->cfg_.max_connections));
+  }
+  return c;
+}
+
+bool Client::IsForwarded(std::string_view abs_path) const {
+  for (const std::string& p : cfg_.prefixes) {
+    if (PathUnder(abs_path, p)) return true;
+  }
+  return false;
+}
+
+int Client::ServerFor(std::string_view path) const {
+  if (cfg_.placement.kind == PlacementKind::kFileHash) return PlaceFile(path, server_count());
+  return node_server_;
+}
+
+Result<int32_t> Client::Call(int server, proto::Op op, std::span<const uint8_t> fields, IoSpan tx,
+                             std::vector<uint8_t>* payload, IoSpan rx, CallInfo* info,
+                             uint64_t generation) {
+  if (server < 0 || server >= server_count()) return Status::InvalidArgument("no such daemon");
+  Result<Lease> lease = servers_[server]->Acquire();
+  if (!lease.ok()) return lease.status();
+  Connection& conn = **lease;
+  if (generation != 0 && conn.session().generation != generation) {
+    return Status::IOError("the daemon was restarted; the file's handle is gone");
+  }
+  Result<ReplyInfo> r = conn.RoundTrip(op, fields, tx, payload, rx);
+  if (!r.ok()) return r.status();
+  if (info) *info = {r->payload_bytes, conn.session().generation, conn.session().max_io_bytes};
+  return r->status;
+}
+
+void Client::Register(iorelay_file* f) {
+  std::lock_guard<std::mutex> l(files_mu_);
+  files_.insert(f);
+}
+
+void Client::Unregister(iorelay_file* f) {
+  std::lock_guard<std::mutex> l(files_mu_);
+  files_.erase(f);
+}
+
+void Client::NoteLocked(uint64_t dev, uint64_t ino) {
+  std::lock_guard<std::mutex> l(files_mu_);
+  locked_.insert({dev, ino});
+}
+
+bool Client::TakeLocked(uint64_t dev, uint64_t ino) {
+  std::lock_guard<std::mutex> l(files_mu_);
+  return locked_.erase({dev, ino}) > 0;
+}
+
+int Client::MoveInternalFd(int fd) {
+  for (auto& s : servers_) {
+    int err = 0;
+    if (s->RelocateFd(fd, &err)) return -err;
+  }
+  std::lock_guard<std::mutex> l(files_mu_);
+  for (iorelay_file* f : files_) {
+    std::lock_guard<std::mutex> d(f->direct_mu);
+    if (f->direct_fd.load() != fd) continue;
+    Result<int> moved = RelocateInternalFd(fd);
+    if (!moved.ok()) return -moved.status().code();
+    f->direct_fd.store(*moved);
+    return 0;
+  }
+  return -EBADF;
+}
+
+}  // namespace iorelay::client

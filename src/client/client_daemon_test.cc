@@ -1,0 +1,395 @@
+// The C API against a real iorelayd: every call, errno fidelity, concurrency, liveness
+// (stopped, killed, restarted daemon), credentials, fork, locks and the direct fallback.
+#include <dirent.h>
+#include <gtest/gtest.h>
+#include <signal.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <chrono>
+#include <cstring>
+#include <fstream>
+#include <memory>
+#include <set>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include "client/daemon_fixture.h"
+#include "iorelay/iorelay.h"
+
+namespace iorelay::client {
+namespace {
+
+using Clock = std::chrono::steady_clock;
+double Since(Clock::time_point t0) {
+  return std::chrono::duration<double>(Clock::now() - t0).count();
+}
+
+class ClientDaemon : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    alarm(90);  // a hang fails the test instead of stalling CI
+    if (!DaemonProcess::Available()) GTEST_SKIP() << "iorelayd not built";
+    d_ = std::make_unique<DaemonProcess>();
+    ASSERT_TRUE(d_->Start());
+    d_->ExportClientEnv(timeout_ms_);
+    int err = 0;
+    c_ = iorelay_client_from_env(&err);
+    ASSERT_NE(c_, nullptr) << strerror(-err);
+  }
+  void TearDown() override {
+    if (c_) iorelay_client_destroy(c_);
+    d_.reset();
+    alarm(0);
+  }
+  iorelay_file* Open(const char* path, int flags, int* rc_out = nullptr) {
+    iorelay_file* f = nullptr;
+    int rc = iorelay_open(c_, path, flags, 0644, &f);
+    if (rc_out) *rc_out = rc;
+    return rc == 0 ? f : nullptr;
+  }
+  std::string Real(const std::string& rel) { return d_->root() + "/" + rel; }
+
+  int timeout_ms_ = 5000;
+  std::unique_ptr<DaemonProcess> d_;
+  iorelay_client* c_ = nullptr;
+};
+
+TEST_F(ClientDaemon, EveryCallRoundTrips) {
+  EXPECT_EQ(iorelay_is_forwarded(c_, "/fwd/a"), 1);
+  EXPECT_EQ(iorelay_is_forwarded(c_, "/fwdx"), 0);
+  iorelay_file* f = Open("/fwd/f", O_RDWR | O_CREAT | O_TRUNC);
+  ASSERT_NE(f, nullptr);
+  EXPECT_STREQ(iorelay_file_path(f), "/fwd/f");
+  EXPECT_EQ(iorelay_write(f, "hello", 5), 5);
+  EXPECT_EQ(iorelay_lseek(f, 0, SEEK_CUR), 5);
+  EXPECT_EQ(iorelay_pwrite(f, "HE", 2, 0), 2);
+  char a[] = " big", b[] = " world";
+  struct iovec wv[2] = {{a, 4}, {b, 6}};
+  EXPECT_EQ(iorelay_writev(f, wv, 2), 10);
+  EXPECT_EQ(iorelay_pwritev(f, wv, 1, 15), 4);
+  EXPECT_EQ(ReadWholeFile(Real("f")), "HEllo big world big");
+  EXPECT_EQ(iorelay_lseek(f, 0, SEEK_SET), 0);
+  char buf[64] = {};
+  EXPECT_EQ(iorelay_read(f, buf, 5), 5);
+  EXPECT_STREQ(buf, "HEllo");
+  char r1[4] = {}, r2[6] = {};
+  struct iovec rv[2] = {{r1, 4}, {r2, 6}};
+  EXPECT_EQ(iorelay_readv(f, rv, 2), 10);
+  EXPECT_EQ(std::string(r1, 4) + std::string(r2, 6), " big world");
+  std::memset(buf, 0, sizeof buf);
+  EXPECT_EQ(iorelay_pread(f, buf, sizeof buf, 6), 13);  // short at EOF
+  EXPECT_STREQ(buf, "big world big");
+  EXPECT_EQ(iorelay_preadv(f, rv, 2, 100), 0);
+  EXPECT_EQ(iorelay_fsync(f, 0), 0);
+  EXPECT_EQ(iorelay_fsync(f, 1), 0);
+  EXPECT_EQ(iorelay_ftruncate(f, 5), 0);
+  EXPECT_EQ(iorelay_fallocate(f, 0, 0, 8192), 0);
+  struct stat st;
+  EXPECT_EQ(iorelay_fstat(f, &st), 0);
+  EXPECT_EQ(st.st_size, 8192);
+  EXPECT_TRUE(S_ISREG(st.st_mode));
+  struct statfs sf;
+  EXPECT_EQ(iorelay_fstatfs(f, &sf), 0);
+  EXPECT_GT(sf.f_bsize, 0);
+  EXPECT_EQ(iorelay_getfl(f) & O_ACCMODE, O_RDWR);
+  EXPECT_EQ(iorelay_setfl(f, O_APPEND), 0);
+  EXPECT_TRUE(iorelay_getfl(f) & O_APPEND);
+  EXPECT_EQ(iorelay_write(f, "Z", 1), 1);
+  EXPECT_EQ(iorelay_fstat(f, &st), 0);
+  EXPECT_EQ(st.st_size, 8193);
+  struct flock lk {};
+  lk.l_type = F_WRLCK;
+  lk.l_whence = SEEK_END;
+  lk.l_start = -10;
+  lk.l_len = 10;
+  EXPECT_EQ(iorelay_lock(f, F_SETLK, &lk), 0);
+  lk.l_type = F_RDLCK;
+  EXPECT_EQ(iorelay_lock(f, F_GETLK, &lk), 0);
+  EXPECT_EQ(lk.l_type, F_UNLCK);  // own locks never conflict
+  lk.l_type = F_UNLCK;
+  lk.l_whence = SEEK_SET;
+  lk.l_start = 0;
+  lk.l_len = 0;
+  EXPECT_EQ(iorelay_lock(f, F_SETLK, &lk), 0);
+  iorelay_file* g = iorelay_file_ref(f);
+  EXPECT_EQ(iorelay_close(f), 0);
+  EXPECT_EQ(iorelay_pread(g, buf, 1, 0), 1);  // the reference still works
+  EXPECT_EQ(iorelay_close(g), 0);
+
+  EXPECT_EQ(iorelay_stat(c_, "/fwd/f", &st, 0), 0);
+  EXPECT_EQ(st.st_size, 8193);
+  EXPECT_EQ(iorelay_statfs(c_, "/fwd", &sf), 0);
+  EXPECT_EQ(iorelay_access(c_, "/fwd/f", R_OK | W_OK), 0);
+  EXPECT_EQ(iorelay_mkdir(c_, "/fwd/dir", 0755), 0);
+  EXPECT_EQ(iorelay_rename(c_, "/fwd/f", "/fwd/dir/g", 0), 0);
+  EXPECT_EQ(iorelay_truncate(c_, "/fwd/dir/g", 3), 0);
+  ASSERT_EQ(symlink("g", Real("dir/link").c_str()), 0);
+  char target[2] = {};
+  EXPECT_EQ(iorelay_readlink(c_, "/fwd/dir/link", target, 2), 1);
+  EXPECT_EQ(target[0], 'g');
+  EXPECT_EQ(iorelay_stat(c_, "/fwd/dir/link", &st, 1), 0);
+  EXPECT_TRUE(S_ISLNK(st.st_mode));
+  iorelay_dir* d = nullptr;
+  ASSERT_EQ(iorelay_opendir(c_, "/fwd/dir", &d), 0);
+  std::set<std::string> names;
+  while (const iorelay_dirent* e = iorelay_readdir(d)) names.insert(e->name);
+  iorelay_closedir(d);
+  EXPECT_EQ(names, (std::set<std::string>{".", "..", "g", "link"}));
+  EXPECT_EQ(iorelay_unlink(c_, "/fwd/dir/link"), 0);
+  EXPECT_EQ(iorelay_unlink(c_, "/fwd/dir/g"), 0);
+  EXPECT_EQ(iorelay_rmdir(c_, "/fwd/dir"), 0);
+  char* json = nullptr;
+  ASSERT_EQ(iorelay_stats_json(c_, 0, &json), 0);
+  EXPECT_EQ(json[0], '{');
+  free(json);
+  EXPECT_EQ(iorelay_stats_json(c_, 1, &json), -EINVAL);
+}
+
+TEST_F(ClientDaemon, ErrnosMatchALocalFileSystem) {
+  ASSERT_EQ(mkdir(Real("full").c_str(), 0755), 0);
+  std::ofstream(Real("full/x")) << "x";
+  std::ofstream(Real("plain")) << "p";
+  int rc;
+  EXPECT_EQ(Open("/fwd/missing", O_RDONLY, &rc), nullptr);
+  EXPECT_EQ(rc, -ENOENT);
+  Open("/fwd/plain", O_RDWR | O_CREAT | O_EXCL, &rc);
+  EXPECT_EQ(rc, -EEXIST);
+  Open("/fwd/plain/sub", O_RDONLY, &rc);
+  EXPECT_EQ(rc, -ENOTDIR);
+  Open("/fwd/full", O_RDWR, &rc);
+  EXPECT_EQ(rc, -EISDIR);
+  EXPECT_EQ(iorelay_mkdir(c_, "/fwd/full", 0755), -EEXIST);
+  EXPECT_EQ(iorelay_rmdir(c_, "/fwd/full"), -ENOTEMPTY);
+  EXPECT_EQ(iorelay_unlink(c_, "/fwd/full"), -EISDIR);
+  EXPECT_EQ(iorelay_rmdir(c_, "/fwd/plain"), -ENOTDIR);
+  EXPECT_EQ(iorelay_access(c_, "/fwd/nope", F_OK), -ENOENT);
+  struct stat st;
+  EXPECT_EQ(iorelay_stat(c_, "/fwd/nope", &st, 0), -ENOENT);
+  char buf[8];
+  EXPECT_EQ(iorelay_readlink(c_, "/fwd/plain", buf, sizeof buf), -EINVAL);
+  iorelay_dir* d;
+  EXPECT_EQ(iorelay_opendir(c_, "/fwd/plain", &d), -ENOTDIR);
+  iorelay_file* ro = Open("/fwd/plain", O_RDONLY);
+  ASSERT_NE(ro, nullptr);
+  EXPECT_EQ(iorelay_write(ro, "x", 1), -EBADF);
+  EXPECT_EQ(iorelay_pwrite(ro, "x", 1, 0), -EBADF);
+  EXPECT_EQ(iorelay_lseek(ro, -5, SEEK_SET), -EINVAL);
+  EXPECT_EQ(iorelay_ftruncate(ro, 0), -EINVAL);  // as ftruncate(2) on a read-only fd
+  struct flock lk {};
+  lk.l_type = F_WRLCK;
+  EXPECT_EQ(iorelay_lock(ro, F_SETLK, &lk), -EBADF);
+  EXPECT_EQ(iorelay_close(ro), 0);
+  iorelay_file* wo = Open("/fwd/plain", O_WRONLY);
+  ASSERT_NE(wo, nullptr);
+  EXPECT_EQ(iorelay_read(wo, buf, 1), -EBADF);
+  EXPECT_EQ(iorelay_close(wo), 0);
+}
+
+TEST_F(ClientDaemon, EightThreadsWriteDisjointRanges) {
+  iorelay_file* f = Open("/fwd/par", O_RDWR | O_CREAT | O_TRUNC);
+  ASSERT_NE(f, nullptr);
+  constexpr int kThreads = 8, kBlocks = 100, kBlock = 4096;
+  std::vector<std::thread> ts;
+  std::atomic<int> bad{0};
+  for (int t = 0; t < kThreads; ++t) {
+    ts.emplace_back([&, t] {
+      std::vector<char> buf(kBlock);
+      for (int i = 0; i < kBlocks; ++i) {
+        std::memset(buf.data(), 'A' + (t * kBlocks + i) % 26, kBlock);
+        off_t off = static_cast<off_t>(i * kThreads + t) * kBlock;  // interleaved, disjoint
+        if (iorelay_pwrite(f, buf.data(), kBlock, off) != kBlock) bad++;
+      }
+    });
+  }
+  for (auto& t : ts) t.join();
+  EXPECT_EQ(bad.load(), 0);
+  EXPECT_EQ(iorelay_close(f), 0);
+  std::string data = ReadWholeFile(Real("par"));
+  ASSERT_EQ(data.size(), size_t{kThreads} * kBlocks * kBlock);
+  for (int t = 0; t < kThreads; ++t) {
+    for (int i = 0; i < kBlocks; ++i) {
+      size_t off = static_cast<size_t>(i * kThreads + t) * kBlock;
+      char want = static_cast<char>('A' + (t * kBlocks + i) % 26);
+      ASSERT_EQ(data.find_first_not_of(want, off),
+                off + kBlock == data.size() ? std::string::npos : off + kBlock)
+          << "thread " << t << " block " << i;
+    }
+  }
+}
+
+TEST_F(ClientDaemon, LargeTransfersAreSplitAndComplete) {
+  iorelay_file* f = Open("/fwd/big", O_RDWR | O_CREAT | O_TRUNC);
+  ASSERT_NE(f, nullptr);
+  std::vector<char> out(80 << 20), in(80 << 20);  // larger than the protocol's 64 MiB limit
+  for (size_t i = 0; i < out.size(); ++i) out[i] = static_cast<char>(i * 7 + (i >> 20));
+  EXPECT_EQ(iorelay_pwrite(f, out.data(), out.size(), 0), static_cast<ssize_t>(out.size()));
+  EXPECT_EQ(iorelay_pread(f, in.data(), in.size(), 0), static_cast<ssize_t>(in.size()));
+  EXPECT_TRUE(in == out);
+  EXPECT_EQ(iorelay_close(f), 0);
+}
+
+class ClientDaemonFast : public ClientDaemon {
+ protected:
+  ClientDaemonFast() { timeout_ms_ = 1000; }
+};
+
+TEST_F(ClientDaemonFast, StoppedDaemonGivesEioWithinTheBound) {
+  iorelay_file* f = Open("/fwd/s", O_RDWR | O_CREAT);
+  ASSERT_NE(f, nullptr);
+  ASSERT_TRUE(d_->Stop());
+  auto t0 = Clock::now();
+  EXPECT_EQ(iorelay_pwrite(f, "x", 1, 0), -EIO);
+  EXPECT_LT(Since(t0), 3.0);
+  d_->Signal(SIGCONT);
+  iorelay_close(f);
+}
+
+TEST_F(ClientDaemonFast, KilledDaemonGivesEioPromptlyAndRestartServesNewOpens) {
+  iorelay_file* f = Open("/fwd/k", O_RDWR | O_CREAT);
+  ASSERT_NE(f, nullptr);
+  d_->Kill();
+  auto t0 = Clock::now();
+  EXPECT_EQ(iorelay_pwrite(f, "x", 1, 0), -EIO);
+  EXPECT_EQ(iorelay_pwrite(f, "x", 1, 0), -EIO);
+  int rc;
+  EXPECT_EQ(Open("/fwd/k2", O_RDWR | O_CREAT, &rc), nullptr);
+  EXPECT_EQ(rc, -EIO);
+  EXPECT_LT(Since(t0), 0.5);
+  ASSERT_TRUE(d_->Start());
+  EXPECT_EQ(iorelay_pwrite(f, "x", 1, 0), -EIO);  // the old handle died with the daemon
+  iorelay_file* g = Open("/fwd/k3", O_RDWR | O_CREAT, &rc);
+  ASSERT_NE(g, nullptr) << strerror(-rc);
+  EXPECT_EQ(iorelay_pwrite(g, "new", 3, 0), 3);
+  EXPECT_EQ(ReadWholeFile(Real("k3")), "new");
+  iorelay_close(g);
+  iorelay_close(f);
+}
+
+TEST_F(ClientDaemon, WrongSecretGivesEacces) {
+  std::string other = d_->dir() + "/other";
+  std::ofstream(other) << std::string(64, 'f') << "\n";
+  chmod(other.c_str(), 0600);
+  setenv("IORELAY_SECRET_FILE", other.c_str(), 1);
+  int err = 0;
+  iorelay_client* c = iorelay_client_from_env(&err);
+  ASSERT_NE(c, nullptr);
+  iorelay_file* f = nullptr;
+  EXPECT_EQ(iorelay_open(c, "/fwd/x", O_RDWR | O_CREAT, 0644, &f), -EACCES);
+  iorelay_client_destroy(c);
+  chmod(other.c_str(), 0644);  // readable by others: refused before any connection
+  EXPECT_EQ(iorelay_client_from_env(&err), nullptr);
+  EXPECT_EQ(err, -EACCES);
+}
+
+// Runs `body` in a forked child after iorelay_after_fork_child; returns its exit status.
+template <class Body>
+int InChild(iorelay_client* c, Body body) {
+  pid_t pid = fork();
+  if (pid == 0) {
+    alarm(20);
+    _exit(iorelay_after_fork_child(c) != 0 ? 100 : body());
+  }
+  int status = 0;
+  waitpid(pid, &status, 0);
+  return WIFEXITED(status) ? WEXITSTATUS(status) : 200;
+}
+
+TEST_F(ClientDaemon, ForkChildSharesOffsetsWithParent) {
+  iorelay_file* f = Open("/fwd/fork", O_RDWR | O_CREAT | O_TRUNC);
+  ASSERT_NE(f, nullptr);
+  ASSERT_EQ(iorelay_write(f, "abc", 3), 3);
+  EXPECT_EQ(InChild(c_, [&] { return iorelay_write(f, "def", 3) == 3 ? 0 : 1; }), 0);
+  EXPECT_EQ(iorelay_write(f, "ghi", 3), 3);
+  EXPECT_EQ(ReadWholeFile(Real("fork")), "abcdefghi");
+  EXPECT_EQ(iorelay_close(f), 0);
+}
+
+TEST_F(ClientDaemon, ClosingAnyDescriptorReleasesTheProcessLocks) {
+  iorelay_file* f = Open("/fwd/lk", O_RDWR | O_CREAT);
+  iorelay_file* g = Open("/fwd/lk", O_RDWR);
+  ASSERT_TRUE(f && g);
+  struct flock lk {};
+  lk.l_type = F_WRLCK;
+  ASSERT_EQ(iorelay_lock(f, F_SETLK, &lk), 0);
+  pid_t parent = getpid();
+  auto probe = [&](short want) {
+    return [&, want] {
+      struct flock q {};
+      q.l_type = F_WRLCK;
+      if (iorelay_lock(f, F_GETLK, &q) != 0) return 2;
+      if (q.l_type != want) return 3;
+      if (want == F_WRLCK && q.l_pid != parent) return 4;
+      return 0;
+    };
+  };
+  EXPECT_EQ(InChild(c_, probe(F_WRLCK)), 0);
+  EXPECT_EQ(iorelay_close(g), 0);  // another description of the same file
+  EXPECT_EQ(InChild(c_, probe(F_UNLCK)), 0);
+  EXPECT_EQ(iorelay_close(f), 0);
+}
+
+TEST_F(ClientDaemonFast, DirectFallbackKeepsTheFileGoing) {
+  setenv("IORELAY_FALLBACK", "direct", 1);
+  setenv("IORELAY_DIRECT_ROOT", ("/fwd=" + d_->root()).c_str(), 1);
+  int err;
+  iorelay_client* c = iorelay_client_from_env(&err);
+  ASSERT_NE(c, nullptr);
+  iorelay_file* f = nullptr;
+  ASSERT_EQ(iorelay_open(c, "/fwd/fb", O_RDWR | O_CREAT | O_TRUNC, 0644, &f), 0);
+  EXPECT_EQ(iorelay_write(f, "hello", 5), 5);
+  d_->Kill();
+  EXPECT_EQ(iorelay_write(f, " world", 6), 6);
+  EXPECT_EQ(ReadWholeFile(Real("fb")), "hello world");
+  iorelay_file* g = nullptr;
+  ASSERT_EQ(iorelay_open(c, "/fwd/fb2", O_RDWR | O_CREAT, 0644, &g), 0);
+  EXPECT_EQ(iorelay_pwrite(g, "direct", 6, 0), 6);
+  EXPECT_EQ(ReadWholeFile(Real("fb2")), "direct");
+  EXPECT_EQ(iorelay_close(g), 0);
+  EXPECT_EQ(iorelay_close(f), 0);
+  iorelay_client_destroy(c);
+}
+
+TEST_F(ClientDaemonFast, BlockingLockOutlivesTheLivenessBound) {
+  iorelay_file* f = Open("/fwd/w", O_RDWR | O_CREAT);
+  ASSERT_NE(f, nullptr);
+  struct flock lk {};
+  lk.l_type = F_WRLCK;
+  ASSERT_EQ(iorelay_lock(f, F_SETLK, &lk), 0);
+  pid_t pid = fork();
+  if (pid == 0) {
+    alarm(20);
+    if (iorelay_after_fork_child(c_) != 0) _exit(100);
+    struct flock w {};
+    w.l_type = F_WRLCK;
+    auto t0 = Clock::now();
+    int rc = iorelay_lock(f, F_SETLKW, &w);  // waits ~2 s: twice the 1 s liveness bound
+    _exit(rc == 0 && Since(t0) > 1.5 ? 0 : 1);
+  }
+  std::this_thread::sleep_for(std::chrono::milliseconds(2000));
+  EXPECT_EQ(iorelay_close(f), 0);  // releases the lock; the child gets it
+  int status = 0;
+  waitpid(pid, &status, 0);
+  EXPECT_TRUE(WIFEXITED(status) && WEXITSTATUS(status) == 0) << status;
+}
+
+TEST_F(ClientDaemon, InternalDescriptorsAreHighAndMovable) {
+  iorelay_file* f = Open("/fwd/m", O_RDWR | O_CREAT);
+  ASSERT_NE(f, nullptr);
+  int internal = -1;
+  for (int fd = 0; fd < (1 << 20) && internal < 0; ++fd) {
+    if (iorelay_is_internal_fd(c_, fd)) internal = fd;
+  }
+  ASSERT_GE(internal, 512);
+  EXPECT_EQ(iorelay_is_internal_fd(c_, 0), 0);
+  EXPECT_EQ(iorelay_move_internal_fd(c_, internal), 0);
+  EXPECT_EQ(iorelay_is_internal_fd(c_, internal), 0);
+  EXPECT_EQ(fcntl(internal, F_GETFD), -1);  // free for the application
+  EXPECT_EQ(iorelay_pwrite(f, "ok", 2, 0), 2);
+  EXPECT_EQ(iorelay_move_internal_fd(c_, 3), -EBADF);
+  EXPECT_EQ(iorelay_close(f), 0);
+}
+
+}  // namespace
+}  // namespace iorelay::client

@@ -1,0 +1,45 @@
+// The client's configuration, read from the environment (see include/iorelay/iorelay.h),
+// validated once at creation; parsing is pure so tests pass their own variables.
+#pragma once
+
+#include <cstdint>
+#include <functional>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "client/address.h"
+#include "client/placement.h"
+#include "common/status.h"
+
+namespace iorelay::client {
+
+enum class Fallback { kEio, kDirect };
+
+struct ClientConfig {
+  std::vector<Address> servers;
+  std::string secret_file;
+  std::vector<std::string> prefixes;  // normalised, without trailing '/'
+  PlacementPolicy placement;
+  uint32_t node_id = 0;
+  uint32_t nodes = 1;
+  int timeout_ms = 5000;
+  Fallback fallback = Fallback::kEio;
+  // IORELAY_DIRECT_ROOT: where a forwarded prefix lives in the real file system, for the
+  // direct fallback: "PREFIX=ROOT[:PREFIX=ROOT...]". A path under no pair is used as is.
+  std::vector<std::pair<std::string, std::string>> direct_roots;
+  int max_connections = 64;  // per daemon (IORELAY_MAX_CONNECTIONS)
+};
+
+using GetEnv = std::function<const char*(const char*)>;
+
+// Everything but the map file's content (kMap: the caller reads placement.map_file).
+Result<ClientConfig> ParseConfig(const GetEnv& getenv);
+
+// True if `path` equals `prefix` or lies beneath it (component boundary).
+bool PathUnder(std::string_view path, std::string_view prefix);
+
+// The real path for the direct fallback.
+std::string DirectPath(const ClientConfig& cfg, const std::string& path);
+
+}  // namespace iorelay::client

@@ -1,0 +1,264 @@
+// Framing over a non-blocking socket with sendmsg/recvmsg/poll only (never the interposed
+// read/write/close): bulk data goes straight between the socket and the caller's buffers.
+#include "client/connection.h"
+
+#include <limits.h>
+#include <poll.h>
+#include <sys/socket.h>
+#include <time.h>
+
+#include <algorithm>
+#include <cstring>
+
+#include "client/internal_fds.h"
+#include "proto/wire.h"
+
+namespace iorelay::client {
+namespace {
+
+int64_t NowMs() {
+  timespec ts;
+  clock_gettime(CLOCK_MONOTONIC, &ts);
+  return int64_t{ts.tv_sec} * 1000 + ts.tv_nsec / 1000000;
+}
+
+// Skips `n` bytes of an iovec array (modifying the first remaining element in place).
+void Advance(struct iovec*& iov, int& count, size_t n) {
+  while (count > 0 && n >= iov->iov_len) {
+    n -= iov->iov_len;
+    ++iov;
+    --count;
+  }
+  if (count > 0 && n > 0) {
+    iov->iov_base = static_cast<uint8_t*>(iov->iov_base) + n;
+    iov->iov_len -= n;
+  }
+}
+
+// Copies `span` to a vector of iovecs cut to exactly `bytes`, preceded by `head` if given.
+void CopyIov(IoSpan span, size_t bytes, std::vector<struct iovec>* out) {
+  for (int i = 0; i < span.count && bytes > 0; ++i) {
+    size_t len = std::min(span.iov[i].iov_len, bytes);
+    if (len == 0) continue;
+    out->push_back({span.iov[i].iov_base, len});
+    bytes -= len;
+  }
+}
+
+}  // namespace
+
+size_t IoSpan::Bytes() const {
+  size_t total = 0;
+  for (int i = 0; i < count; ++i) total += iov[i].iov_len;
+  return total;
+}
+
+Result<std::unique_ptr<Connection>> Connection::Open(const Address& addr, const Secret& secret,
+                                                     const Identity& who, uint64_t join_session,
+                                                     uint64_t join_token, int timeout_ms) {
+  Result<int> fd = ConnectSocket(addr, timeout_ms);
+  if (!fd.ok()) return fd.status();
+  std::unique_ptr<Connection> c(new Connection(*fd, timeout_ms));
+  Status s = c->Handshake(secret, who, join_session, join_token);
+  if (!s.ok()) {
+    if (s.code() == EIO) return Status::IOError("daemon at " + addr.text + ": " + s.message());
+    return Status::FromErrno(s.code(), "daemon at " + addr.text + " refused the connection");
+  }
+  return c;
+}
+
+Connection::~Connection() { CloseInternalFd(fd_); }
+
+void Connection::Abandon() {
+  CloseInternalFd(fd_);
+  fd_ = -1;
+  broken_ = true;
+}
+
+Status Connection::Handshake(const Secret& secret, const Identity& who, uint64_t join_session,
+                             uint64_t join_token) {
+  std::vector<uint8_t> payload;
+  Result<ReplyInfo> r = RoundTrip(proto::Op::kHello, {}, {}, &payload, {});
+  if (!r.ok()) return r.status();
+  if (r->status != 0) return Status::FromErrno(r->status, "hello");
+  proto::HelloReply hello;
+  if (!proto::DecodeFields(payload, &hello).ok()) return Fail(Status::IOError("bad hello"), false);
+  proto::AuthRequest auth;
+  auth.client_nonce = RandomNonce();
+  auth.proof = ComputeProof(secret, hello.server_nonce, auth.client_nonce);
+  auth.pid = who.pid;
+  auth.node_id = who.node_id;
+  auth.host = who.host;
+  auth.join_session = join_session;
+  auth.join_token = join_token;
+  r = RoundTrip(proto::Op::kAuth, proto::EncodeFields(auth), {}, &payload, {});
+  if (!r.ok()) return r.status();
+  if (r->status != 0) {
+    broken_ = true;  // the daemon closes after a refusal
+    return Status::FromErrno(r->status, "auth");
+  }
+  proto::AuthReply reply;
+  if (!proto::DecodeFields(payload, &reply).ok())
+    return Fail(Status::IOError("bad auth reply"), false);
+  session_ = {reply.session, reply.token, reply.app, reply.heartbeat_ms, reply.max_io_bytes};
+  if (session_.max_io_bytes == 0 || session_.max_io_bytes > proto::kMaxIoBytes) {
+    session_.max_io_bytes = proto::kMaxIoBytes;
+  }
+  return Status::Ok();
+}
+
+Result<ReplyInfo> Connection::RoundTrip(proto::Op op, std::span<const uint8_t> fields, IoSpan tx,
+                                        std::vector<uint8_t>* payload, IoSpan rx) {
+  if (broken_) return Status::IOError("connection is broken");
+  uint64_t id = next_id_++;
+  deadline_ms_ = NowMs() + timeout_ms_;
+  IORELAY_RETURN_IF_ERROR(Send(op, id, fields, tx));
+  return Receive(op, id, payload, rx);
+}
+
+Status Connection::Send(proto::Op op, uint64_t id, std::span<const uint8_t> fields, IoSpan tx) {
+  size_t tail = tx.Bytes();
+  if (fields.size() + tail > proto::kMaxPayloadBytes) return Status::InvalidArgument("too large");
+  sbuf_.resize(proto::kHeaderBytes + fields.size());
+  proto::FrameHeader h{static_cast<uint16_t>(op), id, static_cast<uint32_t>(fields.size() + tail),
+                       0};
+  proto::EncodeHeader(h, sbuf_.data());
+  if (!fields.empty())
+    std::memcpy(sbuf_.data() + proto::kHeaderBytes, fields.data(), fields.size());
+  std::vector<struct iovec> iovs;
+  iovs.reserve(1 + tx.count);
+  iovs.push_back({sbuf_.data(), sbuf_.size()});
+  CopyIov(tx, tail, &iovs);
+  struct iovec* iov = iovs.data();
+  int count = static_cast<int>(iovs.size());
+  while (count > 0) {
+    msghdr m{};
+    m.msg_iov = iov;
+    m.msg_iovlen = std::min(count, IOV_MAX);
+    ssize_t n = ::sendmsg(fd_, &m, MSG_NOSIGNAL | MSG_DONTWAIT);
+    if (n >= 0) {
+      Advance(iov, count, static_cast<size_t>(n));
+      deadline_ms_ = NowMs() + timeout_ms_;  // progress is liveness
+      continue;
+    }
+    if (errno == EINTR) continue;
+    if (errno == EAGAIN || errno == EWOULDBLOCK) {
+      IORELAY_RETURN_IF_ERROR(WaitFor(POLLOUT));
+      continue;
+    }
+    return Fail(Status::LastError("send to daemon"), true);
+  }
+  return Status::Ok();
+}
+
+Status Connection::WaitFor(short events) {
+  for (;;) {
+    int64_t left = deadline_ms_ - NowMs();
+    if (left <= 0) {
+      return Fail(Status::IOError("no reply nor heartbeat from the daemon within " +
+                                  std::to_string(timeout_ms_) + " ms"),
+                  false);
+    }
+    pollfd p{fd_, events, 0};
+    int r = ::poll(&p, 1, static_cast<int>(left));
+    if (r < 0 && errno != EINTR) return Fail(Status::LastError("poll"), false);
+    if (r > 0) {
+      if (p.revents & POLLNVAL) return Fail(Status::IOError("socket closed under us"), true);
+      return Status::Ok();  // readable, writable, or an error the next call reports
+    }
+  }
+}
+
+Status Connection::Fill(size_t min, size_t max) {
+  if (rend_ - rpos_ >= min) return Status::Ok();
+  if (rpos_ > 0) {
+    std::memmove(rbuf_.data(), rbuf_.data() + rpos_, rend_ - rpos_);
+    rend_ -= rpos_;
+    rpos_ = 0;
+  }
+  max = std::min(max, rbuf_.size());
+  while (rend_ < min) {
+    ssize_t n = ::recv(fd_, rbuf_.data() + rend_, max - rend_, MSG_DONTWAIT);
+    if (n > 0) {
+      rend_ += static_cast<size_t>(n);
+      deadline_ms_ = NowMs() + timeout_ms_;
+      continue;
+    }
+    if (n == 0) return Fail(Status::IOError("the daemon closed the connection"), true);
+    if (errno == EINTR) continue;
+    if (errno != EAGAIN && errno != EWOULDBLOCK) {
+      return Fail(Status::LastError("receive from daemon"), true);
+    }
+    IORELAY_RETURN_IF_ERROR(WaitFor(POLLIN));
+  }
+  return Status::Ok();
+}
+
+Status Connection::ReceiveInto(struct iovec* iov, int count, size_t bytes) {
+  // Bytes already buffered first (at most sizeof rbuf_), then straight into the iovecs.
+  while (bytes > 0 && rpos_ < rend_ && count > 0) {
+    size_t n = std::min({iov->iov_len, rend_ - rpos_, bytes});
+    std::memcpy(iov->iov_base, rbuf_.data() + rpos_, n);
+    rpos_ += n;
+    bytes -= n;
+    Advance(iov, count, n);
+  }
+  while (bytes > 0) {
+    msghdr m{};
+    m.msg_iov = iov;
+    m.msg_iovlen = std::min(count, IOV_MAX);
+    ssize_t n = ::recvmsg(fd_, &m, MSG_DONTWAIT);
+    if (n > 0) {
+      bytes -= static_cast<size_t>(n);
+      Advance(iov, count, static_cast<size_t>(n));
+      deadline_ms_ = NowMs() + timeout_ms_;
+      continue;
+    }
+    if (n == 0) return Fail(Status::IOError("the daemon closed the connection"), true);
+    if (errno == EINTR) continue;
+    if (errno != EAGAIN && errno != EWOULDBLOCK) {
+      return Fail(Status::LastError("receive from daemon"), true);
+    }
+    IORELAY_RETURN_IF_ERROR(WaitFor(POLLIN));
+  }
+  return Status::Ok();
+}
+
+Result<ReplyInfo> Connection::Receive(proto::Op op, uint64_t id, std::vector<uint8_t>* payload,
+                                      IoSpan rx) {
+  const uint16_t want_op = static_cast<uint16_t>(op) | proto::kReplyBit;
+  for (;;) {
+    if (rpos_ == rend_) IORELAY_RETURN_IF_ERROR(WaitFor(POLLIN));  // the reply is not there yet
+    // With bulk data expected, take only the header so the data lands in the caller's buffers.
+    IORELAY_RETURN_IF_ERROR(Fill(proto::kHeaderBytes, rx.iov ? proto::kHeaderBytes : rbuf_.size()));
+    Result<proto::FrameHeader> h = proto::DecodeHeader(rbuf_.data() + rpos_);
+    if (!h.ok()) return Fail(Status::IOError("protocol error: " + h.status().message()), false);
+    rpos_ += proto::kHeaderBytes;
+    std::vector<struct iovec> iovs;
+    std::vector<uint8_t> scratch;
+    bool is_heartbeat = (h->op & ~proto::kReplyBit) == static_cast<uint16_t>(proto::Op::kHeartbeat);
+    if (!is_heartbeat && (h->op != want_op || h->id != id)) {
+      return Fail(Status::IOError("protocol error: unexpected reply"), false);
+    }
+    if (!is_heartbeat && rx.iov && h->status == 0) {
+      if (h->length > rx.Bytes())
+        return Fail(Status::IOError("protocol error: reply too long"), false);
+      CopyIov(rx, h->length, &iovs);
+    } else {
+      std::vector<uint8_t>* dst = (!is_heartbeat && payload) ? payload : &scratch;
+      dst->resize(h->length);
+      if (h->length > 0) iovs.push_back({dst->data(), dst->size()});
+    }
+    IORELAY_RETURN_IF_ERROR(ReceiveInto(iovs.data(), static_cast<int>(iovs.size()), h->length));
+    if (is_heartbeat) continue;
+    return ReplyInfo{h->status, h->length};
+  }
+}
+
+Status Connection::Fail(Status s, bool peer_gone) {
+  broken_ = true;
+  peer_gone_ = peer_gone;
+  return Status::IOError(s.message());
+}
+
+}  // namespace iorelay::client

@@ -1,0 +1,105 @@
+// One authenticated socket to a daemon and its blocking round trips. Every wait is a poll
+// bounded by the liveness timeout; any byte from the daemon (a heartbeat too) resets it.
+#pragma once
+
+#include <sys/uio.h>
+
+#include <array>
+#include <atomic>
+#include <cstdint>
+#include <memory>
+#include <span>
+#include <string>
+#include <vector>
+
+#include "client/address.h"
+#include "common/auth.h"
+#include "common/status.h"
+#include "proto/messages.h"
+
+namespace iorelay::client {
+
+// Who this process is, as told to the daemon in kAuth.
+struct Identity {
+  uint32_t pid = 0;
+  uint32_t node_id = 0;
+  std::string host;
+};
+
+// The session a connection belongs to (from AuthReply).
+struct SessionInfo {
+  uint64_t session = 0;
+  uint64_t token = 0;
+  std::string app;
+  uint32_t heartbeat_ms = 0;
+  uint32_t max_io_bytes = 0;
+  // Client-local: which incarnation of the session (a restarted daemon may reuse ids).
+  uint64_t generation = 0;
+};
+
+// Caller buffers for bulk data: sent straight from them, received straight into them.
+struct IoSpan {
+  const struct iovec* iov = nullptr;
+  int count = 0;
+  size_t Bytes() const;
+};
+
+// A reply that arrived: the daemon's errno (0: success) and the payload length.
+struct ReplyInfo {
+  int32_t status = 0;
+  size_t payload_bytes = 0;
+};
+
+class Connection {
+ public:
+  // Connects and authenticates: a new session (join_session 0) or a join of an existing one.
+  // Transport failures give EIO; a refused credential or join gives the daemon's errno.
+  static Result<std::unique_ptr<Connection>> Open(const Address& addr, const Secret& secret,
+                                                  const Identity& who, uint64_t join_session,
+                                                  uint64_t join_token, int timeout_ms);
+  ~Connection();
+  Connection(const Connection&) = delete;
+  Connection& operator=(const Connection&) = delete;
+
+  // Sends one request (fields, then `tx` as its tail) and waits for its reply. A successful
+  // reply's payload goes into `rx` when given (it must fit), else into `payload`. A failed
+  // Status (EIO) means the transport failed; the connection is then broken() for good.
+  Result<ReplyInfo> RoundTrip(proto::Op op, std::span<const uint8_t> fields, IoSpan tx,
+                              std::vector<uint8_t>* payload, IoSpan rx);
+
+  const SessionInfo& session() const { return session_; }
+  bool broken() const { return broken_; }
+  // The failure was the peer going away (reset, EOF, refused), not a timeout.
+  bool peer_gone() const { return peer_gone_; }
+  int fd() const { return fd_; }
+  void set_fd(int fd) { fd_ = fd; }
+  void set_generation(uint64_t g) { session_.generation = g; }
+  // Fork child: forget the socket without sending anything (raw close).
+  void Abandon();
+
+ private:
+  Connection(int fd, int timeout_ms) : fd_(fd), timeout_ms_(timeout_ms) {}
+  Status Handshake(const Secret& secret, const Identity& who, uint64_t join_session,
+                   uint64_t join_token);
+  Status Send(proto::Op op, uint64_t id, std::span<const uint8_t> fields, IoSpan tx);
+  Result<ReplyInfo> Receive(proto::Op op, uint64_t id, std::vector<uint8_t>* payload, IoSpan rx);
+  // Makes at least `min` bytes available in rbuf_, receiving at most `max` in total.
+  Status Fill(size_t min, size_t max);
+  // Receives exactly the iov's bytes (after draining rbuf_ into it).
+  Status ReceiveInto(struct iovec* iov, int count, size_t bytes);
+  Status WaitFor(short events);
+  Status Fail(Status s, bool peer_gone);
+
+  std::atomic<int> fd_;  // atomic: iorelay_move_internal_fd may change it
+  int timeout_ms_;
+  int64_t deadline_ms_ = 0;  // liveness: reset by every byte received
+  uint64_t next_id_ = 1;
+  bool broken_ = false;
+  bool peer_gone_ = false;
+  SessionInfo session_;
+  std::vector<uint8_t> sbuf_;  // header and fields of the request being sent
+  std::array<uint8_t, 512> rbuf_{};
+  size_t rpos_ = 0, rend_ = 0;
+};
+
+}  // namespace iorelay::client

@@ -1,0 +1,100 @@
+// Connection behaviour that needs a misbehaving daemon: liveness bound, heartbeats, refusal.
+#include <gtest/gtest.h>
+#include <signal.h>
+#include <unistd.h>
+
+#include <chrono>
+#include <cstring>
+
+#include "client/connection.h"
+#include "client/fake_daemon.h"
+#include "client/internal_fds.h"
+#include "proto/wire.h"
+
+namespace iorelay::client {
+namespace {
+
+using Clock = std::chrono::steady_clock;
+
+class ConnectionFake : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    alarm(60);  // a hang fails the test instead of stalling CI
+    secret_.fill(0x5a);
+  }
+  void TearDown() override { alarm(0); }
+  Result<std::unique_ptr<Connection>> Open(const FakeDaemon& d, const Secret& s, int timeout_ms) {
+    return Connection::Open(*ParseAddress(d.address()), s, Identity{1, 0, "test"}, 0, 0,
+                            timeout_ms);
+  }
+  Secret secret_;
+};
+
+double Seconds(Clock::time_point t0) {
+  return std::chrono::duration<double>(Clock::now() - t0).count();
+}
+
+TEST_F(ConnectionFake, HandshakeAndRoundTrips) {
+  FakeDaemon d(secret_, FakeDaemon::Mode::kNormal);
+  Result<std::unique_ptr<Connection>> c = Open(d, secret_, 2000);
+  ASSERT_TRUE(c.ok()) << c.status().ToString();
+  EXPECT_EQ((*c)->session().session, 42u);
+  EXPECT_EQ((*c)->session().app, "fake");
+  EXPECT_TRUE(IsInternalFd((*c)->fd()));
+  EXPECT_GE((*c)->fd(), 512);
+  std::vector<uint8_t> payload;
+  Result<ReplyInfo> r = (*c)->RoundTrip(proto::Op::kPing, {}, {}, &payload, {});
+  ASSERT_TRUE(r.ok());
+  EXPECT_EQ(r->status, 0);
+  char data[10000];
+  std::memset(data, 'x', sizeof data);
+  struct iovec iov[2] = {{data, 4000}, {data + 4000, 6000}};
+  r = (*c)->RoundTrip(proto::Op::kPwrite, proto::EncodeFields(proto::PwriteRequest{1, 0}),
+                      IoSpan{iov, 2}, &payload, {});
+  ASSERT_TRUE(r.ok());
+  proto::CountReply count;
+  ASSERT_TRUE(proto::DecodeFields(payload, &count).ok());
+  EXPECT_EQ(count.count, 10000u);
+}
+
+TEST_F(ConnectionFake, WrongSecretIsRefusedWithEacces) {
+  FakeDaemon d(secret_, FakeDaemon::Mode::kNormal);
+  Secret wrong;
+  wrong.fill(1);
+  EXPECT_EQ(Open(d, wrong, 2000).status().code(), EACCES);
+}
+
+TEST_F(ConnectionFake, SilentDaemonGivesEioWithinTheBound) {
+  FakeDaemon d(secret_, FakeDaemon::Mode::kSilent);
+  Result<std::unique_ptr<Connection>> c = Open(d, secret_, 300);
+  ASSERT_TRUE(c.ok());
+  auto t0 = Clock::now();
+  std::vector<uint8_t> payload;
+  Result<ReplyInfo> r = (*c)->RoundTrip(proto::Op::kPing, {}, {}, &payload, {});
+  EXPECT_EQ(r.status().code(), EIO);
+  EXPECT_GE(Seconds(t0), 0.29);
+  EXPECT_LT(Seconds(t0), 1.5);
+  EXPECT_TRUE((*c)->broken());
+}
+
+TEST_F(ConnectionFake, HeartbeatsKeepASlowRequestAlive) {
+  FakeDaemon d(secret_, FakeDaemon::Mode::kHeartbeat, /*hold_ms=*/1200);
+  Result<std::unique_ptr<Connection>> c = Open(d, secret_, 400);
+  ASSERT_TRUE(c.ok());
+  auto t0 = Clock::now();
+  std::vector<uint8_t> payload;
+  Result<ReplyInfo> r = (*c)->RoundTrip(proto::Op::kPing, {}, {}, &payload, {});
+  ASSERT_TRUE(r.ok()) << r.status().ToString();
+  EXPECT_GE(Seconds(t0), 1.1);  // three times the liveness bound, kept alive by heartbeats
+}
+
+TEST_F(ConnectionFake, NobodyListeningGivesEioAtOnce) {
+  auto t0 = Clock::now();
+  Result<std::unique_ptr<Connection>> c = Connection::Open(
+      *ParseAddress("unix:/tmp/iorelay-no-such.sock"), secret_, Identity{1, 0, "t"}, 0, 0, 5000);
+  EXPECT_EQ(c.status().code(), EIO);
+  EXPECT_LT(Seconds(t0), 0.5);
+}
+
+}  // namespace
+}  // namespace iorelay::client

@@ -1,0 +1,39 @@
+// A tiny in-process stand-in for iorelayd, for client tests that need a daemon to misbehave
+// on purpose (stay silent, only heartbeat, refuse) — things a real daemon cannot be asked to do.
+#pragma once
+
+#include <atomic>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include "common/auth.h"
+
+namespace iorelay::client {
+
+class FakeDaemon {
+ public:
+  enum class Mode {
+    kNormal,     // answers hello, auth, ping, pwrite
+    kSilent,     // authenticates, then never answers a request
+    kHeartbeat,  // answers a request only after hold_ms, sending heartbeats meanwhile
+  };
+  FakeDaemon(const Secret& secret, Mode mode, int hold_ms = 0);
+  ~FakeDaemon();
+  std::string address() const { return "unix:" + path_; }
+
+ private:
+  void AcceptLoop();
+  void Serve(int fd);
+
+  Secret secret_;
+  Mode mode_;
+  int hold_ms_;
+  std::string dir_, path_;
+  int listen_fd_ = -1;
+  std::atomic<bool> stop_{false};
+  std::thread acceptor_;
+  std::vector<std::thread> workers_;
+};
+
+}  // namespace iorelay::client

@@ -1,0 +1,221 @@
+// The per-file C API other than data transfer and locks: open, close, seek, sync, size,
+// stat, status flags, references.
+#include "client/file_ops.h"
+
+#include <fcntl.h>
+#include <sys/syscall.h>
+#include <unistd.h>
+
+#include "client/internal_fds.h"
+#include "client/placement.h"
+#include "client/stat_convert.h"
+
+namespace proto = iorelay::proto;
+using iorelay::Result;
+using iorelay::client::Client;
+using iorelay::client::FileOp;
+using iorelay::client::StatusOnly;
+using iorelay::client::Sys;
+
+namespace {
+
+constexpr int kSettableFlags = O_APPEND | O_ASYNC | O_DIRECT | O_NOATIME | O_NONBLOCK;
+
+int StatusFlagsFromOpen(int flags) {
+  return (flags & ~(O_CREAT | O_EXCL | O_NOCTTY | O_TRUNC | O_CLOEXEC)) | O_LARGEFILE;
+}
+
+iorelay_file* NewFile(Client* c, int server, const char* path, int flags) {
+  auto* f = new iorelay_file;
+  f->client = c;
+  f->server = server;
+  f->path = path;
+  f->open_flags = flags;
+  f->status_flags.store(StatusFlagsFromOpen(flags));
+  return f;
+}
+
+// Daemon unreachable at open and IORELAY_FALLBACK=direct: the file is opened directly.
+int OpenDirectFile(Client* c, int server, const char* path, int flags, mode_t mode,
+                   iorelay_file** out) {
+  int fd = iorelay::client::OpenDirect(c, path, flags, mode);
+  if (fd < 0) return fd;
+  iorelay_file* f = NewFile(c, server, path, flags);
+  struct stat st {};
+  if (syscall(SYS_fstat, fd, &st) == 0) {
+    f->dev = st.st_dev;
+    f->ino = st.st_ino;
+    f->st_mode = st.st_mode;
+  }
+  f->direct_fd.store(fd);
+  c->Register(f);
+  *out = f;
+  return 0;
+}
+
+}  // namespace
+
+extern "C" {
+
+int iorelay_open(iorelay_client* c, const char* path, int flags, mode_t mode, iorelay_file** out) {
+  if (!c || !path || !out) return -EINVAL;
+  if (path[0] != '/') return -EINVAL;
+  Client* cl = c->impl.get();
+  int server = cl->ServerFor(path);
+  proto::OpenRequest req{path, flags, static_cast<uint32_t>(mode)};
+  std::vector<uint8_t> payload;
+  Client::CallInfo info;
+  Result<int32_t> r =
+      cl->Call(server, proto::Op::kOpen, proto::EncodeFields(req), {}, &payload, {}, &info);
+  if (!r.ok()) {
+    if (r.status().code() == EIO && cl->config().fallback == iorelay::client::Fallback::kDirect) {
+      return OpenDirectFile(cl, server, path, flags, mode, out);
+    }
+    return -r.status().code();
+  }
+  if (*r != 0) return -*r;
+  proto::OpenReply rep;
+  if (!proto::DecodeFields(payload, &rep).ok()) return -EIO;
+  iorelay_file* f = NewFile(cl, server, path, flags);
+  f->handle = rep.handle;
+  f->generation = info.generation;
+  f->max_io_bytes = info.max_io_bytes ? info.max_io_bytes : f->max_io_bytes;
+  f->dev = rep.dev;
+  f->ino = rep.ino;
+  f->st_mode = rep.mode;
+  cl->Register(f);
+  *out = f;
+  return 0;
+}
+
+int iorelay_close(iorelay_file* f) {
+  if (!f) return -EBADF;
+  Client* c = f->client;
+  int rc = 0;
+  // POSIX: closing any descriptor of a file releases the process's locks on it.
+  if (c->TakeLocked(f->dev, f->ino) && f->direct_fd.load() < 0) {
+    int owner = iorelay::client::LockOwner(f->dev, f->ino, c->server_count());
+    Result<long> u = StatusOnly(c->CallMsg<proto::UnlockAllRequest, proto::Empty>(
+        owner, proto::Op::kUnlockAll, proto::UnlockAllRequest{f->dev, f->ino}, nullptr));
+    rc = u.ok() ? static_cast<int>(*u) : -u.status().code();
+  }
+  if (f->refs.fetch_sub(1) > 1) return rc;
+  c->Unregister(f);
+  if (int fd = f->direct_fd.load(); fd >= 0) {
+    iorelay::client::CloseInternalFd(fd);
+  } else {
+    Result<long> r = StatusOnly(c->CallMsg<proto::HandleRequest, proto::Empty>(
+        f->server, proto::Op::kClose, proto::HandleRequest{f->handle}, nullptr, f->generation));
+    int close_rc = r.ok() ? static_cast<int>(*r) : -r.status().code();
+    if (rc == 0) rc = close_rc;
+  }
+  delete f;
+  return rc;
+}
+
+off_t iorelay_lseek(iorelay_file* f, off_t offset, int whence) {
+  return FileOp(
+      f,
+      [&]() -> Result<long> {
+        proto::OffsetReply rep;
+        Result<int32_t> r =
+            f->client->CallMsg(f->server, proto::Op::kLseek,
+                               proto::LseekRequest{f->handle, offset, whence}, &rep, f->generation);
+        if (!r.ok() || *r != 0) return StatusOnly(r);
+        f->offset_hint.store(rep.offset);
+        return static_cast<long>(rep.offset);
+      },
+      [&](int fd) { return Sys(syscall(SYS_lseek, fd, offset, whence)); });
+}
+
+int iorelay_fsync(iorelay_file* f, int datasync) {
+  return static_cast<int>(FileOp(
+      f,
+      [&] {
+        return StatusOnly(f->client->CallMsg<proto::FsyncRequest, proto::Empty>(
+            f->server, proto::Op::kFsync,
+            proto::FsyncRequest{f->handle, static_cast<uint32_t>(datasync ? 1 : 0)}, nullptr,
+            f->generation));
+      },
+      [&](int fd) { return Sys(syscall(datasync ? SYS_fdatasync : SYS_fsync, fd)); }));
+}
+
+int iorelay_ftruncate(iorelay_file* f, off_t length) {
+  return static_cast<int>(FileOp(
+      f,
+      [&] {
+        return StatusOnly(f->client->CallMsg<proto::FtruncateRequest, proto::Empty>(
+            f->server, proto::Op::kFtruncate, proto::FtruncateRequest{f->handle, length}, nullptr,
+            f->generation));
+      },
+      [&](int fd) { return Sys(syscall(SYS_ftruncate, fd, length)); }));
+}
+
+int iorelay_fallocate(iorelay_file* f, int mode, off_t offset, off_t length) {
+  return static_cast<int>(FileOp(
+      f,
+      [&] {
+        return StatusOnly(f->client->CallMsg<proto::FallocateRequest, proto::Empty>(
+            f->server, proto::Op::kFallocate,
+            proto::FallocateRequest{f->handle, mode, offset, length}, nullptr, f->generation));
+      },
+      [&](int fd) { return Sys(syscall(SYS_fallocate, fd, mode, offset, length)); }));
+}
+
+int iorelay_fstat(iorelay_file* f, struct stat* st) {
+  if (!st) return -EFAULT;
+  return static_cast<int>(FileOp(
+      f,
+      [&]() -> Result<long> {
+        proto::WireStat w;
+        Result<int32_t> r = f->client->CallMsg(f->server, proto::Op::kFstat,
+                                               proto::HandleRequest{f->handle}, &w, f->generation);
+        if (r.ok() && *r == 0) iorelay::client::ToStat(w, st);
+        return StatusOnly(r);
+      },
+      [&](int fd) { return Sys(syscall(SYS_fstat, fd, st)); }));
+}
+
+int iorelay_fstatfs(iorelay_file* f, struct statfs* st) {
+  if (!st) return -EFAULT;
+  return static_cast<int>(FileOp(
+      f,
+      [&]() -> Result<long> {
+        proto::WireStatfs w;
+        Result<int32_t> r = f->client->CallMsg(f->server, proto::Op::kFstatfs,
+                                               proto::HandleRequest{f->handle}, &w, f->generation);
+        if (r.ok() && *r == 0) iorelay::client::ToStatfs(w, st);
+        return StatusOnly(r);
+      },
+      [&](int fd) { return Sys(syscall(SYS_fstatfs, fd, st)); }));
+}
+
+int iorelay_getfl(iorelay_file* f) {
+  if (!f) return -EBADF;
+  return f->status_flags.load();
+}
+
+int iorelay_setfl(iorelay_file* f, int flags) {
+  long r = FileOp(
+      f,
+      [&] {
+        return StatusOnly(f->client->CallMsg<proto::SetflRequest, proto::Empty>(
+            f->server, proto::Op::kSetfl, proto::SetflRequest{f->handle, flags}, nullptr,
+            f->generation));
+      },
+      [&](int fd) { return Sys(syscall(SYS_fcntl, fd, F_SETFL, flags)); });
+  if (r == 0) {
+    int old = f->status_flags.load();
+    f->status_flags.store((old & ~kSettableFlags) | (flags & kSettableFlags));
+  }
+  return static_cast<int>(r);
+}
+
+const char* iorelay_file_path(const iorelay_file* f) { return f ? f->path.c_str() : nullptr; }
+
+iorelay_file* iorelay_file_ref(iorelay_file* f) {
+  if (f) f->refs.fetch_add(1);
+  return f;
+}
+
+}  // extern "C"

@@ -1,0 +1,73 @@
+// Process-associated record locks: ranges made absolute here, sent to the daemon that owns
+// the file's locks (by identity, whatever the placement), released on close.
+#include <fcntl.h>
+#include <sys/syscall.h>
+#include <unistd.h>
+
+#include "client/file_ops.h"
+#include "client/placement.h"
+
+namespace proto = iorelay::proto;
+using iorelay::Result;
+using iorelay::client::Client;
+
+extern "C" {
+
+int iorelay_lock(iorelay_file* f, int cmd, struct flock* lk) {
+  if (!f) return -EBADF;
+  if (!lk) return -EFAULT;
+  if (cmd != F_GETLK && cmd != F_SETLK && cmd != F_SETLKW) return -EINVAL;
+  if (lk->l_type != F_RDLCK && lk->l_type != F_WRLCK && lk->l_type != F_UNLCK) return -EINVAL;
+  if (cmd == F_GETLK && lk->l_type == F_UNLCK) return -EINVAL;  // as fcntl(2)
+  if (int fd = f->direct_fd.load(); fd >= 0) {
+    return static_cast<int>(iorelay::client::Sys(syscall(SYS_fcntl, fd, cmd, lk)));
+  }
+  // As a local file system: a lock needs the matching access mode (not for F_GETLK).
+  int mode = f->status_flags.load() & O_ACCMODE;
+  if (cmd != F_GETLK && ((lk->l_type == F_RDLCK && mode == O_WRONLY) ||
+                         (lk->l_type == F_WRLCK && mode == O_RDONLY))) {
+    return -EBADF;
+  }
+  int64_t base = 0;
+  if (lk->l_whence == SEEK_CUR) {
+    off_t cur = iorelay_lseek(f, 0, SEEK_CUR);
+    if (cur < 0) return static_cast<int>(cur);
+    base = cur;
+  } else if (lk->l_whence == SEEK_END) {
+    struct stat st;
+    int r = iorelay_fstat(f, &st);
+    if (r < 0) return r;
+    base = st.st_size;
+  } else if (lk->l_whence != SEEK_SET) {
+    return -EINVAL;
+  }
+  int64_t start = base + lk->l_start;
+  int64_t length = lk->l_len;
+  if (length < 0) {  // POSIX: the range [start + len, start)
+    start += length;
+    length = -length;
+  }
+  if (start < 0) return -EINVAL;
+  Client* c = f->client;
+  proto::LockRequest req{
+      f->dev, f->ino, cmd, lk->l_type, start, length, static_cast<int32_t>(syscall(SYS_getpid))};
+  proto::LockReply rep;
+  int owner = iorelay::client::LockOwner(f->dev, f->ino, c->server_count());
+  Result<int32_t> r = c->CallMsg(owner, proto::Op::kLock, req, &rep);
+  if (!r.ok()) return -r.status().code();
+  if (*r != 0) return -*r;
+  if (cmd == F_GETLK) {
+    lk->l_type = rep.type;
+    if (rep.type != F_UNLCK) {
+      lk->l_whence = SEEK_SET;
+      lk->l_start = rep.start;
+      lk->l_len = rep.length;
+      lk->l_pid = rep.pid;
+    }
+  } else if (lk->l_type != F_UNLCK) {
+    c->NoteLocked(f->dev, f->ino);
+  }
+  return 0;
+}
+
+}  // extern "C"

@@ -1,0 +1,156 @@
+// The path-based C API: each call goes to the daemon that serves the path (directly to the
+// real file system when that daemon is lost and IORELAY_FALLBACK=direct).
+#include <fcntl.h>
+#include <sys/syscall.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <cstring>
+
+#include "client/file_ops.h"
+#include "client/stat_convert.h"
+
+namespace proto = iorelay::proto;
+using iorelay::Result;
+using iorelay::client::Client;
+using iorelay::client::StatusOnly;
+using iorelay::client::Sys;
+
+namespace {
+
+template <class Remote, class Direct>
+long PathOp(iorelay_client* c, const char* path, Remote remote, Direct direct) {
+  if (!c || !path) return -EFAULT;
+  if (path[0] != '/') return -EINVAL;
+  Client* cl = c->impl.get();
+  Result<long> r = remote(cl, cl->ServerFor(path));
+  if (r.ok()) return *r;
+  if (r.status().code() == EIO && cl->config().fallback == iorelay::client::Fallback::kDirect) {
+    return direct(iorelay::client::DirectPath(cl->config(), path));
+  }
+  return -r.status().code();
+}
+
+}  // namespace
+
+extern "C" {
+
+int iorelay_stat(iorelay_client* c, const char* path, struct stat* st, int nofollow) {
+  if (!st) return -EFAULT;
+  return static_cast<int>(PathOp(
+      c, path,
+      [&](Client* cl, int s) -> Result<long> {
+        proto::WireStat w;
+        Result<int32_t> r =
+            cl->CallMsg(s, proto::Op::kStat, proto::StatRequest{path, nofollow ? 1u : 0u}, &w);
+        if (r.ok() && *r == 0) iorelay::client::ToStat(w, st);
+        return StatusOnly(r);
+      },
+      [&](const std::string& p) {
+        return Sys(
+            syscall(SYS_newfstatat, AT_FDCWD, p.c_str(), st, nofollow ? AT_SYMLINK_NOFOLLOW : 0));
+      }));
+}
+
+int iorelay_statfs(iorelay_client* c, const char* path, struct statfs* st) {
+  if (!st) return -EFAULT;
+  return static_cast<int>(PathOp(
+      c, path,
+      [&](Client* cl, int s) -> Result<long> {
+        proto::WireStatfs w;
+        Result<int32_t> r = cl->CallMsg(s, proto::Op::kStatfs, proto::PathRequest{path}, &w);
+        if (r.ok() && *r == 0) iorelay::client::ToStatfs(w, st);
+        return StatusOnly(r);
+      },
+      [&](const std::string& p) { return Sys(syscall(SYS_statfs, p.c_str(), st)); }));
+}
+
+int iorelay_access(iorelay_client* c, const char* path, int mode) {
+  return static_cast<int>(PathOp(
+      c, path,
+      [&](Client* cl, int s) {
+        return StatusOnly(cl->CallMsg<proto::AccessRequest, proto::Empty>(
+            s, proto::Op::kAccess, proto::AccessRequest{path, mode}, nullptr));
+      },
+      [&](const std::string& p) {
+        return Sys(syscall(SYS_faccessat, AT_FDCWD, p.c_str(), mode, 0));
+      }));
+}
+
+int iorelay_unlink(iorelay_client* c, const char* path) {
+  return static_cast<int>(PathOp(
+      c, path,
+      [&](Client* cl, int s) {
+        return StatusOnly(cl->CallMsg<proto::PathRequest, proto::Empty>(
+            s, proto::Op::kUnlink, proto::PathRequest{path}, nullptr));
+      },
+      [&](const std::string& p) { return Sys(syscall(SYS_unlinkat, AT_FDCWD, p.c_str(), 0)); }));
+}
+
+int iorelay_mkdir(iorelay_client* c, const char* path, mode_t mode) {
+  return static_cast<int>(PathOp(
+      c, path,
+      [&](Client* cl, int s) {
+        return StatusOnly(cl->CallMsg<proto::MkdirRequest, proto::Empty>(
+            s, proto::Op::kMkdir, proto::MkdirRequest{path, static_cast<uint32_t>(mode)}, nullptr));
+      },
+      [&](const std::string& p) { return Sys(syscall(SYS_mkdirat, AT_FDCWD, p.c_str(), mode)); }));
+}
+
+int iorelay_rmdir(iorelay_client* c, const char* path) {
+  return static_cast<int>(PathOp(
+      c, path,
+      [&](Client* cl, int s) {
+        return StatusOnly(cl->CallMsg<proto::PathRequest, proto::Empty>(
+            s, proto::Op::kRmdir, proto::PathRequest{path}, nullptr));
+      },
+      [&](const std::string& p) {
+        return Sys(syscall(SYS_unlinkat, AT_FDCWD, p.c_str(), AT_REMOVEDIR));
+      }));
+}
+
+int iorelay_rename(iorelay_client* c, const char* from, const char* to, unsigned flags) {
+  if (!to) return -EFAULT;
+  return static_cast<int>(PathOp(
+      c, from,
+      [&](Client* cl, int s) {
+        return StatusOnly(cl->CallMsg<proto::RenameRequest, proto::Empty>(
+            s, proto::Op::kRename, proto::RenameRequest{from, to, flags}, nullptr));
+      },
+      [&](const std::string& p) {
+        std::string q = iorelay::client::DirectPath(c->impl->config(), to);
+        return Sys(syscall(SYS_renameat2, AT_FDCWD, p.c_str(), AT_FDCWD, q.c_str(), flags));
+      }));
+}
+
+int iorelay_truncate(iorelay_client* c, const char* path, off_t length) {
+  return static_cast<int>(PathOp(
+      c, path,
+      [&](Client* cl, int s) {
+        return StatusOnly(cl->CallMsg<proto::TruncateRequest, proto::Empty>(
+            s, proto::Op::kTruncate, proto::TruncateRequest{path, length}, nullptr));
+      },
+      [&](const std::string& p) { return Sys(syscall(SYS_truncate, p.c_str(), length)); }));
+}
+
+ssize_t iorelay_readlink(iorelay_client* c, const char* path, char* buf, size_t size) {
+  if (!buf) return -EFAULT;
+  if (size == 0) return -EINVAL;
+  return PathOp(
+      c, path,
+      [&](Client* cl, int s) -> Result<long> {
+        std::vector<uint8_t> payload;
+        Result<int32_t> r =
+            cl->Call(s, proto::Op::kReadlink, proto::EncodeFields(proto::PathRequest{path}), {},
+                     &payload, {});
+        if (!r.ok() || *r != 0) return StatusOnly(r);
+        size_t n = std::min(size, payload.size());  // truncated silently, as readlink(2)
+        std::memcpy(buf, payload.data(), n);
+        return static_cast<long>(n);
+      },
+      [&](const std::string& p) {
+        return Sys(syscall(SYS_readlinkat, AT_FDCWD, p.c_str(), buf, size));
+      });
+}
+
+}  // extern "C"
