@@ -64,13 +64,21 @@ def total_requests(daemons: LocalDaemons, index: int) -> int:
 
 @pytest.mark.parametrize("count", [1, 2])
 def test_fio_verifies_through_daemons_and_on_disk(daemon_factory: DaemonFactory, count: int):
-    require_built("iorelayd")
     d = daemon_factory(count)
-    env = {**d.env(), "IORELAY_PLACEMENT": "file-hash"}
     job = Path(d.workdir) / "verify.fio"
     job.write_text(FIO_JOBS.format(directory=d.prefix))
-    forwarded = run(["fio", "--output-format=terse", str(job)], env)
-    assert forwarded.returncode == 0, forwarded.stdout + forwarded.stderr
+    # Two fio processes as two client nodes, so that with 2 daemons each serves one of them
+    # (block placement); fio forks a process per job, which the interposer must follow.
+    halves = [["seq", "rand"], ["seq-small", "seq-direct"]]
+    procs = []
+    for node, sections in enumerate(halves):
+        env = {**os.environ, **d.env(), "IORELAY_NODE_ID": str(node), "IORELAY_NODES": "2"}
+        argv = ["fio", "--output-format=terse", *(f"--section={s}" for s in sections), str(job)]
+        procs.append(subprocess.Popen(argv, env=env, stdout=subprocess.PIPE,
+                                      stderr=subprocess.STDOUT, text=True))  # fmt: skip
+    for p in procs:
+        out, _ = p.communicate(timeout=SUBPROCESS_TIMEOUT_S)
+        assert p.returncode == 0, out
     written = sorted(p.name for p in d.root_dir.iterdir())
     assert len(written) == 4, f"fio's files must be on the backend disk, found {written}"
     # Read the backend files with fio directly (no relay): the bytes on disk are right.
@@ -106,22 +114,29 @@ def test_eight_processes_strided_shared_file_through_two_daemons(daemon_factory:
     assert total_requests(d, 0) > 0 and total_requests(d, 1) > 0, "both daemons share the work"
 
 
-def test_sigkill_gives_eio_promptly_and_loses_nothing_acknowledged(daemon_factory: DaemonFactory):
+def test_sigkill_gives_eio_promptly_and_loses_nothing_acknowledged(disk_tmp: Path):
     writer = require_built("strided_writer")["strided_writer"]
-    d = daemon_factory(1, extra_args=["--delay-us", "20000"])
-    env = {**d.env(), "IORELAY_TIMEOUT_MS": "2000"}
-    report = d.workdir / "acks.txt"
-    argv = [writer, "--file", f"{d.prefix}/crash.dat", "--rank", 0, "--ranks", 1,
-            "--segments", 100000, "--block", 4096, "--report"]  # fmt: skip
-    with open(report, "w") as out:
-        p = subprocess.Popen([str(a) for a in argv], env={**os.environ, **env}, stdout=out,
-                             stderr=subprocess.PIPE, text=True)  # fmt: skip
-        time.sleep(1.0)
-        assert p.poll() is None, "the writer should still be writing"
-        os.kill(d.daemons[0].pid, signal.SIGKILL)
-        killed_at = time.monotonic()
-        p.wait(timeout=SUBPROCESS_TIMEOUT_S)
-        elapsed = time.monotonic() - killed_at
+    (disk_tmp / "root").mkdir()
+    # Not the daemon_factory fixture: it insists on a clean exit, and this daemon is killed.
+    with LocalDaemons(1, disk_tmp / "root", str(disk_tmp / "fwd"), disk_tmp / "work",
+                      extra_args=["--delay-us", "20000"]) as d:  # fmt: skip
+        env = {**os.environ, **d.env(), "IORELAY_TIMEOUT_MS": "2000"}
+        report = d.workdir / "acks.txt"
+        argv = [writer, "--file", f"{d.prefix}/crash.dat", "--rank", 0, "--ranks", 1,
+                "--segments", 100000, "--block", 4096, "--report"]  # fmt: skip
+        with (
+            open(report, "w") as out,
+            subprocess.Popen(
+                [str(a) for a in argv], env=env, stdout=out, stderr=subprocess.DEVNULL
+            ) as p,
+        ):
+            time.sleep(1.0)
+            assert p.poll() is None, "the writer should still be writing"
+            os.kill(d.daemons[0].pid, signal.SIGKILL)
+            killed_at = time.monotonic()
+            p.wait(timeout=SUBPROCESS_TIMEOUT_S)
+            elapsed = time.monotonic() - killed_at
+        assert d.stop() == [-signal.SIGKILL]
     assert p.returncode != 0
     lines = report.read_text().splitlines()
     assert lines[-1].startswith("error") and "Input/output error" in lines[-1], lines[-3:]
@@ -160,25 +175,24 @@ def test_conflicting_record_locks_block_and_release(daemon_factory: DaemonFactor
     # still one daemon per file.
     env_a = {**os.environ, **d.env(), "IORELAY_NODE_ID": "0", "IORELAY_NODES": "2"}
     env_b = {**os.environ, **d.env(), "IORELAY_NODE_ID": "1", "IORELAY_NODES": "2"}
-    holder = subprocess.Popen([str(probe), path, "hold", "0", "100"], env=env_a,
-                              stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True)  # fmt: skip
-    try:
-        assert holder.stdout.readline().strip() == "held"
-        tried = run([probe, path, "try", "50", "10"], env_b)
-        assert f"conflict pid={holder.pid} type=write" in tried.stdout, tried.stdout + tried.stderr
-        assert "EAGAIN" in tried.stdout
-        assert "free" in run([probe, path, "try", "100", "10"], env_b).stdout, "no overlap"
-        waiter = subprocess.Popen([str(probe), path, "wait", "0", "0"], env=env_b,
-                                  stdout=subprocess.PIPE, text=True)  # fmt: skip
-        time.sleep(0.5)
-        assert waiter.poll() is None, "F_SETLKW must block while the lock is held"
-        holder.stdin.write("release\n")
-        holder.stdin.flush()
-        out, _ = waiter.communicate(timeout=10)
-        assert out.strip() == "acquired"
-    finally:
-        holder.kill()
-        holder.wait()
+    with subprocess.Popen([str(probe), path, "hold", "0", "100"], env=env_a, text=True,
+                          stdin=subprocess.PIPE, stdout=subprocess.PIPE) as holder:  # fmt: skip
+        try:
+            assert holder.stdout.readline().strip() == "held"
+            tried = run([probe, path, "try", "50", "10"], env_b)
+            assert f"conflict pid={holder.pid} type=write" in tried.stdout, tried
+            assert "EAGAIN" in tried.stdout
+            assert "free" in run([probe, path, "try", "100", "10"], env_b).stdout, "no overlap"
+            with subprocess.Popen([str(probe), path, "wait", "0", "0"], env=env_b,
+                                  stdout=subprocess.PIPE, text=True) as waiter:  # fmt: skip
+                time.sleep(0.5)
+                assert waiter.poll() is None, "F_SETLKW must block while the lock is held"
+                holder.stdin.write("release\n")
+                holder.stdin.flush()
+                out, _ = waiter.communicate(timeout=10)
+                assert out.strip() == "acquired"
+        finally:
+            holder.kill()
 
 
 def test_wrong_secret_is_refused(daemon_factory: DaemonFactory, disk_tmp: Path):

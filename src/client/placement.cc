@@ -91,7 +91,8 @@ Result<int> PlaceNode(const PlacementPolicy& p, uint32_t node, uint32_t nodes, i
 }
 
 int PlaceFile(std::string_view path, int servers) {
-  return static_cast<int>(Fnv1a64(path) % static_cast<uint64_t>(servers));
+  // FNV's low bits depend on few input bits: mix before taking a small modulus.
+  return static_cast<int>(Mix64(Fnv1a64(path)) % static_cast<uint64_t>(servers));
 }
 
 int LockOwner(uint64_t dev, uint64_t ino, int servers) {
