@@ -58,10 +58,6 @@ def fio_job_file(directory: str) -> str:
         "verify=crc32c",
         "do_verify=1",
         "verify_fatal=1",
-        # Keep to plain open/pwrite/pread/fsync/close: no preallocation, no page-cache hints.
-        "fallocate=none",
-        "fadvise_hint=0",
-        "invalidate=0",
         "end_fsync=1",
     ]
     for job in JOBS:

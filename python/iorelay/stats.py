@@ -26,8 +26,8 @@ _PREFERRED = (
     "bytes_read",
     "bytes_written",
     "errors",
-    "queue_time_us",
-    "service_time_us",
+    "queue_time_ns",
+    "service_time_ns",
 )
 
 
@@ -90,12 +90,23 @@ def application_rows(stats: Mapping[str, Any]) -> list[dict[str, Any]]:
     return rows
 
 
-def _columns(rows: list[dict[str, Any]]) -> list[str]:
+def _flatten(counters: Mapping[str, Any], prefix: str = "") -> dict[str, Any]:
+    """Nested counters (e.g. by_family.read.requests) as one level of dotted names."""
+    flat: dict[str, Any] = {}
+    for key, value in counters.items():
+        if isinstance(value, Mapping):
+            flat.update(_flatten(value, f"{prefix}{key}."))
+        else:
+            flat[f"{prefix}{key}"] = value
+    return flat
+
+
+def _counter_names(rows: list[dict[str, Any]]) -> list[str]:
     seen: list[str] = []
     for row in rows:
         seen += [k for k in row if k not in seen and k != "application"]
     first = [k for k in _PREFERRED if k in seen]
-    return ["application", *first, *(k for k in seen if k not in first)]
+    return [*first, *(k for k in seen if k not in first)]
 
 
 def _cell(value: Any) -> str:
@@ -103,29 +114,30 @@ def _cell(value: Any) -> str:
         return f"{value:.6g}"
     if isinstance(value, int) and not isinstance(value, bool):
         return f"{value:,}"
-    if isinstance(value, (dict, list)):
+    if isinstance(value, list):
         return json.dumps(value, separators=(",", ":"))
     return str(value)
 
 
 def render_stats(stats: Mapping[str, Any], console: Console, title: str = "") -> None:
-    """Prints the daemon-wide fields and the per-application table."""
+    """Prints the daemon-wide fields and the per-application counters (one column each)."""
     scalars = {k: v for k, v in stats.items() if not isinstance(v, (dict, list))}
     if scalars:
         head = Table(title=title or None, show_header=False, box=None)
         for key, value in scalars.items():
             head.add_row(key, _cell(value))
         console.print(head)
-    rows = application_rows(stats)
+    rows = [_flatten(row) for row in application_rows(stats)]
     if not rows:
         console.print("(no application has used this daemon yet)")
         return
+    # Counters down, applications across: many counters, few applications.
     table = Table(title="per-application counters")
-    cols = _columns(rows)
-    for col in cols:
-        table.add_column(col, justify="left" if col == "application" else "right")
+    table.add_column("counter", justify="left")
     for row in rows:
-        table.add_row(*(_cell(row.get(c, "")) for c in cols))
+        table.add_column(str(row.get("application", "?")), justify="right")
+    for name in _counter_names(rows):
+        table.add_row(name, *(_cell(row.get(name, "")) for row in rows))
     console.print(table)
 
 

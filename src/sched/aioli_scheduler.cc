@@ -1,0 +1,227 @@
+// aIOLi (Lebre et al. 2006): per (file, op, merge_class) queues in offset order; a head is
+// eligible once factor x base quantum covers it (factors double per pass, computed lazily
+// from the pass a request was queued at); the oldest eligible head wins (reads first); the
+// chosen queue is served one contiguous run within its adaptive quantum.
+#include <map>
+#include <nlohmann/json.hpp>
+#include <set>
+#include <tuple>
+#include <unordered_map>
+
+#include "sched/algorithms.h"
+#include "sched/quantum.h"
+#include "sched/run_queue.h"
+
+namespace iorelay::sched {
+namespace {
+
+struct AioliConfig {
+  DispatchLimits limits;
+  uint64_t quantum = 64 << 10;     // base quantum, bytes
+  uint64_t min_quantum = 4 << 10;  // bytes
+  uint64_t max_quantum = 4 << 20;  // bytes
+  int64_t wait_ns = 900'000;       // short wait on a shift or a shrinking offer
+  bool sync = true;                // a queue's next dispatch waits for the previous
+  std::map<uint32_t, uint32_t> weights;
+};
+
+class AioliScheduler final : public Scheduler {
+ public:
+  AioliScheduler(AioliConfig c, nlohmann::json config)
+      : c_(std::move(c)), config_(std::move(config)) {}
+  const char* name() const override { return "aioli"; }
+  void Add(const Request& r) override;
+  Decision Next(int64_t now_ns, Dispatch* out) override;
+  void Release(uint64_t id, int, int64_t) override;
+  size_t queued() const override { return queued_; }
+  nlohmann::json EffectiveConfig() const override { return config_; }
+  void SetAppWeight(uint32_t app, uint32_t weight) override {
+    c_.weights[app] = std::max<uint32_t>(1, weight);
+  }
+
+ private:
+  enum class Where { kNone, kNotYet, kEligible, kHeld };
+  using EligibleKey = std::tuple<int, int64_t, uint64_t, QueueKey>;
+  struct Queue {
+    RunQueue rq;
+    QueueKey stream;
+    QueueKey cursor;  // stream + offset where the last dispatch ended
+    bool served = false;
+    uint64_t quantum = 0;
+    uint64_t last_run_bytes = 0;
+    bool shift = false;      // a request arrived below the cursor since the last dispatch
+    bool hold_used = false;  // held once already since the last dispatch
+    int64_t hold_until_ns = 0;
+    uint32_t in_flight = 0;
+    Where where = Where::kNone;
+    std::pair<uint64_t, QueueKey> not_yet_key;
+    EligibleKey eligible_key;
+    std::pair<int64_t, QueueKey> held_key;
+  };
+  void Detach(Queue& q);
+  void Attach(Queue& q);
+  bool ShouldHold(Queue& q, const Queued& head) const;
+  uint32_t Weight(uint32_t app) const {
+    auto it = c_.weights.find(app);
+    return it == c_.weights.end() ? 1 : it->second;
+  }
+
+  AioliConfig c_;
+  nlohmann::json config_;
+  std::map<QueueKey, Queue> queues_;
+  std::set<std::pair<uint64_t, QueueKey>> not_yet_;  // (pass its head becomes eligible)
+  std::set<EligibleKey> eligible_;                   // (write?, head arrival, head seq)
+  std::set<std::pair<int64_t, QueueKey>> held_;      // (end of the short wait)
+  std::unordered_map<uint64_t, QueueKey> in_flight_;
+  uint64_t pass_ = 0;
+  uint64_t next_seq_ = 1;
+  int64_t last_now_ns_ = INT64_MIN;
+  size_t queued_ = 0;
+};
+
+void AioliScheduler::Detach(Queue& q) {
+  switch (q.where) {
+    case Where::kNotYet:
+      not_yet_.erase(q.not_yet_key);
+      break;
+    case Where::kEligible:
+      eligible_.erase(q.eligible_key);
+      break;
+    case Where::kHeld:
+      held_.erase(q.held_key);
+      break;
+    case Where::kNone:
+      break;
+  }
+  q.where = Where::kNone;
+}
+
+void AioliScheduler::Attach(Queue& q) {
+  if (q.rq.empty() || (c_.sync && q.in_flight > 0)) return;
+  if (q.hold_until_ns > last_now_ns_) {
+    q.held_key = {q.hold_until_ns, q.stream};
+    held_.insert(q.held_key);
+    q.where = Where::kHeld;
+    return;
+  }
+  const Queued& head = q.rq.AtOrAfter(q.cursor)->second;
+  const uint64_t eligible_pass = head.tag + DoublingsToCover(head.req.length, c_.quantum);
+  if (eligible_pass <= pass_) {
+    q.eligible_key = {head.req.op == IoOp::kWrite, head.req.arrival_ns, head.seq, q.stream};
+    eligible_.insert(q.eligible_key);
+    q.where = Where::kEligible;
+  } else {
+    q.not_yet_key = {eligible_pass, q.stream};
+    not_yet_.insert(q.not_yet_key);
+    q.where = Where::kNotYet;
+  }
+}
+
+void AioliScheduler::Add(const Request& r) {
+  const QueueKey stream = StreamOf(KeyOf(r, 0));
+  auto [it, fresh] = queues_.try_emplace(stream);
+  Queue& q = it->second;
+  if (fresh) {
+    q.stream = q.cursor = stream;
+    q.quantum = std::clamp(c_.quantum, c_.min_quantum, c_.max_quantum);
+  }
+  if (q.served && r.offset < q.cursor.offset) q.shift = true;
+  Detach(q);
+  q.rq.Add(r, next_seq_++, pass_);
+  Attach(q);
+  ++queued_;
+}
+
+bool AioliScheduler::ShouldHold(Queue& q, const Queued& head) const {
+  if (c_.wait_ns <= 0 || !q.served || q.hold_used) return false;
+  if (q.shift && head.req.offset > q.cursor.offset) return true;  // a slower process behind
+  const uint64_t offered = head.req.mergeable
+                               ? q.rq.ContiguousBytesAt(q.stream, head.req.offset, q.last_run_bytes)
+                               : head.req.length;
+  return offered < q.last_run_bytes;  // the last dispatch aggregated more than the head offers
+}
+
+Decision AioliScheduler::Next(int64_t now_ns, Dispatch* out) {
+  last_now_ns_ = std::max(last_now_ns_, now_ns);
+  while (!held_.empty() && held_.begin()->first <= now_ns) {
+    Queue& q = queues_.at(held_.begin()->second);
+    Detach(q);
+    Attach(q);
+  }
+  for (;;) {
+    while (!not_yet_.empty() && not_yet_.begin()->first <= pass_) {
+      Queue& q = queues_.at(not_yet_.begin()->second);
+      Detach(q);
+      Attach(q);
+    }
+    if (eligible_.empty()) {
+      if (!not_yet_.empty()) {  // empty passes until the first head is covered
+        pass_ = not_yet_.begin()->first;
+        continue;
+      }
+      if (!held_.empty()) return Decision{Decision::Kind::kSleepUntil, held_.begin()->first};
+      return Decision{Decision::Kind::kIdle, 0};
+    }
+    Queue& q = queues_.at(std::get<3>(*eligible_.begin()));
+    RunQueue::Iter head = q.rq.AtOrAfter(q.cursor);
+    if (ShouldHold(q, head->second)) {
+      q.hold_used = true;
+      q.hold_until_ns = now_ns + c_.wait_ns;
+      Detach(q);
+      Attach(q);
+      continue;
+    }
+    Detach(q);
+    const uint32_t w = Weight(head->second.req.app);
+    const uint64_t quantum = q.quantum * w;
+    const uint64_t run = q.rq.TakeRun(head, quantum, c_.limits, out);
+    const uint64_t more = q.rq.ContiguousBytesAt(q.stream, out->offset + run, 2 * quantum);
+    q.quantum = AdaptQuantum(q.quantum, (run + more) / w, c_.min_quantum, c_.max_quantum);
+    q.cursor.offset = out->offset + run;
+    q.served = true;
+    q.last_run_bytes = run;
+    q.shift = false;
+    q.hold_used = false;
+    q.hold_until_ns = 0;
+    ++pass_;
+    queued_ -= out->request_ids.size();
+    if (c_.sync) {
+      q.in_flight += static_cast<uint32_t>(out->request_ids.size());
+      for (uint64_t id : out->request_ids) in_flight_[id] = q.stream;
+    }
+    Attach(q);
+    return Decision{Decision::Kind::kDispatch, 0};
+  }
+}
+
+void AioliScheduler::Release(uint64_t id, int, int64_t) {
+  auto it = in_flight_.find(id);
+  if (it == in_flight_.end()) return;
+  Queue& q = queues_.at(it->second);
+  in_flight_.erase(it);
+  if (--q.in_flight == 0) {
+    Detach(q);
+    Attach(q);
+  }
+}
+
+}  // namespace
+
+SchedulerResult MakeAioli(const SchedulerParams& params) {
+  ParamReader reader("aioli", params);
+  AioliConfig c;
+  c.limits = ReadLimits(&reader);
+  c.quantum = std::max<uint64_t>(1, reader.Bytes("quantum", c.quantum));
+  c.min_quantum = std::max<uint64_t>(1, reader.Bytes("min_quantum", c.min_quantum));
+  c.max_quantum = reader.Bytes("max_quantum", c.max_quantum);
+  c.wait_ns = reader.DurationNs("wait", c.wait_ns);
+  c.sync = reader.Flag("sync", c.sync);
+  c.weights = reader.Weights();
+  IORELAY_RETURN_IF_ERROR(reader.Finish());
+  if (c.max_quantum < c.min_quantum) {
+    return Status::InvalidArgument("aioli: max_quantum must be >= min_quantum");
+  }
+  return std::unique_ptr<Scheduler>(std::make_unique<AioliScheduler>(c, reader.effective()));
+}
+
+}  // namespace iorelay::sched

@@ -1,0 +1,209 @@
+// Dynamic selection (armed bandit) over the other algorithms: every period the bandwidth
+// of the current one is measured from Release durations; unmeasured (or expired)
+// candidates are tried first, then one is drawn with probability proportional to its
+// bandwidth share, with a floor. The random source is injected (seeded), never global.
+#include <functional>
+#include <nlohmann/json.hpp>
+#include <random>
+#include <unordered_map>
+
+#include "sched/algorithms.h"
+#include "sched/run_queue.h"
+#include "sched/units.h"
+
+namespace iorelay::sched {
+namespace {
+
+struct Arm {
+  std::string name;
+  std::unique_ptr<Scheduler> s;
+  bool measured = false;
+  double bytes_per_s = 0;
+  int64_t measured_at_ns = 0;
+  uint64_t period_bytes = 0;  // completed dispatches of this arm in the current period
+  int64_t period_busy_ns = 0;
+};
+
+struct DynamicConfig {
+  int64_t period_ns = 1'000'000'000;
+  int64_t validity_ns = 30'000'000'000;
+  double floor = 0.05;
+};
+
+class DynamicScheduler final : public Scheduler {
+ public:
+  DynamicScheduler(std::vector<Arm> arms, DynamicConfig c, std::function<double()> uniform01,
+                   nlohmann::json config)
+      : arms_(std::move(arms)),
+        c_(c),
+        uniform01_(std::move(uniform01)),
+        config_(std::move(config)) {
+    c_.floor = std::clamp(c_.floor, 0.0, 1.0 / static_cast<double>(arms_.size()));
+  }
+  const char* name() const override { return "dynamic"; }
+  void Add(const Request& r) override {
+    arms_[current_].s->Add(r);
+    holder_[r.id] = current_;
+    ++queued_;
+  }
+  Decision Next(int64_t now_ns, Dispatch* out) override;
+  void Release(uint64_t id, int result, int64_t duration_ns) override;
+  size_t queued() const override { return queued_; }
+  nlohmann::json EffectiveConfig() const override;
+  void SetAppWeight(uint32_t app, uint32_t weight) override {
+    for (Arm& a : arms_) a.s->SetAppWeight(app, weight);
+  }
+
+ private:
+  struct InFlight {
+    size_t arm;
+    uint64_t bytes;
+    uint32_t left;
+    int64_t max_duration_ns;
+  };
+  void EndPeriod(int64_t now_ns);
+
+  std::vector<Arm> arms_;
+  DynamicConfig c_;
+  std::function<double()> uniform01_;
+  nlohmann::json config_;
+  size_t current_ = 0;
+  bool started_ = false;
+  int64_t period_end_ns_ = 0;
+  std::unordered_map<uint64_t, size_t> holder_;         // request id -> arm (until Release)
+  std::unordered_map<uint64_t, uint64_t> dispatch_of_;  // request id -> dispatch number
+  std::unordered_map<uint64_t, InFlight> in_flight_;    // dispatch number -> progress
+  uint64_t next_dispatch_ = 1;
+  size_t queued_ = 0;
+};
+
+void DynamicScheduler::EndPeriod(int64_t now_ns) {
+  Arm& cur = arms_[current_];
+  if (cur.period_busy_ns > 0) {
+    cur.bytes_per_s =
+        static_cast<double>(cur.period_bytes) * 1e9 / static_cast<double>(cur.period_busy_ns);
+    cur.measured = true;
+    cur.measured_at_ns = now_ns;
+  }
+  for (Arm& a : arms_) a.period_bytes = 0, a.period_busy_ns = 0;
+  for (size_t k = 1; k <= arms_.size(); ++k) {  // try unmeasured or expired ones first
+    size_t i = (current_ + k) % arms_.size();
+    if (!arms_[i].measured || now_ns - arms_[i].measured_at_ns > c_.validity_ns) {
+      current_ = i;
+      return;
+    }
+  }
+  double total = 0;
+  for (const Arm& a : arms_) total += a.bytes_per_s;
+  const double n = static_cast<double>(arms_.size());
+  double x = uniform01_();
+  for (size_t i = 0; i < arms_.size(); ++i) {
+    double share = total > 0 ? arms_[i].bytes_per_s / total : 1.0 / n;
+    x -= c_.floor + (1.0 - n * c_.floor) * share;
+    if (x < 0 || i + 1 == arms_.size()) {
+      current_ = i;
+      return;
+    }
+  }
+}
+
+Decision DynamicScheduler::Next(int64_t now_ns, Dispatch* out) {
+  if (!started_) {
+    started_ = true;
+    period_end_ns_ = now_ns + c_.period_ns;
+  } else if (now_ns >= period_end_ns_) {
+    EndPeriod(now_ns);
+    period_end_ns_ = now_ns + c_.period_ns;
+  }
+  int64_t wake = INT64_MAX;
+  // Arms chosen earlier hold older requests: drain them before the current one.
+  for (size_t k = 1; k <= arms_.size(); ++k) {
+    const size_t i = (current_ + k) % arms_.size();
+    if (arms_[i].s->queued() == 0) continue;
+    Decision d = arms_[i].s->Next(now_ns, out);
+    if (d.kind == Decision::Kind::kSleepUntil) wake = std::min(wake, d.wake_ns);
+    if (d.kind != Decision::Kind::kDispatch) continue;
+    const uint64_t no = next_dispatch_++;
+    in_flight_[no] = InFlight{i, out->length, static_cast<uint32_t>(out->request_ids.size()), 0};
+    for (uint64_t id : out->request_ids) dispatch_of_[id] = no;
+    queued_ -= out->request_ids.size();
+    return d;
+  }
+  if (wake != INT64_MAX) return Decision{Decision::Kind::kSleepUntil, wake};
+  return Decision{Decision::Kind::kIdle, 0};
+}
+
+void DynamicScheduler::Release(uint64_t id, int result, int64_t duration_ns) {
+  auto h = holder_.find(id);
+  if (h == holder_.end()) return;
+  auto d = dispatch_of_.find(id);
+  if (d == dispatch_of_.end()) return;  // never dispatched: not ours to release
+  arms_[h->second].s->Release(id, result, duration_ns);
+  holder_.erase(h);
+  auto f = in_flight_.find(d->second);
+  dispatch_of_.erase(d);
+  InFlight& r = f->second;
+  r.max_duration_ns = std::max(r.max_duration_ns, duration_ns);
+  if (--r.left == 0) {
+    arms_[r.arm].period_bytes += r.bytes;
+    arms_[r.arm].period_busy_ns += std::max<int64_t>(1, r.max_duration_ns);
+    in_flight_.erase(f);
+  }
+}
+
+nlohmann::json DynamicScheduler::EffectiveConfig() const {
+  nlohmann::json j = config_;
+  nlohmann::json state = nlohmann::json::object();
+  state["current"] = arms_[current_].name;
+  for (const Arm& a : arms_) {
+    if (a.measured) state["bytes_per_s"][a.name] = a.bytes_per_s;
+  }
+  j["state"] = state;
+  return j;
+}
+
+using MakeFn = SchedulerResult (*)(const SchedulerParams&);
+struct Candidate {
+  const char* name;
+  MakeFn make;
+};
+constexpr Candidate kCandidates[] = {
+    {"fifo", MakeFifo},   {"to-agg", MakeToAgg}, {"sjf", MakeSjf},
+    {"aioli", MakeAioli}, {"mlf", MakeMlf},      {"sw", MakeSw},
+    {"twins", MakeTwins}, {"wfq", MakeWfq},      {"hbrr", MakeHbrr}};
+
+}  // namespace
+
+SchedulerResult MakeDynamic(const SchedulerParams& params) {
+  ParamReader reader("dynamic", params);
+  DynamicConfig c;
+  std::string names = reader.Text("candidates", "fifo+to-agg+sjf+aioli+mlf+sw+twins+wfq+hbrr");
+  c.period_ns = reader.DurationNs("period", c.period_ns);
+  c.validity_ns = reader.DurationNs("validity", c.validity_ns);
+  c.floor = reader.Number("floor", c.floor);
+  uint64_t seed = reader.Count("seed", 1);
+  DispatchLimits limits = ReadLimits(&reader);
+  IORELAY_RETURN_IF_ERROR(reader.Finish());
+  if (c.period_ns <= 0) return Status::InvalidArgument("dynamic: period must be > 0");
+  SchedulerParams shared{{"max_dispatch_bytes", std::to_string(limits.max_bytes)},
+                         {"max_dispatch_requests", std::to_string(limits.max_requests)}};
+  std::vector<Arm> arms;
+  size_t pos = 0;
+  while (pos <= names.size()) {
+    size_t plus = names.find('+', pos);
+    std::string n = names.substr(pos, plus == std::string::npos ? std::string::npos : plus - pos);
+    pos = plus == std::string::npos ? names.size() + 1 : plus + 1;
+    const Candidate* found = nullptr;
+    for (const Candidate& k : kCandidates) found = n == k.name ? &k : found;
+    if (!found) return Status::InvalidArgument("dynamic: unknown candidate '" + n + "'");
+    auto s = found->make(n == "fifo" ? SchedulerParams{} : shared);
+    if (!s.ok()) return s.status();
+    arms.push_back(Arm{n, std::move(*s)});
+  }
+  auto rng = std::make_shared<std::mt19937_64>(seed);
+  auto uniform01 = [rng] { return std::uniform_real_distribution<double>(0.0, 1.0)(*rng); };
+  return std::unique_ptr<Scheduler>(
+      std::make_unique<DynamicScheduler>(std::move(arms), c, uniform01, reader.effective()));
+}
+
+}  // namespace iorelay::sched

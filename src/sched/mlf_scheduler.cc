@@ -1,0 +1,126 @@
+// MLF: aIOLi's factors and quanta without FCFS across files, without waits: queues (file, op,
+// merge_class) are visited round-robin, and a queue serves the first request in offset
+// order (from its cursor) whose factor x base quantum covers it, not only its head.
+#include <map>
+#include <nlohmann/json.hpp>
+#include <set>
+
+#include "sched/algorithms.h"
+#include "sched/quantum.h"
+#include "sched/run_queue.h"
+
+namespace iorelay::sched {
+namespace {
+
+struct MlfConfig {
+  DispatchLimits limits;
+  uint64_t quantum = 64 << 10;
+  uint64_t min_quantum = 4 << 10;
+  uint64_t max_quantum = 4 << 20;
+};
+
+class MlfScheduler final : public Scheduler {
+ public:
+  MlfScheduler(MlfConfig c, nlohmann::json config) : c_(c), config_(std::move(config)) {}
+  const char* name() const override { return "mlf"; }
+  void Add(const Request& r) override;
+  Decision Next(int64_t now_ns, Dispatch* out) override;
+  void Release(uint64_t, int, int64_t) override {}
+  size_t queued() const override { return queued_; }
+  nlohmann::json EffectiveConfig() const override { return config_; }
+
+ private:
+  struct Queue {
+    RunQueue rq;
+    std::set<QueueKey> eligible;                      // offset order
+    std::set<std::pair<uint64_t, QueueKey>> not_yet;  // (pass it becomes eligible, key)
+    QueueKey cursor;
+  };
+  uint64_t EligiblePass(const Queued& e) const {
+    return e.tag + DoublingsToCover(e.req.length, c_.quantum);
+  }
+  void Promote(Queue& q) {
+    while (!q.not_yet.empty() && q.not_yet.begin()->first <= pass_) {
+      q.eligible.insert(q.not_yet.begin()->second);
+      q.not_yet.erase(q.not_yet.begin());
+    }
+  }
+
+  MlfConfig c_;
+  nlohmann::json config_;
+  std::map<QueueKey, Queue> queues_;     // non-empty queues, the round-robin ring
+  std::map<QueueKey, uint64_t> quanta_;  // per stream, kept when its queue empties
+  QueueKey ring_cursor_;
+  uint64_t pass_ = 0;
+  uint64_t next_seq_ = 1;
+  size_t queued_ = 0;
+};
+
+void MlfScheduler::Add(const Request& r) {
+  const QueueKey stream = StreamOf(KeyOf(r, 0));
+  auto [it, fresh] = queues_.try_emplace(stream);
+  Queue& q = it->second;
+  if (fresh) q.cursor = stream;
+  quanta_.try_emplace(stream, std::clamp(c_.quantum, c_.min_quantum, c_.max_quantum));
+  RunQueue::Iter e = q.rq.Add(r, next_seq_++, pass_);
+  const uint64_t p = EligiblePass(e->second);
+  if (p <= pass_) {
+    q.eligible.insert(e->first);
+  } else {
+    q.not_yet.emplace(p, e->first);
+  }
+  ++queued_;
+}
+
+Decision MlfScheduler::Next(int64_t, Dispatch* out) {
+  if (queues_.empty()) return Decision{Decision::Kind::kIdle, 0};
+  for (;;) {
+    uint64_t first_pass = UINT64_MAX;
+    auto it = queues_.upper_bound(ring_cursor_);
+    for (size_t visited = 0; visited < queues_.size(); ++visited, ++it) {
+      if (it == queues_.end()) it = queues_.begin();
+      Queue& q = it->second;
+      Promote(q);
+      if (q.eligible.empty()) {
+        first_pass = std::min(first_pass, q.not_yet.begin()->first);
+        continue;
+      }
+      auto e = q.eligible.lower_bound(q.cursor);
+      if (e == q.eligible.end()) e = q.eligible.begin();
+      uint64_t& quantum = quanta_.at(it->first);
+      std::vector<Queued> taken;
+      const uint64_t run = q.rq.TakeRun(q.rq.Find(*e), quantum, c_.limits, out, &taken);
+      for (const Queued& t : taken) {
+        const QueueKey k = KeyOf(t.req, t.seq);
+        if (!q.eligible.erase(k)) q.not_yet.erase({EligiblePass(t), k});
+      }
+      const uint64_t more = q.rq.ContiguousBytesAt(it->first, out->offset + run, 2 * quantum);
+      quantum = AdaptQuantum(quantum, run + more, c_.min_quantum, c_.max_quantum);
+      q.cursor.offset = out->offset + run;
+      ring_cursor_ = it->first;
+      if (q.rq.empty()) queues_.erase(it);
+      ++pass_;
+      queued_ -= out->request_ids.size();
+      return Decision{Decision::Kind::kDispatch, 0};
+    }
+    pass_ = first_pass;  // no request covered yet: skip the empty passes
+  }
+}
+
+}  // namespace
+
+SchedulerResult MakeMlf(const SchedulerParams& params) {
+  ParamReader reader("mlf", params);
+  MlfConfig c;
+  c.limits = ReadLimits(&reader);
+  c.quantum = std::max<uint64_t>(1, reader.Bytes("quantum", c.quantum));
+  c.min_quantum = std::max<uint64_t>(1, reader.Bytes("min_quantum", c.min_quantum));
+  c.max_quantum = reader.Bytes("max_quantum", c.max_quantum);
+  IORELAY_RETURN_IF_ERROR(reader.Finish());
+  if (c.max_quantum < c.min_quantum) {
+    return Status::InvalidArgument("mlf: max_quantum must be >= min_quantum");
+  }
+  return std::unique_ptr<Scheduler>(std::make_unique<MlfScheduler>(c, reader.effective()));
+}
+
+}  // namespace iorelay::sched

@@ -1,0 +1,96 @@
+// The building block of the merging schedulers: queued requests ordered by (file, op,
+// merge_class, offset), with an arrival index, and removal of a contiguous run as one Dispatch.
+#pragma once
+
+#include <compare>
+#include <cstdint>
+#include <map>
+#include <vector>
+
+#include "sched/params.h"
+#include "sched/scheduler.h"
+
+namespace iorelay::sched {
+
+// Caps on one dispatch (see kDefaultMaxDispatchBytes).
+struct DispatchLimits {
+  uint64_t max_bytes = kDefaultMaxDispatchBytes;
+  uint32_t max_requests = kDefaultMaxDispatchRequests;
+};
+// Reads max_dispatch_bytes and max_dispatch_requests (at least 1 each).
+DispatchLimits ReadLimits(ParamReader* reader);
+
+struct QueueKey {
+  uint64_t dev = 0;
+  uint64_t ino = 0;
+  IoOp op = IoOp::kRead;
+  uint32_t merge_class = 0;
+  uint64_t offset = 0;
+  uint64_t seq = 0;  // arrival sequence, unique: makes keys unique
+  friend auto operator<=>(const QueueKey&, const QueueKey&) = default;
+  bool SameStream(const QueueKey& o) const {
+    return dev == o.dev && ino == o.ino && op == o.op && merge_class == o.merge_class;
+  }
+};
+
+struct Queued {
+  Request req;
+  uint64_t seq = 0;
+  uint64_t tag = 0;  // algorithm-specific (aioli/mlf: the pass at which it was queued)
+};
+
+QueueKey KeyOf(const Request& r, uint64_t seq);
+// The key of a (file, op, merge_class) stream: offset and seq zeroed.
+inline QueueKey StreamOf(QueueKey k) {
+  k.offset = 0;
+  k.seq = 0;
+  return k;
+}
+// The number of doublings of `base` needed to reach `length` (0 when length <= base).
+inline uint32_t DoublingsToCover(uint64_t length, uint64_t base) {
+  uint32_t k = 0;
+  while (k < 63 && (base << k) < length) ++k;
+  return k;
+}
+
+class RunQueue {
+ public:
+  using Map = std::map<QueueKey, Queued>;
+  using Iter = Map::iterator;
+
+  // `track_arrival`: keep the arrival index that Oldest() needs (one more tree per request).
+  explicit RunQueue(bool track_arrival = false) : track_arrival_(track_arrival) {}
+
+  Iter Add(const Request& r, uint64_t seq, uint64_t tag = 0);
+  bool empty() const { return map_.empty(); }
+  size_t size() const { return map_.size(); }
+  uint64_t bytes() const { return bytes_; }
+  Iter begin() { return map_.begin(); }
+  Iter end() { return map_.end(); }
+  Iter Find(const QueueKey& k) { return map_.find(k); }
+  // The request queued first (smallest seq); end() when empty. Needs track_arrival.
+  Iter Oldest();
+  // Removes *start and then each queued request that starts exactly where the run ends
+  // (same file/op/merge_class, both mergeable) while the run stays within `budget_bytes`,
+  // limits.max_bytes and limits.max_requests; *start is always taken. Fills `out` (its
+  // request_ids in offset order), appends the removed entries to `taken` if given, and
+  // returns the run's length in bytes.
+  uint64_t TakeRun(Iter start, uint64_t budget_bytes, const DispatchLimits& limits, Dispatch* out,
+                   std::vector<Queued>* taken = nullptr);
+  // Bytes of queued mergeable requests forming a contiguous run that starts exactly at
+  // `offset` in `stream`'s file/op/merge_class, counting at most up to `limit` bytes.
+  uint64_t ContiguousBytesAt(const QueueKey& stream, uint64_t offset, uint64_t limit) const;
+  // The first queued request starting exactly at `offset` in `stream`; end() if none.
+  Iter StartingAt(const QueueKey& stream, uint64_t offset);
+  // Elevator order (C-SCAN): the first request at or after `cursor`, else the first one.
+  Iter AtOrAfter(const QueueKey& cursor);
+
+ private:
+  void Erase(Iter it);
+  Map map_;
+  bool track_arrival_;
+  std::map<uint64_t, Iter> by_arrival_;
+  uint64_t bytes_ = 0;
+};
+
+}  // namespace iorelay::sched

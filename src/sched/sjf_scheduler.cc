@@ -1,0 +1,104 @@
+// SJF: serve the file queue (file, op, merge_class) with the fewest queued bytes, from its
+// lowest offset, merging contiguous requests. Aging bounds starvation: once the oldest
+// queued request has waited max_wait, its queue is served first, from that request.
+#include <map>
+#include <nlohmann/json.hpp>
+#include <set>
+
+#include "sched/algorithms.h"
+#include "sched/run_queue.h"
+
+namespace iorelay::sched {
+namespace {
+
+class SjfScheduler final : public Scheduler {
+ public:
+  SjfScheduler(DispatchLimits limits, int64_t max_wait_ns, nlohmann::json config)
+      : limits_(limits), max_wait_ns_(max_wait_ns), config_(std::move(config)) {}
+  const char* name() const override { return "sjf"; }
+  void Add(const Request& r) override;
+  Decision Next(int64_t now_ns, Dispatch* out) override;
+  void Release(uint64_t, int, int64_t) override {}
+  size_t queued() const override { return queued_; }
+  nlohmann::json EffectiveConfig() const override { return config_; }
+
+ private:
+  struct Queue {
+    RunQueue rq{/*track_arrival=*/true};
+    std::pair<uint64_t, QueueKey> bytes_key;          // entry in by_bytes_
+    std::tuple<int64_t, uint64_t, QueueKey> age_key;  // entry in by_age_
+  };
+  void Unindex(Queue& q);
+  void Index(const QueueKey& stream, Queue& q);
+
+  DispatchLimits limits_;
+  int64_t max_wait_ns_;
+  nlohmann::json config_;
+  std::map<QueueKey, Queue> queues_;
+  std::set<std::pair<uint64_t, QueueKey>> by_bytes_;
+  std::set<std::tuple<int64_t, uint64_t, QueueKey>> by_age_;  // (arrival, seq) of oldest
+  uint64_t next_seq_ = 1;
+  size_t queued_ = 0;
+};
+
+void SjfScheduler::Unindex(Queue& q) {
+  if (q.rq.empty()) return;
+  by_bytes_.erase(q.bytes_key);
+  by_age_.erase(q.age_key);
+}
+
+void SjfScheduler::Index(const QueueKey& stream, Queue& q) {
+  if (q.rq.empty()) return;
+  q.bytes_key = {q.rq.bytes(), stream};
+  const Queued& oldest = q.rq.Oldest()->second;
+  q.age_key = {oldest.req.arrival_ns, oldest.seq, stream};
+  by_bytes_.insert(q.bytes_key);
+  by_age_.insert(q.age_key);
+}
+
+void SjfScheduler::Add(const Request& r) {
+  const QueueKey stream = StreamOf(KeyOf(r, 0));
+  Queue& q = queues_.try_emplace(stream).first->second;
+  Unindex(q);
+  q.rq.Add(r, next_seq_++);
+  Index(stream, q);
+  ++queued_;
+}
+
+Decision SjfScheduler::Next(int64_t now_ns, Dispatch* out) {
+  if (by_bytes_.empty()) return Decision{Decision::Kind::kIdle, 0};
+  QueueKey stream;
+  bool aged = false;
+  const auto& oldest = *by_age_.begin();
+  if (now_ns - std::get<0>(oldest) >= max_wait_ns_) {
+    stream = std::get<2>(oldest);
+    aged = true;
+  } else {
+    stream = by_bytes_.begin()->second;
+  }
+  auto qit = queues_.find(stream);
+  Queue& q = qit->second;
+  Unindex(q);
+  RunQueue::Iter start = aged ? q.rq.Oldest() : q.rq.begin();
+  q.rq.TakeRun(start, UINT64_MAX, limits_, out);
+  queued_ -= out->request_ids.size();
+  if (q.rq.empty()) {
+    queues_.erase(qit);
+  } else {
+    Index(stream, q);
+  }
+  return Decision{Decision::Kind::kDispatch, 0};
+}
+
+}  // namespace
+
+SchedulerResult MakeSjf(const SchedulerParams& params) {
+  ParamReader reader("sjf", params);
+  DispatchLimits limits = ReadLimits(&reader);
+  int64_t max_wait_ns = reader.DurationNs("max_wait", 100'000'000);
+  IORELAY_RETURN_IF_ERROR(reader.Finish());
+  return std::unique_ptr<Scheduler>(
+      std::make_unique<SjfScheduler>(limits, max_wait_ns, reader.effective()));
+}
+
+}  // namespace iorelay::sched
