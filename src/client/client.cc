@@ -7,12 +7,13 @@
 
 #include "client/internal_fds.h"
 #include "client/raw_file.h"
+#include "common/auth.h"
 
 namespace iorelay::client {
 
 Result<std::unique_ptr<Client>> Client::Create(ClientConfig cfg) {
   std::unique_ptr<Client> c(new Client(std::move(cfg)));
-  Result<Secret> secret = LoadSecretRaw(c->cfg_.secret_file);
+  Result<Secret> secret = LoadSecretFile(c->cfg_.secret_file);
   if (!secret.ok()) return secret.status();
   c->secret_ = *secret;
   int k = static_cast<int>(c->cfg_.servers.size());

@@ -7,7 +7,7 @@
 #include <string>
 
 #include "client/connection.h"
-#include "client/raw_file.h"
+#include "common/auth.h"
 #include "proto/wire.h"
 
 namespace {
@@ -50,7 +50,7 @@ int main(int argc, char** argv) {
     std::fprintf(stderr, "iorelay-ctl: IORELAY_SECRET_FILE is not set (the job credential)\n");
     return kExitUsage;
   }
-  Result<iorelay::Secret> secret = iorelay::client::LoadSecretRaw(secret_file);
+  Result<iorelay::Secret> secret = iorelay::LoadSecretFile(secret_file);
   if (!secret.ok()) {
     std::fprintf(stderr, "iorelay-ctl: %s\n", secret.status().ToString().c_str());
     return kExitUsage;

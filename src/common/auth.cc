@@ -4,6 +4,7 @@
 #include <fcntl.h>
 #include <sodium.h>
 #include <sys/stat.h>
+#include <sys/syscall.h>
 #include <unistd.h>
 
 #include <cstring>
@@ -23,33 +24,38 @@ void EnsureSodium() {
 
 }  // namespace
 
+// Raw system calls, not libc's open/read: the client reads its credential inside
+// applications whose open/read/close an interposer wraps, possibly while it initialises.
 Result<Secret> LoadSecretFile(const std::string& path) {
-  int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC | O_NOFOLLOW);
+  int fd = static_cast<int>(
+      syscall(SYS_openat, AT_FDCWD, path.c_str(), O_RDONLY | O_CLOEXEC | O_NOFOLLOW));
   if (fd < 0) return Status::LastError("credential file " + path);
-  struct stat st;
-  if (::fstat(fd, &st) != 0) {
-    Status s = Status::LastError("credential file " + path);
-    ::close(fd);
-    return s;
-  }
+  struct FdCloser {
+    int fd;
+    ~FdCloser() { syscall(SYS_close, fd); }
+  } closer{fd};
+  struct stat st {};
+  if (syscall(SYS_fstat, fd, &st) != 0) return Status::LastError("credential file " + path);
   if ((st.st_mode & 077) != 0) {
-    ::close(fd);
-    return Status::FromErrno(EACCES, "credential file " + path +
-                                         " may be read by others (chmod 600 it)");
+    return Status::FromErrno(EACCES,
+                             "credential file " + path + " may be read by others (chmod 600 it)");
   }
-  char text[2 * kSecretBytes + 2];
-  ssize_t n = ::read(fd, text, sizeof text);
-  ::close(fd);
+  char text[2 * kSecretBytes + 3];
+  long n;
+  do {
+    n = syscall(SYS_read, fd, text, sizeof text);
+  } while (n < 0 && errno == EINTR);
   if (n < 0) return Status::LastError("credential file " + path);
   size_t len = static_cast<size_t>(n);
   while (len > 0 && (text[len - 1] == '\n' || text[len - 1] == '\r')) --len;
   Secret secret;
   size_t out_len = 0;
-  if (len != 2 * kSecretBytes ||
-      sodium_hex2bin(secret.data(), secret.size(), text, len, nullptr, &out_len, nullptr) != 0 ||
-      out_len != kSecretBytes) {
-    return Status::InvalidArgument("credential file " + path + " must hold 64 hex digits");
-  }
+  bool ok = len == 2 * kSecretBytes &&
+            sodium_hex2bin(secret.data(), secret.size(), text, len, nullptr, &out_len,
+                           nullptr) == 0 &&
+            out_len == kSecretBytes;
+  sodium_memzero(text, sizeof text);
+  if (!ok) return Status::InvalidArgument("credential file " + path + " must hold 64 hex digits");
   return secret;
 }
 
