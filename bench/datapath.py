@@ -7,7 +7,7 @@ it); forwarded 4 KiB pwrite requests per second per daemon with 1 and 8 client t
 and POSIX backends; open+fstat+close per second forwarded and direct; and the interposer's
 overhead on non-forwarded calls. Writes a Markdown table and a JSON file.
 
-    .venv/bin/python bench/datapath.py [--out bench/results/datapath.md] [--quick]
+    .venv/bin/python bench/datapath.py [--transport unix|tcp] [--out FILE.md] [--quick]
 """
 
 from __future__ import annotations
@@ -93,12 +93,12 @@ def dd_direct(dirpath: str, size: int) -> str:
     return out.stderr.strip().splitlines()[-1]
 
 
-def bandwidth_rows(root: Path, d: LocalDaemons, size: int, reps: int) -> list[dict]:
+def bandwidth_rows(root: Path, d: LocalDaemons, size: int, reps: int, transport: str) -> list[dict]:
     rows = []
     for direct in (True, False):
         for op in ("write", "read"):
             for path_kind in ("direct", "forwarded"):
-                env = d.env() if path_kind == "forwarded" else None
+                env = d.env(transport) if path_kind == "forwarded" else None
                 where = d.prefix if path_kind == "forwarded" else str(root)
                 vals = [fpp_bandwidth(where, 4, size, 4 * MIB, op, direct, env)
                         for _ in range(reps)]  # fmt: skip
@@ -108,23 +108,23 @@ def bandwidth_rows(root: Path, d: LocalDaemons, size: int, reps: int) -> list[di
     return rows
 
 
-def request_rate_rows(work: Path, seconds: float) -> list[dict]:
+def request_rate_rows(work: Path, seconds: float, transport: str) -> list[dict]:
     rows = []
     for backend in ("null", "posix"):
         root = work / f"rr-{backend}"
         root.mkdir()
         with LocalDaemons(1, root, "/iorelay-bench", work / f"rrw-{backend}", backend=backend) as d:
             for threads in (1, 8):
-                env = {k: v for k, v in d.env().items() if k != "LD_PRELOAD"}
+                env = {k: v for k, v in d.env(transport).items() if k != "LD_PRELOAD"}
                 r = run_json([program("request_rate"), "/iorelay-bench/rate.dat", threads,
                               seconds, 4096], env)  # fmt: skip
                 rows.append({"backend": backend, "threads": threads, **r})
     return rows
 
 
-def meta_rows(root: Path, d: LocalDaemons, seconds: float) -> list[dict]:
+def meta_rows(root: Path, d: LocalDaemons, seconds: float, transport: str) -> list[dict]:
     direct = run_json([program("meta_worker"), f"{root}/meta.dat", seconds])
-    fwd = run_json([program("meta_worker"), f"{d.prefix}/meta2.dat", seconds], d.env())
+    fwd = run_json([program("meta_worker"), f"{d.prefix}/meta2.dat", seconds], d.env(transport))
     return [{"path": "direct", **direct}, {"path": "forwarded", **fwd}]
 
 
@@ -171,8 +171,14 @@ def markdown(res: dict) -> str:
 
 def main() -> int:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    ap.add_argument("--out", default=str(REPO / "bench/results/datapath.md"))
+    ap.add_argument("--out", default=None, help="default: bench/results/datapath-TRANSPORT.md")
     ap.add_argument("--quick", action="store_true", help="small sizes, one repetition")
+    ap.add_argument(
+        "--transport",
+        choices=("unix", "tcp"),
+        default="unix",
+        help="how clients reach the local daemon (unix)",
+    )
     args = ap.parse_args()
     size = (64 if args.quick else 256) * MIB
     reps = 1 if args.quick else 3
@@ -182,19 +188,20 @@ def main() -> int:
         root = work / "root"
         root.mkdir()
         res: dict = {"date": time.strftime("%Y-%m-%d"), "host": platform.node(),
-                     "command": "python bench/datapath.py" + (" --quick" if args.quick else ""),
+                     "command": "python bench/datapath.py" + (" --quick" if args.quick else "")
+                     + f" --transport {args.transport}",
                      "cpus": os.cpu_count()}  # fmt: skip
         res["dd"] = dd_direct(str(root), size)
         with LocalDaemons(1, root, "/iorelay-bench", work / "w") as d:
-            res["bandwidth"] = bandwidth_rows(root, d, size, reps)
-            res["meta"] = meta_rows(root, d, seconds)
-        res["request_rate"] = request_rate_rows(work, seconds)
+            res["bandwidth"] = bandwidth_rows(root, d, size, reps, args.transport)
+            res["meta"] = meta_rows(root, d, seconds, args.transport)
+        res["request_rate"] = request_rate_rows(work, seconds, args.transport)
         res["overhead"] = overhead_rows()
     finally:
         shutil.rmtree(work, ignore_errors=True)
     text = markdown(res)
     print(text)
-    out = Path(args.out)
+    out = Path(args.out or REPO / f"bench/results/datapath-{args.transport}.md")
     out.parent.mkdir(parents=True, exist_ok=True)
     out.write_text(text)
     out.with_suffix(".json").write_text(json.dumps(res, indent=2) + "\n")

@@ -65,7 +65,9 @@ class Backend {
   virtual Result<std::string> Readlink(int root_fd, const std::string& rel) = 0;
 };
 
-// "posix" or "null"; `delay_us` > 0 wraps the result in a DelayBackend.
+// "posix", "null" or "emulated:PROFILE" (POSIX behind a device model, PROFILE as
+// device::ParseDeviceProfile reads it: "hdd", "seek=8ms,bw=100MBps"); `delay_us` > 0 wraps
+// the result in a DelayBackend. EINVAL for an unknown name or a bad profile.
 Result<std::unique_ptr<Backend>> MakeBackend(const std::string& name, int64_t delay_us);
 
 }  // namespace iorelay::backend

@@ -29,6 +29,21 @@ Result<std::pair<std::string, std::string>> SplitPair(const std::string& option,
   return std::make_pair(text.substr(0, eq), text.substr(eq + 1));
 }
 
+// "FILE" or "FILE:weight=N" (N in [1, 1000000]).
+Result<CredentialConfig> ParseCredential(const std::string& name, const std::string& value) {
+  CredentialConfig c{name, value, 1};
+  size_t at = value.rfind(":weight=");
+  if (at != std::string::npos) {
+    Result<int64_t> w =
+        ParseInt("--credential " + name + " weight", value.substr(at + 8), 1, 1'000'000);
+    if (!w.ok()) return w.status();
+    c.file = value.substr(0, at);
+    c.weight = static_cast<uint32_t>(*w);
+  }
+  if (c.file.empty()) return Status::InvalidArgument("--credential " + name + " has no file");
+  return c;
+}
+
 Status CheckListen(const std::string& spec) {
   if (spec.rfind("tcp:", 0) == 0 || spec.rfind("unix:", 0) == 0) return Status::Ok();
   return Status::InvalidArgument("--listen wants tcp:HOST:PORT or unix:PATH, got '" + spec + "'");
@@ -49,11 +64,16 @@ const char* UsageText() {
          "  --listen tcp:HOST:PORT | unix:PATH   (repeatable; default tcp:127.0.0.1:0)\n"
          "  --export PREFIX=ROOT                  (repeatable) client paths under PREFIX map "
          "beneath ROOT\n"
-         "  --credential NAME=FILE                (repeatable) a job's secret; NAME is the app\n"
+         "  --credential NAME=FILE[:weight=N]     (repeatable) a job's secret; NAME is the app;\n"
+         "                          N (default 1) is its QoS share for wfq and aioli; N > 1\n"
+         "                          overrides the scheduler's weight.<app index>\n"
          "  --ready-file FILE       write the listening addresses there once ready\n"
          "  --workers N             worker threads (default 4)\n"
-         "  --scheduler NAME        request scheduler (default fifo)\n"
-         "  --backend posix|null    (default posix)\n"
+         "  --scheduler SPEC        request scheduler: NAME[:key=value,...] or JSON, e.g.\n"
+         "                          aioli:quantum=64KiB (default fifo; see docs/schedulers.md)\n"
+         "  --backend posix|null|emulated:PROFILE   (default posix); emulated delays every data\n"
+         "                          call by a disk model: emulated:hdd, emulated:ssd,\n"
+         "                          emulated:seek=8ms,bw=100MBps\n"
          "  --delay-us N            sleep N us before every backend call (tests)\n"
          "  --heartbeat-ms N        heartbeat period while requests are outstanding (200)\n"
          "  --trace FILE            one line per request\n"
@@ -67,7 +87,10 @@ nlohmann::json ConfigToJson(const Config& c) {
   j["export"] = nlohmann::json::object();
   for (const auto& [prefix, root] : c.exports) j["export"][prefix] = root;
   j["credential"] = nlohmann::json::object();
-  for (const auto& [name, file] : c.credentials) j["credential"][name] = file;
+  for (const CredentialConfig& cr : c.credentials) {
+    j["credential"][cr.name] =
+        cr.weight == 1 ? cr.file : cr.file + ":weight=" + std::to_string(cr.weight);
+  }
   j["ready-file"] = c.ready_file;
   j["workers"] = c.workers;
   j["scheduler"] = c.scheduler;
@@ -94,11 +117,18 @@ Result<Config> ConfigFromJson(const nlohmann::json& j) {
       }
     } else if (key == "export" || key == "credential") {
       if (!v.is_object()) return bad();
-      auto& out = key == "export" ? c.exports : c.credentials;
       for (const auto& [k, e] : v.items()) {
         if (!e.is_string()) return bad();
-        out.emplace_back(k, e.get<std::string>());
+        if (key == "export") {
+          c.exports.emplace_back(k, e.get<std::string>());
+        } else {
+          Result<CredentialConfig> cr = ParseCredential(k, e.get<std::string>());
+          if (!cr.ok()) return cr.status();
+          c.credentials.push_back(*cr);
+        }
       }
+    } else if (key == "scheduler" && v.is_object()) {
+      c.scheduler = v.dump();  // an effective configuration read back as a JSON spec
     } else if (key == "ready-file" || key == "scheduler" || key == "backend" || key == "trace") {
       if (!v.is_string()) return bad();
       std::string s = v.get<std::string>();
@@ -172,11 +202,17 @@ Result<CommandLine> ParseCommandLine(int argc, const char* const* argv) {
       case 2: {
         Result<std::pair<std::string, std::string>> p = SplitPair(opt, val);
         if (!p.ok()) return p.status();
-        bool& seen = it->second == 1 ? cli_export : cli_credential;
-        auto& list = it->second == 1 ? c.exports : c.credentials;
-        if (!seen) list.clear();
-        seen = true;
-        list.push_back(*p);
+        if (it->second == 1) {
+          if (!cli_export) c.exports.clear();
+          cli_export = true;
+          c.exports.push_back(*p);
+          break;
+        }
+        Result<CredentialConfig> cr = ParseCredential(p->first, p->second);
+        if (!cr.ok()) return cr.status();
+        if (!cli_credential) c.credentials.clear();
+        cli_credential = true;
+        c.credentials.push_back(*cr);
         break;
       }
       case 3:

@@ -12,14 +12,22 @@
 
 namespace iorelay::daemon {
 
+// One --credential NAME=FILE[:weight=N]: an application identity, its secret and its QoS
+// weight (the scheduler's SetAppWeight; schedulers without weights ignore it).
+struct CredentialConfig {
+  std::string name;
+  std::string file;
+  uint32_t weight = 1;
+};
+
 struct Config {
-  std::vector<std::string> listen;                               // tcp:HOST:PORT, unix:PATH
-  std::vector<std::pair<std::string, std::string>> exports;      // client prefix, root dir
-  std::vector<std::pair<std::string, std::string>> credentials;  // app name, secret file
+  std::vector<std::string> listen;                           // tcp:HOST:PORT, unix:PATH
+  std::vector<std::pair<std::string, std::string>> exports;  // client prefix, root dir
+  std::vector<CredentialConfig> credentials;
   std::string ready_file;
   int workers = 4;
-  std::string scheduler = "fifo";
-  std::string backend = "posix";
+  std::string scheduler = "fifo";  // a registry spec: "aioli:quantum=64KiB" or JSON
+  std::string backend = "posix";   // posix, null, emulated:PROFILE
   int64_t delay_us = 0;
   int heartbeat_ms = 200;
   std::string trace;  // empty: no trace

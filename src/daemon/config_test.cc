@@ -64,5 +64,25 @@ TEST(Config, JsonRoundTripAndFileOverride) {
   EXPECT_EQ(ConfigFromJson(nlohmann::json{{"nope", 1}}).status().code(), EINVAL);
 }
 
+TEST(Config, CredentialWeights) {
+  auto cl = Parse({"--credential", "a=/k1:weight=3", "--credential", "b=/k2"});
+  ASSERT_TRUE(cl.ok()) << cl.status().ToString();
+  ASSERT_EQ(cl->config.credentials.size(), 2u);
+  EXPECT_EQ(cl->config.credentials[0].file, "/k1");
+  EXPECT_EQ(cl->config.credentials[0].weight, 3u);
+  EXPECT_EQ(cl->config.credentials[1].weight, 1u);
+  Result<Config> back = ConfigFromJson(ConfigToJson(cl->config));
+  ASSERT_TRUE(back.ok());
+  EXPECT_EQ(back->credentials[0].weight, 3u);
+  EXPECT_EQ(Parse({"--credential", "a=/k:weight=0"}).status().code(), EINVAL);
+  EXPECT_EQ(Parse({"--credential", "a=:weight=2"}).status().code(), EINVAL);
+}
+
+TEST(Config, SchedulerReadsBackAsJsonObject) {
+  Result<Config> c = ConfigFromJson(nlohmann::json{{"scheduler", {{"name", "wfq"}}}});
+  ASSERT_TRUE(c.ok());
+  EXPECT_EQ(nlohmann::json::parse(c->scheduler)["name"], "wfq");
+}
+
 }  // namespace
 }  // namespace iorelay::daemon

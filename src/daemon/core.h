@@ -58,6 +58,10 @@ struct Outcome {
 void FinishRequest(Core& core, ClientConn& conn, const Session& session, proto::Op op,
                    int64_t arrival_ns, const Outcome& o);
 
+// The counters (Stats::ToJson) plus "scheduler" (its effective configuration) and
+// "backend": what kStats returns and the daemon prints at exit.
+nlohmann::json StatsJson(Core& core);
+
 // Handlers; each answers the request itself (now or later) and calls FinishRequest.
 using ConnPtr = std::shared_ptr<ClientConn>;
 void HandleFileOp(Core& core, const ConnPtr& conn, const proto::FrameHeader& h,

@@ -13,6 +13,37 @@
 
 namespace iorelay::daemon {
 
+Result<std::unique_ptr<sched::Scheduler>> MakeScheduler(const Config& config) {
+  sched::SchedulerRegistry registry;
+  sched::RegisterBuiltinSchedulers(&registry);
+  Result<std::unique_ptr<sched::Scheduler>> s = registry.CreateFromSpec(config.scheduler);
+  if (!s.ok()) {
+    return Status::FromErrno(s.status().code(), "--scheduler: " + s.status().message());
+  }
+  // Application index = position of the credential (as sessions number them). A weight
+  // other than 1 overrides the spec's weight.<app>; 1 leaves the spec's value in place.
+  for (size_t i = 0; i < config.credentials.size(); ++i) {
+    uint32_t w = config.credentials[i].weight;
+    if (w != 1) (*s)->SetAppWeight(static_cast<uint32_t>(i), w);
+  }
+  return s;
+}
+
+Result<nlohmann::json> EffectiveConfigJson(const Config& config) {
+  Result<std::unique_ptr<sched::Scheduler>> s = MakeScheduler(config);
+  if (!s.ok()) return s.status();
+  nlohmann::json j = ConfigToJson(config);
+  j["scheduler"] = (*s)->EffectiveConfig();
+  return j;
+}
+
+nlohmann::json StatsJson(Core& core) {
+  nlohmann::json j = core.stats->ToJson();
+  j["scheduler"] = core.dispatcher->SchedulerConfig();
+  j["backend"] = core.config.backend;
+  return j;
+}
+
 Result<std::unique_ptr<Core>> BuildCore(const Config& config) {
   auto core = std::make_unique<Core>();
   core->config = config;
@@ -20,7 +51,7 @@ Result<std::unique_ptr<Core>> BuildCore(const Config& config) {
     return Status::InvalidArgument("no --credential given: the daemon would serve nobody");
   }
   std::vector<std::string> names;
-  for (const auto& [name, file] : config.credentials) {
+  for (const auto& [name, file, weight] : config.credentials) {
     for (const std::string& n : names) {
       if (n == name) return Status::InvalidArgument("credential name '" + name + "' given twice");
     }
@@ -41,9 +72,7 @@ Result<std::unique_ptr<Core>> BuildCore(const Config& config) {
       backend::MakeBackend(config.backend, config.delay_us);
   if (!backend.ok()) return backend.status();
   core->backend = std::move(*backend);
-  sched::SchedulerRegistry registry;
-  sched::RegisterBuiltinSchedulers(&registry);
-  Result<std::unique_ptr<sched::Scheduler>> scheduler = registry.Create(config.scheduler);
+  Result<std::unique_ptr<sched::Scheduler>> scheduler = MakeScheduler(config);
   if (!scheduler.ok()) return scheduler.status();
   if (!config.trace.empty()) IORELAY_RETURN_IF_ERROR(core->trace.Open(config.trace));
   core->stats = std::make_unique<Stats>(names);

@@ -22,6 +22,12 @@ namespace iorelay::daemon {
 // and scheduler names known, trace file writable. A failure is a configuration error (the
 // program exits 2); the message says what to fix.
 Result<std::unique_ptr<Core>> BuildCore(const Config& config);
+// The scheduler of `config.scheduler` (a registry spec) with the credentials' weights
+// (application index = credential position). EINVAL with the registry's message.
+Result<std::unique_ptr<sched::Scheduler>> MakeScheduler(const Config& config);
+// ConfigToJson with "scheduler" replaced by the scheduler's effective configuration (every
+// parameter, defaults filled in; it reads back as a spec). Fails like MakeScheduler.
+Result<nlohmann::json> EffectiveConfigJson(const Config& config);
 
 class Daemon {
  public:
@@ -36,7 +42,7 @@ class Daemon {
   // Stops accepting and receiving, finishes requests in flight (parked lock waits end with
   // EINTR), closes every file. Idempotent; called by the destructor.
   void Shutdown();
-  nlohmann::json StatsJson() const { return core_->stats->ToJson(); }
+  nlohmann::json StatsJson() const { return daemon::StatsJson(*core_); }
   Core& core() { return *core_; }
 
  private:

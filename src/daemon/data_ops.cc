@@ -88,20 +88,86 @@ Result<size_t> RunOne(Core& core, Work* w) {
   }
 }
 
-// Several contiguous requests on one description: one preadv/pwritev.
-void RunMerged(Core& core, const sched::Dispatch& d, Work* const* works, size_t n, int* results) {
-  std::vector<struct iovec> iov(n);
+// The open-mode bits that change what a data call does; requests merge only within one.
+constexpr int kMergeClassFlags = O_DIRECT | O_SYNC | O_DSYNC;
+// O_DIRECT alignment the daemon checks itself (offset, length, buffer address), so a
+// misaligned request fails with EINVAL as it would locally even when merged with aligned
+// ones. 512 bytes is the logical block size of files on every Linux file system we serve;
+// a backend with a larger one still refuses misaligned calls itself.
+constexpr uint64_t kDirectAlignBytes = 512;
+// Linux IOV_MAX: at most this many requests per preadv/pwritev.
+constexpr size_t kMaxIov = 1024;
+
+bool Positional(Op op) { return op == Op::kPread || op == Op::kPwrite; }
+
+bool MisalignedDirect(const Work& w) {
+  if ((w.file->flags() & O_DIRECT) == 0 || !Positional(w.op)) return false;
+  auto addr = reinterpret_cast<uintptr_t>(w.data.data());
+  return w.offset % kDirectAlignBytes != 0 || w.length % kDirectAlignBytes != 0 ||
+         addr % kDirectAlignBytes != 0;
+}
+
+// Whether `b` may join a merged call that ends with `a`: positional, same file and open
+// mode, no O_APPEND, starting exactly where `a` ends.
+bool Continues(const Work& a, const Work& b) {
+  int fa = a.file->flags(), fb = b.file->flags();
+  return Positional(b.op) && b.op == a.op && b.file->key() == a.file->key() &&
+         (fa & kMergeClassFlags) == (fb & kMergeClassFlags) && (fb & O_APPEND) == 0 &&
+         b.offset == a.offset + a.length;
+}
+
+// Counts the dispatch for its file and for every application with a request in it.
+void RecordDispatch(Core& core, const sched::Dispatch& d, Work* const* works, size_t n) {
+  uint64_t bytes = 0;
+  for (size_t i = 0; i < n; ++i) bytes += works[i]->length;
+  core.stats->RecordFileDispatch(d.file.dev, d.file.ino, n, bytes);
+  for (size_t i = 0; i < n; ++i) {
+    AppStats* app = works[i]->session->stats();
+    bool first = true;
+    for (size_t j = 0; j < i && first; ++j) first = works[j]->session->stats() != app;
+    if (!first) continue;
+    uint64_t mine = 0;
+    for (size_t j = i; j < n; ++j) mine += works[j]->session->stats() == app;
+    Stats::RecordAppDispatch(app, mine);
+  }
+}
+
+void RunAlone(Core& core, Work* w, int* result) {
+  int64_t start = core.clock.NowNs();
+  Result<size_t> r = RunOne(core, w);
+  *result = r.ok() ? 0 : r.status().code();
+  Answer(core, w, std::move(r), start);
+}
+
+// Contiguous requests of one file and open mode, possibly from different handles and
+// sessions: ONE preadv/pwritev on the first request's backend fd (any of them would do:
+// same file, same merge class). The result is split back as a local call would give it:
+// - a full count: every request gets its length;
+// - a short count n: requests inside [offset, offset + n) get their length, the one
+//   straddling offset + n gets its partial count, and the ones after it are retried one
+//   by one (so each gets what its own call gives: 0 at end of file, ENOSPC, ...);
+// - an error: every request gets that errno.
+void RunMerged(Core& core, Work* const* works, size_t n, int* results) {
+  thread_local std::vector<struct iovec> iov;
+  iov.resize(n);
   for (size_t i = 0; i < n; ++i) iov[i] = {works[i]->data.data(), works[i]->length};
   int64_t start = core.clock.NowNs();
   int fd = works[0]->file->fd();
-  Result<size_t> r = d.op == sched::IoOp::kRead
-                         ? core.backend->Preadv(fd, iov.data(), static_cast<int>(n), d.offset)
-                         : core.backend->Pwritev(fd, iov.data(), static_cast<int>(n), d.offset);
-  size_t left = r.ok() ? *r : 0;
-  for (size_t i = 0; i < n; ++i) {
-    if (!r.ok()) {
+  uint64_t offset = works[0]->offset;
+  Result<size_t> r = works[0]->op == Op::kPread
+                         ? core.backend->Preadv(fd, iov.data(), static_cast<int>(n), offset)
+                         : core.backend->Pwritev(fd, iov.data(), static_cast<int>(n), offset);
+  if (!r.ok()) {
+    for (size_t i = 0; i < n; ++i) {
       results[i] = r.status().code();
       Answer(core, works[i], r.status(), start);
+    }
+    return;
+  }
+  size_t left = *r;
+  for (size_t i = 0; i < n; ++i) {
+    if (left == 0 && works[i]->length > 0) {
+      RunAlone(core, works[i], &results[i]);
       continue;
     }
     size_t mine = std::min<size_t>(left, works[i]->length);
@@ -192,18 +258,40 @@ void SubmitDataOp(Core& core, const ConnPtr& conn, const proto::FrameHeader& h,
 
 void ExecuteDispatch(Core& core, const sched::Dispatch& d, Work* const* works, size_t n,
                      int* results) {
-  bool mergeable = n > 1 && !d.overlapping;  // overlapping reads: served one by one
-  for (size_t i = 0; mergeable && i < n; ++i) {
-    Op op = works[i]->op;
-    mergeable = works[i]->file == works[0]->file && (op == Op::kPread || op == Op::kPwrite);
-  }
-  if (mergeable) return RunMerged(core, d, works, n, results);
+  RecordDispatch(core, d, works, n);
+  // Misaligned O_DIRECT requests fail alone; the rest still run.
+  thread_local std::vector<Work*> run;
+  thread_local std::vector<int*> run_results;
+  run.clear();
+  run_results.clear();
+  auto flush = [&core] {
+    if (run.size() == 1) {
+      RunAlone(core, run[0], run_results[0]);
+    } else if (!run.empty()) {
+      thread_local std::vector<int> rs;
+      rs.assign(run.size(), 0);
+      RunMerged(core, run.data(), run.size(), rs.data());
+      for (size_t i = 0; i < run.size(); ++i) *run_results[i] = rs[i];
+    }
+    run.clear();
+    run_results.clear();
+  };
   for (size_t i = 0; i < n; ++i) {
-    int64_t start = core.clock.NowNs();
-    Result<size_t> r = RunOne(core, works[i]);
-    results[i] = r.ok() ? 0 : r.status().code();
-    Answer(core, works[i], std::move(r), start);
+    Work* w = works[i];
+    if (MisalignedDirect(*w)) {
+      results[i] = EINVAL;
+      Answer(core, w, Status::FromErrno(EINVAL, "O_DIRECT alignment"), core.clock.NowNs());
+      continue;
+    }
+    // Overlapping reads (to-agg merge_overlap) are served one by one.
+    bool joins = !d.overlapping && !run.empty() && run.size() < kMaxIov &&
+                 Positional(run.front()->op) && (run.front()->file->flags() & O_APPEND) == 0 &&
+                 Continues(*run.back(), *w);
+    if (!joins) flush();
+    run.push_back(w);
+    run_results.push_back(&results[i]);
   }
+  flush();
 }
 
 }  // namespace iorelay::daemon

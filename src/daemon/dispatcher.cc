@@ -18,14 +18,14 @@ Dispatcher::Dispatcher(std::unique_ptr<sched::Scheduler> scheduler, const sched:
 Dispatcher::~Dispatcher() { Stop(); }
 
 sched::Decision Dispatcher::TakeLocked(Taken* t, bool inline_run) {
-  if (!inline_run && free_slots_ == 0) return sched::Decision{sched::Decision::Kind::kIdle, 0};
+  // Inline runs take a slot too: while every slot is busy, requests wait in the scheduler,
+  // which is what lets it order and merge them (with unbounded inline runs each request
+  // would be dispatched alone the moment it arrived).
+  if (free_slots_ == 0) return sched::Decision{sched::Decision::Kind::kIdle, 0};
   sched::Decision d = scheduler_->Next(clock_->NowNs(), &t->dispatch);
   if (d.kind != sched::Decision::Kind::kDispatch) return d;
-  if (inline_run) {
-    ++inline_running_;
-  } else {
-    --free_slots_;
-  }
+  --free_slots_;
+  if (inline_run) ++inline_running_;
   t->works.clear();
   for (uint64_t id : t->dispatch.request_ids) {
     auto it = queued_.find(id);
@@ -54,11 +54,8 @@ void Dispatcher::Run(Taken* t, bool inline_run) {
   t->works.clear();  // drops file references outside the lock
   std::lock_guard<std::mutex> lock(mu_);
   for (size_t i = 0; i < n; ++i) scheduler_->Release(ids[i], results[i], duration);
-  if (inline_run) {
-    --inline_running_;
-  } else {
-    ++free_slots_;
-  }
+  if (inline_run) --inline_running_;
+  ++free_slots_;
   if (scheduler_->queued() > 0 && free_slots_ > 0) work_cv_.notify_one();
   if (QuietLocked()) drain_cv_.notify_all();
 }
@@ -96,6 +93,11 @@ void Dispatcher::WorkerLoop() {
       work_cv_.wait(lock);
     }
   }
+}
+
+nlohmann::json Dispatcher::SchedulerConfig() {
+  std::lock_guard<std::mutex> lock(mu_);
+  return scheduler_->EffectiveConfig();
 }
 
 void Dispatcher::Drain() {

@@ -1,13 +1,16 @@
 // Drives the Scheduler: requests go in, dispatches come out. The submitting thread (a
 // connection's reader) first asks the scheduler itself and runs what it is given, which
 // saves two thread hand-offs per request; whatever the scheduler holds back is run later
-// by the worker pool (at most `slots` at once). The scheduler alone picks what runs.
+// by the worker pool. At most `slots` dispatches run at once, inline ones included, so
+// requests arriving while all slots are busy queue in the scheduler and can be merged.
+// The scheduler alone picks what runs.
 #pragma once
 
 #include <condition_variable>
 #include <functional>
 #include <memory>
 #include <mutex>
+#include <nlohmann/json.hpp>
 #include <thread>
 #include <unordered_map>
 #include <vector>
@@ -32,6 +35,8 @@ class Dispatcher {
   // Queues `work` (its request id is assigned here). With `may_run_inline`, the calling
   // thread runs the scheduler's next dispatch itself, if there is one now.
   void Submit(std::unique_ptr<Work> work, bool may_run_inline);
+  // The scheduler's EffectiveConfig() (taken under the lock: some report live state).
+  nlohmann::json SchedulerConfig();
   // Blocks until nothing is queued or running.
   void Drain();
   // Stops the workers (after Drain).

@@ -109,7 +109,7 @@ void HandleFileOp(Core& core, const ConnPtr& conn, const proto::FrameHeader& h,
     case Op::kStats: {
       proto::Empty m;
       if (!Decode(payload, &m, r)) return;
-      std::string json = core.stats->ToJson().dump();
+      std::string json = StatsJson(core).dump();
       r.Ok(m, 0, {reinterpret_cast<const uint8_t*>(json.data()), json.size()});
       return;
     }

@@ -19,7 +19,12 @@ int main(int argc, char** argv) {
     return 0;
   }
   if (cl->print_config) {
-    fmt::print("{}\n", ConfigToJson(cl->config).dump(2));
+    iorelay::Result<nlohmann::json> j = EffectiveConfigJson(cl->config);
+    if (!j.ok()) {
+      fmt::print(stderr, "iorelayd: {}\n", j.status().ToString());
+      return 2;
+    }
+    fmt::print("{}\n", j->dump(2));
     return 0;
   }
   // Signals are taken synchronously by this thread; every other thread inherits the mask.

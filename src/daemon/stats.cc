@@ -1,6 +1,9 @@
 // Recording and JSON rendering of the daemon's counters.
 #include "daemon/stats.h"
 
+#include <algorithm>
+#include <bit>
+
 namespace iorelay::daemon {
 namespace {
 
@@ -8,6 +11,31 @@ constexpr const char* kFamilyNames[kFamilies] = {"read", "write", "metadata", "l
 
 struct Sum {
   uint64_t requests = 0, errors = 0, queue_ns = 0, service_ns = 0;
+};
+
+double Mean(uint64_t requests, uint64_t dispatches) {
+  return dispatches == 0 ? 0.0 : static_cast<double>(requests) / static_cast<double>(dispatches);
+}
+
+struct DataSum {
+  uint64_t dispatches = 0, dispatched_requests = 0;
+  uint64_t queue[Log2Histogram::kBuckets] = {}, service[Log2Histogram::kBuckets] = {};
+  void Add(const AppStats& a) {
+    dispatches += a.dispatches.load();
+    dispatched_requests += a.dispatched_requests.load();
+    for (int b = 0; b < Log2Histogram::kBuckets; ++b) {
+      queue[b] += a.queue_hist.bucket[b].load();
+      service[b] += a.service_hist.bucket[b].load();
+    }
+  }
+  void Render(nlohmann::json* j) const {
+    (*j)["dispatches"] = dispatches;
+    (*j)["mean_requests_per_dispatch"] = Mean(dispatched_requests, dispatches);
+    (*j)["queue_time_p50_ns"] = Log2Histogram::Quantile(queue, 0.50);
+    (*j)["queue_time_p99_ns"] = Log2Histogram::Quantile(queue, 0.99);
+    (*j)["service_time_p50_ns"] = Log2Histogram::Quantile(service, 0.50);
+    (*j)["service_time_p99_ns"] = Log2Histogram::Quantile(service, 0.99);
+  }
 };
 
 nlohmann::json Render(const Sum (&fam)[kFamilies], uint64_t bytes_read, uint64_t bytes_written) {
@@ -35,6 +63,25 @@ nlohmann::json Render(const Sum (&fam)[kFamilies], uint64_t bytes_read, uint64_t
 }
 
 }  // namespace
+
+void Log2Histogram::Add(int64_t ns) {
+  uint64_t v = ns > 0 ? static_cast<uint64_t>(ns) : 0;
+  int b = std::min(static_cast<int>(std::bit_width(v)), kBuckets - 1);
+  bucket[b].fetch_add(1, std::memory_order_relaxed);
+}
+
+uint64_t Log2Histogram::Quantile(const uint64_t (&counts)[kBuckets], double q) {
+  uint64_t total = 0;
+  for (uint64_t c : counts) total += c;
+  if (total == 0) return 0;
+  auto rank = static_cast<uint64_t>(q * static_cast<double>(total - 1)) + 1;
+  uint64_t seen = 0;
+  for (int b = 0; b < kBuckets; ++b) {
+    seen += counts[b];
+    if (seen >= rank) return b == 0 ? 0 : (b >= 63 ? UINT64_MAX : (uint64_t{1} << b) - 1);
+  }
+  return UINT64_MAX;
+}
 
 Family FamilyOf(proto::Op op) {
   switch (op) {
@@ -66,11 +113,29 @@ void Stats::Record(AppStats* app, Family family, int error, uint64_t bytes_read,
   if (service_ns > 0) c.service_ns.fetch_add(static_cast<uint64_t>(service_ns), kRelaxed);
   if (bytes_read) app->bytes_read.fetch_add(bytes_read, kRelaxed);
   if (bytes_written) app->bytes_written.fetch_add(bytes_written, kRelaxed);
+  if (family == Family::kRead || family == Family::kWrite) {
+    app->queue_hist.Add(queue_ns);
+    app->service_hist.Add(service_ns);
+  }
+}
+
+void Stats::RecordAppDispatch(AppStats* app, uint64_t requests) {
+  app->dispatches.fetch_add(1, std::memory_order_relaxed);
+  app->dispatched_requests.fetch_add(requests, std::memory_order_relaxed);
+}
+
+void Stats::RecordFileDispatch(uint64_t dev, uint64_t ino, uint64_t requests, uint64_t bytes) {
+  std::lock_guard<std::mutex> lock(files_mu_);
+  FileCounters& f = files_[{dev, ino}];
+  f.requests += requests;
+  f.bytes += bytes;
+  ++f.dispatches;
 }
 
 nlohmann::json Stats::ToJson() const {
   Sum total[kFamilies];
   uint64_t total_read = 0, total_written = 0;
+  DataSum total_data;
   nlohmann::json apps = nlohmann::json::object();
   for (const auto& a : apps_) {
     Sum fam[kFamilies];
@@ -88,8 +153,31 @@ nlohmann::json Stats::ToJson() const {
     total_read += r;
     total_written += w;
     apps[a->name] = Render(fam, r, w);
+    DataSum data;
+    data.Add(*a);
+    data.Render(&apps[a->name]);
+    total_data.Add(*a);
   }
-  return nlohmann::json{{"total", Render(total, total_read, total_written)}, {"apps", apps}};
+  nlohmann::json total_json = Render(total, total_read, total_written);
+  total_data.Render(&total_json);
+  nlohmann::json files = nlohmann::json::object();
+  {
+    // A dispatch may carry several applications' requests: the total counts it once.
+    uint64_t dispatches = 0, requests = 0;
+    std::lock_guard<std::mutex> lock(files_mu_);
+    for (const auto& [key, f] : files_) {
+      dispatches += f.dispatches;
+      requests += f.requests;
+      files[std::to_string(key.first) + ":" + std::to_string(key.second)] = {
+          {"requests", f.requests},
+          {"bytes", f.bytes},
+          {"dispatches", f.dispatches},
+          {"mean_requests_per_dispatch", Mean(f.requests, f.dispatches)}};
+    }
+    total_json["dispatches"] = dispatches;
+    total_json["mean_requests_per_dispatch"] = Mean(requests, dispatches);
+  }
+  return nlohmann::json{{"total", total_json}, {"apps", apps}, {"files", files}};
 }
 
 }  // namespace iorelay::daemon

@@ -4,7 +4,9 @@
 
 #include <atomic>
 #include <cstdint>
+#include <map>
 #include <memory>
+#include <mutex>
 #include <nlohmann/json.hpp>
 #include <string>
 #include <vector>
@@ -24,6 +26,16 @@ struct FamilyCounters {
   std::atomic<uint64_t> service_ns{0};
 };
 
+// Fixed log2 histogram of durations: bucket b counts values in [2^(b-1), 2^b) ns (bucket 0:
+// 0 ns). Percentiles are reported as the upper bound of their bucket (within 2x).
+struct Log2Histogram {
+  static constexpr int kBuckets = 64;
+  std::atomic<uint64_t> bucket[kBuckets] = {};
+  void Add(int64_t ns);
+  // The upper bound (ns) of the bucket holding quantile q of `counts` (0 when empty).
+  static uint64_t Quantile(const uint64_t (&counts)[kBuckets], double q);
+};
+
 // Lock-free: every field is a relaxed atomic.
 struct AppStats {
   explicit AppStats(std::string n) : name(std::move(n)) {}
@@ -31,6 +43,18 @@ struct AppStats {
   FamilyCounters family[kFamilies];
   std::atomic<uint64_t> bytes_read{0};
   std::atomic<uint64_t> bytes_written{0};
+  // Data requests only (read and write families).
+  std::atomic<uint64_t> dispatches{0};           // dispatches holding >= 1 of its requests
+  std::atomic<uint64_t> dispatched_requests{0};  // its requests in those dispatches
+  Log2Histogram queue_hist;
+  Log2Histogram service_hist;
+};
+
+// Per file (dev, ino): data requests, bytes and dispatches.
+struct FileCounters {
+  uint64_t requests = 0;
+  uint64_t bytes = 0;
+  uint64_t dispatches = 0;
 };
 
 class Stats {
@@ -42,12 +66,22 @@ class Stats {
   static void Record(AppStats* app, Family family, int error, uint64_t bytes_read,
                      uint64_t bytes_written, int64_t queue_ns, int64_t service_ns);
 
-  // {"total": {...}, "apps": {"name": {...}}}; each with requests, errors, bytes_read,
-  // bytes_written, queue_time_ns, service_time_ns and "by_family".
+  // One dispatch of `requests` requests, `bytes` in all, for `app`'s `requests` of them.
+  static void RecordAppDispatch(AppStats* app, uint64_t requests);
+  void RecordFileDispatch(uint64_t dev, uint64_t ino, uint64_t requests, uint64_t bytes);
+
+  // {"total": {...}, "apps": {"name": {...}}, "files": {"dev:ino": {...}}}; apps and total
+  // with requests, errors, bytes_read, bytes_written, queue_time_ns, service_time_ns,
+  // "by_family", dispatches, mean_requests_per_dispatch (the application's data requests
+  // per dispatch that carried any of them) and data-request queue/service p50/p99 (ns, as
+  // log2 bucket upper bounds); files with requests, bytes, dispatches and
+  // mean_requests_per_dispatch.
   nlohmann::json ToJson() const;
 
  private:
   std::vector<std::unique_ptr<AppStats>> apps_;
+  mutable std::mutex files_mu_;
+  std::map<std::pair<uint64_t, uint64_t>, FileCounters> files_;  // guarded by files_mu_
 };
 
 }  // namespace iorelay::daemon

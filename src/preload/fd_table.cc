@@ -2,6 +2,10 @@
 // membership tests lock-free.
 #include "preload/fd_table.h"
 
+#if defined(__SANITIZE_ADDRESS__)
+#include <sanitizer/lsan_interface.h>
+#endif
+
 #include <sys/mman.h>
 #include <sys/syscall.h>
 #include <unistd.h>
@@ -18,6 +22,10 @@ bool FdTable::Init(size_t capacity) {
   // Anonymous memory is zero: every slot starts as a null pointer.
   slots_ = static_cast<std::atomic<FdEntry*>*>(p);
   capacity_ = capacity;
+#if defined(__SANITIZE_ADDRESS__)
+  // LeakSanitizer does not scan private mappings: show it the entries the slots own.
+  __lsan_register_root_region(p, bytes);
+#endif
   return true;
 }
 

@@ -27,6 +27,11 @@ if [ ! -s "$work/ready" ]; then
   echo "iorelayd did not become ready:"; cat "$work/daemon.log"; exit 1
 fi
 
+# A sanitizer build of the interposer needs its runtime first in the initial library list:
+# preload it too (the test program itself is not instrumented).
+runtime=$(ldd "$preload" | awk '/libasan\.so/ {print $3}')
+[ -n "$runtime" ] && preload="$runtime:$preload"
+
 env LD_PRELOAD="$preload" IORELAY_SERVERS="unix:$work/d.sock" IORELAY_SECRET_FILE="$work/secret" \
   IORELAY_PREFIX=/fwd/job IORELAY_TIMEOUT_MS=5000 \
   timeout 60 "$prog" /fwd/job "$work/backing" "$work/local"

@@ -1,0 +1,60 @@
+// EmulatedBackend: the device model's time is slept before the real call, under the lock.
+#include "backend/emulated_backend.h"
+
+#include <chrono>
+#include <thread>
+
+namespace iorelay::backend {
+namespace {
+
+int64_t NowNs() {
+  return std::chrono::duration_cast<std::chrono::nanoseconds>(
+             std::chrono::steady_clock::now().time_since_epoch())
+      .count();
+}
+
+uint64_t Total(const struct iovec* iov, int iovcnt) {
+  uint64_t n = 0;
+  for (int i = 0; i < iovcnt; ++i) n += iov[i].iov_len;
+  return n;
+}
+
+}  // namespace
+
+void EmulatedBackend::Serve(int fd, uint64_t offset, uint64_t length) {
+  // The file (device, inode) is the region of the device; two handles of one file share it.
+  Result<struct stat> st = inner().Fstat(fd);
+  uint64_t object = st.ok() ? (static_cast<uint64_t>(st->st_dev) << 40) ^ st->st_ino : 0;
+  int64_t done_ns = model_.Submit(NowNs(), device::Access{object, offset, length});
+  std::this_thread::sleep_until(std::chrono::steady_clock::time_point(
+      std::chrono::duration_cast<std::chrono::steady_clock::duration>(
+          std::chrono::nanoseconds(done_ns))));
+}
+
+Result<size_t> EmulatedBackend::Pread(int fd, void* buf, size_t n, uint64_t offset) {
+  std::lock_guard<std::mutex> lock(mu_);
+  Serve(fd, offset, n);
+  return inner().Pread(fd, buf, n, offset);
+}
+
+Result<size_t> EmulatedBackend::Pwrite(int fd, const void* buf, size_t n, uint64_t offset) {
+  std::lock_guard<std::mutex> lock(mu_);
+  Serve(fd, offset, n);
+  return inner().Pwrite(fd, buf, n, offset);
+}
+
+Result<size_t> EmulatedBackend::Preadv(int fd, const struct iovec* iov, int iovcnt,
+                                       uint64_t offset) {
+  std::lock_guard<std::mutex> lock(mu_);
+  Serve(fd, offset, Total(iov, iovcnt));
+  return inner().Preadv(fd, iov, iovcnt, offset);
+}
+
+Result<size_t> EmulatedBackend::Pwritev(int fd, const struct iovec* iov, int iovcnt,
+                                        uint64_t offset) {
+  std::lock_guard<std::mutex> lock(mu_);
+  Serve(fd, offset, Total(iov, iovcnt));
+  return inner().Pwritev(fd, iov, iovcnt, offset);
+}
+
+}  // namespace iorelay::backend
