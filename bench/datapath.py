@@ -109,6 +109,8 @@ def bandwidth_rows(root: Path, d: LocalDaemons, size: int, reps: int, transport:
 
 
 def request_rate_rows(work: Path, seconds: float, transport: str) -> list[dict]:
+    # The bandwidth runs leave dirty pages behind; their write-back would share the CPU.
+    subprocess.run(["sync"], check=False)
     rows = []
     for backend in ("null", "posix"):
         root = work / f"rr-{backend}"
