@@ -94,17 +94,21 @@ def dd_direct(dirpath: str, size: int) -> str:
 
 
 def bandwidth_rows(root: Path, d: LocalDaemons, size: int, reps: int, transport: str) -> list[dict]:
+    """Median MiB/s per (mode, op, path); direct and forwarded alternate within each
+    repetition, so a drift of the machine (the host's cache of the virtual disk) hits both."""
     rows = []
     for direct in (True, False):
         for op in ("write", "read"):
-            for path_kind in ("direct", "forwarded"):
-                env = d.env(transport) if path_kind == "forwarded" else None
-                where = d.prefix if path_kind == "forwarded" else str(root)
-                vals = [fpp_bandwidth(where, 4, size, 4 * MIB, op, direct, env)
-                        for _ in range(reps)]  # fmt: skip
+            vals: dict[str, list[float]] = {"direct": [], "forwarded": []}
+            for _ in range(reps):
+                for path_kind in ("direct", "forwarded"):
+                    env = d.env(transport) if path_kind == "forwarded" else None
+                    where = d.prefix if path_kind == "forwarded" else str(root)
+                    vals[path_kind].append(fpp_bandwidth(where, 4, size, 4 * MIB, op, direct, env))
+            for path_kind, v in vals.items():
                 rows.append({"mode": "O_DIRECT" if direct else "buffered", "op": op,
-                             "path": path_kind, "MiB_s": sorted(vals)[len(vals) // 2],
-                             "all": vals})  # fmt: skip
+                             "path": path_kind, "MiB_s": sorted(v)[len(v) // 2],
+                             "all": v})  # fmt: skip
     return rows
 
 
@@ -183,7 +187,7 @@ def main() -> int:
     )
     args = ap.parse_args()
     size = (64 if args.quick else 256) * MIB
-    reps = 1 if args.quick else 3
+    reps = 1 if args.quick else 5
     seconds = 1.0 if args.quick else 3.0
     work = Path(tempfile.mkdtemp(prefix="iorelay-bench-", dir="/tmp"))
     try:
