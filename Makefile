@@ -28,7 +28,7 @@ SAN_ENV := ASAN_OPTIONS=detect_leaks=1 \
 	format format-check bench clean distclean
 
 help:
-	@echo "make demo        install deps, build, run a verified fio workload through 2 local daemons"
+	@echo "make demo        install deps, build, fio through 2 daemons, default exploration, report"
 	@echo "make test        install deps, build, run the C++ (ctest) and Python (pytest) tests"
 	@echo "make test-asan   build in build-asan with AddressSanitizer and run ctest"
 	@echo "make test-tsan   build in build-tsan with ThreadSanitizer and run ctest -L daemon"
@@ -77,8 +77,14 @@ ci:
 	$(MAKE) test-asan
 	$(MAKE) test-tsan
 
+# A verified fio run through 2 daemons, then the default exploration (about 7 minutes on 2
+# cores; resumable: a second `make demo` reuses results/demo) and its analysis.
+DEMO_DIR ?= results/demo
 demo: build
 	$(VBIN)/iorelay demo
+	$(VBIN)/iorelay explore --out $(DEMO_DIR)
+	$(VBIN)/iorelay analyze $(DEMO_DIR) --out $(DEMO_DIR)/report
+	@echo "report: $(DEMO_DIR)/report/report.html"
 
 install: build
 	cmake --install build --prefix $(PREFIX)

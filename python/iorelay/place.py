@@ -9,7 +9,6 @@ from __future__ import annotations
 
 import argparse
 import json
-import subprocess
 import sys
 from collections.abc import Mapping, Sequence
 from pathlib import Path
@@ -20,6 +19,7 @@ from rich.console import Console
 from rich.table import Table
 
 from iorelay import paths
+from iorelay.tools import run_json_tool
 
 TOOL = "iorelay-place"
 TOOL_TIMEOUT_S = 300.0
@@ -35,24 +35,8 @@ def run_tool(args: Sequence[str], timeout_s: float = TOOL_TIMEOUT_S) -> dict[str
     """Runs `iorelay-place ARGS --json` and returns its JSON report."""
     tool = paths.find(TOOL)
     cmd = [str(tool), *args, "--json"]
-    try:
-        proc = subprocess.run(
-            cmd,
-            stdin=subprocess.DEVNULL,
-            capture_output=True,
-            text=True,
-            timeout=timeout_s,
-            check=False,
-        )
-    except subprocess.TimeoutExpired as e:
-        raise PlaceError(f"{' '.join(cmd)}: no answer within {timeout_s:g} s") from e
-    if proc.returncode != 0:
-        raise PlaceError(f"{TOOL} failed with status {proc.returncode}: {proc.stderr.strip()}")
-    try:
-        report = json.loads(proc.stdout)
-    except json.JSONDecodeError as e:
-        raise PlaceError(f"{TOOL} printed invalid JSON: {e}") from e
-    if not isinstance(report, dict) or "policies" not in report:
+    report = run_json_tool(cmd, error=PlaceError, timeout_s=timeout_s)
+    if "policies" not in report:
         raise PlaceError(f"{TOOL}: unexpected report (no 'policies')")
     return report
 

@@ -9,7 +9,6 @@ from __future__ import annotations
 import argparse
 import json
 import os
-import subprocess
 from collections.abc import Mapping
 from typing import Any
 
@@ -17,6 +16,7 @@ from rich.console import Console
 from rich.table import Table
 
 from iorelay import paths
+from iorelay.tools import run_json_tool
 
 QUERY_TIMEOUT_S = 10.0
 # Columns shown first when present; any other counter follows in the daemon's order.
@@ -48,29 +48,9 @@ def query_stats(
     env = dict(os.environ)
     if secret_file is not None:
         env["IORELAY_SECRET_FILE"] = str(secret_file)
-    try:
-        proc = subprocess.run(
-            [str(ctl), "stats", address],
-            env=env,
-            stdin=subprocess.DEVNULL,
-            capture_output=True,
-            text=True,
-            timeout=timeout_s,
-            check=False,
-        )
-    except subprocess.TimeoutExpired as e:
-        raise StatsError(f"{ctl} stats {address}: no answer within {timeout_s:g} s") from e
-    if proc.returncode != 0:
-        raise StatsError(
-            f"{ctl} stats {address} failed with status {proc.returncode}:\n{proc.stderr.strip()}"
-        )
-    try:
-        doc = json.loads(proc.stdout)
-    except json.JSONDecodeError as e:
-        raise StatsError(f"{ctl} stats {address} printed invalid JSON: {e}") from e
-    if not isinstance(doc, dict):
-        raise StatsError(f"{ctl} stats {address}: expected a JSON object, got {type(doc).__name__}")
-    return doc
+    return run_json_tool(
+        [str(ctl), "stats", address], error=StatsError, timeout_s=timeout_s, env=env
+    )
 
 
 def application_rows(stats: Mapping[str, Any]) -> list[dict[str, Any]]:
