@@ -1,0 +1,118 @@
+#!/usr/bin/env python3
+"""Two applications sharing one I/O node, as aIOLi's IOR + cat case: an MPI job writing a
+1D-strided shared file in small O_DIRECT requests, and a sequential single-process reader,
+each with its own credential. Per scheduler: each one's completion time alone and together,
+and the slowdown (together / alone).
+
+    .venv/bin/python bench/two_apps.py [--backend emulated:hdd] [--ranks 32]
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import shutil
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+REPO = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(REPO / "python"))
+
+from iorelay import paths  # noqa: E402
+from iorelay.credential import create_credential  # noqa: E402
+from iorelay.daemons import LocalDaemons  # noqa: E402
+
+MPI_ENV = {"OMPI_MCA_btl": "self,vader", "OMPI_MCA_pml": "ob1"}
+TIMEOUT_S = 600
+
+
+def writer_cmd(args: argparse.Namespace, directory: str, env: dict[str, str]) -> list[str]:
+    cmd = ["mpirun", "--allow-run-as-root", "--oversubscribe", "-np", str(args.ranks)]
+    for k in env:
+        cmd += ["-x", k]
+    cmd += [str(paths.find("iorelay-bench")), "--write", "--layout", "shared",
+            "--spatiality", "strided", "--request", "8K", "--segments",
+            str(args.segments), "--odirect", "--dir", directory]  # fmt: skip
+    return cmd
+
+
+def reader_cmd(args: argparse.Namespace, directory: str) -> list[str]:
+    return [str(paths.find("io_worker")), "--file", f"{directory}/seq.dat", "--size",
+            str(args.read_mib << 20), "--request", str(64 << 10), "--op", "read"]  # fmt: skip
+
+
+def timed(cmds: list[tuple[list[str], dict[str, str]]]) -> list[float]:
+    """Starts the commands together; returns each one's completion time in seconds."""
+    t0 = time.monotonic()
+    procs = [subprocess.Popen(c, env={**os.environ, **MPI_ENV, **e}, stdout=subprocess.DEVNULL,
+                              stderr=subprocess.PIPE, text=True) for c, e in cmds]  # fmt: skip
+    done = [0.0] * len(procs)
+    while any(p.poll() is None for p in procs):
+        for i, p in enumerate(procs):
+            if p.poll() is not None and done[i] == 0.0:
+                done[i] = time.monotonic() - t0
+        if time.monotonic() - t0 > TIMEOUT_S:
+            for p in procs:
+                p.kill()
+            raise RuntimeError("timed out")
+        time.sleep(0.01)
+    for i, p in enumerate(procs):
+        if done[i] == 0.0:
+            done[i] = time.monotonic() - t0
+        if p.returncode != 0:
+            raise RuntimeError(f"{cmds[i][0][0]} failed: {p.stderr.read()[-1500:]}")
+    return done
+
+
+def main() -> int:
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("--backend", default="emulated:hdd")
+    ap.add_argument("--ranks", type=int, default=32)
+    ap.add_argument("--segments", type=int, default=16)
+    ap.add_argument("--read-mib", type=int, default=256)
+    ap.add_argument("--schedulers", default="fifo,to-agg,aioli,mlf,wfq")
+    args = ap.parse_args()
+    work = Path(tempfile.mkdtemp(prefix="iorelay-2app-", dir="/tmp"))
+    rows = []
+    try:
+        root = work / "root"
+        root.mkdir()
+        with open(root / "seq.dat", "wb") as f:
+            f.write(os.urandom(args.read_mib << 20))
+        reader_key = create_credential(work / "reader.key")
+        for sched in args.schedulers.split(","):
+            second = ["--credential", f"reader={reader_key}"]
+            with LocalDaemons(1, root, "/iorelay-2app", work / f"w-{sched}", scheduler=sched,
+                              backend=args.backend, app_name="writer",
+                              extra_args=second) as d:  # fmt: skip
+                wenv = d.env("unix")
+                renv = {**wenv, "IORELAY_SECRET_FILE": str(reader_key)}
+                w_cmd, r_cmd = writer_cmd(args, d.prefix, wenv), reader_cmd(args, d.prefix)
+                w_alone = timed([(w_cmd, wenv)])[0]
+                r_alone = timed([(r_cmd, renv)])[0]
+                w_both, r_both = timed([(w_cmd, wenv), (r_cmd, renv)])
+            rows.append((sched, w_alone, w_both, r_alone, r_both))
+    finally:
+        shutil.rmtree(work, ignore_errors=True)
+    cmd = "python bench/two_apps.py " + " ".join(sys.argv[1:])
+    lines = [f"## Two applications on one I/O node, {time.strftime('%Y-%m-%d')}, backend "
+             f"{args.backend}", "", f"Command: `{cmd}`", "",
+             f"Writer: {args.ranks} ranks, 1D-strided shared file, 8 KiB O_DIRECT writes, "
+             f"{args.segments} segments. Reader: one process, {args.read_mib} MiB in 64 KiB "
+             "reads. Seconds; slowdown = together / alone.", "",
+             "| scheduler | writer alone | writer together | slowdown | reader alone | "
+             "reader together | slowdown |", "|---|---:|---:|---:|---:|---:|---:|"]  # fmt: skip
+    for s, wa, wb, ra, rb in rows:
+        lines.append(f"| {s} | {wa:.2f} | {wb:.2f} | {wb / wa:.2f} | {ra:.2f} | {rb:.2f} | "
+                     f"{rb / ra:.2f} |")  # fmt: skip
+    text = "\n".join(lines) + "\n"
+    print(text)
+    (REPO / f"bench/results/two-apps-{args.backend.replace(':', '-')}.md").write_text(text)
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
