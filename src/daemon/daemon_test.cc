@@ -16,6 +16,7 @@
 #include <thread>
 
 #include "daemon/test_client.h"
+#include "daemon/test_harness.h"
 
 namespace iorelay::daemon {
 namespace {
@@ -52,54 +53,17 @@ class Watchdog {
   std::thread thread_;
 };
 
-class DaemonTest : public ::testing::Test {
+class DaemonTest : public ::testing::Test, protected testing::DaemonHarness {
  protected:
-  void SetUp() override {
-    char tmpl[] = "/tmp/irdt-XXXXXX";
-    ASSERT_NE(::mkdtemp(tmpl), nullptr);
-    dir_ = tmpl;
-    ASSERT_EQ(::mkdir((dir_ + "/root").c_str(), 0755), 0);
-    ASSERT_TRUE(CreateSecretFile(dir_ + "/a.key").ok());
-    ASSERT_TRUE(CreateSecretFile(dir_ + "/b.key").ok());
-    secret_a_ = *LoadSecretFile(dir_ + "/a.key");
-    secret_b_ = *LoadSecretFile(dir_ + "/b.key");
-  }
-  void TearDown() override {
-    daemon_.reset();
-    std::filesystem::remove_all(dir_);
-  }
+  void SetUp() override { PrepareDirs(); }
+  void TearDown() override { Cleanup(); }
   void StartDaemon(int64_t delay_us = 0, int heartbeat_ms = 200) {
-    Config c;
-    socket_ = dir_ + "/s";
-    c.listen = {"unix:" + socket_};
-    c.exports = {{"/data", dir_ + "/root"}};
-    c.credentials = {{"appA", dir_ + "/a.key"}, {"appB", dir_ + "/b.key"}};
+    Config c = BaseConfig();
     c.delay_us = delay_us;
     c.heartbeat_ms = heartbeat_ms;
     c.workers = 2;
     c.ready_file = dir_ + "/ready";
-    Result<std::unique_ptr<Core>> core = BuildCore(c);
-    ASSERT_TRUE(core.ok()) << core.status().ToString();
-    Result<std::unique_ptr<Daemon>> d = Daemon::Start(std::move(*core));
-    ASSERT_TRUE(d.ok()) << d.status().ToString();
-    daemon_ = std::move(*d);
-  }
-  std::unique_ptr<RawClient> Admitted(const Secret& s, proto::AuthReply* reply = nullptr) {
-    auto c = std::make_unique<RawClient>();
-    EXPECT_TRUE(c->Connect(socket_));
-    EXPECT_EQ(c->Handshake(s, reply), 0);
-    return c;
-  }
-  // Opens `path`; returns the handle or -errno.
-  int64_t Open(RawClient& c, const std::string& path, int flags, uint32_t mode = 0644) {
-    Frame f;
-    if (!c.Call(Op::kOpen, proto::EncodeFields(proto::OpenRequest{path, flags, mode}), &f)) {
-      return -9999;
-    }
-    if (f.header.status != 0) return -f.header.status;
-    proto::OpenReply r;
-    EXPECT_TRUE(proto::DecodeFields(f.payload, &r).ok());
-    return static_cast<int64_t>(r.handle);
+    Start(c);
   }
   int Status(RawClient& c, Op op, const std::vector<uint8_t>& fields) {
     Frame f;
@@ -109,9 +73,6 @@ class DaemonTest : public ::testing::Test {
   bool Ping(RawClient& c) { return Status(c, Op::kPing, {}) == 0; }
 
   Watchdog watchdog_{60};
-  std::string dir_, socket_;
-  Secret secret_a_{}, secret_b_{};
-  std::unique_ptr<Daemon> daemon_;
 };
 
 TEST_F(DaemonTest, ReadyFileListsAddresses) {

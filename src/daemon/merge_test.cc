@@ -14,6 +14,7 @@
 
 #include "daemon/daemon.h"
 #include "daemon/test_client.h"
+#include "daemon/test_harness.h"
 
 namespace iorelay::daemon {
 namespace {
@@ -24,65 +25,26 @@ using testing::RawClient;
 
 constexpr uint64_t kPiece = 8192;
 
-class MergeTest : public ::testing::TestWithParam<std::string> {
+class MergeTest : public ::testing::TestWithParam<std::string>, protected testing::DaemonHarness {
  protected:
-  void SetUp() override {
-    char tmpl[] = "/tmp/irmt-XXXXXX";
-    ASSERT_NE(::mkdtemp(tmpl), nullptr);
-    dir_ = tmpl;
-    ASSERT_EQ(::mkdir((dir_ + "/root").c_str(), 0755), 0);
-    ASSERT_TRUE(CreateSecretFile(dir_ + "/a.key").ok());
-    ASSERT_TRUE(CreateSecretFile(dir_ + "/b.key").ok());
-    secret_a_ = *LoadSecretFile(dir_ + "/a.key");
-    secret_b_ = *LoadSecretFile(dir_ + "/b.key");
-  }
-  void TearDown() override {
-    daemon_.reset();
-    std::filesystem::remove_all(dir_);
-  }
+  void SetUp() override { PrepareDirs(); }
+  void TearDown() override { Cleanup(); }
   // One slot and a slow backend: requests arriving while a call runs queue in the
   // scheduler, which may merge them.
   void StartDaemon(const std::string& scheduler, int64_t delay_us, int heartbeat_ms = 200) {
-    Config c;
-    socket_ = dir_ + "/s";
-    c.listen = {"unix:" + socket_};
-    c.exports = {{"/data", dir_ + "/root"}};
+    Config c = BaseConfig();
     c.credentials = {{"appA", dir_ + "/a.key"}, {"appB", dir_ + "/b.key", 2}};
     c.delay_us = delay_us;
     c.heartbeat_ms = heartbeat_ms;
     c.workers = 1;
     c.scheduler = scheduler;
-    Result<std::unique_ptr<Core>> core = BuildCore(c);
-    ASSERT_TRUE(core.ok()) << core.status().ToString();
-    Result<std::unique_ptr<Daemon>> d = Daemon::Start(std::move(*core));
-    ASSERT_TRUE(d.ok()) << d.status().ToString();
-    daemon_ = std::move(*d);
-  }
-  std::unique_ptr<RawClient> Admitted(const Secret& s) {
-    auto c = std::make_unique<RawClient>();
-    EXPECT_TRUE(c->Connect(socket_));
-    EXPECT_EQ(c->Handshake(s), 0);
-    return c;
-  }
-  int64_t Open(RawClient& c, const std::string& path, int flags) {
-    Frame f;
-    if (!c.Call(Op::kOpen, proto::EncodeFields(proto::OpenRequest{path, flags, 0644}), &f)) {
-      return -9999;
-    }
-    if (f.header.status != 0) return -f.header.status;
-    proto::OpenReply r;
-    EXPECT_TRUE(proto::DecodeFields(f.payload, &r).ok());
-    return static_cast<int64_t>(r.handle);
+    Start(c);
   }
   std::string FileKey(const std::string& rel) {
     struct stat st;
     EXPECT_EQ(::stat((dir_ + "/root/" + rel).c_str(), &st), 0);
     return std::to_string(st.st_dev) + ":" + std::to_string(st.st_ino);
   }
-
-  std::string dir_, socket_;
-  Secret secret_a_{}, secret_b_{};
-  std::unique_ptr<Daemon> daemon_;
 };
 
 TEST_P(MergeTest, ConcurrentSessionsWritingContiguousPiecesAreMerged) {
