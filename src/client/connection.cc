@@ -179,19 +179,23 @@ Status Connection::Fill(size_t min, size_t max) {
   max = std::min(max, rbuf_.size());
   while (rend_ < min) {
     ssize_t n = ::recv(fd_, rbuf_.data() + rend_, max - rend_, MSG_DONTWAIT);
-    if (n > 0) {
-      rend_ += static_cast<size_t>(n);
-      deadline_ms_ = NowMs() + timeout_ms_;
-      continue;
-    }
-    if (n == 0) return Fail(Status::IOError("the daemon closed the connection"), true);
-    if (errno == EINTR) continue;
-    if (errno != EAGAIN && errno != EWOULDBLOCK) {
-      return Fail(Status::LastError("receive from daemon"), true);
-    }
-    IORELAY_RETURN_IF_ERROR(WaitFor(POLLIN));
+    if (n > 0) rend_ += static_cast<size_t>(n);
+    IORELAY_RETURN_IF_ERROR(AfterReceive(n));
   }
   return Status::Ok();
+}
+
+Status Connection::AfterReceive(ssize_t n) {
+  if (n > 0) {
+    deadline_ms_ = NowMs() + timeout_ms_;  // any byte from the daemon renews its liveness
+    return Status::Ok();
+  }
+  if (n == 0) return Fail(Status::IOError("the daemon closed the connection"), true);
+  if (errno == EINTR) return Status::Ok();
+  if (errno != EAGAIN && errno != EWOULDBLOCK) {
+    return Fail(Status::LastError("receive from daemon"), true);
+  }
+  return WaitFor(POLLIN);
 }
 
 Status Connection::ReceiveInto(struct iovec* iov, int count, size_t bytes) {
@@ -211,15 +215,8 @@ Status Connection::ReceiveInto(struct iovec* iov, int count, size_t bytes) {
     if (n > 0) {
       bytes -= static_cast<size_t>(n);
       Advance(iov, count, static_cast<size_t>(n));
-      deadline_ms_ = NowMs() + timeout_ms_;
-      continue;
     }
-    if (n == 0) return Fail(Status::IOError("the daemon closed the connection"), true);
-    if (errno == EINTR) continue;
-    if (errno != EAGAIN && errno != EWOULDBLOCK) {
-      return Fail(Status::LastError("receive from daemon"), true);
-    }
-    IORELAY_RETURN_IF_ERROR(WaitFor(POLLIN));
+    IORELAY_RETURN_IF_ERROR(AfterReceive(n));
   }
   return Status::Ok();
 }

@@ -88,6 +88,9 @@ class Connection {
   // Receives exactly the iov's bytes (after draining rbuf_ into it).
   Status ReceiveInto(struct iovec* iov, int count, size_t bytes);
   Status WaitFor(short events);
+  // After one non-blocking receive that returned n: renews the deadline on progress, waits
+  // for data on EAGAIN, fails the connection when the daemon is gone or the call failed.
+  Status AfterReceive(ssize_t n);
   Status Fail(Status s, bool peer_gone);
 
   std::atomic<int> fd_;  // atomic: iorelay_move_internal_fd may change it
