@@ -54,8 +54,8 @@ test-python:
 	$(VBIN)/pytest -q python/tests
 
 lint: deps
-	$(VBIN)/ruff check python
-	$(VBIN)/ruff format --check python
+	$(VBIN)/ruff check python bench
+	$(VBIN)/ruff format --check python bench
 
 test-asan: deps
 	$(CMAKE_CONFIGURE) -B build-asan -DCMAKE_BUILD_TYPE=Debug -DIORELAY_WERROR=ON \
