@@ -15,33 +15,39 @@ void WriteOrderGuard::Depend(uint64_t earlier, uint64_t later, Pending* p) {
 }
 
 void WriteOrderGuard::Add(const Request& request) {
-  if (request.op != IoOp::kWrite || pending_.count(request.id)) {
+  if (request.op != IoOp::kWrite) {
+    inner_->Add(request);
+    return;
+  }
+  if (pending_.contains(request.id)) {  // an id already tracked: not ordered again
     inner_->Add(request);
     return;
   }
   Pending p;
-  p.file = request.file;
+  p.file = FileId{request.file.dev, request.file.ino};
   p.offset = request.offset;
-  p.length = request.length;
   p.whole_file = !request.mergeable;
-  FileWrites& f = files_[FileId{request.file.dev, request.file.ino}];
+  FileWrites& f = files_[p.file];
   for (uint64_t id : f.whole) Depend(id, request.id, &p);
+  // Where the scan stopped: for a write that overlaps nothing (the common case) the new
+  // entry goes right before it, so the insert does not walk the tree again.
+  auto hint = f.by_offset.end();
   if (p.whole_file) {
-    for (const auto& [off, id] : f.by_offset) Depend(id, request.id, &p);
+    for (const auto& [key, end] : f.by_offset) Depend(key.second, request.id, &p);
   } else if (request.length > 0) {
     const uint64_t begin = request.offset;
     const uint64_t end = begin + request.length;
-    uint64_t from = begin > f.max_length ? begin - f.max_length : 0;
-    for (auto it = f.by_offset.lower_bound(from); it != f.by_offset.end() && it->first < end;
-         ++it) {
-      const Pending& other = pending_.at(it->second);
-      if (other.offset + other.length > begin) Depend(it->second, request.id, &p);
+    const uint64_t from = begin > f.max_length ? begin - f.max_length : 0;
+    hint = f.by_offset.lower_bound({from, 0});
+    for (; hint != f.by_offset.end() && hint->first.first < end; ++hint) {
+      if (hint->second > begin) Depend(hint->first.second, request.id, &p);
     }
   }
   if (p.whole_file) {
     f.whole.push_back(request.id);
   } else {
-    f.by_offset.emplace(request.offset, request.id);
+    f.by_offset.emplace_hint(hint, std::pair{request.offset, request.id},
+                             request.offset + request.length);
     f.max_length = std::max(f.max_length, request.length);
   }
   const bool hold = p.blockers > 0;
@@ -55,25 +61,22 @@ void WriteOrderGuard::Add(const Request& request) {
 
 void WriteOrderGuard::Release(uint64_t request_id, int result, int64_t duration_ns) {
   auto it = pending_.find(request_id);
-  if (it != pending_.end() && it->second.blockers > 0) return;  // never dispatched: ignore
+  if (it == pending_.end()) {
+    inner_->Release(request_id, result, duration_ns);
+    return;
+  }
+  if (it->second.blockers > 0) return;  // never dispatched: ignore
   inner_->Release(request_id, result, duration_ns);
-  if (it == pending_.end()) return;
   Pending done = std::move(it->second);
   pending_.erase(it);
-  FileId fid{done.file.dev, done.file.ino};
-  FileWrites& f = files_[fid];
+  auto fit = files_.find(done.file);
+  FileWrites& f = fit->second;
   if (done.whole_file) {
     f.whole.erase(std::find(f.whole.begin(), f.whole.end(), request_id));
   } else {
-    auto [lo, hi] = f.by_offset.equal_range(done.offset);
-    for (auto e = lo; e != hi; ++e) {
-      if (e->second == request_id) {
-        f.by_offset.erase(e);
-        break;
-      }
-    }
+    f.by_offset.erase(std::pair{done.offset, request_id});
   }
-  if (f.whole.empty() && f.by_offset.empty()) files_.erase(fid);
+  if (f.whole.empty() && f.by_offset.empty()) files_.erase(fit);
   for (uint64_t id : done.dependents) {
     auto d = pending_.find(id);
     if (d == pending_.end() || d->second.blockers == 0) continue;

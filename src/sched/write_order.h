@@ -3,10 +3,12 @@
 // write wins, as on a local file system. The registry wraps every scheduler with it.
 #pragma once
 
+#include <absl/container/btree_map.h>
+#include <absl/container/flat_hash_map.h>
+
 #include <cstdint>
-#include <map>
 #include <memory>
-#include <unordered_map>
+#include <utility>
 #include <vector>
 
 #include "sched/scheduler.h"
@@ -15,6 +17,7 @@ namespace iorelay::sched {
 
 // Writes with mergeable == false (O_APPEND) land at an offset decided at the call, so they
 // are ordered against every write of their file (both ways). Reads are not ordered.
+// Flat hash tables and B-trees: a lookup is one or two cache lines, not a chain of nodes.
 class WriteOrderGuard final : public Scheduler {
  public:
   explicit WriteOrderGuard(std::unique_ptr<Scheduler> inner) : inner_(std::move(inner)) {}
@@ -26,29 +29,32 @@ class WriteOrderGuard final : public Scheduler {
   nlohmann::json EffectiveConfig() const override;
   void SetAppWeight(uint32_t app, uint32_t weight) override { inner_->SetAppWeight(app, weight); }
   Scheduler* inner() { return inner_.get(); }
+  // Writes tracked (queued, held or in flight) and files with such writes: both drop to 0
+  // once every write was released.
+  size_t tracked_writes() const { return pending_.size(); }
+  size_t tracked_files() const { return files_.size(); }
 
  private:
+  using FileId = std::pair<uint64_t, uint64_t>;
   struct Pending {
-    FileKey file;
+    FileId file;
     uint64_t offset = 0;
-    uint64_t length = 0;
     uint32_t blockers = 0;  // earlier overlapping writes not yet released
     bool whole_file = false;
     std::vector<uint64_t> dependents;
   };
   struct FileWrites {
-    std::multimap<uint64_t, uint64_t> by_offset;  // ranged writes: offset -> id
-    std::vector<uint64_t> whole;                  // whole-file (append) writes
-    uint64_t max_length = 0;                      // longest ranged write ever seen
+    absl::btree_map<std::pair<uint64_t, uint64_t>, uint64_t> by_offset;  // (offset, id) -> end
+    std::vector<uint64_t> whole;  // whole-file (append) writes
+    uint64_t max_length = 0;      // longest ranged write ever seen
   };
-  using FileId = std::pair<uint64_t, uint64_t>;
 
   void Depend(uint64_t earlier, uint64_t later, Pending* p);
 
   std::unique_ptr<Scheduler> inner_;
-  std::unordered_map<uint64_t, Pending> pending_;  // writes queued, held or in flight
-  std::unordered_map<uint64_t, Request> held_;     // writes waiting for earlier ones
-  std::map<FileId, FileWrites> files_;
+  absl::flat_hash_map<uint64_t, Pending> pending_;  // writes queued, held or in flight
+  absl::flat_hash_map<uint64_t, Request> held_;     // writes waiting for earlier ones
+  absl::flat_hash_map<FileId, FileWrites> files_;
 };
 
 }  // namespace iorelay::sched
