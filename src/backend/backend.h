@@ -45,6 +45,12 @@ class Backend {
   virtual Status Fallocate(int fd, int mode, int64_t offset, int64_t length) = 0;
   virtual Result<struct stat> Fstat(int fd) = 0;
   virtual Result<struct statfs> Fstatfs(int fd) = 0;
+  // The alignment in bytes that O_DIRECT calls on `fd` need for their offset and length
+  // (statx STATX_DIOALIGN where the file system reports it; 512 otherwise).
+  virtual uint32_t DirectIoAlignment(int fd) {
+    (void)fd;
+    return 512;
+  }
   // lseek(2) on the backend fd; the daemon keeps offsets itself and uses this only for
   // SEEK_DATA and SEEK_HOLE.
   virtual Result<int64_t> Seek(int fd, int64_t offset, int whence) = 0;

@@ -57,6 +57,7 @@ class DelayBackend final : public Backend {
     Wait();
     return inner_->Fstatfs(fd);
   }
+  uint32_t DirectIoAlignment(int fd) override { return inner_->DirectIoAlignment(fd); }
   Result<int64_t> Seek(int fd, int64_t offset, int whence) override {
     Wait();
     return inner_->Seek(fd, offset, whence);

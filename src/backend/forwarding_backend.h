@@ -38,6 +38,7 @@ class ForwardingBackend : public Backend {
   }
   Result<struct stat> Fstat(int fd) override { return inner_->Fstat(fd); }
   Result<struct statfs> Fstatfs(int fd) override { return inner_->Fstatfs(fd); }
+  uint32_t DirectIoAlignment(int fd) override { return inner_->DirectIoAlignment(fd); }
   Result<int64_t> Seek(int fd, int64_t offset, int whence) override {
     return inner_->Seek(fd, offset, whence);
   }

@@ -5,6 +5,7 @@
 #include <dirent.h>
 #include <fcntl.h>
 #include <stdio.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include "backend/beneath.h"
@@ -80,6 +81,17 @@ Result<struct statfs> PosixBackend::Fstatfs(int fd) {
   struct statfs st;
   if (::fstatfs(fd, &st) != 0) return Status::LastError("fstatfs");
   return st;
+}
+
+uint32_t PosixBackend::DirectIoAlignment(int fd) {
+  // glibc's struct statx is the kernel's (it includes <linux/stat.h> when present), so the
+  // direct I/O fields of Linux 6.1 are there; older kernels leave STATX_DIOALIGN unset.
+  struct statx stx {};
+  if (::statx(fd, "", AT_EMPTY_PATH, STATX_DIOALIGN, &stx) == 0 &&
+      (stx.stx_mask & STATX_DIOALIGN) != 0 && stx.stx_dio_offset_align != 0) {
+    return stx.stx_dio_offset_align;
+  }
+  return 512;
 }
 
 Result<int64_t> PosixBackend::Seek(int fd, int64_t offset, int whence) {

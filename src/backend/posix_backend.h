@@ -19,6 +19,7 @@ class PosixBackend final : public Backend {
   Status Fallocate(int fd, int mode, int64_t offset, int64_t length) override;
   Result<struct stat> Fstat(int fd) override;
   Result<struct statfs> Fstatfs(int fd) override;
+  uint32_t DirectIoAlignment(int fd) override;
   Result<int64_t> Seek(int fd, int64_t offset, int whence) override;
   Status SetFlags(int fd, int flags) override;
   Result<std::vector<DirEntryInfo>> ReadDir(int fd) override;

@@ -6,6 +6,8 @@
 #include <stdlib.h>
 #include <unistd.h>
 
+#include <cstdlib>
+#include <cstring>
 #include <filesystem>
 
 #include "backend/null_backend.h"
@@ -42,6 +44,29 @@ TEST_F(PosixBackendTest, DataRoundTrip) {
   EXPECT_EQ(b_.Fstat(*fd)->st_size, 15);
   EXPECT_TRUE(b_.Ftruncate(*fd, 3).ok());
   EXPECT_EQ(b_.Stat(root_fd_, "f", false)->st_size, 3);
+  EXPECT_TRUE(b_.Close(*fd).ok());
+}
+
+// The reported alignment is what the file system enforces: an O_DIRECT write at it works,
+// one at half of it is refused (when the file system takes O_DIRECT at all).
+TEST_F(PosixBackendTest, DirectIoAlignmentIsWhatTheFileSystemEnforces) {
+  Result<int> fd = b_.Open(root_fd_, "d", O_RDWR | O_CREAT | O_DIRECT, 0644);
+  if (!fd.ok() && fd.status().code() == EINVAL) GTEST_SKIP() << "no O_DIRECT on /tmp";
+  ASSERT_TRUE(fd.ok());
+  const uint32_t align = b_.DirectIoAlignment(*fd);
+  EXPECT_GE(align, 1u);
+  EXPECT_EQ(align & (align - 1), 0u) << align << " is not a power of two";
+  void* buf = std::aligned_alloc(65536, 65536);
+  ASSERT_NE(buf, nullptr);
+  std::memset(buf, 'x', 65536);
+  Result<size_t> ok = b_.Pwrite(*fd, buf, align, align);
+  EXPECT_TRUE(ok.ok()) << ok.status().ToString();
+  if (align >= 2) {
+    Result<size_t> bad = b_.Pwrite(*fd, buf, align, align / 2);
+    ASSERT_FALSE(bad.ok());
+    EXPECT_EQ(bad.status().code(), EINVAL);
+  }
+  std::free(buf);
   EXPECT_TRUE(b_.Close(*fd).ok());
 }
 

@@ -90,11 +90,10 @@ Result<size_t> RunOne(Core& core, Work* w) {
 
 // The open-mode bits that change what a data call does; requests merge only within one.
 constexpr int kMergeClassFlags = O_DIRECT | O_SYNC | O_DSYNC;
-// O_DIRECT alignment the daemon checks itself (offset, length, buffer address), so a
-// misaligned request fails with EINVAL as it would locally even when merged with aligned
-// ones. 512 bytes is the logical block size of files on every Linux file system we serve;
-// a backend with a larger one still refuses misaligned calls itself.
-constexpr uint64_t kDirectAlignBytes = 512;
+// O_DIRECT alignment the daemon checks itself (offset and length, against what the backend
+// reports for the file; the buffer address against the same, data buffers being 4096-aligned),
+// so a misaligned request fails with EINVAL as it would locally even when merged with
+// aligned ones.
 // Linux IOV_MAX: at most this many requests per preadv/pwritev.
 constexpr size_t kMaxIov = 1024;
 
@@ -102,9 +101,9 @@ bool Positional(Op op) { return op == Op::kPread || op == Op::kPwrite; }
 
 bool MisalignedDirect(const Work& w) {
   if ((w.file->flags() & O_DIRECT) == 0 || !Positional(w.op)) return false;
+  const uint64_t align = w.file->direct_align();
   auto addr = reinterpret_cast<uintptr_t>(w.data.data());
-  return w.offset % kDirectAlignBytes != 0 || w.length % kDirectAlignBytes != 0 ||
-         addr % kDirectAlignBytes != 0;
+  return w.offset % align != 0 || w.length % align != 0 || addr % align != 0;
 }
 
 // Whether `b` may join a merged call that ends with `a`: positional, same file and open

@@ -18,7 +18,12 @@ namespace iorelay::daemon {
 class OpenFile {
  public:
   OpenFile(backend::Backend* backend, int fd, int flags, sched::FileKey key, uint32_t mode)
-      : backend_(backend), fd_(fd), flags_(flags), key_(key), mode_(mode) {}
+      : backend_(backend),
+        fd_(fd),
+        flags_(flags),
+        key_(key),
+        mode_(mode),
+        direct_align_(backend->DirectIoAlignment(fd)) {}
   ~OpenFile() { (void)backend_->Close(fd_); }
   OpenFile(const OpenFile&) = delete;
   OpenFile& operator=(const OpenFile&) = delete;
@@ -29,6 +34,9 @@ class OpenFile {
   int access_mode() const { return flags() & O_ACCMODE; }
   const sched::FileKey& key() const { return key_; }
   uint32_t mode() const { return mode_; }
+  // Offset and length alignment of O_DIRECT calls on this file (asked once at open: the
+  // flag may be set later with fcntl).
+  uint32_t direct_align() const { return direct_align_; }
 
   // The shared offset. kRead/kWrite hold pos_mu for the whole I/O, as Linux holds
   // f_pos_lock, so concurrent reads and writes on one description never overlap.
@@ -42,6 +50,7 @@ class OpenFile {
   std::atomic<int> flags_;
   sched::FileKey key_;
   uint32_t mode_;
+  uint32_t direct_align_;
 };
 
 }  // namespace iorelay::daemon
