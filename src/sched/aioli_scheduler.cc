@@ -104,7 +104,7 @@ void AioliScheduler::Attach(Queue& q) {
     q.where = Where::kHeld;
     return;
   }
-  const Queued& head = q.rq.AtOrAfter(q.cursor)->second;
+  const Queued& head = q.rq.at(q.rq.AtOrAfter(q.cursor));
   const uint64_t eligible_pass = head.tag + DoublingsToCover(head.req.length, c_.quantum);
   if (eligible_pass <= pass_) {
     q.eligible_key = {head.req.op == IoOp::kWrite, head.req.arrival_ns, head.seq, q.stream};
@@ -164,7 +164,7 @@ Decision AioliScheduler::Next(int64_t now_ns, Dispatch* out) {
     }
     Queue& q = queues_.at(std::get<3>(*eligible_.begin()));
     RunQueue::Iter head = q.rq.AtOrAfter(q.cursor);
-    if (ShouldHold(q, head->second)) {
+    if (ShouldHold(q, q.rq.at(head))) {
       q.hold_used = true;
       q.hold_until_ns = now_ns + c_.wait_ns;
       Detach(q);
@@ -172,7 +172,7 @@ Decision AioliScheduler::Next(int64_t now_ns, Dispatch* out) {
       continue;
     }
     Detach(q);
-    const uint32_t w = Weight(head->second.req.app);
+    const uint32_t w = Weight(q.rq.at(head).req.app);
     const uint64_t quantum = q.quantum * w;
     const uint64_t run = q.rq.TakeRun(head, quantum, c_.limits, out);
     const uint64_t more = q.rq.ContiguousBytesAt(q.stream, out->offset + run, 2 * quantum);

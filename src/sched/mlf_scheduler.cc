@@ -1,9 +1,10 @@
 // MLF: aIOLi's factors and quanta without FCFS across files, without waits: queues (file, op,
 // merge_class) are visited round-robin, and a queue serves the first request in offset
 // order (from its cursor) whose factor x base quantum covers it, not only its head.
+#include <absl/container/btree_set.h>
+
 #include <map>
 #include <nlohmann/json.hpp>
-#include <set>
 
 #include "sched/algorithms.h"
 #include "sched/quantum.h"
@@ -32,8 +33,8 @@ class MlfScheduler final : public Scheduler {
  private:
   struct Queue {
     RunQueue rq;
-    std::set<QueueKey> eligible;                      // offset order
-    std::set<std::pair<uint64_t, QueueKey>> not_yet;  // (pass it becomes eligible, key)
+    absl::btree_set<QueueKey> eligible;                      // offset order
+    absl::btree_set<std::pair<uint64_t, QueueKey>> not_yet;  // (pass it becomes eligible, key)
     QueueKey cursor;
   };
   uint64_t EligiblePass(const Queued& e) const {
@@ -63,11 +64,11 @@ void MlfScheduler::Add(const Request& r) {
   if (fresh) q.cursor = stream;
   quanta_.try_emplace(stream, std::clamp(c_.quantum, c_.min_quantum, c_.max_quantum));
   RunQueue::Iter e = q.rq.Add(r, next_seq_++, pass_);
-  const uint64_t p = EligiblePass(e->second);
+  const uint64_t p = EligiblePass(q.rq.at(e));
   if (p <= pass_) {
-    q.eligible.insert(e->first);
+    q.eligible.insert(e.key());
   } else {
-    q.not_yet.emplace(p, e->first);
+    q.not_yet.emplace(p, e.key());
   }
   ++queued_;
 }

@@ -1,4 +1,4 @@
-// RunQueue: ordered maps only, so every operation is O(log n) per request touched.
+// RunQueue: B-trees over a slab, so every operation is O(log n) per request touched.
 #include "sched/run_queue.h"
 
 #include <algorithm>
@@ -19,37 +19,56 @@ QueueKey KeyOf(const Request& r, uint64_t seq) {
 }
 
 RunQueue::Iter RunQueue::Add(const Request& r, uint64_t seq, uint64_t tag) {
-  Iter it = map_.emplace(KeyOf(r, seq), Queued{r, seq, tag}).first;
-  if (track_arrival_) by_arrival_.emplace(seq, it);
+  uint32_t slot;
+  if (free_.empty()) {
+    slot = static_cast<uint32_t>(slab_.size());
+    slab_.push_back(Queued{r, seq, tag});
+  } else {
+    slot = free_.back();
+    free_.pop_back();
+    slab_[slot] = Queued{r, seq, tag};
+  }
+  auto s = streams_.try_emplace(StreamOf(KeyOf(r, 0))).first;
+  auto i = s->second.emplace(std::pair{r.offset, seq}, slot).first;
+  if (track_arrival_) by_arrival_.emplace_hint(by_arrival_.end(), seq, slot);
   bytes_ += r.length;
-  return it;
+  ++size_;
+  return Iter{s, i};
+}
+
+RunQueue::Iter RunQueue::begin() {
+  if (streams_.empty()) return end();
+  auto s = streams_.begin();
+  return Iter{s, s->second.begin()};
+}
+
+RunQueue::Iter RunQueue::Find(const QueueKey& k) {
+  auto s = streams_.find(StreamOf(k));
+  if (s == streams_.end()) return end();
+  auto i = s->second.find(std::pair{k.offset, k.seq});
+  if (i == s->second.end()) return end();
+  return Iter{s, i};
 }
 
 RunQueue::Iter RunQueue::Oldest() {
-  return by_arrival_.empty() ? map_.end() : by_arrival_.begin()->second;
-}
-
-void RunQueue::Erase(Iter it) {
-  bytes_ -= it->second.req.length;
-  if (track_arrival_) by_arrival_.erase(it->second.seq);
-  map_.erase(it);
+  if (by_arrival_.empty()) return end();
+  const auto& [seq, slot] = *by_arrival_.begin();
+  return Find(KeyOf(slab_[slot].req, seq));
 }
 
 RunQueue::Iter RunQueue::StartingAt(const QueueKey& stream, uint64_t offset) {
-  QueueKey probe = stream;
-  probe.offset = offset;
-  probe.seq = 0;
-  Iter it = map_.lower_bound(probe);
-  if (it == map_.end() || !it->first.SameStream(stream) || it->first.offset != offset) {
-    return map_.end();
-  }
-  return it;
+  auto s = streams_.find(StreamOf(stream));
+  if (s == streams_.end()) return end();
+  auto i = s->second.lower_bound(std::pair{offset, uint64_t{0}});
+  if (i == s->second.end() || i->first.first != offset) return end();
+  return Iter{s, i};
 }
 
 uint64_t RunQueue::TakeRun(Iter start, uint64_t budget_bytes, const DispatchLimits& limits,
                            Dispatch* out, std::vector<Queued>* taken) {
-  const QueueKey stream = start->first;
-  const Request& first = start->second.req;
+  Inner& inner = start.s->second;
+  const Queued& head = slab_[start.i->second];
+  const Request& first = head.req;
   out->file = first.file;
   out->op = first.op;
   out->offset = first.offset;
@@ -57,42 +76,75 @@ uint64_t RunQueue::TakeRun(Iter start, uint64_t budget_bytes, const DispatchLimi
   out->request_ids.clear();
   out->request_ids.push_back(first.id);
   uint64_t length = first.length;
-  bool mergeable = first.mergeable;
-  if (taken) taken->push_back(start->second);
-  Erase(start);
+  const bool mergeable = first.mergeable;
+  if (taken) taken->push_back(head);
   const uint64_t cap = std::min(budget_bytes, limits.max_bytes);
+  // The stream is erased from streams_ only after the run: `inner` stays valid meanwhile.
+  --size_;
+  bytes_ -= first.length;
+  if (track_arrival_) by_arrival_.erase(head.seq);
+  free_.push_back(start.i->second);
+  auto next = inner.erase(start.i);
   while (mergeable && out->request_ids.size() < limits.max_requests && length < cap) {
-    Iter next = StartingAt(stream, out->offset + length);
-    if (next == map_.end() || !next->second.req.mergeable) break;
-    if (length + next->second.req.length > cap) break;
-    if (next->second.req.length == 0) break;  // zero-length requests are dispatched alone
-    out->request_ids.push_back(next->second.req.id);
-    length += next->second.req.length;
-    if (taken) taken->push_back(next->second);
-    Erase(next);
+    // The successor in (offset, seq) order continues the run unless there is a gap or
+    // another request at the same offset: look the offset up only then.
+    const uint64_t at = out->offset + length;
+    if (next == inner.end() || next->first.first != at) {
+      next = inner.lower_bound(std::pair{at, uint64_t{0}});
+      if (next == inner.end() || next->first.first != at) break;
+    }
+    const Queued& e = slab_[next->second];
+    if (!e.req.mergeable) break;
+    if (length + e.req.length > cap) break;
+    if (e.req.length == 0) break;  // zero-length requests are dispatched alone
+    out->request_ids.push_back(e.req.id);
+    length += e.req.length;
+    if (taken) taken->push_back(e);
+    --size_;
+    bytes_ -= e.req.length;
+    if (track_arrival_) by_arrival_.erase(e.seq);
+    free_.push_back(next->second);
+    next = inner.erase(next);
+  }
+  if (inner.empty()) streams_.erase(start.s);
+  if (size_ == 0) {  // the queue emptied: restart at slot 0 (capacity is kept)
+    slab_.clear();
+    free_.clear();
   }
   out->length = length;
   return length;
 }
 
 RunQueue::Iter RunQueue::AtOrAfter(const QueueKey& cursor) {
-  Iter it = map_.lower_bound(cursor);
-  return it == map_.end() ? map_.begin() : it;
+  // lower_bound over the whole (stream, offset, seq) order, wrapping to the first entry.
+  auto s = streams_.lower_bound(StreamOf(cursor));
+  if (s != streams_.end() && s->first == StreamOf(cursor)) {
+    auto i = s->second.lower_bound(std::pair{cursor.offset, cursor.seq});
+    if (i != s->second.end()) return Iter{s, i};
+    ++s;
+  }
+  if (s == streams_.end()) return begin();
+  return Iter{s, s->second.begin()};
 }
 
 uint64_t RunQueue::ContiguousBytesAt(const QueueKey& stream, uint64_t offset,
                                      uint64_t limit) const {
   uint64_t total = 0;
-  QueueKey probe = stream;
-  probe.seq = 0;
+  auto s = streams_.find(StreamOf(stream));
+  if (s == streams_.end()) return 0;
+  const Inner& inner = s->second;
+  auto it = inner.end();
   while (total < limit) {
-    probe.offset = offset + total;
-    auto it = map_.lower_bound(probe);
-    if (it == map_.end() || !it->first.SameStream(stream) || it->first.offset != probe.offset ||
-        !it->second.req.mergeable || it->second.req.length == 0) {
-      break;
+    const uint64_t at = offset + total;
+    // The successor of the last counted entry usually is the next one: look up otherwise.
+    if (it != inner.end()) ++it;
+    if (it == inner.end() || it->first.first != at) {
+      it = inner.lower_bound(std::pair{at, uint64_t{0}});
+      if (it == inner.end() || it->first.first != at) break;
     }
-    total += it->second.req.length;
+    const Request& r = slab_[it->second].req;
+    if (!r.mergeable || r.length == 0) break;
+    total += r.length;
   }
   return total;
 }

@@ -2,9 +2,12 @@
 // merge_class, offset), with an arrival index, and removal of a contiguous run as one Dispatch.
 #pragma once
 
+#include <absl/container/btree_map.h>
+
 #include <compare>
 #include <cstdint>
 #include <map>
+#include <utility>
 #include <vector>
 
 #include "sched/params.h"
@@ -53,21 +56,39 @@ inline uint32_t DoublingsToCover(uint64_t length, uint64_t base) {
   return k;
 }
 
+// Queued requests live in a slab (a vector with a free list) indexed by a 32-bit slot. The
+// order is two-level: a small ordered map of streams (file, op, merge_class), each with a
+// B-tree of (offset, seq) -> slot. Entries are 24 bytes, so a 256-byte node holds ten and
+// walking a stream in offset order stays inside one node instead of chasing one heap node
+// per request. Iterators are invalidated by every Add and every removal.
 class RunQueue {
  public:
-  using Map = std::map<QueueKey, Queued>;
-  using Iter = Map::iterator;
+  using Inner = absl::btree_map<std::pair<uint64_t, uint64_t>, uint32_t>;  // (offset, seq)
+  using Streams = std::map<QueueKey, Inner>;  // stream keys: offset and seq zero
+  struct Iter {
+    Streams::iterator s;
+    Inner::iterator i;  // default-constructed when s is the end
+    QueueKey key() const {
+      QueueKey k = s->first;
+      k.offset = i->first.first;
+      k.seq = i->first.second;
+      return k;
+    }
+    friend bool operator==(const Iter& a, const Iter& b) { return a.s == b.s && a.i == b.i; }
+  };
 
   // `track_arrival`: keep the arrival index that Oldest() needs (one more tree per request).
   explicit RunQueue(bool track_arrival = false) : track_arrival_(track_arrival) {}
 
   Iter Add(const Request& r, uint64_t seq, uint64_t tag = 0);
-  bool empty() const { return map_.empty(); }
-  size_t size() const { return map_.size(); }
+  // The request an iterator points to (valid until the next Add or removal).
+  const Queued& at(Iter it) const { return slab_[it.i->second]; }
+  bool empty() const { return size_ == 0; }
+  size_t size() const { return size_; }
   uint64_t bytes() const { return bytes_; }
-  Iter begin() { return map_.begin(); }
-  Iter end() { return map_.end(); }
-  Iter Find(const QueueKey& k) { return map_.find(k); }
+  Iter begin();
+  Iter end() { return Iter{streams_.end(), {}}; }
+  Iter Find(const QueueKey& k);
   // The request queued first (smallest seq); end() when empty. Needs track_arrival.
   Iter Oldest();
   // Removes *start and then each queued request that starts exactly where the run ends
@@ -86,10 +107,12 @@ class RunQueue {
   Iter AtOrAfter(const QueueKey& cursor);
 
  private:
-  void Erase(Iter it);
-  Map map_;
+  Streams streams_;
+  std::vector<Queued> slab_;
+  std::vector<uint32_t> free_;  // free slots of slab_
+  size_t size_ = 0;
   bool track_arrival_;
-  std::map<uint64_t, Iter> by_arrival_;
+  absl::btree_map<uint64_t, uint32_t> by_arrival_;  // seq -> slot
   uint64_t bytes_ = 0;
 };
 

@@ -50,7 +50,7 @@ void SjfScheduler::Unindex(Queue& q) {
 void SjfScheduler::Index(const QueueKey& stream, Queue& q) {
   if (q.rq.empty()) return;
   q.bytes_key = {q.rq.bytes(), stream};
-  const Queued& oldest = q.rq.Oldest()->second;
+  const Queued& oldest = q.rq.at(q.rq.Oldest());
   q.age_key = {oldest.req.arrival_ns, oldest.seq, stream};
   by_bytes_.insert(q.bytes_key);
   by_age_.insert(q.age_key);

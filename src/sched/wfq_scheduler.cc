@@ -68,11 +68,11 @@ Decision WfqScheduler::Next(int64_t, Dispatch* out) {
     auto it = apps_.find(current_);
     AppQueue& a = it->second;
     RunQueue::Iter head = a.rq.AtOrAfter(a.cursor);
-    if (head->second.req.length > a.deficit) {
+    if (a.rq.at(head).req.length > a.deficit) {
       in_turn_ = false;  // credit kept for the next round
       continue;
     }
-    a.cursor = StreamOf(head->first);
+    a.cursor = StreamOf(head.key());
     const uint64_t run = a.rq.TakeRun(head, a.deficit, limits_, out);
     a.cursor.offset = out->offset + run;
     a.deficit -= run;
