@@ -2,10 +2,11 @@
 // of the current one is measured from Release durations; unmeasured (or expired)
 // candidates are tried first, then one is drawn with probability proportional to its
 // bandwidth share, with a floor. The random source is injected (seeded), never global.
+#include <absl/container/flat_hash_map.h>
+
 #include <functional>
 #include <nlohmann/json.hpp>
 #include <random>
-#include <unordered_map>
 
 #include "sched/algorithms.h"
 #include "sched/run_queue.h"
@@ -43,7 +44,6 @@ class DynamicScheduler final : public Scheduler {
   const char* name() const override { return "dynamic"; }
   void Add(const Request& r) override {
     arms_[current_].s->Add(r);
-    holder_[r.id] = current_;
     ++queued_;
   }
   Decision Next(int64_t now_ns, Dispatch* out) override;
@@ -70,9 +70,9 @@ class DynamicScheduler final : public Scheduler {
   size_t current_ = 0;
   bool started_ = false;
   int64_t period_end_ns_ = 0;
-  std::unordered_map<uint64_t, size_t> holder_;         // request id -> arm (until Release)
-  std::unordered_map<uint64_t, uint64_t> dispatch_of_;  // request id -> dispatch number
-  std::unordered_map<uint64_t, InFlight> in_flight_;    // dispatch number -> progress
+  // Only dispatched requests are tracked (the arm that holds one is its dispatch's arm).
+  absl::flat_hash_map<uint64_t, uint64_t> dispatch_of_;  // request id -> dispatch number
+  absl::flat_hash_map<uint64_t, InFlight> in_flight_;    // dispatch number -> progress
   uint64_t next_dispatch_ = 1;
   size_t queued_ = 0;
 };
@@ -134,15 +134,12 @@ Decision DynamicScheduler::Next(int64_t now_ns, Dispatch* out) {
 }
 
 void DynamicScheduler::Release(uint64_t id, int result, int64_t duration_ns) {
-  auto h = holder_.find(id);
-  if (h == holder_.end()) return;
   auto d = dispatch_of_.find(id);
-  if (d == dispatch_of_.end()) return;  // never dispatched: not ours to release
-  arms_[h->second].s->Release(id, result, duration_ns);
-  holder_.erase(h);
+  if (d == dispatch_of_.end()) return;  // never dispatched (or unknown): not ours to release
   auto f = in_flight_.find(d->second);
   dispatch_of_.erase(d);
   InFlight& r = f->second;
+  arms_[r.arm].s->Release(id, result, duration_ns);
   r.max_duration_ns = std::max(r.max_duration_ns, duration_ns);
   if (--r.left == 0) {
     arms_[r.arm].period_bytes += r.bytes;

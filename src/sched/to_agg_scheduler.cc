@@ -1,11 +1,13 @@
 // TO-agg: arrival order of virtual requests; a new request joins a queued virtual request
 // of the same file/op/merge_class when contiguous (or, for reads with merge_overlap,
 // overlapping), up to the caps. Hash index on (stream, end points): O(1) per Add.
+#include <absl/container/btree_map.h>
+#include <absl/container/flat_hash_map.h>
+#include <absl/container/inlined_vector.h>
+
 #include <algorithm>
 #include <deque>
-#include <map>
 #include <nlohmann/json.hpp>
-#include <unordered_map>
 
 #include "sched/algorithms.h"
 #include "sched/run_queue.h"
@@ -14,12 +16,13 @@ namespace iorelay::sched {
 namespace {
 
 struct Group {
-  Request first;  // file, op, class of the group
+  QueueKey stream;  // file, op, class of the group (offset and seq zero)
   uint64_t lo = 0;
   uint64_t hi = 0;
   bool open = true;  // others may join
   bool overlapping = false;
-  std::vector<std::pair<uint64_t, uint64_t>> members;  // (offset, id), arrival order
+  // (offset, id), arrival order; most groups dispatch one or two requests: no heap block.
+  absl::InlinedVector<std::pair<uint64_t, uint64_t>, 2> members;
 };
 
 struct KeyHash {
@@ -43,7 +46,7 @@ class ToAggScheduler final : public Scheduler {
   nlohmann::json EffectiveConfig() const override { return config_; }
 
  private:
-  using Index = std::unordered_map<QueueKey, uint64_t, KeyHash>;  // (stream, offset) -> gseq
+  using Index = absl::flat_hash_map<QueueKey, uint64_t, KeyHash>;  // (stream, offset) -> gseq
   Group& At(uint64_t gseq) { return timeline_[gseq - front_seq_]; }
   bool Fits(const Group& g, uint64_t lo, uint64_t hi) const {
     return g.open && g.members.size() < limits_.max_requests && hi - lo <= limits_.max_bytes;
@@ -59,6 +62,7 @@ class ToAggScheduler final : public Scheduler {
   Group* Find(const Index& index, const QueueKey& point, uint64_t* gseq);
   bool TryJoin(const Request& r, const QueueKey& stream);
   void Join(uint64_t gseq, Group& g, const Request& r, bool overlap);
+  void Relink(Index& index, uint64_t gseq, const QueueKey& stream, uint64_t from, uint64_t to);
 
   DispatchLimits limits_;
   bool merge_overlap_;
@@ -67,21 +71,20 @@ class ToAggScheduler final : public Scheduler {
   uint64_t front_seq_ = 1;      // gseq of timeline_.front()
   Index by_lo_;
   Index by_hi_;
-  std::map<QueueKey, uint64_t> ordered_lo_;  // only with merge_overlap: (stream, lo, gseq)
+  absl::btree_map<QueueKey, uint64_t> ordered_lo_;  // only with merge_overlap: (stream, lo, gseq)
   size_t queued_ = 0;
 };
 
 void ToAggScheduler::Link(uint64_t gseq, const Group& g) {
   if (!g.open) return;
-  const QueueKey stream = StreamOf(KeyOf(g.first, 0));
-  by_lo_[Point(stream, g.lo)] = gseq;
-  by_hi_[Point(stream, g.hi)] = gseq;
-  if (merge_overlap_) ordered_lo_.emplace(Point(stream, g.lo, gseq), gseq);
+  by_lo_[Point(g.stream, g.lo)] = gseq;
+  by_hi_[Point(g.stream, g.hi)] = gseq;
+  if (merge_overlap_) ordered_lo_.emplace(Point(g.stream, g.lo, gseq), gseq);
 }
 
 void ToAggScheduler::Unlink(uint64_t gseq, const Group& g) {
   if (!g.open) return;
-  const QueueKey stream = StreamOf(KeyOf(g.first, 0));
+  const QueueKey& stream = g.stream;
   auto lo = by_lo_.find(Point(stream, g.lo));
   if (lo != by_lo_.end() && lo->second == gseq) by_lo_.erase(lo);
   auto hi = by_hi_.find(Point(stream, g.hi));
@@ -96,13 +99,30 @@ Group* ToAggScheduler::Find(const Index& index, const QueueKey& point, uint64_t*
   return &At(it->second);
 }
 
+// Moves the group's entry in one end-point index from `from` to `to`.
+void ToAggScheduler::Relink(Index& index, uint64_t gseq, const QueueKey& stream, uint64_t from,
+                            uint64_t to) {
+  auto it = index.find(Point(stream, from));
+  if (it != index.end() && it->second == gseq) index.erase(it);
+  index[Point(stream, to)] = gseq;
+}
+
 void ToAggScheduler::Join(uint64_t gseq, Group& g, const Request& r, bool overlap) {
-  Unlink(gseq, g);
+  // Only the end points that move are re-indexed (a join at one end leaves the other).
+  const uint64_t lo = std::min(g.lo, r.offset);
+  const uint64_t hi = std::max(g.hi, r.offset + r.length);
+  if (lo != g.lo) {
+    Relink(by_lo_, gseq, g.stream, g.lo, lo);
+    if (merge_overlap_) {
+      ordered_lo_.erase(Point(g.stream, g.lo, gseq));
+      ordered_lo_.emplace(Point(g.stream, lo, gseq), gseq);
+    }
+  }
+  if (hi != g.hi) Relink(by_hi_, gseq, g.stream, g.hi, hi);
   g.members.emplace_back(r.offset, r.id);
-  g.lo = std::min(g.lo, r.offset);
-  g.hi = std::max(g.hi, r.offset + r.length);
+  g.lo = lo;
+  g.hi = hi;
   g.overlapping = g.overlapping || overlap;
-  Link(gseq, g);
 }
 
 bool ToAggScheduler::TryJoin(const Request& r, const QueueKey& stream) {
@@ -135,7 +155,7 @@ void ToAggScheduler::Add(const Request& r) {
   const QueueKey stream = StreamOf(KeyOf(r, 0));
   if (r.mergeable && r.length > 0 && TryJoin(r, stream)) return;
   Group g;
-  g.first = r;
+  g.stream = stream;
   g.open = r.mergeable && r.length > 0;
   g.members.emplace_back(r.offset, r.id);
   g.lo = r.offset;
@@ -150,8 +170,8 @@ Decision ToAggScheduler::Next(int64_t, Dispatch* out) {
   Group& g = timeline_.front();
   Unlink(front_seq_, g);
   if (!g.overlapping) std::sort(g.members.begin(), g.members.end());
-  out->file = g.first.file;
-  out->op = g.first.op;
+  out->file = FileKey{g.stream.dev, g.stream.ino};
+  out->op = g.stream.op;
   out->offset = g.lo;
   out->length = g.hi - g.lo;
   out->overlapping = g.overlapping;
