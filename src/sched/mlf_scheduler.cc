@@ -5,6 +5,8 @@
 
 #include <map>
 #include <nlohmann/json.hpp>
+#include <tuple>
+#include <vector>
 
 #include "sched/algorithms.h"
 #include "sched/quantum.h"
@@ -31,18 +33,21 @@ class MlfScheduler final : public Scheduler {
   nlohmann::json EffectiveConfig() const override { return config_; }
 
  private:
+  // A queue is one stream, so its entries are named by (offset, seq) alone: 16-byte keys.
+  using Pos = std::pair<uint64_t, uint64_t>;
   struct Queue {
     RunQueue rq;
-    absl::btree_set<QueueKey> eligible;                      // offset order
-    absl::btree_set<std::pair<uint64_t, QueueKey>> not_yet;  // (pass it becomes eligible, key)
+    absl::btree_set<Pos> eligible;                                   // offset order
+    absl::btree_set<std::tuple<uint64_t, uint64_t, uint64_t>> not_yet;  // (pass, offset, seq)
     QueueKey cursor;
   };
   uint64_t EligiblePass(const Queued& e) const {
     return e.tag + DoublingsToCover(e.req.length, c_.quantum);
   }
   void Promote(Queue& q) {
-    while (!q.not_yet.empty() && q.not_yet.begin()->first <= pass_) {
-      q.eligible.insert(q.not_yet.begin()->second);
+    while (!q.not_yet.empty() && std::get<0>(*q.not_yet.begin()) <= pass_) {
+      const auto& [pass, offset, seq] = *q.not_yet.begin();
+      q.eligible.emplace(offset, seq);
       q.not_yet.erase(q.not_yet.begin());
     }
   }
@@ -55,6 +60,7 @@ class MlfScheduler final : public Scheduler {
   uint64_t pass_ = 0;
   uint64_t next_seq_ = 1;
   size_t queued_ = 0;
+  std::vector<Queued> taken_;  // scratch of Next, capacity reused
 };
 
 void MlfScheduler::Add(const Request& r) {
@@ -66,9 +72,9 @@ void MlfScheduler::Add(const Request& r) {
   RunQueue::Iter e = q.rq.Add(r, next_seq_++, pass_);
   const uint64_t p = EligiblePass(q.rq.at(e));
   if (p <= pass_) {
-    q.eligible.insert(e.key());
+    q.eligible.emplace(r.offset, e.key().seq);
   } else {
-    q.not_yet.emplace(p, e.key());
+    q.not_yet.emplace(p, r.offset, e.key().seq);
   }
   ++queued_;
 }
@@ -83,17 +89,21 @@ Decision MlfScheduler::Next(int64_t, Dispatch* out) {
       Queue& q = it->second;
       Promote(q);
       if (q.eligible.empty()) {
-        first_pass = std::min(first_pass, q.not_yet.begin()->first);
+        first_pass = std::min(first_pass, std::get<0>(*q.not_yet.begin()));
         continue;
       }
-      auto e = q.eligible.lower_bound(q.cursor);
+      auto e = q.eligible.lower_bound(Pos{q.cursor.offset, q.cursor.seq});
       if (e == q.eligible.end()) e = q.eligible.begin();
+      QueueKey start = it->first;
+      start.offset = e->first;
+      start.seq = e->second;
       uint64_t& quantum = quanta_.at(it->first);
-      std::vector<Queued> taken;
-      const uint64_t run = q.rq.TakeRun(q.rq.Find(*e), quantum, c_.limits, out, &taken);
-      for (const Queued& t : taken) {
-        const QueueKey k = KeyOf(t.req, t.seq);
-        if (!q.eligible.erase(k)) q.not_yet.erase({EligiblePass(t), k});
+      taken_.clear();
+      const uint64_t run = q.rq.TakeRun(q.rq.Find(start), quantum, c_.limits, out, &taken_);
+      for (const Queued& t : taken_) {
+        if (!q.eligible.erase(Pos{t.req.offset, t.seq})) {
+          q.not_yet.erase({EligiblePass(t), t.req.offset, t.seq});
+        }
       }
       const uint64_t more = q.rq.ContiguousBytesAt(it->first, out->offset + run, 2 * quantum);
       quantum = AdaptQuantum(quantum, run + more, c_.min_quantum, c_.max_quantum);
