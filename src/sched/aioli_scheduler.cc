@@ -2,6 +2,7 @@
 // eligible once factor x base quantum covers it (factors double per pass, computed lazily
 // from the pass a request was queued at); the oldest eligible head wins (reads first); the
 // chosen queue is served one contiguous run within its adaptive quantum.
+#include <list>
 #include <map>
 #include <nlohmann/json.hpp>
 #include <set>
@@ -22,6 +23,7 @@ struct AioliConfig {
   uint64_t max_quantum = 4 << 20;  // bytes
   int64_t wait_ns = 900'000;       // short wait on a shift or a shrinking offer
   bool sync = true;                // a queue's next dispatch waits for the previous
+  uint64_t idle_streams = 4096;    // state kept for streams with nothing queued (LRU)
   std::map<uint32_t, uint32_t> weights;
 };
 
@@ -34,7 +36,7 @@ class AioliScheduler final : public Scheduler {
   Decision Next(int64_t now_ns, Dispatch* out) override;
   void Release(uint64_t id, int, int64_t) override;
   size_t queued() const override { return queued_; }
-  nlohmann::json EffectiveConfig() const override { return config_; }
+  nlohmann::json EffectiveConfig() const override;
   void SetAppWeight(uint32_t app, uint32_t weight) override {
     c_.weights[app] = std::max<uint32_t>(1, weight);
   }
@@ -53,6 +55,8 @@ class AioliScheduler final : public Scheduler {
     bool hold_used = false;  // held once already since the last dispatch
     int64_t hold_until_ns = 0;
     uint32_t in_flight = 0;
+    bool idle = false;                  // nothing queued, nothing in flight
+    std::list<QueueKey>::iterator lru;  // in idle_ while idle
     Where where = Where::kNone;
     std::pair<uint64_t, QueueKey> not_yet_key;
     EligibleKey eligible_key;
@@ -61,6 +65,9 @@ class AioliScheduler final : public Scheduler {
   void Detach(Queue& q);
   void Attach(Queue& q);
   bool ShouldHold(Queue& q, const Queued& head) const;
+  // Files `q` among the idle streams when it has nothing queued or in flight, dropping the
+  // least recently idle beyond c_.idle_streams (maybe `q` itself: do not use it after).
+  void MaybeIdle(Queue& q);
   uint32_t Weight(uint32_t app) const {
     auto it = c_.weights.find(app);
     return it == c_.weights.end() ? 1 : it->second;
@@ -68,7 +75,8 @@ class AioliScheduler final : public Scheduler {
 
   AioliConfig c_;
   nlohmann::json config_;
-  std::map<QueueKey, Queue> queues_;
+  std::map<QueueKey, Queue> queues_;  // active streams and at most c_.idle_streams idle ones
+  std::list<QueueKey> idle_;          // idle streams, most recently idle first
   std::set<std::pair<uint64_t, QueueKey>> not_yet_;  // (pass its head becomes eligible)
   std::set<EligibleKey> eligible_;                   // (write?, head arrival, head seq)
   std::set<std::pair<int64_t, QueueKey>> held_;      // (end of the short wait)
@@ -124,6 +132,9 @@ void AioliScheduler::Add(const Request& r) {
   if (fresh) {
     q.stream = q.cursor = stream;
     q.quantum = std::clamp(c_.quantum, c_.min_quantum, c_.max_quantum);
+  } else if (q.idle) {
+    idle_.erase(q.lru);
+    q.idle = false;
   }
   if (q.served && r.offset < q.cursor.offset) q.shift = true;
   Detach(q);
@@ -190,6 +201,7 @@ Decision AioliScheduler::Next(int64_t now_ns, Dispatch* out) {
       for (uint64_t id : out->request_ids) in_flight_[id] = q.stream;
     }
     Attach(q);
+    MaybeIdle(q);
     return Decision{Decision::Kind::kDispatch, 0};
   }
 }
@@ -202,7 +214,25 @@ void AioliScheduler::Release(uint64_t id, int, int64_t) {
   if (--q.in_flight == 0) {
     Detach(q);
     Attach(q);
+    MaybeIdle(q);
   }
+}
+
+void AioliScheduler::MaybeIdle(Queue& q) {
+  if (q.idle || !q.rq.empty() || q.in_flight > 0) return;
+  q.idle = true;
+  q.lru = idle_.insert(idle_.begin(), q.stream);
+  while (idle_.size() > c_.idle_streams) {
+    queues_.erase(idle_.back());
+    idle_.pop_back();
+  }
+}
+
+nlohmann::json AioliScheduler::EffectiveConfig() const {
+  nlohmann::json j = config_;
+  j["weights"] = WeightsJson(c_.weights);  // SetAppWeight included
+  j["state"] = {{"streams", queues_.size()}, {"idle_streams", idle_.size()}};
+  return j;
 }
 
 }  // namespace
@@ -216,6 +246,7 @@ SchedulerResult MakeAioli(const SchedulerParams& params) {
   c.max_quantum = reader.Bytes("max_quantum", c.max_quantum);
   c.wait_ns = reader.DurationNs("wait", c.wait_ns);
   c.sync = reader.Flag("sync", c.sync);
+  c.idle_streams = reader.Count("idle_streams", c.idle_streams);
   c.weights = reader.Weights();
   IORELAY_RETURN_IF_ERROR(reader.Finish());
   if (c.max_quantum < c.min_quantum) {

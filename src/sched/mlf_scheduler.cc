@@ -3,6 +3,7 @@
 // order (from its cursor) whose factor x base quantum covers it, not only its head.
 #include <absl/container/btree_set.h>
 
+#include <list>
 #include <map>
 #include <nlohmann/json.hpp>
 #include <tuple>
@@ -20,6 +21,7 @@ struct MlfConfig {
   uint64_t quantum = 64 << 10;
   uint64_t min_quantum = 4 << 10;
   uint64_t max_quantum = 4 << 20;
+  uint64_t idle_streams = 4096;  // quanta kept for streams with nothing queued (LRU)
 };
 
 class MlfScheduler final : public Scheduler {
@@ -30,9 +32,18 @@ class MlfScheduler final : public Scheduler {
   Decision Next(int64_t now_ns, Dispatch* out) override;
   void Release(uint64_t, int, int64_t) override {}
   size_t queued() const override { return queued_; }
-  nlohmann::json EffectiveConfig() const override { return config_; }
+  nlohmann::json EffectiveConfig() const override {
+    nlohmann::json j = config_;
+    j["state"] = {{"streams", quanta_.size()}, {"idle_streams", idle_.size()}};
+    return j;
+  }
 
  private:
+  struct StreamState {
+    uint64_t quantum = 0;
+    bool idle = false;
+    std::list<QueueKey>::iterator lru;  // in idle_ while idle
+  };
   // A queue is one stream, so its entries are named by (offset, seq) alone: 16-byte keys.
   using Pos = std::pair<uint64_t, uint64_t>;
   struct Queue {
@@ -55,7 +66,10 @@ class MlfScheduler final : public Scheduler {
   MlfConfig c_;
   nlohmann::json config_;
   std::map<QueueKey, Queue> queues_;     // non-empty queues, the round-robin ring
-  std::map<QueueKey, uint64_t> quanta_;  // per stream, kept when its queue empties
+  // Per stream: kept while its queue is non-empty, and for at most c_.idle_streams streams
+  // (the most recently emptied) after, so a stream that comes back soon keeps its quantum.
+  std::map<QueueKey, StreamState> quanta_;
+  std::list<QueueKey> idle_;  // most recently emptied first
   QueueKey ring_cursor_;
   uint64_t pass_ = 0;
   uint64_t next_seq_ = 1;
@@ -68,7 +82,13 @@ void MlfScheduler::Add(const Request& r) {
   auto [it, fresh] = queues_.try_emplace(stream);
   Queue& q = it->second;
   if (fresh) q.cursor = stream;
-  quanta_.try_emplace(stream, std::clamp(c_.quantum, c_.min_quantum, c_.max_quantum));
+  auto [st, new_stream] = quanta_.try_emplace(stream);
+  if (new_stream) {
+    st->second.quantum = std::clamp(c_.quantum, c_.min_quantum, c_.max_quantum);
+  } else if (st->second.idle) {
+    idle_.erase(st->second.lru);
+    st->second.idle = false;
+  }
   RunQueue::Iter e = q.rq.Add(r, next_seq_++, pass_);
   const uint64_t p = EligiblePass(q.rq.at(e));
   if (p <= pass_) {
@@ -97,7 +117,8 @@ Decision MlfScheduler::Next(int64_t, Dispatch* out) {
       QueueKey start = it->first;
       start.offset = e->first;
       start.seq = e->second;
-      uint64_t& quantum = quanta_.at(it->first);
+      StreamState& state = quanta_.at(it->first);
+      uint64_t& quantum = state.quantum;
       taken_.clear();
       const uint64_t run = q.rq.TakeRun(q.rq.Find(start), quantum, c_.limits, out, &taken_);
       for (const Queued& t : taken_) {
@@ -109,7 +130,15 @@ Decision MlfScheduler::Next(int64_t, Dispatch* out) {
       quantum = AdaptQuantum(quantum, run + more, c_.min_quantum, c_.max_quantum);
       q.cursor.offset = out->offset + run;
       ring_cursor_ = it->first;
-      if (q.rq.empty()) queues_.erase(it);
+      if (q.rq.empty()) {
+        queues_.erase(it);
+        state.idle = true;
+        state.lru = idle_.insert(idle_.begin(), ring_cursor_);
+        while (idle_.size() > c_.idle_streams) {
+          quanta_.erase(idle_.back());
+          idle_.pop_back();
+        }
+      }
       ++pass_;
       queued_ -= out->request_ids.size();
       return Decision{Decision::Kind::kDispatch, 0};
@@ -127,6 +156,7 @@ SchedulerResult MakeMlf(const SchedulerParams& params) {
   c.quantum = std::max<uint64_t>(1, reader.Bytes("quantum", c.quantum));
   c.min_quantum = std::max<uint64_t>(1, reader.Bytes("min_quantum", c.min_quantum));
   c.max_quantum = reader.Bytes("max_quantum", c.max_quantum);
+  c.idle_streams = reader.Count("idle_streams", c.idle_streams);
   IORELAY_RETURN_IF_ERROR(reader.Finish());
   if (c.max_quantum < c.min_quantum) {
     return Status::InvalidArgument("mlf: max_quantum must be >= min_quantum");

@@ -22,6 +22,8 @@ Result<SchedulerSpec> ParseJsonSpec(std::string_view text) {
   for (const auto& [key, value] : j.items()) {
     if (key == "name") {
       spec.name = value.get<std::string>();
+    } else if (key == "state") {
+      continue;  // run-time state shown by EffectiveConfig(), not a parameter
     } else if (key == "weights" && value.is_object()) {
       for (const auto& [app, w] : value.items()) spec.params["weight." + app] = JsonValueText(w);
     } else if (value.is_object() || value.is_array() || value.is_null()) {
@@ -34,6 +36,12 @@ Result<SchedulerSpec> ParseJsonSpec(std::string_view text) {
 }
 
 }  // namespace
+
+nlohmann::json WeightsJson(const std::map<uint32_t, uint32_t>& weights) {
+  nlohmann::json shown = nlohmann::json::object();
+  for (const auto& [app, w] : weights) shown[std::to_string(app)] = w;
+  return shown;
+}
 
 Result<SchedulerSpec> ParseSchedulerSpec(std::string_view text) {
   while (!text.empty() && text.front() == ' ') text.remove_prefix(1);
@@ -155,7 +163,6 @@ std::string ParamReader::Text(const std::string& key, const std::string& def) {
 
 std::map<uint32_t, uint32_t> ParamReader::Weights() {
   std::map<uint32_t, uint32_t> weights;
-  nlohmann::json shown = nlohmann::json::object();
   for (const auto& [key, value] : params_) {
     if (!key.starts_with("weight.")) continue;
     used_[key] = true;
@@ -170,9 +177,8 @@ std::map<uint32_t, uint32_t> ParamReader::Weights() {
       continue;
     }
     weights[app] = w;
-    shown[std::to_string(app)] = w;
   }
-  effective_["weights"] = shown;
+  effective_["weights"] = WeightsJson(weights);
   return weights;
 }
 

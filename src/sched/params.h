@@ -21,8 +21,12 @@ struct SchedulerSpec {
 };
 
 // "name" | "name:key=value,key=value" | a JSON object with "name" and the parameters
-// (numbers and strings; "weights": {"<app>": <weight>} becomes weight.<app>).
+// (numbers and strings; "weights": {"<app>": <weight>} becomes weight.<app>; "state", the
+// run-time state an EffectiveConfig() shows, is ignored so a printed config reads back).
 Result<SchedulerSpec> ParseSchedulerSpec(std::string_view text);
+
+// How EffectiveConfig() shows weights: {"<app>": weight}, the form the JSON spec reads.
+nlohmann::json WeightsJson(const std::map<uint32_t, uint32_t>& weights);
 
 // Reads typed parameters with defaults, recording the effective value of each (defaults
 // filled in) and which names were read; Finish() reports bad values and unknown names.

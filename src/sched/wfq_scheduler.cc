@@ -28,7 +28,11 @@ class WfqScheduler final : public Scheduler {
   Decision Next(int64_t now_ns, Dispatch* out) override;
   void Release(uint64_t, int, int64_t) override {}
   size_t queued() const override { return queued_; }
-  nlohmann::json EffectiveConfig() const override { return config_; }
+  nlohmann::json EffectiveConfig() const override {
+    nlohmann::json j = config_;
+    j["weights"] = WeightsJson(weights_);  // SetAppWeight included
+    return j;
+  }
   void SetAppWeight(uint32_t app, uint32_t weight) override {
     weights_[app] = std::max<uint32_t>(1, weight);
   }
