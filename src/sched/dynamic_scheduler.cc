@@ -154,6 +154,9 @@ nlohmann::json DynamicScheduler::EffectiveConfig() const {
   state["current"] = arms_[current_].name;
   for (const Arm& a : arms_) {
     if (a.measured) state["bytes_per_s"][a.name] = a.bytes_per_s;
+    nlohmann::json arm = a.s->EffectiveConfig();
+    arm.erase("state");
+    state["candidates"][a.name] = arm;
   }
   j["state"] = state;
   return j;
@@ -168,6 +171,40 @@ constexpr Candidate kCandidates[] = {
     {"fifo", MakeFifo},   {"to-agg", MakeToAgg}, {"sjf", MakeSjf},
     {"aioli", MakeAioli}, {"mlf", MakeMlf},      {"sw", MakeSw},
     {"twins", MakeTwins}, {"wfq", MakeWfq},      {"hbrr", MakeHbrr}};
+
+// Splits "fifo+aioli(quantum=128KiB;wait=0)+sjf" at the '+' outside parentheses.
+Result<std::vector<std::string>> SplitCandidates(const std::string& text) {
+  std::vector<std::string> items;
+  std::string item;
+  int depth = 0;
+  for (char ch : text) {
+    if (ch == '(') ++depth;
+    if (ch == ')' && --depth < 0) break;
+    if (ch == '+' && depth == 0) {
+      items.push_back(std::move(item));
+      item.clear();
+    } else {
+      item += ch;
+    }
+  }
+  if (depth != 0) return Status::InvalidArgument("dynamic: unbalanced '(' in candidates");
+  items.push_back(std::move(item));
+  return items;
+}
+
+// "aioli(quantum=128KiB;wait=0)" -> name "aioli", params {quantum, wait}; "sjf" -> "sjf".
+Result<SchedulerSpec> ParseCandidate(const std::string& item) {
+  const size_t open = item.find('(');
+  if (open == std::string::npos) return SchedulerSpec{item, {}};
+  if (item.back() != ')' || open == 0) {
+    return Status::InvalidArgument("dynamic: candidate '" + item + "' is not name(key=value;...)");
+  }
+  std::string inner = item.substr(open + 1, item.size() - open - 2);
+  for (char& ch : inner) ch = ch == ';' ? ',' : ch;
+  auto spec = ParseSchedulerSpec(item.substr(0, open) + (inner.empty() ? "" : ":" + inner));
+  if (!spec.ok()) return Status::InvalidArgument("dynamic: " + spec.status().message());
+  return spec;
+}
 
 }  // namespace
 
@@ -184,18 +221,22 @@ SchedulerResult MakeDynamic(const SchedulerParams& params) {
   if (c.period_ns <= 0) return Status::InvalidArgument("dynamic: period must be > 0");
   SchedulerParams shared{{"max_dispatch_bytes", std::to_string(limits.max_bytes)},
                          {"max_dispatch_requests", std::to_string(limits.max_requests)}};
+  auto items = SplitCandidates(names);
+  if (!items.ok()) return items.status();
   std::vector<Arm> arms;
-  size_t pos = 0;
-  while (pos <= names.size()) {
-    size_t plus = names.find('+', pos);
-    std::string n = names.substr(pos, plus == std::string::npos ? std::string::npos : plus - pos);
-    pos = plus == std::string::npos ? names.size() + 1 : plus + 1;
+  for (const std::string& item : *items) {
+    auto spec = ParseCandidate(item);
+    if (!spec.ok()) return spec.status();
+    const std::string& n = spec->name;
     const Candidate* found = nullptr;
     for (const Candidate& k : kCandidates) found = n == k.name ? &k : found;
     if (!found) return Status::InvalidArgument("dynamic: unknown candidate '" + n + "'");
-    auto s = found->make(n == "fifo" ? SchedulerParams{} : shared);
+    // The shared caps, then the candidate's own parameters (which win).
+    SchedulerParams params = n == "fifo" ? SchedulerParams{} : shared;
+    for (const auto& [key, value] : spec->params) params[key] = value;
+    auto s = found->make(params);
     if (!s.ok()) return s.status();
-    arms.push_back(Arm{n, std::move(*s)});
+    arms.push_back(Arm{item, std::move(*s)});
   }
   auto rng = std::make_shared<std::mt19937_64>(seed);
   auto uniform01 = [rng] { return std::uniform_real_distribution<double>(0.0, 1.0)(*rng); };

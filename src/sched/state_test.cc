@@ -137,3 +137,36 @@ TEST(WriteOrder, TrackedWritesDropToZeroAfterRelease) {
 
 }  // namespace
 }  // namespace iorelay::sched
+
+namespace iorelay::sched {
+namespace {
+
+TEST(Dynamic, CandidatesCarryTheirOwnParameters) {
+  const std::string spec =
+      "dynamic:candidates=fifo+aioli(quantum=128KiB;wait=0)+sjf(max_wait=20ms;max_dispatch_"
+      "requests=8),max_dispatch_requests=16";
+  auto s = New(spec);
+  ASSERT_NE(s, nullptr);
+  nlohmann::json c = s->EffectiveConfig();
+  const nlohmann::json& arms = c["state"]["candidates"];
+  EXPECT_EQ(arms["fifo"]["name"], "fifo");
+  EXPECT_EQ(arms["aioli(quantum=128KiB;wait=0)"]["quantum"], "128KiB");
+  EXPECT_EQ(arms["aioli(quantum=128KiB;wait=0)"]["wait"], "0ns");
+  EXPECT_EQ(arms["aioli(quantum=128KiB;wait=0)"]["max_dispatch_requests"], 16);  // shared cap
+  const nlohmann::json& sjf = arms["sjf(max_wait=20ms;max_dispatch_requests=8)"];
+  EXPECT_EQ(sjf["max_wait"], "20ms");
+  EXPECT_EQ(sjf["max_dispatch_requests"], 8);  // its own wins
+  auto again = New(c.dump());
+  ASSERT_NE(again, nullptr);
+  EXPECT_EQ(again->EffectiveConfig(), c);
+  SchedulerRegistry reg;
+  RegisterBuiltinSchedulers(&reg);
+  for (const char* bad : {"dynamic:candidates=sjf(bogus=1)", "dynamic:candidates=aioli(quantum=1",
+                          "dynamic:candidates=aioli)", "dynamic:candidates=sjf(max_wait)",
+                          "dynamic:candidates=(x=1)"}) {
+    EXPECT_EQ(reg.CreateFromSpec(bad).status().code(), EINVAL) << bad;
+  }
+}
+
+}  // namespace
+}  // namespace iorelay::sched
