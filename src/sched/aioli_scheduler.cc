@@ -23,6 +23,11 @@ struct AioliConfig {
   uint64_t max_quantum = 4 << 20;  // bytes
   int64_t wait_ns = 900'000;       // short wait on a shift or a shrinking offer
   bool sync = true;                // a queue's next dispatch waits for the previous
+  // order=offset (default): a queue's head is its lowest queued offset, so processes that
+  // fell behind are served first and the others catch up with them, which keeps a
+  // decomposition's requests contiguous. order=elevator: C-SCAN from where the queue's last
+  // dispatch ended (bounds the wait of a request behind a stream of lower offsets).
+  bool elevator = false;
   uint64_t idle_streams = 4096;    // state kept for streams with nothing queued (LRU)
   std::map<uint32_t, uint32_t> weights;
 };
@@ -65,6 +70,7 @@ class AioliScheduler final : public Scheduler {
   void Detach(Queue& q);
   void Attach(Queue& q);
   bool ShouldHold(Queue& q, const Queued& head) const;
+  RunQueue::Iter Head(Queue& q) { return c_.elevator ? q.rq.AtOrAfter(q.cursor) : q.rq.begin(); }
   // Files `q` among the idle streams when it has nothing queued or in flight, dropping the
   // least recently idle beyond c_.idle_streams (maybe `q` itself: do not use it after).
   void MaybeIdle(Queue& q);
@@ -112,7 +118,7 @@ void AioliScheduler::Attach(Queue& q) {
     q.where = Where::kHeld;
     return;
   }
-  const Queued& head = q.rq.at(q.rq.AtOrAfter(q.cursor));
+  const Queued& head = q.rq.at(Head(q));
   const uint64_t eligible_pass = head.tag + DoublingsToCover(head.req.length, c_.quantum);
   if (eligible_pass <= pass_) {
     q.eligible_key = {head.req.op == IoOp::kWrite, head.req.arrival_ns, head.seq, q.stream};
@@ -145,7 +151,9 @@ void AioliScheduler::Add(const Request& r) {
 
 bool AioliScheduler::ShouldHold(Queue& q, const Queued& head) const {
   if (c_.wait_ns <= 0 || !q.served || q.hold_used) return false;
-  if (q.shift && head.req.offset > q.cursor.offset) return true;  // a slower process behind
+  // (a) A slower process behind: only in elevator order (in offset order its request is
+  // already the head, below the cursor).
+  if (q.shift && head.req.offset > q.cursor.offset) return true;
   const uint64_t offered = head.req.mergeable
                                ? q.rq.ContiguousBytesAt(q.stream, head.req.offset, q.last_run_bytes)
                                : head.req.length;
@@ -174,7 +182,7 @@ Decision AioliScheduler::Next(int64_t now_ns, Dispatch* out) {
       return Decision{Decision::Kind::kIdle, 0};
     }
     Queue& q = queues_.at(std::get<3>(*eligible_.begin()));
-    RunQueue::Iter head = q.rq.AtOrAfter(q.cursor);
+    RunQueue::Iter head = Head(q);
     if (ShouldHold(q, q.rq.at(head))) {
       q.hold_used = true;
       q.hold_until_ns = now_ns + c_.wait_ns;
@@ -246,9 +254,14 @@ SchedulerResult MakeAioli(const SchedulerParams& params) {
   c.max_quantum = reader.Bytes("max_quantum", c.max_quantum);
   c.wait_ns = reader.DurationNs("wait", c.wait_ns);
   c.sync = reader.Flag("sync", c.sync);
+  const std::string order = reader.Text("order", "offset");
   c.idle_streams = reader.Count("idle_streams", c.idle_streams);
   c.weights = reader.Weights();
   IORELAY_RETURN_IF_ERROR(reader.Finish());
+  if (order != "offset" && order != "elevator") {
+    return Status::InvalidArgument("aioli: order must be offset|elevator");
+  }
+  c.elevator = order == "elevator";
   if (c.max_quantum < c.min_quantum) {
     return Status::InvalidArgument("aioli: max_quantum must be >= min_quantum");
   }
