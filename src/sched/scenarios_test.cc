@@ -12,15 +12,8 @@ namespace {
 
 using testing::DrainOrder;
 using testing::MakeRequest;
+using testing::New;
 constexpr uint64_t K = 1024;
-
-std::unique_ptr<Scheduler> New(const std::string& spec) {
-  SchedulerRegistry reg;
-  RegisterBuiltinSchedulers(&reg);
-  auto s = reg.CreateFromSpec(spec);
-  EXPECT_TRUE(s.ok()) << s.status().ToString();
-  return s.ok() ? std::move(*s) : nullptr;
-}
 
 TEST(ToAgg, MergesContiguousUpToCapInArrivalOrder) {
   auto s = New("to-agg:max_dispatch_bytes=16KiB");
@@ -135,26 +128,21 @@ TEST(Aioli, ReadsBeforeWritesThenOldestHead) {
   EXPECT_EQ(DrainOrder(*s), (std::vector<uint64_t>{3, 1, 2}));
 }
 
-// The default order: the lowest queued offset is the head, wherever the last dispatch ended,
-// so a process that fell behind is served first.
-TEST(Aioli, LowestOffsetIsTheHead) {
-  auto s = New("aioli:wait=0,sync=false");
-  Dispatch d;
-  s->Add(MakeRequest(1, 1, 64 * K, 64 * K));
-  ASSERT_EQ(s->Next(0, &d).kind, Decision::Kind::kDispatch);  // ended at 128K
-  s->Add(MakeRequest(2, 1, 192 * K, 64 * K));
-  s->Add(MakeRequest(3, 1, 0, 64 * K));
-  EXPECT_EQ(DrainOrder(*s), (std::vector<uint64_t>{3, 2}));
-}
-
-TEST(Aioli, ElevatorOrderContinuesFromTheLastDispatch) {
-  auto s = New("aioli:wait=0,sync=false,order=elevator");
-  Dispatch d;
-  s->Add(MakeRequest(1, 1, 64 * K, 64 * K));
-  ASSERT_EQ(s->Next(0, &d).kind, Decision::Kind::kDispatch);  // ended at 128K
-  s->Add(MakeRequest(2, 1, 192 * K, 64 * K));
-  s->Add(MakeRequest(3, 1, 0, 64 * K));
-  EXPECT_EQ(DrainOrder(*s), (std::vector<uint64_t>{2, 3}));
+// After a dispatch ending at 128K, requests at 192K (id 2) and 0 (id 3) are queued. The
+// default order takes the lowest queued offset first (a process that fell behind is served
+// first); order=elevator continues from where the last dispatch ended.
+TEST(Aioli, HeadOrderOffsetOrElevator) {
+  for (const auto& [spec, want] :
+       {std::pair{"aioli:wait=0,sync=false", std::vector<uint64_t>{3, 2}},
+        std::pair{"aioli:wait=0,sync=false,order=elevator", std::vector<uint64_t>{2, 3}}}) {
+    auto s = New(spec);
+    Dispatch d;
+    s->Add(MakeRequest(1, 1, 64 * K, 64 * K));
+    ASSERT_EQ(s->Next(0, &d).kind, Decision::Kind::kDispatch);
+    s->Add(MakeRequest(2, 1, 192 * K, 64 * K));
+    s->Add(MakeRequest(3, 1, 0, 64 * K));
+    EXPECT_EQ(DrainOrder(*s), want) << spec;
+  }
 }
 
 // A shift (a request behind where the last dispatch ended) with the head beyond it only

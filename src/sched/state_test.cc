@@ -13,15 +13,8 @@ namespace {
 
 using testing::DrainOrder;
 using testing::MakeRequest;
+using testing::New;
 constexpr uint64_t K = 1024;
-
-std::unique_ptr<Scheduler> New(const std::string& spec) {
-  SchedulerRegistry reg;
-  RegisterBuiltinSchedulers(&reg);
-  auto s = reg.CreateFromSpec(spec);
-  EXPECT_TRUE(s.ok()) << spec << ": " << s.status().ToString();
-  return s.ok() ? std::move(*s) : nullptr;
-}
 
 nlohmann::json WithoutState(nlohmann::json j) {
   j.erase("state");

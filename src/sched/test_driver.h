@@ -7,9 +7,25 @@
 #include <queue>
 #include <vector>
 
+#include <gtest/gtest.h>
+
+#include <memory>
+#include <string>
+
+#include "sched/registry.h"
 #include "sched/scheduler.h"
 
 namespace iorelay::sched::testing {
+
+// A scheduler from the builtin registry (with its WriteOrderGuard), or nullptr after a
+// test failure naming the spec.
+inline std::unique_ptr<Scheduler> New(const std::string& spec) {
+  SchedulerRegistry reg;
+  RegisterBuiltinSchedulers(&reg);
+  auto s = reg.CreateFromSpec(spec);
+  EXPECT_TRUE(s.ok()) << spec << ": " << s.status().ToString();
+  return s.ok() ? std::move(*s) : nullptr;
+}
 
 inline Request MakeRequest(uint64_t id, uint64_t ino, uint64_t offset, uint64_t length,
                            IoOp op = IoOp::kWrite, int64_t arrival_ns = 0, uint32_t app = 0) {
