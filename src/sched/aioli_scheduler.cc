@@ -16,19 +16,15 @@
 namespace iorelay::sched {
 namespace {
 
-struct AioliConfig {
+struct AioliConfig : QuantumParams {
   DispatchLimits limits;
-  uint64_t quantum = 64 << 10;     // base quantum, bytes
-  uint64_t min_quantum = 4 << 10;  // bytes
-  uint64_t max_quantum = 4 << 20;  // bytes
-  int64_t wait_ns = 900'000;       // short wait on a shift or a shrinking offer
-  bool sync = true;                // a queue's next dispatch waits for the previous
+  int64_t wait_ns = 900'000;  // short wait on a shift or a shrinking offer
+  bool sync = true;           // a queue's next dispatch waits for the previous
   // order=offset (default): a queue's head is its lowest queued offset, so processes that
   // fell behind are served first and the others catch up with them, which keeps a
   // decomposition's requests contiguous. order=elevator: C-SCAN from where the queue's last
   // dispatch ended (bounds the wait of a request behind a stream of lower offsets).
   bool elevator = false;
-  uint64_t idle_streams = 4096;    // state kept for streams with nothing queued (LRU)
   std::map<uint32_t, uint32_t> weights;
 };
 
@@ -249,22 +245,17 @@ SchedulerResult MakeAioli(const SchedulerParams& params) {
   ParamReader reader("aioli", params);
   AioliConfig c;
   c.limits = ReadLimits(&reader);
-  c.quantum = std::max<uint64_t>(1, reader.Bytes("quantum", c.quantum));
-  c.min_quantum = std::max<uint64_t>(1, reader.Bytes("min_quantum", c.min_quantum));
-  c.max_quantum = reader.Bytes("max_quantum", c.max_quantum);
+  ReadQuantumParams(&reader, &c);
   c.wait_ns = reader.DurationNs("wait", c.wait_ns);
   c.sync = reader.Flag("sync", c.sync);
   const std::string order = reader.Text("order", "offset");
-  c.idle_streams = reader.Count("idle_streams", c.idle_streams);
   c.weights = reader.Weights();
   IORELAY_RETURN_IF_ERROR(reader.Finish());
   if (order != "offset" && order != "elevator") {
     return Status::InvalidArgument("aioli: order must be offset|elevator");
   }
   c.elevator = order == "elevator";
-  if (c.max_quantum < c.min_quantum) {
-    return Status::InvalidArgument("aioli: max_quantum must be >= min_quantum");
-  }
+  IORELAY_RETURN_IF_ERROR(CheckQuantumParams("aioli", c));
   return std::unique_ptr<Scheduler>(std::make_unique<AioliScheduler>(c, reader.effective()));
 }
 

@@ -16,12 +16,8 @@
 namespace iorelay::sched {
 namespace {
 
-struct MlfConfig {
+struct MlfConfig : QuantumParams {
   DispatchLimits limits;
-  uint64_t quantum = 64 << 10;
-  uint64_t min_quantum = 4 << 10;
-  uint64_t max_quantum = 4 << 20;
-  uint64_t idle_streams = 4096;  // quanta kept for streams with nothing queued (LRU)
 };
 
 class MlfScheduler final : public Scheduler {
@@ -48,7 +44,7 @@ class MlfScheduler final : public Scheduler {
   using Pos = std::pair<uint64_t, uint64_t>;
   struct Queue {
     RunQueue rq;
-    absl::btree_set<Pos> eligible;                                   // offset order
+    absl::btree_set<Pos> eligible;                                      // offset order
     absl::btree_set<std::tuple<uint64_t, uint64_t, uint64_t>> not_yet;  // (pass, offset, seq)
     QueueKey cursor;
   };
@@ -65,7 +61,7 @@ class MlfScheduler final : public Scheduler {
 
   MlfConfig c_;
   nlohmann::json config_;
-  std::map<QueueKey, Queue> queues_;     // non-empty queues, the round-robin ring
+  std::map<QueueKey, Queue> queues_;  // non-empty queues, the round-robin ring
   // Per stream: kept while its queue is non-empty, and for at most c_.idle_streams streams
   // (the most recently emptied) after, so a stream that comes back soon keeps its quantum.
   std::map<QueueKey, StreamState> quanta_;
@@ -153,14 +149,9 @@ SchedulerResult MakeMlf(const SchedulerParams& params) {
   ParamReader reader("mlf", params);
   MlfConfig c;
   c.limits = ReadLimits(&reader);
-  c.quantum = std::max<uint64_t>(1, reader.Bytes("quantum", c.quantum));
-  c.min_quantum = std::max<uint64_t>(1, reader.Bytes("min_quantum", c.min_quantum));
-  c.max_quantum = reader.Bytes("max_quantum", c.max_quantum);
-  c.idle_streams = reader.Count("idle_streams", c.idle_streams);
+  ReadQuantumParams(&reader, &c);
   IORELAY_RETURN_IF_ERROR(reader.Finish());
-  if (c.max_quantum < c.min_quantum) {
-    return Status::InvalidArgument("mlf: max_quantum must be >= min_quantum");
-  }
+  IORELAY_RETURN_IF_ERROR(CheckQuantumParams("mlf", c));
   return std::unique_ptr<Scheduler>(std::make_unique<MlfScheduler>(c, reader.effective()));
 }
 

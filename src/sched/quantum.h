@@ -4,6 +4,9 @@
 
 #include <algorithm>
 #include <cstdint>
+#include <string>
+
+#include "sched/params.h"
 
 namespace iorelay::sched {
 
@@ -22,6 +25,30 @@ inline uint64_t AdaptQuantum(uint64_t quantum, uint64_t demand, uint64_t min_byt
     next = quantum / 2;
   }
   return std::clamp(next, min_bytes, max_bytes);
+}
+
+// The quantum parameters aioli and mlf share, with their defaults.
+struct QuantumParams {
+  uint64_t quantum = 64 << 10;     // base quantum, bytes
+  uint64_t min_quantum = 4 << 10;  // bytes
+  uint64_t max_quantum = 4 << 20;  // bytes
+  uint64_t idle_streams = 4096;    // state kept for streams with nothing queued (LRU)
+};
+
+// Reads quantum, min_quantum, max_quantum and idle_streams into `q` (defaults kept).
+inline void ReadQuantumParams(ParamReader* reader, QuantumParams* q) {
+  q->quantum = std::max<uint64_t>(1, reader->Bytes("quantum", q->quantum));
+  q->min_quantum = std::max<uint64_t>(1, reader->Bytes("min_quantum", q->min_quantum));
+  q->max_quantum = reader->Bytes("max_quantum", q->max_quantum);
+  q->idle_streams = reader->Count("idle_streams", q->idle_streams);
+}
+
+// EINVAL naming `algorithm` when max_quantum < min_quantum.
+inline Status CheckQuantumParams(const std::string& algorithm, const QuantumParams& q) {
+  if (q.max_quantum < q.min_quantum) {
+    return Status::InvalidArgument(algorithm + ": max_quantum must be >= min_quantum");
+  }
+  return Status::Ok();
 }
 
 }  // namespace iorelay::sched
