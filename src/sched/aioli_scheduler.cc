@@ -2,12 +2,13 @@
 // eligible once factor x base quantum covers it (factors double per pass, computed lazily
 // from the pass a request was queued at); the oldest eligible head wins (reads first); the
 // chosen queue is served one contiguous run within its adaptive quantum.
+#include <absl/container/btree_set.h>
+#include <absl/container/flat_hash_map.h>
+
 #include <list>
 #include <map>
 #include <nlohmann/json.hpp>
-#include <set>
 #include <tuple>
-#include <unordered_map>
 
 #include "sched/algorithms.h"
 #include "sched/quantum.h"
@@ -44,7 +45,11 @@ class AioliScheduler final : public Scheduler {
 
  private:
   enum class Where { kNone, kNotYet, kEligible, kHeld };
-  using EligibleKey = std::tuple<int, int64_t, uint64_t, QueueKey>;
+  struct Queue;
+  // The indexes name a queue by its address (queues_ is node-based, and a queue is dropped
+  // only when detached). The address never decides an order: eligible heads have unique seqs,
+  // and the other two indexes are only asked for their smallest time or pass.
+  using EligibleKey = std::tuple<int, int64_t, uint64_t, Queue*>;
   struct Queue {
     RunQueue rq;
     QueueKey stream;
@@ -59,9 +64,9 @@ class AioliScheduler final : public Scheduler {
     bool idle = false;                  // nothing queued, nothing in flight
     std::list<QueueKey>::iterator lru;  // in idle_ while idle
     Where where = Where::kNone;
-    std::pair<uint64_t, QueueKey> not_yet_key;
+    std::pair<uint64_t, Queue*> not_yet_key;
     EligibleKey eligible_key;
-    std::pair<int64_t, QueueKey> held_key;
+    std::pair<int64_t, Queue*> held_key;
   };
   void Detach(Queue& q);
   void Attach(Queue& q);
@@ -79,10 +84,10 @@ class AioliScheduler final : public Scheduler {
   nlohmann::json config_;
   std::map<QueueKey, Queue> queues_;  // active streams and at most c_.idle_streams idle ones
   std::list<QueueKey> idle_;          // idle streams, most recently idle first
-  std::set<std::pair<uint64_t, QueueKey>> not_yet_;  // (pass its head becomes eligible)
-  std::set<EligibleKey> eligible_;                   // (write?, head arrival, head seq)
-  std::set<std::pair<int64_t, QueueKey>> held_;      // (end of the short wait)
-  std::unordered_map<uint64_t, QueueKey> in_flight_;
+  absl::btree_set<std::pair<uint64_t, Queue*>> not_yet_;  // (pass its head becomes eligible)
+  absl::btree_set<EligibleKey> eligible_;                 // (write?, head arrival, head seq)
+  absl::btree_set<std::pair<int64_t, Queue*>> held_;      // (end of the short wait)
+  absl::flat_hash_map<uint64_t, Queue*> in_flight_;
   uint64_t pass_ = 0;
   uint64_t next_seq_ = 1;
   int64_t last_now_ns_ = INT64_MIN;
@@ -109,7 +114,7 @@ void AioliScheduler::Detach(Queue& q) {
 void AioliScheduler::Attach(Queue& q) {
   if (q.rq.empty() || (c_.sync && q.in_flight > 0)) return;
   if (q.hold_until_ns > last_now_ns_) {
-    q.held_key = {q.hold_until_ns, q.stream};
+    q.held_key = {q.hold_until_ns, &q};
     held_.insert(q.held_key);
     q.where = Where::kHeld;
     return;
@@ -117,11 +122,11 @@ void AioliScheduler::Attach(Queue& q) {
   const Queued& head = q.rq.at(Head(q));
   const uint64_t eligible_pass = head.tag + DoublingsToCover(head.req.length, c_.quantum);
   if (eligible_pass <= pass_) {
-    q.eligible_key = {head.req.op == IoOp::kWrite, head.req.arrival_ns, head.seq, q.stream};
+    q.eligible_key = {head.req.op == IoOp::kWrite, head.req.arrival_ns, head.seq, &q};
     eligible_.insert(q.eligible_key);
     q.where = Where::kEligible;
   } else {
-    q.not_yet_key = {eligible_pass, q.stream};
+    q.not_yet_key = {eligible_pass, &q};
     not_yet_.insert(q.not_yet_key);
     q.where = Where::kNotYet;
   }
@@ -139,10 +144,14 @@ void AioliScheduler::Add(const Request& r) {
     q.idle = false;
   }
   if (q.served && r.offset < q.cursor.offset) q.shift = true;
-  Detach(q);
-  q.rq.Add(r, next_seq_++, pass_);
-  Attach(q);
   ++queued_;
+  const RunQueue::Iter added = q.rq.Add(r, next_seq_++, pass_);
+  // An index entry depends on the queue's head only: a held queue stays held, and an indexed
+  // one changes only if the new request is its head now.
+  if (q.where == Where::kHeld) return;
+  if (q.where != Where::kNone && !(Head(q) == added)) return;
+  Detach(q);
+  Attach(q);
 }
 
 bool AioliScheduler::ShouldHold(Queue& q, const Queued& head) const {
@@ -159,13 +168,13 @@ bool AioliScheduler::ShouldHold(Queue& q, const Queued& head) const {
 Decision AioliScheduler::Next(int64_t now_ns, Dispatch* out) {
   last_now_ns_ = std::max(last_now_ns_, now_ns);
   while (!held_.empty() && held_.begin()->first <= now_ns) {
-    Queue& q = queues_.at(held_.begin()->second);
+    Queue& q = *held_.begin()->second;
     Detach(q);
     Attach(q);
   }
   for (;;) {
     while (!not_yet_.empty() && not_yet_.begin()->first <= pass_) {
-      Queue& q = queues_.at(not_yet_.begin()->second);
+      Queue& q = *not_yet_.begin()->second;
       Detach(q);
       Attach(q);
     }
@@ -177,7 +186,7 @@ Decision AioliScheduler::Next(int64_t now_ns, Dispatch* out) {
       if (!held_.empty()) return Decision{Decision::Kind::kSleepUntil, held_.begin()->first};
       return Decision{Decision::Kind::kIdle, 0};
     }
-    Queue& q = queues_.at(std::get<3>(*eligible_.begin()));
+    Queue& q = *std::get<3>(*eligible_.begin());
     RunQueue::Iter head = Head(q);
     if (ShouldHold(q, q.rq.at(head))) {
       q.hold_used = true;
@@ -202,7 +211,7 @@ Decision AioliScheduler::Next(int64_t now_ns, Dispatch* out) {
     queued_ -= out->request_ids.size();
     if (c_.sync) {
       q.in_flight += static_cast<uint32_t>(out->request_ids.size());
-      for (uint64_t id : out->request_ids) in_flight_[id] = q.stream;
+      for (uint64_t id : out->request_ids) in_flight_[id] = &q;
     }
     Attach(q);
     MaybeIdle(q);
@@ -213,7 +222,7 @@ Decision AioliScheduler::Next(int64_t now_ns, Dispatch* out) {
 void AioliScheduler::Release(uint64_t id, int, int64_t) {
   auto it = in_flight_.find(id);
   if (it == in_flight_.end()) return;
-  Queue& q = queues_.at(it->second);
+  Queue& q = *it->second;
   in_flight_.erase(it);
   if (--q.in_flight == 0) {
     Detach(q);

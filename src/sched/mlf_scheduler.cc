@@ -40,21 +40,23 @@ class MlfScheduler final : public Scheduler {
     bool idle = false;
     std::list<QueueKey>::iterator lru;  // in idle_ while idle
   };
-  // A queue is one stream, so its entries are named by (offset, seq) alone: 16-byte keys.
-  using Pos = std::pair<uint64_t, uint64_t>;
+  // Eligibility is a property of the run-queue entry (its pass, in `tag`, and its length),
+  // so the eligible requests need no index of their own: a queue is walked in offset order
+  // from its cursor, skipping the entries in `not_yet`. Only requests longer than the base
+  // quantum are ever there, and each for at most its number of doublings in passes.
   struct Queue {
     RunQueue rq;
-    absl::btree_set<Pos> eligible;                                      // offset order
-    absl::btree_set<std::tuple<uint64_t, uint64_t, uint64_t>> not_yet;  // (pass, offset, seq)
+    // The queued requests not yet covered at pass_ (once Promote ran): (pass, offset, seq).
+    absl::btree_set<std::tuple<uint64_t, uint64_t, uint64_t>> not_yet;
     QueueKey cursor;
+    StreamState* state = nullptr;  // quanta_'s node: kept while the queue is not empty
+    bool has_eligible() const { return rq.size() > not_yet.size(); }
   };
   uint64_t EligiblePass(const Queued& e) const {
     return e.tag + DoublingsToCover(e.req.length, c_.quantum);
   }
   void Promote(Queue& q) {
     while (!q.not_yet.empty() && std::get<0>(*q.not_yet.begin()) <= pass_) {
-      const auto& [pass, offset, seq] = *q.not_yet.begin();
-      q.eligible.emplace(offset, seq);
       q.not_yet.erase(q.not_yet.begin());
     }
   }
@@ -78,20 +80,20 @@ void MlfScheduler::Add(const Request& r) {
   auto [it, fresh] = queues_.try_emplace(stream);
   Queue& q = it->second;
   if (fresh) q.cursor = stream;
-  auto [st, new_stream] = quanta_.try_emplace(stream);
-  if (new_stream) {
-    st->second.quantum = std::clamp(c_.quantum, c_.min_quantum, c_.max_quantum);
-  } else if (st->second.idle) {
-    idle_.erase(st->second.lru);
-    st->second.idle = false;
+  if (fresh) {  // a stream's state is looked up only when its queue (re)appears
+    auto [st, new_stream] = quanta_.try_emplace(stream);
+    if (new_stream) {
+      st->second.quantum = std::clamp(c_.quantum, c_.min_quantum, c_.max_quantum);
+    } else if (st->second.idle) {
+      idle_.erase(st->second.lru);
+      st->second.idle = false;
+    }
+    q.state = &st->second;
   }
-  RunQueue::Iter e = q.rq.Add(r, next_seq_++, pass_);
+  const uint64_t seq = next_seq_++;
+  RunQueue::Iter e = q.rq.Add(r, seq, pass_);
   const uint64_t p = EligiblePass(q.rq.at(e));
-  if (p <= pass_) {
-    q.eligible.emplace(r.offset, e.key().seq);
-  } else {
-    q.not_yet.emplace(p, r.offset, e.key().seq);
-  }
+  if (p > pass_) q.not_yet.emplace(p, r.offset, seq);
   ++queued_;
 }
 
@@ -104,23 +106,22 @@ Decision MlfScheduler::Next(int64_t, Dispatch* out) {
       if (it == queues_.end()) it = queues_.begin();
       Queue& q = it->second;
       Promote(q);
-      if (q.eligible.empty()) {
+      if (!q.has_eligible()) {
         first_pass = std::min(first_pass, std::get<0>(*q.not_yet.begin()));
         continue;
       }
-      auto e = q.eligible.lower_bound(Pos{q.cursor.offset, q.cursor.seq});
-      if (e == q.eligible.end()) e = q.eligible.begin();
-      QueueKey start = it->first;
-      start.offset = e->first;
-      start.seq = e->second;
-      StreamState& state = quanta_.at(it->first);
+      // The first eligible request in offset order from the cursor (wrapping).
+      RunQueue::Iter start = q.rq.AtOrAfter(q.cursor);
+      while (EligiblePass(q.rq.at(start)) > pass_) start = q.rq.NextWrapping(start);
+      StreamState& state = *q.state;
       uint64_t& quantum = state.quantum;
+      // The run may take requests not yet covered (contiguous ones): drop them from not_yet.
       taken_.clear();
-      const uint64_t run = q.rq.TakeRun(q.rq.Find(start), quantum, c_.limits, out, &taken_);
+      const uint64_t run = q.rq.TakeRun(start, quantum, c_.limits, out,
+                                        q.not_yet.empty() ? nullptr : &taken_);
       for (const Queued& t : taken_) {
-        if (!q.eligible.erase(Pos{t.req.offset, t.seq})) {
-          q.not_yet.erase({EligiblePass(t), t.req.offset, t.seq});
-        }
+        const uint64_t p = EligiblePass(t);
+        if (p > pass_) q.not_yet.erase({p, t.req.offset, t.seq});
       }
       const uint64_t more = q.rq.ContiguousBytesAt(it->first, out->offset + run, 2 * quantum);
       quantum = AdaptQuantum(quantum, run + more, c_.min_quantum, c_.max_quantum);

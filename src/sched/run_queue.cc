@@ -127,6 +127,12 @@ RunQueue::Iter RunQueue::AtOrAfter(const QueueKey& cursor) {
   return Iter{s, s->second.begin()};
 }
 
+RunQueue::Iter RunQueue::NextWrapping(Iter it) {
+  if (++it.i != it.s->second.end()) return it;
+  if (++it.s == streams_.end()) return begin();
+  return Iter{it.s, it.s->second.begin()};
+}
+
 uint64_t RunQueue::ContiguousBytesAt(const QueueKey& stream, uint64_t offset,
                                      uint64_t limit) const {
   uint64_t total = 0;

@@ -91,6 +91,8 @@ class RunQueue {
   Iter Find(const QueueKey& k);
   // The request queued first (smallest seq); end() when empty. Needs track_arrival.
   Iter Oldest();
+  // The same request without finding its place in offset order. Not empty; needs track_arrival.
+  const Queued& OldestQueued() const { return slab_[by_arrival_.begin()->second]; }
   // Removes *start and then each queued request that starts exactly where the run ends
   // (same file/op/merge_class, both mergeable) while the run stays within `budget_bytes`,
   // limits.max_bytes and limits.max_requests; *start is always taken. Fills `out` (its
@@ -105,6 +107,8 @@ class RunQueue {
   Iter StartingAt(const QueueKey& stream, uint64_t offset);
   // Elevator order (C-SCAN): the first request at or after `cursor`, else the first one.
   Iter AtOrAfter(const QueueKey& cursor);
+  // The request after `it` in the same order, wrapping to the first one. Not empty.
+  Iter NextWrapping(Iter it);
 
  private:
   Streams streams_;

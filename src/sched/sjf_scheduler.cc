@@ -1,9 +1,10 @@
 // SJF: serve the file queue (file, op, merge_class) with the fewest queued bytes, from its
 // lowest offset, merging contiguous requests. Aging bounds starvation: once the oldest
 // queued request has waited max_wait, its queue is served first, from that request.
+#include <absl/container/btree_set.h>
+
 #include <map>
 #include <nlohmann/json.hpp>
-#include <set>
 
 #include "sched/algorithms.h"
 #include "sched/run_queue.h"
@@ -28,40 +29,44 @@ class SjfScheduler final : public Scheduler {
     std::pair<uint64_t, QueueKey> bytes_key;          // entry in by_bytes_
     std::tuple<int64_t, uint64_t, QueueKey> age_key;  // entry in by_age_
   };
-  void Unindex(Queue& q);
-  void Index(const QueueKey& stream, Queue& q);
+  // The queue's entries in by_bytes_ (always) and by_age_ (`age`: the oldest may change).
+  void Unindex(Queue& q, bool age);
+  void Index(const QueueKey& stream, Queue& q, bool age);
 
   DispatchLimits limits_;
   int64_t max_wait_ns_;
   nlohmann::json config_;
   std::map<QueueKey, Queue> queues_;
-  std::set<std::pair<uint64_t, QueueKey>> by_bytes_;
-  std::set<std::tuple<int64_t, uint64_t, QueueKey>> by_age_;  // (arrival, seq) of oldest
+  absl::btree_set<std::pair<uint64_t, QueueKey>> by_bytes_;
+  absl::btree_set<std::tuple<int64_t, uint64_t, QueueKey>> by_age_;  // (arrival, seq) of oldest
   uint64_t next_seq_ = 1;
   size_t queued_ = 0;
 };
 
-void SjfScheduler::Unindex(Queue& q) {
+void SjfScheduler::Unindex(Queue& q, bool age) {
   if (q.rq.empty()) return;
   by_bytes_.erase(q.bytes_key);
-  by_age_.erase(q.age_key);
+  if (age) by_age_.erase(q.age_key);
 }
 
-void SjfScheduler::Index(const QueueKey& stream, Queue& q) {
+void SjfScheduler::Index(const QueueKey& stream, Queue& q, bool age) {
   if (q.rq.empty()) return;
   q.bytes_key = {q.rq.bytes(), stream};
-  const Queued& oldest = q.rq.at(q.rq.Oldest());
-  q.age_key = {oldest.req.arrival_ns, oldest.seq, stream};
   by_bytes_.insert(q.bytes_key);
+  if (!age) return;
+  const Queued& oldest = q.rq.OldestQueued();
+  q.age_key = {oldest.req.arrival_ns, oldest.seq, stream};
   by_age_.insert(q.age_key);
 }
 
 void SjfScheduler::Add(const Request& r) {
   const QueueKey stream = StreamOf(KeyOf(r, 0));
   Queue& q = queues_.try_emplace(stream).first->second;
-  Unindex(q);
+  // A new request is the queue's newest: its oldest changes only if it was empty.
+  const bool age = q.rq.empty();
+  Unindex(q, age);
   q.rq.Add(r, next_seq_++);
-  Index(stream, q);
+  Index(stream, q, age);
   ++queued_;
 }
 
@@ -78,14 +83,14 @@ Decision SjfScheduler::Next(int64_t now_ns, Dispatch* out) {
   }
   auto qit = queues_.find(stream);
   Queue& q = qit->second;
-  Unindex(q);
+  Unindex(q, /*age=*/true);
   RunQueue::Iter start = aged ? q.rq.Oldest() : q.rq.begin();
   q.rq.TakeRun(start, UINT64_MAX, limits_, out);
   queued_ -= out->request_ids.size();
   if (q.rq.empty()) {
     queues_.erase(qit);
   } else {
-    Index(stream, q);
+    Index(stream, q, /*age=*/true);
   }
   return Decision{Decision::Kind::kDispatch, 0};
 }
