@@ -21,11 +21,6 @@ struct AioliConfig : QuantumParams {
   DispatchLimits limits;
   int64_t wait_ns = 900'000;  // short wait on a shift or a shrinking offer
   bool sync = true;           // a queue's next dispatch waits for the previous
-  // order=offset (default): a queue's head is its lowest queued offset, so processes that
-  // fell behind are served first and the others catch up with them, which keeps a
-  // decomposition's requests contiguous. order=elevator: C-SCAN from where the queue's last
-  // dispatch ended (bounds the wait of a request behind a stream of lower offsets).
-  bool elevator = false;
   std::map<uint32_t, uint32_t> weights;
 };
 
@@ -71,7 +66,9 @@ class AioliScheduler final : public Scheduler {
   void Detach(Queue& q);
   void Attach(Queue& q);
   bool ShouldHold(Queue& q, const Queued& head) const;
-  RunQueue::Iter Head(Queue& q) { return c_.elevator ? q.rq.AtOrAfter(q.cursor) : q.rq.begin(); }
+  RunQueue::Iter Head(Queue& q) {
+    return c_.elevator() ? q.rq.AtOrAfter(q.cursor) : q.rq.begin();
+  }
   // Files `q` among the idle streams when it has nothing queued or in flight, dropping the
   // least recently idle beyond c_.idle_streams (maybe `q` itself: do not use it after).
   void MaybeIdle(Queue& q);
@@ -257,13 +254,8 @@ SchedulerResult MakeAioli(const SchedulerParams& params) {
   ReadQuantumParams(&reader, &c);
   c.wait_ns = reader.DurationNs("wait", c.wait_ns);
   c.sync = reader.Flag("sync", c.sync);
-  const std::string order = reader.Text("order", "offset");
   c.weights = reader.Weights();
   IORELAY_RETURN_IF_ERROR(reader.Finish());
-  if (order != "offset" && order != "elevator") {
-    return Status::InvalidArgument("aioli: order must be offset|elevator");
-  }
-  c.elevator = order == "elevator";
   IORELAY_RETURN_IF_ERROR(CheckQuantumParams("aioli", c));
   return std::unique_ptr<Scheduler>(std::make_unique<AioliScheduler>(c, reader.effective()));
 }

@@ -1,6 +1,7 @@
 // MLF: aIOLi's factors and quanta without FCFS across files, without waits: queues (file, op,
-// merge_class) are visited round-robin, and a queue serves the first request in offset
-// order (from its cursor) whose factor x base quantum covers it, not only its head.
+// merge_class) are visited round-robin, and a queue serves the first request in offset order
+// (from its lowest offset, or from its cursor with order=elevator) whose factor x base
+// quantum covers it, not only its head.
 #include <absl/container/btree_set.h>
 
 #include <list>
@@ -37,18 +38,18 @@ class MlfScheduler final : public Scheduler {
  private:
   struct StreamState {
     uint64_t quantum = 0;
+    uint64_t cursor = 0;  // where the stream's last dispatch ended (order=elevator)
     bool idle = false;
     std::list<QueueKey>::iterator lru;  // in idle_ while idle
   };
   // Eligibility is a property of the run-queue entry (its pass, in `tag`, and its length),
   // so the eligible requests need no index of their own: a queue is walked in offset order
-  // from its cursor, skipping the entries in `not_yet`. Only requests longer than the base
+  // from its start, skipping the entries in `not_yet`. Only requests longer than the base
   // quantum are ever there, and each for at most its number of doublings in passes.
   struct Queue {
     RunQueue rq;
     // The queued requests not yet covered at pass_ (once Promote ran): (pass, offset, seq).
     absl::btree_set<std::tuple<uint64_t, uint64_t, uint64_t>> not_yet;
-    QueueKey cursor;
     StreamState* state = nullptr;  // quanta_'s node: kept while the queue is not empty
     bool has_eligible() const { return rq.size() > not_yet.size(); }
   };
@@ -79,7 +80,6 @@ void MlfScheduler::Add(const Request& r) {
   const QueueKey stream = StreamOf(KeyOf(r, 0));
   auto [it, fresh] = queues_.try_emplace(stream);
   Queue& q = it->second;
-  if (fresh) q.cursor = stream;
   if (fresh) {  // a stream's state is looked up only when its queue (re)appears
     auto [st, new_stream] = quanta_.try_emplace(stream);
     if (new_stream) {
@@ -110,10 +110,12 @@ Decision MlfScheduler::Next(int64_t, Dispatch* out) {
         first_pass = std::min(first_pass, std::get<0>(*q.not_yet.begin()));
         continue;
       }
-      // The first eligible request in offset order from the cursor (wrapping).
-      RunQueue::Iter start = q.rq.AtOrAfter(q.cursor);
-      while (EligiblePass(q.rq.at(start)) > pass_) start = q.rq.NextWrapping(start);
+      // The first eligible request in offset order (from the cursor, wrapping, if elevator).
       StreamState& state = *q.state;
+      QueueKey cursor = it->first;
+      cursor.offset = state.cursor;
+      RunQueue::Iter start = c_.elevator() ? q.rq.AtOrAfter(cursor) : q.rq.begin();
+      while (EligiblePass(q.rq.at(start)) > pass_) start = q.rq.NextWrapping(start);
       uint64_t& quantum = state.quantum;
       // The run may take requests not yet covered (contiguous ones): drop them from not_yet.
       taken_.clear();
@@ -125,7 +127,7 @@ Decision MlfScheduler::Next(int64_t, Dispatch* out) {
       }
       const uint64_t more = q.rq.ContiguousBytesAt(it->first, out->offset + run, 2 * quantum);
       quantum = AdaptQuantum(quantum, run + more, c_.min_quantum, c_.max_quantum);
-      q.cursor.offset = out->offset + run;
+      state.cursor = out->offset + run;
       ring_cursor_ = it->first;
       if (q.rq.empty()) {
         queues_.erase(it);

@@ -131,10 +131,12 @@ TEST(Aioli, ReadsBeforeWritesThenOldestHead) {
 // After a dispatch ending at 128K, requests at 192K (id 2) and 0 (id 3) are queued. The
 // default order takes the lowest queued offset first (a process that fell behind is served
 // first); order=elevator continues from where the last dispatch ended.
-TEST(Aioli, HeadOrderOffsetOrElevator) {
+TEST(AioliAndMlf, HeadOrderOffsetOrElevator) {
   for (const auto& [spec, want] :
        {std::pair{"aioli:wait=0,sync=false", std::vector<uint64_t>{3, 2}},
-        std::pair{"aioli:wait=0,sync=false,order=elevator", std::vector<uint64_t>{2, 3}}}) {
+        std::pair{"aioli:wait=0,sync=false,order=elevator", std::vector<uint64_t>{2, 3}},
+        std::pair{"mlf", std::vector<uint64_t>{3, 2}},
+        std::pair{"mlf:order=elevator", std::vector<uint64_t>{2, 3}}}) {
     auto s = New(spec);
     Dispatch d;
     s->Add(MakeRequest(1, 1, 64 * K, 64 * K));

@@ -20,7 +20,7 @@ const char* const kSpecs[] = {
     "fifo",  "to-agg",         "to-agg:merge_overlap=true",
     "sjf",   "sjf:max_wait=1ms",
     "aioli", "aioli:order=elevator", "aioli:sync=false", "aioli:wait=0", "aioli:quantum=16KiB",
-    "mlf",   "mlf:quantum=16KiB",    "sw:window=5ms",    "twins",        "twins:by=app",
+    "mlf",   "mlf:order=elevator",   "mlf:quantum=16KiB",    "sw:window=5ms",    "twins",        "twins:by=app",
     "wfq",   "hbrr",           "dynamic:period=20ms"};
 
 class Digest {
