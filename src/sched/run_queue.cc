@@ -30,7 +30,7 @@ RunQueue::Iter RunQueue::Add(const Request& r, uint64_t seq, uint64_t tag) {
   }
   auto s = streams_.try_emplace(StreamOf(KeyOf(r, 0))).first;
   auto i = s->second.emplace(std::pair{r.offset, seq}, slot).first;
-  if (track_arrival_) by_arrival_.emplace_hint(by_arrival_.end(), seq, slot);
+  if (track_arrival_) by_arrival_.emplace_hint(by_arrival_.end(), seq, Arrival{slot, r.arrival_ns});
   bytes_ += r.length;
   ++size_;
   return Iter{s, i};
@@ -52,8 +52,8 @@ RunQueue::Iter RunQueue::Find(const QueueKey& k) {
 
 RunQueue::Iter RunQueue::Oldest() {
   if (by_arrival_.empty()) return end();
-  const auto& [seq, slot] = *by_arrival_.begin();
-  return Find(KeyOf(slab_[slot].req, seq));
+  const auto& [seq, a] = *by_arrival_.begin();
+  return Find(KeyOf(slab_[a.slot].req, seq));
 }
 
 RunQueue::Iter RunQueue::StartingAt(const QueueKey& stream, uint64_t offset) {

@@ -34,6 +34,10 @@ struct QueueKey {
   bool SameStream(const QueueKey& o) const {
     return dev == o.dev && ino == o.ino && op == o.op && merge_class == o.merge_class;
   }
+  template <typename H>
+  friend H AbslHashValue(H h, const QueueKey& k) {
+    return H::combine(std::move(h), k.dev, k.ino, k.op, k.merge_class, k.offset, k.seq);
+  }
 };
 
 struct Queued {
@@ -91,8 +95,12 @@ class RunQueue {
   Iter Find(const QueueKey& k);
   // The request queued first (smallest seq); end() when empty. Needs track_arrival.
   Iter Oldest();
-  // The same request without finding its place in offset order. Not empty; needs track_arrival.
-  const Queued& OldestQueued() const { return slab_[by_arrival_.begin()->second]; }
+  // That request's (arrival_ns, seq), without touching the request. Not empty; needs
+  // track_arrival.
+  std::pair<int64_t, uint64_t> OldestArrival() const {
+    const auto& [seq, a] = *by_arrival_.begin();
+    return {a.arrival_ns, seq};
+  }
   // Removes *start and then each queued request that starts exactly where the run ends
   // (same file/op/merge_class, both mergeable) while the run stays within `budget_bytes`,
   // limits.max_bytes and limits.max_requests; *start is always taken. Fills `out` (its
@@ -116,7 +124,11 @@ class RunQueue {
   std::vector<uint32_t> free_;  // free slots of slab_
   size_t size_ = 0;
   bool track_arrival_;
-  absl::btree_map<uint64_t, uint32_t> by_arrival_;  // seq -> slot
+  struct Arrival {
+    uint32_t slot;
+    int64_t arrival_ns;
+  };
+  absl::btree_map<uint64_t, Arrival> by_arrival_;  // seq -> where and when
   uint64_t bytes_ = 0;
 };
 

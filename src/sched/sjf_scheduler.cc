@@ -2,8 +2,8 @@
 // lowest offset, merging contiguous requests. Aging bounds starvation: once the oldest
 // queued request has waited max_wait, its queue is served first, from that request.
 #include <absl/container/btree_set.h>
+#include <absl/container/node_hash_map.h>
 
-#include <map>
 #include <nlohmann/json.hpp>
 
 #include "sched/algorithms.h"
@@ -36,7 +36,7 @@ class SjfScheduler final : public Scheduler {
   DispatchLimits limits_;
   int64_t max_wait_ns_;
   nlohmann::json config_;
-  std::map<QueueKey, Queue> queues_;
+  absl::node_hash_map<QueueKey, Queue> queues_;  // non-empty queues
   absl::btree_set<std::pair<uint64_t, QueueKey>> by_bytes_;
   absl::btree_set<std::tuple<int64_t, uint64_t, QueueKey>> by_age_;  // (arrival, seq) of oldest
   uint64_t next_seq_ = 1;
@@ -54,8 +54,8 @@ void SjfScheduler::Index(const QueueKey& stream, Queue& q, bool age) {
   q.bytes_key = {q.rq.bytes(), stream};
   by_bytes_.insert(q.bytes_key);
   if (!age) return;
-  const Queued& oldest = q.rq.OldestQueued();
-  q.age_key = {oldest.req.arrival_ns, oldest.seq, stream};
+  const auto [arrival_ns, seq] = q.rq.OldestArrival();
+  q.age_key = {arrival_ns, seq, stream};
   by_age_.insert(q.age_key);
 }
 
