@@ -4,6 +4,7 @@
 // chosen queue is served one contiguous run within its adaptive quantum.
 #include <absl/container/btree_set.h>
 #include <absl/container/flat_hash_map.h>
+#include <absl/container/node_hash_map.h>
 
 #include <list>
 #include <map>
@@ -79,7 +80,8 @@ class AioliScheduler final : public Scheduler {
 
   AioliConfig c_;
   nlohmann::json config_;
-  std::map<QueueKey, Queue> queues_;  // active streams and at most c_.idle_streams idle ones
+  // Active streams and at most c_.idle_streams idle ones.
+  absl::node_hash_map<QueueKey, Queue> queues_;
   std::list<QueueKey> idle_;          // idle streams, most recently idle first
   absl::btree_set<std::pair<uint64_t, Queue*>> not_yet_;  // (pass its head becomes eligible)
   absl::btree_set<EligibleKey> eligible_;                 // (write?, head arrival, head seq)

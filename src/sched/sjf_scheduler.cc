@@ -29,68 +29,74 @@ class SjfScheduler final : public Scheduler {
     std::pair<uint64_t, QueueKey> bytes_key;          // entry in by_bytes_
     std::tuple<int64_t, uint64_t, QueueKey> age_key;  // entry in by_age_
   };
-  // The queue's entries in by_bytes_ (always) and by_age_ (`age`: the oldest may change).
-  void Unindex(Queue& q, bool age);
-  void Index(const QueueKey& stream, Queue& q, bool age);
+  void Unindex(Queue& q);
+  void Index(const QueueKey& stream, Queue& q);
+  // The queue with the fewest queued bytes (ties: lowest stream key).
+  QueueKey Shortest();
 
   DispatchLimits limits_;
   int64_t max_wait_ns_;
   nlohmann::json config_;
   absl::node_hash_map<QueueKey, Queue> queues_;  // non-empty queues
+  // (queued bytes, stream) of every non-empty queue. An Add leaves its queue's entry as it
+  // was: entries only ever UNDER-state a queue's bytes, so the true minimum is found by
+  // refreshing stale entries as they reach the front (Shortest); aged dispatches, which do
+  // not look at sizes, pay nothing for it.
   absl::btree_set<std::pair<uint64_t, QueueKey>> by_bytes_;
   absl::btree_set<std::tuple<int64_t, uint64_t, QueueKey>> by_age_;  // (arrival, seq) of oldest
   uint64_t next_seq_ = 1;
   size_t queued_ = 0;
 };
 
-void SjfScheduler::Unindex(Queue& q, bool age) {
-  if (q.rq.empty()) return;
+void SjfScheduler::Unindex(Queue& q) {
   by_bytes_.erase(q.bytes_key);
-  if (age) by_age_.erase(q.age_key);
+  by_age_.erase(q.age_key);
 }
 
-void SjfScheduler::Index(const QueueKey& stream, Queue& q, bool age) {
-  if (q.rq.empty()) return;
+void SjfScheduler::Index(const QueueKey& stream, Queue& q) {
   q.bytes_key = {q.rq.bytes(), stream};
   by_bytes_.insert(q.bytes_key);
-  if (!age) return;
   const auto [arrival_ns, seq] = q.rq.OldestArrival();
   q.age_key = {arrival_ns, seq, stream};
   by_age_.insert(q.age_key);
 }
 
+QueueKey SjfScheduler::Shortest() {
+  for (;;) {
+    const auto [bytes, stream] = *by_bytes_.begin();
+    Queue& q = queues_.find(stream)->second;
+    if (bytes == q.rq.bytes()) return stream;
+    by_bytes_.erase(by_bytes_.begin());
+    q.bytes_key.first = q.rq.bytes();
+    by_bytes_.insert(q.bytes_key);
+  }
+}
+
 void SjfScheduler::Add(const Request& r) {
   const QueueKey stream = StreamOf(KeyOf(r, 0));
   Queue& q = queues_.try_emplace(stream).first->second;
-  // A new request is the queue's newest: its oldest changes only if it was empty.
-  const bool age = q.rq.empty();
-  Unindex(q, age);
+  // A new request is the queue's newest: only a queue that was empty gets index entries.
+  const bool fresh = q.rq.empty();
   q.rq.Add(r, next_seq_++);
-  Index(stream, q, age);
+  if (fresh) Index(stream, q);
   ++queued_;
 }
 
 Decision SjfScheduler::Next(int64_t now_ns, Dispatch* out) {
-  if (by_bytes_.empty()) return Decision{Decision::Kind::kIdle, 0};
-  QueueKey stream;
-  bool aged = false;
+  if (by_age_.empty()) return Decision{Decision::Kind::kIdle, 0};
   const auto& oldest = *by_age_.begin();
-  if (now_ns - std::get<0>(oldest) >= max_wait_ns_) {
-    stream = std::get<2>(oldest);
-    aged = true;
-  } else {
-    stream = by_bytes_.begin()->second;
-  }
+  const bool aged = now_ns - std::get<0>(oldest) >= max_wait_ns_;
+  const QueueKey stream = aged ? std::get<2>(oldest) : Shortest();
   auto qit = queues_.find(stream);
   Queue& q = qit->second;
-  Unindex(q, /*age=*/true);
+  Unindex(q);
   RunQueue::Iter start = aged ? q.rq.Oldest() : q.rq.begin();
   q.rq.TakeRun(start, UINT64_MAX, limits_, out);
   queued_ -= out->request_ids.size();
   if (q.rq.empty()) {
     queues_.erase(qit);
   } else {
-    Index(stream, q, /*age=*/true);
+    Index(stream, q);
   }
   return Decision{Decision::Kind::kDispatch, 0};
 }
