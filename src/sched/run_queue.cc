@@ -14,10 +14,6 @@ DispatchLimits ReadLimits(ParamReader* reader) {
   return l;
 }
 
-QueueKey KeyOf(const Request& r, uint64_t seq) {
-  return QueueKey{r.file.dev, r.file.ino, r.op, r.merge_class, r.offset, seq};
-}
-
 RunQueue::Iter RunQueue::Add(const Request& r, uint64_t seq, uint64_t tag) {
   uint32_t slot;
   if (free_.empty()) {

@@ -46,7 +46,9 @@ struct Queued {
   uint64_t tag = 0;  // algorithm-specific (aioli/mlf: the pass at which it was queued)
 };
 
-QueueKey KeyOf(const Request& r, uint64_t seq);
+inline QueueKey KeyOf(const Request& r, uint64_t seq) {
+  return QueueKey{r.file.dev, r.file.ino, r.op, r.merge_class, r.offset, seq};
+}
 // The key of a (file, op, merge_class) stream: offset and seq zeroed.
 inline QueueKey StreamOf(QueueKey k) {
   k.offset = 0;
