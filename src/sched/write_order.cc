@@ -10,7 +10,8 @@ namespace iorelay::sched {
 void WriteOrderGuard::Depend(uint64_t earlier, uint64_t later, Pending* p) {
   auto it = pending_.find(earlier);
   if (it == pending_.end()) return;
-  it->second.dependents.push_back(later);
+  it->second.has_dependents = true;
+  dependents_[earlier].push_back(later);
   ++p->blockers;
 }
 
@@ -19,40 +20,45 @@ void WriteOrderGuard::Add(const Request& request) {
     inner_->Add(request);
     return;
   }
-  if (pending_.contains(request.id)) {  // an id already tracked: not ordered again
+  auto [it, inserted] = pending_.try_emplace(request.id);
+  if (!inserted) {  // an id already tracked: not ordered again
     inner_->Add(request);
     return;
   }
-  Pending p;
-  p.file = FileId{request.file.dev, request.file.ino};
+  Pending& p = it->second;  // stays valid: nothing below inserts into pending_
+  const FileId file{request.file.dev, request.file.ino};
+  std::unique_ptr<FileWrites>& owned = files_[file];
+  if (owned == nullptr) {
+    owned = std::make_unique<FileWrites>();
+    owned->id = file;
+  }
+  FileWrites& f = *owned;
+  p.file = &f;
   p.offset = request.offset;
   p.whole_file = !request.mergeable;
-  FileWrites& f = files_[p.file];
   for (uint64_t id : f.whole) Depend(id, request.id, &p);
   // Where the scan stopped: for a write that overlaps nothing (the common case) the new
   // entry goes right before it, so the insert does not walk the tree again.
   auto hint = f.by_offset.end();
   if (p.whole_file) {
-    for (const auto& [key, end] : f.by_offset) Depend(key.second, request.id, &p);
+    for (const auto& [offset, range] : f.by_offset) Depend(range.id, request.id, &p);
   } else if (request.length > 0) {
     const uint64_t begin = request.offset;
     const uint64_t end = begin + request.length;
     const uint64_t from = begin > f.max_length ? begin - f.max_length : 0;
-    hint = f.by_offset.lower_bound({from, 0});
-    for (; hint != f.by_offset.end() && hint->first.first < end; ++hint) {
-      if (hint->second > begin) Depend(hint->first.second, request.id, &p);
+    hint = f.by_offset.lower_bound(from);
+    for (; hint != f.by_offset.end() && hint->first < end; ++hint) {
+      if (hint->second.end > begin) Depend(hint->second.id, request.id, &p);
     }
   }
   if (p.whole_file) {
     f.whole.push_back(request.id);
   } else {
-    f.by_offset.emplace_hint(hint, std::pair{request.offset, request.id},
-                             request.offset + request.length);
+    f.by_offset.emplace_hint(hint, request.offset,
+                             Range{request.offset + request.length, request.id});
     f.max_length = std::max(f.max_length, request.length);
   }
-  const bool hold = p.blockers > 0;
-  pending_.emplace(request.id, std::move(p));
-  if (hold) {
+  if (p.blockers > 0) {
     held_.emplace(request.id, request);
   } else {
     inner_->Add(request);
@@ -67,17 +73,25 @@ void WriteOrderGuard::Release(uint64_t request_id, int result, int64_t duration_
   }
   if (it->second.blockers > 0) return;  // never dispatched: ignore
   inner_->Release(request_id, result, duration_ns);
-  Pending done = std::move(it->second);
+  const Pending done = it->second;
   pending_.erase(it);
-  auto fit = files_.find(done.file);
-  FileWrites& f = fit->second;
+  FileWrites& f = *done.file;
   if (done.whole_file) {
     f.whole.erase(std::find(f.whole.begin(), f.whole.end(), request_id));
   } else {
-    f.by_offset.erase(std::pair{done.offset, request_id});
+    auto e = f.by_offset.lower_bound(done.offset);
+    while (e->second.id != request_id) ++e;
+    f.by_offset.erase(e);
   }
-  if (f.whole.empty() && f.by_offset.empty()) files_.erase(fit);
-  for (uint64_t id : done.dependents) {
+  if (f.whole.empty() && f.by_offset.empty()) {
+    const FileId file = f.id;
+    files_.erase(file);
+  }
+  if (!done.has_dependents) return;
+  auto dit = dependents_.find(request_id);
+  const std::vector<uint64_t> dependents = std::move(dit->second);
+  dependents_.erase(dit);
+  for (uint64_t id : dependents) {
     auto d = pending_.find(id);
     if (d == pending_.end() || d->second.blockers == 0) continue;
     if (--d->second.blockers == 0) {

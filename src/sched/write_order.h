@@ -36,25 +36,36 @@ class WriteOrderGuard final : public Scheduler {
 
  private:
   using FileId = std::pair<uint64_t, uint64_t>;
+  struct Range {
+    uint64_t end = 0;
+    uint64_t id = 0;
+  };
+  struct FileWrites {
+    FileId id;
+    // Ranged writes by offset; the key is a plain integer so that the B-tree searches its
+    // nodes linearly. Equal offsets are rare: Release picks its own entry by id.
+    absl::btree_multimap<uint64_t, Range> by_offset;
+    std::vector<uint64_t> whole;  // whole-file (append) writes
+    uint64_t max_length = 0;      // longest ranged write ever seen
+  };
+  // One per tracked write, found again at every Release: kept to 24 bytes (what Release
+  // needs, no file lookup). The rare dependents list lives apart, in dependents_.
   struct Pending {
-    FileId file;
+    FileWrites* file = nullptr;  // stable: files_ holds them by pointer
     uint64_t offset = 0;
     uint32_t blockers = 0;  // earlier overlapping writes not yet released
     bool whole_file = false;
-    std::vector<uint64_t> dependents;
-  };
-  struct FileWrites {
-    absl::btree_map<std::pair<uint64_t, uint64_t>, uint64_t> by_offset;  // (offset, id) -> end
-    std::vector<uint64_t> whole;  // whole-file (append) writes
-    uint64_t max_length = 0;      // longest ranged write ever seen
+    bool has_dependents = false;  // an entry in dependents_
   };
 
   void Depend(uint64_t earlier, uint64_t later, Pending* p);
 
   std::unique_ptr<Scheduler> inner_;
   absl::flat_hash_map<uint64_t, Pending> pending_;  // writes queued, held or in flight
-  absl::flat_hash_map<uint64_t, Request> held_;     // writes waiting for earlier ones
-  absl::flat_hash_map<FileId, FileWrites> files_;
+  // Later overlapping writes of a pending write, in arrival order; only writes that have any.
+  absl::flat_hash_map<uint64_t, std::vector<uint64_t>> dependents_;
+  absl::flat_hash_map<uint64_t, Request> held_;  // writes waiting for earlier ones
+  absl::flat_hash_map<FileId, std::unique_ptr<FileWrites>> files_;
 };
 
 }  // namespace iorelay::sched
