@@ -25,7 +25,7 @@ RunQueue::Iter RunQueue::Add(const Request& r, uint64_t seq, uint64_t tag) {
     slab_[slot] = Queued{r, seq, tag};
   }
   auto s = streams_.try_emplace(StreamOf(KeyOf(r, 0))).first;
-  auto i = s->second.emplace(std::pair{r.offset, seq}, slot).first;
+  auto i = s->second.emplace(r.offset, slot);
   if (track_arrival_) by_arrival_.emplace_hint(by_arrival_.end(), seq, Arrival{slot, r.arrival_ns});
   bytes_ += r.length;
   ++size_;
@@ -38,25 +38,13 @@ RunQueue::Iter RunQueue::begin() {
   return Iter{s, s->second.begin()};
 }
 
-RunQueue::Iter RunQueue::Find(const QueueKey& k) {
-  auto s = streams_.find(StreamOf(k));
-  if (s == streams_.end()) return end();
-  auto i = s->second.find(std::pair{k.offset, k.seq});
-  if (i == s->second.end()) return end();
-  return Iter{s, i};
-}
-
 RunQueue::Iter RunQueue::Oldest() {
   if (by_arrival_.empty()) return end();
-  const auto& [seq, a] = *by_arrival_.begin();
-  return Find(KeyOf(slab_[a.slot].req, seq));
-}
-
-RunQueue::Iter RunQueue::StartingAt(const QueueKey& stream, uint64_t offset) {
-  auto s = streams_.find(StreamOf(stream));
-  if (s == streams_.end()) return end();
-  auto i = s->second.lower_bound(std::pair{offset, uint64_t{0}});
-  if (i == s->second.end() || i->first.first != offset) return end();
+  const uint32_t slot = by_arrival_.begin()->second.slot;
+  const Request& r = slab_[slot].req;
+  auto s = streams_.find(StreamOf(KeyOf(r, 0)));
+  auto i = s->second.lower_bound(r.offset);
+  while (i->second != slot) ++i;  // among requests at the same offset
   return Iter{s, i};
 }
 
@@ -85,9 +73,9 @@ uint64_t RunQueue::TakeRun(Iter start, uint64_t budget_bytes, const DispatchLimi
     // The successor in (offset, seq) order continues the run unless there is a gap or
     // another request at the same offset: look the offset up only then.
     const uint64_t at = out->offset + length;
-    if (next == inner.end() || next->first.first != at) {
-      next = inner.lower_bound(std::pair{at, uint64_t{0}});
-      if (next == inner.end() || next->first.first != at) break;
+    if (next == inner.end() || next->first != at) {
+      next = inner.lower_bound(at);
+      if (next == inner.end() || next->first != at) break;
     }
     const Queued& e = slab_[next->second];
     if (!e.req.mergeable) break;
@@ -115,7 +103,7 @@ RunQueue::Iter RunQueue::AtOrAfter(const QueueKey& cursor) {
   // lower_bound over the whole (stream, offset, seq) order, wrapping to the first entry.
   auto s = streams_.lower_bound(StreamOf(cursor));
   if (s != streams_.end() && s->first == StreamOf(cursor)) {
-    auto i = s->second.lower_bound(std::pair{cursor.offset, cursor.seq});
+    auto i = s->second.lower_bound(cursor.offset);
     if (i != s->second.end()) return Iter{s, i};
     ++s;
   }
@@ -140,9 +128,9 @@ uint64_t RunQueue::ContiguousBytesAt(const QueueKey& stream, uint64_t offset,
     const uint64_t at = offset + total;
     // The successor of the last counted entry usually is the next one: look up otherwise.
     if (it != inner.end()) ++it;
-    if (it == inner.end() || it->first.first != at) {
-      it = inner.lower_bound(std::pair{at, uint64_t{0}});
-      if (it == inner.end() || it->first.first != at) break;
+    if (it == inner.end() || it->first != at) {
+      it = inner.lower_bound(at);
+      if (it == inner.end() || it->first != at) break;
     }
     const Request& r = slab_[it->second].req;
     if (!r.mergeable || r.length == 0) break;

@@ -64,28 +64,27 @@ inline uint32_t DoublingsToCover(uint64_t length, uint64_t base) {
 
 // Queued requests live in a slab (a vector with a free list) indexed by a 32-bit slot. The
 // order is two-level: a small ordered map of streams (file, op, merge_class), each with a
-// B-tree of (offset, seq) -> slot. Entries are 24 bytes, so a 256-byte node holds ten and
-// walking a stream in offset order stays inside one node instead of chasing one heap node
-// per request. Iterators are invalidated by every Add and every removal.
+// B-tree multimap offset -> slot. Requests at the same offset stay in arrival order, as
+// the multimap inserts after its equal keys and every scheduler adds in increasing seq, so
+// the order is (offset, seq). Entries are 16 bytes with an integer key: a 256-byte node
+// holds fifteen, searched linearly, and walking a stream in offset order stays inside one
+// node instead of chasing one heap node per request. Iterators are invalidated by every
+// Add and every removal.
 class RunQueue {
  public:
-  using Inner = absl::btree_map<std::pair<uint64_t, uint64_t>, uint32_t>;  // (offset, seq)
-  using Streams = std::map<QueueKey, Inner>;  // stream keys: offset and seq zero
+  using Inner = absl::btree_multimap<uint64_t, uint32_t>;  // offset -> slot
+  using Streams = std::map<QueueKey, Inner>;              // stream keys: offset and seq zero
   struct Iter {
     Streams::iterator s;
     Inner::iterator i;  // default-constructed when s is the end
-    QueueKey key() const {
-      QueueKey k = s->first;
-      k.offset = i->first.first;
-      k.seq = i->first.second;
-      return k;
-    }
+    const QueueKey& stream() const { return s->first; }
     friend bool operator==(const Iter& a, const Iter& b) { return a.s == b.s && a.i == b.i; }
   };
 
   // `track_arrival`: keep the arrival index that Oldest() needs (one more tree per request).
   explicit RunQueue(bool track_arrival = false) : track_arrival_(track_arrival) {}
 
+  // `seq` must be greater than every seq added before (the arrival order).
   Iter Add(const Request& r, uint64_t seq, uint64_t tag = 0);
   // The request an iterator points to (valid until the next Add or removal).
   const Queued& at(Iter it) const { return slab_[it.i->second]; }
@@ -94,7 +93,6 @@ class RunQueue {
   uint64_t bytes() const { return bytes_; }
   Iter begin();
   Iter end() { return Iter{streams_.end(), {}}; }
-  Iter Find(const QueueKey& k);
   // The request queued first (smallest seq); end() when empty. Needs track_arrival.
   Iter Oldest();
   // That request's (arrival_ns, seq), without touching the request. Not empty; needs
@@ -113,9 +111,8 @@ class RunQueue {
   // Bytes of queued mergeable requests forming a contiguous run that starts exactly at
   // `offset` in `stream`'s file/op/merge_class, counting at most up to `limit` bytes.
   uint64_t ContiguousBytesAt(const QueueKey& stream, uint64_t offset, uint64_t limit) const;
-  // The first queued request starting exactly at `offset` in `stream`; end() if none.
-  Iter StartingAt(const QueueKey& stream, uint64_t offset);
-  // Elevator order (C-SCAN): the first request at or after `cursor`, else the first one.
+  // Elevator order (C-SCAN): the first request at or after `cursor` (its stream and offset;
+  // its seq is ignored), else the first one.
   Iter AtOrAfter(const QueueKey& cursor);
   // The request after `it` in the same order, wrapping to the first one. Not empty.
   Iter NextWrapping(Iter it);

@@ -62,7 +62,7 @@ Decision TwinsScheduler::Next(int64_t now_ns, Dispatch* out) {
   if (it == queues_.end()) return Decision{Decision::Kind::kSleepUntil, window_end_ns_};
   Queue& q = it->second;
   RunQueue::Iter head = q.rq.AtOrAfter(q.cursor);
-  q.cursor = StreamOf(head.key());
+  q.cursor = head.stream();
   q.rq.TakeRun(head, UINT64_MAX, limits_, out);
   q.cursor.offset = out->offset + out->length;
   queued_ -= out->request_ids.size();

@@ -76,7 +76,7 @@ Decision WfqScheduler::Next(int64_t, Dispatch* out) {
       in_turn_ = false;  // credit kept for the next round
       continue;
     }
-    a.cursor = StreamOf(head.key());
+    a.cursor = head.stream();
     const uint64_t run = a.rq.TakeRun(head, a.deficit, limits_, out);
     a.cursor.offset = out->offset + run;
     a.deficit -= run;
