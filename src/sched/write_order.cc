@@ -1,5 +1,5 @@
 // WriteOrderGuard: dependencies are found once at Add with an offset-ordered index per
-// file, and resolved at Release by request id.
+// file, and resolved at Release of the earlier write, which Next recorded as in flight.
 #include "sched/write_order.h"
 
 #include <algorithm>
@@ -7,25 +7,11 @@
 
 namespace iorelay::sched {
 
-void WriteOrderGuard::Depend(uint64_t earlier, uint64_t later, Pending* p) {
-  auto it = pending_.find(earlier);
-  if (it == pending_.end()) return;
-  it->second.has_dependents = true;
-  dependents_[earlier].push_back(later);
-  ++p->blockers;
-}
-
 void WriteOrderGuard::Add(const Request& request) {
   if (request.op != IoOp::kWrite) {
     inner_->Add(request);
     return;
   }
-  auto [it, inserted] = pending_.try_emplace(request.id);
-  if (!inserted) {  // an id already tracked: not ordered again
-    inner_->Add(request);
-    return;
-  }
-  Pending& p = it->second;  // stays valid: nothing below inserts into pending_
   const FileId file{request.file.dev, request.file.ino};
   std::unique_ptr<FileWrites>& owned = files_[file];
   if (owned == nullptr) {
@@ -33,48 +19,87 @@ void WriteOrderGuard::Add(const Request& request) {
     owned->id = file;
   }
   FileWrites& f = *owned;
-  p.file = &f;
-  p.offset = request.offset;
-  p.whole_file = !request.mergeable;
-  for (uint64_t id : f.whole) Depend(id, request.id, &p);
+  uint32_t blockers = 0;
+  auto depend = [&](uint64_t earlier) {
+    dependents_[earlier].push_back(request.id);
+    ++blockers;
+  };
+  for (uint64_t id : f.whole) depend(id);
+  const bool whole_file = !request.mergeable;
   // Where the scan stopped: for a write that overlaps nothing (the common case) the new
   // entry goes right before it, so the insert does not walk the tree again.
   auto hint = f.by_offset.end();
-  if (p.whole_file) {
-    for (const auto& [offset, range] : f.by_offset) Depend(range.id, request.id, &p);
+  if (whole_file) {
+    for (const auto& [offset, range] : f.by_offset) depend(range.id);
   } else if (request.length > 0) {
     const uint64_t begin = request.offset;
     const uint64_t end = begin + request.length;
     const uint64_t from = begin > f.max_length ? begin - f.max_length : 0;
     hint = f.by_offset.lower_bound(from);
     for (; hint != f.by_offset.end() && hint->first < end; ++hint) {
-      if (hint->second.end > begin) Depend(hint->second.id, request.id, &p);
+      if (hint->second.end > begin) depend(hint->second.id);
     }
   }
-  if (p.whole_file) {
+  if (whole_file) {
     f.whole.push_back(request.id);
   } else {
     f.by_offset.emplace_hint(hint, request.offset,
                              Range{request.offset + request.length, request.id});
     f.max_length = std::max(f.max_length, request.length);
   }
-  if (p.blockers > 0) {
-    held_.emplace(request.id, request);
+  ++tracked_writes_;
+  if (blockers > 0) {
+    held_.emplace(request.id, Held{request, blockers});
   } else {
     inner_->Add(request);
   }
 }
 
+Decision WriteOrderGuard::Next(int64_t now_ns, Dispatch* out) {
+  const Decision d = inner_->Next(now_ns, out);
+  if (d.kind == Decision::Kind::kDispatch && out->op == IoOp::kWrite) TrackDispatch(*out);
+  return d;
+}
+
+void WriteOrderGuard::TrackDispatch(const Dispatch& d) {
+  auto fit = files_.find(FileId{d.file.dev, d.file.ino});
+  if (fit == files_.end()) return;  // not a write the guard saw (cannot happen)
+  FileWrites& f = *fit->second;
+  // A write's requests tile the dispatch in order: each starts where the previous ended.
+  uint64_t at = d.offset;
+  auto e = f.by_offset.end();
+  for (uint64_t id : d.request_ids) {
+    if (std::find(f.whole.begin(), f.whole.end(), id) != f.whole.end()) {
+      in_flight_[id] = InFlight{&f, 0, true};  // appends are dispatched alone
+      continue;
+    }
+    // Usually the next entry; otherwise look the offset up (others may share it).
+    if (e == f.by_offset.end() || e->first != at || e->second.id != id) {
+      e = f.by_offset.lower_bound(at);
+      while (e != f.by_offset.end() && e->first == at && e->second.id != id) ++e;
+      if (e == f.by_offset.end() || e->first != at) {  // not where the dispatch says
+        e = std::find_if(f.by_offset.begin(), f.by_offset.end(),
+                         [id](const auto& entry) { return entry.second.id == id; });
+        if (e == f.by_offset.end()) continue;  // an id the guard never saw
+      }
+    }
+    in_flight_[id] = InFlight{&f, e->first, false};
+    at = e->second.end;
+    ++e;
+  }
+}
+
 void WriteOrderGuard::Release(uint64_t request_id, int result, int64_t duration_ns) {
-  auto it = pending_.find(request_id);
-  if (it == pending_.end()) {
+  auto it = in_flight_.find(request_id);
+  if (it == in_flight_.end()) {
+    if (held_.contains(request_id)) return;  // never dispatched: ignore
     inner_->Release(request_id, result, duration_ns);
     return;
   }
-  if (it->second.blockers > 0) return;  // never dispatched: ignore
   inner_->Release(request_id, result, duration_ns);
-  const Pending done = it->second;
-  pending_.erase(it);
+  const InFlight done = it->second;
+  in_flight_.erase(it);
+  --tracked_writes_;
   FileWrites& f = *done.file;
   if (done.whole_file) {
     f.whole.erase(std::find(f.whole.begin(), f.whole.end(), request_id));
@@ -87,18 +112,15 @@ void WriteOrderGuard::Release(uint64_t request_id, int result, int64_t duration_
     const FileId file = f.id;
     files_.erase(file);
   }
-  if (!done.has_dependents) return;
   auto dit = dependents_.find(request_id);
+  if (dit == dependents_.end()) return;
   const std::vector<uint64_t> dependents = std::move(dit->second);
   dependents_.erase(dit);
   for (uint64_t id : dependents) {
-    auto d = pending_.find(id);
-    if (d == pending_.end() || d->second.blockers == 0) continue;
-    if (--d->second.blockers == 0) {
-      auto h = held_.find(id);
-      inner_->Add(h->second);
-      held_.erase(h);
-    }
+    auto h = held_.find(id);
+    if (h == held_.end() || --h->second.blockers > 0) continue;
+    inner_->Add(h->second.request);
+    held_.erase(h);
   }
 }
 

@@ -17,13 +17,16 @@ namespace iorelay::sched {
 
 // Writes with mergeable == false (O_APPEND) land at an offset decided at the call, so they
 // are ordered against every write of their file (both ways). Reads are not ordered.
-// Flat hash tables and B-trees: a lookup is one or two cache lines, not a chain of nodes.
+// A tracked write is found by id only once it is dispatched: Next records the dispatched
+// writes (from the dispatch's range, walking the file's index) in a table that holds just
+// the writes in flight, so Add and a read's Release touch no table sized by the queue.
+// Request ids must be unique among requests not yet released (the Scheduler contract).
 class WriteOrderGuard final : public Scheduler {
  public:
   explicit WriteOrderGuard(std::unique_ptr<Scheduler> inner) : inner_(std::move(inner)) {}
   const char* name() const override { return inner_->name(); }
   void Add(const Request& request) override;
-  Decision Next(int64_t now_ns, Dispatch* out) override { return inner_->Next(now_ns, out); }
+  Decision Next(int64_t now_ns, Dispatch* out) override;
   void Release(uint64_t request_id, int result, int64_t duration_ns) override;
   size_t queued() const override { return inner_->queued() + held_.size(); }
   nlohmann::json EffectiveConfig() const override;
@@ -31,7 +34,7 @@ class WriteOrderGuard final : public Scheduler {
   Scheduler* inner() { return inner_.get(); }
   // Writes tracked (queued, held or in flight) and files with such writes: both drop to 0
   // once every write was released.
-  size_t tracked_writes() const { return pending_.size(); }
+  size_t tracked_writes() const { return tracked_writes_; }
   size_t tracked_files() const { return files_.size(); }
 
  private:
@@ -43,29 +46,32 @@ class WriteOrderGuard final : public Scheduler {
   struct FileWrites {
     FileId id;
     // Ranged writes by offset; the key is a plain integer so that the B-tree searches its
-    // nodes linearly. Equal offsets are rare: Release picks its own entry by id.
+    // nodes linearly. Equal offsets are rare: lookups pick their entry by id.
     absl::btree_multimap<uint64_t, Range> by_offset;
     std::vector<uint64_t> whole;  // whole-file (append) writes
     uint64_t max_length = 0;      // longest ranged write ever seen
   };
-  // One per tracked write, found again at every Release: kept to 24 bytes (what Release
-  // needs, no file lookup). The rare dependents list lives apart, in dependents_.
-  struct Pending {
+  // A dispatched write: where its index entry is, for Release.
+  struct InFlight {
     FileWrites* file = nullptr;  // stable: files_ holds them by pointer
     uint64_t offset = 0;
-    uint32_t blockers = 0;  // earlier overlapping writes not yet released
     bool whole_file = false;
-    bool has_dependents = false;  // an entry in dependents_
+  };
+  struct Held {
+    Request request;
+    uint32_t blockers = 0;  // earlier overlapping writes not yet released
   };
 
-  void Depend(uint64_t earlier, uint64_t later, Pending* p);
+  // Records the writes of a dispatch in in_flight_.
+  void TrackDispatch(const Dispatch& d);
 
   std::unique_ptr<Scheduler> inner_;
-  absl::flat_hash_map<uint64_t, Pending> pending_;  // writes queued, held or in flight
-  // Later overlapping writes of a pending write, in arrival order; only writes that have any.
-  absl::flat_hash_map<uint64_t, std::vector<uint64_t>> dependents_;
-  absl::flat_hash_map<uint64_t, Request> held_;  // writes waiting for earlier ones
   absl::flat_hash_map<FileId, std::unique_ptr<FileWrites>> files_;
+  absl::flat_hash_map<uint64_t, InFlight> in_flight_;  // dispatched writes not yet released
+  absl::flat_hash_map<uint64_t, Held> held_;           // writes waiting for earlier ones
+  // Later overlapping writes of a tracked write, in arrival order; only writes that have any.
+  absl::flat_hash_map<uint64_t, std::vector<uint64_t>> dependents_;
+  size_t tracked_writes_ = 0;
 };
 
 }  // namespace iorelay::sched
