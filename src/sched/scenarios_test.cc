@@ -6,6 +6,7 @@
 #include "sched/quantum.h"
 #include "sched/registry.h"
 #include "sched/test_driver.h"
+#include "sched/write_order.h"
 
 namespace iorelay::sched {
 namespace {
@@ -306,6 +307,26 @@ TEST(WriteOrder, LaterOverlappingWriteWaitsForTheEarlierRelease) {
   s->Release(1, 0, 1);
   ASSERT_EQ(s->Next(0, &d).kind, Decision::Kind::kDispatch);
   EXPECT_EQ(d.request_ids[0], 2u);
+}
+
+// A merged dispatch of writes, one of which shares its offset with a held later write: each
+// dispatched write is released on its own, and only the release of the one it overlaps
+// lets the held write go.
+TEST(WriteOrder, MergedWritesAreReleasedOneByOne) {
+  auto s = New("to-agg");
+  s->Add(MakeRequest(1, 1, 0, 8 * K));
+  s->Add(MakeRequest(2, 1, 8 * K, 8 * K));
+  s->Add(MakeRequest(3, 1, 0, 4 * K));  // overlaps 1 only
+  Dispatch d;
+  ASSERT_EQ(s->Next(0, &d).kind, Decision::Kind::kDispatch);
+  EXPECT_EQ(d.request_ids, (std::vector<uint64_t>{1, 2}));
+  s->Release(2, 0, 1);
+  EXPECT_EQ(s->Next(0, &d).kind, Decision::Kind::kIdle);  // 3 still waits for 1
+  s->Release(1, 0, 1);
+  ASSERT_EQ(s->Next(0, &d).kind, Decision::Kind::kDispatch);
+  EXPECT_EQ(d.request_ids, (std::vector<uint64_t>{3}));
+  s->Release(3, 0, 1);
+  EXPECT_EQ(dynamic_cast<WriteOrderGuard*>(s.get())->tracked_writes(), 0u);
 }
 
 }  // namespace
