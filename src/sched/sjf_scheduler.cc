@@ -24,15 +24,20 @@ class SjfScheduler final : public Scheduler {
   nlohmann::json EffectiveConfig() const override { return config_; }
 
  private:
+  struct Queue;
+  // The indexes carry the queue's address (queues_ is node-based) so that a decision needs
+  // no lookup; it never decides an order: stream keys and seqs are unique.
+  using BytesKey = std::tuple<uint64_t, QueueKey, Queue*>;  // (queued bytes, stream)
+  using AgeKey = std::tuple<int64_t, uint64_t, Queue*>;     // (arrival, seq) of the oldest
   struct Queue {
     RunQueue rq{/*track_arrival=*/true};
-    std::pair<uint64_t, QueueKey> bytes_key;          // entry in by_bytes_
-    std::tuple<int64_t, uint64_t, QueueKey> age_key;  // entry in by_age_
+    BytesKey bytes_key;  // entry in by_bytes_
+    AgeKey age_key;      // entry in by_age_
   };
   void Unindex(Queue& q);
   void Index(const QueueKey& stream, Queue& q);
   // The queue with the fewest queued bytes (ties: lowest stream key).
-  QueueKey Shortest();
+  Queue& Shortest();
 
   DispatchLimits limits_;
   int64_t max_wait_ns_;
@@ -42,8 +47,8 @@ class SjfScheduler final : public Scheduler {
   // was: entries only ever UNDER-state a queue's bytes, so the true minimum is found by
   // refreshing stale entries as they reach the front (Shortest); aged dispatches, which do
   // not look at sizes, pay nothing for it.
-  absl::btree_set<std::pair<uint64_t, QueueKey>> by_bytes_;
-  absl::btree_set<std::tuple<int64_t, uint64_t, QueueKey>> by_age_;  // (arrival, seq) of oldest
+  absl::btree_set<BytesKey> by_bytes_;
+  absl::btree_set<AgeKey> by_age_;
   uint64_t next_seq_ = 1;
   size_t queued_ = 0;
 };
@@ -54,20 +59,19 @@ void SjfScheduler::Unindex(Queue& q) {
 }
 
 void SjfScheduler::Index(const QueueKey& stream, Queue& q) {
-  q.bytes_key = {q.rq.bytes(), stream};
+  q.bytes_key = {q.rq.bytes(), stream, &q};
   by_bytes_.insert(q.bytes_key);
   const auto [arrival_ns, seq] = q.rq.OldestArrival();
-  q.age_key = {arrival_ns, seq, stream};
+  q.age_key = {arrival_ns, seq, &q};
   by_age_.insert(q.age_key);
 }
 
-QueueKey SjfScheduler::Shortest() {
+SjfScheduler::Queue& SjfScheduler::Shortest() {
   for (;;) {
-    const auto [bytes, stream] = *by_bytes_.begin();
-    Queue& q = queues_.find(stream)->second;
-    if (bytes == q.rq.bytes()) return stream;
+    Queue& q = *std::get<2>(*by_bytes_.begin());
+    if (std::get<0>(q.bytes_key) == q.rq.bytes()) return q;
     by_bytes_.erase(by_bytes_.begin());
-    q.bytes_key.first = q.rq.bytes();
+    std::get<0>(q.bytes_key) = q.rq.bytes();
     by_bytes_.insert(q.bytes_key);
   }
 }
@@ -86,15 +90,14 @@ Decision SjfScheduler::Next(int64_t now_ns, Dispatch* out) {
   if (by_age_.empty()) return Decision{Decision::Kind::kIdle, 0};
   const auto& oldest = *by_age_.begin();
   const bool aged = now_ns - std::get<0>(oldest) >= max_wait_ns_;
-  const QueueKey stream = aged ? std::get<2>(oldest) : Shortest();
-  auto qit = queues_.find(stream);
-  Queue& q = qit->second;
+  Queue& q = aged ? *std::get<2>(oldest) : Shortest();
+  const QueueKey stream = std::get<1>(q.bytes_key);
   Unindex(q);
   RunQueue::Iter start = aged ? q.rq.Oldest() : q.rq.begin();
   q.rq.TakeRun(start, UINT64_MAX, limits_, out);
   queued_ -= out->request_ids.size();
   if (q.rq.empty()) {
-    queues_.erase(qit);
+    queues_.erase(stream);
   } else {
     Index(stream, q);
   }
