@@ -67,9 +67,7 @@ class AioliScheduler final : public Scheduler {
   void Detach(Queue& q);
   void Attach(Queue& q);
   bool ShouldHold(Queue& q, const Queued& head) const;
-  RunQueue::Iter Head(Queue& q) {
-    return c_.elevator() ? q.rq.AtOrAfter(q.cursor) : q.rq.begin();
-  }
+  RunQueue::Iter Head(Queue& q) { return c_.elevator() ? q.rq.AtOrAfter(q.cursor) : q.rq.begin(); }
   // Files `q` among the idle streams when it has nothing queued or in flight, dropping the
   // least recently idle beyond c_.idle_streams (maybe `q` itself: do not use it after).
   void MaybeIdle(Queue& q);
@@ -82,7 +80,7 @@ class AioliScheduler final : public Scheduler {
   nlohmann::json config_;
   // Active streams and at most c_.idle_streams idle ones.
   absl::node_hash_map<QueueKey, Queue> queues_;
-  std::list<QueueKey> idle_;          // idle streams, most recently idle first
+  std::list<QueueKey> idle_;                              // idle streams, most recently idle first
   absl::btree_set<std::pair<uint64_t, Queue*>> not_yet_;  // (pass its head becomes eligible)
   absl::btree_set<EligibleKey> eligible_;                 // (write?, head arrival, head seq)
   absl::btree_set<std::pair<int64_t, Queue*>> held_;      // (end of the short wait)

@@ -119,8 +119,8 @@ Decision MlfScheduler::Next(int64_t, Dispatch* out) {
       uint64_t& quantum = state.quantum;
       // The run may take requests not yet covered (contiguous ones): drop them from not_yet.
       taken_.clear();
-      const uint64_t run = q.rq.TakeRun(start, quantum, c_.limits, out,
-                                        q.not_yet.empty() ? nullptr : &taken_);
+      const uint64_t run =
+          q.rq.TakeRun(start, quantum, c_.limits, out, q.not_yet.empty() ? nullptr : &taken_);
       for (const Queued& t : taken_) {
         const uint64_t p = EligiblePass(t);
         if (p > pass_) q.not_yet.erase({p, t.req.offset, t.seq});

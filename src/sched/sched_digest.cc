@@ -16,12 +16,25 @@
 namespace iorelay::sched {
 namespace {
 
-const char* const kSpecs[] = {
-    "fifo",  "to-agg",         "to-agg:merge_overlap=true",
-    "sjf",   "sjf:max_wait=1ms",
-    "aioli", "aioli:order=elevator", "aioli:sync=false", "aioli:wait=0", "aioli:quantum=16KiB",
-    "mlf",   "mlf:order=elevator",   "mlf:quantum=16KiB",    "sw:window=5ms",    "twins",        "twins:by=app",
-    "wfq",   "hbrr",           "dynamic:period=20ms"};
+const char* const kSpecs[] = {"fifo",
+                              "to-agg",
+                              "to-agg:merge_overlap=true",
+                              "sjf",
+                              "sjf:max_wait=1ms",
+                              "aioli",
+                              "aioli:order=elevator",
+                              "aioli:sync=false",
+                              "aioli:wait=0",
+                              "aioli:quantum=16KiB",
+                              "mlf",
+                              "mlf:order=elevator",
+                              "mlf:quantum=16KiB",
+                              "sw:window=5ms",
+                              "twins",
+                              "twins:by=app",
+                              "wfq",
+                              "hbrr",
+                              "dynamic:period=20ms"};
 
 class Digest {
  public:
@@ -52,7 +65,7 @@ class Workload {
     const uint64_t kind = rng_() % 16;
     r.length = (1 + rng_() % 32) * 4096;
     if (kind == 0) r.length = (1 + rng_() % 4) << 20;  // large
-    if (kind < 7) {                                     // a stream, sometimes with a gap
+    if (kind < 7) {                                    // a stream, sometimes with a gap
       r.op = kind % 2 ? IoOp::kRead : IoOp::kWrite;
       uint64_t& n = next_[r.file.ino * 4 + r.app];
       r.offset = (uint64_t{r.app} << 32) + n;
@@ -125,8 +138,8 @@ uint64_t Run(const std::string& spec, uint64_t requests, uint64_t* dispatches) {
       running.pop();
     }
   }
-  if (s.queued() > 0) std::fprintf(stderr, "%s: %zu requests never dispatched\n", spec.c_str(),
-                                   s.queued());
+  if (s.queued() > 0)
+    std::fprintf(stderr, "%s: %zu requests never dispatched\n", spec.c_str(), s.queued());
   return digest.value();
 }
 
