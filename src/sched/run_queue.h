@@ -73,7 +73,7 @@ inline uint32_t DoublingsToCover(uint64_t length, uint64_t base) {
 class RunQueue {
  public:
   using Inner = absl::btree_multimap<uint64_t, uint32_t>;  // offset -> slot
-  using Streams = std::map<QueueKey, Inner>;              // stream keys: offset and seq zero
+  using Streams = std::map<QueueKey, Inner>;               // stream keys: offset and seq zero
   struct Iter {
     Streams::iterator s;
     Inner::iterator i;  // default-constructed when s is the end
