@@ -4,7 +4,9 @@
 #include <absl/container/btree_set.h>
 #include <absl/container/node_hash_map.h>
 
+#include <algorithm>
 #include <nlohmann/json.hpp>
+#include <vector>
 
 #include "sched/algorithms.h"
 #include "sched/run_queue.h"
@@ -31,11 +33,11 @@ class SjfScheduler final : public Scheduler {
   using AgeKey = std::tuple<int64_t, uint64_t, Queue*>;     // (arrival, seq) of the oldest
   struct Queue {
     RunQueue rq{/*track_arrival=*/true};
-    BytesKey bytes_key;  // entry in by_bytes_
-    AgeKey age_key;      // entry in by_age_
+    BytesKey bytes_key;       // entry in by_bytes_
+    AgeKey age_key;           // entry in by_age_
+    bool dispatched = false;  // in dispatched_: its bytes_key may over-state it
   };
-  void Unindex(Queue& q);
-  void Index(const QueueKey& stream, Queue& q);
+  void IndexAge(Queue& q);
   // The queue with the fewest queued bytes (ties: lowest stream key).
   Queue& Shortest();
 
@@ -43,30 +45,32 @@ class SjfScheduler final : public Scheduler {
   int64_t max_wait_ns_;
   nlohmann::json config_;
   absl::node_hash_map<QueueKey, Queue> queues_;  // non-empty queues
-  // (queued bytes, stream) of every non-empty queue. An Add leaves its queue's entry as it
-  // was: entries only ever UNDER-state a queue's bytes, so the true minimum is found by
-  // refreshing stale entries as they reach the front (Shortest); aged dispatches, which do
-  // not look at sizes, pay nothing for it.
+  // (queued bytes, stream) of every non-empty queue, kept lazily: an Add leaves its queue's
+  // entry as it was (it then under-states the queue), and a dispatch only lists its queue in
+  // dispatched_. Shortest re-keys the listed queues, then refreshes under-stated entries as
+  // they reach the front, which finds the true minimum. Aged dispatches, which do not look
+  // at sizes, thus pay nothing for this index.
   absl::btree_set<BytesKey> by_bytes_;
+  std::vector<Queue*> dispatched_;
   absl::btree_set<AgeKey> by_age_;
   uint64_t next_seq_ = 1;
   size_t queued_ = 0;
 };
 
-void SjfScheduler::Unindex(Queue& q) {
-  by_bytes_.erase(q.bytes_key);
-  by_age_.erase(q.age_key);
-}
-
-void SjfScheduler::Index(const QueueKey& stream, Queue& q) {
-  q.bytes_key = {q.rq.bytes(), stream, &q};
-  by_bytes_.insert(q.bytes_key);
+void SjfScheduler::IndexAge(Queue& q) {
   const auto [arrival_ns, seq] = q.rq.OldestArrival();
   q.age_key = {arrival_ns, seq, &q};
   by_age_.insert(q.age_key);
 }
 
 SjfScheduler::Queue& SjfScheduler::Shortest() {
+  for (Queue* q : dispatched_) {
+    by_bytes_.erase(q->bytes_key);
+    std::get<0>(q->bytes_key) = q->rq.bytes();
+    by_bytes_.insert(q->bytes_key);
+    q->dispatched = false;
+  }
+  dispatched_.clear();
   for (;;) {
     Queue& q = *std::get<2>(*by_bytes_.begin());
     if (std::get<0>(q.bytes_key) == q.rq.bytes()) return q;
@@ -82,7 +86,11 @@ void SjfScheduler::Add(const Request& r) {
   // A new request is the queue's newest: only a queue that was empty gets index entries.
   const bool fresh = q.rq.empty();
   q.rq.Add(r, next_seq_++);
-  if (fresh) Index(stream, q);
+  if (fresh) {
+    q.bytes_key = {q.rq.bytes(), stream, &q};
+    by_bytes_.insert(q.bytes_key);
+    IndexAge(q);
+  }
   ++queued_;
 }
 
@@ -91,15 +99,21 @@ Decision SjfScheduler::Next(int64_t now_ns, Dispatch* out) {
   const auto& oldest = *by_age_.begin();
   const bool aged = now_ns - std::get<0>(oldest) >= max_wait_ns_;
   Queue& q = aged ? *std::get<2>(oldest) : Shortest();
-  const QueueKey stream = std::get<1>(q.bytes_key);
-  Unindex(q);
+  by_age_.erase(q.age_key);
   RunQueue::Iter start = aged ? q.rq.Oldest() : q.rq.begin();
   q.rq.TakeRun(start, UINT64_MAX, limits_, out);
   queued_ -= out->request_ids.size();
   if (q.rq.empty()) {
+    by_bytes_.erase(q.bytes_key);
+    if (q.dispatched) dispatched_.erase(std::find(dispatched_.begin(), dispatched_.end(), &q));
+    const QueueKey stream = std::get<1>(q.bytes_key);  // a copy: the erase destroys q
     queues_.erase(stream);
   } else {
-    Index(stream, q);
+    IndexAge(q);
+    if (!q.dispatched) {
+      q.dispatched = true;
+      dispatched_.push_back(&q);
+    }
   }
   return Decision{Decision::Kind::kDispatch, 0};
 }
