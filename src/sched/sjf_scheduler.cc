@@ -38,6 +38,8 @@ class SjfScheduler final : public Scheduler {
     bool dispatched = false;  // in dispatched_: its bytes_key may over-state it
   };
   void IndexAge(Queue& q);
+  // Moves the queue's by_bytes_ entry to its current size.
+  void RekeyBytes(Queue& q);
   // The queue with the fewest queued bytes (ties: lowest stream key).
   Queue& Shortest();
 
@@ -63,20 +65,22 @@ void SjfScheduler::IndexAge(Queue& q) {
   by_age_.insert(q.age_key);
 }
 
+void SjfScheduler::RekeyBytes(Queue& q) {
+  by_bytes_.erase(q.bytes_key);
+  std::get<0>(q.bytes_key) = q.rq.bytes();
+  by_bytes_.insert(q.bytes_key);
+}
+
 SjfScheduler::Queue& SjfScheduler::Shortest() {
   for (Queue* q : dispatched_) {
-    by_bytes_.erase(q->bytes_key);
-    std::get<0>(q->bytes_key) = q->rq.bytes();
-    by_bytes_.insert(q->bytes_key);
+    RekeyBytes(*q);
     q->dispatched = false;
   }
   dispatched_.clear();
   for (;;) {
     Queue& q = *std::get<2>(*by_bytes_.begin());
     if (std::get<0>(q.bytes_key) == q.rq.bytes()) return q;
-    by_bytes_.erase(by_bytes_.begin());
-    std::get<0>(q.bytes_key) = q.rq.bytes();
-    by_bytes_.insert(q.bytes_key);
+    RekeyBytes(q);
   }
 }
 
