@@ -39,9 +39,15 @@
 #include <sys/uio.h>
 #include <fcntl.h>
 
+#include "iorelay/version.h"
+
 #ifdef __cplusplus
 extern "C" {
 #endif
+
+/* The library's version, "MAJOR.MINOR.PATCH" (IORELAY_VERSION in iorelay/version.h is the
+ * version the caller was built against). Static storage; never NULL. */
+const char* iorelay_version(void);
 
 typedef struct iorelay_client iorelay_client;
 /* An open remote file (one open file description: shared offset and status flags). */

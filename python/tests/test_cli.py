@@ -43,6 +43,8 @@ def test_version() -> None:
     assert proc.returncode == 0
     assert proc.stdout.strip() == f"iorelay {iorelay.__version__}"
     assert iorelay.__version__ != "0+unknown"
+    version_file = Path(__file__).resolve().parents[2] / "VERSION"
+    assert iorelay.__version__ == version_file.read_text().strip()
 
 
 def test_no_subcommand_is_a_usage_error() -> None:

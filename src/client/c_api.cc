@@ -5,12 +5,15 @@
 
 #include "client/client.h"
 #include "client/internal_fds.h"
+#include "iorelay/version.h"
 
 namespace proto = iorelay::proto;
 using iorelay::Result;
 using iorelay::client::Client;
 
 extern "C" {
+
+const char* iorelay_version(void) { return IORELAY_VERSION; }
 
 iorelay_client* iorelay_client_from_env(int* err) {
   int dummy;
