@@ -18,7 +18,7 @@ FORMAT_DIRS := src include tests bench tools
 # server) and the client. The interposer's end-to-end test preloads into uninstrumented
 # programs, which TSan cannot do, so it is left to the ASan run.
 TSAN_TARGETS := iorelayd daemon_test client_daemon_test
-TSAN_SKIP := preload_e2e
+TSAN_SKIP := preload_e2e|PreloadEndToEnd
 # Sanitizer runs: fail on the first report, with stack traces.
 SAN_ENV := ASAN_OPTIONS=detect_leaks=1 \
 	UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1 \
@@ -32,8 +32,12 @@ help:
 	@echo "make test        install deps, build, run the C++ (ctest) and Python (pytest) tests"
 	@echo "make test-asan   build in build-asan with AddressSanitizer and run ctest"
 	@echo "make test-tsan   build in build-tsan with ThreadSanitizer and run ctest -L daemon"
-	@echo "make ci          what CI runs: test, lint, test-asan, test-tsan"
-	@echo "make deps | build | lint | bench | install [PREFIX=...] | format | clean | distclean"
+	@echo "make ci          what CI runs: test, lint, format-check, test-asan, test-tsan"
+	@echo "make bench       micro-benchmarks (scheduler decision cost, placement, request rate)"
+	@echo "                 JSON in results/bench; a few minutes"
+	@echo "make deps | build | lint | format | format-check | install [PREFIX=...] | clean | distclean"
+	@echo "long benchmarks (each writes bench/results/): .venv/bin/python bench/datapath.py,"
+	@echo "  bench/schedulers.py, bench/two_apps.py"
 
 deps:
 	bash scripts/setup.sh
@@ -74,6 +78,7 @@ test-tsan: deps
 ci:
 	$(MAKE) test
 	$(MAKE) lint
+	$(MAKE) format-check
 	$(MAKE) test-asan
 	$(MAKE) test-tsan
 
@@ -89,28 +94,22 @@ demo: build
 install: build
 	cmake --install build --prefix $(PREFIX)
 
+# C and C++ sources under FORMAT_DIRS, in the style of .clang-format.
+FORMAT_FILES = $$(find $(FORMAT_DIRS) -type f \( -name '*.cc' -o -name '*.h' -o -name '*.c' \
+	-o -name '*.cpp' -o -name '*.hpp' \))
+
 format:
-	@files=$$(find $(FORMAT_DIRS) -type f \( -name '*.cc' -o -name '*.h' -o -name '*.cpp' \
-		-o -name '*.hpp' \) 2>/dev/null || true); \
-	if [[ -n $$files ]]; then clang-format -i $$files; fi
-	@if [[ -x $(VBIN)/ruff ]]; then $(VBIN)/ruff format python; fi
+	clang-format -i $(FORMAT_FILES)
+	@if [[ -x $(VBIN)/ruff ]]; then $(VBIN)/ruff format python bench; fi
 
 format-check:
-	@files=$$(find $(FORMAT_DIRS) -type f \( -name '*.cc' -o -name '*.h' -o -name '*.cpp' \
-		-o -name '*.hpp' \) 2>/dev/null || true); \
-	if [[ -n $$files ]]; then clang-format --dry-run --Werror $$files; fi
+	clang-format --dry-run --Werror $(FORMAT_FILES)
 
-# Runs every Google Benchmark program built under build/bench; JSON results go to results/bench.
+# The micro-benchmarks (a few minutes): every Google Benchmark program and the forwarded
+# request rate, JSON results in results/bench. The long benchmarks are their own commands:
+# bench/datapath.py, bench/schedulers.py, bench/two_apps.py (see README).
 bench: build
-	@mkdir -p results/bench
-	@progs=$$(find build/bench -maxdepth 2 -type f -executable -name '*bench*' 2>/dev/null \
-		| sort || true); \
-	if [[ -z $$progs ]]; then echo "no benchmark programs under build/bench"; exit 1; fi; \
-	for p in $$progs; do \
-		echo "== $$p"; \
-		"$$p" --benchmark_out="results/bench/$$(basename "$$p").json" \
-			--benchmark_out_format=json; \
-	done
+	$(VBIN)/python bench/micro.py --out results/bench
 
 clean:
 	rm -rf build build-asan build-tsan

@@ -1,7 +1,7 @@
 #!/usr/bin/env python3
 """Data-path benchmark: forwarded against direct on this machine, in one run.
 
-Measures (issue 2): file-per-process bandwidth of 4 processes with 4 MiB requests, write and
+Measures file-per-process bandwidth of 4 processes with 4 MiB requests, write and
 read, O_DIRECT and buffered, direct and through one daemon (with the `dd` direct figure beside
 it); forwarded 4 KiB pwrite requests per second per daemon with 1 and 8 client threads, null
 and POSIX backends; open+fstat+close per second forwarded and direct; and the interposer's

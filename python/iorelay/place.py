@@ -145,8 +145,8 @@ def plot_link_loads(report: Mapping[str, Any], path: str | Path) -> Path:
         import matplotlib
     except ImportError as e:
         raise PlaceError(
-            "--plot needs matplotlib, which is not installed; install it with "
-            "`pip install matplotlib` (or the project's 'explore' extra) and retry"
+            "--plot needs matplotlib, a dependency of the iorelay package that is missing "
+            "here; reinstall the package (`make deps` in the repository) and retry"
         ) from e
     matplotlib.use("Agg")
     import matplotlib.pyplot as plt

@@ -1,7 +1,8 @@
 """`iorelay analyze` on the real FORGE measurements (MareNostrum 4): 189 patterns, 5 options.
 
-The data live in the shared folder beside the repository (or $IORELAY_FORGE_DATA). Without
-them the tests are skipped, except in CI, where they fail.
+Needs the FORGE data set, which is not in the repository: ../shared/data/forge-marenostrum4
+beside the checkout, or $IORELAY_FORGE_DATA. Without it the tests are skipped with that reason,
+except in CI (CI=true), where they fail.
 """
 
 from __future__ import annotations

@@ -101,7 +101,7 @@ def test_plot_or_a_clear_message(tmp_path: Path, capsys: pytest.CaptureFixture[s
     status = place.run(args)
     if importlib.util.find_spec("matplotlib") is None:
         assert status == 1
-        assert "matplotlib, which is not installed" in capsys.readouterr().err
+        assert "--plot needs matplotlib" in capsys.readouterr().err
     else:
         assert status == 0 and png.stat().st_size > 0
 

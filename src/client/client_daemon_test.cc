@@ -15,7 +15,7 @@
 #include <thread>
 #include <vector>
 
-#include "client/daemon_fixture.h"
+#include "testutil/daemon_process_testutil.h"
 #include "iorelay/iorelay.h"
 
 namespace iorelay::client {

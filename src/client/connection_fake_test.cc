@@ -7,7 +7,7 @@
 #include <cstring>
 
 #include "client/connection.h"
-#include "client/fake_daemon.h"
+#include "testutil/fake_daemon_testutil.h"
 #include "client/internal_fds.h"
 #include "proto/wire.h"
 

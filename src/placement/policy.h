@@ -37,7 +37,7 @@ Assignment RoundRobinAssignment(const Topology& topology, const IoLayout& layout
 // turn one unassigned node at that distance, up to ceil(N/K) nodes each.
 Assignment NearestAssignment(const Topology& topology, const IoLayout& layout);
 
-// Route-aware, load-aware reassignment (ALGORITHMS.md section 3; see route_aware_policy.cc).
+// Route-aware, load-aware reassignment (docs/placement.md; see route_aware_policy.cc).
 struct RouteAwareStats {
   int32_t reached = 0;     // nodes assigned by the tree traversal
   int32_t unreached = 0;   // nodes no tree assigned (placed by PolicyOptions::unreached)

@@ -1,5 +1,5 @@
 // Route-aware, load-aware reassignment of compute nodes to bridge nodes (Malakar &
-// Vishwanath; ALGORITHMS.md section 3): connectivity trees, then a level-by-level round robin.
+// Vishwanath; docs/placement.md): connectivity trees, then a level-by-level round robin.
 #include <algorithm>
 #include <climits>
 #include <cstdlib>

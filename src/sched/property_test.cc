@@ -7,7 +7,7 @@
 #include <random>
 
 #include "sched/registry.h"
-#include "sched/test_driver.h"
+#include "testutil/sched_driver_testutil.h"
 
 namespace iorelay::sched {
 namespace {

@@ -5,7 +5,7 @@
 
 #include "sched/quantum.h"
 #include "sched/registry.h"
-#include "sched/test_driver.h"
+#include "testutil/sched_driver_testutil.h"
 #include "sched/write_order.h"
 
 namespace iorelay::sched {

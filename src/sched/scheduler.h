@@ -1,5 +1,5 @@
 // The Scheduler interface: the policy that orders (and may merge) data requests at an I/O
-// node. Every algorithm of ALGORITHMS.md section 2 implements it; the daemon and the
+// node. Every algorithm of docs/schedulers.md implements it; the daemon and the
 // simulator drive it the same way.
 #pragma once
 

@@ -1,4 +1,4 @@
-// Where each request of each rank goes (ALGORITHMS.md section 1), as pure functions so the
+// Where each request of each rank goes (docs/exploration.md), as pure functions so the
 // offsets can be tested without files or MPI.
 #pragma once
 

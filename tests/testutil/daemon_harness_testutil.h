@@ -14,7 +14,7 @@
 #include "common/auth.h"
 #include "daemon/config.h"
 #include "daemon/daemon.h"
-#include "daemon/test_client.h"
+#include "testutil/raw_client_testutil.h"
 #include "proto/messages.h"
 #include "proto/wire.h"
 

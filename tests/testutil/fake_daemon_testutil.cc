@@ -1,5 +1,5 @@
 // The fake daemon's protocol side: just enough of the handshake and two requests.
-#include "client/fake_daemon.h"
+#include "testutil/fake_daemon_testutil.h"
 
 #include <poll.h>
 #include <sys/socket.h>

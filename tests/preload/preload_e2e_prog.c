@@ -1,4 +1,4 @@
-/* Run under LD_PRELOAD=libiorelay_preload.so by run_e2e.sh: exercises forwarded and
+/* Run under LD_PRELOAD=libiorelay_preload.so by preload_e2e_test.cc: exercises forwarded and
  * local files in one program and checks that the bytes landed in the backing dir.
  * Usage: preload_e2e_prog PREFIX BACKING_DIR LOCAL_DIR  (or: exec-child FD, internal). */
 #define _GNU_SOURCE

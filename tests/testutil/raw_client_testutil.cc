@@ -1,5 +1,5 @@
 // RawClient: blocking socket I/O with poll timeouts.
-#include "daemon/test_client.h"
+#include "testutil/raw_client_testutil.h"
 
 #include <poll.h>
 #include <sys/socket.h>

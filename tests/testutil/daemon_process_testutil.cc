@@ -1,5 +1,5 @@
 // Spawning and reaping iorelayd for tests; nothing here runs inside the client.
-#include "client/daemon_fixture.h"
+#include "testutil/daemon_process_testutil.h"
 
 #include <signal.h>
 #include <spawn.h>
