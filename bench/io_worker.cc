@@ -28,13 +28,20 @@ int main(int argc, char** argv) {
   for (int i = 1; i < argc; ++i) {
     std::string k = argv[i];
     auto next = [&]() -> const char* { return i + 1 < argc ? argv[++i] : (Usage(), ""); };
-    if (k == "--file") file = next();
-    else if (k == "--size") size = std::strtoull(next(), nullptr, 10);
-    else if (k == "--request") request = std::strtoull(next(), nullptr, 10);
-    else if (k == "--op") op = next();
-    else if (k == "--direct") direct = true;
-    else if (k == "--fsync") do_fsync = true;
-    else Usage();
+    if (k == "--file")
+      file = next();
+    else if (k == "--size")
+      size = std::strtoull(next(), nullptr, 10);
+    else if (k == "--request")
+      request = std::strtoull(next(), nullptr, 10);
+    else if (k == "--op")
+      op = next();
+    else if (k == "--direct")
+      direct = true;
+    else if (k == "--fsync")
+      do_fsync = true;
+    else
+      Usage();
   }
   if (file.empty() || request == 0 || size % request != 0 || (op != "write" && op != "read")) {
     Usage();

@@ -52,8 +52,9 @@ int main(int argc, char** argv) {
   double elapsed = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
   iorelay_close(f);
   iorelay_client_destroy(c);
-  std::printf("{\"threads\": %d, \"request_bytes\": %zu, \"requests\": %ld, \"seconds\": %.3f, "
-              "\"requests_per_s\": %.1f, \"failures\": %ld}\n",
-              threads, request, total.load(), elapsed, total.load() / elapsed, failures.load());
+  std::printf(
+      "{\"threads\": %d, \"request_bytes\": %zu, \"requests\": %ld, \"seconds\": %.3f, "
+      "\"requests_per_s\": %.1f, \"failures\": %ld}\n",
+      threads, request, total.load(), elapsed, total.load() / elapsed, failures.load());
   return failures.load() == 0 ? 0 : 1;
 }

@@ -59,7 +59,8 @@ int main(int argc, char** argv) {
       std::printf("free\n");
     } else {
       std::printf("conflict pid=%d type=%s start=%lld\n", probe.l_pid,
-                  probe.l_type == F_WRLCK ? "write" : "read", static_cast<long long>(probe.l_start));
+                  probe.l_type == F_WRLCK ? "write" : "read",
+                  static_cast<long long>(probe.l_start));
     }
     if (fcntl(fd, F_SETLK, &lk) == 0) {
       std::printf("acquired\n");

@@ -39,17 +39,28 @@ Args Parse(int argc, char** argv) {
   for (int i = 1; i < argc; ++i) {
     std::string k = argv[i];
     auto next = [&]() -> const char* { return i + 1 < argc ? argv[++i] : (Usage(), ""); };
-    if (k == "--file") a.file = next();
-    else if (k == "--rank") a.rank = std::strtoul(next(), nullptr, 10);
-    else if (k == "--ranks") a.ranks = std::strtoul(next(), nullptr, 10);
-    else if (k == "--block") a.block = std::strtoull(next(), nullptr, 10);
-    else if (k == "--segments") a.segments = std::strtoull(next(), nullptr, 10);
-    else if (k == "--seed") a.seed = std::strtoull(next(), nullptr, 10);
-    else if (k == "--verify") a.verify = true;
-    else if (k == "--direct") a.direct = true;
-    else if (k == "--report") a.report = true;
-    else if (k == "--verify-acked") a.acked = next();
-    else Usage();
+    if (k == "--file")
+      a.file = next();
+    else if (k == "--rank")
+      a.rank = std::strtoul(next(), nullptr, 10);
+    else if (k == "--ranks")
+      a.ranks = std::strtoul(next(), nullptr, 10);
+    else if (k == "--block")
+      a.block = std::strtoull(next(), nullptr, 10);
+    else if (k == "--segments")
+      a.segments = std::strtoull(next(), nullptr, 10);
+    else if (k == "--seed")
+      a.seed = std::strtoull(next(), nullptr, 10);
+    else if (k == "--verify")
+      a.verify = true;
+    else if (k == "--direct")
+      a.direct = true;
+    else if (k == "--report")
+      a.report = true;
+    else if (k == "--verify-acked")
+      a.acked = next();
+    else
+      Usage();
   }
   if (a.file.empty() || a.ranks == 0 || a.block % 8 != 0 || a.rank >= a.ranks) Usage();
   return a;
@@ -72,8 +83,8 @@ int Write(const Args& a) {
     if (n != static_cast<ssize_t>(a.block)) {
       std::fprintf(stderr, "rank %u: pwrite at %llu gave %zd: %s\n", a.rank,
                    static_cast<unsigned long long>(off), n, std::strerror(errno));
-      if (a.report) std::printf("error %llu %s\n", static_cast<unsigned long long>(off),
-                                std::strerror(errno));
+      if (a.report)
+        std::printf("error %llu %s\n", static_cast<unsigned long long>(off), std::strerror(errno));
       return 1;
     }
     if (a.report) std::printf("ok %llu\n", static_cast<unsigned long long>(off));

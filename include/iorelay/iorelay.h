@@ -31,13 +31,13 @@
 #ifndef IORELAY_IORELAY_H_
 #define IORELAY_IORELAY_H_
 
+#include <fcntl.h>
 #include <stddef.h>
 #include <stdint.h>
 #include <sys/stat.h>
 #include <sys/statfs.h>
 #include <sys/types.h>
 #include <sys/uio.h>
-#include <fcntl.h>
 
 #include "iorelay/version.h"
 
@@ -74,8 +74,7 @@ int iorelay_after_fork_child(iorelay_client* c);
 
 /* Files. iorelay_close releases the description (and, POSIX-like, this process's
  * record locks on the file); the iorelay_file is freed even when it returns an error. */
-int iorelay_open(iorelay_client* c, const char* path, int flags, mode_t mode,
-                 iorelay_file** out);
+int iorelay_open(iorelay_client* c, const char* path, int flags, mode_t mode, iorelay_file** out);
 int iorelay_close(iorelay_file* f);
 ssize_t iorelay_pread(iorelay_file* f, void* buf, size_t n, off_t offset);
 ssize_t iorelay_pwrite(iorelay_file* f, const void* buf, size_t n, off_t offset);

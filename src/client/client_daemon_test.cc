@@ -15,8 +15,8 @@
 #include <thread>
 #include <vector>
 
-#include "testutil/daemon_process_testutil.h"
 #include "iorelay/iorelay.h"
+#include "testutil/daemon_process_testutil.h"
 
 namespace iorelay::client {
 namespace {

@@ -7,9 +7,9 @@
 #include <cstring>
 
 #include "client/connection.h"
-#include "testutil/fake_daemon_testutil.h"
 #include "client/internal_fds.h"
 #include "proto/wire.h"
+#include "testutil/fake_daemon_testutil.h"
 
 namespace iorelay::client {
 namespace {

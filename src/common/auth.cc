@@ -50,10 +50,10 @@ Result<Secret> LoadSecretFile(const std::string& path) {
   while (len > 0 && (text[len - 1] == '\n' || text[len - 1] == '\r')) --len;
   Secret secret;
   size_t out_len = 0;
-  bool ok = len == 2 * kSecretBytes &&
-            sodium_hex2bin(secret.data(), secret.size(), text, len, nullptr, &out_len,
-                           nullptr) == 0 &&
-            out_len == kSecretBytes;
+  bool ok =
+      len == 2 * kSecretBytes &&
+      sodium_hex2bin(secret.data(), secret.size(), text, len, nullptr, &out_len, nullptr) == 0 &&
+      out_len == kSecretBytes;
   sodium_memzero(text, sizeof text);
   if (!ok) return Status::InvalidArgument("credential file " + path + " must hold 64 hex digits");
   return secret;

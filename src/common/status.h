@@ -40,7 +40,7 @@ class Status {
 template <typename T>
 class Result {
  public:
-  Result(T value) : v_(std::move(value)) {}  // NOLINT: implicit by design
+  Result(T value) : v_(std::move(value)) {}         // NOLINT: implicit by design
   Result(Status status) : v_(std::move(status)) {}  // NOLINT: must not be OK
   bool ok() const { return std::holds_alternative<T>(v_); }
   Status status() const { return ok() ? Status::Ok() : std::get<Status>(v_); }
@@ -58,8 +58,8 @@ class Result {
 
 }  // namespace iorelay
 
-#define IORELAY_RETURN_IF_ERROR(expr)    \
-  do {                                   \
-    ::iorelay::Status _st = (expr);      \
-    if (!_st.ok()) return _st;           \
+#define IORELAY_RETURN_IF_ERROR(expr) \
+  do {                                \
+    ::iorelay::Status _st = (expr);   \
+    if (!_st.ok()) return _st;        \
   } while (0)

@@ -15,8 +15,8 @@
 #include <fstream>
 #include <thread>
 
-#include "testutil/raw_client_testutil.h"
 #include "testutil/daemon_harness_testutil.h"
+#include "testutil/raw_client_testutil.h"
 
 namespace iorelay::daemon {
 namespace {

@@ -13,8 +13,8 @@
 #include <thread>
 
 #include "daemon/daemon.h"
-#include "testutil/raw_client_testutil.h"
 #include "testutil/daemon_harness_testutil.h"
+#include "testutil/raw_client_testutil.h"
 
 namespace iorelay::daemon {
 namespace {

@@ -60,13 +60,37 @@ enum class Op : uint16_t {
 
 inline bool IsKnownOp(uint16_t op) {
   switch (static_cast<Op>(op)) {
-    case Op::kHello: case Op::kAuth: case Op::kHeartbeat: case Op::kPing: case Op::kStats:
-    case Op::kAdopt: case Op::kOpen: case Op::kClose: case Op::kPread: case Op::kPwrite:
-    case Op::kRead: case Op::kWrite: case Op::kLseek: case Op::kFsync: case Op::kFtruncate:
-    case Op::kFallocate: case Op::kFstat: case Op::kFstatfs: case Op::kSetfl: case Op::kStat:
-    case Op::kStatfs: case Op::kAccess: case Op::kUnlink: case Op::kMkdir: case Op::kRmdir:
-    case Op::kRename: case Op::kTruncate: case Op::kReadlink: case Op::kReaddir:
-    case Op::kLock: case Op::kUnlockAll:
+    case Op::kHello:
+    case Op::kAuth:
+    case Op::kHeartbeat:
+    case Op::kPing:
+    case Op::kStats:
+    case Op::kAdopt:
+    case Op::kOpen:
+    case Op::kClose:
+    case Op::kPread:
+    case Op::kPwrite:
+    case Op::kRead:
+    case Op::kWrite:
+    case Op::kLseek:
+    case Op::kFsync:
+    case Op::kFtruncate:
+    case Op::kFallocate:
+    case Op::kFstat:
+    case Op::kFstatfs:
+    case Op::kSetfl:
+    case Op::kStat:
+    case Op::kStatfs:
+    case Op::kAccess:
+    case Op::kUnlink:
+    case Op::kMkdir:
+    case Op::kRmdir:
+    case Op::kRename:
+    case Op::kTruncate:
+    case Op::kReadlink:
+    case Op::kReaddir:
+    case Op::kLock:
+    case Op::kUnlockAll:
       return true;
   }
   return false;
@@ -76,12 +100,16 @@ const char* OpName(Op op);
 
 // Messages with no fields (kPing, kStats, kHeartbeat requests; most replies).
 struct Empty {
-  template <class V> void Visit(V&) {}
+  template <class V>
+  void Visit(V&) {}
 };
 
 struct HelloReply {
   Nonce server_nonce{};
-  template <class V> void Visit(V& v) { v(server_nonce); }
+  template <class V>
+  void Visit(V& v) {
+    v(server_nonce);
+  }
 };
 
 struct AuthRequest {
@@ -92,18 +120,32 @@ struct AuthRequest {
   std::string host;
   uint64_t join_session = 0;  // 0: a new session; else join this one ...
   uint64_t join_token = 0;    // ... proving it with its token
-  template <class V> void Visit(V& v) {
-    v(client_nonce); v(proof); v(pid); v(node_id); v(host); v(join_session); v(join_token);
+  template <class V>
+  void Visit(V& v) {
+    v(client_nonce);
+    v(proof);
+    v(pid);
+    v(node_id);
+    v(host);
+    v(join_session);
+    v(join_token);
   }
 };
 
 struct AuthReply {
   uint64_t session = 0;
-  uint64_t token = 0;          // secret to join or adopt from this session
-  std::string app;             // the application name bound to the credential
-  uint32_t heartbeat_ms = 0;   // heartbeat period while requests are outstanding
-  uint32_t max_io_bytes = 0;   // largest read or write the daemon accepts in one request
-  template <class V> void Visit(V& v) { v(session); v(token); v(app); v(heartbeat_ms); v(max_io_bytes); }
+  uint64_t token = 0;         // secret to join or adopt from this session
+  std::string app;            // the application name bound to the credential
+  uint32_t heartbeat_ms = 0;  // heartbeat period while requests are outstanding
+  uint32_t max_io_bytes = 0;  // largest read or write the daemon accepts in one request
+  template <class V>
+  void Visit(V& v) {
+    v(session);
+    v(token);
+    v(app);
+    v(heartbeat_ms);
+    v(max_io_bytes);
+  }
 };
 
 // After fork: the child's new session takes references to its parent's handles, so
@@ -112,14 +154,24 @@ struct AdoptRequest {
   uint64_t parent_session = 0;
   uint64_t parent_token = 0;
   std::vector<uint64_t> handles;
-  template <class V> void Visit(V& v) { v(parent_session); v(parent_token); v(handles); }
+  template <class V>
+  void Visit(V& v) {
+    v(parent_session);
+    v(parent_token);
+    v(handles);
+  }
 };
 
 struct OpenRequest {
   std::string path;
   int32_t flags = 0;  // Linux open(2) flags
   uint32_t mode = 0;
-  template <class V> void Visit(V& v) { v(path); v(flags); v(mode); }
+  template <class V>
+  void Visit(V& v) {
+    v(path);
+    v(flags);
+    v(mode);
+  }
 };
 
 struct OpenReply {
@@ -127,65 +179,109 @@ struct OpenReply {
   uint64_t dev = 0;  // file identity (for locks and per-file scheduling)
   uint64_t ino = 0;
   uint32_t mode = 0;  // st_mode: a directory opened with O_DIRECTORY, a regular file ...
-  template <class V> void Visit(V& v) { v(handle); v(dev); v(ino); v(mode); }
+  template <class V>
+  void Visit(V& v) {
+    v(handle);
+    v(dev);
+    v(ino);
+    v(mode);
+  }
 };
 
 struct HandleRequest {  // kClose, kFstat, kFstatfs
   uint64_t handle = 0;
-  template <class V> void Visit(V& v) { v(handle); }
+  template <class V>
+  void Visit(V& v) {
+    v(handle);
+  }
 };
 
 struct PreadRequest {
   uint64_t handle = 0;
   uint64_t offset = 0;
   uint32_t length = 0;
-  template <class V> void Visit(V& v) { v(handle); v(offset); v(length); }
+  template <class V>
+  void Visit(V& v) {
+    v(handle);
+    v(offset);
+    v(length);
+  }
 };
 
 struct PwriteRequest {  // [tail]
   uint64_t handle = 0;
   uint64_t offset = 0;
-  template <class V> void Visit(V& v) { v(handle); v(offset); }
+  template <class V>
+  void Visit(V& v) {
+    v(handle);
+    v(offset);
+  }
 };
 
 struct ReadRequest {
   uint64_t handle = 0;
   uint32_t length = 0;
-  template <class V> void Visit(V& v) { v(handle); v(length); }
+  template <class V>
+  void Visit(V& v) {
+    v(handle);
+    v(length);
+  }
 };
 
 struct WriteRequest {  // [tail]
   uint64_t handle = 0;
-  template <class V> void Visit(V& v) { v(handle); }
+  template <class V>
+  void Visit(V& v) {
+    v(handle);
+  }
 };
 
 struct CountReply {  // kPwrite, kWrite
   uint64_t count = 0;
-  template <class V> void Visit(V& v) { v(count); }
+  template <class V>
+  void Visit(V& v) {
+    v(count);
+  }
 };
 
 struct LseekRequest {
   uint64_t handle = 0;
   int64_t offset = 0;
   int32_t whence = 0;  // SEEK_SET, SEEK_CUR, SEEK_END, SEEK_DATA, SEEK_HOLE
-  template <class V> void Visit(V& v) { v(handle); v(offset); v(whence); }
+  template <class V>
+  void Visit(V& v) {
+    v(handle);
+    v(offset);
+    v(whence);
+  }
 };
 
 struct OffsetReply {
   int64_t offset = 0;
-  template <class V> void Visit(V& v) { v(offset); }
+  template <class V>
+  void Visit(V& v) {
+    v(offset);
+  }
 };
 
 struct FsyncRequest {
   uint64_t handle = 0;
   uint32_t datasync = 0;
-  template <class V> void Visit(V& v) { v(handle); v(datasync); }
+  template <class V>
+  void Visit(V& v) {
+    v(handle);
+    v(datasync);
+  }
 };
 
 struct FtruncateRequest {
   uint64_t handle = 0;
   int64_t length = 0;
-  template <class V> void Visit(V& v) { v(handle); v(length); }
+  template <class V>
+  void Visit(V& v) {
+    v(handle);
+    v(length);
+  }
 };
 
 struct FallocateRequest {
@@ -193,13 +289,23 @@ struct FallocateRequest {
   int32_t mode = 0;
   int64_t offset = 0;
   int64_t length = 0;
-  template <class V> void Visit(V& v) { v(handle); v(mode); v(offset); v(length); }
+  template <class V>
+  void Visit(V& v) {
+    v(handle);
+    v(mode);
+    v(offset);
+    v(length);
+  }
 };
 
 struct SetflRequest {  // F_SETFL: O_APPEND, O_NONBLOCK, O_DIRECT, O_NOATIME change
   uint64_t handle = 0;
   int32_t flags = 0;
-  template <class V> void Visit(V& v) { v(handle); v(flags); }
+  template <class V>
+  void Visit(V& v) {
+    v(handle);
+    v(flags);
+  }
 };
 
 struct WireStat {
@@ -207,67 +313,123 @@ struct WireStat {
   uint32_t mode = 0, uid = 0, gid = 0, blksize = 0;
   int64_t atime_sec = 0, mtime_sec = 0, ctime_sec = 0;
   uint32_t atime_nsec = 0, mtime_nsec = 0, ctime_nsec = 0;
-  template <class V> void Visit(V& v) {
-    v(dev); v(ino); v(nlink); v(rdev); v(size); v(blocks); v(mode); v(uid); v(gid); v(blksize);
-    v(atime_sec); v(mtime_sec); v(ctime_sec); v(atime_nsec); v(mtime_nsec); v(ctime_nsec);
+  template <class V>
+  void Visit(V& v) {
+    v(dev);
+    v(ino);
+    v(nlink);
+    v(rdev);
+    v(size);
+    v(blocks);
+    v(mode);
+    v(uid);
+    v(gid);
+    v(blksize);
+    v(atime_sec);
+    v(mtime_sec);
+    v(ctime_sec);
+    v(atime_nsec);
+    v(mtime_nsec);
+    v(ctime_nsec);
   }
 };
 
 struct WireStatfs {
   uint64_t type = 0, bsize = 0, blocks = 0, bfree = 0, bavail = 0, files = 0, ffree = 0;
   uint64_t namelen = 0, frsize = 0, flags = 0;
-  template <class V> void Visit(V& v) {
-    v(type); v(bsize); v(blocks); v(bfree); v(bavail); v(files); v(ffree); v(namelen);
-    v(frsize); v(flags);
+  template <class V>
+  void Visit(V& v) {
+    v(type);
+    v(bsize);
+    v(blocks);
+    v(bfree);
+    v(bavail);
+    v(files);
+    v(ffree);
+    v(namelen);
+    v(frsize);
+    v(flags);
   }
 };
 
 struct PathRequest {  // kStatfs, kUnlink, kRmdir, kReadlink, kReaddir
   std::string path;
-  template <class V> void Visit(V& v) { v(path); }
+  template <class V>
+  void Visit(V& v) {
+    v(path);
+  }
 };
 
 struct StatRequest {
   std::string path;
   uint32_t nofollow = 0;  // lstat
-  template <class V> void Visit(V& v) { v(path); v(nofollow); }
+  template <class V>
+  void Visit(V& v) {
+    v(path);
+    v(nofollow);
+  }
 };
 
 struct AccessRequest {
   std::string path;
   int32_t mode = 0;  // F_OK, R_OK, W_OK, X_OK
-  template <class V> void Visit(V& v) { v(path); v(mode); }
+  template <class V>
+  void Visit(V& v) {
+    v(path);
+    v(mode);
+  }
 };
 
 struct MkdirRequest {
   std::string path;
   uint32_t mode = 0;
-  template <class V> void Visit(V& v) { v(path); v(mode); }
+  template <class V>
+  void Visit(V& v) {
+    v(path);
+    v(mode);
+  }
 };
 
 struct RenameRequest {
   std::string from;
   std::string to;
   uint32_t flags = 0;  // renameat2 flags
-  template <class V> void Visit(V& v) { v(from); v(to); v(flags); }
+  template <class V>
+  void Visit(V& v) {
+    v(from);
+    v(to);
+    v(flags);
+  }
 };
 
 struct TruncateRequest {
   std::string path;
   int64_t length = 0;
-  template <class V> void Visit(V& v) { v(path); v(length); }
+  template <class V>
+  void Visit(V& v) {
+    v(path);
+    v(length);
+  }
 };
 
 struct DirEntry {
   uint64_t ino = 0;
   uint8_t type = 0;  // DT_*
   std::string name;
-  template <class V> void Visit(V& v) { v(ino); v(type); v(name); }
+  template <class V>
+  void Visit(V& v) {
+    v(ino);
+    v(type);
+    v(name);
+  }
 };
 
 struct ReaddirReply {  // the whole listing, "." and ".." included
   std::vector<DirEntry> entries;
-  template <class V> void Visit(V& v) { v(entries); }
+  template <class V>
+  void Visit(V& v) {
+    v(entries);
+  }
 };
 
 // Record locks, owned by the session (process). The client sends them to the daemon
@@ -281,7 +443,16 @@ struct LockRequest {
   int64_t start = 0;
   int64_t length = 0;  // 0: to the end of file, however it grows
   int32_t pid = 0;     // reported to F_GETLK callers of other processes
-  template <class V> void Visit(V& v) { v(dev); v(ino); v(cmd); v(type); v(start); v(length); v(pid); }
+  template <class V>
+  void Visit(V& v) {
+    v(dev);
+    v(ino);
+    v(cmd);
+    v(type);
+    v(start);
+    v(length);
+    v(pid);
+  }
 };
 
 struct LockReply {  // F_GETLK: the conflicting lock, or type F_UNLCK
@@ -289,14 +460,24 @@ struct LockReply {  // F_GETLK: the conflicting lock, or type F_UNLCK
   int64_t start = 0;
   int64_t length = 0;
   int32_t pid = 0;
-  template <class V> void Visit(V& v) { v(type); v(start); v(length); v(pid); }
+  template <class V>
+  void Visit(V& v) {
+    v(type);
+    v(start);
+    v(length);
+    v(pid);
+  }
 };
 
 // POSIX release-on-close: closing any descriptor of a file drops the process's locks.
 struct UnlockAllRequest {
   uint64_t dev = 0;
   uint64_t ino = 0;
-  template <class V> void Visit(V& v) { v(dev); v(ino); }
+  template <class V>
+  void Visit(V& v) {
+    v(dev);
+    v(ino);
+  }
 };
 
 }  // namespace iorelay::proto

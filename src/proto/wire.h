@@ -48,7 +48,7 @@ class Writer {
  public:
   explicit Writer(std::vector<uint8_t>* out) : out_(out) {}
   template <typename T>
-    requires std::is_integral_v<T>
+  requires std::is_integral_v<T>
   void operator()(const T& v) {
     uint8_t b[sizeof(T)];
     std::memcpy(b, &v, sizeof v);  // x86-64 and aarch64 Linux are little-endian
@@ -65,7 +65,7 @@ class Writer {
     for (const auto& e : v) (*this)(e);
   }
   template <typename T>
-    requires requires(T t, Writer& w) { t.Visit(w); }
+  requires requires(T t, Writer& w) { t.Visit(w); }
   void operator()(const T& msg) {
     const_cast<T&>(msg).Visit(*this);  // Visit only reads when given a Writer
   }
@@ -79,7 +79,7 @@ class Reader {
  public:
   explicit Reader(std::span<const uint8_t> in) : in_(in) {}
   template <typename T>
-    requires std::is_integral_v<T>
+  requires std::is_integral_v<T>
   void operator()(T& v) {
     if (!Take(sizeof v)) return;
     std::memcpy(&v, in_.data() + pos_ - sizeof v, sizeof v);
@@ -101,10 +101,8 @@ class Reader {
     for (auto& e : v) (*this)(e);
   }
   template <typename T>
-    requires requires(T t, Reader& r) { t.Visit(r); }
-  void operator()(T& msg) {
-    msg.Visit(*this);
-  }
+  requires requires(T t, Reader& r) { t.Visit(r); }
+  void operator()(T& msg) { msg.Visit(*this); }
   bool ok() const { return ok_; }
   // What follows the fields: the bulk data of a write request or read reply.
   std::span<const uint8_t> rest() const { return in_.subspan(pos_); }

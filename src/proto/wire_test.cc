@@ -9,8 +9,10 @@ namespace iorelay::proto {
 namespace {
 
 TEST(HeaderTest, RoundTrip) {
-  FrameHeader h{.op = static_cast<uint16_t>(Op::kPwrite) | kReplyBit, .id = 0x1122334455667788,
-                .length = 4096, .status = -5};
+  FrameHeader h{.op = static_cast<uint16_t>(Op::kPwrite) | kReplyBit,
+                .id = 0x1122334455667788,
+                .length = 4096,
+                .status = -5};
   uint8_t buf[kHeaderBytes];
   EncodeHeader(h, buf);
   Result<FrameHeader> d = DecodeHeader(buf);
@@ -111,7 +113,8 @@ TEST(FieldsTest, RejectsInconsistentLengths) {
   PathRequest out;
   EXPECT_EQ(DecodeFields(bytes, &out).code(), EPROTO);
   // A string longer than any path may be.
-  std::vector<uint8_t> huge = EncodeFields(PathRequest{.path = std::string(kMaxPathBytes + 1, 'x')});
+  std::vector<uint8_t> huge =
+      EncodeFields(PathRequest{.path = std::string(kMaxPathBytes + 1, 'x')});
   EXPECT_EQ(DecodeFields(huge, &out).code(), EPROTO);
   // A list that claims more entries than could fit.
   std::vector<uint8_t> list = {0xff, 0xff, 0xff, 0x7f};

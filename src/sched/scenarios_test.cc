@@ -5,8 +5,8 @@
 
 #include "sched/quantum.h"
 #include "sched/registry.h"
-#include "testutil/sched_driver_testutil.h"
 #include "sched/write_order.h"
+#include "testutil/sched_driver_testutil.h"
 
 namespace iorelay::sched {
 namespace {

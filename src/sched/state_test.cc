@@ -5,8 +5,8 @@
 #include <nlohmann/json.hpp>
 
 #include "sched/registry.h"
-#include "testutil/sched_driver_testutil.h"
 #include "sched/write_order.h"
+#include "testutil/sched_driver_testutil.h"
 
 namespace iorelay::sched {
 namespace {
@@ -52,7 +52,8 @@ INSTANTIATE_TEST_SUITE_P(AioliAndMlf, IdleStreams,
                          ::testing::Values("aioli", "aioli:sync=false", "mlf"),
                          [](const auto& info) {
                            std::string n = info.param;
-                           for (char& c : n) c = std::isalnum(static_cast<unsigned char>(c)) ? c : '_';
+                           for (char& c : n)
+                             c = std::isalnum(static_cast<unsigned char>(c)) ? c : '_';
                            return n;
                          });
 

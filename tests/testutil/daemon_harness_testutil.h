@@ -14,9 +14,9 @@
 #include "common/auth.h"
 #include "daemon/config.h"
 #include "daemon/daemon.h"
-#include "testutil/raw_client_testutil.h"
 #include "proto/messages.h"
 #include "proto/wire.h"
+#include "testutil/raw_client_testutil.h"
 
 namespace iorelay::daemon::testing {
 

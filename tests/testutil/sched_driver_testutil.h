@@ -2,15 +2,14 @@
 // of workers, Release with the service time) and records when each request ran.
 #pragma once
 
-#include <functional>
-#include <map>
-#include <queue>
-#include <vector>
-
 #include <gtest/gtest.h>
 
+#include <functional>
+#include <map>
 #include <memory>
+#include <queue>
 #include <string>
+#include <vector>
 
 #include "sched/registry.h"
 #include "sched/scheduler.h"
