@@ -82,8 +82,8 @@ ci:
 	$(MAKE) test-asan
 	$(MAKE) test-tsan
 
-# A verified fio run through 2 daemons, then the default exploration (about 7 minutes on 2
-# cores; resumable: a second `make demo` reuses results/demo) and its analysis.
+# A verified fio run through 2 daemons, then the default exploration (its wall time is in the
+# README; resumable: a second `make demo` reuses results/demo) and its analysis.
 DEMO_DIR ?= results/demo
 demo: build
 	$(VBIN)/iorelay demo

@@ -33,7 +33,8 @@ class MergeTest : public ::testing::TestWithParam<std::string>, protected testin
   // scheduler, which may merge them.
   void StartDaemon(const std::string& scheduler, int64_t delay_us, int heartbeat_ms = 200) {
     Config c = BaseConfig();
-    c.credentials = {{"appA", dir_ + "/a.key"}, {"appB", dir_ + "/b.key", 2}};
+    c.credentials = {{"appA", daemon_dir_->key_file("appA")},
+                     {"appB", daemon_dir_->key_file("appB"), 2}};
     c.delay_us = delay_us;
     c.heartbeat_ms = heartbeat_ms;
     c.workers = 1;

@@ -1,6 +1,7 @@
 // Runs preload_e2e_prog under LD_PRELOAD=libiorelay_preload.so against a private iorelayd
 // (tests/testutil/daemon_process_testutil.h); fails with the program's output when any of
 // its checks fails (the daemon's own output goes to the test's).
+#include <fcntl.h>
 #include <gtest/gtest.h>
 #include <link.h>
 #include <spawn.h>

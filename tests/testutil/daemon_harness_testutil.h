@@ -1,49 +1,49 @@
-// What every in-process daemon test sets up: a temporary export root, two credentials (appA,
-// appB) and a Unix socket; and the raw-protocol calls the tests share. A mixin, so that
-// plain and parameterised gtest fixtures can both use it.
+// Runs iorelayd inside the test, for tests that give it their own configuration or reach into
+// it, in a DaemonDir with two applications (appA, appB); and the raw-protocol calls the tests
+// share. A mixin, so that plain and parameterised gtest fixtures can both use it.
 #pragma once
 
 #include <gtest/gtest.h>
-#include <sys/stat.h>
 
-#include <cstdlib>
-#include <filesystem>
 #include <memory>
 #include <string>
+#include <vector>
 
 #include "common/auth.h"
 #include "daemon/config.h"
 #include "daemon/daemon.h"
 #include "proto/messages.h"
 #include "proto/wire.h"
+#include "testutil/daemon_dir_testutil.h"
 #include "testutil/raw_client_testutil.h"
 
 namespace iorelay::daemon::testing {
 
 class DaemonHarness {
  protected:
-  // Makes the directory, its root/ and the two credentials (fatal failures on error).
+  // Makes the DaemonDir and reads the two credentials (fatal failures on error).
   void PrepareDirs() {
-    char tmpl[] = "/tmp/irdt-XXXXXX";
-    ASSERT_NE(::mkdtemp(tmpl), nullptr);
-    dir_ = tmpl;
-    ASSERT_EQ(::mkdir((dir_ + "/root").c_str(), 0755), 0);
-    ASSERT_TRUE(CreateSecretFile(dir_ + "/a.key").ok());
-    ASSERT_TRUE(CreateSecretFile(dir_ + "/b.key").ok());
-    secret_a_ = *LoadSecretFile(dir_ + "/a.key");
-    secret_b_ = *LoadSecretFile(dir_ + "/b.key");
+    daemon_dir_ =
+        std::make_unique<iorelay::testing::DaemonDir>(std::vector<std::string>{"appA", "appB"});
+    dir_ = daemon_dir_->path();
+    socket_ = daemon_dir_->socket();
+    Result<Secret> a = LoadSecretFile(daemon_dir_->key_file("appA"));
+    Result<Secret> b = LoadSecretFile(daemon_dir_->key_file("appB"));
+    ASSERT_TRUE(a.ok() && b.ok());
+    secret_a_ = *a;
+    secret_b_ = *b;
   }
   void Cleanup() {
     daemon_.reset();
-    std::filesystem::remove_all(dir_);
+    daemon_dir_.reset();
   }
-  // Listens on dir/s, exports /data → dir/root, knows appA (a.key) and appB (b.key).
+  // Listens on dir/s, exports /data → dir/root, knows appA and appB.
   Config BaseConfig() {
     Config c;
-    socket_ = dir_ + "/s";
-    c.listen = {"unix:" + socket_};
-    c.exports = {{"/data", dir_ + "/root"}};
-    c.credentials = {{"appA", dir_ + "/a.key"}, {"appB", dir_ + "/b.key"}};
+    c.listen = {daemon_dir_->address()};
+    c.exports = {{"/data", daemon_dir_->root()}};
+    c.credentials = {{"appA", daemon_dir_->key_file("appA")},
+                     {"appB", daemon_dir_->key_file("appB")}};
     return c;
   }
   void Start(const Config& c) {
@@ -71,6 +71,7 @@ class DaemonHarness {
     return static_cast<int64_t>(r.handle);
   }
 
+  std::unique_ptr<iorelay::testing::DaemonDir> daemon_dir_;
   std::string dir_, socket_;
   Secret secret_a_{}, secret_b_{};
   std::unique_ptr<Daemon> daemon_;

@@ -20,30 +20,21 @@ namespace iorelay::client {
 
 bool DaemonProcess::Available() { return ::access(IORELAYD_PATH, X_OK) == 0; }
 
-DaemonProcess::DaemonProcess() {
-  char tmpl[] = "/tmp/iorXXXXXX";
-  dir_ = ::mkdtemp(tmpl);
-  root_ = dir_ + "/root";
-  ::mkdir(root_.c_str(), 0700);
-  secret_ = dir_ + "/secret";
-  std::FILE* f = std::fopen(secret_.c_str(), "w");
-  std::fputs("00112233445566778899aabbccddeeff00112233445566778899aabbccddeeff\n", f);
-  std::fclose(f);
-  ::chmod(secret_.c_str(), 0600);
-  ready_ = dir_ + "/ready";
-}
+DaemonProcess::DaemonProcess() = default;
 
-DaemonProcess::~DaemonProcess() {
-  Kill();
-  std::string cmd = "rm -rf '" + dir_ + "'";
-  if (std::system(cmd.c_str()) != 0) std::perror("rm");
-}
+DaemonProcess::~DaemonProcess() { Kill(); }
 
 bool DaemonProcess::Start(const std::vector<std::string>& extra) {
   ::unlink(ready_.c_str());
-  std::vector<std::string> args = {IORELAYD_PATH,    "--listen",      address(),
-                                   "--export",       "/fwd=" + root_, "--credential",
-                                   "app=" + secret_, "--ready-file",  ready_};
+  std::vector<std::string> args = {IORELAYD_PATH,
+                                   "--listen",
+                                   address(),
+                                   "--export",
+                                   "/fwd=" + root(),
+                                   "--credential",
+                                   "app=" + secret_file(),
+                                   "--ready-file",
+                                   ready_};
   args.insert(args.end(), extra.begin(), extra.end());
   std::vector<char*> argv;
   for (auto& a : args) argv.push_back(a.data());
@@ -90,7 +81,7 @@ void DaemonProcess::Kill() {
 
 void DaemonProcess::ExportClientEnv(int timeout_ms) const {
   ::setenv("IORELAY_SERVERS", address().c_str(), 1);
-  ::setenv("IORELAY_SECRET_FILE", secret_.c_str(), 1);
+  ::setenv("IORELAY_SECRET_FILE", secret_file().c_str(), 1);
   ::setenv("IORELAY_PREFIX", "/fwd", 1);
   ::setenv("IORELAY_TIMEOUT_MS", std::to_string(timeout_ms).c_str(), 1);
   ::unsetenv("IORELAY_FALLBACK");

@@ -1,5 +1,5 @@
-// Runs a real iorelayd for client tests: private temp dir, export /fwd, a 0600 credential,
-// readiness by --ready-file; always killed at the end.
+// Runs the real iorelayd binary for client and interposer tests, in a DaemonDir with one
+// application ("app") and the export /fwd; readiness by --ready-file; always killed at the end.
 #pragma once
 
 #include <sys/types.h>
@@ -7,12 +7,14 @@
 #include <string>
 #include <vector>
 
+#include "testutil/daemon_dir_testutil.h"
+
 namespace iorelay::client {
 
 class DaemonProcess {
  public:
-  DaemonProcess();   // creates the temp dir, credential and export root
-  ~DaemonProcess();  // SIGKILL, reap, remove the temp dir
+  DaemonProcess();
+  ~DaemonProcess();  // SIGKILL and reap; the DaemonDir removes the directory
   static bool Available();
   // Spawns the daemon and waits (<= 10 s) for its ready file. False on failure.
   bool Start(const std::vector<std::string>& extra = {});
@@ -20,15 +22,16 @@ class DaemonProcess {
   // SIGSTOP, then waits until the kernel reports the daemon stopped.
   bool Stop();
   void Kill();  // SIGKILL and reap
-  std::string address() const { return "unix:" + dir_ + "/d.sock"; }
-  const std::string& root() const { return root_; }
-  const std::string& secret_file() const { return secret_; }
-  const std::string& dir() const { return dir_; }
+  std::string address() const { return dir_.address(); }
+  std::string root() const { return dir_.root(); }
+  std::string secret_file() const { return dir_.key_file("app"); }
+  const std::string& dir() const { return dir_.path(); }
   // Sets the client's environment for this daemon (IORELAY_SERVERS, _SECRET_FILE, _PREFIX).
   void ExportClientEnv(int timeout_ms = 5000) const;
 
  private:
-  std::string dir_, root_, secret_, ready_;
+  testing::DaemonDir dir_{{"app"}};
+  std::string ready_ = dir_.path() + "/ready";
   pid_t pid_ = -1;
 };
 
