@@ -4,6 +4,7 @@
 #include <netinet/in.h>
 #include <netinet/tcp.h>
 #include <sys/socket.h>
+#include <sys/stat.h>
 #include <sys/un.h>
 #include <unistd.h>
 
@@ -66,11 +67,24 @@ class SocketConnection final : public Connection {
 
 class SocketListener final : public Listener {
  public:
-  SocketListener(int fd, std::string address, bool tcp, std::string unlink_path)
-      : fd_(fd), address_(std::move(address)), tcp_(tcp), unlink_path_(std::move(unlink_path)) {}
+  // `unix_path` is the socket file this listener created (empty for TCP); it is removed at the
+  // end only while it is still that file (same device and inode), so stopping a daemon never
+  // removes the socket of another daemon that has since taken the path.
+  SocketListener(int fd, std::string address, bool tcp, std::string unix_path)
+      : fd_(fd), address_(std::move(address)), tcp_(tcp), unix_path_(std::move(unix_path)) {
+    struct stat st;
+    if (!unix_path_.empty() && ::lstat(unix_path_.c_str(), &st) == 0) {
+      dev_ = st.st_dev;
+      ino_ = st.st_ino;
+    }
+  }
   ~SocketListener() override {
     ::close(fd_);
-    if (!unlink_path_.empty()) ::unlink(unlink_path_.c_str());
+    struct stat st;
+    if (!unix_path_.empty() && ino_ != 0 && ::lstat(unix_path_.c_str(), &st) == 0 &&
+        st.st_dev == dev_ && st.st_ino == ino_) {
+      ::unlink(unix_path_.c_str());
+    }
   }
 
   Result<std::unique_ptr<Connection>> Accept() override {
@@ -95,8 +109,37 @@ class SocketListener final : public Listener {
   int fd_;
   std::string address_;
   bool tcp_;
-  std::string unlink_path_;
+  std::string unix_path_;
+  dev_t dev_ = 0;
+  ino_t ino_ = 0;
 };
+
+// Frees a Unix socket path for bind: a socket nobody listens on (left by a daemon that died) is
+// removed; a socket where a daemon answers, or a file that is not a socket, is an error.
+Status ClaimUnixPath(const std::string& path, const sockaddr_un& addr) {
+  struct stat st;
+  if (::lstat(path.c_str(), &st) != 0) {
+    return errno == ENOENT ? Status::Ok() : Status::LastError("unix:" + path);
+  }
+  if (!S_ISSOCK(st.st_mode)) {
+    return Status::FromErrno(EEXIST, "unix:" + path + " exists and is not a socket");
+  }
+  int probe = ::socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
+  if (probe < 0) return Status::LastError("socket");
+  int rc = ::connect(probe, reinterpret_cast<const sockaddr*>(&addr), sizeof addr);
+  int err = errno;
+  ::close(probe);
+  if (rc == 0) {
+    return Status::FromErrno(EADDRINUSE, "unix:" + path +
+                                             ": another daemon is listening there; stop it or "
+                                             "choose another path");
+  }
+  if (err != ECONNREFUSED) return Status::FromErrno(err, "probing unix:" + path);
+  if (::unlink(path.c_str()) != 0 && errno != ENOENT) {
+    return Status::LastError("removing the stale socket unix:" + path);
+  }
+  return Status::Ok();
+}
 
 Result<std::unique_ptr<Listener>> ListenUnix(const std::string& path) {
   struct sockaddr_un addr = {};
@@ -105,9 +148,9 @@ Result<std::unique_ptr<Listener>> ListenUnix(const std::string& path) {
     return Status::InvalidArgument("unix socket path empty or too long: " + path);
   }
   std::memcpy(addr.sun_path, path.c_str(), path.size() + 1);
+  if (Status s = ClaimUnixPath(path, addr); !s.ok()) return s;
   int fd = ::socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
   if (fd < 0) return Status::LastError("socket");
-  ::unlink(path.c_str());
   if (::bind(fd, reinterpret_cast<sockaddr*>(&addr), sizeof addr) != 0 || ::listen(fd, 512) != 0) {
     Status s = Status::LastError("listen unix:" + path);
     ::close(fd);

@@ -38,8 +38,10 @@ class Listener {
   virtual void Shutdown() = 0;
 };
 
-// "tcp:HOST:PORT" (port 0: any free port) or "unix:PATH" (an existing socket file is
-// replaced).
+// "tcp:HOST:PORT" (port 0: any free port) or "unix:PATH". A Unix path where a daemon is
+// listening is refused (EADDRINUSE), as is a file that is not a socket (EEXIST); a stale socket
+// nobody listens on is replaced. The listener removes its socket file at the end only if the
+// path still names that socket.
 Result<std::unique_ptr<Listener>> Listen(const std::string& spec);
 
 }  // namespace iorelay::daemon
