@@ -17,14 +17,15 @@ bool Conflicts(const LockSpan& held, const LockSpan& want) {
 
 Result<LockSpan> MakeSpan(int64_t start, int64_t length) {
   LockSpan s;
+  if (start < 0) return Status::InvalidArgument("negative lock start");
   if (length < 0) {
+    // start >= 0 here, so start + length cannot overflow once length > INT64_MIN.
     if (length == std::numeric_limits<int64_t>::min() || start + length < 0) {
       return Status::InvalidArgument("lock range before offset 0");
     }
     s.start = start + length;
     s.end = start;
   } else {
-    if (start < 0) return Status::InvalidArgument("negative lock start");
     s.start = start;
     if (length == 0) {
       s.end = kLockEof;
@@ -111,6 +112,7 @@ bool LockManager::Apply(const sched::FileKey& key, const LockSpan& span, int16_t
   std::sort(out.begin(), out.end(), [](const LockSpan& a, const LockSpan& b) {
     return a.start != b.start ? a.start < b.start : a.owner < b.owner;
   });
+  spans_ = spans_ - spans.size() + out.size();
   if (out.empty()) {
     files_.erase(key);
   } else {

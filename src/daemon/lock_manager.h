@@ -54,9 +54,12 @@ class LockManager {
   std::vector<sched::FileKey> ReleaseOwner(uint64_t owner);
   // All locks on a file, sorted by start (tests and diagnostics).
   std::vector<LockSpan> Locks(const sched::FileKey& key) const;
+  // Locked ranges held on all files (what the lock table's bound counts).
+  size_t spans() const { return spans_; }
 
  private:
   std::unordered_map<sched::FileKey, std::vector<LockSpan>, FileKeyHash> files_;
+  size_t spans_ = 0;
 };
 
 }  // namespace iorelay::daemon

@@ -23,6 +23,21 @@ TEST(MakeSpan, LengthZeroNegativeAndInvalid) {
   EXPECT_EQ(MakeSpan(2, -4).status().code(), EINVAL);
   EXPECT_EQ(MakeSpan(-1, 5).status().code(), EINVAL);
   EXPECT_EQ(MakeSpan(kLockEof - 1, 5).status().code(), EOVERFLOW);
+  // Regression: start + length overflowed (undefined) and made a span never released.
+  EXPECT_EQ(MakeSpan(std::numeric_limits<int64_t>::min(), -1).status().code(), EINVAL);
+  EXPECT_EQ(MakeSpan(-5, -1).status().code(), EINVAL);
+  EXPECT_EQ(MakeSpan(5, std::numeric_limits<int64_t>::min()).status().code(), EINVAL);
+}
+
+TEST(LockManager, CountsSpansOverAllFiles) {
+  LockManager m;
+  EXPECT_TRUE(m.Apply(kFile, Span(1, 0, 10), F_WRLCK));
+  EXPECT_TRUE(m.Apply(sched::FileKey{1, 3}, Span(1, 0, 10), F_WRLCK));
+  EXPECT_EQ(m.spans(), 2u);
+  EXPECT_TRUE(m.Apply(kFile, Span(1, 4, 2), F_UNLCK));  // splits one span in two
+  EXPECT_EQ(m.spans(), 3u);
+  EXPECT_EQ(m.ReleaseOwner(1).size(), 2u);
+  EXPECT_EQ(m.spans(), 0u);
 }
 
 TEST(LockManager, ReadersShareWritersExclude) {

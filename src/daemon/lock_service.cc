@@ -34,6 +34,9 @@ void LockService::Lock(const proto::LockRequest& req, uint64_t owner, Done done)
         reply.length = c->end == kLockEof ? 0 : c->end - c->start;
         reply.pid = c->pid;
       }
+    } else if ((req.cmd == F_SETLK || req.cmd == F_SETLKW) && req.type != F_UNLCK &&
+               manager_.spans() >= max_spans_) {
+      err = ENOLCK;
     } else if (req.cmd == F_SETLK || req.cmd == F_SETLKW) {
       if (manager_.Apply(key, *span, req.type)) {
         if (req.type == F_UNLCK || req.type == F_RDLCK) RetryLocked(key, &ready);

@@ -14,8 +14,14 @@
 
 namespace iorelay::daemon {
 
+// The lock table holds at most this many ranges over all files; a lock that would need
+// more fails with ENOLCK, as the kernel's does when its lock table is full.
+inline constexpr size_t kMaxLockSpans = 1 << 20;
+
 class LockService {
  public:
+  explicit LockService(size_t max_spans = kMaxLockSpans) : max_spans_(max_spans) {}
+
   // Called exactly once per request, maybe later (a parked F_SETLKW), never under mu_.
   using Done = std::function<void(int err, const proto::LockReply& reply)>;
 
@@ -40,6 +46,7 @@ class LockService {
                            std::unordered_set<uint64_t>* seen) const;
   static void Complete(Ready* ready);
 
+  const size_t max_spans_;
   mutable std::mutex mu_;
   LockManager manager_;        // guarded by mu_
   std::list<Waiter> waiters_;  // guarded by mu_, in arrival order

@@ -33,6 +33,22 @@ TEST(LockService, SetlkConflictIsEagain) {
   EXPECT_EQ(b.err, EAGAIN);
 }
 
+TEST(LockService, FullTableIsEnolckAndUnlockStillWorks) {
+  LockService s(/*max_spans=*/2);
+  Answer a, b, c, d;
+  s.Lock(Req(F_SETLK, F_WRLCK, 0, 10), 1, Into(&a));
+  s.Lock(Req(F_SETLK, F_WRLCK, 20, 10), 1, Into(&b));
+  s.Lock(Req(F_SETLK, F_WRLCK, 40, 10), 1, Into(&c));
+  EXPECT_EQ(a.err, 0);
+  EXPECT_EQ(b.err, 0);
+  EXPECT_EQ(c.err, ENOLCK);
+  s.Lock(Req(F_SETLK, F_UNLCK, 0, 10), 1, Into(&d));
+  EXPECT_EQ(d.err, 0);
+  Answer e;
+  s.Lock(Req(F_SETLK, F_WRLCK, 40, 10), 1, Into(&e));
+  EXPECT_EQ(e.err, 0);
+}
+
 TEST(LockService, SetlkwParksUntilUnlock) {
   LockService s;
   Answer a, b, u;
