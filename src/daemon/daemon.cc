@@ -5,8 +5,11 @@
 #include <fmt/core.h>
 #include <stdio.h>
 
+#include <algorithm>
 #include <chrono>
 #include <fstream>
+#include <system_error>
+#include <thread>
 
 #include "daemon/serve_connection.h"
 #include "sched/registry.h"
@@ -118,25 +121,52 @@ Status Daemon::WriteReadyFile() const {
   return Status::Ok();
 }
 
+namespace {
+// Accept errors that pass when resources come back (descriptors, memory): the loop waits and
+// tries again instead of never accepting again.
+bool IsTransientAcceptError(int err) {
+  return err == EMFILE || err == ENFILE || err == ENOBUFS || err == ENOMEM || err == EPERM ||
+         err == EAGAIN;
+}
+constexpr auto kAcceptBackoffMin = std::chrono::milliseconds(10);
+constexpr auto kAcceptBackoffMax = std::chrono::seconds(1);
+}  // namespace
+
 void Daemon::AcceptLoop(Listener* listener) {
+  std::chrono::milliseconds backoff = kAcceptBackoffMin;
   for (;;) {
     Result<std::unique_ptr<Connection>> c = listener->Accept();
-    std::lock_guard<std::mutex> lock(mu_);
+    std::unique_lock<std::mutex> lock(mu_);
     if (stopping_) return;  // (a connection accepted during shutdown is dropped)
+    // Finished connections give their descriptors back before anything else is decided.
+    Reap(false);
     if (!c.ok()) {
       fmt::print(stderr, "iorelayd: accept on {}: {}\n", listener->address(),
                  c.status().ToString());
-      return;
+      if (!IsTransientAcceptError(c.status().code())) return;
+      // Woken early by shutdown (cv_ is notified with stopping_ set).
+      cv_.wait_for(lock, backoff, [this] { return stopping_; });
+      backoff = std::min<std::chrono::milliseconds>(backoff * 2, kAcceptBackoffMax);
+      continue;
     }
-    Reap(false);
+    backoff = kAcceptBackoffMin;
     auto conn = std::make_shared<ClientConn>(std::move(*c));
     auto done = std::make_shared<std::atomic<bool>>(false);
     Core* core = core_.get();
-    conns_.push_back(ConnEntry{conn, std::thread([core, conn, done] {
-                                 ServeConnection(*core, conn);
-                                 done->store(true);
-                               }),
-                               done});
+    std::thread serve;
+    try {
+      serve = std::thread([core, conn, done] {
+        ServeConnection(*core, conn);
+        done->store(true);
+      });
+    } catch (const std::system_error& e) {
+      // No thread for it (EAGAIN at the process's thread limit): refuse this connection only.
+      fmt::print(stderr, "iorelayd: refusing a connection on {}: no thread: {}\n",
+                 listener->address(), e.what());
+      conn->Shutdown();
+      continue;
+    }
+    conns_.push_back(ConnEntry{conn, std::move(serve), done});
   }
 }
 
@@ -169,6 +199,7 @@ void Daemon::Shutdown() {
       std::lock_guard<std::mutex> lock(mu_);
       stopping_ = true;
     }
+    cv_.notify_all();  // an acceptor backing off after EMFILE
     for (auto& l : listeners_) l->Shutdown();
     for (auto& t : acceptors_) t.join();
     // Stop receiving; readers finish what they run inline and leave.
