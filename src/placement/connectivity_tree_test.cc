@@ -49,8 +49,8 @@ TEST(ConnectivityTreeTest, TorusTreesFollowDefaultRoutes) {
   EXPECT_EQ(all.nodes.size(), 512u) << "every route is a chain of nodes, so all are reached";
 }
 
-TEST(ConnectivityTreeTest, OtherOrdersAndFatTree) {
-  for (const char* spec : {"torus:3x5x4:order=CAB", "fattree:4x8x3"}) {
+TEST(ConnectivityTreeTest, OtherOrdersFatTreeAndDragonfly) {
+  for (const char* spec : {"torus:3x5x4:order=CAB", "fattree:4x8x3", "dragonfly:9x4x2x2"}) {
     auto t = ParseTopology(spec);
     ASSERT_TRUE(t.ok());
     CheckTree(**t, 0, 1000);

@@ -22,7 +22,8 @@ std::vector<int> Loads(const Assignment& a, int k) {
 }
 
 TEST(PoliciesTest, EveryPolicyGivesAValidAssignment) {
-  for (const char* spec : {"torus:4x4x4x4x2", "torus:6x5:order=BA", "fattree:6x10x4"}) {
+  for (const char* spec : {"torus:4x4x4x4x2", "torus:6x5:order=BA", "fattree:6x10x4",
+                           "dragonfly:9x4x4x2", "dragonfly:9x4x4x2:routing=valiant"}) {
     auto t = ParseTopology(spec);
     ASSERT_TRUE(t.ok());
     Result<IoLayout> l = ChooseLayout(**t, 8);
@@ -49,7 +50,7 @@ TEST(PoliciesTest, BlockIsContiguousAndRoundRobinCycles) {
 }
 
 TEST(PoliciesTest, NearestIsBalancedAndCloserThanDefault) {
-  for (const char* spec : {"torus:4x4x4x8x2", "torus:7x9", "fattree:8x16x4"}) {
+  for (const char* spec : {"torus:4x4x4x8x2", "torus:7x9", "fattree:8x16x4", "dragonfly:9x4x8x2"}) {
     auto t = ParseTopology(spec);
     ASSERT_TRUE(t.ok());
     Result<IoLayout> l = ChooseLayout(**t, 16);

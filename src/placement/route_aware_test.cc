@@ -97,13 +97,15 @@ TEST(RouteAwareTest, SmallCapLeavesNodesOnTheirDefault) {
   EXPECT_GE(kept, stats.unreached);
 }
 
-TEST(RouteAwareTest, WorksOnFatTree) {
-  auto t = ParseTopology("fattree:8x16x4");
-  ASSERT_TRUE(t.ok());
-  const IoLayout l = *MakeSpreadLayout(**t, 16);
-  const Outcome o = RunBoth(**t, l, 64);
-  EXPECT_LE(o.max_load, o.bound + o.stats.unreached);
-  EXPECT_LE(o.route_aware.hops_mean, o.default_model.hops_mean);
+TEST(RouteAwareTest, WorksOnFatTreeAndDragonfly) {
+  for (const char* spec : {"fattree:8x16x4", "dragonfly:9x4x8x2"}) {
+    auto t = ParseTopology(spec);
+    ASSERT_TRUE(t.ok());
+    const IoLayout l = *MakeSpreadLayout(**t, 16);
+    const Outcome o = RunBoth(**t, l, 64);
+    EXPECT_LE(o.max_load, o.bound + o.stats.unreached) << spec;
+    EXPECT_LE(o.route_aware.hops_mean, o.default_model.hops_mean) << spec;
+  }
 }
 
 }  // namespace

@@ -7,6 +7,7 @@
 #include <string>
 #include <vector>
 
+#include "placement/dragonfly.h"
 #include "placement/fattree.h"
 #include "placement/torus.h"
 
@@ -63,6 +64,30 @@ Result<std::unique_ptr<Topology>> ParseFatTree(std::string_view rest) {
   return std::unique_ptr<Topology>(new FatTree(std::move(*tree)));
 }
 
+Result<std::unique_ptr<Topology>> ParseDragonfly(std::string_view rest) {
+  const size_t colon = rest.find(':');
+  Result<std::vector<int>> parts = ParseShape(rest.substr(0, colon));
+  if (!parts.ok()) return parts.status();
+  if (parts->size() != 4) {
+    return Status::InvalidArgument(
+        "dragonfly needs GROUPSxROUTERS_PER_GROUPxNODES_PER_ROUTERxGLOBAL_PORTS");
+  }
+  DragonflyRouting routing = DragonflyRouting::kMinimal;
+  if (colon != std::string_view::npos) {
+    std::string_view opt = rest.substr(colon + 1);
+    if (opt == "routing=valiant") {
+      routing = DragonflyRouting::kValiant;
+    } else if (opt != "routing=minimal") {
+      return Status::InvalidArgument(fmt::format(
+          "unknown dragonfly option '{}': expected routing=minimal or routing=valiant", opt));
+    }
+  }
+  Result<Dragonfly> d =
+      Dragonfly::Make((*parts)[0], (*parts)[1], (*parts)[2], (*parts)[3], routing);
+  if (!d.ok()) return d.status();
+  return std::unique_ptr<Topology>(new Dragonfly(std::move(*d)));
+}
+
 }  // namespace
 
 Result<std::unique_ptr<Topology>> ParseTopology(std::string_view spec) {
@@ -71,9 +96,11 @@ Result<std::unique_ptr<Topology>> ParseTopology(std::string_view spec) {
     out = ParseTorus(spec.substr(6));
   } else if (spec.starts_with("fattree:")) {
     out = ParseFatTree(spec.substr(8));
+  } else if (spec.starts_with("dragonfly:")) {
+    out = ParseDragonfly(spec.substr(10));
   } else {
-    return Status::InvalidArgument(
-        fmt::format("topology '{}': expected torus:AxBx... or fattree:LxPxU", spec));
+    return Status::InvalidArgument(fmt::format(
+        "topology '{}': expected torus:AxBx..., fattree:LxPxU or dragonfly:GxAxPxH", spec));
   }
   if (!out.ok()) {
     return Status::InvalidArgument(fmt::format("topology '{}': {}", spec, out.status().message()));

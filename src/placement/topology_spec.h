@@ -1,4 +1,5 @@
-// Topologies written as strings ("torus:4x4x4x4x2", "fattree:16x32x8"), the form the tool's
+// Topologies written as strings ("torus:4x4x4x4x2", "fattree:16x32x8", "dragonfly:9x4x2x2"),
+// the form the tool's
 // --topology flag and the simulator's platform files share.
 #pragma once
 
@@ -15,6 +16,8 @@ namespace iorelay::placement {
 //                                         A = first dimension (default ABC... in order)
 //   fattree:LxPxU                         L leaf switches, P nodes per leaf, U up-links per
 //                                         leaf (= spine switches)
+//   dragonfly:GxAxPxH[:routing=R]         G groups of A routers, P nodes per router, H global
+//                                         ports per router; R = minimal (default) or valiant
 // Returns InvalidArgument naming the problem for anything else.
 Result<std::unique_ptr<Topology>> ParseTopology(std::string_view spec);
 
