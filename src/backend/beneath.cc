@@ -63,9 +63,17 @@ Status Expand(int dir, const char* name, int* symlinks, std::deque<std::string>*
   return Status::Ok();
 }
 
+// The kernel reads a path only up to its first NUL, so a checked name with one in it is not the
+// name opened ("..\0x" would be checked as itself and opened as "..").
+Status RejectNul(const std::string& rel) {
+  if (rel.find('\0') != std::string::npos) return Status::InvalidArgument("path contains a NUL");
+  return Status::Ok();
+}
+
 }  // namespace
 
 Result<int> OpenBeneathByWalk(int root_fd, const std::string& rel, int flags, mode_t mode) {
+  IORELAY_RETURN_IF_ERROR(RejectNul(rel));
   if (!rel.empty() && rel[0] == '/') return Status::PermissionDenied("absolute path");
   int start = ::openat(root_fd, ".", O_PATH | O_DIRECTORY | O_CLOEXEC);
   if (start < 0) return Status::LastError("open export root");
@@ -108,6 +116,7 @@ Result<int> OpenBeneathByWalk(int root_fd, const std::string& rel, int flags, mo
 }
 
 Result<int> OpenBeneath(int root_fd, const std::string& rel, int flags, mode_t mode) {
+  IORELAY_RETURN_IF_ERROR(RejectNul(rel));
   if (!g_no_openat2.load(std::memory_order_relaxed)) {
     struct open_how how = {};
     how.flags = static_cast<uint64_t>(flags | O_CLOEXEC);
@@ -131,6 +140,7 @@ Result<int> OpenBeneath(int root_fd, const std::string& rel, int flags, mode_t m
 }
 
 Result<ParentRef> OpenParentBeneath(int root_fd, const std::string& rel) {
+  IORELAY_RETURN_IF_ERROR(RejectNul(rel));
   std::string path = rel;
   while (!path.empty() && path.back() == '/') path.pop_back();
   size_t slash = path.rfind('/');

@@ -113,6 +113,11 @@ TEST(OpenParentBeneath, SplitsLastComponent) {
   EXPECT_TRUE(ref->is_self);
   ::close(ref->fd);
   EXPECT_EQ(OpenParentBeneath(root, "..").status().code(), EACCES);
+  // Regression: "..\0" was compared as a name of three bytes and opened as "..".
+  const std::string dotdot_nul("..\0", 3);
+  EXPECT_EQ(OpenParentBeneath(root, dotdot_nul).status().code(), EINVAL);
+  EXPECT_EQ(OpenBeneath(root, dotdot_nul, O_RDONLY, 0).status().code(), EINVAL);
+  EXPECT_EQ(OpenBeneathByWalk(root, std::string("a\0b", 3), O_RDONLY, 0).status().code(), EINVAL);
   ::close(root);
 }
 

@@ -27,6 +27,11 @@ Result<Mapped> Exports::Map(const std::string& client_path) const {
   if (client_path.empty() || client_path[0] != '/') {
     return Status::PermissionDenied("not an absolute path: " + client_path);
   }
+  // A name cannot hold a NUL byte; past one, the kernel would read a different path than the
+  // one checked here ("..\0" passed a comparison with "..").
+  if (client_path.find('\0') != std::string::npos) {
+    return Status::InvalidArgument("path contains a NUL byte");
+  }
   const Entry* best = nullptr;
   for (const Entry& e : entries_) {
     bool under = client_path.compare(0, e.prefix.size(), e.prefix) == 0 &&

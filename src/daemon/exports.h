@@ -24,9 +24,9 @@ class Exports {
   // Opens `root` (must be a directory). `prefix` must be absolute; trailing '/' ignored.
   Status Add(const std::string& prefix, const std::string& root);
 
-  // A path under no export is refused with EACCES rather than ENOENT: the daemon does not
-  // serve it at all, like a path the caller may not reach, and ENOENT would suggest that a
-  // create there could succeed.
+  // A path with a NUL byte is refused with EINVAL. A path under no export is refused with EACCES
+  // rather than ENOENT: the daemon does not serve it at all, like a path the caller may not reach,
+  // and ENOENT would suggest that a create there could succeed.
   Result<Mapped> Map(const std::string& client_path) const;
 
  private:
