@@ -1,0 +1,40 @@
+// Hosts and links of a topology in SimGrid, routed by the topology itself (see topology_zone.h).
+#include "sim/topology_zone.h"
+
+namespace iorelay::sim {
+
+TopologyZone* TopologyZone::Create(const std::string& name, simgrid::s4u::NetZone* parent,
+                                   const placement::Topology& topology, const LinkParams& links,
+                                   double host_speed_flops) {
+  auto* zone = new TopologyZone(name, topology);
+  zone->set_parent(parent->get_impl());
+  zone->latency_s_ = links.latency_s;
+  simgrid::s4u::NetZone* iface = zone->get_iface();
+  // Hosts are created in node order, so a host's NetPoint id in this zone is its node id.
+  zone->hosts_.reserve(topology.num_nodes());
+  for (placement::VertexId v = 0; v < topology.num_nodes(); ++v) {
+    zone->hosts_.push_back(iface->create_host(name + "/n" + std::to_string(v), host_speed_flops));
+  }
+  zone->links_.reserve(topology.num_links());
+  for (placement::LinkId l = 0; l < topology.num_links(); ++l) {
+    zone->links_.push_back(
+        iface->create_link(name + "/" + topology.LinkName(l), links.bandwidth_Bps)
+            ->set_latency(links.latency_s)
+            ->seal());
+  }
+  iface->seal();
+  return zone;
+}
+
+void TopologyZone::get_local_route(const simgrid::kernel::routing::NetPoint* src,
+                                   const simgrid::kernel::routing::NetPoint* dst,
+                                   simgrid::kernel::routing::Route* into, double* latency) {
+  thread_local std::vector<placement::LinkId> route;
+  route.clear();
+  topology_.Route(static_cast<placement::VertexId>(src->id()),
+                  static_cast<placement::VertexId>(dst->id()), &route);
+  for (placement::LinkId l : route) into->link_list_.push_back(links_[l]->get_impl());
+  if (latency != nullptr) *latency += latency_s_ * static_cast<double>(route.size());
+}
+
+}  // namespace iorelay::sim
