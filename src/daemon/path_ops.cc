@@ -4,6 +4,7 @@
 #include <fcntl.h>
 
 #include "daemon/core.h"
+#include "daemon/mode_policy.h"
 #include "daemon/replier.h"
 #include "daemon/stat_convert.h"
 
@@ -69,7 +70,7 @@ void HandlePathOp(Core& core, const ConnPtr& conn, const proto::FrameHeader& h,
     case Op::kMkdir: {
       proto::MkdirRequest q;
       if (!Decode(payload, &q, r) || !map(q.path, &m)) return;
-      return r.Done(b.Mkdir(m.root_fd, m.rel, q.mode), 0);
+      return r.Done(b.Mkdir(m.root_fd, m.rel, ClientMode(q.mode)), 0);
     }
     case Op::kRmdir: {
       proto::PathRequest q;
