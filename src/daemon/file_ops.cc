@@ -127,8 +127,11 @@ void HandleFileOp(Core& core, const ConnPtr& conn, const proto::FrameHeader& h,
     case Op::kClose: {
       proto::HandleRequest m;
       if (!Decode(payload, &m, r)) return;
-      s.Remove(m.handle) ? r.Ok(proto::Empty{}, m.handle) : r.Error(EBADF, m.handle);
-      return;
+      std::shared_ptr<OpenFile> f = s.Take(m.handle);
+      if (f == nullptr) return r.Error(EBADF, m.handle);
+      // Only the last reference closes: no other session (fork, adopt) or request in flight
+      // holds the file, and none can take it any more, once it left the session.
+      return r.Done(f.use_count() == 1 ? f->Close() : Status::Ok(), m.handle);
     }
     case Op::kLseek: {
       proto::LseekRequest m;

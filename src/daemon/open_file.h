@@ -1,6 +1,7 @@
 // An open file description as the daemon keeps it: the backend fd, the status flags and
 // the shared offset. Refcounted (shared_ptr) by every session holding its handle and by
-// requests in flight; the backend fd is closed when the last reference goes.
+// requests in flight; the backend fd is closed by Close() or, failing that, when the last
+// reference goes.
 #pragma once
 
 #include <fcntl.h>
@@ -24,7 +25,15 @@ class OpenFile {
         key_(key),
         mode_(mode),
         direct_align_(backend->DirectIoAlignment(fd)) {}
-  ~OpenFile() { (void)backend_->Close(fd_); }
+  ~OpenFile() {
+    if (!closed_) (void)backend_->Close(fd_);
+  }
+  // Closes the backend fd now, for a caller holding the last reference (kClose), so that the
+  // backend's close error (network file systems report write-back errors there) is returned.
+  Status Close() {
+    closed_ = true;
+    return backend_->Close(fd_);
+  }
   OpenFile(const OpenFile&) = delete;
   OpenFile& operator=(const OpenFile&) = delete;
 
@@ -51,6 +60,7 @@ class OpenFile {
   sched::FileKey key_;
   uint32_t mode_;
   uint32_t direct_align_;
+  bool closed_ = false;
 };
 
 }  // namespace iorelay::daemon

@@ -18,14 +18,13 @@ void Session::Insert(uint64_t handle, std::shared_ptr<OpenFile> file) {
   handles_[handle] = std::move(file);
 }
 
-bool Session::Remove(uint64_t handle) {
-  std::shared_ptr<OpenFile> dropped;  // closed, if last, outside the lock
+std::shared_ptr<OpenFile> Session::Take(uint64_t handle) {
   std::lock_guard<std::mutex> lock(mu_);
   auto it = handles_.find(handle);
-  if (it == handles_.end()) return false;
-  dropped = std::move(it->second);
+  if (it == handles_.end()) return nullptr;
+  std::shared_ptr<OpenFile> file = std::move(it->second);
   handles_.erase(it);
-  return true;
+  return file;
 }
 
 void Session::Clear() {

@@ -31,8 +31,8 @@ class Session {
   // The open file behind `handle`, or null when this session holds no such handle.
   std::shared_ptr<OpenFile> Find(uint64_t handle);
   void Insert(uint64_t handle, std::shared_ptr<OpenFile> file);
-  // Drops the session's reference; false when it held none (EBADF).
-  bool Remove(uint64_t handle);
+  // Takes the handle out of the session and returns its file; null when it held none (EBADF).
+  std::shared_ptr<OpenFile> Take(uint64_t handle);
   // Drops every reference (the session ended).
   void Clear();
 
