@@ -25,14 +25,15 @@ SAN_ENV := ASAN_OPTIONS=detect_leaks=1 \
 	TSAN_OPTIONS=halt_on_error=1:second_deadlock_stack=1
 
 .PHONY: help deps build test test-cxx test-python lint test-asan test-tsan ci demo install \
-	format format-check bench clean distclean
+	format format-check bench fuzz clean distclean
 
 help:
 	@echo "make demo        install deps, build, fio through 2 daemons, default exploration, report"
 	@echo "make test        install deps, build, run the C++ (ctest) and Python (pytest) tests"
 	@echo "make test-asan   build in build-asan with AddressSanitizer and run ctest"
 	@echo "make test-tsan   build in build-tsan with ThreadSanitizer and run ctest -L daemon"
-	@echo "make ci          what CI runs: test, lint, format-check, test-asan, test-tsan"
+	@echo "make ci          what CI runs: test, lint, format-check, test-asan, test-tsan, fuzz"
+	@echo "make fuzz        clang libFuzzer build in build-fuzz; each target FUZZ_SECONDS (60)"
 	@echo "make bench       micro-benchmarks (scheduler decision cost, placement, request rate)"
 	@echo "                 JSON in results/bench; a few minutes"
 	@echo "make deps | build | lint | format | format-check | install [PREFIX=...] | clean | distclean"
@@ -81,6 +82,7 @@ ci:
 	$(MAKE) format-check
 	$(MAKE) test-asan
 	$(MAKE) test-tsan
+	$(MAKE) fuzz
 
 # A verified fio run through 2 daemons, then the default exploration (its wall time is in the
 # README; resumable: a second `make demo` reuses results/demo) and its analysis.
@@ -111,8 +113,25 @@ format-check:
 bench: build
 	$(VBIN)/python bench/micro.py --out results/bench
 
+# libFuzzer targets (tests/fuzz) under ASan+UBSan, each for FUZZ_SECONDS from the seed corpus
+# in tests/fuzz/corpus (copied: what the run finds stays in build-fuzz/corpus). A finding
+# fails the target and leaves its input in build-fuzz/ as crash-* or leak-*.
+FUZZ_SECONDS ?= 60
+FUZZ_TARGETS := frame_fuzz path_fuzz
+fuzz:
+	bash scripts/setup.sh fuzz
+	CC=clang-14 CXX=clang++-14 $(CMAKE_CONFIGURE) -B build-fuzz -DCMAKE_BUILD_TYPE=RelWithDebInfo \
+		-DIORELAY_SANITIZE=fuzzer -DIORELAY_BUILD_TESTS=OFF -DIORELAY_BUILD_BENCH=OFF
+	cmake --build build-fuzz -j$(JOBS) --target $(FUZZ_TARGETS)
+	for t in $(FUZZ_TARGETS); do \
+		corpus=build-fuzz/corpus/$${t%_fuzz}; mkdir -p $$corpus; \
+		cp -n tests/fuzz/corpus/$${t%_fuzz}/* $$corpus/; \
+		(cd build-fuzz && $(SAN_ENV) tests/fuzz/$$t -max_total_time=$(FUZZ_SECONDS) \
+			-print_final_stats=1 corpus/$${t%_fuzz}) 2>&1 | tail -n 12; \
+	done
+
 clean:
-	rm -rf build build-asan build-tsan
+	rm -rf build build-asan build-tsan build-fuzz
 
 distclean: clean
 	rm -rf $(VENV) results .pytest_cache .ruff_cache

@@ -11,6 +11,8 @@ APT_PACKAGES=(
   fio clang-format openmpi-bin libopenmpi-dev ccache libcli11-dev libsimgrid-dev
   python3-venv
 )
+# `setup.sh fuzz` also installs clang and libFuzzer (g++ has no libFuzzer), for `make fuzz` only.
+if [[ ${1:-} == fuzz ]]; then APT_PACKAGES+=(clang-14 libfuzzer-14-dev libclang-rt-14-dev); fi
 VENV=.venv
 PYTHON=${PYTHON:-python3}
 # Python extras installed for `make test` (the analysis libraries are main dependencies).

@@ -105,8 +105,9 @@ Result<Config> ConfigFromJson(const nlohmann::json& j) {
   if (!j.is_object()) return Status::InvalidArgument("configuration must be a JSON object");
   Config c;
   for (const auto& [key, v] : j.items()) {
-    auto bad = [&key] {
-      return Status::InvalidArgument("config key '" + key + "' has a wrong type");
+    // (A named copy: clang 14, which builds the fuzz targets, cannot capture a binding.)
+    auto bad = [name = std::string(key)] {
+      return Status::InvalidArgument("config key '" + name + "' has a wrong type");
     };
     if (key == "listen") {
       if (!v.is_array()) return bad();
