@@ -15,7 +15,6 @@ import itertools
 import json
 import os
 import random
-import re
 import shlex
 import shutil
 import subprocess
@@ -39,7 +38,7 @@ from rich.progress import (
     TimeRemainingColumn,
 )
 
-from iorelay import __version__, paths
+from iorelay import __version__, paths, units
 from iorelay.daemons import DaemonError
 from iorelay.results import ResultsFile, rows_from_bench, run_key
 from iorelay.run import RelayConfig, RunError, start_relay
@@ -61,7 +60,6 @@ PATTERN_DEFAULTS: dict[str, Any] = {
 }
 RELAY_DEFAULTS: dict[str, Any] = {"ionodes": 0, "scheduler": "fifo", "placement": "block"}
 SWEEP_DEFAULTS: dict[str, Any] = {"seed": 1, "repetitions": 5, "timeout_s": 120.0}
-_SIZE = re.compile(r"(\d+)\s*([KMG]?)i?B?", re.IGNORECASE)
 
 
 class SweepError(ValueError):
@@ -79,13 +77,11 @@ class Sweep:
 
 
 def parse_size(value: int | str) -> int:
-    """64 → 64, "64K" → 65536, "1M", "2GiB" (1024-based)."""
-    if isinstance(value, int):
-        return value
-    m = _SIZE.fullmatch(str(value).strip())
-    if not m:
-        raise SweepError(f"not a size: {value!r}")
-    return int(m.group(1)) * 1024 ** " KMG".index(m.group(2).upper() or " ")
+    """64 → 64, "64K" → 65536, "64kB" → 64000: the units rule (iorelay.units)."""
+    try:
+        return units.parse_bytes(value)
+    except units.UnitError as e:
+        raise SweepError(str(e)) from None
 
 
 def _as_list(value: Any) -> list[Any]:

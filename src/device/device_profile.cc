@@ -1,7 +1,7 @@
 // Device profiles: the named presets and the override syntax.
 #include "device/device_profile.h"
 
-#include "sched/units.h"
+#include "common/units.h"
 
 namespace iorelay::device {
 namespace {

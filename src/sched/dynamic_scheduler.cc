@@ -10,7 +10,7 @@
 
 #include "sched/algorithms.h"
 #include "sched/run_queue.h"
-#include "sched/units.h"
+#include "common/units.h"
 
 namespace iorelay::sched {
 namespace {

@@ -3,7 +3,7 @@
 
 #include <charconv>
 
-#include "sched/units.h"
+#include "common/units.h"
 
 namespace iorelay::sched {
 namespace {

@@ -6,7 +6,7 @@
 #include <nlohmann/json.hpp>
 
 #include "sched/registry.h"
-#include "sched/units.h"
+#include "common/units.h"
 
 namespace iorelay::sched {
 namespace {

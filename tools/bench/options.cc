@@ -6,6 +6,8 @@
 #include <functional>
 #include <map>
 
+#include "common/units.h"
+
 namespace iorelay::bench {
 namespace {
 
@@ -95,36 +97,12 @@ std::string Usage() {
          "  --seed N                     data-pattern seed (1)\n"
          "  --keep                       keep the files (default: removed at the end)\n"
          "  --output FILE                JSON result to FILE (default: stdout)\n"
-         "  neither --write nor --read: both. Sizes take K, M, G suffixes (1024-based).\n"
+         "  neither --write nor --read: both. Sizes: K, M, G or KiB, MiB, GiB (1024-based),\n"
+         "  kB, MB, GB (1000-based).\n"
          "Exit status: 0 ok, 1 I/O error or wrong data, 2 usage.\n";
 }
 
-Result<uint64_t> ParseSize(const std::string& text) {
-  if (text.empty()) return Status::InvalidArgument("empty size");
-  uint64_t mult = 1;
-  std::string digits = text;
-  switch (text.back()) {
-    case 'k':
-    case 'K':
-      mult = 1ull << 10;
-      break;
-    case 'm':
-    case 'M':
-      mult = 1ull << 20;
-      break;
-    case 'g':
-    case 'G':
-      mult = 1ull << 30;
-      break;
-    default:
-      break;
-  }
-  if (mult != 1) digits.pop_back();
-  auto v = ParseCount(digits);
-  if (!v.ok()) return Status::InvalidArgument("not a size: '" + text + "'");
-  if (*v > UINT64_MAX / mult) return Status::InvalidArgument("size too large: '" + text + "'");
-  return *v * mult;
-}
+Result<uint64_t> ParseSize(const std::string& text) { return units::ParseBytes(text); }
 
 const char* LayoutName(Layout layout) { return layout == Layout::kShared ? "shared" : "fpp"; }
 

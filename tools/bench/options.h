@@ -38,11 +38,11 @@ struct Options {
 
 std::string Usage();
 
-// Parses argv for `ranks` processes. Sizes accept K, M, G suffixes (powers of 1024). Fills
+// Parses argv for `ranks` processes. Sizes follow common/units.h (K = KiB = 1024, kB = 1000). Fills
 // block_bytes and segments from --total or the defaults; checks every constraint.
 Result<Options> ParseOptions(const std::vector<std::string>& args, uint32_t ranks);
 
-// "64K" → 65536; fails on junk, zero-length or overflow.
+// "64K" → 65536, "64kB" → 64000 (common/units.h); fails on junk or overflow.
 Result<uint64_t> ParseSize(const std::string& text);
 
 const char* LayoutName(Layout layout);
