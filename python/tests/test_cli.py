@@ -8,7 +8,7 @@ import sys
 from pathlib import Path
 
 import pytest
-from conftest import SUBPROCESS_TIMEOUT_S
+from conftest import SUBPROCESS_TIMEOUT_S, require_built
 
 import iorelay
 
@@ -45,6 +45,20 @@ def test_version() -> None:
     assert iorelay.__version__ != "0+unknown"
     version_file = Path(__file__).resolve().parents[2] / "VERSION"
     assert iorelay.__version__ == version_file.read_text().strip()
+
+
+@pytest.mark.parametrize("tool", ["iorelayd", "iorelay-ctl", "iorelay-place", "iorelay-bench"])
+def test_tools_print_the_one_version(tool: str) -> None:
+    binary = require_built(tool)[tool]
+    proc = subprocess.run(
+        [str(binary), "--version"],
+        capture_output=True,
+        text=True,
+        timeout=SUBPROCESS_TIMEOUT_S,
+        check=False,
+    )
+    assert proc.returncode == 0, proc.stderr
+    assert proc.stdout == f"{tool} {iorelay.__version__}\n"
 
 
 def test_no_subcommand_is_a_usage_error() -> None:

@@ -8,6 +8,7 @@
 
 #include "client/connection.h"
 #include "common/auth.h"
+#include "common/version_flag.h"
 #include "proto/wire.h"
 
 namespace {
@@ -37,6 +38,7 @@ double NowUs() {
 }  // namespace
 
 int main(int argc, char** argv) {
+  if (iorelay::PrintVersionIfAsked(argc, argv, "iorelay-ctl")) return 0;
   if (argc != 3) return Usage();
   std::string cmd = argv[1];
   if (cmd != "stats" && cmd != "ping") return Usage();

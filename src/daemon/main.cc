@@ -4,11 +4,13 @@
 
 #include <cstdio>
 
+#include "common/version_flag.h"
 #include "daemon/config.h"
 #include "daemon/daemon.h"
 
 int main(int argc, char** argv) {
   using namespace iorelay::daemon;
+  if (iorelay::PrintVersionIfAsked(argc, argv, "iorelayd")) return 0;
   iorelay::Result<CommandLine> cl = ParseCommandLine(argc, argv);
   if (!cl.ok()) {
     fmt::print(stderr, "iorelayd: {}\n{}", cl.status().message(), UsageText());

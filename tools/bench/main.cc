@@ -7,6 +7,7 @@
 #include <string>
 #include <vector>
 
+#include "common/version_flag.h"
 #include "layout.h"
 #include "options.h"
 #include "phase.h"
@@ -97,6 +98,8 @@ int Main(uint32_t rank, uint32_t ranks, const std::vector<std::string>& args) {
 }  // namespace
 
 int main(int argc, char** argv) {
+  // Before MPI_Init, so that `iorelay-bench --version` works without a launcher.
+  if (iorelay::PrintVersionIfAsked(argc, argv, "iorelay-bench")) return 0;
   MPI_Init(&argc, &argv);
   int rank = 0, size = 1;
   MPI_Comm_rank(MPI_COMM_WORLD, &rank);

@@ -7,6 +7,7 @@
 #include <fstream>
 #include <iostream>
 
+#include "common/version_flag.h"
 #include "options.h"
 #include "placement/bgq_layout.h"
 #include "placement/compare.h"
@@ -135,6 +136,7 @@ int RunTable(const Options& o) {
 
 int main(int argc, char** argv) {
   using namespace iorelay::place_tool;
+  if (iorelay::PrintVersionIfAsked(argc, argv, "iorelay-place")) return 0;
   iorelay::Result<Options> options = ParseOptions(argc, argv);
   if (!options.ok()) {
     fmt::print(stderr, "iorelay-place: {}\n{}", options.status().message(), Usage());
