@@ -5,6 +5,7 @@
 #include <cstring>
 
 #include "daemon/core.h"
+#include "daemon/replier.h"
 #include "daemon/work.h"
 
 namespace iorelay::daemon {
@@ -13,16 +14,6 @@ namespace {
 using proto::Op;
 
 bool IsRead(Op op) { return op == Op::kPread || op == Op::kRead; }
-
-// Answers a request that never reached the scheduler.
-void Refuse(Core& core, const ConnPtr& conn, Op op, uint64_t id, int err, int64_t arrival_ns,
-            uint64_t handle) {
-  conn->ReplyError(op, id, err);
-  Outcome o;
-  o.error = err;
-  o.handle = handle;
-  FinishRequest(core, *conn, *conn->session, op, arrival_ns, o);
-}
 
 void Answer(Core& core, Work* w, Result<size_t> r, int64_t start_ns) {
   Outcome o;
@@ -182,6 +173,7 @@ void SubmitDataOp(Core& core, const ConnPtr& conn, const proto::FrameHeader& h,
                   std::span<const uint8_t> fields, Buffer data, uint64_t data_len,
                   int64_t arrival_ns, bool may_run_inline) {
   Op op = static_cast<Op>(h.op);
+  Replier refuse(core, conn, h, arrival_ns);  // for a request that never reaches the scheduler
   auto w = std::make_unique<Work>();
   w->op = op;
   w->client_id = h.id;
@@ -219,24 +211,19 @@ void SubmitDataOp(Core& core, const ConnPtr& conn, const proto::FrameHeader& h,
       break;
     }
   }
-  if (!st.ok()) {
-    fmt::print(stderr, "iorelayd: malformed {} request from {}; closing the connection\n",
-               proto::OpName(op), conn->transport()->peer());
-    Refuse(core, conn, op, h.id, EPROTO, arrival_ns, 0);
-    return conn->Shutdown();
-  }
+  if (!st.ok()) return refuse.Malformed();
   w->file = conn->session->Find(w->handle);
-  if (w->file == nullptr) return Refuse(core, conn, op, h.id, EBADF, arrival_ns, w->handle);
+  if (w->file == nullptr) return refuse.Error(EBADF, w->handle);
   int acc = w->file->access_mode();
   if (IsRead(op) ? acc == O_WRONLY : acc == O_RDONLY) {
-    return Refuse(core, conn, op, h.id, EBADF, arrival_ns, w->handle);
+    return refuse.Error(EBADF, w->handle);
   }
   if (w->length > proto::kMaxIoBytes) {
-    return Refuse(core, conn, op, h.id, EINVAL, arrival_ns, w->handle);
+    return refuse.Error(EINVAL, w->handle);
   }
   if (IsRead(op)) {
     data = core.buffers.Get(w->length);
-    if (data.data() == nullptr) return Refuse(core, conn, op, h.id, ENOMEM, arrival_ns, w->handle);
+    if (data.data() == nullptr) return refuse.Error(ENOMEM, w->handle);
   }
   w->data = std::move(data);
   w->conn = conn;
