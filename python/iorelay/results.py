@@ -67,6 +67,8 @@ def rows_from_bench(
             "run_key": run_key(config),
             **config,
             "nodes": bench_config.get("nodes", config.get("nodes")),
+            "iorelay_version": bench_config.get("iorelay_version"),
+            "protocol_version": bench_config.get("protocol_version"),
             "block_bytes": bench_config.get("block_bytes"),
             "segments": bench_config.get("segments"),
             "operation": phase["operation"],

@@ -13,8 +13,10 @@ from typing import Any
 import pytest
 from conftest import SUBPROCESS_TIMEOUT_S
 
+import iorelay
 from iorelay import paths
 from iorelay.explore import MPI_ENV, mpirun_prefix
+from iorelay.results import rows_from_bench
 
 pytestmark = [
     pytest.mark.needs_build("iorelay-bench"),
@@ -75,6 +77,10 @@ def test_json_result_follows_the_documented_schema(disk_tmp: Path) -> None:
     assert config["segments"] == 1 and config["planned_bytes"] == 65536
     for key in ("layout", "spatiality", "stonewall_s", "wearout", "odirect", "fsync", "seed"):
         assert key in config
+    assert config["iorelay_version"] == iorelay.__version__
+    assert isinstance(config["protocol_version"], int) and config["protocol_version"] >= 2
+    rows = rows_from_bench({"repetition": 0}, result)
+    assert {r["iorelay_version"] for r in rows} == {iorelay.__version__}
     assert [p["operation"] for p in result["phases"]] == ["write", "read"]
     for phase in result["phases"]:
         assert phase["bytes"] == 65536 and phase["requests"] == 8

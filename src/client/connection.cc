@@ -11,6 +11,7 @@
 #include <cstring>
 
 #include "client/internal_fds.h"
+#include "iorelay/version.h"
 #include "proto/wire.h"
 
 namespace iorelay::client {
@@ -62,7 +63,8 @@ Result<std::unique_ptr<Connection>> Connection::Open(const Address& addr, const 
   Status s = c->Handshake(secret, who, join_session, join_token);
   if (!s.ok()) {
     if (s.code() == EIO) return Status::IOError("daemon at " + addr.text + ": " + s.message());
-    return Status::FromErrno(s.code(), "daemon at " + addr.text + " refused the connection");
+    return Status::FromErrno(s.code(),
+                             "daemon at " + addr.text + " refused the connection: " + s.message());
   }
   return c;
 }
@@ -80,6 +82,14 @@ Status Connection::Handshake(const Secret& secret, const Identity& who, uint64_t
   std::vector<uint8_t> payload;
   Result<ReplyInfo> r = RoundTrip(proto::Op::kHello, {}, {}, &payload, {});
   if (!r.ok()) return r.status();
+  if (r->version != proto::kVersion) {
+    broken_ = true;
+    return Status::FromErrno(EPROTONOSUPPORT,
+                             "iorelayd speaks protocol " + std::to_string(r->version) +
+                                 ", this client (iorelay " + IORELAY_VERSION + ") speaks " +
+                                 std::to_string(proto::kVersion) +
+                                 ": install the same iorelay version on clients and I/O nodes");
+  }
   if (r->status != 0) return Status::FromErrno(r->status, "hello");
   proto::HelloReply hello;
   if (!proto::DecodeFields(payload, &hello).ok()) return Fail(Status::IOError("bad hello"), false);
@@ -248,7 +258,7 @@ Result<ReplyInfo> Connection::Receive(proto::Op op, uint64_t id, std::vector<uin
     }
     IORELAY_RETURN_IF_ERROR(ReceiveInto(iovs.data(), static_cast<int>(iovs.size()), h->length));
     if (is_heartbeat) continue;
-    return ReplyInfo{h->status, h->length};
+    return ReplyInfo{h->status, h->length, h->version};
   }
 }
 

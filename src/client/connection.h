@@ -48,6 +48,7 @@ struct IoSpan {
 struct ReplyInfo {
   int32_t status = 0;
   size_t payload_bytes = 0;
+  uint16_t version = 0;  // the daemon's protocol version (frame header)
 };
 
 class Connection {

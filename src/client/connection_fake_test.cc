@@ -34,6 +34,17 @@ double Seconds(Clock::time_point t0) {
   return std::chrono::duration<double>(Clock::now() - t0).count();
 }
 
+TEST_F(ConnectionFake, DaemonOfAnotherProtocolVersionIsNamed) {
+  FakeDaemon d(secret_, FakeDaemon::Mode::kNextVersion);
+  Result<std::unique_ptr<Connection>> c = Open(d, secret_, 2000);
+  ASSERT_FALSE(c.ok());
+  EXPECT_EQ(c.status().code(), EPROTONOSUPPORT);
+  const std::string next = "iorelayd speaks protocol " + std::to_string(proto::kVersion + 1);
+  const std::string ours = "speaks " + std::to_string(proto::kVersion);
+  EXPECT_NE(c.status().message().find(next), std::string::npos) << c.status().message();
+  EXPECT_NE(c.status().message().find(ours), std::string::npos) << c.status().message();
+}
+
 TEST_F(ConnectionFake, HandshakeAndRoundTrips) {
   FakeDaemon d(secret_, FakeDaemon::Mode::kNormal);
   Result<std::unique_ptr<Connection>> c = Open(d, secret_, 2000);

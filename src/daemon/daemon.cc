@@ -12,6 +12,7 @@
 #include <thread>
 
 #include "daemon/serve_connection.h"
+#include "iorelay/version.h"
 #include "sched/registry.h"
 
 namespace iorelay::daemon {
@@ -44,6 +45,8 @@ nlohmann::json StatsJson(Core& core) {
   nlohmann::json j = core.stats->ToJson();
   j["scheduler"] = core.dispatcher->SchedulerConfig();
   j["backend"] = core.config.backend;
+  j["daemon_version"] = IORELAY_VERSION;
+  j["protocol_version"] = proto::kVersion;
   return j;
 }
 

@@ -15,6 +15,7 @@
 #include <fstream>
 #include <thread>
 
+#include "iorelay/version.h"
 #include "testutil/daemon_harness_testutil.h"
 #include "testutil/raw_client_testutil.h"
 
@@ -314,6 +315,8 @@ TEST_F(DaemonTest, StatsCountPerApp) {
   auto j = nlohmann::json::parse(std::string(f.payload.begin(), f.payload.end()));
   EXPECT_GE(j["apps"]["appB"]["requests"].get<int>(), 1);
   EXPECT_EQ(j["apps"]["appA"]["requests"].get<int>(), 0);
+  EXPECT_EQ(j["protocol_version"].get<int>(), proto::kVersion);
+  EXPECT_EQ(j["daemon_version"].get<std::string>(), IORELAY_VERSION);
 }
 
 TEST_F(DaemonTest, ShutdownFinishesRequestsInFlight) {

@@ -1,6 +1,5 @@
 // Data requests (pread, pwrite, read, write): admission into the scheduler, then execution
 // of the dispatches it hands out, as one backend call each, and the replies.
-#include <fmt/core.h>
 
 #include <cstring>
 

@@ -7,6 +7,7 @@
 #include <vector>
 
 #include "daemon/frame_reader.h"
+#include "iorelay/version.h"
 
 namespace iorelay::daemon {
 namespace {
@@ -26,6 +27,12 @@ bool Handshake(Core& core, const ConnPtr& conn, const proto::FrameHeader& h,
                std::span<const uint8_t> payload, bool* hello_done, Nonce* server_nonce) {
   Op op = static_cast<Op>(h.op);
   if (op == Op::kHello) {
+    if (h.version != proto::kVersion) {
+      conn->ReplyError(op, h.id, EPROTONOSUPPORT);
+      Log(conn, fmt::format("client speaks protocol {}, this iorelayd {} speaks {}: refused",
+                            h.version, IORELAY_VERSION, proto::kVersion));
+      return false;
+    }
     proto::Empty m;
     if (!proto::DecodeFields(payload, &m).ok()) {
       Log(conn, "malformed hello");

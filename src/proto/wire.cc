@@ -7,9 +7,8 @@ namespace iorelay::proto {
 
 void EncodeHeader(const FrameHeader& h, uint8_t out[kHeaderBytes]) {
   uint32_t magic = kMagic;
-  uint16_t version = kVersion;
   std::memcpy(out + 0, &magic, 4);
-  std::memcpy(out + 4, &version, 2);
+  std::memcpy(out + 4, &h.version, 2);
   std::memcpy(out + 6, &h.op, 2);
   std::memcpy(out + 8, &h.id, 8);
   std::memcpy(out + 16, &h.length, 4);
@@ -18,16 +17,19 @@ void EncodeHeader(const FrameHeader& h, uint8_t out[kHeaderBytes]) {
 
 Result<FrameHeader> DecodeHeader(const uint8_t in[kHeaderBytes], uint32_t max_payload) {
   uint32_t magic;
-  uint16_t version;
   FrameHeader h;
   std::memcpy(&magic, in + 0, 4);
-  std::memcpy(&version, in + 4, 2);
+  std::memcpy(&h.version, in + 4, 2);
   std::memcpy(&h.op, in + 6, 2);
   std::memcpy(&h.id, in + 8, 8);
   std::memcpy(&h.length, in + 16, 4);
   std::memcpy(&h.status, in + 20, 4);
   if (magic != kMagic) return Status::Protocol("bad frame magic");
-  if (version != kVersion) return Status::Protocol("unsupported protocol version");
+  const bool hello = (h.op & ~kReplyBit) == static_cast<uint16_t>(Op::kHello);
+  if (h.version != kVersion && !hello) {
+    return Status::Protocol("frame of protocol version " + std::to_string(h.version) +
+                            ", expected " + std::to_string(kVersion));
+  }
   if (!IsKnownOp(static_cast<uint16_t>(h.op & ~kReplyBit))) return Status::Protocol("unknown op");
   if (h.length > max_payload) return Status::Protocol("frame payload too large");
   return h;

@@ -21,7 +21,10 @@
 namespace iorelay::proto {
 
 inline constexpr uint32_t kMagic = 0x4C524F49;  // "IORL" in little-endian byte order
-inline constexpr uint16_t kVersion = 1;
+// The protocol version, in every frame header. A kHello frame (request or reply) decodes
+// whatever its version, and its layout never changes, so that client and daemon of different
+// versions learn each other's and refuse with both named (docs/daemon.md, "Protocol version").
+inline constexpr uint16_t kVersion = 2;
 inline constexpr size_t kHeaderBytes = 24;
 inline constexpr uint16_t kReplyBit = 0x8000;
 // Largest payload either side accepts: the largest I/O plus room for fields.
@@ -35,11 +38,13 @@ struct FrameHeader {
   uint64_t id = 0;
   uint32_t length = 0;
   int32_t status = 0;
+  uint16_t version = kVersion;  // the sender's protocol version
 };
 
 void EncodeHeader(const FrameHeader& h, uint8_t out[kHeaderBytes]);
-// Strict: wrong magic or version, an op the table does not know, or a payload longer
-// than `max_payload` is a protocol error (EPROTO), never a crash or a huge allocation.
+// Strict: wrong magic, another version (but on kHello frames), an op the table does not know,
+// or a payload longer than `max_payload` is a protocol error (EPROTO), never a crash or a huge
+// allocation.
 Result<FrameHeader> DecodeHeader(const uint8_t in[kHeaderBytes],
                                  uint32_t max_payload = kMaxPayloadBytes);
 

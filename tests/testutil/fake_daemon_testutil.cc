@@ -27,9 +27,10 @@ bool ReadAll(int fd, void* buf, size_t n) {
   return true;
 }
 
-bool Send(int fd, uint16_t op, uint64_t id, int32_t status, const std::vector<uint8_t>& body) {
+bool Send(int fd, uint16_t op, uint64_t id, int32_t status, const std::vector<uint8_t>& body,
+          uint16_t version = proto::kVersion) {
   std::vector<uint8_t> out(proto::kHeaderBytes);
-  proto::EncodeHeader({op, id, static_cast<uint32_t>(body.size()), status}, out.data());
+  proto::EncodeHeader({op, id, static_cast<uint32_t>(body.size()), status, version}, out.data());
   out.insert(out.end(), body.begin(), body.end());
   return ::send(fd, out.data(), out.size(), MSG_NOSIGNAL) == static_cast<ssize_t>(out.size());
 }
@@ -84,6 +85,10 @@ void FakeDaemon::Serve(int fd) {
     uint16_t reply = h->op | proto::kReplyBit;
     switch (static_cast<proto::Op>(h->op)) {
       case proto::Op::kHello:
+        if (mode_ == Mode::kNextVersion) {  // refuses, as a daemon of the next version would
+          Send(fd, reply, h->id, EPROTONOSUPPORT, {}, proto::kVersion + 1);
+          break;
+        }
         Send(fd, reply, h->id, 0, proto::EncodeFields(proto::HelloReply{server_nonce}));
         continue;
       case proto::Op::kAuth: {

@@ -14,9 +14,10 @@ namespace iorelay::client {
 class FakeDaemon {
  public:
   enum class Mode {
-    kNormal,     // answers hello, auth, ping, pwrite
-    kSilent,     // authenticates, then never answers a request
-    kHeartbeat,  // answers a request only after hold_ms, sending heartbeats meanwhile
+    kNormal,       // answers hello, auth, ping, pwrite
+    kSilent,       // authenticates, then never answers a request
+    kHeartbeat,    // answers a request only after hold_ms, sending heartbeats meanwhile
+    kNextVersion,  // a daemon of protocol kVersion + 1: refuses the hello
   };
   FakeDaemon(const Secret& secret, Mode mode, int hold_ms = 0);
   ~FakeDaemon();

@@ -6,7 +6,9 @@
 #include <algorithm>
 #include <cstdio>
 
+#include "iorelay/version.h"
 #include "layout.h"
+#include "proto/wire.h"
 
 namespace iorelay::bench {
 namespace {
@@ -97,6 +99,8 @@ nlohmann::json PhaseJson(Op op, const std::vector<RankResult>& ranks) {
 
 nlohmann::json ConfigJson(const Options& o, uint32_t ranks) {
   return {
+      {"iorelay_version", IORELAY_VERSION},
+      {"protocol_version", proto::kVersion},
       {"layout", LayoutName(o.layout)},
       {"spatiality", SpatialityName(o.spatiality)},
       {"processes", ranks},
