@@ -76,7 +76,7 @@ const char* UsageText() {
          "                          emulated:seek=8ms,bw=100MBps\n"
          "  --delay-us N            sleep N us before every backend call (tests)\n"
          "  --heartbeat-ms N        heartbeat period while requests are outstanding (200)\n"
-         "  --trace FILE            one line per request\n"
+         "  --trace FILE            one line per request (format: docs/daemon.md, Trace)\n"
          "  --config FILE.json      the same keys as JSON\n"
          "  --print-config          print the effective configuration as JSON and exit\n";
 }

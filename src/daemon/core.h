@@ -2,6 +2,7 @@
 // scheduler loop, counters and trace. One per daemon; no globals.
 #pragma once
 
+#include <atomic>
 #include <memory>
 #include <span>
 #include <string>
@@ -40,6 +41,7 @@ struct Core {
   LockService locks;
   sched::RealClock clock;
   std::unique_ptr<Dispatcher> dispatcher;
+  std::atomic<uint64_t> next_dispatch{1};  // dispatch ids, for the trace
 };
 
 // What a finished request reports for accounting and the trace.
@@ -51,6 +53,10 @@ struct Outcome {
   uint64_t bytes_read = 0;  // bytes moved
   uint64_t bytes_written = 0;
   int64_t queue_ns = 0;
+  // Data requests only (trace): the file, its open flags, and the dispatch that served it.
+  sched::FileKey file;
+  int open_flags = 0;
+  uint64_t dispatch = 0;
 };
 
 // Records `o` (stats, trace) for a request that arrived at `arrival_ns` and has been

@@ -20,6 +20,9 @@ void Answer(Core& core, Work* w, Result<size_t> r, int64_t start_ns) {
   o.offset = w->offset;
   o.size = w->length;
   o.queue_ns = start_ns - w->arrival_ns;
+  o.file = w->file->key();
+  o.open_flags = w->file->flags();
+  o.dispatch = w->dispatch;
   if (!r.ok()) {
     o.error = r.status().code();
     w->conn->ReplyError(w->op, w->client_id, o.error);
@@ -244,6 +247,8 @@ void SubmitDataOp(Core& core, const ConnPtr& conn, const proto::FrameHeader& h,
 void ExecuteDispatch(Core& core, const sched::Dispatch& d, Work* const* works, size_t n,
                      int* results) {
   RecordDispatch(core, d, works, n);
+  const uint64_t dispatch = core.next_dispatch.fetch_add(1, std::memory_order_relaxed);
+  for (size_t i = 0; i < n; ++i) works[i]->dispatch = dispatch;
   // Misaligned O_DIRECT requests fail alone; the rest still run.
   thread_local std::vector<Work*> run;
   thread_local std::vector<int*> run_results;

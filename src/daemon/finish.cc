@@ -11,13 +11,19 @@ void FinishRequest(Core& core, ClientConn& conn, const Session& session, proto::
                 latency - o.queue_ns);
   if (core.trace.enabled()) {
     TraceRecord r;
-    r.time_ns = arrival_ns;
+    r.arrival_ns = arrival_ns;
+    r.completion_ns = now;
+    r.session = session.id();
     r.app = session.app().c_str();
+    r.dev = o.file.dev;
+    r.ino = o.file.ino;
     r.op = proto::OpName(op);
     r.handle = o.handle;
     r.offset = o.offset;
     r.size = o.size;
-    r.latency_ns = latency;
+    r.open_flags = o.open_flags;
+    r.dispatch = o.dispatch;
+    r.queue_ns = o.queue_ns;
     r.result = o.error != 0 ? -o.error : static_cast<int64_t>(o.bytes_read + o.bytes_written);
     core.trace.Write(r);
   }

@@ -25,6 +25,7 @@ struct Work {
   Buffer data;          // aligned; write payload or read destination
   int64_t arrival_ns = 0;
   sched::Request request;  // what the scheduler saw (id is daemon-wide)
+  uint64_t dispatch = 0;   // the dispatch that served it (daemon-wide, from 1; the trace)
 };
 
 }  // namespace iorelay::daemon
