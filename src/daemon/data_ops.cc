@@ -6,6 +6,7 @@
 #include "daemon/core.h"
 #include "daemon/replier.h"
 #include "daemon/work.h"
+#include "dispatch/plan.h"
 
 namespace iorelay::daemon {
 namespace {
@@ -83,29 +84,23 @@ Result<size_t> RunOne(Core& core, Work* w) {
 
 // The open-mode bits that change what a data call does; requests merge only within one.
 constexpr int kMergeClassFlags = O_DIRECT | O_SYNC | O_DSYNC;
-// O_DIRECT alignment the daemon checks itself (offset and length, against what the backend
-// reports for the file; the buffer address against the same, data buffers being 4096-aligned),
-// so a misaligned request fails with EINVAL as it would locally even when merged with
-// aligned ones.
-// Linux IOV_MAX: at most this many requests per preadv/pwritev.
-constexpr size_t kMaxIov = 1024;
 
 bool Positional(Op op) { return op == Op::kPread || op == Op::kPwrite; }
 
-bool MisalignedDirect(const Work& w) {
-  if ((w.file->flags() & O_DIRECT) == 0 || !Positional(w.op)) return false;
-  const uint64_t align = w.file->direct_align();
-  auto addr = reinterpret_cast<uintptr_t>(w.data.data());
-  return w.offset % align != 0 || w.length % align != 0 || addr % align != 0;
-}
-
-// Whether `b` may join a merged call that ends with `a`: positional, same file and open
-// mode, no O_APPEND, starting exactly where `a` ends.
-bool Continues(const Work& a, const Work& b) {
-  int fa = a.file->flags(), fb = b.file->flags();
-  return Positional(b.op) && b.op == a.op && b.file->key() == a.file->key() &&
-         (fa & kMergeClassFlags) == (fb & kMergeClassFlags) && (fb & O_APPEND) == 0 &&
-         b.offset == a.offset + a.length;
+// What the dispatch core needs of a request. O_DIRECT alignment is checked by the daemon itself
+// (offset and length against what the backend reports for the file, the buffer address against
+// the same), so a misaligned request fails with EINVAL as locally even among aligned ones.
+dispatch::RequestDesc Describe(const Work& w) {
+  dispatch::RequestDesc d;
+  const int flags = w.file->flags();
+  d.offset = w.offset;
+  d.length = w.length;
+  d.positional = Positional(w.op);
+  d.append = (flags & O_APPEND) != 0;
+  d.merge_class = static_cast<uint32_t>(flags & kMergeClassFlags);
+  d.direct_align = (flags & O_DIRECT) != 0 ? w.file->direct_align() : 0;
+  d.buffer = reinterpret_cast<uintptr_t>(w.data.data());
+  return d;
 }
 
 // Counts the dispatch for its file and for every application with a request in it.
@@ -132,40 +127,37 @@ void RunAlone(Core& core, Work* w, int* result) {
 }
 
 // Contiguous requests of one file and open mode, possibly from different handles and
-// sessions: ONE preadv/pwritev on the first request's backend fd (any of them would do:
-// same file, same merge class). The result is split back as a local call would give it:
-// - a full count: every request gets its length;
-// - a short count n: requests inside [offset, offset + n) get their length, the one
-//   straddling offset + n gets its partial count, and the ones after it are retried one
-//   by one (so each gets what its own call gives: 0 at end of file, ENOSPC, ...);
-// - an error: every request gets that errno.
-void RunMerged(Core& core, Work* const* works, size_t n, int* results) {
+// sessions: ONE preadv/pwritev on the first request's backend fd (any of them would do: same
+// file, same merge class); the dispatch core splits the result back (dispatch::SplitResult).
+void RunMerged(Core& core, std::span<Work* const> works, int* const* results) {
   thread_local std::vector<struct iovec> iov;
-  iov.resize(n);
-  for (size_t i = 0; i < n; ++i) iov[i] = {works[i]->data.data(), works[i]->length};
+  thread_local std::vector<uint64_t> lengths;
+  thread_local std::vector<dispatch::Share> shares;
+  iov.resize(works.size());
+  lengths.resize(works.size());
+  for (size_t i = 0; i < works.size(); ++i) {
+    iov[i] = {works[i]->data.data(), works[i]->length};
+    lengths[i] = works[i]->length;
+  }
   int64_t start = core.clock.NowNs();
   int fd = works[0]->file->fd();
   uint64_t offset = works[0]->offset;
+  const int count = static_cast<int>(works.size());
   Result<size_t> r = works[0]->op == Op::kPread
-                         ? core.backend->Preadv(fd, iov.data(), static_cast<int>(n), offset)
-                         : core.backend->Pwritev(fd, iov.data(), static_cast<int>(n), offset);
-  if (!r.ok()) {
-    for (size_t i = 0; i < n; ++i) {
-      results[i] = r.status().code();
+                         ? core.backend->Preadv(fd, iov.data(), count, offset)
+                         : core.backend->Pwritev(fd, iov.data(), count, offset);
+  dispatch::SplitResult(r, lengths, &shares);
+  for (size_t i = 0; i < works.size(); ++i) {
+    const dispatch::Share& share = shares[i];
+    if (share.retry_alone) {
+      RunAlone(core, works[i], results[i]);
+    } else if (share.error != 0) {
+      *results[i] = share.error;
       Answer(core, works[i], r.status(), start);
+    } else {
+      *results[i] = 0;
+      Answer(core, works[i], share.bytes, start);
     }
-    return;
-  }
-  size_t left = *r;
-  for (size_t i = 0; i < n; ++i) {
-    if (left == 0 && works[i]->length > 0) {
-      RunAlone(core, works[i], &results[i]);
-      continue;
-    }
-    size_t mine = std::min<size_t>(left, works[i]->length);
-    left -= mine;
-    results[i] = 0;
-    Answer(core, works[i], mine, start);
   }
 }
 
@@ -247,41 +239,35 @@ void SubmitDataOp(Core& core, const ConnPtr& conn, const proto::FrameHeader& h,
 void ExecuteDispatch(Core& core, const sched::Dispatch& d, Work* const* works, size_t n,
                      int* results) {
   RecordDispatch(core, d, works, n);
-  const uint64_t dispatch = core.next_dispatch.fetch_add(1, std::memory_order_relaxed);
-  for (size_t i = 0; i < n; ++i) works[i]->dispatch = dispatch;
-  // Misaligned O_DIRECT requests fail alone; the rest still run.
-  thread_local std::vector<Work*> run;
-  thread_local std::vector<int*> run_results;
-  run.clear();
-  run_results.clear();
-  auto flush = [&core] {
-    if (run.size() == 1) {
-      RunAlone(core, run[0], run_results[0]);
-    } else if (!run.empty()) {
-      thread_local std::vector<int> rs;
-      rs.assign(run.size(), 0);
-      RunMerged(core, run.data(), run.size(), rs.data());
-      for (size_t i = 0; i < run.size(); ++i) *run_results[i] = rs[i];
-    }
-    run.clear();
-    run_results.clear();
-  };
+  const uint64_t dispatch_id = core.next_dispatch.fetch_add(1, std::memory_order_relaxed);
+  thread_local std::vector<dispatch::RequestDesc> descs;
+  thread_local dispatch::Plan plan;
+  descs.resize(n);
   for (size_t i = 0; i < n; ++i) {
-    Work* w = works[i];
-    if (MisalignedDirect(*w)) {
-      results[i] = EINVAL;
-      Answer(core, w, Status::FromErrno(EINVAL, "O_DIRECT alignment"), core.clock.NowNs());
-      continue;
-    }
-    // Overlapping reads (to-agg merge_overlap) are served one by one.
-    bool joins = !d.overlapping && !run.empty() && run.size() < kMaxIov &&
-                 Positional(run.front()->op) && (run.front()->file->flags() & O_APPEND) == 0 &&
-                 Continues(*run.back(), *w);
-    if (!joins) flush();
-    run.push_back(w);
-    run_results.push_back(&results[i]);
+    works[i]->dispatch = dispatch_id;
+    descs[i] = Describe(*works[i]);
   }
-  flush();
+  dispatch::BuildPlan(descs, d.overlapping, &plan);
+  thread_local std::vector<Work*> call;
+  thread_local std::vector<int*> call_results;
+  for (const dispatch::Step& step : plan.steps) {
+    std::span<const size_t> idx = plan.Of(step);
+    if (step.kind == dispatch::Step::Kind::kRefuse) {
+      results[idx[0]] = step.error;
+      Answer(core, works[idx[0]], Status::FromErrno(step.error, "O_DIRECT alignment"),
+             core.clock.NowNs());
+    } else if (idx.size() == 1) {
+      RunAlone(core, works[idx[0]], &results[idx[0]]);
+    } else {
+      call.clear();
+      call_results.clear();
+      for (size_t i : idx) {
+        call.push_back(works[i]);
+        call_results.push_back(&results[i]);
+      }
+      RunMerged(core, call, call_results.data());
+    }
+  }
 }
 
 }  // namespace iorelay::daemon
