@@ -93,10 +93,11 @@ bool Handshake(Core& core, const ConnPtr& conn, const proto::FrameHeader& h,
   return true;
 }
 
-// Reads a kPwrite/kWrite payload: the fields into `fields`, the data into an aligned buffer.
+// Reads the payload of an op with a tail (kPwrite, kWrite): the fields (of fixed size, so their
+// largest encoding is their size) into `fields`, the data into an aligned buffer.
 Status ReadWritePayload(Core& core, FrameReader& in, const proto::FrameHeader& h,
                         std::vector<uint8_t>* fields, Buffer* data, uint64_t* data_len) {
-  size_t field_bytes = static_cast<Op>(h.op) == Op::kPwrite ? 16 : 8;
+  const size_t field_bytes = proto::Info(static_cast<Op>(h.op)).max_fields;
   if (h.length < field_bytes) return Status::Protocol("write frame shorter than its fields");
   fields->resize(field_bytes);
   IORELAY_RETURN_IF_ERROR(in.ReadExact(fields->data(), field_bytes));
@@ -106,27 +107,18 @@ Status ReadWritePayload(Core& core, FrameReader& in, const proto::FrameHeader& h
   return in.ReadExact(data->data(), *data_len);
 }
 
+// Hands an authenticated request to the handler its row of the op table names.
 void Route(Core& core, const ConnPtr& conn, const proto::FrameHeader& h,
            std::span<const uint8_t> payload, int64_t arrival_ns) {
-  switch (static_cast<Op>(h.op)) {
-    case Op::kPread:
-    case Op::kRead:
+  switch (proto::Info(static_cast<Op>(h.op)).handler) {
+    case proto::Handler::kData:
       return SubmitDataOp(core, conn, h, payload, Buffer(), 0, arrival_ns, true);
-    case Op::kLock:
-    case Op::kUnlockAll:
+    case proto::Handler::kLock:
       return HandleLockOp(core, conn, h, payload, arrival_ns);
-    case Op::kStat:
-    case Op::kStatfs:
-    case Op::kAccess:
-    case Op::kUnlink:
-    case Op::kMkdir:
-    case Op::kRmdir:
-    case Op::kRename:
-    case Op::kTruncate:
-    case Op::kReadlink:
-    case Op::kReaddir:
+    case proto::Handler::kPath:
       return HandlePathOp(core, conn, h, payload, arrival_ns);
-    default:
+    case proto::Handler::kFile:
+    case proto::Handler::kSession:  // (hello and auth are answered before routing)
       return HandleFileOp(core, conn, h, payload, arrival_ns);
   }
 }
@@ -162,7 +154,7 @@ void ServeConnection(Core& core, const ConnPtr& conn) {
       break;
     }
     int64_t arrival_ns = core.clock.NowNs();
-    if (authed && (op == Op::kPwrite || op == Op::kWrite)) {
+    if (authed && proto::Info(op).tail) {
       Buffer data;
       uint64_t data_len = 0;
       Status st = ReadWritePayload(core, in, *h, &payload, &data, &data_len);

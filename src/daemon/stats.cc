@@ -83,22 +83,6 @@ uint64_t Log2Histogram::Quantile(const uint64_t (&counts)[kBuckets], double q) {
   return UINT64_MAX;
 }
 
-Family FamilyOf(proto::Op op) {
-  switch (op) {
-    case proto::Op::kPread:
-    case proto::Op::kRead:
-      return Family::kRead;
-    case proto::Op::kPwrite:
-    case proto::Op::kWrite:
-      return Family::kWrite;
-    case proto::Op::kLock:
-    case proto::Op::kUnlockAll:
-      return Family::kLock;
-    default:
-      return Family::kMetadata;
-  }
-}
-
 Stats::Stats(const std::vector<std::string>& app_names) {
   for (const std::string& n : app_names) apps_.push_back(std::make_unique<AppStats>(n));
 }

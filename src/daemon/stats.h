@@ -15,9 +15,9 @@
 
 namespace iorelay::daemon {
 
-enum class Family : uint8_t { kRead, kWrite, kMetadata, kLock };
+using Family = proto::Family;  // from the op table (src/proto/ops.h)
 inline constexpr int kFamilies = 4;
-Family FamilyOf(proto::Op op);
+inline Family FamilyOf(proto::Op op) { return proto::Info(op).family; }
 
 struct FamilyCounters {
   std::atomic<uint64_t> requests{0};

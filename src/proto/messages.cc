@@ -1,74 +1,85 @@
-// Names of ops, for traces, statistics and error messages.
+// The op table's generated rows: names, families, handlers and payload bounds.
 #include "proto/messages.h"
+
+#include <algorithm>
+#include <array>
+
+#include "proto/wire.h"
 
 namespace iorelay::proto {
 
-const char* OpName(Op op) {
-  switch (op) {
-    case Op::kHello:
-      return "hello";
-    case Op::kAuth:
-      return "auth";
-    case Op::kHeartbeat:
-      return "heartbeat";
-    case Op::kPing:
-      return "ping";
-    case Op::kStats:
-      return "stats";
-    case Op::kAdopt:
-      return "adopt";
-    case Op::kOpen:
-      return "open";
-    case Op::kClose:
-      return "close";
-    case Op::kPread:
-      return "pread";
-    case Op::kPwrite:
-      return "pwrite";
-    case Op::kRead:
-      return "read";
-    case Op::kWrite:
-      return "write";
-    case Op::kLseek:
-      return "lseek";
-    case Op::kFsync:
-      return "fsync";
-    case Op::kFtruncate:
-      return "ftruncate";
-    case Op::kFallocate:
-      return "fallocate";
-    case Op::kFstat:
-      return "fstat";
-    case Op::kFstatfs:
-      return "fstatfs";
-    case Op::kSetfl:
-      return "setfl";
-    case Op::kStat:
-      return "stat";
-    case Op::kStatfs:
-      return "statfs";
-    case Op::kAccess:
-      return "access";
-    case Op::kUnlink:
-      return "unlink";
-    case Op::kMkdir:
-      return "mkdir";
-    case Op::kRmdir:
-      return "rmdir";
-    case Op::kRename:
-      return "rename";
-    case Op::kTruncate:
-      return "truncate";
-    case Op::kReadlink:
-      return "readlink";
-    case Op::kReaddir:
-      return "readdir";
-    case Op::kLock:
-      return "lock";
-    case Op::kUnlockAll:
-      return "unlock_all";
+#define IORELAY_OP_CODE_FITS(Name, code, name, Request, family, handler, tail) \
+  static_assert((code) > 0 && (code) < 64, "op codes index a table of 64");
+IORELAY_PROTOCOL_OPS(IORELAY_OP_CODE_FITS)
+#undef IORELAY_OP_CODE_FITS
+
+namespace {
+
+// The largest encoding of a message: integers at their size, strings at kMaxPathBytes, lists at
+// kMaxListEntries of their largest element (a bound, never an allocation).
+class MaxSize {
+ public:
+  template <typename T>
+  requires std::is_integral_v<T>
+  void operator()(const T&) { bytes += sizeof(T); }
+  void operator()(const std::string&) { bytes += 4 + kMaxPathBytes; }
+  template <size_t N>
+  void operator()(const std::array<uint8_t, N>&) {
+    bytes += N;
   }
-  return "unknown";
+  template <typename T>
+  void operator()(const std::vector<T>&) {
+    MaxSize element;
+    T t{};
+    element(t);
+    bytes += 4 + uint64_t{kMaxListEntries} * element.bytes;
+  }
+  template <typename T>
+  requires requires(T t, MaxSize& m) { t.Visit(m); }
+  void operator()(T& msg) { msg.Visit(*this); }
+  uint64_t bytes = 0;
+};
+
+template <typename Msg>
+uint32_t MaxFields() {
+  MaxSize m;
+  Msg msg{};
+  m(msg);
+  return static_cast<uint32_t>(std::min<uint64_t>(m.bytes, kMaxPayloadBytes));
 }
+
+struct Row {
+  Op op;
+  OpInfo info;
+};
+
+const std::vector<Row>& Rows() {
+  static const std::vector<Row> rows = {
+#define IORELAY_OP_ROW(Name, code, name, Request, family, handler, tail) \
+  {Op::k##Name,                                                          \
+   {name, Family::family, Handler::handler, tail, MaxFields<Request>(),  \
+    static_cast<uint32_t>(std::min<uint64_t>(                            \
+        uint64_t{MaxFields<Request>()} + ((tail) ? kMaxIoBytes : 0), kMaxPayloadBytes))}},
+      IORELAY_PROTOCOL_OPS(IORELAY_OP_ROW)
+#undef IORELAY_OP_ROW
+  };
+  return rows;
+}
+
+}  // namespace
+
+const OpInfo& Info(Op op) {
+  // Op codes are small (< 64): a direct index built once.
+  static const std::array<const OpInfo*, 64> by_code = [] {
+    std::array<const OpInfo*, 64> a{};
+    for (const Row& r : Rows()) a[static_cast<uint16_t>(r.op)] = &r.info;
+    return a;
+  }();
+  static const OpInfo unknown{"unknown", Family::kMetadata, Handler::kFile, false, 0, 0};
+  const uint16_t code = static_cast<uint16_t>(op);
+  return code < by_code.size() && by_code[code] != nullptr ? *by_code[code] : unknown;
+}
+
+const char* OpName(Op op) { return Info(op).name; }
 
 }  // namespace iorelay::proto

@@ -21,77 +21,26 @@
 #include <vector>
 
 #include "common/auth.h"
+#include "proto/ops.h"
 
 namespace iorelay::proto {
 
+// The ops (ops.h has one row each). Replies with bulk data after their fields: kStats (the
+// daemon's counters as JSON), kPread and kRead (the bytes read, possibly fewer at EOF), kReadlink
+// (the link's target). kRead and kWrite work at and advance the handle's shared offset (kWrite
+// at the end with O_APPEND).
 enum class Op : uint16_t {
-  kHello = 1,
-  kAuth = 2,
-  kHeartbeat = 3,
-  kPing = 4,
-  kStats = 5,  // reply [tail]: the daemon's counters as JSON
-  kAdopt = 6,
-  kOpen = 10,
-  kClose = 11,
-  kPread = 12,   // reply [tail]: the bytes read (possibly fewer: EOF)
-  kPwrite = 13,  // [tail]: the bytes to write
-  kRead = 14,    // at and advancing the handle's shared offset; reply [tail]
-  kWrite = 15,   // [tail]; at the shared offset, or at the end with O_APPEND
-  kLseek = 16,
-  kFsync = 17,
-  kFtruncate = 18,
-  kFallocate = 19,
-  kFstat = 20,
-  kFstatfs = 21,
-  kSetfl = 22,
-  kStat = 30,
-  kStatfs = 31,
-  kAccess = 32,
-  kUnlink = 33,
-  kMkdir = 34,
-  kRmdir = 35,
-  kRename = 36,
-  kTruncate = 37,
-  kReadlink = 38,  // reply [tail]: the link's target
-  kReaddir = 39,
-  kLock = 50,
-  kUnlockAll = 51,
+#define IORELAY_OP_ENUM(Name, code, name, Request, family, handler, tail) k##Name = code,
+  IORELAY_PROTOCOL_OPS(IORELAY_OP_ENUM)
+#undef IORELAY_OP_ENUM
 };
 
 inline bool IsKnownOp(uint16_t op) {
   switch (static_cast<Op>(op)) {
-    case Op::kHello:
-    case Op::kAuth:
-    case Op::kHeartbeat:
-    case Op::kPing:
-    case Op::kStats:
-    case Op::kAdopt:
-    case Op::kOpen:
-    case Op::kClose:
-    case Op::kPread:
-    case Op::kPwrite:
-    case Op::kRead:
-    case Op::kWrite:
-    case Op::kLseek:
-    case Op::kFsync:
-    case Op::kFtruncate:
-    case Op::kFallocate:
-    case Op::kFstat:
-    case Op::kFstatfs:
-    case Op::kSetfl:
-    case Op::kStat:
-    case Op::kStatfs:
-    case Op::kAccess:
-    case Op::kUnlink:
-    case Op::kMkdir:
-    case Op::kRmdir:
-    case Op::kRename:
-    case Op::kTruncate:
-    case Op::kReadlink:
-    case Op::kReaddir:
-    case Op::kLock:
-    case Op::kUnlockAll:
-      return true;
+#define IORELAY_OP_CASE(Name, code, name, Request, family, handler, tail) case Op::k##Name:
+    IORELAY_PROTOCOL_OPS(IORELAY_OP_CASE)
+#undef IORELAY_OP_CASE
+    return true;
   }
   return false;
 }
@@ -479,5 +428,19 @@ struct UnlockAllRequest {
     v(ino);
   }
 };
+
+// What the table says of an op besides its code.
+enum class Family : uint8_t { kRead, kWrite, kMetadata, kLock };  // the daemon's counters
+enum class Handler : uint8_t { kSession, kData, kPath, kFile, kLock };
+struct OpInfo {
+  const char* name;
+  Family family;
+  Handler handler;
+  bool tail;             // bulk data follows the request's fields
+  uint32_t max_fields;   // the request's largest encoding (strings and lists at their limits)
+  uint32_t max_payload;  // max_fields, plus kMaxIoBytes with a tail
+};
+// The row of a known op (IsKnownOp).
+const OpInfo& Info(Op op);
 
 }  // namespace iorelay::proto

@@ -32,6 +32,10 @@ Result<FrameHeader> DecodeHeader(const uint8_t in[kHeaderBytes], uint32_t max_pa
   }
   if (!IsKnownOp(static_cast<uint16_t>(h.op & ~kReplyBit))) return Status::Protocol("unknown op");
   if (h.length > max_payload) return Status::Protocol("frame payload too large");
+  // A request may carry no more than its op's largest message (and data, for writes).
+  if ((h.op & kReplyBit) == 0 && h.length > Info(static_cast<Op>(h.op)).max_payload) {
+    return Status::Protocol(std::string("payload too large for ") + OpName(static_cast<Op>(h.op)));
+  }
   return h;
 }
 

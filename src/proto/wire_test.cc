@@ -134,3 +134,49 @@ TEST(OpsTest, EveryKnownOpHasAName) {
 
 }  // namespace
 }  // namespace iorelay::proto
+
+namespace iorelay::proto {
+namespace {
+
+TEST(OpTableTest, EveryOpHasARowAndPayloadBounds) {
+  int ops = 0;
+#define IORELAY_COUNT_OP(Name, code, name, Request, family, handler, tail) \
+  ++ops;                                                                   \
+  EXPECT_TRUE(IsKnownOp(code));                                            \
+  EXPECT_STREQ(OpName(Op::k##Name), name);                                 \
+  EXPECT_GE(Info(Op::k##Name).max_fields, EncodeFields(Request{}).size());
+  IORELAY_PROTOCOL_OPS(IORELAY_COUNT_OP)
+#undef IORELAY_COUNT_OP
+  EXPECT_EQ(ops, 31);
+  EXPECT_FALSE(IsKnownOp(7));
+  EXPECT_STREQ(OpName(static_cast<Op>(7)), "unknown");
+  // Fixed-size requests are bounded by their size; paths by kMaxPathBytes; data by kMaxIoBytes.
+  EXPECT_EQ(Info(Op::kClose).max_payload, 8u);
+  EXPECT_EQ(Info(Op::kPing).max_payload, 0u);
+  EXPECT_EQ(Info(Op::kPwrite).max_payload, 16u + kMaxIoBytes);
+  EXPECT_EQ(Info(Op::kStat).max_payload, EncodeFields(StatRequest{}).size() + kMaxPathBytes);
+  EXPECT_EQ(Info(Op::kRename).max_payload, 2 * (4 + kMaxPathBytes) + 4u);
+  EXPECT_EQ(Info(Op::kPread).handler, Handler::kData);
+  EXPECT_EQ(Info(Op::kMkdir).handler, Handler::kPath);
+  EXPECT_EQ(Info(Op::kLock).family, Family::kLock);
+}
+
+TEST(OpTableTest, RequestLongerThanItsOpAllowsIsAProtocolError) {
+  uint8_t buf[kHeaderBytes];
+  FrameHeader h{.op = static_cast<uint16_t>(Op::kClose), .id = 1, .length = 9};
+  EncodeHeader(h, buf);
+  Result<FrameHeader> d = DecodeHeader(buf);
+  ASSERT_FALSE(d.ok());
+  EXPECT_EQ(d.status().code(), EPROTO);
+  EXPECT_NE(d.status().message().find("close"), std::string::npos);
+  h.length = 8;
+  EncodeHeader(h, buf);
+  EXPECT_TRUE(DecodeHeader(buf).ok());
+  h.op |= kReplyBit;  // replies are bounded by the caller's limit only
+  h.length = 100;
+  EncodeHeader(h, buf);
+  EXPECT_TRUE(DecodeHeader(buf).ok());
+}
+
+}  // namespace
+}  // namespace iorelay::proto
