@@ -108,6 +108,7 @@ int iorelay_statfs(iorelay_client* c, const char* path, struct statfs* st);
 int iorelay_access(iorelay_client* c, const char* path, int mode);
 int iorelay_unlink(iorelay_client* c, const char* path);
 int iorelay_mkdir(iorelay_client* c, const char* path, mode_t mode);
+int iorelay_chmod(iorelay_client* c, const char* path, mode_t mode);
 int iorelay_rmdir(iorelay_client* c, const char* path);
 int iorelay_rename(iorelay_client* c, const char* from, const char* to, unsigned flags);
 int iorelay_truncate(iorelay_client* c, const char* path, off_t length);

@@ -255,3 +255,15 @@ print(open({str(local)!r}).read(), "|", open({d.prefix + "/forwarded.txt"!r}).re
     assert local.read_text() == "local data"
     assert (d.root_dir / "forwarded.txt").read_text() == "forwarded data"
     assert not Path(d.prefix).exists(), "the prefix exists only through the relay"
+
+
+def test_chmod_through_the_interposer(daemon_factory: DaemonFactory):
+    """chmod(1) on a forwarded path changes the file in the export root, less set-user-ID."""
+    d = daemon_factory(1)
+    (d.root_dir / "prog").write_text("x")
+    (d.root_dir / "prog").chmod(0o600)
+    result = run(["chmod", "4750", f"{d.prefix}/prog"], d.env())
+    assert result.returncode == 0, result.stderr
+    assert (d.root_dir / "prog").stat().st_mode & 0o7777 == 0o750
+    missing = run(["chmod", "644", f"{d.prefix}/missing"], d.env())
+    assert missing.returncode != 0 and "No such file" in missing.stderr

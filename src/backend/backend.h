@@ -68,6 +68,8 @@ class Backend {
   virtual Status Rename(int from_root_fd, const std::string& from, int to_root_fd,
                         const std::string& to, unsigned flags) = 0;
   virtual Status Truncate(int root_fd, const std::string& rel, int64_t length) = 0;
+  // chmod(2): follows a final symbolic link, within the root.
+  virtual Status Chmod(int root_fd, const std::string& rel, mode_t mode) = 0;
   virtual Result<std::string> Readlink(int root_fd, const std::string& rel) = 0;
 };
 

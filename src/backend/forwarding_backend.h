@@ -109,6 +109,10 @@ class ForwardingBackend : public Backend {
     BeforeCall("truncate");
     return inner_->Truncate(root_fd, rel, length);
   }
+  Status Chmod(int root_fd, const std::string& rel, mode_t mode) override {
+    BeforeCall("chmod");
+    return inner_->Chmod(root_fd, rel, mode);
+  }
   Result<std::string> Readlink(int root_fd, const std::string& rel) override {
     BeforeCall("readlink");
     return inner_->Readlink(root_fd, rel);

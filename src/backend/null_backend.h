@@ -36,6 +36,7 @@ class NullBackend final : public Backend {
     return Status::Ok();
   }
   Status Truncate(int, const std::string&, int64_t) override { return Status::Ok(); }
+  Status Chmod(int, const std::string&, mode_t) override { return Status::Ok(); }
   Result<std::string> Readlink(int, const std::string&) override {
     return Status::InvalidArgument("null backend has no symlinks");
   }

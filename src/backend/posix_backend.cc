@@ -205,6 +205,16 @@ Status PosixBackend::Truncate(int root_fd, const std::string& rel, int64_t lengt
   return Check(::ftruncate(guard.get(), length), "truncate");
 }
 
+Status PosixBackend::Chmod(int root_fd, const std::string& rel, mode_t mode) {
+  // The file as resolved beneath the root (O_PATH: no access needed), then chmod of that very
+  // inode through /proc (fchmod refuses O_PATH descriptors).
+  Result<int> fd = OpenBeneath(root_fd, rel, O_PATH, 0);
+  if (!fd.ok()) return fd.status();
+  FdGuard guard(*fd);
+  const std::string proc = "/proc/self/fd/" + std::to_string(guard.get());
+  return Check(::chmod(proc.c_str(), mode), "chmod");
+}
+
 Result<std::string> PosixBackend::Readlink(int root_fd, const std::string& rel) {
   Result<ParentRef> parent = OpenParentBeneath(root_fd, rel);
   if (!parent.ok()) return parent.status();

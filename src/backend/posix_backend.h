@@ -33,6 +33,7 @@ class PosixBackend final : public Backend {
   Status Rename(int from_root_fd, const std::string& from, int to_root_fd, const std::string& to,
                 unsigned flags) override;
   Status Truncate(int root_fd, const std::string& rel, int64_t length) override;
+  Status Chmod(int root_fd, const std::string& rel, mode_t mode) override;
   Result<std::string> Readlink(int root_fd, const std::string& rel) override;
 };
 

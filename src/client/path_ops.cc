@@ -97,6 +97,16 @@ int iorelay_mkdir(iorelay_client* c, const char* path, mode_t mode) {
       [&](const std::string& p) { return Sys(syscall(SYS_mkdirat, AT_FDCWD, p.c_str(), mode)); }));
 }
 
+int iorelay_chmod(iorelay_client* c, const char* path, mode_t mode) {
+  return static_cast<int>(PathOp(
+      c, path,
+      [&](Client* cl, int s) {
+        return StatusOnly(cl->CallMsg<proto::ChmodRequest, proto::Empty>(
+            s, proto::Op::kChmod, proto::ChmodRequest{path, static_cast<uint32_t>(mode)}, nullptr));
+      },
+      [&](const std::string& p) { return Sys(syscall(SYS_fchmodat, AT_FDCWD, p.c_str(), mode)); }));
+}
+
 int iorelay_rmdir(iorelay_client* c, const char* path) {
   return static_cast<int>(PathOp(
       c, path,

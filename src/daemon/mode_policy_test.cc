@@ -46,5 +46,21 @@ TEST_F(ModePolicyTest, MkdirDropsSetIdBits) {
   EXPECT_EQ(ModeOf("d"), 0775u);
 }
 
+TEST_F(ModePolicyTest, ChmodChangesModeButNeverSetsSetIdBits) {
+  auto c = Admitted(secret_a_);
+  ASSERT_GT(Open(*c, "/data/f", O_RDWR | O_CREAT, 0600), 0);
+  testing::Frame f;
+  ASSERT_TRUE(
+      c->Call(proto::Op::kChmod, proto::EncodeFields(proto::ChmodRequest{"/data/f", 06751}), &f));
+  EXPECT_EQ(f.header.status, 0);
+  EXPECT_EQ(ModeOf("f"), 0751u);
+  ASSERT_TRUE(c->Call(proto::Op::kChmod,
+                      proto::EncodeFields(proto::ChmodRequest{"/data/missing", 0644}), &f));
+  EXPECT_EQ(f.header.status, ENOENT);
+  ASSERT_TRUE(
+      c->Call(proto::Op::kChmod, proto::EncodeFields(proto::ChmodRequest{"/data/../x", 0644}), &f));
+  EXPECT_EQ(f.header.status, EACCES);
+}
+
 }  // namespace
 }  // namespace iorelay::daemon

@@ -88,6 +88,11 @@ void HandlePathOp(Core& core, const ConnPtr& conn, const proto::FrameHeader& h,
       if (!Decode(payload, &q, r) || !map(q.path, &m)) return;
       return r.Done(b.Truncate(m.root_fd, m.rel, q.length), 0);
     }
+    case Op::kChmod: {
+      proto::ChmodRequest q;
+      if (!Decode(payload, &q, r) || !map(q.path, &m)) return;
+      return r.Done(b.Chmod(m.root_fd, m.rel, ClientMode(q.mode)), 0);
+    }
     case Op::kReadlink: {
       proto::PathRequest q;
       if (!Decode(payload, &q, r) || !map(q.path, &m)) return;

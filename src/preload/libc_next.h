@@ -32,7 +32,7 @@
   X(fstat64) X(fstatat) X(fstatat64) X(statx) X(__xstat) X(__xstat64) X(__lxstat)      \
   X(__lxstat64) X(__fxstat) X(__fxstat64) X(__fxstatat) X(__fxstatat64) X(statfs)      \
   X(statfs64) X(fstatfs) X(fstatfs64) X(statvfs) X(statvfs64) X(fstatvfs)              \
-  X(fstatvfs64) X(access) X(faccessat) X(unlink) X(unlinkat) X(mkdir) X(mkdirat)       \
+  X(fstatvfs64) X(access) X(faccessat) X(unlink) X(unlinkat) X(mkdir) X(mkdirat) X(chmod) X(fchmodat)       \
   X(rmdir) X(rename) X(renameat) X(renameat2) X(readlink) X(readlinkat) X(remove)      \
   X(realpath) X(__realpath_chk) X(opendir) X(fdopendir) X(readdir) X(readdir64)        \
   X(readdir_r) X(readdir64_r) X(closedir) X(dirfd) X(rewinddir) X(telldir) X(seekdir)  \

@@ -1,4 +1,4 @@
-// Namespace operations on forwarded paths: access, unlink, mkdir, rmdir, rename,
+// Namespace operations on forwarded paths: access, unlink, mkdir, chmod, rmdir, rename,
 // readlink, truncate, remove, realpath. A rename across the forwarded boundary is EXDEV.
 #include <stdio.h>
 #include <stdlib.h>
@@ -98,6 +98,21 @@ IORELAY_EXPORT int mkdirat(int dirfd, const char* path, mode_t mode) noexcept {
   AbsPath abs;
   if (!ForwardedPath(dirfd, path, &abs)) return REAL(mkdirat)(dirfd, path, mode);
   return FromClient(iorelay_mkdir(g_client, abs.c_str(), mode));
+}
+
+IORELAY_EXPORT int chmod(const char* path, mode_t mode) noexcept {
+  AbsPath abs;
+  if (!ForwardedPath(AT_FDCWD, path, &abs)) return REAL(chmod)(path, mode);
+  return FromClient(iorelay_chmod(g_client, abs.c_str(), mode));
+}
+
+IORELAY_EXPORT int fchmodat(int dirfd, const char* path, mode_t mode, int flags) noexcept {
+  AbsPath abs;
+  if (!ForwardedPath(dirfd, path, &abs)) return REAL(fchmodat)(dirfd, path, mode, flags);
+  // Linux cannot change a symbolic link's mode: glibc answers AT_SYMLINK_NOFOLLOW with
+  // EOPNOTSUPP, and so do we.
+  if (flags != 0) return FromClient(flags == AT_SYMLINK_NOFOLLOW ? -EOPNOTSUPP : -EINVAL);
+  return FromClient(iorelay_chmod(g_client, abs.c_str(), mode));
 }
 
 IORELAY_EXPORT int rmdir(const char* path) noexcept {

@@ -361,6 +361,16 @@ struct TruncateRequest {
   }
 };
 
+struct ChmodRequest {
+  std::string path;
+  uint32_t mode = 0;  // permission bits; the daemon drops set-user-ID and set-group-ID
+  template <class V>
+  void Visit(V& v) {
+    v(path);
+    v(mode);
+  }
+};
+
 struct DirEntry {
   uint64_t ino = 0;
   uint8_t type = 0;  // DT_*

@@ -22,7 +22,7 @@ using Messages =
                LseekRequest, OffsetReply, FsyncRequest, FtruncateRequest, FallocateRequest,
                SetflRequest, WireStat, WireStatfs, PathRequest, StatRequest, AccessRequest,
                MkdirRequest, RenameRequest, TruncateRequest, ReaddirReply, LockRequest, LockReply,
-               UnlockAllRequest>;
+               UnlockAllRequest, ChmodRequest>;
 
 void Check(bool ok, const char* what) {
   if (!ok) {
