@@ -8,9 +8,9 @@
 #include <nlohmann/json.hpp>
 #include <random>
 
+#include "common/units.h"
 #include "sched/algorithms.h"
 #include "sched/run_queue.h"
-#include "common/units.h"
 
 namespace iorelay::sched {
 namespace {

@@ -5,8 +5,8 @@
 
 #include <nlohmann/json.hpp>
 
-#include "sched/registry.h"
 #include "common/units.h"
+#include "sched/registry.h"
 
 namespace iorelay::sched {
 namespace {
