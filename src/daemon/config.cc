@@ -76,6 +76,7 @@ const char* UsageText() {
          "                          emulated:seek=8ms,bw=100MBps\n"
          "  --delay-us N            sleep N us before every backend call (tests)\n"
          "  --heartbeat-ms N        heartbeat period while requests are outstanding (200)\n"
+         "  --handshake-timeout-ms N  close a connection not authenticated by then (10000)\n"
          "  --trace FILE            one line per request (format: docs/daemon.md, Trace)\n"
          "  --config FILE.json      the same keys as JSON\n"
          "  --print-config          print the effective configuration as JSON and exit\n";
@@ -97,6 +98,7 @@ nlohmann::json ConfigToJson(const Config& c) {
   j["backend"] = c.backend;
   j["delay-us"] = c.delay_us;
   j["heartbeat-ms"] = c.heartbeat_ms;
+  j["handshake-timeout-ms"] = c.handshake_timeout_ms;
   j["trace"] = c.trace;
   return j;
 }
@@ -137,7 +139,8 @@ Result<Config> ConfigFromJson(const nlohmann::json& j) {
        : key == "scheduler" ? c.scheduler
        : key == "backend"   ? c.backend
                             : c.trace) = s;
-    } else if (key == "workers" || key == "delay-us" || key == "heartbeat-ms") {
+    } else if (key == "workers" || key == "delay-us" || key == "heartbeat-ms" ||
+               key == "handshake-timeout-ms") {
       if (!v.is_number_integer()) return bad();
       int64_t n = v.get<int64_t>();
       if (key == "workers") {
@@ -146,9 +149,14 @@ Result<Config> ConfigFromJson(const nlohmann::json& j) {
       } else if (key == "delay-us") {
         if (n < 0) return Status::InvalidArgument("delay-us must be >= 0");
         c.delay_us = n;
-      } else {
+      } else if (key == "heartbeat-ms") {
         if (n < 1 || n > 3600000) return Status::InvalidArgument("heartbeat-ms out of range");
         c.heartbeat_ms = static_cast<int>(n);
+      } else {
+        if (n < 1 || n > 3600000) {
+          return Status::InvalidArgument("handshake-timeout-ms out of range");
+        }
+        c.handshake_timeout_ms = static_cast<int>(n);
       }
     } else {
       return Status::InvalidArgument("unknown config key '" + key + "'");
@@ -185,9 +193,10 @@ Result<CommandLine> ParseCommandLine(int argc, const char* const* argv) {
       continue;
     }
     static const std::map<std::string, int> kTakesValue = {
-        {"--listen", 0},       {"--export", 1},    {"--credential", 2}, {"--ready-file", 3},
-        {"--workers", 4},      {"--scheduler", 5}, {"--backend", 6},    {"--delay-us", 7},
-        {"--heartbeat-ms", 8}, {"--trace", 9},     {"--config", 10}};
+        {"--listen", 0},     {"--export", 1},   {"--credential", 2},
+        {"--ready-file", 3}, {"--workers", 4},  {"--scheduler", 5},
+        {"--backend", 6},    {"--delay-us", 7}, {"--heartbeat-ms", 8},
+        {"--trace", 9},      {"--config", 10},  {"--handshake-timeout-ms", 11}};
     auto it = kTakesValue.find(opt);
     if (it == kTakesValue.end()) return Status::InvalidArgument("unknown option '" + opt + "'");
     if (i + 1 >= argc) return Status::InvalidArgument(opt + " needs a value");
@@ -248,6 +257,12 @@ Result<CommandLine> ParseCommandLine(int argc, const char* const* argv) {
         break;
       case 10:
         break;  // already read
+      case 11: {
+        Result<int64_t> n = ParseInt(opt, val, 1, 3'600'000);
+        if (!n.ok()) return n.status();
+        c.handshake_timeout_ms = static_cast<int>(*n);
+        break;
+      }
     }
   }
   if (c.listen.empty()) c.listen.push_back("tcp:127.0.0.1:0");

@@ -30,6 +30,8 @@ struct Config {
   std::string backend = "posix";   // posix, null, emulated:PROFILE
   int64_t delay_us = 0;
   int heartbeat_ms = 200;
+  // A connection that has not authenticated within this time is closed (it holds a thread).
+  int handshake_timeout_ms = 10'000;
   std::string trace;  // empty: no trace
 };
 

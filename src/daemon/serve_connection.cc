@@ -131,8 +131,17 @@ void ServeConnection(Core& core, const ConnPtr& conn) {
   bool hello_done = false;
   Nonce server_nonce{};
   bool clean_eof = false;
+  // Until it authenticates, a connection gets a deadline for every read: one that never
+  // speaks would hold its thread for good.
+  conn->transport()->SetRecvTimeout(core.config.handshake_timeout_ms);
   for (;;) {
     if (in.AtEof()) {
+      if (conn->session == nullptr) {
+        // Nothing of it is in flight: cut it at once (below), whether it left or timed out.
+        Log(conn, fmt::format("no authentication within {} ms, or the client left",
+                              core.config.handshake_timeout_ms));
+        break;
+      }
       clean_eof = true;
       break;
     }
@@ -173,6 +182,7 @@ void ServeConnection(Core& core, const ConnPtr& conn) {
     }
     if (!authed) {
       if (!Handshake(core, conn, *h, payload, &hello_done, &server_nonce)) break;
+      if (conn->session != nullptr) conn->transport()->SetRecvTimeout(0);
       continue;
     }
     if (op == Op::kHello || op == Op::kAuth) {

@@ -5,6 +5,7 @@
 #include <netinet/tcp.h>
 #include <sys/socket.h>
 #include <sys/stat.h>
+#include <sys/time.h>
 #include <sys/un.h>
 #include <unistd.h>
 
@@ -57,6 +58,10 @@ class SocketConnection final : public Connection {
   }
 
   void Shutdown() override { ::shutdown(fd_, SHUT_RDWR); }
+  void SetRecvTimeout(int ms) override {
+    struct timeval tv = {ms / 1000, (ms % 1000) * 1000};
+    ::setsockopt(fd_, SOL_SOCKET, SO_RCVTIMEO, &tv, sizeof tv);
+  }
   void StopReceiving() override { ::shutdown(fd_, SHUT_RD); }
   std::string peer() const override { return peer_; }
 

@@ -23,6 +23,8 @@ class Connection {
   // All the bytes of `iov`, or an error.
   virtual Status Sendv(const struct iovec* iov, int iovcnt) = 0;
   virtual void Shutdown() = 0;
+  // Recv fails (EAGAIN) when no byte arrives within `ms` milliseconds; 0: wait forever.
+  virtual void SetRecvTimeout(int ms) = 0;
   // Stops receiving only (daemon shutdown): Recv returns 0, replies can still be sent.
   virtual void StopReceiving() = 0;
   virtual std::string peer() const = 0;
