@@ -87,3 +87,51 @@ def test_missing_binaries_give_a_clear_error(tmp_path: Path, args: list[str]) ->
     assert proc.returncode == 1
     assert "not found" in proc.stdout + proc.stderr
     assert "Traceback" not in proc.stderr
+
+
+# Per tool: non-default options, to check that --print-config carries them through --config.
+PRINT_CONFIG_ARGS = {
+    "iorelayd": ["--workers", "3", "--scheduler", "aioli:quantum=64K", "--listen", "unix:/tmp/x"],
+    "iorelay-ctl": ["--timeout-ms", "1234", "--secret-file", "/tmp/s"],
+    "iorelay-place": ["--nodes", "512", "--policies", "default,route-aware", "--cap", "8"],
+    "iorelay-bench": ["--spatiality", "strided", "--request", "8K", "--total", "1M", "--odirect"],
+}
+
+
+def run_tool(binary: Path, *args: str) -> subprocess.CompletedProcess[str]:
+    env = {**os.environ, "OMPI_MCA_plm": "isolated", "OMPI_MCA_btl": "self"}
+    return subprocess.run(
+        [str(binary), *args],
+        capture_output=True,
+        text=True,
+        timeout=SUBPROCESS_TIMEOUT_S,
+        env=env,
+        check=False,
+    )
+
+
+@pytest.mark.parametrize("tool", sorted(PRINT_CONFIG_ARGS))
+def test_tools_help_comes_from_the_option_table(tool: str) -> None:
+    proc = run_tool(require_built(tool)[tool], "--help")
+    assert proc.returncode == 0, proc.stderr
+    assert proc.stdout.startswith(f"usage: {tool}")
+    for entry in ("--config FILE.json", "--print-config", "--version"):
+        assert entry in proc.stdout
+    for option in PRINT_CONFIG_ARGS[tool]:
+        if option.startswith("--") and option != "--nodes":
+            assert option in proc.stdout
+
+
+@pytest.mark.parametrize("tool", sorted(PRINT_CONFIG_ARGS))
+def test_tools_print_config_round_trips(tool: str, tmp_path: Path) -> None:
+    binary = require_built(tool)[tool]
+    first = run_tool(binary, *PRINT_CONFIG_ARGS[tool], "--print-config")
+    assert first.returncode == 0, first.stderr
+    config = tmp_path / "config.json"
+    config.write_text(first.stdout)
+    again = run_tool(binary, "--config", str(config), "--print-config")
+    assert again.returncode == 0, again.stderr
+    assert again.stdout == first.stdout
+    unknown = run_tool(binary, "--no-such-option")
+    assert unknown.returncode == 2
+    assert "unknown option '--no-such-option'" in unknown.stderr

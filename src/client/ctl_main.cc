@@ -1,5 +1,6 @@
 // iorelay-ctl: talks to one daemon for operators and the Python CLI (`iorelay stats`).
 // Exit codes: 0 success, 1 daemon unreachable or failed, 2 usage or configuration, 3 refused.
+// Options come from its option table (common/option_table.h).
 #include <time.h>
 
 #include <cstdio>
@@ -8,6 +9,7 @@
 
 #include "client/connection.h"
 #include "common/auth.h"
+#include "common/option_table.h"
 #include "common/version_flag.h"
 #include "proto/wire.h"
 
@@ -20,12 +22,28 @@ constexpr int kExitFailed = 1;
 constexpr int kExitUsage = 2;
 constexpr int kExitRefused = 3;
 
-int Usage() {
-  std::fprintf(stderr,
-               "usage: iorelay-ctl stats ADDRESS   print the daemon's counters as JSON\n"
-               "       iorelay-ctl ping ADDRESS    check that the daemon answers\n"
-               "ADDRESS is tcp:HOST:PORT or unix:PATH; the credential is read from\n"
-               "IORELAY_SECRET_FILE; IORELAY_TIMEOUT_MS bounds every wait (default 5000).\n");
+struct CtlOptions {
+  std::string secret_file;  // the job credential
+  int timeout_ms = 5000;    // bounds every wait
+};
+
+// The table binds to `o`; the environment gives the defaults the command line overrides.
+iorelay::cli::OptionTable Table(CtlOptions* o) {
+  iorelay::cli::OptionTable t(
+      "usage: iorelay-ctl [options] stats ADDRESS   print the daemon's counters as JSON\n"
+      "       iorelay-ctl [options] ping ADDRESS    check that the daemon answers\n"
+      "ADDRESS is tcp:HOST:PORT or unix:PATH.\n",
+      "Exit status: 0 ok, 1 daemon unreachable or failed, 2 usage or configuration, 3 refused.\n");
+  t.Add(iorelay::cli::Text("secret-file", "FILE", &o->secret_file,
+                           "the job credential (default: $IORELAY_SECRET_FILE)"))
+      .Add(iorelay::cli::Integer("timeout-ms", "N", &o->timeout_ms, 1, 3'600'000,
+                                 "bounds every wait (default: $IORELAY_TIMEOUT_MS or 5000)"));
+  return t;
+}
+
+int UsageError(const std::string& message) {
+  CtlOptions o;
+  std::fprintf(stderr, "iorelay-ctl: %s\n%s", message.c_str(), Table(&o).Help().c_str());
   return kExitUsage;
 }
 
@@ -39,28 +57,42 @@ double NowUs() {
 
 int main(int argc, char** argv) {
   if (iorelay::PrintVersionIfAsked(argc, argv, "iorelay-ctl")) return 0;
-  if (argc != 3) return Usage();
-  std::string cmd = argv[1];
-  if (cmd != "stats" && cmd != "ping") return Usage();
-  Result<iorelay::client::Address> addr = iorelay::client::ParseAddress(argv[2]);
+  CtlOptions o;
+  if (const char* f = std::getenv("IORELAY_SECRET_FILE")) o.secret_file = f;
+  if (const char* t = std::getenv("IORELAY_TIMEOUT_MS"); t && std::atoi(t) > 0) {
+    o.timeout_ms = std::atoi(t);
+  }
+  iorelay::cli::OptionTable table = Table(&o);
+  Result<iorelay::cli::ParseOutcome> parsed = table.Parse(argc, argv, 2);
+  if (!parsed.ok()) return UsageError(parsed.status().message());
+  if (parsed->help) {
+    std::fputs(table.Help().c_str(), stdout);
+    return 0;
+  }
+  if (parsed->print_config) {
+    std::printf("%s\n", table.ToJson().dump(2).c_str());
+    return 0;
+  }
+  if (parsed->positionals.size() != 2) return UsageError("give a command and an address");
+  const std::string cmd = parsed->positionals[0];
+  const std::string address = parsed->positionals[1];
+  if (cmd != "stats" && cmd != "ping") return UsageError("unknown command '" + cmd + "'");
+  Result<iorelay::client::Address> addr = iorelay::client::ParseAddress(address);
   if (!addr.ok()) {
     std::fprintf(stderr, "iorelay-ctl: %s\n", addr.status().message().c_str());
     return kExitUsage;
   }
-  const char* secret_file = std::getenv("IORELAY_SECRET_FILE");
-  if (!secret_file || !*secret_file) {
-    std::fprintf(stderr, "iorelay-ctl: IORELAY_SECRET_FILE is not set (the job credential)\n");
+  if (o.secret_file.empty()) {
+    std::fprintf(stderr,
+                 "iorelay-ctl: no credential: give --secret-file or set IORELAY_SECRET_FILE\n");
     return kExitUsage;
   }
-  Result<iorelay::Secret> secret = iorelay::LoadSecretFile(secret_file);
+  Result<iorelay::Secret> secret = iorelay::LoadSecretFile(o.secret_file);
   if (!secret.ok()) {
     std::fprintf(stderr, "iorelay-ctl: %s\n", secret.status().ToString().c_str());
     return kExitUsage;
   }
-  int timeout_ms = 5000;
-  if (const char* t = std::getenv("IORELAY_TIMEOUT_MS"); t && std::atoi(t) > 0) {
-    timeout_ms = std::atoi(t);
-  }
+  const int timeout_ms = o.timeout_ms;
   iorelay::client::Identity who{static_cast<uint32_t>(getpid()), 0, "iorelay-ctl"};
   double t0 = NowUs();
   Result<std::unique_ptr<Connection>> conn =
@@ -78,7 +110,8 @@ int main(int argc, char** argv) {
   double t2 = NowUs();
   if (!r.ok() || r->status != 0) {
     iorelay::Status s = r.ok() ? iorelay::Status::FromErrno(r->status, "") : r.status();
-    std::fprintf(stderr, "iorelay-ctl: %s %s: %s\n", cmd.c_str(), argv[2], s.ToString().c_str());
+    std::fprintf(stderr, "iorelay-ctl: %s %s: %s\n", cmd.c_str(), address.c_str(),
+                 s.ToString().c_str());
     return kExitFailed;
   }
   if (cmd == "stats") {
@@ -86,8 +119,9 @@ int main(int argc, char** argv) {
     std::fputc('\n', stdout);
   } else {
     const auto& s = (*conn)->session();
-    std::printf("%s: ok (app %s, session %llu, connect+auth %.0f us, ping %.0f us)\n", argv[2],
-                s.app.c_str(), static_cast<unsigned long long>(s.session), t1 - t0, t2 - t1);
+    std::printf("%s: ok (app %s, session %llu, connect+auth %.0f us, ping %.0f us)\n",
+                address.c_str(), s.app.c_str(), static_cast<unsigned long long>(s.session), t1 - t0,
+                t2 - t1);
   }
   return 0;
 }

@@ -42,10 +42,9 @@ struct CommandLine {
   bool help = false;
 };
 
-// Parses argv. `--config FILE` is read first wherever it appears; options on the command
-// line then override its scalars, and a list option given on the command line replaces
-// the file's list. Without any --listen, the default is tcp:127.0.0.1:0. Errors are
-// EINVAL with a message naming the offending option.
+// Parses argv with iorelayd's option table (config.cc; rules in common/option_table.h:
+// --config FILE first, then the command line over it). Without any --listen, the default is
+// tcp:127.0.0.1:0. Errors are EINVAL with a message naming the offending option.
 Result<CommandLine> ParseCommandLine(int argc, const char* const* argv);
 
 // The configuration as JSON with every key present (the keys of the command line).
@@ -53,6 +52,7 @@ nlohmann::json ConfigToJson(const Config& config);
 // The inverse; unknown keys and wrong types are EINVAL. Missing keys keep defaults.
 Result<Config> ConfigFromJson(const nlohmann::json& j);
 
-const char* UsageText();
+// --help, generated from the option table.
+std::string UsageText();
 
 }  // namespace iorelay::daemon

@@ -79,6 +79,10 @@ int Main(uint32_t rank, uint32_t ranks, const std::vector<std::string>& args) {
     }
     return parsed.ok() ? 0 : 2;
   }
+  if (!parsed->printed_config.is_null()) {
+    if (rank == 0) std::printf("%s\n", parsed->printed_config.dump(2).c_str());
+    return 0;
+  }
   const Options& o = *parsed;
   const uint64_t planned = iorelay::bench::RequestsPerRank(o);
   nlohmann::json phases = nlohmann::json::array();

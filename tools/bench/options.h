@@ -3,6 +3,7 @@
 #pragma once
 
 #include <cstdint>
+#include <nlohmann/json.hpp>
 #include <string>
 #include <vector>
 
@@ -17,8 +18,8 @@ struct Options {
   Layout layout = Layout::kShared;
   Spatiality spatiality = Spatiality::kContiguous;
   uint64_t request_bytes = 64 * 1024;  // t: one pwrite/pread
-  uint64_t block_bytes = 0;            // b: contiguous piece of a rank per segment
-  uint64_t segments = 1;               // s
+  uint64_t block_bytes = 0;            // b: contiguous piece of a rank per segment (0: derived)
+  uint64_t segments = 0;               // s (0: derived)
   uint64_t total_bytes = 0;            // --total: all ranks together (0 = from block, segments)
   double stonewall_s = 0;              // 0: no stonewall
   bool wearout = false;
@@ -34,12 +35,16 @@ struct Options {
   std::string name = "iorelay-bench.dat";
   std::string output;  // JSON file; empty = stdout
   bool help = false;
+  // With --print-config: the options as given (0 = derived), the form --config reads back.
+  nlohmann::json printed_config;
 };
 
 std::string Usage();
 
-// Parses argv for `ranks` processes. Sizes follow common/units.h (K = KiB = 1024, kB = 1000). Fills
-// block_bytes and segments from --total or the defaults; checks every constraint.
+// Parses argv for `ranks` processes with the option table (options.cc; rules in
+// common/option_table.h). Sizes follow common/units.h (K = KiB = 1024, kB = 1000). Fills
+// block_bytes and segments from --total or the defaults; checks every constraint. With --help or
+// --print-config nothing is derived or checked beyond syntax.
 Result<Options> ParseOptions(const std::vector<std::string>& args, uint32_t ranks);
 
 // "64K" → 65536, "64kB" → 64000 (common/units.h); fails on junk or overflow.

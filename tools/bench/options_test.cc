@@ -3,6 +3,9 @@
 
 #include <gtest/gtest.h>
 
+#include <cstdio>
+#include <fstream>
+
 #include "layout.h"
 
 namespace iorelay::bench {
@@ -56,6 +59,30 @@ TEST(BenchOptions, RejectsInconsistentCombinations) {
       {"--name", "a/b"},
   };
   for (const auto& args : bad) EXPECT_FALSE(ParseOptions(args, 4).ok()) << args[0];
+}
+
+TEST(BenchOptions, PrintConfigRoundTrips) {
+  Options o = Parse({"--spatiality", "strided", "--total", "4M", "--odirect", "--request", "8K",
+                     "--print-config"});
+  ASSERT_TRUE(o.printed_config.is_object());
+  EXPECT_EQ(o.printed_config["total"], 4u << 20);
+  EXPECT_EQ(o.printed_config["spatiality"], "strided");
+  EXPECT_EQ(o.printed_config["segments"], 0u);  // derived, so printed as given
+  const std::string path = ::testing::TempDir() + "/bench_options_test.json";
+  std::ofstream(path) << o.printed_config.dump();
+  Options back = Parse({"--config", path, "--print-config"});
+  EXPECT_EQ(back.printed_config, o.printed_config);
+  Options derived = Parse({"--config", path});
+  EXPECT_EQ(derived.segments, (4u << 20) / 4 / (8u << 10));
+  std::remove(path.c_str());
+}
+
+TEST(BenchOptions, HelpComesFromTheTable) {
+  const std::string help = Usage();
+  for (const char* entry : {"--layout fpp|shared", "--request SIZE", "--stonewall SECONDS",
+                            "--print-config", "Exit status"}) {
+    EXPECT_NE(help.find(entry), std::string::npos) << entry;
+  }
 }
 
 TEST(BenchLayout, SharedContiguousOwnsOneBlock) {

@@ -146,6 +146,10 @@ int main(int argc, char** argv) {
     fmt::print("{}", Usage());
     return 0;
   }
+  if (!options->printed_config.is_null()) {
+    fmt::print("{}\n", options->printed_config.dump(2));
+    return 0;
+  }
   if (!options->table_sizes.empty()) return RunTable(*options);
   return RunOne(*options);
 }

@@ -1,23 +1,24 @@
-// Parses iorelay-place's flags; every error names the flag and what was expected.
+// iorelay-place's option table; every error names the flag and what was expected.
 #include "options.h"
 
 #include <fmt/format.h>
 
 #include <charconv>
+#include <functional>
 #include <string_view>
 
+#include "common/option_table.h"
 #include "placement/bgq_layout.h"
 #include "placement/policy.h"
 
 namespace iorelay::place_tool {
 namespace {
 
-Result<int> ParsePositive(std::string_view flag, std::string_view text) {
+Result<int> Positive(const std::string& text) {
   int value = 0;
   const auto [end, ec] = std::from_chars(text.data(), text.data() + text.size(), value);
   if (text.empty() || ec != std::errc() || end != text.data() + text.size() || value < 1) {
-    return Status::InvalidArgument(
-        fmt::format("{} expects a positive integer, got '{}'", flag, text));
+    return Status::InvalidArgument(fmt::format("wants a positive integer, got '{}'", text));
   }
   return value;
 }
@@ -40,106 +41,110 @@ bool KnownPolicy(const std::string& name) {
   return false;
 }
 
+// A comma-separated list option; `parse` checks and converts each element.
+template <typename T>
+cli::Option CommaList(std::string name, std::string metavar, std::vector<T>* field,
+                      std::function<Result<T>(const std::string&)> parse, std::string help) {
+  cli::Option o{
+      std::move(name), std::move(metavar), std::move(help), cli::Arity::kValue, nullptr, nullptr,
+      nullptr};
+  o.set = [field, parse](const std::string& v) {
+    std::vector<T> out;
+    for (const std::string& s : SplitComma(v)) {
+      Result<T> e = parse(s);
+      if (!e.ok()) return e.status();
+      out.push_back(*e);
+    }
+    *field = std::move(out);
+    return Status::Ok();
+  };
+  o.get = [field]() -> nlohmann::json { return fmt::format("{}", fmt::join(*field, ",")); };
+  return o;
+}
+
+Result<std::string> PolicyName(const std::string& name) {
+  if (KnownPolicy(name)) return name;
+  return Status::InvalidArgument(fmt::format("unknown policy '{}' (known: {})", name,
+                                             fmt::join(placement::PolicyNames(), ", ")));
+}
+
+// --nodes N: a shorthand that sets --topology to the Mira partition of N nodes (no JSON key).
+cli::Option MiraNodes(Options* o) {
+  cli::Option opt{
+      "nodes",
+      "N",
+      fmt::format("a Mira partition ({})", fmt::join(placement::MiraPartitionSizes(), ", ")),
+      cli::Arity::kValue,
+      nullptr,
+      nullptr,
+      nullptr};
+  opt.set = [o](const std::string& v) {
+    Result<int> n = Positive(v);
+    if (!n.ok()) return n.status();
+    Result<std::vector<int>> shape = placement::MiraPartitionShape(*n);
+    if (!shape.ok()) return shape.status();
+    o->topology = fmt::format("torus:{}", fmt::join(*shape, "x"));
+    return Status::Ok();
+  };
+  return opt;
+}
+
+// The table binds to `o`: parsing writes into it, ToJson reads it.
+cli::OptionTable Table(Options* o) {
+  cli::OptionTable t(
+      "usage: iorelay-place (--topology SPEC | --nodes N) [options]\n"
+      "       iorelay-place --table 512,1024,2048,4096,8192 [options]\n"
+      "Compares I/O-node assignment policies on a network topology and writes the mapping.\n");
+  t.Add(cli::Text("topology", "SPEC", &o->topology,
+                  "torus:4x4x4x4x2[:order=ABCDE], fattree:LEAVESxPERLEAFxUP or\n"
+                  "dragonfly:GROUPSxROUTERSxNODESxGLOBALS[:routing=valiant]"))
+      .Add(MiraNodes(o))
+      .Add(CommaList<std::string>("policies", "A,B,...", &o->policies, PolicyName,
+                                  fmt::format("policies to compare (all of {})",
+                                              fmt::join(placement::PolicyNames(), ", "))))
+      .Add(cli::Text("policy", "P", &o->policy, "policy whose mapping --out writes (route-aware)"))
+      .Add(cli::Integer("ranks-per-node", "R", &o->ranks_per_node, 1, INT32_MAX,
+                        "MPI ranks per compute node (16)"))
+      .Add(cli::Flag("aggregate", &o->aggregate, "intra-node aggregation: one message per node"))
+      .Add(cli::Integer("cap", "C", &o->tree_cap, 1, INT32_MAX,
+                        "route-aware connectivity tree cap (256)"))
+      .Add(cli::Choice("unreached", &o->unreached,
+                       {{"default", placement::Unreached::kDefaultBridge},
+                        {"nearest", placement::Unreached::kNearestUnderShare}},
+                       "route-aware, nodes no tree reaches: default (their default\n"
+                       "bridge, as the paper) or nearest (nearest bridge under share)"))
+      .Add(cli::Integer("nodes-per-bridge", "K", &o->nodes_per_bridge, 1, INT32_MAX,
+                        "layout when the topology is not made of BG/Q midplanes (64)"))
+      .Add(cli::Choice(
+          "daemon-unit", &o->unit,
+          {{"ionode", placement::DaemonUnit::kIonode}, {"bridge", placement::DaemonUnit::kBridge}},
+          "what a daemon index numbers (ionode)"))
+      .Add(cli::Text("out", "FILE", &o->out,
+                     "write the mapping JSON ({\"mapping\": {node: daemon}})"))
+      .Add(cli::Flag("json", &o->json, "print metrics as JSON instead of a table"))
+      .Add(cli::Flag("link-loads", &o->link_loads,
+                     "with --json: messages per link for default and --policy"))
+      .Add(CommaList<int>("table", "SIZES", &o->table_sizes, Positive,
+                          "Markdown tables, default vs route-aware, per partition size"));
+  return t;
+}
+
 }  // namespace
 
 std::string Usage() {
-  return fmt::format(
-      "usage: iorelay-place (--topology SPEC | --nodes N) [options]\n"
-      "       iorelay-place --table 512,1024,2048,4096,8192 [options]\n"
-      "Compares I/O-node assignment policies on a network topology and writes the mapping.\n"
-      "  --topology SPEC        torus:4x4x4x4x2[:order=ABCDE], fattree:LEAVESxPERLEAFxUP or\n"
-      "                         dragonfly:GROUPSxROUTERSxNODESxGLOBALS[:routing=valiant]\n"
-      "  --nodes N              a Mira partition ({})\n"
-      "  --policies A,B,...     policies to compare (default: all of {})\n"
-      "  --policy P             policy whose mapping --out writes (default route-aware)\n"
-      "  --ranks-per-node R     MPI ranks per compute node (default 16)\n"
-      "  --aggregate            intra-node aggregation: one message per node\n"
-      "  --cap C                route-aware connectivity tree cap (default 256)\n"
-      "  --unreached R          route-aware, nodes no tree reaches: default (their default\n"
-      "                         bridge, as the paper) or nearest (nearest bridge under share)\n"
-      "  --nodes-per-bridge K   layout when the topology is not made of BG/Q midplanes (64)\n"
-      "  --daemon-unit U        ionode (default) or bridge: what a daemon index numbers\n"
-      "  --out FILE             write the mapping JSON ({{\"mapping\": {{node: daemon}}}})\n"
-      "  --json                 print metrics as JSON instead of a table\n"
-      "  --link-loads           with --json: messages per link for default and --policy\n"
-      "  --table SIZES          Markdown tables, default vs route-aware, per partition size\n",
-      fmt::join(placement::MiraPartitionSizes(), ", "), fmt::join(placement::PolicyNames(), ", "));
+  Options o;
+  return Table(&o).Help();
 }
 
 Result<Options> ParseOptions(int argc, char** argv) {
   Options o;
   o.policies = placement::PolicyNames();
-  for (int i = 1; i < argc; ++i) {
-    const std::string_view flag = argv[i];
-    auto value = [&]() -> Result<std::string_view> {
-      if (i + 1 >= argc) return Status::InvalidArgument(fmt::format("{} needs a value", flag));
-      return std::string_view(argv[++i]);
-    };
-    auto number = [&]() -> Result<int> {
-      Result<std::string_view> v = value();
-      if (!v.ok()) return v.status();
-      return ParsePositive(flag, *v);
-    };
-    if (flag == "--help" || flag == "-h") {
-      o.help = true;
-    } else if (flag == "--aggregate") {
-      o.aggregate = true;
-    } else if (flag == "--json") {
-      o.json = true;
-    } else if (flag == "--link-loads") {
-      o.link_loads = true;
-    } else if (flag == "--topology" || flag == "--policy" || flag == "--policies" ||
-               flag == "--out" || flag == "--daemon-unit" || flag == "--table" ||
-               flag == "--unreached") {
-      Result<std::string_view> v = value();
-      if (!v.ok()) return v.status();
-      if (flag == "--topology") o.topology = *v;
-      if (flag == "--policy") o.policy = *v;
-      if (flag == "--policies") o.policies = SplitComma(*v);
-      if (flag == "--out") o.out = *v;
-      if (flag == "--daemon-unit") {
-        if (*v != "ionode" && *v != "bridge") {
-          return Status::InvalidArgument("--daemon-unit expects ionode or bridge");
-        }
-        o.unit = *v == "bridge" ? placement::DaemonUnit::kBridge : placement::DaemonUnit::kIonode;
-      }
-      if (flag == "--unreached") {
-        if (*v != "default" && *v != "nearest") {
-          return Status::InvalidArgument("--unreached expects default or nearest");
-        }
-        o.unreached = *v == "nearest" ? placement::Unreached::kNearestUnderShare
-                                      : placement::Unreached::kDefaultBridge;
-      }
-      if (flag == "--table") {
-        for (const std::string& s : SplitComma(*v)) {
-          Result<int> n = ParsePositive(flag, s);
-          if (!n.ok()) return n.status();
-          o.table_sizes.push_back(*n);
-        }
-      }
-    } else if (flag == "--nodes" || flag == "--ranks-per-node" || flag == "--cap" ||
-               flag == "--nodes-per-bridge") {
-      Result<int> n = number();
-      if (!n.ok()) return n.status();
-      if (flag == "--nodes") {
-        Result<std::vector<int>> shape = placement::MiraPartitionShape(*n);
-        if (!shape.ok()) return shape.status();
-        o.topology = fmt::format("torus:{}", fmt::join(*shape, "x"));
-      }
-      if (flag == "--ranks-per-node") o.ranks_per_node = *n;
-      if (flag == "--cap") o.tree_cap = *n;
-      if (flag == "--nodes-per-bridge") o.nodes_per_bridge = *n;
-    } else {
-      return Status::InvalidArgument(fmt::format("unknown argument '{}'", flag));
-    }
-  }
-  if (o.help) return o;
-  for (const std::string& p : o.policies) {
-    if (!KnownPolicy(p)) return Status::InvalidArgument(fmt::format("unknown policy '{}'", p));
-  }
-  if (!KnownPolicy(o.policy)) {
-    return Status::InvalidArgument(fmt::format("unknown policy '{}'", o.policy));
-  }
+  Result<cli::ParseOutcome> parsed = Table(&o).Parse(argc, argv);
+  if (!parsed.ok()) return parsed.status();
+  o.help = parsed->help;
+  if (parsed->print_config) o.printed_config = Table(&o).ToJson();
+  if (o.help || parsed->print_config) return o;
+  IORELAY_RETURN_IF_ERROR(PolicyName(o.policy).status());
   if (o.table_sizes.empty() && o.topology.empty()) {
     return Status::InvalidArgument("give --topology, --nodes or --table");
   }

@@ -1,6 +1,7 @@
 // Command-line options of iorelay-place, parsed without exceptions into one struct.
 #pragma once
 
+#include <nlohmann/json.hpp>
 #include <string>
 #include <vector>
 
@@ -25,6 +26,7 @@ struct Options {
   bool link_loads = false;       // add per-link message counts to the JSON
   std::vector<int> table_sizes;  // --table: Markdown comparison per Mira partition size
   bool help = false;
+  nlohmann::json printed_config;  // with --print-config: the options, the form --config reads
 };
 
 std::string Usage();
