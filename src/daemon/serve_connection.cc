@@ -172,6 +172,7 @@ void ServeConnection(Core& core, const ConnPtr& conn) {
         break;
       }
       conn->outstanding.fetch_add(1, std::memory_order_acq_rel);
+      core.stats->CountOp(op);
       SubmitDataOp(core, conn, *h, payload, std::move(data), data_len, arrival_ns, true);
       continue;
     }
@@ -190,6 +191,7 @@ void ServeConnection(Core& core, const ConnPtr& conn) {
       continue;
     }
     conn->outstanding.fetch_add(1, std::memory_order_acq_rel);
+    core.stats->CountOp(op);
     Route(core, conn, *h, payload, arrival_ns);
     if (payload.capacity() > (1u << 20)) std::vector<uint8_t>().swap(payload);
   }

@@ -143,6 +143,12 @@ nlohmann::json Stats::ToJson() const {
     total_data.Add(*a);
   }
   nlohmann::json total_json = Render(total, total_read, total_written);
+  nlohmann::json by_op = nlohmann::json::object();
+  for (int op = 0; op < 256; ++op) {
+    const uint64_t n = by_op_[op].load(std::memory_order_relaxed);
+    if (n != 0) by_op[proto::OpName(static_cast<proto::Op>(op))] = n;
+  }
+  total_json["by_op"] = std::move(by_op);
   total_data.Render(&total_json);
   nlohmann::json files = nlohmann::json::object();
   {

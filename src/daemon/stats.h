@@ -69,17 +69,22 @@ class Stats {
   // One dispatch of `requests` requests, `bytes` in all, for `app`'s `requests` of them.
   static void RecordAppDispatch(AppStats* app, uint64_t requests);
   void RecordFileDispatch(uint64_t dev, uint64_t ino, uint64_t requests, uint64_t bytes);
+  // One authenticated request of `op` received (the "by_op" counts of the total).
+  void CountOp(proto::Op op) {
+    by_op_[static_cast<uint8_t>(op)].fetch_add(1, std::memory_order_relaxed);
+  }
 
   // {"total": {...}, "apps": {"name": {...}}, "files": {"dev:ino": {...}}}; apps and total
   // with requests, errors, bytes_read, bytes_written, queue_time_ns, service_time_ns,
   // "by_family", dispatches, mean_requests_per_dispatch (the application's data requests
   // per dispatch that carried any of them) and data-request queue/service p50/p99 (ns, as
   // log2 bucket upper bounds); files with requests, bytes, dispatches and
-  // mean_requests_per_dispatch.
+  // mean_requests_per_dispatch. The total also has "by_op": requests received per op name.
   nlohmann::json ToJson() const;
 
  private:
   std::vector<std::unique_ptr<AppStats>> apps_;
+  std::atomic<uint64_t> by_op_[256] = {};
   mutable std::mutex files_mu_;
   std::map<std::pair<uint64_t, uint64_t>, FileCounters> files_;  // guarded by files_mu_
 };
