@@ -68,8 +68,11 @@ int iorelay_is_forwarded(const iorelay_client* c, const char* abs_path);
 int iorelay_is_internal_fd(const iorelay_client* c, int fd);
 int iorelay_move_internal_fd(iorelay_client* c, int fd);
 
-/* Call in the child after fork(): new connections; the child's files keep sharing
- * offsets with the parent's. The parent needs no call. */
+/* Call in the parent just before fork() (an atfork prepare handler): the offsets the client
+ * holds move to the daemon, where parent and child will share them. Then, in the child after
+ * fork(), iorelay_after_fork_child: new connections; the child's files keep sharing offsets
+ * with the parent's. */
+void iorelay_before_fork(iorelay_client* c);
 int iorelay_after_fork_child(iorelay_client* c);
 
 /* Files. iorelay_close releases the description (and, POSIX-like, this process's

@@ -48,6 +48,10 @@ int iorelay_move_internal_fd(iorelay_client* c, int fd) {
   return c->impl->MoveInternalFd(fd);
 }
 
+void iorelay_before_fork(iorelay_client* c) {
+  if (c) c->impl->BeforeFork();
+}
+
 int iorelay_after_fork_child(iorelay_client* c) {
   if (!c) return -EINVAL;
   return c->impl->AfterForkChild();
@@ -56,9 +60,10 @@ int iorelay_after_fork_child(iorelay_client* c) {
 int iorelay_stats_json(iorelay_client* c, int server, char** json_out) {
   if (!c || !json_out) return -EFAULT;
   if (server < 0 || server >= c->impl->server_count()) return -EINVAL;
-  std::vector<uint8_t> payload;
-  Result<int32_t> r = c->impl->Call(server, proto::Op::kStats, {}, {}, &payload, {});
-  if (!r.ok() || *r != 0) return iorelay::client::ToErr(r);
+  iorelay::client::CallReply reply;
+  iorelay::client::Outcome r = c->impl->Call(server, {.op = proto::Op::kStats}, &reply);
+  if (!r.ok()) return r.NegErrno();
+  const std::vector<uint8_t>& payload = reply.payload;
   char* out = static_cast<char*>(std::malloc(payload.size() + 1));
   if (!out) return -ENOMEM;
   std::memcpy(out, payload.data(), payload.size());

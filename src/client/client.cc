@@ -55,20 +55,24 @@ int Client::ServerFor(std::string_view path) const {
   return node_server_;
 }
 
-Result<int32_t> Client::Call(int server, proto::Op op, std::span<const uint8_t> fields, IoSpan tx,
-                             std::vector<uint8_t>* payload, IoSpan rx, CallInfo* info,
-                             uint64_t generation) {
-  if (server < 0 || server >= server_count()) return Status::InvalidArgument("no such daemon");
-  Result<Lease> lease = servers_[server]->Acquire();
-  if (!lease.ok()) return lease.status();
-  Connection& conn = **lease;
-  if (generation != 0 && conn.session().generation != generation) {
-    return Status::IOError("the daemon was restarted; the file's handle is gone");
+Outcome Client::Call(int server, const CallRequest& request, CallReply* reply) {
+  if (server < 0 || server >= server_count()) {
+    return Outcome::Unanswered(Status::InvalidArgument("no such daemon"));
   }
-  Result<ReplyInfo> r = conn.RoundTrip(op, fields, tx, payload, rx);
-  if (!r.ok()) return r.status();
-  if (info) *info = {r->payload_bytes, conn.session().generation, conn.session().max_io_bytes};
-  return r->status;
+  Result<Lease> lease = servers_[server]->Acquire();
+  if (!lease.ok()) return Outcome::Unanswered(lease.status());
+  Connection& conn = **lease;
+  if (request.generation != 0 && conn.session().generation != request.generation) {
+    return Outcome::Unanswered(
+        Status::IOError("the daemon was restarted; the file's handle is gone"));
+  }
+  Result<ReplyInfo> r =
+      conn.RoundTrip(request.op, request.fields, request.tx, &reply->payload, request.rx);
+  if (!r.ok()) return Outcome::Unanswered(r.status());
+  reply->payload_bytes = r->payload_bytes;
+  reply->generation = conn.session().generation;
+  reply->max_io_bytes = conn.session().max_io_bytes;
+  return Outcome::Answered(r->status == 0 ? Status::Ok() : Status::FromErrno(r->status));
 }
 
 void Client::Register(iorelay_file* f) {

@@ -21,6 +21,38 @@
 
 namespace iorelay::client {
 
+// What one call sends.
+struct CallRequest {
+  proto::Op op = proto::Op::kPing;
+  std::span<const uint8_t> fields;  // the encoded request message
+  IoSpan tx{};                      // data sent after the fields (writes)
+  IoSpan rx{};                      // buffers the data of a read reply lands in
+  uint64_t generation = 0;          // non-zero: the session the handle belongs to
+};
+
+// What came back besides the outcome.
+struct CallReply {
+  std::vector<uint8_t> payload;  // the reply's fields (and its data when no rx was given)
+  size_t payload_bytes = 0;      // of the reply, data included
+  uint64_t generation = 0;       // of the connection's session (SessionInfo::generation)
+  uint32_t max_io_bytes = 0;     // of that session
+};
+
+// One call's outcome. One error channel, the Status (OK, or the errno), and whether the daemon
+// answered: an answer's errno is the application's; a call the daemon did not answer (the
+// transport failed, or the daemon refused the connection) is where the direct fallback may take
+// over.
+struct Outcome {
+  Status status;
+  bool answered = false;
+
+  static Outcome Answered(Status s) { return {std::move(s), true}; }
+  static Outcome Unanswered(Status s) { return {std::move(s), false}; }
+  bool ok() const { return status.ok(); }
+  // 0 or -errno, as the C API returns it.
+  int NegErrno() const { return status.ok() ? 0 : -status.code(); }
+};
+
 class Client {
  public:
   // Loads the credential (and a placement map) with raw syscalls; connects lazily.
@@ -34,30 +66,22 @@ class Client {
   // The daemon serving `path`: the node's daemon, or the path's hash under file-hash.
   int ServerFor(std::string_view path) const;
 
-  // One request and its reply on daemon `server`. ok(): the daemon's errno (0: success).
-  // Not ok: EIO when the transport failed, or the daemon's refusal of the connection.
-  // With `generation` non-zero, a connection of another session (the daemon restarted since
-  // the handle was opened) fails with EIO before anything is sent.
-  struct CallInfo {
-    size_t payload_bytes = 0;   // of the reply
-    uint64_t generation = 0;    // of the connection's session (SessionInfo::generation)
-    uint32_t max_io_bytes = 0;  // of that session
-  };
-  Result<int32_t> Call(int server, proto::Op op, std::span<const uint8_t> fields, IoSpan tx,
-                       std::vector<uint8_t>* payload, IoSpan rx, CallInfo* info = nullptr,
-                       uint64_t generation = 0);
+  // One request and its reply on daemon `server`. With `generation` non-zero, a connection of
+  // another session (the daemon restarted since the handle was opened) fails with EIO before
+  // anything is sent.
+  Outcome Call(int server, const CallRequest& request, CallReply* reply);
 
   // Typed form: encodes `req`, decodes a successful reply into `rep` (may be null).
   template <class Req, class Rep>
-  Result<int32_t> CallMsg(int server, proto::Op op, const Req& req, Rep* rep,
-                          uint64_t generation = 0) {
-    std::vector<uint8_t> payload;
-    Result<int32_t> r =
-        Call(server, op, proto::EncodeFields(req), {}, &payload, {}, nullptr, generation);
-    if (r.ok() && *r == 0 && rep && !proto::DecodeFields(payload, rep).ok()) {
-      return Status::IOError("malformed reply to " + std::string(proto::OpName(op)));
+  Outcome CallMsg(int server, proto::Op op, const Req& req, Rep* rep, uint64_t generation = 0) {
+    const std::vector<uint8_t> fields = proto::EncodeFields(req);
+    CallReply reply;
+    Outcome out = Call(server, {.op = op, .fields = fields, .generation = generation}, &reply);
+    if (out.ok() && rep && !proto::DecodeFields(reply.payload, rep).ok()) {
+      return Outcome::Answered(
+          Status::IOError("malformed reply to " + std::string(proto::OpName(op))));
     }
-    return r;
+    return out;
   }
 
   void Register(iorelay_file* f);
@@ -68,6 +92,9 @@ class Client {
   // True (and forgets it) if this process may hold locks on the file.
   bool TakeLocked(uint64_t dev, uint64_t ino);
 
+  // Before fork, in the parent: files whose offset the client holds hand it to the daemon and
+  // keep it there, because parent and child will share the description (see fork.cc).
+  void BeforeFork();
   int AfterForkChild();
   int MoveInternalFd(int fd);
 
@@ -82,9 +109,6 @@ class Client {
   std::unordered_set<iorelay_file*> files_;         // guarded by files_mu_
   std::set<std::pair<uint64_t, uint64_t>> locked_;  // guarded by files_mu_
 };
-
-// Negative errno for the C API from a Call's result.
-inline int ToErr(const Result<int32_t>& r) { return r.ok() ? -*r : -r.status().code(); }
 
 }  // namespace iorelay::client
 
@@ -105,7 +129,14 @@ struct iorelay_file {
   int open_flags = 0;                // as given to open (for the direct fallback)
   std::atomic<int> status_flags{0};  // F_GETFL view
   std::atomic<int> refs{1};
-  std::atomic<int64_t> offset_hint{0};  // last known shared offset (direct fallback)
+  // The file offset. While `local_offset`, the client holds it: read and write go out as
+  // positional requests at it and lseek(SEEK_SET/SEEK_CUR) costs no round trip. Otherwise
+  // (O_APPEND, files that are not regular, a description shared with another process after
+  // fork) the daemon's handle holds it and `offset` is the last value seen (for the direct
+  // fallback). offset_mu serialises read, write and lseek at the offset.
+  std::atomic<bool> local_offset{false};
+  std::atomic<int64_t> offset{0};
+  std::mutex offset_mu;
   std::mutex direct_mu;
   std::atomic<int> direct_fd{-1};  // >= 0: served directly (daemon lost)
 };

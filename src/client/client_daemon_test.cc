@@ -10,6 +10,7 @@
 #include <cstring>
 #include <fstream>
 #include <memory>
+#include <nlohmann/json.hpp>
 #include <set>
 #include <string>
 #include <thread>
@@ -283,9 +284,12 @@ TEST_F(ClientDaemon, WrongSecretGivesEacces) {
   EXPECT_EQ(err, -EACCES);
 }
 
-// Runs `body` in a forked child after iorelay_after_fork_child; returns its exit status.
+// Runs `body` in a forked child (iorelay_before_fork in the parent, then
+// iorelay_after_fork_child in the child, as the interposer's atfork handlers do); returns its
+// exit status.
 template <class Body>
 int InChild(iorelay_client* c, Body body) {
+  iorelay_before_fork(c);
   pid_t pid = fork();
   if (pid == 0) {
     alarm(20);
@@ -303,6 +307,113 @@ TEST_F(ClientDaemon, ForkChildSharesOffsetsWithParent) {
   EXPECT_EQ(InChild(c_, [&] { return iorelay_write(f, "def", 3) == 3 ? 0 : 1; }), 0);
   EXPECT_EQ(iorelay_write(f, "ghi", 3), 3);
   EXPECT_EQ(ReadWholeFile(Real("fork")), "abcdefghi");
+  EXPECT_EQ(iorelay_close(f), 0);
+}
+
+// Requests of `op` ("write", "lseek", ...) daemon 0 has received, from its stats JSON.
+uint64_t Requests(iorelay_client* c, const std::string& op) {
+  char* json = nullptr;
+  if (iorelay_stats_json(c, 0, &json) != 0) return UINT64_MAX;
+  nlohmann::json by_op = nlohmann::json::parse(json)["total"]["by_op"];
+  std::free(json);
+  return by_op.contains(op) ? by_op[op].get<uint64_t>() : 0;
+}
+
+TEST_F(ClientDaemon, WritesAtTheFileOffsetGoOutPositionalAndSeeksAreLocal) {
+  iorelay_file* f = Open("/fwd/held", O_RDWR | O_CREAT | O_TRUNC);
+  ASSERT_NE(f, nullptr);
+  const uint64_t lseeks = Requests(c_, "lseek"), writes = Requests(c_, "write");
+  ASSERT_EQ(iorelay_write(f, "abc", 3), 3);
+  EXPECT_EQ(iorelay_lseek(f, 0, SEEK_CUR), 3);
+  EXPECT_EQ(iorelay_lseek(f, 10, SEEK_SET), 10);  // past EOF: a hole
+  ASSERT_EQ(iorelay_write(f, "xyz", 3), 3);
+  EXPECT_EQ(iorelay_lseek(f, -6, SEEK_CUR), 7);
+  EXPECT_EQ(iorelay_lseek(f, -8, SEEK_CUR), -EINVAL);
+  EXPECT_EQ(iorelay_lseek(f, 0, SEEK_END), 13);  // asks the daemon
+  EXPECT_EQ(iorelay_lseek(f, 1, SEEK_SET), 1);
+  char buf[8] = {};
+  EXPECT_EQ(iorelay_read(f, buf, 4), 4);
+  EXPECT_EQ(std::string(buf, 4), std::string("bc\0\0", 4));
+  EXPECT_EQ(iorelay_lseek(f, 0, SEEK_CUR), 5);
+  EXPECT_EQ(ReadWholeFile(Real("held")), std::string("abc\0\0\0\0\0\0\0xyz", 13));
+  EXPECT_EQ(Requests(c_, "lseek") - lseeks, 1u);  // SEEK_END only
+  EXPECT_EQ(Requests(c_, "write") - writes, 0u);  // both were pwrites
+  EXPECT_EQ(Requests(c_, "read"), 0u);
+  EXPECT_EQ(iorelay_close(f), 0);
+}
+
+TEST_F(ClientDaemon, AppendWritesStayWithTheDaemon) {
+  iorelay_file* a = Open("/fwd/app", O_WRONLY | O_CREAT | O_TRUNC | O_APPEND);
+  iorelay_file* b = Open("/fwd/app", O_WRONLY | O_APPEND);
+  ASSERT_TRUE(a && b);
+  ASSERT_EQ(iorelay_write(a, "11", 2), 2);
+  ASSERT_EQ(iorelay_write(b, "22", 2), 2);
+  ASSERT_EQ(iorelay_write(a, "33", 2), 2);
+  EXPECT_EQ(ReadWholeFile(Real("app")), "112233");
+  // O_APPEND set later by fcntl: the held offset moves to the daemon first.
+  iorelay_file* c = Open("/fwd/app", O_WRONLY);
+  ASSERT_NE(c, nullptr);
+  ASSERT_EQ(iorelay_write(c, "ab", 2), 2);
+  ASSERT_EQ(iorelay_setfl(c, O_APPEND), 0);
+  ASSERT_EQ(iorelay_write(c, "44", 2), 2);
+  EXPECT_EQ(ReadWholeFile(Real("app")), "ab223344");
+  for (iorelay_file* f : {a, b, c}) EXPECT_EQ(iorelay_close(f), 0);
+}
+
+TEST_F(ClientDaemon, ForkedHoldersOfOneDescriptionAlternateOnItsOffset) {
+  iorelay_file* f = Open("/fwd/turns", O_RDWR | O_CREAT | O_TRUNC);
+  ASSERT_NE(f, nullptr);
+  ASSERT_EQ(iorelay_write(f, "P0", 2), 2);
+  int to_child[2], to_parent[2];
+  ASSERT_EQ(pipe(to_child), 0);
+  ASSERT_EQ(pipe(to_parent), 0);
+  iorelay_before_fork(c_);
+  pid_t pid = fork();
+  if (pid == 0) {
+    alarm(20);
+    if (iorelay_after_fork_child(c_) != 0) _exit(100);
+    char t;
+    for (int i = 1; i <= 3; ++i) {
+      if (read(to_child[0], &t, 1) != 1) _exit(101);
+      const std::string s = "C" + std::to_string(i);
+      if (iorelay_write(f, s.data(), 2) != 2) _exit(102);
+      if (write(to_parent[1], "t", 1) != 1) _exit(103);
+    }
+    _exit(0);
+  }
+  char t;
+  for (int i = 1; i <= 3; ++i) {
+    ASSERT_EQ(write(to_child[1], "t", 1), 1);
+    ASSERT_EQ(read(to_parent[0], &t, 1), 1);
+    const std::string s = "P" + std::to_string(i);
+    ASSERT_EQ(iorelay_write(f, s.data(), 2), 2);
+  }
+  int status = 0;
+  waitpid(pid, &status, 0);
+  EXPECT_TRUE(WIFEXITED(status) && WEXITSTATUS(status) == 0) << status;
+  EXPECT_EQ(ReadWholeFile(Real("turns")), "P0C1P1C2P2C3P3");
+  EXPECT_EQ(iorelay_lseek(f, 0, SEEK_CUR), 14);
+  for (int fd : {to_child[0], to_child[1], to_parent[0], to_parent[1]}) close(fd);
+  EXPECT_EQ(iorelay_close(f), 0);
+}
+
+TEST_F(ClientDaemon, ThreadsSharingADescriptionSerialiseOnItsOffset) {
+  iorelay_file* f = Open("/fwd/threads", O_RDWR | O_CREAT | O_TRUNC);
+  ASSERT_NE(f, nullptr);
+  constexpr int kThreads = 4, kWrites = 50;
+  std::vector<std::thread> threads;
+  for (int t = 0; t < kThreads; ++t) {
+    threads.emplace_back([f, t] {
+      const std::string line = std::string(7, static_cast<char>('a' + t)) + "\n";
+      for (int i = 0; i < kWrites; ++i) ASSERT_EQ(iorelay_write(f, line.data(), 8), 8);
+    });
+  }
+  for (std::thread& t : threads) t.join();
+  const std::string all = ReadWholeFile(Real("threads"));
+  ASSERT_EQ(all.size(), size_t{kThreads * kWrites * 8});
+  for (size_t i = 0; i < all.size(); i += 8) {  // no write overwrote or tore another
+    EXPECT_EQ(all.substr(i, 7), std::string(7, all[i])) << i;
+  }
   EXPECT_EQ(iorelay_close(f), 0);
 }
 

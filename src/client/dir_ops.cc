@@ -18,9 +18,9 @@ int iorelay_opendir(iorelay_client* c, const char* path, iorelay_dir** out) {
   if (path[0] != '/') return -EINVAL;
   iorelay::client::Client* cl = c->impl.get();
   proto::ReaddirReply rep;
-  iorelay::Result<int32_t> r =
+  iorelay::client::Outcome r =
       cl->CallMsg(cl->ServerFor(path), proto::Op::kReaddir, proto::PathRequest{path}, &rep);
-  if (!r.ok() || *r != 0) return iorelay::client::ToErr(r);
+  if (!r.ok()) return r.NegErrno();
   auto* d = new iorelay_dir;
   d->entries = std::move(rep.entries);
   d->view.reserve(d->entries.size());

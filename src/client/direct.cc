@@ -25,7 +25,7 @@ bool SwitchToDirect(iorelay_file* f) {
   int flags = f->open_flags & ~(O_CREAT | O_EXCL | O_TRUNC);
   int fd = OpenDirect(f->client, f->path.c_str(), flags, 0);
   if (fd < 0) return false;
-  syscall(SYS_lseek, fd, static_cast<off_t>(f->offset_hint.load()), SEEK_SET);
+  syscall(SYS_lseek, fd, static_cast<off_t>(f->offset.load()), SEEK_SET);
   f->direct_fd.store(fd);
   return true;
 }

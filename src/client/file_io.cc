@@ -8,11 +8,15 @@
 #include "client/client.h"
 #include "client/direct.h"
 
+namespace proto = iorelay::proto;
 using iorelay::Result;
 using iorelay::Status;
+using iorelay::client::CallReply;
+using iorelay::client::CallRequest;
 using iorelay::client::Client;
 using iorelay::client::IoKind;
 using iorelay::client::IoSpan;
+using iorelay::client::Outcome;
 
 namespace {
 
@@ -42,43 +46,44 @@ Result<ssize_t> OneRequest(iorelay_file* f, IoKind kind, const struct iovec* iov
   Slice(iov, count, done, len, &part);
   IoSpan span{part.data(), static_cast<int>(part.size())};
   uint64_t off = static_cast<uint64_t>(offset) + done;
-  std::vector<uint8_t> payload;
-  Client::CallInfo info;
-  Result<int32_t> r(0);
+  const auto size = static_cast<uint32_t>(len);
+  std::vector<uint8_t> fields;
+  CallRequest request{.generation = f->generation};
   switch (kind) {
     case IoKind::kPread:
-      r = c->Call(f->server, iorelay::proto::Op::kPread,
-                  iorelay::proto::EncodeFields(
-                      iorelay::proto::PreadRequest{f->handle, off, static_cast<uint32_t>(len)}),
-                  {}, &payload, span, &info, f->generation);
+      fields = proto::EncodeFields(proto::PreadRequest{f->handle, off, size});
+      request.op = proto::Op::kPread;
+      request.rx = span;
       break;
     case IoKind::kRead:
-      r = c->Call(f->server, iorelay::proto::Op::kRead,
-                  iorelay::proto::EncodeFields(
-                      iorelay::proto::ReadRequest{f->handle, static_cast<uint32_t>(len)}),
-                  {}, &payload, span, &info, f->generation);
+      fields = proto::EncodeFields(proto::ReadRequest{f->handle, size});
+      request.op = proto::Op::kRead;
+      request.rx = span;
       break;
     case IoKind::kPwrite:
-      r = c->Call(f->server, iorelay::proto::Op::kPwrite,
-                  iorelay::proto::EncodeFields(iorelay::proto::PwriteRequest{f->handle, off}), span,
-                  &payload, {}, nullptr, f->generation);
+      fields = proto::EncodeFields(proto::PwriteRequest{f->handle, off});
+      request.op = proto::Op::kPwrite;
+      request.tx = span;
       break;
     case IoKind::kWrite:
-      r = c->Call(f->server, iorelay::proto::Op::kWrite,
-                  iorelay::proto::EncodeFields(iorelay::proto::WriteRequest{f->handle}), span,
-                  &payload, {}, nullptr, f->generation);
+      fields = proto::EncodeFields(proto::WriteRequest{f->handle});
+      request.op = proto::Op::kWrite;
+      request.tx = span;
       break;
   }
-  if (!r.ok()) return r.status();
-  if (*r != 0) return static_cast<ssize_t>(-*r);
+  request.fields = fields;
+  CallReply reply;
+  Outcome out = c->Call(f->server, request, &reply);
+  if (!out.answered) return out.status;
+  if (!out.ok()) return static_cast<ssize_t>(out.NegErrno());
   if (kind == IoKind::kPwrite || kind == IoKind::kWrite) {
-    iorelay::proto::CountReply reply;
-    if (!iorelay::proto::DecodeFields(payload, &reply).ok() || reply.count > len) {
+    proto::CountReply count;
+    if (!proto::DecodeFields(reply.payload, &count).ok() || count.count > len) {
       return Status::IOError("malformed write reply");
     }
-    return static_cast<ssize_t>(reply.count);
+    return static_cast<ssize_t>(count.count);
   }
-  return static_cast<ssize_t>(info.payload_bytes);
+  return static_cast<ssize_t>(reply.payload_bytes);
 }
 
 ssize_t Transfer(iorelay_file* f, IoKind kind, const struct iovec* iov, int count, off_t offset) {
@@ -109,11 +114,25 @@ ssize_t Transfer(iorelay_file* f, IoKind kind, const struct iovec* iov, int coun
     }
     size_t n = static_cast<size_t>(*r);
     done += n;
-    if (kind == IoKind::kRead || kind == IoKind::kWrite) f->offset_hint.fetch_add(n);
+    if (kind == IoKind::kRead || kind == IoKind::kWrite) f->offset.fetch_add(n);
     size_t asked = std::min<size_t>(total - (done - n), f->max_io_bytes);
     if (n < asked || n == 0) break;  // short count: EOF, full disk, ...
   } while (done < total);
   return static_cast<ssize_t>(done);
+}
+
+// read/write at the file offset. While the client holds the offset they go out as positional
+// requests at it, which the daemon can merge like any pwrite, under the file's offset lock (as
+// Linux serialises reads and writes of one open file description on its position).
+ssize_t TransferAtOffset(iorelay_file* f, IoKind kind, const struct iovec* iov, int count) {
+  if (!f) return -EBADF;
+  std::lock_guard<std::mutex> l(f->offset_mu);
+  if (!f->local_offset.load()) return Transfer(f, kind, iov, count, 0);
+  const int64_t at = f->offset.load();
+  const ssize_t n = Transfer(f, kind == IoKind::kRead ? IoKind::kPread : IoKind::kPwrite, iov,
+                             count, static_cast<off_t>(at));
+  if (n > 0) f->offset.store(at + n);
+  return n;
 }
 
 }  // namespace
@@ -146,22 +165,22 @@ ssize_t iorelay_read(iorelay_file* f, void* buf, size_t n) {
   struct iovec v {
     buf, n
   };
-  return Transfer(f, IoKind::kRead, &v, 1, 0);
+  return TransferAtOffset(f, IoKind::kRead, &v, 1);
 }
 
 ssize_t iorelay_write(iorelay_file* f, const void* buf, size_t n) {
   struct iovec v {
     const_cast<void*>(buf), n
   };
-  return Transfer(f, IoKind::kWrite, &v, 1, 0);
+  return TransferAtOffset(f, IoKind::kWrite, &v, 1);
 }
 
 ssize_t iorelay_readv(iorelay_file* f, const struct iovec* iov, int iovcnt) {
-  return Transfer(f, IoKind::kRead, iov, iovcnt, 0);
+  return TransferAtOffset(f, IoKind::kRead, iov, iovcnt);
 }
 
 ssize_t iorelay_writev(iorelay_file* f, const struct iovec* iov, int iovcnt) {
-  return Transfer(f, IoKind::kWrite, iov, iovcnt, 0);
+  return TransferAtOffset(f, IoKind::kWrite, iov, iovcnt);
 }
 
 }  // extern "C"

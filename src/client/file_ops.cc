@@ -14,6 +14,7 @@ namespace proto = iorelay::proto;
 using iorelay::Result;
 using iorelay::client::Client;
 using iorelay::client::FileOp;
+using iorelay::client::Outcome;
 using iorelay::client::StatusOnly;
 using iorelay::client::Sys;
 
@@ -55,6 +56,36 @@ int OpenDirectFile(Client* c, int server, const char* path, int flags, mode_t mo
 
 }  // namespace
 
+namespace iorelay::client {
+
+int HandOffsetToDaemon(iorelay_file* f) {
+  if (!f->local_offset.load()) return 0;
+  const int64_t at = f->offset.load();
+  if (f->direct_fd.load() < 0) {
+    proto::OffsetReply rep;
+    Outcome r =
+        f->client->CallMsg(f->server, proto::Op::kLseek,
+                           proto::LseekRequest{f->handle, at, SEEK_SET}, &rep, f->generation);
+    if (r.answered && !r.ok()) return r.NegErrno();
+    // Not answered: the daemon is gone, and with it the handle; the direct fallback (if any)
+    // positions its descriptor at `offset`.
+  } else if (syscall(SYS_lseek, f->direct_fd.load(), static_cast<off_t>(at), SEEK_SET) < 0) {
+    return -errno;
+  }
+  f->local_offset.store(false);
+  return 0;
+}
+
+void Client::BeforeFork() {
+  std::lock_guard<std::mutex> l(files_mu_);
+  for (iorelay_file* f : files_) {
+    std::lock_guard<std::mutex> o(f->offset_mu);
+    (void)HandOffsetToDaemon(f);  // a failure shows at the file's next call
+  }
+}
+
+}  // namespace iorelay::client
+
 extern "C" {
 
 int iorelay_open(iorelay_client* c, const char* path, int flags, mode_t mode, iorelay_file** out) {
@@ -63,19 +94,16 @@ int iorelay_open(iorelay_client* c, const char* path, int flags, mode_t mode, io
   Client* cl = c->impl.get();
   int server = cl->ServerFor(path);
   proto::OpenRequest req{path, flags, static_cast<uint32_t>(mode)};
-  std::vector<uint8_t> payload;
-  Client::CallInfo info;
-  Result<int32_t> r =
-      cl->Call(server, proto::Op::kOpen, proto::EncodeFields(req), {}, &payload, {}, &info);
-  if (!r.ok()) {
-    if (r.status().code() == EIO && cl->config().fallback == iorelay::client::Fallback::kDirect) {
-      return OpenDirectFile(cl, server, path, flags, mode, out);
-    }
-    return -r.status().code();
+  const std::vector<uint8_t> fields = proto::EncodeFields(req);
+  iorelay::client::CallReply info;
+  iorelay::client::Outcome r = cl->Call(server, {.op = proto::Op::kOpen, .fields = fields}, &info);
+  if (!r.answered && r.status.code() == EIO &&
+      cl->config().fallback == iorelay::client::Fallback::kDirect) {
+    return OpenDirectFile(cl, server, path, flags, mode, out);
   }
-  if (*r != 0) return -*r;
+  if (!r.ok()) return r.NegErrno();
   proto::OpenReply rep;
-  if (!proto::DecodeFields(payload, &rep).ok()) return -EIO;
+  if (!proto::DecodeFields(info.payload, &rep).ok()) return -EIO;
   iorelay_file* f = NewFile(cl, server, path, flags);
   f->handle = rep.handle;
   f->generation = info.generation;
@@ -83,6 +111,8 @@ int iorelay_open(iorelay_client* c, const char* path, int flags, mode_t mode, io
   f->dev = rep.dev;
   f->ino = rep.ino;
   f->st_mode = rep.mode;
+  // A regular file not opened for appending: the offset starts at 0 and stays with the client.
+  f->local_offset.store(S_ISREG(rep.mode) && !(flags & O_APPEND));
   cl->Register(f);
   *out = f;
   return 0;
@@ -114,18 +144,35 @@ int iorelay_close(iorelay_file* f) {
 }
 
 off_t iorelay_lseek(iorelay_file* f, off_t offset, int whence) {
+  if (!f) return -EBADF;
+  std::lock_guard<std::mutex> l(f->offset_mu);
+  if (f->local_offset.load() && (whence == SEEK_SET || whence == SEEK_CUR)) {
+    int64_t to = offset;
+    if (whence == SEEK_CUR && __builtin_add_overflow(f->offset.load(), offset, &to)) {
+      return -EOVERFLOW;
+    }
+    if (to < 0) return -EINVAL;
+    f->offset.store(to);
+    return static_cast<off_t>(to);
+  }
+  // SEEK_END, SEEK_DATA, SEEK_HOLE (and every seek while the daemon holds the offset) ask the
+  // daemon; the daemon's handle moves too, which nothing reads while the client holds it.
   return FileOp(
       f,
       [&]() -> Result<long> {
         proto::OffsetReply rep;
-        Result<int32_t> r =
+        iorelay::client::Outcome r =
             f->client->CallMsg(f->server, proto::Op::kLseek,
                                proto::LseekRequest{f->handle, offset, whence}, &rep, f->generation);
-        if (!r.ok() || *r != 0) return StatusOnly(r);
-        f->offset_hint.store(rep.offset);
+        if (!r.ok()) return StatusOnly(r);
+        f->offset.store(rep.offset);
         return static_cast<long>(rep.offset);
       },
-      [&](int fd) { return Sys(syscall(SYS_lseek, fd, offset, whence)); });
+      [&](int fd) {
+        long r = Sys(syscall(SYS_lseek, fd, offset, whence));
+        if (r >= 0) f->offset.store(r);
+        return r;
+      });
 }
 
 int iorelay_fsync(iorelay_file* f, int datasync) {
@@ -168,9 +215,9 @@ int iorelay_fstat(iorelay_file* f, struct stat* st) {
       f,
       [&]() -> Result<long> {
         proto::WireStat w;
-        Result<int32_t> r = f->client->CallMsg(f->server, proto::Op::kFstat,
-                                               proto::HandleRequest{f->handle}, &w, f->generation);
-        if (r.ok() && *r == 0) iorelay::client::ToStat(w, st);
+        iorelay::client::Outcome r = f->client->CallMsg(
+            f->server, proto::Op::kFstat, proto::HandleRequest{f->handle}, &w, f->generation);
+        if (r.ok()) iorelay::client::ToStat(w, st);
         return StatusOnly(r);
       },
       [&](int fd) { return Sys(syscall(SYS_fstat, fd, st)); }));
@@ -182,9 +229,9 @@ int iorelay_fstatfs(iorelay_file* f, struct statfs* st) {
       f,
       [&]() -> Result<long> {
         proto::WireStatfs w;
-        Result<int32_t> r = f->client->CallMsg(f->server, proto::Op::kFstatfs,
-                                               proto::HandleRequest{f->handle}, &w, f->generation);
-        if (r.ok() && *r == 0) iorelay::client::ToStatfs(w, st);
+        iorelay::client::Outcome r = f->client->CallMsg(
+            f->server, proto::Op::kFstatfs, proto::HandleRequest{f->handle}, &w, f->generation);
+        if (r.ok()) iorelay::client::ToStatfs(w, st);
         return StatusOnly(r);
       },
       [&](int fd) { return Sys(syscall(SYS_fstatfs, fd, st)); }));
@@ -196,6 +243,11 @@ int iorelay_getfl(iorelay_file* f) {
 }
 
 int iorelay_setfl(iorelay_file* f, int flags) {
+  if (!f) return -EBADF;
+  if (flags & O_APPEND) {  // appends are placed by the daemon, which must hold the offset
+    std::lock_guard<std::mutex> l(f->offset_mu);
+    if (int rc = iorelay::client::HandOffsetToDaemon(f); rc < 0) return rc;
+  }
   long r = FileOp(
       f,
       [&] {

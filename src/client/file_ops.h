@@ -19,10 +19,16 @@ long FileOp(iorelay_file* f, Remote remote, Direct direct) {
   return -r.status().code();
 }
 
-// A daemon reply status as Result<long>: 0 or -errno.
-inline Result<long> StatusOnly(const Result<int32_t>& r) {
-  if (!r.ok()) return r.status();
-  return static_cast<long>(-*r);
+// An outcome as the remote side of FileOp and PathOp gives it: answered, 0 or -errno; not
+// answered, the Status that lets the fallback act.
+inline Result<long> StatusOnly(const Outcome& out) {
+  if (!out.answered) return out.status;
+  return static_cast<long>(out.NegErrno());
 }
+
+// Moves a file's offset from the client to the daemon's handle (before a fork shares the
+// description, or when O_APPEND is set) and keeps it there. The caller holds f->offset_mu.
+// 0 or -errno.
+int HandOffsetToDaemon(iorelay_file* f);
 
 }  // namespace iorelay::client

@@ -31,10 +31,9 @@ int Client::AfterForkChild() {
       adopted.push_back(f);
     }
     if (adopted.empty()) continue;
-    Result<int32_t> r =
-        CallMsg<proto::AdoptRequest, proto::Empty>(i, proto::Op::kAdopt, req, nullptr);
-    if (!r.ok() || *r != 0) {
-      result = ToErr(r);  // those files stay with the parent's session: later calls give EIO
+    Outcome r = CallMsg<proto::AdoptRequest, proto::Empty>(i, proto::Op::kAdopt, req, nullptr);
+    if (!r.ok()) {
+      result = r.NegErrno();  // those files stay with the parent's session: later calls give EIO
       continue;
     }
     uint64_t generation = servers_[i]->session().generation;

@@ -53,9 +53,8 @@ int iorelay_lock(iorelay_file* f, int cmd, struct flock* lk) {
       f->dev, f->ino, cmd, lk->l_type, start, length, static_cast<int32_t>(syscall(SYS_getpid))};
   proto::LockReply rep;
   int owner = iorelay::client::LockOwner(f->dev, f->ino, c->server_count());
-  Result<int32_t> r = c->CallMsg(owner, proto::Op::kLock, req, &rep);
-  if (!r.ok()) return -r.status().code();
-  if (*r != 0) return -*r;
+  iorelay::client::Outcome r = c->CallMsg(owner, proto::Op::kLock, req, &rep);
+  if (!r.ok()) return r.NegErrno();
   if (cmd == F_GETLK) {
     lk->l_type = rep.type;
     if (rep.type != F_UNLCK) {

@@ -41,9 +41,9 @@ int iorelay_stat(iorelay_client* c, const char* path, struct stat* st, int nofol
       c, path,
       [&](Client* cl, int s) -> Result<long> {
         proto::WireStat w;
-        Result<int32_t> r =
+        iorelay::client::Outcome r =
             cl->CallMsg(s, proto::Op::kStat, proto::StatRequest{path, nofollow ? 1u : 0u}, &w);
-        if (r.ok() && *r == 0) iorelay::client::ToStat(w, st);
+        if (r.ok()) iorelay::client::ToStat(w, st);
         return StatusOnly(r);
       },
       [&](const std::string& p) {
@@ -58,8 +58,9 @@ int iorelay_statfs(iorelay_client* c, const char* path, struct statfs* st) {
       c, path,
       [&](Client* cl, int s) -> Result<long> {
         proto::WireStatfs w;
-        Result<int32_t> r = cl->CallMsg(s, proto::Op::kStatfs, proto::PathRequest{path}, &w);
-        if (r.ok() && *r == 0) iorelay::client::ToStatfs(w, st);
+        iorelay::client::Outcome r =
+            cl->CallMsg(s, proto::Op::kStatfs, proto::PathRequest{path}, &w);
+        if (r.ok()) iorelay::client::ToStatfs(w, st);
         return StatusOnly(r);
       },
       [&](const std::string& p) { return Sys(syscall(SYS_statfs, p.c_str(), st)); }));
@@ -149,13 +150,13 @@ ssize_t iorelay_readlink(iorelay_client* c, const char* path, char* buf, size_t 
   return PathOp(
       c, path,
       [&](Client* cl, int s) -> Result<long> {
-        std::vector<uint8_t> payload;
-        Result<int32_t> r =
-            cl->Call(s, proto::Op::kReadlink, proto::EncodeFields(proto::PathRequest{path}), {},
-                     &payload, {});
-        if (!r.ok() || *r != 0) return StatusOnly(r);
-        size_t n = std::min(size, payload.size());  // truncated silently, as readlink(2)
-        std::memcpy(buf, payload.data(), n);
+        const std::vector<uint8_t> fields = proto::EncodeFields(proto::PathRequest{path});
+        iorelay::client::CallReply reply;
+        iorelay::client::Outcome r =
+            cl->Call(s, {.op = proto::Op::kReadlink, .fields = fields}, &reply);
+        if (!r.ok()) return StatusOnly(r);
+        size_t n = std::min(size, reply.payload.size());  // truncated silently, as readlink(2)
+        std::memcpy(buf, reply.payload.data(), n);
         return static_cast<long>(n);
       },
       [&](const std::string& p) {

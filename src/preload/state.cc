@@ -39,6 +39,9 @@ int CloseEntry(FdEntry* e) {
 }
 
 void ForkPrepare() {
+  // First, while every lock is free: held offsets move to the daemons (parent and child will
+  // share the descriptions).
+  if (g_client != nullptr) iorelay_before_fork(g_client);
   g_table.LockForFork();
   g_dirs.LockForFork();
   g_files.LockForFork();
