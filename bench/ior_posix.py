@@ -6,10 +6,10 @@ R ranks of `ior -a POSIX -w -b 8k -t 8k -s S --posix.odirect` on one shared file
                                         [--schedulers sjf,aioli,fifo]
 
 IOR is built once from ../shared/vendor out of tree under build/ior (not by `make test`).
-Each repetition runs direct access, then every scheduler through a fresh daemon. Reports IOR's
-Max(MiB) of the write summary (MiB/s), its ratio to direct (medians), the daemon's mean requests per dispatch
-and the requests it received by op (a run that forwards nothing would verify too), and writes
-the table to bench/results/ior-posix-RANKS.md.
+Each repetition runs direct access, then every scheduler through a fresh daemon. Reports
+IOR's Max(MiB) of the write summary (MiB/s), its ratio to direct (medians), the daemon's mean
+requests per dispatch and the requests it received by op (a run that forwards nothing would
+verify too), and writes the table to bench/results/ior-posix-RANKS.md.
 """
 
 from __future__ import annotations
