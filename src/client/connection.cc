@@ -95,7 +95,7 @@ Status Connection::Handshake(const Secret& secret, const Identity& who, uint64_t
   if (!proto::DecodeFields(payload, &hello).ok()) return Fail(Status::IOError("bad hello"), false);
   proto::AuthRequest auth;
   auth.client_nonce = RandomNonce();
-  auth.proof = ComputeProof(secret, hello.server_nonce, auth.client_nonce);
+  auth.proof = ComputeProof(secret, Prover::kClient, hello.server_nonce, auth.client_nonce);
   auth.pid = who.pid;
   auth.node_id = who.node_id;
   auth.host = who.host;
@@ -110,6 +110,14 @@ Status Connection::Handshake(const Secret& secret, const Identity& who, uint64_t
   proto::AuthReply reply;
   if (!proto::DecodeFields(payload, &reply).ok())
     return Fail(Status::IOError("bad auth reply"), false);
+  if (!VerifyProof(secret, Prover::kDaemon, hello.server_nonce, auth.client_nonce,
+                   reply.daemon_proof)) {
+    // Nothing has been sent beyond the handshake: a squatter learns no data and no secret.
+    broken_ = true;
+    return Status::FromErrno(EACCES,
+                             "the daemon did not prove it holds the job credential (another "
+                             "process at its address?)");
+  }
   session_ = {reply.session, reply.token, reply.app, reply.heartbeat_ms, reply.max_io_bytes};
   if (session_.max_io_bytes == 0 || session_.max_io_bytes > proto::kMaxIoBytes) {
     session_.max_io_bytes = proto::kMaxIoBytes;

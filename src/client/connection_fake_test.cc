@@ -45,6 +45,19 @@ TEST_F(ConnectionFake, DaemonOfAnotherProtocolVersionIsNamed) {
   EXPECT_NE(c.status().message().find(ours), std::string::npos) << c.status().message();
 }
 
+// A process squatting on a daemon's address without the job credential: the client refuses it
+// before sending a single request.
+TEST_F(ConnectionFake, ImpostorDaemonIsRefusedBeforeAnyRequest) {
+  FakeDaemon d(secret_, FakeDaemon::Mode::kImpostor);
+  Result<std::unique_ptr<Connection>> c = Open(d, secret_, 2000);
+  ASSERT_FALSE(c.ok());
+  EXPECT_EQ(c.status().code(), EACCES);
+  EXPECT_NE(c.status().message().find("did not prove it holds the job credential"),
+            std::string::npos)
+      << c.status().message();
+  EXPECT_EQ(d.requests(), 0);
+}
+
 TEST_F(ConnectionFake, HandshakeAndRoundTrips) {
   FakeDaemon d(secret_, FakeDaemon::Mode::kNormal);
   Result<std::unique_ptr<Connection>> c = Open(d, secret_, 2000);

@@ -13,7 +13,9 @@
 namespace iorelay {
 namespace {
 
-constexpr char kContext[] = "iorelay-auth-v1";
+// Domain separation: a client's proof can never pass for a daemon's, and the reverse.
+constexpr std::string_view kClientContext = "iorelay-auth-v1";
+constexpr std::string_view kDaemonContext = "iorelay-auth-v1-daemon";
 
 void EnsureSodium() {
   static std::once_flag once;
@@ -82,12 +84,14 @@ Nonce RandomNonce() {
   return n;
 }
 
-Proof ComputeProof(const Secret& secret, const Nonce& server_nonce, const Nonce& client_nonce) {
+Proof ComputeProof(const Secret& secret, Prover who, const Nonce& server_nonce,
+                   const Nonce& client_nonce) {
   EnsureSodium();
+  const std::string_view context = who == Prover::kClient ? kClientContext : kDaemonContext;
   crypto_auth_hmacsha256_state st;
   crypto_auth_hmacsha256_init(&st, secret.data(), secret.size());
-  crypto_auth_hmacsha256_update(&st, reinterpret_cast<const unsigned char*>(kContext),
-                                sizeof kContext - 1);
+  crypto_auth_hmacsha256_update(&st, reinterpret_cast<const unsigned char*>(context.data()),
+                                context.size());
   crypto_auth_hmacsha256_update(&st, server_nonce.data(), server_nonce.size());
   crypto_auth_hmacsha256_update(&st, client_nonce.data(), client_nonce.size());
   Proof p;
@@ -95,9 +99,9 @@ Proof ComputeProof(const Secret& secret, const Nonce& server_nonce, const Nonce&
   return p;
 }
 
-bool VerifyProof(const Secret& secret, const Nonce& server_nonce, const Nonce& client_nonce,
-                 const Proof& proof) {
-  Proof expected = ComputeProof(secret, server_nonce, client_nonce);
+bool VerifyProof(const Secret& secret, Prover who, const Nonce& server_nonce,
+                 const Nonce& client_nonce, const Proof& proof) {
+  Proof expected = ComputeProof(secret, who, server_nonce, client_nonce);
   return sodium_memcmp(expected.data(), proof.data(), proof.size()) == 0;
 }
 

@@ -57,8 +57,8 @@ bool Handshake(Core& core, const ConnPtr& conn, const proto::FrameHeader& h,
   uint32_t app_index = 0;
   for (size_t i = 0; i < core.credentials.size(); ++i) {
     // Every secret is tried; the first that verifies names the application.
-    if (cred == nullptr &&
-        VerifyProof(core.credentials[i].secret, *server_nonce, m.client_nonce, m.proof)) {
+    if (cred == nullptr && VerifyProof(core.credentials[i].secret, Prover::kClient, *server_nonce,
+                                       m.client_nonce, m.proof)) {
       cred = &core.credentials[i];
       app_index = static_cast<uint32_t>(i);
     }
@@ -89,6 +89,7 @@ bool Handshake(Core& core, const ConnPtr& conn, const proto::FrameHeader& h,
   reply.app = cred->name;
   reply.heartbeat_ms = static_cast<uint32_t>(core.config.heartbeat_ms);
   reply.max_io_bytes = proto::kMaxIoBytes;
+  reply.daemon_proof = ComputeProof(cred->secret, Prover::kDaemon, *server_nonce, m.client_nonce);
   conn->Reply(op, h.id, reply);
   return true;
 }

@@ -87,6 +87,7 @@ struct AuthReply {
   std::string app;            // the application name bound to the credential
   uint32_t heartbeat_ms = 0;  // heartbeat period while requests are outstanding
   uint32_t max_io_bytes = 0;  // largest read or write the daemon accepts in one request
+  Proof daemon_proof{};       // the daemon's proof over the client's nonce (common/auth.h)
   template <class V>
   void Visit(V& v) {
     v(session);
@@ -94,6 +95,7 @@ struct AuthReply {
     v(app);
     v(heartbeat_ms);
     v(max_io_bytes);
+    v(daemon_proof);
   }
 };
 

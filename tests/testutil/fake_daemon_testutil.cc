@@ -93,18 +93,24 @@ void FakeDaemon::Serve(int fd) {
         continue;
       case proto::Op::kAuth: {
         proto::AuthRequest a;
-        if (!proto::DecodeFields(body, &a).ok() ||
-            !VerifyProof(secret_, server_nonce, a.client_nonce, a.proof)) {
+        if (!proto::DecodeFields(body, &a).ok()) break;
+        // An impostor holds no secret: it accepts any proof and cannot make its own.
+        if (mode_ != Mode::kImpostor &&
+            !VerifyProof(secret_, Prover::kClient, server_nonce, a.client_nonce, a.proof)) {
           Send(fd, reply, h->id, EACCES, {});
           break;
         }
         proto::AuthReply r{a.join_session ? a.join_session : 42, 7, "fake", 100, 1 << 20};
+        if (mode_ != Mode::kImpostor) {
+          r.daemon_proof = ComputeProof(secret_, Prover::kDaemon, server_nonce, a.client_nonce);
+        }
         Send(fd, reply, h->id, 0, proto::EncodeFields(r));
         continue;
       }
       default:
         break;
     }
+    requests_.fetch_add(1);
     if (mode_ == Mode::kSilent) continue;
     if (mode_ == Mode::kHeartbeat) {
       auto until = std::chrono::steady_clock::now() + std::chrono::milliseconds(hold_ms_);

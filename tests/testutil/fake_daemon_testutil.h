@@ -18,10 +18,13 @@ class FakeDaemon {
     kSilent,       // authenticates, then never answers a request
     kHeartbeat,    // answers a request only after hold_ms, sending heartbeats meanwhile
     kNextVersion,  // a daemon of protocol kVersion + 1: refuses the hello
+    kImpostor,     // holds no secret: takes any proof, answers with a wrong one
   };
   FakeDaemon(const Secret& secret, Mode mode, int hold_ms = 0);
   ~FakeDaemon();
   std::string address() const { return "unix:" + path_; }
+  // Frames received after the handshake (requests, data), over all connections.
+  int requests() const { return requests_.load(); }
 
  private:
   void AcceptLoop();
@@ -33,6 +36,7 @@ class FakeDaemon {
   std::string dir_, path_;
   int listen_fd_ = -1;
   std::atomic<bool> stop_{false};
+  std::atomic<int> requests_{0};
   std::thread acceptor_;
   std::vector<std::thread> workers_;
 };

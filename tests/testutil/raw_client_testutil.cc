@@ -95,7 +95,7 @@ int RawClient::Handshake(const Secret& secret, proto::AuthReply* reply, uint64_t
   if (!proto::DecodeFields(f.payload, &hello).ok()) return -1;
   proto::AuthRequest auth;
   auth.client_nonce = RandomNonce();
-  auth.proof = ComputeProof(secret, hello.server_nonce, auth.client_nonce);
+  auth.proof = ComputeProof(secret, Prover::kClient, hello.server_nonce, auth.client_nonce);
   auth.pid = static_cast<uint32_t>(::getpid());
   auth.host = "test";
   auth.join_session = join;
