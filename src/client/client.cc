@@ -75,6 +75,21 @@ Outcome Client::Call(int server, const CallRequest& request, CallReply* reply) {
   return Outcome::Answered(r->status == 0 ? Status::Ok() : Status::FromErrno(r->status));
 }
 
+Outcome Client::Post(int server, const CallRequest& request) {
+  if (server < 0 || server >= server_count()) {
+    return Outcome::Unanswered(Status::InvalidArgument("no such daemon"));
+  }
+  Result<Lease> lease = servers_[server]->Acquire();
+  if (!lease.ok()) return Outcome::Unanswered(lease.status());
+  Connection& conn = **lease;
+  if (request.generation != 0 && conn.session().generation != request.generation) {
+    return Outcome::Unanswered(
+        Status::IOError("the daemon was restarted; the file's handle is gone"));
+  }
+  Status s = conn.Post(request.op, request.fields);
+  return s.ok() ? Outcome::Answered(s) : Outcome::Unanswered(s);
+}
+
 void Client::Register(iorelay_file* f) {
   std::lock_guard<std::mutex> l(files_mu_);
   files_.insert(f);

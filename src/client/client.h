@@ -2,6 +2,8 @@
 // of open files (for fork) and of the files this process holds record locks on.
 #pragma once
 
+#include <time.h>
+
 #include <atomic>
 #include <cstdint>
 #include <memory>
@@ -20,6 +22,16 @@
 #include "proto/wire.h"
 
 namespace iorelay::client {
+
+inline int64_t MonotonicNs() {
+  timespec ts;
+  clock_gettime(CLOCK_MONOTONIC, &ts);
+  return ts.tv_sec * 1'000'000'000LL + ts.tv_nsec;
+}
+
+// How long the attributes of an open reply answer fstat: as NFS's attribute cache, a change
+// made by another process shows after at most this long.
+inline constexpr int64_t kOpenAttrsValidNs = 1'000'000'000;
 
 // What one call sends.
 struct CallRequest {
@@ -70,6 +82,10 @@ class Client {
   // another session (the daemon restarted since the handle was opened) fails with EIO before
   // anything is sent.
   Outcome Call(int server, const CallRequest& request, CallReply* reply);
+
+  // Sends one request without waiting for its reply (which the connection drops when it
+  // arrives). Only the transport can fail it.
+  Outcome Post(int server, const CallRequest& request);
 
   // Typed form: encodes `req`, decodes a successful reply into `rep` (may be null).
   template <class Req, class Rep>
@@ -135,6 +151,17 @@ struct iorelay_file {
   // fork) the daemon's handle holds it and `offset` is the last value seen (for the direct
   // fallback). offset_mu serialises read, write and lseek at the offset.
   std::atomic<bool> local_offset{false};
+  // The attributes the open reply carried (set once, before the file is shared); they answer
+  // fstat while `attrs_fresh` and for at most kOpenAttrsValidNs after the open. Any change
+  // through this description (write, truncate, allocate) makes them stale.
+  iorelay::proto::WireStat open_attrs;
+  int64_t opened_ns = 0;
+  std::atomic<bool> attrs_fresh{false};
+  // Changes (writes, truncates, allocations) made through this description, and how many of
+  // them the last successful fsync covered. While they differ, close waits for the daemon's
+  // answer, which carries write-back errors; otherwise close does not wait.
+  std::atomic<uint64_t> changes{0};
+  std::atomic<uint64_t> synced_changes{0};
   std::atomic<int64_t> offset{0};
   std::mutex offset_mu;
   std::mutex direct_mu;

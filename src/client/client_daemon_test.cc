@@ -342,6 +342,34 @@ TEST_F(ClientDaemon, WritesAtTheFileOffsetGoOutPositionalAndSeeksAreLocal) {
   EXPECT_EQ(iorelay_close(f), 0);
 }
 
+TEST_F(ClientDaemon, OpenFstatCloseCostOneRoundTripUntilTheFileChanges) {
+  iorelay_file* w = Open("/fwd/attrs", O_RDWR | O_CREAT | O_TRUNC);
+  ASSERT_NE(w, nullptr);
+  ASSERT_EQ(iorelay_write(w, "12345", 5), 5);
+  ASSERT_EQ(iorelay_close(w), 0);  // written: waits for the daemon's answer
+  const uint64_t fstats = Requests(c_, "fstat"), closes = Requests(c_, "close");
+
+  iorelay_file* f = Open("/fwd/attrs", O_RDWR);
+  ASSERT_NE(f, nullptr);
+  struct stat st {
+  }, real{};
+  ASSERT_EQ(iorelay_fstat(f, &st), 0);  // from the open reply
+  ASSERT_EQ(stat(Real("attrs").c_str(), &real), 0);
+  EXPECT_EQ(st.st_size, 5);
+  EXPECT_EQ(st.st_ino, real.st_ino);
+  EXPECT_EQ(st.st_mtim.tv_nsec, real.st_mtim.tv_nsec);
+  EXPECT_EQ(Requests(c_, "fstat") - fstats, 0u);
+  ASSERT_EQ(iorelay_pwrite(f, "678", 3, 5), 3);
+  ASSERT_EQ(iorelay_fstat(f, &st), 0);  // changed through this description: asks the daemon
+  EXPECT_EQ(st.st_size, 8);
+  EXPECT_EQ(Requests(c_, "fstat") - fstats, 1u);
+  ASSERT_EQ(iorelay_fsync(f, 0), 0);
+  ASSERT_EQ(iorelay_close(f), 0);  // nothing written since the fsync: not awaited
+  // The posted close reaches the daemon all the same.
+  for (int i = 0; i < 200 && Requests(c_, "close") - closes < 1; ++i) usleep(10'000);
+  EXPECT_EQ(Requests(c_, "close") - closes, 1u);
+}
+
 TEST_F(ClientDaemon, AppendWritesStayWithTheDaemon) {
   iorelay_file* a = Open("/fwd/app", O_WRONLY | O_CREAT | O_TRUNC | O_APPEND);
   iorelay_file* b = Open("/fwd/app", O_WRONLY | O_APPEND);

@@ -134,6 +134,15 @@ Result<ReplyInfo> Connection::RoundTrip(proto::Op op, std::span<const uint8_t> f
   return Receive(op, id, payload, rx);
 }
 
+Status Connection::Post(proto::Op op, std::span<const uint8_t> fields) {
+  if (broken_) return Status::IOError("connection is broken");
+  uint64_t id = next_id_++;
+  deadline_ms_ = NowMs() + timeout_ms_;
+  IORELAY_RETURN_IF_ERROR(Send(op, id, fields, {}));
+  unawaited_.push_back(id);
+  return Status::Ok();
+}
+
 Status Connection::Send(proto::Op op, uint64_t id, std::span<const uint8_t> fields, IoSpan tx) {
   size_t tail = tx.Bytes();
   if (fields.size() + tail > proto::kMaxPayloadBytes) return Status::InvalidArgument("too large");
@@ -252,6 +261,11 @@ Result<ReplyInfo> Connection::Receive(proto::Op op, uint64_t id, std::vector<uin
     std::vector<struct iovec> iovs;
     std::vector<uint8_t> scratch;
     bool is_heartbeat = (h->op & ~proto::kReplyBit) == static_cast<uint16_t>(proto::Op::kHeartbeat);
+    if (auto posted = std::find(unawaited_.begin(), unawaited_.end(), h->id);
+        !is_heartbeat && posted != unawaited_.end()) {
+      unawaited_.erase(posted);  // the reply to a posted request: dropped like a heartbeat
+      is_heartbeat = true;
+    }
     if (!is_heartbeat && (h->op != want_op || h->id != id)) {
       return Fail(Status::IOError("protocol error: unexpected reply"), false);
     }

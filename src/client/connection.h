@@ -68,6 +68,10 @@ class Connection {
   Result<ReplyInfo> RoundTrip(proto::Op op, std::span<const uint8_t> fields, IoSpan tx,
                               std::vector<uint8_t>* payload, IoSpan rx);
 
+  // Sends one request without waiting for its reply; a later RoundTrip drops that reply when
+  // it arrives. A failed Status (EIO) means the transport failed.
+  Status Post(proto::Op op, std::span<const uint8_t> fields);
+
   const SessionInfo& session() const { return session_; }
   bool broken() const { return broken_; }
   // The failure was the peer going away (reset, EOF, refused), not a timeout.
@@ -101,7 +105,8 @@ class Connection {
   bool broken_ = false;
   bool peer_gone_ = false;
   SessionInfo session_;
-  std::vector<uint8_t> sbuf_;  // header and fields of the request being sent
+  std::vector<uint64_t> unawaited_;  // ids of posted requests whose replies are to be dropped
+  std::vector<uint8_t> sbuf_;        // header and fields of the request being sent
   std::array<uint8_t, 512> rbuf_{};
   size_t rpos_ = 0, rend_ = 0;
 };

@@ -7,6 +7,7 @@
 
 #include "client/client.h"
 #include "client/direct.h"
+#include "client/file_ops.h"
 
 namespace proto = iorelay::proto;
 using iorelay::Result;
@@ -95,6 +96,7 @@ ssize_t Transfer(iorelay_file* f, IoKind kind, const struct iovec* iov, int coun
     if (iov[i].iov_len > SSIZE_MAX - total) return -EINVAL;
     total += iov[i].iov_len;
   }
+  if (kind == IoKind::kPwrite || kind == IoKind::kWrite) iorelay::client::NoteChange(f);
   if (int fd = f->direct_fd.load(); fd >= 0) {
     return iorelay::client::DirectIo(fd, kind, iov, count, offset);
   }

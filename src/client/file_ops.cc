@@ -108,11 +108,14 @@ int iorelay_open(iorelay_client* c, const char* path, int flags, mode_t mode, io
   f->handle = rep.handle;
   f->generation = info.generation;
   f->max_io_bytes = info.max_io_bytes ? info.max_io_bytes : f->max_io_bytes;
-  f->dev = rep.dev;
-  f->ino = rep.ino;
-  f->st_mode = rep.mode;
+  f->dev = rep.attrs.dev;
+  f->ino = rep.attrs.ino;
+  f->st_mode = rep.attrs.mode;
+  f->open_attrs = rep.attrs;
+  f->opened_ns = iorelay::client::MonotonicNs();
+  f->attrs_fresh.store(true);
   // A regular file not opened for appending: the offset starts at 0 and stays with the client.
-  f->local_offset.store(S_ISREG(rep.mode) && !(flags & O_APPEND));
+  f->local_offset.store(S_ISREG(rep.attrs.mode) && !(flags & O_APPEND));
   cl->Register(f);
   *out = f;
   return 0;
@@ -133,6 +136,13 @@ int iorelay_close(iorelay_file* f) {
   c->Unregister(f);
   if (int fd = f->direct_fd.load(); fd >= 0) {
     iorelay::client::CloseInternalFd(fd);
+  } else if (f->changes.load() == f->synced_changes.load()) {
+    // Nothing written since the last fsync: no write-back error can be pending, so the reply
+    // is not awaited (the connection drops it when it comes).
+    const std::vector<uint8_t> fields = proto::EncodeFields(proto::HandleRequest{f->handle});
+    Outcome r = c->Post(f->server,
+                        {.op = proto::Op::kClose, .fields = fields, .generation = f->generation});
+    if (rc == 0) rc = r.NegErrno();
   } else {
     Result<long> r = StatusOnly(c->CallMsg<proto::HandleRequest, proto::Empty>(
         f->server, proto::Op::kClose, proto::HandleRequest{f->handle}, nullptr, f->generation));
@@ -176,7 +186,9 @@ off_t iorelay_lseek(iorelay_file* f, off_t offset, int whence) {
 }
 
 int iorelay_fsync(iorelay_file* f, int datasync) {
-  return static_cast<int>(FileOp(
+  if (!f) return -EBADF;
+  const uint64_t covered = f->changes.load();  // changes made before this fsync started
+  long r = FileOp(
       f,
       [&] {
         return StatusOnly(f->client->CallMsg<proto::FsyncRequest, proto::Empty>(
@@ -184,10 +196,14 @@ int iorelay_fsync(iorelay_file* f, int datasync) {
             proto::FsyncRequest{f->handle, static_cast<uint32_t>(datasync ? 1 : 0)}, nullptr,
             f->generation));
       },
-      [&](int fd) { return Sys(syscall(datasync ? SYS_fdatasync : SYS_fsync, fd)); }));
+      [&](int fd) { return Sys(syscall(datasync ? SYS_fdatasync : SYS_fsync, fd)); });
+  if (r == 0) f->synced_changes.store(covered);
+  return static_cast<int>(r);
 }
 
 int iorelay_ftruncate(iorelay_file* f, off_t length) {
+  if (!f) return -EBADF;
+  iorelay::client::NoteChange(f);
   return static_cast<int>(FileOp(
       f,
       [&] {
@@ -199,6 +215,8 @@ int iorelay_ftruncate(iorelay_file* f, off_t length) {
 }
 
 int iorelay_fallocate(iorelay_file* f, int mode, off_t offset, off_t length) {
+  if (!f) return -EBADF;
+  iorelay::client::NoteChange(f);
   return static_cast<int>(FileOp(
       f,
       [&] {
@@ -211,6 +229,11 @@ int iorelay_fallocate(iorelay_file* f, int mode, off_t offset, off_t length) {
 
 int iorelay_fstat(iorelay_file* f, struct stat* st) {
   if (!st) return -EFAULT;
+  if (f && f->attrs_fresh.load() &&
+      iorelay::client::MonotonicNs() - f->opened_ns < iorelay::client::kOpenAttrsValidNs) {
+    iorelay::client::ToStat(f->open_attrs, st);  // the open's attributes, still current
+    return 0;
+  }
   return static_cast<int>(FileOp(
       f,
       [&]() -> Result<long> {

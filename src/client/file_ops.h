@@ -26,6 +26,13 @@ inline Result<long> StatusOnly(const Outcome& out) {
   return static_cast<long>(out.NegErrno());
 }
 
+// A change through the description (write, truncate, allocate): the open's attributes are
+// stale and close must wait for its answer.
+inline void NoteChange(iorelay_file* f) {
+  f->attrs_fresh.store(false);
+  f->changes.fetch_add(1);
+}
+
 // Moves a file's offset from the client to the daemon's handle (before a fork shares the
 // description, or when O_APPEND is set) and keeps it there. The caller holds f->offset_mu.
 // 0 or -errno.

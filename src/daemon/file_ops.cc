@@ -29,7 +29,7 @@ void Open(Core& core, Session& s, const proto::OpenRequest& m, Replier& r) {
   auto file = std::make_shared<OpenFile>(core.backend.get(), *fd, flags, key, st->st_mode);
   uint64_t handle = core.sessions.NewHandleId();
   s.Insert(handle, std::move(file));
-  r.Ok(proto::OpenReply{handle, key.dev, key.ino, st->st_mode}, handle);
+  r.Ok(proto::OpenReply{handle, ToWire(*st)}, handle);
 }
 
 void Lseek(Core& core, OpenFile& f, const proto::LseekRequest& m, Replier& r) {

@@ -125,17 +125,42 @@ struct OpenRequest {
   }
 };
 
+// struct stat on the wire: the reply to kStat and kFstat, and part of the open reply.
+struct WireStat {
+  uint64_t dev = 0, ino = 0, nlink = 0, rdev = 0, size = 0, blocks = 0;
+  uint32_t mode = 0, uid = 0, gid = 0, blksize = 0;
+  int64_t atime_sec = 0, mtime_sec = 0, ctime_sec = 0;
+  uint32_t atime_nsec = 0, mtime_nsec = 0, ctime_nsec = 0;
+  template <class V>
+  void Visit(V& v) {
+    v(dev);
+    v(ino);
+    v(nlink);
+    v(rdev);
+    v(size);
+    v(blocks);
+    v(mode);
+    v(uid);
+    v(gid);
+    v(blksize);
+    v(atime_sec);
+    v(mtime_sec);
+    v(ctime_sec);
+    v(atime_nsec);
+    v(mtime_nsec);
+    v(ctime_nsec);
+  }
+};
+
 struct OpenReply {
   uint64_t handle = 0;
-  uint64_t dev = 0;  // file identity (for locks and per-file scheduling)
-  uint64_t ino = 0;
-  uint32_t mode = 0;  // st_mode: a directory opened with O_DIRECTORY, a regular file ...
+  // The file's attributes just after the open: its identity (dev, ino: locks and per-file
+  // scheduling), its type, and what answers the client's next fstat (docs/interposer.md).
+  WireStat attrs;
   template <class V>
   void Visit(V& v) {
     v(handle);
-    v(dev);
-    v(ino);
-    v(mode);
+    v(attrs);
   }
 };
 
@@ -256,32 +281,6 @@ struct SetflRequest {  // F_SETFL: O_APPEND, O_NONBLOCK, O_DIRECT, O_NOATIME cha
   void Visit(V& v) {
     v(handle);
     v(flags);
-  }
-};
-
-struct WireStat {
-  uint64_t dev = 0, ino = 0, nlink = 0, rdev = 0, size = 0, blocks = 0;
-  uint32_t mode = 0, uid = 0, gid = 0, blksize = 0;
-  int64_t atime_sec = 0, mtime_sec = 0, ctime_sec = 0;
-  uint32_t atime_nsec = 0, mtime_nsec = 0, ctime_nsec = 0;
-  template <class V>
-  void Visit(V& v) {
-    v(dev);
-    v(ino);
-    v(nlink);
-    v(rdev);
-    v(size);
-    v(blocks);
-    v(mode);
-    v(uid);
-    v(gid);
-    v(blksize);
-    v(atime_sec);
-    v(mtime_sec);
-    v(ctime_sec);
-    v(atime_nsec);
-    v(mtime_nsec);
-    v(ctime_nsec);
   }
 };
 
