@@ -15,12 +15,9 @@ verify too), and writes the table to bench/results/ior-posix-RANKS.md.
 from __future__ import annotations
 
 import argparse
-import os
 import re
 import statistics
-import subprocess
 import sys
-import tarfile
 import tempfile
 import time
 from pathlib import Path
@@ -28,42 +25,20 @@ from pathlib import Path
 REPO = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(REPO / "python"))
 
-from strided_job import MPI_ENV  # noqa: E402
+from vendor_tools import build_ior, run_mpi  # noqa: E402
 
 from iorelay.daemons import LocalDaemons  # noqa: E402
 from iorelay.stats import query_stats  # noqa: E402
 
-VENDOR = REPO.parent / "shared" / "vendor" / "ior-5fcf0ba.tar.gz"
-IOR_BUILD = REPO / "build" / "ior"
-
-
-def build_ior() -> Path:
-    """The ior binary, built from the vendored source the first time."""
-    binary = IOR_BUILD / "src" / "ior"
-    if binary.exists():
-        return binary
-    IOR_BUILD.mkdir(parents=True, exist_ok=True)
-    with tarfile.open(VENDOR) as tar:
-        tar.extractall(IOR_BUILD.parent / "ior-src", filter="data")
-    src = next((IOR_BUILD.parent / "ior-src").iterdir())
-    subprocess.run(["./bootstrap"], cwd=src, check=True, capture_output=True)
-    subprocess.run([str(src / "configure"), "--quiet"], cwd=IOR_BUILD, check=True)
-    subprocess.run(["make", "-j2", "--quiet"], cwd=IOR_BUILD, check=True)
-    return binary
-
 
 def ior_write_mib_s(ior: Path, args: argparse.Namespace, path: str, env: dict[str, str]) -> float:
-    cmd = ["mpirun", "--allow-run-as-root", "--oversubscribe", "-np", str(args.ranks)]
-    for k in env:
-        cmd += ["-x", k]
-    cmd += [str(ior), "-a", "POSIX", "-w", "-b", args.request, "-t", args.request,
-            "-s", str(args.segments), "--posix.odirect", "-o", path]  # fmt: skip
-    out = subprocess.run(cmd, env={**os.environ, **MPI_ENV, **env}, capture_output=True,
-                         text=True, timeout=900, check=False)  # fmt: skip
-    summary = out.stdout.partition("Summary of all tests:")[2]
+    stdout = run_mpi(args.ranks, [str(ior), "-a", "POSIX", "-w", "-b", args.request,
+                                  "-t", args.request, "-s", str(args.segments),
+                                  "--posix.odirect", "-o", path], env)  # fmt: skip
+    summary = stdout.partition("Summary of all tests:")[2]
     m = re.search(r"^write\s+([\d.]+)\s", summary, re.MULTILINE)  # the Max(MiB) column
-    if out.returncode != 0 or not m:
-        raise RuntimeError(f"ior failed: {out.stdout[-1500:]} {out.stderr[-1500:]}")
+    if not m:
+        raise RuntimeError(f"no write summary in IOR's output: {stdout[-1500:]}")
     return float(m.group(1))
 
 
@@ -75,7 +50,7 @@ def main() -> int:
     ap.add_argument("--reps", type=int, default=3)
     ap.add_argument("--schedulers", default="sjf,aioli,fifo")
     args = ap.parse_args()
-    ior = build_ior()
+    ior = build_ior() / "ior"
     schedulers = args.schedulers.split(",")
     rows: dict[str, dict] = {p: {"runs": [], "per_dispatch": [], "by_op": {}}
                              for p in ["direct", *schedulers]}  # fmt: skip
