@@ -75,6 +75,39 @@ Outcome Client::Call(int server, const CallRequest& request, CallReply* reply) {
   return Outcome::Answered(r->status == 0 ? Status::Ok() : Status::FromErrno(r->status));
 }
 
+void Client::CallPipelined(int server, std::span<const CallRequest> requests, size_t window,
+                           std::span<CallReply> replies, std::span<Outcome> out) {
+  auto fail_all = [&](const Status& s) {
+    for (Outcome& o : out) o = Outcome::Unanswered(s);
+  };
+  if (server < 0 || server >= server_count()) {
+    return fail_all(Status::InvalidArgument("no such daemon"));
+  }
+  Result<Lease> lease = servers_[server]->Acquire();
+  if (!lease.ok()) return fail_all(lease.status());
+  Connection& conn = **lease;
+  std::vector<Exchange> batch(requests.size());
+  for (size_t i = 0; i < requests.size(); ++i) {
+    const CallRequest& r = requests[i];
+    if (r.generation != 0 && conn.session().generation != r.generation) {
+      return fail_all(Status::IOError("the daemon was restarted; the file's handle is gone"));
+    }
+    batch[i] = Exchange{r.op, r.fields, r.tx, r.rx, &replies[i].payload};
+  }
+  const Status transport = conn.Pipeline(batch, window);
+  for (size_t i = 0; i < batch.size(); ++i) {
+    if (!batch[i].answered) {
+      out[i] = Outcome::Unanswered(transport.ok() ? Status::IOError("no reply") : transport);
+      continue;
+    }
+    const ReplyInfo& info = batch[i].reply;
+    replies[i].payload_bytes = info.payload_bytes;
+    replies[i].generation = conn.session().generation;
+    replies[i].max_io_bytes = conn.session().max_io_bytes;
+    out[i] = Outcome::Answered(info.status == 0 ? Status::Ok() : Status::FromErrno(info.status));
+  }
+}
+
 Outcome Client::Post(int server, const CallRequest& request) {
   if (server < 0 || server >= server_count()) {
     return Outcome::Unanswered(Status::InvalidArgument("no such daemon"));

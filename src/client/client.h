@@ -83,6 +83,12 @@ class Client {
   // anything is sent.
   Outcome Call(int server, const CallRequest& request, CallReply* reply);
 
+  // Several requests on one connection to `server`, at most `window` outstanding (the daemon
+  // works on one while the next arrive); out[i] and replies[i] belong to requests[i]. A
+  // request that got no answer has an unanswered outcome (the transport failed).
+  void CallPipelined(int server, std::span<const CallRequest> requests, size_t window,
+                     std::span<CallReply> replies, std::span<Outcome> out);
+
   // Sends one request without waiting for its reply (which the connection drops when it
   // arrives). Only the transport can fail it.
   Outcome Post(int server, const CallRequest& request);

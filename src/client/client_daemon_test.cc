@@ -370,6 +370,56 @@ TEST_F(ClientDaemon, OpenFstatCloseCostOneRoundTripUntilTheFileChanges) {
   EXPECT_EQ(Requests(c_, "close") - closes, 1u);
 }
 
+TEST_F(ClientDaemon, LargeTransfersGoOutInPipelinedPiecesAndComeBackWhole) {
+  iorelay_file* f = Open("/fwd/big", O_RDWR | O_CREAT | O_TRUNC);
+  ASSERT_NE(f, nullptr);
+  constexpr size_t kBytes = (19u << 19) + 4096;  // 9.5 MiB and a page: 10 pieces
+  std::string data(kBytes, '\0');
+  for (size_t i = 0; i < kBytes; ++i) data[i] = static_cast<char>(i * 2654435761u >> 24);
+  const uint64_t pwrites = Requests(c_, "pwrite"), preads = Requests(c_, "pread");
+  ASSERT_EQ(iorelay_pwrite(f, data.data(), kBytes, 4096), static_cast<ssize_t>(kBytes));
+  EXPECT_EQ(Requests(c_, "pwrite") - pwrites, 10u);
+  std::string back(kBytes + 100, 'x');
+  // Asking past the end: the last piece comes back short, the call returns what exists.
+  ASSERT_EQ(iorelay_pread(f, back.data(), back.size(), 4096), static_cast<ssize_t>(kBytes));
+  EXPECT_EQ(Requests(c_, "pread") - preads, 10u);
+  EXPECT_TRUE(back.compare(0, kBytes, data) == 0);
+  EXPECT_EQ(ReadWholeFile(Real("big")).substr(4096), data);
+  EXPECT_EQ(iorelay_close(f), 0);
+}
+
+// A daemon killed while a pipelined write is under way: the call returns EIO or the count of a
+// prefix of whole pieces, and every acknowledged byte is in the file.
+TEST_F(ClientDaemonFast, DaemonKilledMidPipelinedWriteLosesNothingAcknowledged) {
+  iorelay_client_destroy(c_);
+  c_ = nullptr;
+  d_ = std::make_unique<DaemonProcess>();
+  ASSERT_TRUE(d_->Start({"--delay-us", "60000"}));  // each backend call takes 60 ms
+  d_->ExportClientEnv(timeout_ms_);
+  int err = 0;
+  c_ = iorelay_client_from_env(&err);
+  ASSERT_NE(c_, nullptr);
+  iorelay_file* f = Open("/fwd/cut", O_RDWR | O_CREAT | O_TRUNC);
+  ASSERT_NE(f, nullptr);
+  constexpr size_t kBytes = 16u << 20;
+  std::string data(kBytes, 'q');
+  std::thread killer([&] {
+    std::this_thread::sleep_for(std::chrono::milliseconds(400));
+    d_->Kill();
+  });
+  const ssize_t n = iorelay_pwrite(f, data.data(), kBytes, 0);
+  killer.join();
+  if (n != -EIO) {
+    ASSERT_GT(n, 0);
+    EXPECT_LT(static_cast<size_t>(n), kBytes);
+    EXPECT_EQ(static_cast<size_t>(n) % (1u << 20), 0u);
+    const std::string on_disk = ReadWholeFile(Real("cut"));
+    ASSERT_GE(on_disk.size(), static_cast<size_t>(n));
+    EXPECT_EQ(on_disk.substr(0, n), data.substr(0, n));
+  }
+  iorelay_close(f);
+}
+
 TEST_F(ClientDaemon, AppendWritesStayWithTheDaemon) {
   iorelay_file* a = Open("/fwd/app", O_WRONLY | O_CREAT | O_TRUNC | O_APPEND);
   iorelay_file* b = Open("/fwd/app", O_WRONLY | O_APPEND);

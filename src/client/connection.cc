@@ -128,10 +128,33 @@ Status Connection::Handshake(const Secret& secret, const Identity& who, uint64_t
 Result<ReplyInfo> Connection::RoundTrip(proto::Op op, std::span<const uint8_t> fields, IoSpan tx,
                                         std::vector<uint8_t>* payload, IoSpan rx) {
   if (broken_) return Status::IOError("connection is broken");
-  uint64_t id = next_id_++;
-  deadline_ms_ = NowMs() + timeout_ms_;
-  IORELAY_RETURN_IF_ERROR(Send(op, id, fields, tx));
-  return Receive(op, id, payload, rx);
+  Exchange one{op, fields, tx, rx, payload};
+  IORELAY_RETURN_IF_ERROR(Pipeline({&one, 1}, 1));
+  return one.reply;
+}
+
+Status Connection::Pipeline(std::span<Exchange> batch, size_t window) {
+  if (broken_) return Status::IOError("connection is broken");
+  window = std::max<size_t>(window, 1);
+  std::vector<Exchange*> inflight;
+  std::vector<uint64_t> ids;
+  size_t next = 0;
+  while (next < batch.size() || !inflight.empty()) {
+    while (next < batch.size() && inflight.size() < window) {
+      Exchange& e = batch[next++];
+      const uint64_t id = next_id_++;
+      deadline_ms_ = NowMs() + timeout_ms_;
+      IORELAY_RETURN_IF_ERROR(Send(e.op, id, e.fields, e.tx));
+      inflight.push_back(&e);
+      ids.push_back(id);
+    }
+    Result<size_t> done = Receive(inflight, ids);
+    if (!done.ok()) return done.status();
+    inflight[*done]->answered = true;
+    inflight.erase(inflight.begin() + static_cast<ptrdiff_t>(*done));
+    ids.erase(ids.begin() + static_cast<ptrdiff_t>(*done));
+  }
+  return Status::Ok();
 }
 
 Status Connection::Post(proto::Op op, std::span<const uint8_t> fields) {
@@ -248,39 +271,44 @@ Status Connection::ReceiveInto(struct iovec* iov, int count, size_t bytes) {
   return Status::Ok();
 }
 
-Result<ReplyInfo> Connection::Receive(proto::Op op, uint64_t id, std::vector<uint8_t>* payload,
-                                      IoSpan rx) {
-  const uint16_t want_op = static_cast<uint16_t>(op) | proto::kReplyBit;
+Result<size_t> Connection::Receive(std::span<Exchange* const> inflight,
+                                   std::span<const uint64_t> ids) {
+  const bool bulk = std::any_of(inflight.begin(), inflight.end(),
+                                [](const Exchange* e) { return e->rx.iov != nullptr; });
   for (;;) {
     if (rpos_ == rend_) IORELAY_RETURN_IF_ERROR(WaitFor(POLLIN));  // the reply is not there yet
     // With bulk data expected, take only the header so the data lands in the caller's buffers.
-    IORELAY_RETURN_IF_ERROR(Fill(proto::kHeaderBytes, rx.iov ? proto::kHeaderBytes : rbuf_.size()));
+    IORELAY_RETURN_IF_ERROR(Fill(proto::kHeaderBytes, bulk ? proto::kHeaderBytes : rbuf_.size()));
     Result<proto::FrameHeader> h = proto::DecodeHeader(rbuf_.data() + rpos_);
     if (!h.ok()) return Fail(Status::IOError("protocol error: " + h.status().message()), false);
     rpos_ += proto::kHeaderBytes;
     std::vector<struct iovec> iovs;
     std::vector<uint8_t> scratch;
-    bool is_heartbeat = (h->op & ~proto::kReplyBit) == static_cast<uint16_t>(proto::Op::kHeartbeat);
+    bool skip = (h->op & ~proto::kReplyBit) == static_cast<uint16_t>(proto::Op::kHeartbeat);
     if (auto posted = std::find(unawaited_.begin(), unawaited_.end(), h->id);
-        !is_heartbeat && posted != unawaited_.end()) {
+        !skip && posted != unawaited_.end()) {
       unawaited_.erase(posted);  // the reply to a posted request: dropped like a heartbeat
-      is_heartbeat = true;
+      skip = true;
     }
-    if (!is_heartbeat && (h->op != want_op || h->id != id)) {
+    size_t which = std::find(ids.begin(), ids.end(), h->id) - ids.begin();
+    if (!skip && (which == ids.size() ||
+                  h->op != (static_cast<uint16_t>(inflight[which]->op) | proto::kReplyBit))) {
       return Fail(Status::IOError("protocol error: unexpected reply"), false);
     }
-    if (!is_heartbeat && rx.iov && h->status == 0) {
-      if (h->length > rx.Bytes())
+    Exchange* e = skip ? nullptr : inflight[which];
+    if (e && e->rx.iov && h->status == 0) {
+      if (h->length > e->rx.Bytes())
         return Fail(Status::IOError("protocol error: reply too long"), false);
-      CopyIov(rx, h->length, &iovs);
+      CopyIov(e->rx, h->length, &iovs);
     } else {
-      std::vector<uint8_t>* dst = (!is_heartbeat && payload) ? payload : &scratch;
+      std::vector<uint8_t>* dst = (e && e->payload) ? e->payload : &scratch;
       dst->resize(h->length);
       if (h->length > 0) iovs.push_back({dst->data(), dst->size()});
     }
     IORELAY_RETURN_IF_ERROR(ReceiveInto(iovs.data(), static_cast<int>(iovs.size()), h->length));
-    if (is_heartbeat) continue;
-    return ReplyInfo{h->status, h->length, h->version};
+    if (skip) continue;
+    e->reply = ReplyInfo{h->status, h->length, h->version};
+    return which;
   }
 }
 

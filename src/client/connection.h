@@ -51,6 +51,17 @@ struct ReplyInfo {
   uint16_t version = 0;  // the daemon's protocol version (frame header)
 };
 
+// One request of a pipelined batch (Connection::Pipeline) and, once answered, its reply.
+struct Exchange {
+  proto::Op op = proto::Op::kPing;
+  std::span<const uint8_t> fields;
+  IoSpan tx{};                              // data sent after the fields
+  IoSpan rx{};                              // where a successful reply's data goes
+  std::vector<uint8_t>* payload = nullptr;  // else the reply's payload goes here (may be null)
+  ReplyInfo reply;                          // filled when answered
+  bool answered = false;
+};
+
 class Connection {
  public:
   // Connects and authenticates: a new session (join_session 0) or a join of an existing one.
@@ -67,6 +78,12 @@ class Connection {
   // Status (EIO) means the transport failed; the connection is then broken() for good.
   Result<ReplyInfo> RoundTrip(proto::Op op, std::span<const uint8_t> fields, IoSpan tx,
                               std::vector<uint8_t>* payload, IoSpan rx);
+
+  // Several requests with at most `window` of them outstanding: the daemon works on one while
+  // the next ones arrive, and the replies are taken in whatever order they come. A failed
+  // Status (EIO) means the transport failed (the connection is broken): the requests not
+  // `answered` may or may not have been carried out.
+  Status Pipeline(std::span<Exchange> batch, size_t window);
 
   // Sends one request without waiting for its reply; a later RoundTrip drops that reply when
   // it arrives. A failed Status (EIO) means the transport failed.
@@ -87,7 +104,9 @@ class Connection {
   Status Handshake(const Secret& secret, const Identity& who, uint64_t join_session,
                    uint64_t join_token);
   Status Send(proto::Op op, uint64_t id, std::span<const uint8_t> fields, IoSpan tx);
-  Result<ReplyInfo> Receive(proto::Op op, uint64_t id, std::vector<uint8_t>* payload, IoSpan rx);
+  // Receives replies (skipping heartbeats and the replies of posted requests) until one of
+  // `inflight` (whose ids are `ids`) is answered; returns its index.
+  Result<size_t> Receive(std::span<Exchange* const> inflight, std::span<const uint64_t> ids);
   // Makes at least `min` bytes available in rbuf_, receiving at most `max` in total.
   Status Fill(size_t min, size_t max);
   // Receives exactly the iov's bytes (after draining rbuf_ into it).

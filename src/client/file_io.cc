@@ -37,44 +37,59 @@ void Slice(const struct iovec* iov, int count, size_t start, size_t len,
   }
 }
 
-// One forwarded request of at most max_io_bytes starting `done` bytes into the transfer.
-// ok: a count or -errno from the daemon; not ok: the transport failed.
-Result<ssize_t> OneRequest(iorelay_file* f, IoKind kind, const struct iovec* iov, int count,
-                           size_t total, size_t done, off_t offset) {
-  Client* c = f->client;
-  size_t len = std::min<size_t>(total - done, f->max_io_bytes);
-  std::vector<struct iovec> part;
-  Slice(iov, count, done, len, &part);
-  IoSpan span{part.data(), static_cast<int>(part.size())};
-  uint64_t off = static_cast<uint64_t>(offset) + done;
-  const auto size = static_cast<uint32_t>(len);
+// A transfer larger than this, at an explicit offset, goes out in pieces of this size,
+// pipelined on one connection: the daemon writes (or reads) piece k while piece k+1 crosses
+// the socket. O_DIRECT alignment holds: a piece starts at a multiple of it.
+constexpr size_t kPieceBytes = 1u << 20;
+// Pieces outstanding at once: enough to overlap the transfer with the backend call, few enough
+// that one client's call does not fill the daemon's queue.
+constexpr size_t kPipelineWindow = 4;
+
+// One request of a transfer: bytes [done, done + len) of `iov`, at offset + done.
+struct Piece {
+  std::vector<struct iovec> iov;
   std::vector<uint8_t> fields;
-  CallRequest request{.generation = f->generation};
+  CallRequest request;
+  size_t len = 0;
+};
+
+Piece MakePiece(iorelay_file* f, IoKind kind, const struct iovec* iov, int count, size_t done,
+                size_t len, off_t offset) {
+  Piece p;
+  p.len = len;
+  Slice(iov, count, done, len, &p.iov);
+  IoSpan span{p.iov.data(), static_cast<int>(p.iov.size())};
+  const uint64_t off = static_cast<uint64_t>(offset) + done;
+  const auto size = static_cast<uint32_t>(len);
+  p.request.generation = f->generation;
   switch (kind) {
     case IoKind::kPread:
-      fields = proto::EncodeFields(proto::PreadRequest{f->handle, off, size});
-      request.op = proto::Op::kPread;
-      request.rx = span;
+      p.fields = proto::EncodeFields(proto::PreadRequest{f->handle, off, size});
+      p.request.op = proto::Op::kPread;
+      p.request.rx = span;
       break;
     case IoKind::kRead:
-      fields = proto::EncodeFields(proto::ReadRequest{f->handle, size});
-      request.op = proto::Op::kRead;
-      request.rx = span;
+      p.fields = proto::EncodeFields(proto::ReadRequest{f->handle, size});
+      p.request.op = proto::Op::kRead;
+      p.request.rx = span;
       break;
     case IoKind::kPwrite:
-      fields = proto::EncodeFields(proto::PwriteRequest{f->handle, off});
-      request.op = proto::Op::kPwrite;
-      request.tx = span;
+      p.fields = proto::EncodeFields(proto::PwriteRequest{f->handle, off});
+      p.request.op = proto::Op::kPwrite;
+      p.request.tx = span;
       break;
     case IoKind::kWrite:
-      fields = proto::EncodeFields(proto::WriteRequest{f->handle});
-      request.op = proto::Op::kWrite;
-      request.tx = span;
+      p.fields = proto::EncodeFields(proto::WriteRequest{f->handle});
+      p.request.op = proto::Op::kWrite;
+      p.request.tx = span;
       break;
   }
-  request.fields = fields;
-  CallReply reply;
-  Outcome out = c->Call(f->server, request, &reply);
+  p.request.fields = p.fields;
+  return p;
+}
+
+// A piece's result. ok: a count or -errno from the daemon; not ok: the transport failed.
+Result<ssize_t> PieceResult(IoKind kind, size_t len, const Outcome& out, const CallReply& reply) {
   if (!out.answered) return out.status;
   if (!out.ok()) return static_cast<ssize_t>(out.NegErrno());
   if (kind == IoKind::kPwrite || kind == IoKind::kWrite) {
@@ -85,6 +100,45 @@ Result<ssize_t> OneRequest(iorelay_file* f, IoKind kind, const struct iovec* iov
     return static_cast<ssize_t>(count.count);
   }
   return static_cast<ssize_t>(reply.payload_bytes);
+}
+
+// One forwarded request of at most max_io_bytes starting `done` bytes into the transfer.
+Result<ssize_t> OneRequest(iorelay_file* f, IoKind kind, const struct iovec* iov, int count,
+                           size_t total, size_t done, off_t offset) {
+  Piece p =
+      MakePiece(f, kind, iov, count, done, std::min<size_t>(total - done, f->max_io_bytes), offset);
+  CallReply reply;
+  Outcome out = f->client->Call(f->server, p.request, &reply);
+  return PieceResult(kind, p.len, out, reply);
+}
+
+// A positional transfer in pieces, pipelined. Returns what the contiguous prefix of pieces
+// that completed in full, plus the first short one, transferred; or the first piece's -errno
+// or transport failure. Pieces after the first failed or short one may have been carried out
+// too (as bytes after a short local write on an I/O error may have reached the disk).
+Result<ssize_t> Pipelined(iorelay_file* f, IoKind kind, const struct iovec* iov, int count,
+                          size_t total, off_t offset) {
+  const size_t piece = std::min<size_t>(kPieceBytes, f->max_io_bytes);
+  std::vector<Piece> pieces;
+  for (size_t done = 0; done < total; done += piece) {
+    pieces.push_back(MakePiece(f, kind, iov, count, done, std::min(piece, total - done), offset));
+  }
+  std::vector<CallRequest> requests;
+  for (const Piece& p : pieces) requests.push_back(p.request);
+  std::vector<CallReply> replies(pieces.size());
+  std::vector<Outcome> outcomes(pieces.size());
+  f->client->CallPipelined(f->server, requests, kPipelineWindow, replies, outcomes);
+  size_t done = 0;
+  for (size_t i = 0; i < pieces.size(); ++i) {
+    Result<ssize_t> r = PieceResult(kind, pieces[i].len, outcomes[i], replies[i]);
+    if (!r.ok() || *r < 0) {
+      if (done > 0) break;
+      return r;
+    }
+    done += static_cast<size_t>(*r);
+    if (static_cast<size_t>(*r) < pieces[i].len) break;  // short: EOF, full disk, ...
+  }
+  return static_cast<ssize_t>(done);
 }
 
 ssize_t Transfer(iorelay_file* f, IoKind kind, const struct iovec* iov, int count, off_t offset) {
@@ -99,6 +153,15 @@ ssize_t Transfer(iorelay_file* f, IoKind kind, const struct iovec* iov, int coun
   if (kind == IoKind::kPwrite || kind == IoKind::kWrite) iorelay::client::NoteChange(f);
   if (int fd = f->direct_fd.load(); fd >= 0) {
     return iorelay::client::DirectIo(fd, kind, iov, count, offset);
+  }
+  const bool positional = kind == IoKind::kPread || kind == IoKind::kPwrite;
+  if (positional && total >= 2 * kPieceBytes) {
+    Result<ssize_t> r = Pipelined(f, kind, iov, count, total, offset);
+    if (r.ok()) return *r;
+    if (iorelay::client::SwitchToDirect(f)) {  // positional: repeating it is harmless
+      return iorelay::client::DirectIo(f->direct_fd.load(), kind, iov, count, offset);
+    }
+    return -r.status().code();
   }
   size_t done = 0;
   do {
