@@ -1,0 +1,94 @@
+"""fio, J unsynchronised jobs writing one 1D-strided file in small O_DIRECT requests, through one
+iorelayd per scheduler against direct access, in the same run, alternating.
+
+    .venv/bin/python bench/fio_strided.py [--jobs 32] [--bs 8k] [--writes 256] [--reps 3]
+                                           [--schedulers sjf,aioli,fifo]
+
+Job j writes bs bytes at j * bs, then skips (jobs - 1) * bs (`rw=write:SKIP`,
+`offset_increment=bs`), `writes` times: the pattern of IOR's strided run, but with no barrier
+between the jobs (fio processes, `ioengine=psync`, i.e. pwrite). Reports fio's aggregate write
+bandwidth (MiB/s, median), the ratio to direct, the daemon's mean requests per dispatch and its
+requests by op, and writes bench/results/fio-strided-JOBS.md.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+REPO = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(REPO / "python"))
+
+from iorelay import units  # noqa: E402
+from iorelay.daemons import LocalDaemons  # noqa: E402
+from iorelay.stats import query_stats  # noqa: E402
+
+
+def fio_mib_s(args: argparse.Namespace, path: str, env: dict[str, str]) -> float:
+    bs = units.parse_bytes(args.bs)
+    cmd = ["fio", "--name=strided", f"--filename={path}", "--ioengine=psync", "--direct=1",
+           f"--rw=write:{(args.jobs - 1) * bs}", f"--bs={bs}", f"--numjobs={args.jobs}",
+           f"--offset_increment={bs}", f"--size={args.writes * args.jobs * bs}",
+           f"--io_size={args.writes * bs}", "--group_reporting",
+           "--output-format=json"]  # fmt: skip
+    out = subprocess.run(cmd, env={**os.environ, **env}, capture_output=True, text=True,
+                         timeout=600, check=False)  # fmt: skip
+    if out.returncode != 0:
+        raise RuntimeError(f"fio failed: {out.stderr[-1500:]}")
+    job = json.loads(out.stdout[out.stdout.index("{") :])["jobs"][0]
+    return job["write"]["bw_bytes"] / (1 << 20)
+
+
+def main() -> int:
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("--jobs", type=int, default=32)
+    ap.add_argument("--bs", default="8k")
+    ap.add_argument("--writes", type=int, default=256, help="requests per job")
+    ap.add_argument("--reps", type=int, default=3)
+    ap.add_argument("--schedulers", default="sjf,aioli,fifo")
+    args = ap.parse_args()
+    schedulers = args.schedulers.split(",")
+    rows = {p: {"runs": [], "per_dispatch": [], "by_op": {}} for p in ["direct", *schedulers]}
+    with tempfile.TemporaryDirectory(prefix="iorelay-fio-", dir="/var/tmp") as tmp:
+        root = Path(tmp) / "root"
+        root.mkdir()
+        for rep in range(args.reps):
+            rows["direct"]["runs"].append(fio_mib_s(args, str(root / "direct.dat"), {}))
+            for sched in schedulers:
+                with LocalDaemons(1, root, "/iorelay-fio", Path(tmp) / f"{sched}{rep}",
+                                  scheduler=sched) as d:  # fmt: skip
+                    rows[sched]["runs"].append(fio_mib_s(args, f"{d.prefix}/fwd.dat",
+                                                         d.env("unix")))  # fmt: skip
+                    total = query_stats(d.addresses("unix")[0], d.credential_file)["total"]
+                rows[sched]["per_dispatch"].append(float(total["mean_requests_per_dispatch"]))
+                rows[sched]["by_op"] = total.get("by_op", {})
+            print(f"repetition {rep + 1}: " + ", ".join(
+                f"{p} {r['runs'][-1]:.1f}" for p, r in rows.items()), flush=True)  # fmt: skip
+    direct = statistics.median(rows["direct"]["runs"])
+    cmd = "python bench/fio_strided.py " + " ".join(sys.argv[1:])
+    lines = [f"## fio, {args.jobs} unsynchronised jobs, 1D-strided {args.bs} O_DIRECT writes to "
+             f"one file, {time.strftime('%Y-%m-%d')}", "", f"Command: `{cmd}`", "",
+             "| path | write MiB/s (median) | / direct | runs | requests per dispatch | "
+             "requests by op (last run) |", "|---|---:|---:|---|---:|---|"]  # fmt: skip
+    for path, r in rows.items():
+        med = statistics.median(r["runs"])
+        ratio = f"{med / direct:.2f}" if path != "direct" else ""
+        per = f"{statistics.median(r['per_dispatch']):.2f}" if r["per_dispatch"] else ""
+        ops = ", ".join(f"{k} {v}" for k, v in sorted(r["by_op"].items()))
+        lines.append(f"| {path} | {med:.1f} | {ratio} | "
+                     f"{', '.join(f'{v:.1f}' for v in r['runs'])} | {per} | {ops} |")  # fmt: skip
+    table = "\n".join(lines) + "\n"
+    print(table)
+    (REPO / "bench" / "results" / f"fio-strided-{args.jobs}.md").write_text(table)
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
