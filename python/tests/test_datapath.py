@@ -267,3 +267,43 @@ def test_chmod_through_the_interposer(daemon_factory: DaemonFactory):
     assert (d.root_dir / "prog").stat().st_mode & 0o7777 == 0o750
     missing = run(["chmod", "644", f"{d.prefix}/missing"], d.env())
     assert missing.returncode != 0 and "No such file" in missing.stderr
+
+
+def test_shell_and_subshells_share_the_offset_of_one_description(daemon_factory: DaemonFactory):
+    """A shell's redirection, written by the shell, a forked subshell and again the shell: one
+    description, one offset, whether the client or (after the fork) the daemon holds it."""
+    d = daemon_factory(1)
+    target = f"{d.prefix}/shared.txt"
+    script = (
+        "exec 3>" + target + "; echo one >&3; (echo two >&3); echo three >&3; "
+        "(echo four >&3) & wait; echo five >&3"
+    )
+    result = run(["bash", "-c", script], d.env())
+    assert result.returncode == 0, result.stderr
+    assert (d.root_dir / "shared.txt").read_text() == "one\ntwo\nthree\nfour\nfive\n"
+
+
+def test_seeks_at_the_file_offset_cost_no_round_trip(daemon_factory: DaemonFactory):
+    """IOR's POSIX pattern (lseek, then write at the file offset) reaches the daemon as
+    positional writes alone."""
+    d = daemon_factory(1)
+    script = f"""
+import os
+fd = os.open({d.prefix + "/seek.dat"!r}, os.O_WRONLY | os.O_CREAT, 0o644)
+for k in (3, 1, 2, 0):
+    os.lseek(fd, k * 4096, os.SEEK_SET)
+    os.write(fd, bytes([65 + k]) * 4096)
+os.lseek(fd, 4 * 4096, os.SEEK_CUR)  # from 4096: past EOF, a hole of one block
+os.write(fd, b"E")
+print(os.lseek(fd, 0, os.SEEK_END))
+os.close(fd)
+"""
+    result = run([sys.executable, "-c", script], d.env())
+    assert result.returncode == 0, result.stderr
+    assert result.stdout.strip() == str(5 * 4096 + 1)
+    data = (d.root_dir / "seek.dat").read_bytes()
+    assert data[: 4 * 4096] == b"A" * 4096 + b"B" * 4096 + b"C" * 4096 + b"D" * 4096
+    assert data[4 * 4096 : 5 * 4096] == bytes(4096) and data[-1:] == b"E"
+    by_op = query_stats(d.addresses()[0], d.credential_file)["total"]["by_op"]
+    assert by_op.get("pwrite") == 5 and "write" not in by_op
+    assert by_op.get("lseek") == 1  # SEEK_END only
