@@ -83,6 +83,22 @@ ssize_t iorelay_pread(iorelay_file* f, void* buf, size_t n, off_t offset);
 ssize_t iorelay_pwrite(iorelay_file* f, const void* buf, size_t n, off_t offset);
 ssize_t iorelay_preadv(iorelay_file* f, const struct iovec* iov, int iovcnt, off_t offset);
 ssize_t iorelay_pwritev(iorelay_file* f, const struct iovec* iov, int iovcnt, off_t offset);
+
+/* Many requests in flight from one thread (the POSIX AIO wrappers use these): a submit sends a
+ * positional read or write on a connection of its own and returns at once with *out, so the
+ * daemon can queue and merge requests the caller has not waited for yet. When no connection is
+ * free (IORELAY_MAX_CONNECTIONS) or the request is larger than one request may be, it is
+ * carried out before the submit returns; iorelay_request_wait then returns its result. The
+ * buffer stays in use until iorelay_request_wait returns. Returns 0, or -errno with *out unset.
+ * iorelay_request_ready: 1 if the result is there (wait returns without blocking), else 0.
+ * iorelay_request_wait: waits, frees the request, returns the count or -errno. */
+typedef struct iorelay_request iorelay_request;
+int iorelay_submit_pread(iorelay_file* f, void* buf, size_t n, off_t offset,
+                         iorelay_request** out);
+int iorelay_submit_pwrite(iorelay_file* f, const void* buf, size_t n, off_t offset,
+                          iorelay_request** out);
+int iorelay_request_ready(iorelay_request* r);
+ssize_t iorelay_request_wait(iorelay_request* r);
 /* At the shared file offset (O_APPEND: writes at the end). */
 ssize_t iorelay_read(iorelay_file* f, void* buf, size_t n);
 ssize_t iorelay_write(iorelay_file* f, const void* buf, size_t n);

@@ -307,3 +307,18 @@ os.close(fd)
     by_op = query_stats(d.addresses()[0], d.credential_file)["total"]["by_op"]
     assert by_op.get("pwrite") == 5 and "write" not in by_op
     assert by_op.get("lseek") == 1  # SEEK_END only
+
+
+def test_posix_aio_keeps_requests_in_flight_and_they_merge(daemon_factory: DaemonFactory):
+    """fio's posixaio engine at iodepth 16: the requests wait at the daemon together, aioli
+    merges them, and fio's verification passes."""
+    d = daemon_factory(1, scheduler="aioli")
+    job = (
+        "[aio]\nioengine=posixaio\niodepth=16\nrw=write\nbs=8k\nsize=4m\ndirect=1\n"
+        "verify=crc32c\nverify_fatal=1\ndo_verify=1\n"
+    )
+    result = run(["fio", f"--directory={d.prefix}", "-"], d.env(), input=job)
+    assert result.returncode == 0, result.stdout + result.stderr
+    total = query_stats(d.addresses()[0], d.credential_file)["total"]
+    assert total["by_op"]["pwrite"] == 512 and total["by_op"]["pread"] == 512
+    assert total["mean_requests_per_dispatch"] > 2, total

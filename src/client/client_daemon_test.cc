@@ -420,6 +420,38 @@ TEST_F(ClientDaemonFast, DaemonKilledMidPipelinedWriteLosesNothingAcknowledged) 
   iorelay_close(f);
 }
 
+TEST_F(ClientDaemon, SubmittedRequestsAreInFlightTogetherAndCompleteInAnyOrder) {
+  iorelay_file* f = Open("/fwd/aio", O_RDWR | O_CREAT | O_TRUNC);
+  ASSERT_NE(f, nullptr);
+  constexpr int kDepth = 16;
+  constexpr size_t kBytes = 4096;
+  std::vector<std::string> blocks;
+  for (int i = 0; i < kDepth; ++i) blocks.emplace_back(kBytes, static_cast<char>('a' + i));
+  std::vector<iorelay_request*> writes(kDepth);
+  for (int i = 0; i < kDepth; ++i) {
+    ASSERT_EQ(iorelay_submit_pwrite(f, blocks[i].data(), kBytes, i * kBytes, &writes[i]), 0);
+  }
+  for (int i = kDepth - 1; i >= 0; --i) {  // taken in reverse order
+    EXPECT_EQ(iorelay_request_wait(writes[i]), static_cast<ssize_t>(kBytes)) << i;
+  }
+  std::vector<std::string> back(kDepth, std::string(kBytes, '?'));
+  std::vector<iorelay_request*> reads(kDepth);
+  for (int i = 0; i < kDepth; ++i) {
+    ASSERT_EQ(iorelay_submit_pread(f, back[i].data(), kBytes, i * kBytes, &reads[i]), 0);
+  }
+  for (int i = 0; i < kDepth; ++i) {
+    for (int spin = 0; spin < 500 && !iorelay_request_ready(reads[i]); ++spin) usleep(1000);
+    EXPECT_EQ(iorelay_request_ready(reads[i]), 1);
+    EXPECT_EQ(iorelay_request_wait(reads[i]), static_cast<ssize_t>(kBytes));
+    EXPECT_EQ(back[i], blocks[i]) << i;
+  }
+  iorelay_request* past_end = nullptr;
+  char one[16];
+  ASSERT_EQ(iorelay_submit_pread(f, one, sizeof one, kDepth * kBytes, &past_end), 0);
+  EXPECT_EQ(iorelay_request_wait(past_end), 0);  // EOF
+  EXPECT_EQ(iorelay_close(f), 0);
+}
+
 TEST_F(ClientDaemon, AppendWritesStayWithTheDaemon) {
   iorelay_file* a = Open("/fwd/app", O_WRONLY | O_CREAT | O_TRUNC | O_APPEND);
   iorelay_file* b = Open("/fwd/app", O_WRONLY | O_APPEND);

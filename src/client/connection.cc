@@ -157,6 +157,51 @@ Status Connection::Pipeline(std::span<Exchange> batch, size_t window) {
   return Status::Ok();
 }
 
+Result<uint64_t> Connection::Start(const Exchange& e) {
+  if (broken_) return Status::IOError("connection is broken");
+  const uint64_t id = next_id_++;
+  deadline_ms_ = NowMs() + timeout_ms_;
+  IORELAY_RETURN_IF_ERROR(Send(e.op, id, e.fields, e.tx));
+  return id;
+}
+
+Result<bool> Connection::ReplyArrived() {
+  if (broken_) return true;  // Finish reports the failure at once
+  for (;;) {
+    if (rend_ - rpos_ < proto::kHeaderBytes) {
+      if (rpos_ > 0) {
+        std::memmove(rbuf_.data(), rbuf_.data() + rpos_, rend_ - rpos_);
+        rend_ -= rpos_;
+        rpos_ = 0;
+      }
+      ssize_t n = ::recv(fd_, rbuf_.data() + rend_, rbuf_.size() - rend_, MSG_DONTWAIT);
+      if (n > 0) {
+        rend_ += static_cast<size_t>(n);
+        deadline_ms_ = NowMs() + timeout_ms_;
+        continue;
+      }
+      if (n < 0 && errno == EINTR) continue;
+      if (n < 0 && (errno == EAGAIN || errno == EWOULDBLOCK)) {
+        return NowMs() >= deadline_ms_;  // silent past the deadline: Finish reports it
+      }
+      return true;  // closed or failed: Finish reports it
+    }
+    Result<proto::FrameHeader> h = proto::DecodeHeader(rbuf_.data() + rpos_);
+    const bool heartbeat =
+        h.ok() && (h->op & ~proto::kReplyBit) == static_cast<uint16_t>(proto::Op::kHeartbeat);
+    if (!heartbeat || h->length != 0) return true;
+    rpos_ += proto::kHeaderBytes;  // a heartbeat: the daemon is alive, the reply still to come
+  }
+}
+
+Status Connection::Finish(Exchange& e, uint64_t id) {
+  Exchange* inflight[] = {&e};
+  Result<size_t> done = Receive(inflight, {&id, 1});
+  if (!done.ok()) return done.status();
+  e.answered = true;
+  return Status::Ok();
+}
+
 Status Connection::Post(proto::Op op, std::span<const uint8_t> fields) {
   if (broken_) return Status::IOError("connection is broken");
   uint64_t id = next_id_++;

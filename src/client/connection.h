@@ -85,6 +85,13 @@ class Connection {
   // `answered` may or may not have been carried out.
   Status Pipeline(std::span<Exchange> batch, size_t window);
 
+  // One request in flight across calls (iorelay_submit_*): Start sends it and returns its id;
+  // ReplyArrived tells, without blocking, whether a reply is waiting (heartbeats skipped);
+  // Finish receives its reply into `e`. Nothing else may use the connection in between.
+  Result<uint64_t> Start(const Exchange& e);
+  Result<bool> ReplyArrived();
+  Status Finish(Exchange& e, uint64_t id);
+
   // Sends one request without waiting for its reply; a later RoundTrip drops that reply when
   // it arrives. A failed Status (EIO) means the transport failed.
   Status Post(proto::Op op, std::span<const uint8_t> fields);

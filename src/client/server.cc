@@ -29,7 +29,11 @@ SessionInfo Server::session() const {
   return session_;
 }
 
-Result<Lease> Server::Acquire() {
+Result<Lease> Server::Acquire() { return Take(/*wait=*/true); }
+
+Result<Lease> Server::TryAcquire() { return Take(/*wait=*/false); }
+
+Result<Lease> Server::Take(bool wait) {
   {
     std::unique_lock<std::mutex> l(mu_);
     for (;;) {
@@ -39,6 +43,7 @@ Result<Lease> Server::Acquire() {
         return Lease(this, c);
       }
       if (static_cast<int>(all_.size()) + connecting_ < max_connections_) break;
+      if (!wait) return Status::FromErrno(EAGAIN, "every connection to the daemon is in use");
       cv_.wait(l);
     }
     ++connecting_;

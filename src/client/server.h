@@ -49,6 +49,8 @@ class Server {
   // is gone (restarted daemon), a new one is started and session() changes. Errors: EIO
   // (unreachable, refused, timed out), or the daemon's refusal (EACCES for a wrong secret).
   Result<Lease> Acquire();
+  // As Acquire, but EAGAIN instead of waiting when every allowed connection is in use.
+  Result<Lease> TryAcquire();
 
   // The current session (session id 0: none yet).
   SessionInfo session() const;
@@ -66,6 +68,7 @@ class Server {
  private:
   friend class Lease;
   void Release(Connection* conn);
+  Result<Lease> Take(bool wait);
   Result<std::unique_ptr<Connection>> Connect();
 
   const Address addr_;

@@ -1,8 +1,11 @@
 // POSIX AIO on forwarded descriptors. glibc runs AIO on its own threads through
-// internal calls no interposer sees, so requests on forwarded descriptors are
-// performed here, synchronously in the submitting call, and the aiocb is completed
-// (and notified) before aio_read/aio_write/lio_listio return. Other descriptors go
-// to libc.
+// internal calls no interposer sees, so requests on forwarded descriptors are handled
+// here. A positional aio_read/aio_write without notification (SIGEV_NONE, as fio's posixaio
+// engine submits them) stays in flight at the daemon (iorelay_submit_*) until aio_error,
+// aio_return, aio_suspend or aio_cancel takes its result, so many requests queue and merge
+// there; other requests (notification wanted, O_APPEND, lio_listio, aio_fsync) are performed
+// synchronously in the submitting call, and the aiocb is completed (and notified) before it
+// returns. Other descriptors go to libc.
 #include <aio.h>
 #include <pthread.h>
 #include <signal.h>
@@ -59,7 +62,52 @@ void Complete(struct aiocb* cb, ssize_t rc) {
   Notify(cb->aio_sigevent);
 }
 
+// A request in flight: g_aiocbs maps its aiocb to this (a completed one maps to itself).
+struct InFlight {
+  FdTable::Ref entry;  // keeps the file open until the result is taken
+  iorelay_request* request;
+};
+
+InFlight* Pending(const void* cb) {
+  void* v = g_aiocbs.Find(cb);
+  return v != nullptr && v != cb ? static_cast<InFlight*>(v) : nullptr;
+}
+
+// Takes the result of an in-flight request (waiting for it) and completes the aiocb.
+void Settle(struct aiocb* cb) {
+  InFlight* p = Pending(cb);
+  if (p == nullptr) return;
+  const ssize_t rc = iorelay_request_wait(p->request);
+  delete p;
+  cb->__error_code = rc < 0 ? static_cast<int>(-rc) : 0;
+  cb->__return_value = rc < 0 ? -1 : rc;
+  g_aiocbs.Add(cb, cb);
+}
+
+// Starts a positional request without waiting; false when it must be done synchronously.
+bool SubmitInFlight(struct aiocb* cb, bool is_write) {
+  if (cb->aio_sigevent.sigev_notify != SIGEV_NONE) return false;
+  FdTable::Ref e = g_table.Acquire(cb->aio_fildes);
+  if (!e || e->file == nullptr) return false;
+  if (is_write && (iorelay_getfl(e->file) & O_APPEND)) return false;
+  iorelay_request* r = nullptr;
+  void* buf = const_cast<void*>(cb->aio_buf);
+  const int rc = is_write ? iorelay_submit_pwrite(e->file, buf, cb->aio_nbytes, cb->aio_offset, &r)
+                          : iorelay_submit_pread(e->file, buf, cb->aio_nbytes, cb->aio_offset, &r);
+  if (rc < 0) return false;
+  auto* p = new (std::nothrow) InFlight{std::move(e), r};
+  if (p == nullptr) {
+    Complete(cb, FromClient<ssize_t>(iorelay_request_wait(r)));
+    return true;
+  }
+  cb->__error_code = EINPROGRESS;
+  g_aiocbs.Add(cb, p);
+  return true;
+}
+
 int Submit(struct aiocb* cb, bool is_write) {
+  Settle(cb);  // an aiocb reused before its result was taken
+  if (SubmitInFlight(cb, is_write)) return 0;
   ssize_t rc;
   if (is_write) {
     int fl = fcntl(cb->aio_fildes, F_GETFL);
@@ -84,20 +132,41 @@ int SubmitFsync(int op, struct aiocb* cb) {
 bool IsOurs(const void* cb) { return g_aiocbs.Find(cb) != nullptr; }
 
 int Suspend(const struct aiocb* const list[], int n) {
+  struct aiocb* pending = nullptr;
   for (int i = 0; i < n; ++i) {
-    if (list[i] != nullptr && IsOurs(list[i])) return 0;  // already complete
+    if (list[i] == nullptr || !IsOurs(list[i])) continue;
+    if (Pending(list[i]) == nullptr) return 0;  // already complete
+    auto* cb = const_cast<struct aiocb*>(list[i]);
+    if (iorelay_request_ready(Pending(cb)->request)) {
+      Settle(cb);
+      return 0;
+    }
+    if (pending == nullptr) pending = cb;
   }
-  return -1;
+  if (pending == nullptr) return -1;
+  Settle(pending);  // none ready: wait for the first one (the daemon serves them all)
+  return 0;
 }
 
-// lio_listio: the forwarded requests are performed here (their own aio_sigevent is
-// not used, as for a list request); the rest go to libc's lio_listio as the same list
-// with the forwarded entries nulled out (null entries are ignored).
+// aio_error's answer for one of ours: EINPROGRESS while its reply has not arrived.
+int ErrorOf(const struct aiocb* cb) {
+  if (InFlight* p = Pending(cb)) {
+    if (!iorelay_request_ready(p->request)) return EINPROGRESS;
+    Settle(const_cast<struct aiocb*>(cb));
+  }
+  return cb->__error_code;
+}
+
+// lio_listio: the forwarded requests are all sent, then all waited for, here (their own
+// aio_sigevent is not used, as for a list request), so they are in flight together at the
+// daemon; the rest go to libc's lio_listio as the same list with the forwarded entries nulled
+// out (null entries are ignored).
 template <class Cb, class RealLio>
 int ListIo(int mode, Cb* const list[], int n, struct sigevent* sig, RealLio real_lio) {
   if (mode != LIO_WAIT && mode != LIO_NOWAIT) return Fail(EINVAL);
   if (n < 0) return Fail(EINVAL);
   std::vector<Cb*> rest(list, list + n);
+  std::vector<struct aiocb*> sent;
   bool any_rest = false, any_failed = false;
   for (int i = 0; i < n; ++i) {
     auto* cb = reinterpret_cast<struct aiocb*>(list[i]);
@@ -119,6 +188,10 @@ int ListIo(int mode, Cb* const list[], int n, struct sigevent* sig, RealLio real
     cb->aio_sigevent.sigev_notify = SIGEV_NONE;
     Submit(cb, cb->aio_lio_opcode == LIO_WRITE);
     cb->aio_sigevent = none;
+    sent.push_back(cb);
+  }
+  for (struct aiocb* cb : sent) {
+    Settle(cb);
     any_failed |= cb->__error_code != 0;
   }
   int rc = 0;
@@ -197,19 +270,21 @@ IORELAY_EXPORT int aio_fsync64(int op, struct aiocb64* cb64) noexcept {
 }
 
 IORELAY_EXPORT int aio_error(const struct aiocb* cb) noexcept {
-  return IsOurs(cb) ? cb->__error_code : REAL(aio_error)(cb);
+  return IsOurs(cb) ? ErrorOf(cb) : REAL(aio_error)(cb);
 }
 
 IORELAY_EXPORT int aio_error64(const struct aiocb64* cb) noexcept {
-  return IsOurs(cb) ? cb->__error_code : REAL(aio_error64)(cb);
+  return IsOurs(cb) ? ErrorOf(reinterpret_cast<const struct aiocb*>(cb)) : REAL(aio_error64)(cb);
 }
 
 IORELAY_EXPORT ssize_t aio_return(struct aiocb* cb) noexcept {
+  Settle(cb);
   if (g_aiocbs.Erase(cb) == nullptr) return REAL(aio_return)(cb);
   return cb->__return_value;
 }
 
 IORELAY_EXPORT ssize_t aio_return64(struct aiocb64* cb) noexcept {
+  Settle(reinterpret_cast<struct aiocb*>(cb));
   if (g_aiocbs.Erase(cb) == nullptr) return REAL(aio_return64)(cb);
   return cb->__return_value;
 }
@@ -229,14 +304,17 @@ IORELAY_EXPORT int aio_suspend64(const struct aiocb64* const list[], int n,
   return REAL(aio_suspend64)(list, n, timeout);
 }
 
-// Forwarded requests complete before submission returns: nothing is ever in flight.
+// A request sent to the daemon cannot be called back: cancel waits for it and reports
+// AIO_ALLDONE. (With cb null, the requests in flight on fd are left to finish.)
 IORELAY_EXPORT int aio_cancel(int fd, struct aiocb* cb) noexcept {
   if (!IsForwardedFd(fd) && (cb == nullptr || !IsOurs(cb))) return REAL(aio_cancel)(fd, cb);
+  if (cb != nullptr) Settle(cb);
   return AIO_ALLDONE;
 }
 
 IORELAY_EXPORT int aio_cancel64(int fd, struct aiocb64* cb) noexcept {
   if (!IsForwardedFd(fd) && (cb == nullptr || !IsOurs(cb))) return REAL(aio_cancel64)(fd, cb);
+  if (cb != nullptr) Settle(reinterpret_cast<struct aiocb*>(cb));
   return AIO_ALLDONE;
 }
 
