@@ -5,6 +5,9 @@
 #include <sys/utsname.h>
 #include <unistd.h>
 
+#include <algorithm>
+#include <cstdio>
+
 #include "client/internal_fds.h"
 #include "client/raw_file.h"
 #include "common/auth.h"
@@ -36,6 +39,7 @@ Result<std::unique_ptr<Client>> Client::Create(ClientConfig cfg) {
   who.node_id = c->cfg_.node_id;
   struct utsname u {};
   if (syscall(SYS_uname, &u) == 0) who.host = u.nodename;
+  c->dead_ = std::make_unique<std::atomic<bool>[]>(c->cfg_.servers.size());
   for (const Address& a : c->cfg_.servers) {
     c->servers_.push_back(
         std::make_unique<Server>(a, &c->secret_, who, c->cfg_.timeout_ms, c->cfg_.max_connections));
@@ -51,8 +55,35 @@ bool Client::IsForwarded(std::string_view abs_path) const {
 }
 
 int Client::ServerFor(std::string_view path) const {
-  if (cfg_.placement.kind == PlacementKind::kFileHash) return PlaceFile(path, server_count());
-  return node_server_;
+  const int placed = cfg_.placement.kind == PlacementKind::kFileHash
+                         ? PlaceFile(path, server_count())
+                         : node_server_;
+  const int s = Survivor(placed);
+  return s >= 0 ? s : placed;  // none left: the placed one, whose calls fail with EIO
+}
+
+bool Client::failover() const {
+  return cfg_.failover && server_count() >= 2 && cfg_.fallback != Fallback::kDirect;
+}
+
+void Client::MarkDead(int server) {
+  if (!failover() || server < 0 || server >= server_count()) return;
+  if (dead_[server].exchange(true)) return;
+  const int to = Survivor(server);
+  char line[512];
+  int n = std::snprintf(line, sizeof line,
+                        "iorelay: daemon %d (%s) does not answer; its files move to daemon %d\n",
+                        server, cfg_.servers[server].text.c_str(), to);
+  if (n > 0) (void)!::write(2, line, std::min<size_t>(static_cast<size_t>(n), sizeof line - 1));
+}
+
+int Client::Survivor(int server) const {
+  if (!failover() || server < 0 || server >= server_count()) return server;
+  for (int k = 0; k < server_count(); ++k) {
+    const int s = (server + k) % server_count();
+    if (!dead_[s].load()) return s;
+  }
+  return -1;
 }
 
 Outcome Client::Call(int server, const CallRequest& request, CallReply* reply) {

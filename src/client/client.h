@@ -75,8 +75,17 @@ class Client {
   Server& server(int i) { return *servers_[i]; }
 
   bool IsForwarded(std::string_view abs_path) const;
-  // The daemon serving `path`: the node's daemon, or the path's hash under file-hash.
+  // The daemon serving `path`: the node's daemon, or the path's hash under file-hash; with
+  // failover, the survivor that takes a dead one's place.
   int ServerFor(std::string_view path) const;
+
+  // Failover (config().failover, two or more daemons, no direct fallback): a daemon that did
+  // not answer is dead for this process, and its place goes to the next live daemon in index
+  // order (every client applies the same rule to the same dead daemon).
+  bool failover() const;
+  void MarkDead(int server);
+  // `server`, or the live daemon that takes its place; -1 when none is left.
+  int Survivor(int server) const;
 
   // One request and its reply on daemon `server`. With `generation` non-zero, a connection of
   // another session (the daemon restarted since the handle was opened) fails with EIO before
@@ -126,6 +135,7 @@ class Client {
   ClientConfig cfg_;
   Secret secret_{};
   int node_server_ = 0;  // the node's daemon (placements other than file-hash)
+  std::unique_ptr<std::atomic<bool>[]> dead_;  // per daemon, set once
   std::vector<std::unique_ptr<Server>> servers_;
   std::mutex files_mu_;
   std::unordered_set<iorelay_file*> files_;         // guarded by files_mu_
@@ -141,12 +151,15 @@ struct iorelay_client {
 // One open file description as the client holds it. References are counted (dup).
 struct iorelay_file {
   iorelay::client::Client* client = nullptr;
-  int server = -1;  // index of the daemon holding the handle
-  uint64_t handle = 0;
-  uint64_t generation = 0;  // the session the handle belongs to (SessionInfo::generation)
+  // The daemon holding the handle, the handle, and the session it belongs to
+  // (SessionInfo::generation). Atomic: failover moves the file while other threads use it
+  // (a thread that reads a new server with an old handle fails the generation check).
+  std::atomic<int> server{-1};
+  std::atomic<uint64_t> handle{0};
+  std::atomic<uint64_t> generation{0};
   uint64_t dev = 0, ino = 0;
   uint32_t st_mode = 0;
-  uint32_t max_io_bytes = 1u << 20;  // the daemon's limit per request
+  std::atomic<uint32_t> max_io_bytes{1u << 20};  // the daemon's limit per request
   std::string path;
   int open_flags = 0;                // as given to open (for the direct fallback)
   std::atomic<int> status_flags{0};  // F_GETFL view

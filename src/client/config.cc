@@ -120,6 +120,12 @@ Result<ClientConfig> ParseConfig(const GetEnv& getenv) {
   } else {
     return Status::InvalidArgument("IORELAY_FALLBACK must be eio or direct, not '" + fb + "'");
   }
+  const char* failover = getenv("IORELAY_FAILOVER");
+  std::string fo = failover ? failover : "";
+  if (fo != "" && fo != "on" && fo != "off") {
+    return Status::InvalidArgument("IORELAY_FAILOVER must be on or off, not '" + fo + "'");
+  }
+  cfg.failover = fo != "off";
   if (const char* roots = getenv("IORELAY_DIRECT_ROOT")) {
     for (const std::string& pair : Split(roots, ':')) {
       size_t eq = pair.find('=');

@@ -29,6 +29,9 @@ struct ClientConfig {
   // direct fallback: "PREFIX=ROOT[:PREFIX=ROOT...]". A path under no pair is used as is.
   std::vector<std::pair<std::string, std::string>> direct_roots;
   int max_connections = 64;  // per daemon (IORELAY_MAX_CONNECTIONS)
+  // IORELAY_FAILOVER=on|off (on): with two or more daemons and no direct fallback, the files of
+  // a daemon that stops answering move to a surviving one (docs/interposer.md, "Failover").
+  bool failover = true;
 };
 
 using GetEnv = std::function<const char*(const char*)>;

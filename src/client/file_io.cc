@@ -155,10 +155,13 @@ ssize_t Transfer(iorelay_file* f, IoKind kind, const struct iovec* iov, int coun
     return iorelay::client::DirectIo(fd, kind, iov, count, offset);
   }
   const bool positional = kind == IoKind::kPread || kind == IoKind::kPwrite;
+  const int server = f->server.load();
   if (positional && total >= 2 * kPieceBytes) {
     Result<ssize_t> r = Pipelined(f, kind, iov, count, total, offset);
     if (r.ok()) return *r;
-    if (iorelay::client::SwitchToDirect(f)) {  // positional: repeating it is harmless
+    // Positional: repeating it on a survivor or directly is harmless.
+    if (iorelay::client::FailOver(f, server)) return Transfer(f, kind, iov, count, offset);
+    if (iorelay::client::SwitchToDirect(f)) {
       return iorelay::client::DirectIo(f->direct_fd.load(), kind, iov, count, offset);
     }
     return -r.status().code();
@@ -168,6 +171,9 @@ ssize_t Transfer(iorelay_file* f, IoKind kind, const struct iovec* iov, int coun
     Result<ssize_t> r = OneRequest(f, kind, iov, count, total, done, offset);
     if (!r.ok()) {
       if (done > 0) break;  // report the progress; the next call sees the failure
+      if (positional && iorelay::client::FailOver(f, server)) {
+        return Transfer(f, kind, iov, count, offset);
+      }
       if (iorelay::client::SwitchToDirect(f)) {
         return iorelay::client::DirectIo(f->direct_fd.load(), kind, iov, count, offset);
       }

@@ -12,6 +12,7 @@
 
 namespace proto = iorelay::proto;
 using iorelay::Result;
+using iorelay::client::CallReply;
 using iorelay::client::Client;
 using iorelay::client::FileOp;
 using iorelay::client::Outcome;
@@ -76,6 +77,33 @@ int HandOffsetToDaemon(iorelay_file* f) {
   return 0;
 }
 
+bool FailOver(iorelay_file* f, int failed_server) {
+  Client* c = f->client;
+  if (!c->failover()) return false;
+  std::lock_guard<std::mutex> l(f->direct_mu);
+  if (f->server.load() != failed_server) return true;  // another thread moved it already
+  c->MarkDead(failed_server);
+  if (!f->local_offset.load()) return false;
+  const std::vector<uint8_t> fields = proto::EncodeFields(
+      proto::OpenRequest{f->path, f->open_flags & ~(O_CREAT | O_EXCL | O_TRUNC), 0});
+  for (int to = c->Survivor(failed_server); to >= 0; to = c->Survivor(to)) {
+    CallReply reply;
+    Outcome r = c->Call(to, {.op = proto::Op::kOpen, .fields = fields}, &reply);
+    if (!r.answered) {
+      c->MarkDead(to);
+      continue;
+    }
+    proto::OpenReply rep;
+    if (!r.ok() || !proto::DecodeFields(reply.payload, &rep).ok()) return false;
+    f->handle.store(rep.handle);
+    f->generation.store(reply.generation);
+    if (reply.max_io_bytes != 0) f->max_io_bytes = reply.max_io_bytes;
+    f->server.store(to);
+    return true;
+  }
+  return false;
+}
+
 void Client::BeforeFork() {
   std::lock_guard<std::mutex> l(files_mu_);
   for (iorelay_file* f : files_) {
@@ -97,6 +125,16 @@ int iorelay_open(iorelay_client* c, const char* path, int flags, mode_t mode, io
   const std::vector<uint8_t> fields = proto::EncodeFields(req);
   iorelay::client::CallReply info;
   iorelay::client::Outcome r = cl->Call(server, {.op = proto::Op::kOpen, .fields = fields}, &info);
+  // Failover: the open is repeated on the survivor (an O_EXCL open the dead daemon carried out
+  // then reports EEXIST).
+  while (!r.answered && cl->failover() && cl->Survivor(server) >= 0) {
+    cl->MarkDead(server);
+    const int next = cl->Survivor(server);
+    if (next < 0 || next == server) break;
+    server = next;
+    info = {};
+    r = cl->Call(server, {.op = proto::Op::kOpen, .fields = fields}, &info);
+  }
   if (!r.answered && r.status.code() == EIO &&
       cl->config().fallback == iorelay::client::Fallback::kDirect) {
     return OpenDirectFile(cl, server, path, flags, mode, out);
@@ -107,7 +145,7 @@ int iorelay_open(iorelay_client* c, const char* path, int flags, mode_t mode, io
   iorelay_file* f = NewFile(cl, server, path, flags);
   f->handle = rep.handle;
   f->generation = info.generation;
-  f->max_io_bytes = info.max_io_bytes ? info.max_io_bytes : f->max_io_bytes;
+  if (info.max_io_bytes != 0) f->max_io_bytes = info.max_io_bytes;
   f->dev = rep.attrs.dev;
   f->ino = rep.attrs.ino;
   f->st_mode = rep.attrs.mode;

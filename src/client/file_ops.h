@@ -7,14 +7,24 @@
 
 namespace iorelay::client {
 
+// After a call on daemon `failed_server` went unanswered: with failover (Client::failover),
+// marks that daemon dead and, for a file whose offset the client holds, reopens it on the
+// survivor (open flags less O_CREAT, O_EXCL, O_TRUNC) and points f there. True when the caller
+// may repeat its call there; false (f unchanged) otherwise: no failover, no survivor, or the
+// daemon held the offset (O_APPEND, shared after fork), whose calls keep failing with EIO.
+bool FailOver(iorelay_file* f, int failed_server);
+
 // `remote()` gives Result<long>: ok holds a value or -errno from the daemon; not ok means
-// the transport failed, after which the file switches to direct access if configured.
+// the transport failed, after which the file moves to a surviving daemon (failover) or to
+// direct access (IORELAY_FALLBACK=direct) if configured, and the call is repeated there.
 template <class Remote, class Direct>
 long FileOp(iorelay_file* f, Remote remote, Direct direct) {
   if (!f) return -EBADF;
   if (int fd = f->direct_fd.load(); fd >= 0) return direct(fd);
+  const int server = f->server.load();
   Result<long> r = remote();
   if (r.ok()) return *r;
+  if (FailOver(f, server)) return FileOp(f, remote, direct);
   if (SwitchToDirect(f)) return direct(f->direct_fd.load());
   return -r.status().code();
 }

@@ -23,7 +23,17 @@ long PathOp(iorelay_client* c, const char* path, Remote remote, Direct direct) {
   if (!c || !path) return -EFAULT;
   if (path[0] != '/') return -EINVAL;
   Client* cl = c->impl.get();
-  Result<long> r = remote(cl, cl->ServerFor(path));
+  int server = cl->ServerFor(path);
+  Result<long> r = remote(cl, server);
+  // Failover: repeated on the survivor (a rename or unlink the dead daemon carried out then
+  // reports ENOENT there).
+  while (!r.ok() && cl->failover()) {
+    cl->MarkDead(server);
+    const int next = cl->Survivor(server);
+    if (next < 0 || next == server) break;
+    server = next;
+    r = remote(cl, server);
+  }
   if (r.ok()) return *r;
   if (r.status().code() == EIO && cl->config().fallback == iorelay::client::Fallback::kDirect) {
     return direct(iorelay::client::DirectPath(cl->config(), path));
