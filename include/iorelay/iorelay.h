@@ -141,7 +141,9 @@ typedef struct iorelay_dirent {
 } iorelay_dirent;
 typedef struct iorelay_dir iorelay_dir;
 int iorelay_opendir(iorelay_client* c, const char* path, iorelay_dir** out);
-/* Next entry, or NULL at the end. The entry stays valid until closedir. */
+/* Next entry, or NULL at the end or on an error (then errno is set, as readdir(3) does; it is
+ * left alone at the end). Listings come a page at a time from the daemon. The entry stays valid
+ * until the next iorelay_readdir or iorelay_closedir. */
 const iorelay_dirent* iorelay_readdir(iorelay_dir* d);
 void iorelay_closedir(iorelay_dir* d);
 

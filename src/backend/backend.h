@@ -23,6 +23,13 @@ struct DirEntryInfo {
   std::string name;
 };
 
+// One page of a directory listing and where the next one starts.
+struct DirPage {
+  std::vector<DirEntryInfo> entries;
+  uint64_t next_cookie = 0;  // give it to the next ReadDir call
+  bool done = false;         // no entry after these
+};
+
 // All methods are thread-safe and return the errno the underlying call gave. A backend
 // fd is an int owned by the backend; it stays valid until Close(). Path operations take
 // a directory fd (an export root) and a path relative to it, and never resolve anything
@@ -56,8 +63,10 @@ class Backend {
   virtual Result<int64_t> Seek(int fd, int64_t offset, int whence) = 0;
   // fcntl(F_SETFL).
   virtual Status SetFlags(int fd, int flags) = 0;
-  // The whole listing of a directory opened with Open(..., O_DIRECTORY), "." and ".." included.
-  virtual Result<std::vector<DirEntryInfo>> ReadDir(int fd) = 0;
+  // Up to `max_entries` entries of a directory opened with Open(..., O_DIRECTORY), "." and ".."
+  // included, from `cookie` (0: the start; else a next_cookie of an earlier page of the same
+  // directory, valid across opens as a telldir position is).
+  virtual Result<DirPage> ReadDir(int fd, uint64_t cookie, size_t max_entries) = 0;
 
   virtual Result<struct stat> Stat(int root_fd, const std::string& rel, bool nofollow) = 0;
   virtual Result<struct statfs> Statfs(int root_fd, const std::string& rel) = 0;

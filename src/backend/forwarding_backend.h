@@ -72,9 +72,9 @@ class ForwardingBackend : public Backend {
     BeforeCall("set_flags");
     return inner_->SetFlags(fd, flags);
   }
-  Result<std::vector<DirEntryInfo>> ReadDir(int fd) override {
+  Result<DirPage> ReadDir(int fd, uint64_t cookie, size_t max_entries) override {
     BeforeCall("read_dir");
-    return inner_->ReadDir(fd);
+    return inner_->ReadDir(fd, cookie, max_entries);
   }
   Result<struct stat> Stat(int root_fd, const std::string& rel, bool nofollow) override {
     BeforeCall("stat");

@@ -52,8 +52,8 @@ Result<struct statfs> NullBackend::Fstatfs(int) {
   return st;
 }
 
-Result<std::vector<DirEntryInfo>> NullBackend::ReadDir(int) {
-  return std::vector<DirEntryInfo>{{1, DT_DIR, "."}, {1, DT_DIR, ".."}};
+Result<DirPage> NullBackend::ReadDir(int, uint64_t, size_t) {
+  return DirPage{{{1, DT_DIR, "."}, {1, DT_DIR, ".."}}, 0, true};
 }
 
 Result<struct stat> NullBackend::Stat(int, const std::string& rel, bool) {

@@ -24,7 +24,7 @@ class NullBackend final : public Backend {
   Result<struct statfs> Fstatfs(int fd) override;
   Result<int64_t> Seek(int, int64_t offset, int) override { return offset; }
   Status SetFlags(int, int) override { return Status::Ok(); }
-  Result<std::vector<DirEntryInfo>> ReadDir(int fd) override;
+  Result<DirPage> ReadDir(int fd, uint64_t cookie, size_t max_entries) override;
 
   Result<struct stat> Stat(int root_fd, const std::string& rel, bool nofollow) override;
   Result<struct statfs> Statfs(int root_fd, const std::string& rel) override;

@@ -104,7 +104,7 @@ Status PosixBackend::SetFlags(int fd, int flags) {
   return Check(::fcntl(fd, F_SETFL, flags) == -1 ? -1 : 0, "fcntl(F_SETFL)");
 }
 
-Result<std::vector<DirEntryInfo>> PosixBackend::ReadDir(int fd) {
+Result<DirPage> PosixBackend::ReadDir(int fd, uint64_t cookie, size_t max_entries) {
   int dup_fd = ::fcntl(fd, F_DUPFD_CLOEXEC, 0);
   if (dup_fd < 0) return Status::LastError("readdir");
   DIR* dir = ::fdopendir(dup_fd);
@@ -113,16 +113,26 @@ Result<std::vector<DirEntryInfo>> PosixBackend::ReadDir(int fd) {
     ::close(dup_fd);
     return s;
   }
-  ::rewinddir(dir);
-  std::vector<DirEntryInfo> out;
+  if (cookie == 0) {
+    ::rewinddir(dir);
+  } else {
+    ::seekdir(dir, static_cast<long>(cookie));
+  }
+  DirPage page;
   errno = 0;
-  while (struct dirent* e = ::readdir(dir)) {
-    out.push_back(DirEntryInfo{e->d_ino, e->d_type, e->d_name});
+  while (page.entries.size() < max_entries) {
+    struct dirent* e = ::readdir(dir);
+    if (e == nullptr) {
+      page.done = errno == 0;
+      break;
+    }
+    page.entries.push_back(DirEntryInfo{e->d_ino, e->d_type, e->d_name});
   }
   Status s = errno != 0 ? Status::LastError("readdir") : Status::Ok();
+  page.next_cookie = static_cast<uint64_t>(::telldir(dir));
   ::closedir(dir);
   if (!s.ok()) return s;
-  return out;
+  return page;
 }
 
 Result<struct stat> PosixBackend::Stat(int root_fd, const std::string& rel, bool nofollow) {

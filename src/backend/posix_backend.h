@@ -22,7 +22,7 @@ class PosixBackend final : public Backend {
   uint32_t DirectIoAlignment(int fd) override;
   Result<int64_t> Seek(int fd, int64_t offset, int whence) override;
   Status SetFlags(int fd, int flags) override;
-  Result<std::vector<DirEntryInfo>> ReadDir(int fd) override;
+  Result<DirPage> ReadDir(int fd, uint64_t cookie, size_t max_entries) override;
 
   Result<struct stat> Stat(int root_fd, const std::string& rel, bool nofollow) override;
   Result<struct statfs> Statfs(int root_fd, const std::string& rel) override;

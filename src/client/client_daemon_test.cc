@@ -452,6 +452,24 @@ TEST_F(ClientDaemon, SubmittedRequestsAreInFlightTogetherAndCompleteInAnyOrder) 
   EXPECT_EQ(iorelay_close(f), 0);
 }
 
+TEST_F(ClientDaemon, LongListingsComeInBoundedPages) {
+  const std::string dir = Real("many");
+  ASSERT_EQ(mkdir(dir.c_str(), 0755), 0);
+  constexpr int kFiles = 10'000;  // more than two pages of kReaddirPageEntries
+  for (int i = 0; i < kFiles; ++i) {
+    std::ofstream(dir + "/file-with-a-longish-name-" + std::to_string(i)) << "";
+  }
+  const uint64_t readdirs = Requests(c_, "readdir");
+  iorelay_dir* d = nullptr;
+  ASSERT_EQ(iorelay_opendir(c_, "/fwd/many", &d), 0);
+  std::set<std::string> names;
+  while (const iorelay_dirent* e = iorelay_readdir(d)) names.insert(e->name);
+  iorelay_closedir(d);
+  EXPECT_EQ(names.size(), size_t{kFiles + 2});  // every entry once, "." and ".." included
+  EXPECT_TRUE(names.count("file-with-a-longish-name-9999"));
+  EXPECT_EQ(Requests(c_, "readdir") - readdirs, 3u);  // 4096 + 4096 + 1810
+}
+
 TEST_F(ClientDaemon, AppendWritesStayWithTheDaemon) {
   iorelay_file* a = Open("/fwd/app", O_WRONLY | O_CREAT | O_TRUNC | O_APPEND);
   iorelay_file* b = Open("/fwd/app", O_WRONLY | O_APPEND);

@@ -252,7 +252,7 @@ TEST_F(DaemonTest, ErrnoFidelity) {
       0);
   EXPECT_EQ(Status(*c, Op::kRmdir, proto::EncodeFields(proto::PathRequest{"/data/d"})), 0);
   Frame f;
-  ASSERT_TRUE(c->Call(Op::kReaddir, proto::EncodeFields(proto::PathRequest{"/data"}), &f));
+  ASSERT_TRUE(c->Call(Op::kReaddir, proto::EncodeFields(proto::ReaddirRequest{"/data"}), &f));
   proto::ReaddirReply list;
   ASSERT_TRUE(proto::DecodeFields(f.payload, &list).ok());
   EXPECT_EQ(list.entries.size(), 3u);  // ".", "..", "e"

@@ -13,16 +13,21 @@ namespace {
 
 using proto::Op;
 
-void Readdir(Core& core, const Mapped& m, Replier& r) {
+// One page of the listing: the directory is opened per page, so no state stays between pages.
+void Readdir(Core& core, const Mapped& m, uint64_t cookie, Replier& r) {
   backend::Backend& b = *core.backend;
   Result<int> fd = b.Open(m.root_fd, m.rel, O_RDONLY | O_DIRECTORY, 0);
   if (!fd.ok()) return r.Error(fd.status().code());
-  Result<std::vector<backend::DirEntryInfo>> list = b.ReadDir(*fd);
+  Result<backend::DirPage> page = b.ReadDir(*fd, cookie, proto::kReaddirPageEntries);
   (void)b.Close(*fd);
-  if (!list.ok()) return r.Error(list.status().code());
+  if (!page.ok()) return r.Error(page.status().code());
   proto::ReaddirReply reply;
-  reply.entries.reserve(list->size());
-  for (auto& e : *list) reply.entries.push_back(proto::DirEntry{e.ino, e.type, std::move(e.name)});
+  reply.entries.reserve(page->entries.size());
+  for (auto& e : page->entries) {
+    reply.entries.push_back(proto::DirEntry{e.ino, e.type, std::move(e.name)});
+  }
+  reply.next_cookie = page->next_cookie;
+  reply.done = page->done ? 1 : 0;
   r.Ok(reply);
 }
 
@@ -102,9 +107,9 @@ void HandlePathOp(Core& core, const ConnPtr& conn, const proto::FrameHeader& h,
       return;
     }
     case Op::kReaddir: {
-      proto::PathRequest q;
+      proto::ReaddirRequest q;
       if (!Decode(payload, &q, r) || !map(q.path, &m)) return;
-      return Readdir(core, m, r);
+      return Readdir(core, m, q.cookie, r);
     }
     default:
       r.Error(EINVAL);

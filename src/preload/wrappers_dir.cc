@@ -42,6 +42,7 @@ DIR* MakeDir(int fd) {
     return (errno = ENOMEM, nullptr);
   }
   d->fd = fd;
+  errno = 0;
   while (const iorelay_dirent* de = iorelay_readdir(rd)) {
     struct dirent64 out;
     memset(&out, 0, sizeof out);
@@ -52,7 +53,12 @@ DIR* MakeDir(int fd) {
     strncpy(out.d_name, de->name, sizeof out.d_name - 1);
     d->entries.push_back(out);
   }
+  const int err = errno;
   iorelay_closedir(rd);
+  if (err != 0) {  // a page failed: no listing rather than a short one
+    delete d;
+    return (errno = err, nullptr);
+  }
   DIR* handle = reinterpret_cast<DIR*>(d);
   g_dirs.Add(handle, d);
   return handle;

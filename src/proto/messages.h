@@ -302,7 +302,7 @@ struct WireStatfs {
   }
 };
 
-struct PathRequest {  // kStatfs, kUnlink, kRmdir, kReadlink, kReaddir
+struct PathRequest {  // kStatfs, kUnlink, kRmdir, kReadlink
   std::string path;
   template <class V>
   void Visit(V& v) {
@@ -384,11 +384,27 @@ struct DirEntry {
   }
 };
 
-struct ReaddirReply {  // the whole listing, "." and ".." included
+// One page of a listing ("." and ".." included), from `cookie` (0: the start). The daemon
+// bounds a page (kReaddirPageEntries); the client asks for the next with next_cookie until done.
+struct ReaddirRequest {
+  std::string path;
+  uint64_t cookie = 0;
+  template <class V>
+  void Visit(V& v) {
+    v(path);
+    v(cookie);
+  }
+};
+
+struct ReaddirReply {
   std::vector<DirEntry> entries;
+  uint64_t next_cookie = 0;
+  uint32_t done = 0;  // 1: no entry after these
   template <class V>
   void Visit(V& v) {
     v(entries);
+    v(next_cookie);
+    v(done);
   }
 };
 

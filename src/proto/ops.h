@@ -40,7 +40,7 @@
   X(Rename, 36, "rename", RenameRequest, kMetadata, kPath, false)          \
   X(Truncate, 37, "truncate", TruncateRequest, kMetadata, kPath, false)    \
   X(Readlink, 38, "readlink", PathRequest, kMetadata, kPath, false)        \
-  X(Readdir, 39, "readdir", PathRequest, kMetadata, kPath, false)          \
+  X(Readdir, 39, "readdir", ReaddirRequest, kMetadata, kPath, false)       \
   X(Chmod, 40, "chmod", ChmodRequest, kMetadata, kPath, false)             \
   X(Lock, 50, "lock", LockRequest, kLock, kLock, false)                    \
   X(UnlockAll, 51, "unlock_all", UnlockAllRequest, kLock, kLock, false)

@@ -32,6 +32,8 @@ inline constexpr uint32_t kMaxIoBytes = 64u << 20;
 inline constexpr uint32_t kMaxPayloadBytes = kMaxIoBytes + 64 * 1024;
 inline constexpr uint32_t kMaxPathBytes = 4096;
 inline constexpr uint32_t kMaxListEntries = 1u << 20;
+// Entries in one readdir reply: with names of at most 255 bytes, a page stays near 1 MiB.
+inline constexpr uint32_t kReaddirPageEntries = 4096;
 
 struct FrameHeader {
   uint16_t op = 0;

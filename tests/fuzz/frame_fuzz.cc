@@ -21,8 +21,8 @@ using Messages =
                HandleRequest, PreadRequest, PwriteRequest, ReadRequest, WriteRequest, CountReply,
                LseekRequest, OffsetReply, FsyncRequest, FtruncateRequest, FallocateRequest,
                SetflRequest, WireStat, WireStatfs, PathRequest, StatRequest, AccessRequest,
-               MkdirRequest, RenameRequest, TruncateRequest, ReaddirReply, LockRequest, LockReply,
-               UnlockAllRequest, ChmodRequest>;
+               MkdirRequest, RenameRequest, TruncateRequest, ReaddirRequest, ReaddirReply,
+               LockRequest, LockReply, UnlockAllRequest, ChmodRequest>;
 
 void Check(bool ok, const char* what) {
   if (!ok) {
