@@ -15,7 +15,7 @@ import pandas as pd
 from matplotlib.figure import Figure
 
 from iorelay import __version__
-from iorelay.analysis import labels, plots
+from iorelay.analysis import answer, labels, plots
 from iorelay.analysis.compute import ACCESS, Analysis
 
 REPORT_NAME = "report.html"
@@ -129,6 +129,11 @@ def _table(frame: pd.DataFrame) -> str:
     return frame.to_html(index=False, escape=True, border=0)
 
 
+def _img(image: Image) -> str:
+    data = base64.b64encode(image.path.read_bytes()).decode("ascii")
+    return f'<img alt="{html.escape(image.caption)}" src="data:image/png;base64,{data}">'
+
+
 def render_html(analysis: Analysis, images: list[Image], sources: list[str]) -> str:
     """The whole report as one HTML string, images inlined as base64 PNG."""
     spec = analysis.spec
@@ -140,7 +145,7 @@ def render_html(analysis: Analysis, images: list[Image], sources: list[str]) -> 
         f"<title>iorelay analyze: {opt}</title><style>{_CSS}</style></head><body>",
         f"<h1>Which {opt} choices matter</h1>",
         "<p>"
-        + f"{len(analysis.runs)} runs, {n_patterns} patterns, options "
+        + f"{answer.count_runs(analysis)} runs, {n_patterns} patterns, options "
         + html.escape(", ".join(labels.option(spec.option, o) for o in spec.options))
         + f"; metric {html.escape(spec.metric.label)}; alpha = {spec.alpha:g}. Inputs: "
         + html.escape(", ".join(sources))
@@ -151,21 +156,35 @@ def render_html(analysis: Analysis, images: list[Image], sources: list[str]) -> 
         "against the best is at least alpha. The number of choices that matter counts those "
         "options, the best included. Cliff's δ &lt; 0: the option tends to be worse than the "
         "best.</p>",
-        "<h2>Number of choices that matter</h2>",
-        _table(analysis.choices.assign(share=analysis.choices["share"].map("{:.1%}".format))),
-        "<h2>Best option</h2>",
-        _table(analysis.best.assign(share_best=analysis.best["share_best"].map("{:.1%}".format))),
+        f"<h2>The answer: the best {opt} per pattern</h2>",
+        "<ul>",
+        *(f"<li>{html.escape(s)}</li>" for s in answer.pattern_sentences(analysis)),
+        "</ul>",
+    ]
+    for image in (i for i in images if i.name.startswith("grid-")):
+        parts += [f"<h3>{html.escape(image.caption)}</h3>", _img(image)]
+    parts += [
+        f"<h2>How many {opt} choices matter</h2>",
+        _table(
+            answer.readable(
+                analysis.choices.assign(share=analysis.choices["share"].map("{:.1%}".format)),
+                spec.option,
+            )
+        ),
+        f"<h2>How often each {opt} is best</h2>",
+        _table(
+            answer.readable(
+                analysis.best.assign(share_best=analysis.best["share_best"].map("{:.1%}".format)),
+                spec.option,
+            )
+        ),
     ]
     for dim, table in dimension_tables(analysis).items():
         name = "layout/spatiality" if dim == ACCESS else labels.column(dim)
         parts += [f"<h3>Best option per {html.escape(name)}</h3>", _table(table)]
-    parts.append("<h2>Figures</h2>")
-    for image in images:
-        data = base64.b64encode(image.path.read_bytes()).decode("ascii")
-        parts += [
-            f"<h3>{html.escape(image.caption)}</h3>",
-            f'<img alt="{html.escape(image.caption)}" src="data:image/png;base64,{data}">',
-        ]
+    parts.append("<h2>More figures</h2>")
+    for image in (i for i in images if not i.name.startswith("grid-")):
+        parts += [f"<h3>{html.escape(image.caption)}</h3>", _img(image)]
     parts += [
         "<h2>Per pattern</h2>",
         _table(pattern_table(analysis)),

@@ -5,7 +5,7 @@ from __future__ import annotations
 from rich.console import Console
 from rich.table import Table
 
-from iorelay.analysis import labels
+from iorelay.analysis import answer, labels
 from iorelay.analysis.compute import ACCESS, Analysis
 
 
@@ -58,16 +58,25 @@ def dimension_table(analysis: Analysis, dim: str) -> Table:
     return t
 
 
+# Patterns up to which the terminal gets one answer sentence each (the report always has them).
+MAX_SENTENCES = 20
+
+
 def print_summary(analysis: Analysis, console: Console) -> None:
     """Prints the header line and the tables."""
     spec = analysis.spec
     console.print(
-        f"[bold]{len(analysis.runs)}[/bold] runs, [bold]{len(analysis.patterns)}[/bold] patterns, "
+        f"[bold]{answer.count_runs(analysis)}[/bold] runs, "
+        f"[bold]{len(analysis.patterns)}[/bold] patterns, "
         f"{labels.column(spec.option)} ∈ "
         f"{{{', '.join(labels.value(spec.option, o) for o in spec.options)}}}, "
         f"metric {spec.metric.label}, alpha = {spec.alpha:g}; "
         f"Kruskal-Wallis significant in {int(analysis.patterns['kw_significant'].sum())} patterns"
     )
+    sentences = answer.pattern_sentences(analysis)
+    if len(sentences) <= MAX_SENTENCES:
+        for sentence in sentences:
+            console.print(f"• {sentence}")
     console.print(choices_table(analysis))
     console.print(best_table(analysis))
     for dim in analysis.by_dimension["dimension"].drop_duplicates():

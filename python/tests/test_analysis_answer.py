@@ -1,0 +1,54 @@
+"""The report's answer: runs counted as runs, and one sentence per pattern."""
+
+from __future__ import annotations
+
+import re
+
+import pandas as pd
+
+from iorelay.analysis import answer, compute
+
+
+def runs_with_two_phases() -> pd.DataFrame:
+    """3 options x 5 repetitions, each run measured a write and a read phase: 15 runs."""
+    rows = []
+    for ionodes, bw in ((0, 100.0), (1, 180.0), (2, 150.0)):
+        for rep in range(5):
+            for op, scale in (("write", 1.0), ("read", 2.0)):
+                rows.append(
+                    {
+                        "layout": "shared",
+                        "spatiality": "strided",
+                        "nodes": 4,
+                        "processes": 16,
+                        "request_bytes": 8192,
+                        "operation": op,
+                        "odirect": True,
+                        "ionodes": ionodes,
+                        "repetition": rep,
+                        "bandwidth_mib_s": scale * bw + rep,
+                    }
+                )
+    return pd.DataFrame(rows)
+
+
+def test_a_run_with_a_write_and_a_read_phase_counts_once() -> None:
+    analysis = compute.analyze(runs_with_two_phases(), option="ionodes")
+    assert len(analysis.runs) == 30
+    assert answer.count_runs(analysis) == 15
+
+
+def test_each_pattern_gets_its_answer_in_a_sentence() -> None:
+    analysis = compute.analyze(runs_with_two_phases(), option="ionodes")
+    sentences = answer.pattern_sentences(analysis)
+    assert len(sentences) == 2  # the write and the read pattern
+    for s in sentences:
+        assert "best I/O nodes 1 (median" in s and "times direct access" in s
+        assert re.search(r"median bandwidth \d+\.\d MiB/s\), 1\.7[89] times direct access", s), s
+
+
+def test_readable_headings() -> None:
+    analysis = compute.analyze(runs_with_two_phases(), option="ionodes")
+    shown = answer.readable(analysis.best, "ionodes")
+    assert "share_best" not in shown.columns and "share of patterns where best" in shown.columns
+    assert "0 (direct)" in set(shown.iloc[:, 0])
