@@ -86,17 +86,20 @@ int Client::Survivor(int server) const {
   return -1;
 }
 
-Outcome Client::Call(int server, const CallRequest& request, CallReply* reply) {
-  if (server < 0 || server >= server_count()) {
-    return Outcome::Unanswered(Status::InvalidArgument("no such daemon"));
-  }
+Result<Lease> Client::LeaseFor(int server, uint64_t generation) {
+  if (server < 0 || server >= server_count()) return Status::InvalidArgument("no such daemon");
   Result<Lease> lease = servers_[server]->Acquire();
+  if (!lease.ok()) return lease.status();
+  if (generation != 0 && (*lease)->session().generation != generation) {
+    return Status::IOError("the daemon was restarted; the file's handle is gone");
+  }
+  return lease;
+}
+
+Outcome Client::Call(int server, const CallRequest& request, CallReply* reply) {
+  Result<Lease> lease = LeaseFor(server, request.generation);
   if (!lease.ok()) return Outcome::Unanswered(lease.status());
   Connection& conn = **lease;
-  if (request.generation != 0 && conn.session().generation != request.generation) {
-    return Outcome::Unanswered(
-        Status::IOError("the daemon was restarted; the file's handle is gone"));
-  }
   Result<ReplyInfo> r =
       conn.RoundTrip(request.op, request.fields, request.tx, &reply->payload, request.rx);
   if (!r.ok()) return Outcome::Unanswered(r.status());
@@ -108,21 +111,16 @@ Outcome Client::Call(int server, const CallRequest& request, CallReply* reply) {
 
 void Client::CallPipelined(int server, std::span<const CallRequest> requests, size_t window,
                            std::span<CallReply> replies, std::span<Outcome> out) {
-  auto fail_all = [&](const Status& s) {
-    for (Outcome& o : out) o = Outcome::Unanswered(s);
-  };
-  if (server < 0 || server >= server_count()) {
-    return fail_all(Status::InvalidArgument("no such daemon"));
+  // The pieces of one transfer share the file's session.
+  Result<Lease> lease = LeaseFor(server, requests.empty() ? 0 : requests[0].generation);
+  if (!lease.ok()) {
+    for (Outcome& o : out) o = Outcome::Unanswered(lease.status());
+    return;
   }
-  Result<Lease> lease = servers_[server]->Acquire();
-  if (!lease.ok()) return fail_all(lease.status());
   Connection& conn = **lease;
   std::vector<Exchange> batch(requests.size());
   for (size_t i = 0; i < requests.size(); ++i) {
     const CallRequest& r = requests[i];
-    if (r.generation != 0 && conn.session().generation != r.generation) {
-      return fail_all(Status::IOError("the daemon was restarted; the file's handle is gone"));
-    }
     batch[i] = Exchange{r.op, r.fields, r.tx, r.rx, &replies[i].payload};
   }
   const Status transport = conn.Pipeline(batch, window);
@@ -140,16 +138,9 @@ void Client::CallPipelined(int server, std::span<const CallRequest> requests, si
 }
 
 Outcome Client::Post(int server, const CallRequest& request) {
-  if (server < 0 || server >= server_count()) {
-    return Outcome::Unanswered(Status::InvalidArgument("no such daemon"));
-  }
-  Result<Lease> lease = servers_[server]->Acquire();
+  Result<Lease> lease = LeaseFor(server, request.generation);
   if (!lease.ok()) return Outcome::Unanswered(lease.status());
   Connection& conn = **lease;
-  if (request.generation != 0 && conn.session().generation != request.generation) {
-    return Outcome::Unanswered(
-        Status::IOError("the daemon was restarted; the file's handle is gone"));
-  }
   Status s = conn.Post(request.op, request.fields);
   return s.ok() ? Outcome::Answered(s) : Outcome::Unanswered(s);
 }

@@ -131,6 +131,8 @@ class Client {
 
  private:
   explicit Client(ClientConfig cfg) : cfg_(std::move(cfg)) {}
+  // A connection to `server` of the session `generation` (0: any); errors are the transport's.
+  Result<Lease> LeaseFor(int server, uint64_t generation);
 
   ClientConfig cfg_;
   Secret secret_{};
