@@ -101,7 +101,9 @@ cli::OptionTable Table(Config* c) {
       .Add(cli::Integer("handshake-timeout-ms", "N", &c->handshake_timeout_ms, 1, 3'600'000,
                         "close a connection not authenticated by then (10000)"))
       .Add(cli::Text("trace", "FILE", &c->trace,
-                     "one line per request (format: docs/daemon.md, Trace)"));
+                     "one line per request (format: docs/daemon.md, Trace)"))
+      .Add(cli::Integer("max-open-files", "N", &c->max_open_files, 1, 1 << 24,
+                        "open files one session may hold; more opens get EMFILE (65536)"));
   return t;
 }
 

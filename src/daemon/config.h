@@ -33,6 +33,8 @@ struct Config {
   // A connection that has not authenticated within this time is closed (it holds a thread).
   int handshake_timeout_ms = 10'000;
   std::string trace;  // empty: no trace
+  // Open files one session (client process) may hold; more opens get EMFILE.
+  int max_open_files = 65'536;
 };
 
 // What the command line asked for besides the configuration.

@@ -341,3 +341,38 @@ TEST_F(DaemonTest, ShutdownFinishesRequestsInFlight) {
 
 }  // namespace
 }  // namespace iorelay::daemon
+
+namespace iorelay::daemon {
+namespace {
+
+using testing::Frame;
+
+class OpenFileCapTest : public ::testing::Test, public testing::DaemonHarness {
+ protected:
+  void SetUp() override { PrepareDirs(); }
+  void TearDown() override { Cleanup(); }
+};
+
+TEST_F(OpenFileCapTest, ASessionHoldsAtMostMaxOpenFiles) {
+  Config c = BaseConfig();
+  c.max_open_files = 3;
+  Start(c);
+  auto a = Admitted(secret_a_);
+  auto b = Admitted(secret_b_);
+  std::vector<int64_t> handles;
+  for (int i = 0; i < 3; ++i) {
+    handles.push_back(Open(*a, "/data/f" + std::to_string(i), O_RDWR | O_CREAT));
+    ASSERT_GT(handles.back(), 0);
+  }
+  EXPECT_EQ(Open(*a, "/data/f3", O_RDWR | O_CREAT), -EMFILE);
+  EXPECT_GT(Open(*b, "/data/f3", O_RDWR | O_CREAT), 0);  // another session has its own count
+  Frame f;
+  ASSERT_TRUE(a->Call(proto::Op::kClose,
+                      proto::EncodeFields(proto::HandleRequest{static_cast<uint64_t>(handles[0])}),
+                      &f));
+  EXPECT_EQ(f.header.status, 0);
+  EXPECT_GT(Open(*a, "/data/f3", O_RDWR), 0);  // one was closed: room again
+}
+
+}  // namespace
+}  // namespace iorelay::daemon

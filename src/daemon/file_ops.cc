@@ -28,7 +28,9 @@ void Open(Core& core, Session& s, const proto::OpenRequest& m, Replier& r) {
   sched::FileKey key{st->st_dev, st->st_ino};
   auto file = std::make_shared<OpenFile>(core.backend.get(), *fd, flags, key, st->st_mode);
   uint64_t handle = core.sessions.NewHandleId();
-  s.Insert(handle, std::move(file));
+  if (!s.Insert(handle, std::move(file), static_cast<size_t>(core.config.max_open_files))) {
+    return r.Error(EMFILE);  // the file closes with its last reference, here
+  }
   r.Ok(proto::OpenReply{handle, ToWire(*st)}, handle);
 }
 
@@ -82,7 +84,9 @@ void Adopt(Core& core, Session& s, const proto::AdoptRequest& m, Replier& r) {
       all = false;
       continue;
     }
-    s.Insert(h, std::move(f));
+    if (!s.Insert(h, std::move(f), static_cast<size_t>(core.config.max_open_files))) {
+      return r.Error(EMFILE);
+    }
   }
   all ? r.Ok(proto::Empty{}) : r.Error(EBADF);
 }

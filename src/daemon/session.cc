@@ -13,9 +13,11 @@ std::shared_ptr<OpenFile> Session::Find(uint64_t handle) {
   return it == handles_.end() ? nullptr : it->second;
 }
 
-void Session::Insert(uint64_t handle, std::shared_ptr<OpenFile> file) {
+bool Session::Insert(uint64_t handle, std::shared_ptr<OpenFile> file, size_t max_open) {
   std::lock_guard<std::mutex> lock(mu_);
+  if (handles_.size() >= max_open && handles_.count(handle) == 0) return false;
   handles_[handle] = std::move(file);
+  return true;
 }
 
 std::shared_ptr<OpenFile> Session::Take(uint64_t handle) {

@@ -30,7 +30,8 @@ class Session {
 
   // The open file behind `handle`, or null when this session holds no such handle.
   std::shared_ptr<OpenFile> Find(uint64_t handle);
-  void Insert(uint64_t handle, std::shared_ptr<OpenFile> file);
+  // Adds a handle unless the session already holds `max_open` of them (then false: EMFILE).
+  bool Insert(uint64_t handle, std::shared_ptr<OpenFile> file, size_t max_open);
   // Takes the handle out of the session and returns its file; null when it held none (EBADF).
   std::shared_ptr<OpenFile> Take(uint64_t handle);
   // Drops every reference (the session ended).
