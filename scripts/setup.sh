@@ -8,7 +8,7 @@ APT_PACKAGES=(
   build-essential cmake ninja-build pkg-config
   libgtest-dev libgmock-dev libbenchmark-dev
   libfmt-dev libsodium-dev nlohmann-json3-dev libabsl-dev
-  fio clang-format openmpi-bin libopenmpi-dev ccache libcli11-dev libsimgrid-dev
+  fio clang-format openmpi-bin libopenmpi-dev mpich libmpich-dev ccache libsimgrid-dev
   python3-venv
 )
 # `setup.sh fuzz` also installs clang and libFuzzer (g++ has no libFuzzer), for `make fuzz` only.

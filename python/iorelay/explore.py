@@ -38,14 +38,13 @@ from rich.progress import (
     TimeRemainingColumn,
 )
 
-from iorelay import __version__, paths, units
+from iorelay import __version__, mpi, paths, units
 from iorelay.daemons import DaemonError
 from iorelay.results import ResultsFile, rows_from_bench, run_key
 from iorelay.run import RelayConfig, RunError, start_relay
 
 DEFAULT_SWEEP = "sweep_default.toml"
 DEFAULT_OUT = "explore-results"
-MPI_ENV = {"OMPI_MCA_btl": "self,vader", "OMPI_MCA_pml": "ob1"}  # no network probing
 PATTERN_DEFAULTS: dict[str, Any] = {
     "layout": "shared",
     "spatiality": "contiguous",
@@ -158,7 +157,7 @@ def load_sweep(path: str | os.PathLike[str] | None) -> Sweep:
 
 def bench_argv(config: Mapping[str, Any], operations: tuple[str, ...], root: Path) -> list[str]:
     argv = [
-        str(paths.find("iorelay-bench")),
+        str(paths.find(mpi.launcher().bench)),
         "--layout", config["layout"],
         "--spatiality", config["spatiality"],
         "--request", str(config["request_bytes"]),
@@ -175,16 +174,9 @@ def bench_argv(config: Mapping[str, Any], operations: tuple[str, ...], root: Pat
 
 
 def mpirun_prefix(processes: int, env_names: Sequence[str] = ()) -> list[str]:
-    """mpirun for one machine: oversubscribed (2 cores), root allowed, IORELAY_* carried (-x).
-
-    Run it with MPI_ENV in the environment (shared-memory transport only, no network probing).
-    """
-    argv = ["mpirun", "--oversubscribe", "-np", str(processes)]
-    if os.geteuid() == 0:
-        argv.append("--allow-run-as-root")
-    for name in sorted(env_names):
-        argv += ["-x", name]  # carried to remote ranks too
-    return argv
+    """The MPI launcher for one machine (IORELAY_MPI, python/iorelay/mpi.py), carrying
+    `env_names`. Run it with the launcher's run_env in the environment."""
+    return mpi.launcher().prefix(processes, env_names)
 
 
 def mpirun_argv(processes: int, env_names: list[str], program: list[str]) -> list[str]:
@@ -222,7 +214,7 @@ def run_one(config: Mapping[str, Any], operations: tuple[str, ...], timeout_s: f
             command = shlex.join(argv)
             proc = subprocess.run(
                 argv,
-                env={**os.environ, **MPI_ENV, **env},
+                env={**os.environ, **mpi.launcher().run_env, **env},
                 stdin=subprocess.DEVNULL,
                 capture_output=True,
                 text=True,

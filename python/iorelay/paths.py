@@ -23,6 +23,7 @@ BUILD_LAYOUT: dict[str, str] = {
     "iorelay-ctl": "src/client/iorelay-ctl",
     "iorelay-place": "src/placement/iorelay-place",
     "iorelay-bench": "tools/bench/iorelay-bench",
+    "iorelay-bench-mpich": "tools/bench/iorelay-bench-mpich",
     "libiorelay.so": "src/client/libiorelay.so",
     "libiorelay_preload.so": "src/preload/libiorelay_preload.so",
 }

@@ -7,6 +7,7 @@ import json
 import os
 import shutil
 import subprocess
+import sys
 from pathlib import Path
 from typing import Any
 
@@ -14,9 +15,10 @@ import pytest
 from conftest import SUBPROCESS_TIMEOUT_S
 
 import iorelay
-from iorelay import paths
-from iorelay.explore import MPI_ENV, mpirun_prefix
+from iorelay import mpi, paths
+from iorelay.explore import mpirun_prefix
 from iorelay.results import rows_from_bench
+from iorelay.stats import query_stats
 
 pytestmark = [
     pytest.mark.needs_build("iorelay-bench"),
@@ -31,7 +33,7 @@ def bench(np: int, *args: str) -> tuple[subprocess.CompletedProcess[str], dict[s
     argv = [*mpirun_prefix(np), str(paths.find("iorelay-bench")), *args]
     proc = subprocess.run(
         argv,
-        env={**os.environ, **MPI_ENV},
+        env={**os.environ, **mpi.launcher().run_env},
         stdin=subprocess.DEVNULL,
         capture_output=True,
         text=True,
@@ -142,3 +144,28 @@ def test_bad_options_exit_with_usage(disk_tmp: Path) -> None:
     proc, result = bench(1, "--layout", "fpp", "--spatiality", "strided", "--dir", str(disk_tmp))
     assert proc.returncode != 0 and result is None
     assert "file-per-process is only contiguous" in proc.stderr
+
+
+@pytest.mark.skipif(shutil.which("mpiexec.mpich") is None, reason="MPICH not installed")
+def test_mpich_launcher_runs_the_mpich_bench_through_a_daemon(daemon_factory) -> None:
+    """IORELAY_MPI=mpich: mpiexec.mpich, iorelay-bench-mpich and `iorelay exec` per rank."""
+    binary = paths.find("iorelay-bench-mpich")
+    d = daemon_factory(1)
+    relay_env = {k: v for k, v in d.env().items() if k != "LD_PRELOAD"}
+    launcher = mpi.launcher({"IORELAY_MPI": "mpich"})
+    argv = [*launcher.prefix(2, list(relay_env)), sys.executable, "-m", "iorelay.exec_cmd", "--",
+            str(binary), "--write", "--read", "--verify", "--spatiality", "strided",
+            "--request", "8K", "--segments", "32", "--dir", d.prefix]  # fmt: skip
+    proc = subprocess.run(argv, env={**os.environ, **launcher.run_env, **relay_env},
+                          stdin=subprocess.DEVNULL, capture_output=True, text=True,
+                          timeout=SUBPROCESS_TIMEOUT_S, check=False)  # fmt: skip
+    assert proc.returncode == 0, proc.stdout[-2000:] + proc.stderr[-2000:]
+    result = json.loads(proc.stdout)
+    assert result["ok"] and result["config"]["processes"] == 2
+    by_op = query_stats(d.addresses()[0], d.credential_file)["total"]["by_op"]
+    assert by_op.get("pwrite", 0) >= 64, by_op  # the ranks' writes went through the daemon
+
+
+def test_unknown_mpi_is_named() -> None:
+    with pytest.raises(ValueError, match="openmpi, mpich"):
+        mpi.launcher({"IORELAY_MPI": "lam"})
