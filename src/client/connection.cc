@@ -118,6 +118,11 @@ Status Connection::Handshake(const Secret& secret, const Identity& who, uint64_t
                              "the daemon did not prove it holds the job credential (another "
                              "process at its address?)");
   }
+  if (reply.sealed != 0) {
+    const SessionKey key = DeriveSessionKey(secret, hello.server_nonce, auth.client_nonce);
+    send_seal_.emplace(key, FrameDirection::kToDaemon);
+    recv_seal_.emplace(key, FrameDirection::kToClient);
+  }
   session_ = {reply.session, reply.token, reply.app, reply.heartbeat_ms, reply.max_io_bytes};
   if (session_.max_io_bytes == 0 || session_.max_io_bytes > proto::kMaxIoBytes) {
     session_.max_io_bytes = proto::kMaxIoBytes;
@@ -189,7 +194,8 @@ Result<bool> Connection::ReplyArrived() {
     Result<proto::FrameHeader> h = proto::DecodeHeader(rbuf_.data() + rpos_);
     const bool heartbeat =
         h.ok() && (h->op & ~proto::kReplyBit) == static_cast<uint16_t>(proto::Op::kHeartbeat);
-    if (!heartbeat || h->length != 0) return true;
+    // (On a sealed connection a heartbeat's tag must be checked in order: Finish does that.)
+    if (!heartbeat || h->length != 0 || recv_seal_) return true;
     rpos_ += proto::kHeaderBytes;  // a heartbeat: the daemon is alive, the reply still to come
   }
 }
@@ -221,9 +227,18 @@ Status Connection::Send(proto::Op op, uint64_t id, std::span<const uint8_t> fiel
   if (!fields.empty())
     std::memcpy(sbuf_.data() + proto::kHeaderBytes, fields.data(), fields.size());
   std::vector<struct iovec> iovs;
-  iovs.reserve(1 + tx.count);
+  iovs.reserve(2 + tx.count);
   iovs.push_back({sbuf_.data(), sbuf_.size()});
   CopyIov(tx, tail, &iovs);
+  FrameTag tag;
+  if (send_seal_) {  // the tag covers the frame as sent: header, fields, data
+    FrameMac mac = send_seal_->Next();
+    for (const struct iovec& v : iovs) {
+      mac.Update({static_cast<const uint8_t*>(v.iov_base), v.iov_len});
+    }
+    tag = mac.Final();
+    iovs.push_back({tag.data(), tag.size()});
+  }
   struct iovec* iov = iovs.data();
   int count = static_cast<int>(iovs.size());
   while (count > 0) {
@@ -326,6 +341,11 @@ Result<size_t> Connection::Receive(std::span<Exchange* const> inflight,
     IORELAY_RETURN_IF_ERROR(Fill(proto::kHeaderBytes, bulk ? proto::kHeaderBytes : rbuf_.size()));
     Result<proto::FrameHeader> h = proto::DecodeHeader(rbuf_.data() + rpos_);
     if (!h.ok()) return Fail(Status::IOError("protocol error: " + h.status().message()), false);
+    std::optional<FrameMac> mac;
+    if (recv_seal_) {
+      mac.emplace(recv_seal_->Next());
+      mac->Update({rbuf_.data() + rpos_, proto::kHeaderBytes});
+    }
     rpos_ += proto::kHeaderBytes;
     std::vector<struct iovec> iovs;
     std::vector<uint8_t> scratch;
@@ -350,7 +370,20 @@ Result<size_t> Connection::Receive(std::span<Exchange* const> inflight,
       dst->resize(h->length);
       if (h->length > 0) iovs.push_back({dst->data(), dst->size()});
     }
+    // (ReceiveInto moves the iovecs along; the MAC needs them as they were.)
+    const std::vector<struct iovec> received = iovs;
     IORELAY_RETURN_IF_ERROR(ReceiveInto(iovs.data(), static_cast<int>(iovs.size()), h->length));
+    if (mac) {
+      for (const struct iovec& v : received) {
+        mac->Update({static_cast<const uint8_t*>(v.iov_base), v.iov_len});
+      }
+      FrameTag tag;
+      struct iovec t = {tag.data(), tag.size()};
+      IORELAY_RETURN_IF_ERROR(ReceiveInto(&t, 1, tag.size()));
+      if (!TagsEqual(tag, mac->Final())) {
+        return Fail(Status::IOError("a frame from the daemon failed its integrity check"), false);
+      }
+    }
     if (skip) continue;
     e->reply = ReplyInfo{h->status, h->length, h->version};
     return which;

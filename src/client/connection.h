@@ -8,12 +8,14 @@
 #include <atomic>
 #include <cstdint>
 #include <memory>
+#include <optional>
 #include <span>
 #include <string>
 #include <vector>
 
 #include "client/address.h"
 #include "common/auth.h"
+#include "common/frame_mac.h"
 #include "common/status.h"
 #include "proto/messages.h"
 
@@ -132,7 +134,10 @@ class Connection {
   bool peer_gone_ = false;
   SessionInfo session_;
   std::vector<uint64_t> unawaited_;  // ids of posted requests whose replies are to be dropped
-  std::vector<uint8_t> sbuf_;        // header and fields of the request being sent
+  // Set when the daemon seals the connection (AuthReply.sealed): tags for what this side
+  // sends, and for what it receives.
+  std::optional<FrameSealer> send_seal_, recv_seal_;
+  std::vector<uint8_t> sbuf_;  // header and fields of the request being sent
   std::array<uint8_t, 512> rbuf_{};
   size_t rpos_ = 0, rend_ = 0;
 };

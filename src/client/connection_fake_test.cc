@@ -58,6 +58,41 @@ TEST_F(ConnectionFake, ImpostorDaemonIsRefusedBeforeAnyRequest) {
   EXPECT_EQ(d.requests(), 0);
 }
 
+// A sealed connection: requests carry tags the fake daemon checks (it closes on a wrong one),
+// replies and heartbeats carry tags the client checks.
+TEST_F(ConnectionFake, SealedConnectionCarriesTagsBothWays) {
+  FakeDaemon d(secret_, FakeDaemon::Mode::kSealed);
+  Result<std::unique_ptr<Connection>> c = Open(d, secret_, 2000);
+  ASSERT_TRUE(c.ok()) << c.status().ToString();
+  std::vector<uint8_t> payload;
+  for (int i = 0; i < 3; ++i) {
+    Result<ReplyInfo> r = (*c)->RoundTrip(proto::Op::kPing, {}, {}, &payload, {});
+    ASSERT_TRUE(r.ok()) << r.status().ToString();
+  }
+  char data[5000];
+  std::memset(data, 'y', sizeof data);
+  struct iovec iov[1] = {{data, sizeof data}};
+  Result<ReplyInfo> w = (*c)->RoundTrip(
+      proto::Op::kPwrite, proto::EncodeFields(proto::PwriteRequest{1, 0}), {iov, 1}, &payload, {});
+  ASSERT_TRUE(w.ok()) << w.status().ToString();
+  EXPECT_EQ(d.requests(), 4);
+}
+
+TEST_F(ConnectionFake, AlteredReplyFailsItsIntegrityCheck) {
+  FakeDaemon d(secret_, FakeDaemon::Mode::kTampering);
+  Result<std::unique_ptr<Connection>> c = Open(d, secret_, 2000);
+  ASSERT_TRUE(c.ok()) << c.status().ToString();
+  std::vector<uint8_t> payload;
+  char data[100] = {};
+  struct iovec iov[1] = {{data, sizeof data}};
+  Result<ReplyInfo> r = (*c)->RoundTrip(
+      proto::Op::kPwrite, proto::EncodeFields(proto::PwriteRequest{1, 0}), {iov, 1}, &payload, {});
+  ASSERT_FALSE(r.ok());
+  EXPECT_NE(r.status().message().find("integrity check"), std::string::npos)
+      << r.status().message();
+  EXPECT_TRUE((*c)->broken());
+}
+
 TEST_F(ConnectionFake, HandshakeAndRoundTrips) {
   FakeDaemon d(secret_, FakeDaemon::Mode::kNormal);
   Result<std::unique_ptr<Connection>> c = Open(d, secret_, 2000);

@@ -88,6 +88,9 @@ struct AuthReply {
   uint32_t heartbeat_ms = 0;  // heartbeat period while requests are outstanding
   uint32_t max_io_bytes = 0;  // largest read or write the daemon accepts in one request
   Proof daemon_proof{};       // the daemon's proof over the client's nonce (common/auth.h)
+  // 1: every later frame, both ways, carries a tag (common/frame_mac.h): the daemon seals its
+  // TCP connections; Unix sockets are not sealed.
+  uint32_t sealed = 0;
   template <class V>
   void Visit(V& v) {
     v(session);
@@ -96,6 +99,7 @@ struct AuthReply {
     v(heartbeat_ms);
     v(max_io_bytes);
     v(daemon_proof);
+    v(sealed);
   }
 };
 

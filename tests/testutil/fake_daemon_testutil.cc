@@ -9,7 +9,9 @@
 #include <chrono>
 #include <cstdlib>
 #include <cstring>
+#include <optional>
 
+#include "common/frame_mac.h"
 #include "proto/messages.h"
 #include "proto/wire.h"
 
@@ -27,11 +29,20 @@ bool ReadAll(int fd, void* buf, size_t n) {
   return true;
 }
 
+// Sends one frame; with `seal`, its tag follows (and with `tamper`, the bytes are changed after
+// the tag was computed, as a man in the middle would).
 bool Send(int fd, uint16_t op, uint64_t id, int32_t status, const std::vector<uint8_t>& body,
-          uint16_t version = proto::kVersion) {
+          uint16_t version = proto::kVersion, FrameSealer* seal = nullptr, bool tamper = false) {
   std::vector<uint8_t> out(proto::kHeaderBytes);
   proto::EncodeHeader({op, id, static_cast<uint32_t>(body.size()), status, version}, out.data());
   out.insert(out.end(), body.begin(), body.end());
+  if (seal != nullptr) {
+    FrameMac mac = seal->Next();
+    mac.Update(out);
+    const FrameTag tag = mac.Final();
+    if (tamper) out.back() ^= 1;
+    out.insert(out.end(), tag.begin(), tag.end());
+  }
   return ::send(fd, out.data(), out.size(), MSG_NOSIGNAL) == static_cast<ssize_t>(out.size());
 }
 
@@ -73,6 +84,8 @@ void FakeDaemon::AcceptLoop() {
 
 void FakeDaemon::Serve(int fd) {
   Nonce server_nonce = RandomNonce();
+  std::optional<FrameSealer> to_client, from_client;  // once sealed
+  const bool tamper = mode_ == Mode::kTampering;
   while (!stop_) {
     pollfd p{fd, POLLIN, 0};
     if (::poll(&p, 1, 50) <= 0) continue;
@@ -82,6 +95,15 @@ void FakeDaemon::Serve(int fd) {
     if (!h.ok()) break;
     std::vector<uint8_t> body(h->length);
     if (!ReadAll(fd, body.data(), body.size())) break;
+    if (from_client) {  // a sealed request: its tag must match
+      FrameTag tag;
+      if (!ReadAll(fd, tag.data(), tag.size())) break;
+      FrameMac mac = from_client->Next();
+      mac.Update({hb, sizeof hb});
+      mac.Update(body);
+      if (!TagsEqual(tag, mac.Final())) break;
+    }
+    FrameSealer* seal = to_client ? &*to_client : nullptr;
     uint16_t reply = h->op | proto::kReplyBit;
     switch (static_cast<proto::Op>(h->op)) {
       case proto::Op::kHello:
@@ -104,7 +126,13 @@ void FakeDaemon::Serve(int fd) {
         if (mode_ != Mode::kImpostor) {
           r.daemon_proof = ComputeProof(secret_, Prover::kDaemon, server_nonce, a.client_nonce);
         }
+        r.sealed = mode_ == Mode::kSealed || tamper ? 1 : 0;
         Send(fd, reply, h->id, 0, proto::EncodeFields(r));
+        if (r.sealed != 0) {
+          const SessionKey key = DeriveSessionKey(secret_, server_nonce, a.client_nonce);
+          to_client.emplace(key, FrameDirection::kToClient);
+          from_client.emplace(key, FrameDirection::kToDaemon);
+        }
         continue;
       }
       default:
@@ -115,7 +143,7 @@ void FakeDaemon::Serve(int fd) {
     if (mode_ == Mode::kHeartbeat) {
       auto until = std::chrono::steady_clock::now() + std::chrono::milliseconds(hold_ms_);
       while (std::chrono::steady_clock::now() < until && !stop_) {
-        Send(fd, static_cast<uint16_t>(proto::Op::kHeartbeat), 0, 0, {});
+        Send(fd, static_cast<uint16_t>(proto::Op::kHeartbeat), 0, 0, {}, proto::kVersion, seal);
         std::this_thread::sleep_for(std::chrono::milliseconds(100));
       }
     }
@@ -123,7 +151,7 @@ void FakeDaemon::Serve(int fd) {
     if (h->op == static_cast<uint16_t>(proto::Op::kPwrite)) {
       fields = proto::EncodeFields(proto::CountReply{body.size() - 16});
     }
-    Send(fd, reply, h->id, 0, fields);
+    Send(fd, reply, h->id, 0, fields, proto::kVersion, seal, tamper);
   }
   ::close(fd);
 }

@@ -19,6 +19,8 @@ class FakeDaemon {
     kHeartbeat,    // answers a request only after hold_ms, sending heartbeats meanwhile
     kNextVersion,  // a daemon of protocol kVersion + 1: refuses the hello
     kImpostor,     // holds no secret: takes any proof, answers with a wrong one
+    kSealed,       // seals the connection (frame tags both ways, common/frame_mac.h)
+    kTampering,    // seals it, then flips one bit of every reply's payload (a man in the middle)
   };
   FakeDaemon(const Secret& secret, Mode mode, int hold_ms = 0);
   ~FakeDaemon();
