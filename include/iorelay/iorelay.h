@@ -93,8 +93,7 @@ ssize_t iorelay_pwritev(iorelay_file* f, const struct iovec* iov, int iovcnt, of
  * iorelay_request_ready: 1 if the result is there (wait returns without blocking), else 0.
  * iorelay_request_wait: waits, frees the request, returns the count or -errno. */
 typedef struct iorelay_request iorelay_request;
-int iorelay_submit_pread(iorelay_file* f, void* buf, size_t n, off_t offset,
-                         iorelay_request** out);
+int iorelay_submit_pread(iorelay_file* f, void* buf, size_t n, off_t offset, iorelay_request** out);
 int iorelay_submit_pwrite(iorelay_file* f, const void* buf, size_t n, off_t offset,
                           iorelay_request** out);
 int iorelay_request_ready(iorelay_request* r);
