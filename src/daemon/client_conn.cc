@@ -1,28 +1,112 @@
-// Reply framing: header and fields and bulk tail in one sendmsg.
+// Reply framing and the outgoing queue: a reply goes straight to the socket when nothing is
+// queued before it (no hand-off on the fast path); what the socket does not take waits in the
+// queue for the connection's event loop. No send here ever blocks.
 #include "daemon/client_conn.h"
 
-namespace iorelay::daemon {
+#include <fmt/core.h>
 
-void ClientConn::Send(proto::Op op, uint64_t id, int32_t status, std::span<const uint8_t> fields,
-                      std::span<const uint8_t> tail) {
+#include <chrono>
+#include <cstring>
+
+namespace iorelay::daemon {
+namespace {
+
+int64_t NowNs() {
+  return std::chrono::duration_cast<std::chrono::nanoseconds>(
+             std::chrono::steady_clock::now().time_since_epoch())
+      .count();
+}
+
+void EncodeReplyHeader(proto::Op op, uint64_t id, int32_t status, size_t length,
+                       uint8_t (&header)[proto::kHeaderBytes]) {
   proto::FrameHeader h;
   h.op = static_cast<uint16_t>(static_cast<uint16_t>(op) | proto::kReplyBit);
   h.id = id;
-  h.length = static_cast<uint32_t>(fields.size() + tail.size());
+  h.length = static_cast<uint32_t>(length);
   h.status = status;
-  uint8_t header[proto::kHeaderBytes];
   proto::EncodeHeader(h, header);
+}
+
+}  // namespace
+
+ClientConn::~ClientConn() {
+  for (OutFrame& f : out_) pool_->Put(std::move(f.data));
+}
+
+void ClientConn::Advance(struct iovec** iov, int* n, size_t done) {
+  while (*n > 0 && done >= (*iov)->iov_len) {
+    done -= (*iov)->iov_len;
+    ++*iov;
+    --*n;
+  }
+  if (*n > 0) {
+    (*iov)->iov_base = static_cast<char*>((*iov)->iov_base) + done;
+    (*iov)->iov_len -= done;
+  }
+}
+
+void ClientConn::SendLocked(struct iovec* iov, int n, Buffer* data, size_t data_len) {
+  if (closed_.load()) return;
+  // The last iovec is the owned tail when `data` is given.
+  if (out_.empty()) {
+    Result<size_t> r = transport_->SendSome(iov, n);
+    if (!r.ok()) {
+      FailLocked(r.status());
+      return;
+    }
+    Advance(&iov, &n, *r);
+    if (n == 0) return;
+  }
+  OutFrame f;
+  const int copied = data != nullptr ? n - 1 : n;
+  for (int i = 0; i < copied; ++i) {
+    const auto* p = static_cast<const uint8_t*>(iov[i].iov_base);
+    f.bytes.insert(f.bytes.end(), p, p + iov[i].iov_len);
+  }
+  if (data != nullptr) {
+    f.data_len = data_len;
+    f.data_sent = data_len - iov[n - 1].iov_len;
+    f.data = std::move(*data);
+  }
+  Enqueue(std::move(f));
+}
+
+void ClientConn::Enqueue(OutFrame f) {
+  if (out_.empty()) {
+    window_start_ns_ = NowNs();
+    window_sent_ = 0;
+  }
+  queued_bytes_.fetch_add(f.left(), std::memory_order_relaxed);
+  out_.push_back(std::move(f));
+}
+
+void ClientConn::Send(proto::Op op, uint64_t id, int32_t status, std::span<const uint8_t> fields,
+                      std::span<const uint8_t> tail) {
+  uint8_t header[proto::kHeaderBytes];
+  EncodeReplyHeader(op, id, status, fields.size() + tail.size(), header);
   struct iovec iov[3];
   int n = 0;
   iov[n++] = {header, sizeof header};
   if (!fields.empty()) iov[n++] = {const_cast<uint8_t*>(fields.data()), fields.size()};
   if (!tail.empty()) iov[n++] = {const_cast<uint8_t*>(tail.data()), tail.size()};
-  std::lock_guard<std::mutex> lock(send_mu_);
-  if (closed_.load()) return;
-  if (!transport_->Sendv(iov, n).ok()) {
-    closed_.store(true);
-    transport_->Shutdown();
+  std::lock_guard<std::mutex> lock(out_mu_);
+  SendLocked(iov, n, nullptr, 0);
+}
+
+void ClientConn::SendData(proto::Op op, uint64_t id, std::span<const uint8_t> fields, Buffer data,
+                          size_t len) {
+  uint8_t header[proto::kHeaderBytes];
+  EncodeReplyHeader(op, id, 0, fields.size() + len, header);
+  struct iovec iov[3];
+  int n = 0;
+  iov[n++] = {header, sizeof header};
+  if (!fields.empty()) iov[n++] = {const_cast<uint8_t*>(fields.data()), fields.size()};
+  if (len > 0) iov[n++] = {data.data(), len};
+  {
+    std::lock_guard<std::mutex> lock(out_mu_);
+    SendLocked(iov, n, len > 0 ? &data : nullptr, len);
   }
+  if (data.data() != nullptr) pool_->Put(std::move(data));  // sent, or dropped
 }
 
 std::vector<uint8_t>& ClientConn::ScratchFields() {
@@ -37,12 +121,93 @@ void ClientConn::SendHeartbeat() {
   uint8_t header[proto::kHeaderBytes];
   proto::EncodeHeader(h, header);
   struct iovec iov = {header, sizeof header};
-  std::lock_guard<std::mutex> lock(send_mu_);
-  if (closed_.load()) return;
-  if (!transport_->Sendv(&iov, 1).ok()) {
-    closed_.store(true);
-    transport_->Shutdown();
+  std::lock_guard<std::mutex> lock(out_mu_);
+  SendLocked(&iov, 1, nullptr, 0);
+}
+
+bool ClientConn::Flush() {
+  uint64_t sent_total = 0;
+  bool ok = true;
+  {
+    std::lock_guard<std::mutex> lock(out_mu_);
+    while (!out_.empty() && !closed_.load()) {
+      OutFrame& f = out_.front();
+      struct iovec iov[2];
+      int n = 0;
+      if (f.bytes_sent < f.bytes.size()) {
+        iov[n++] = {f.bytes.data() + f.bytes_sent, f.bytes.size() - f.bytes_sent};
+      }
+      if (f.data_sent < f.data_len) {
+        iov[n++] = {f.data.data() + f.data_sent, f.data_len - f.data_sent};
+      }
+      Result<size_t> r = n == 0 ? Result<size_t>(size_t{0}) : transport_->SendSome(iov, n);
+      if (!r.ok()) {
+        FailLocked(r.status());
+        ok = false;
+        break;
+      }
+      size_t done = *r;
+      sent_total += done;
+      size_t from_bytes = std::min(done, f.bytes.size() - f.bytes_sent);
+      f.bytes_sent += from_bytes;
+      f.data_sent += done - from_bytes;
+      if (f.left() > 0) break;  // the socket is full
+      pool_->Put(std::move(f.data));
+      out_.pop_front();
+    }
+    window_sent_ += sent_total;
+    queued_bytes_.fetch_sub(sent_total, std::memory_order_relaxed);
+    if (out_.empty()) window_start_ns_ = 0;
   }
+  if (sent_total > 0) MaybeWake();
+  return ok && !closed_.load();
+}
+
+void ClientConn::FailLocked(const Status& s) {
+  if (closed_.exchange(true)) return;
+  fmt::print(stderr, "iorelayd: connection from {}: {}; closing it\n", transport_->peer(),
+             s.ToString());
+  for (OutFrame& f : out_) pool_->Put(std::move(f.data));
+  out_.clear();
+  queued_bytes_.store(0, std::memory_order_relaxed);
+  window_start_ns_ = 0;
+  transport_->Shutdown();
+}
+
+void ClientConn::Shutdown() {
+  std::deque<OutFrame> dropped;
+  {
+    std::lock_guard<std::mutex> lock(out_mu_);
+    closed_.store(true);
+    dropped.swap(out_);
+    queued_bytes_.store(0, std::memory_order_relaxed);
+    window_start_ns_ = 0;
+  }
+  transport_->Shutdown();
+  for (OutFrame& f : dropped) pool_->Put(std::move(f.data));
+}
+
+void ClientConn::SendWindow(int64_t* start_ns, uint64_t* sent) const {
+  std::lock_guard<std::mutex> lock(out_mu_);
+  *start_ns = window_start_ns_;
+  *sent = window_sent_;
+}
+
+void ClientConn::RestartSendWindow(int64_t now_ns) {
+  std::lock_guard<std::mutex> lock(out_mu_);
+  if (window_start_ns_ != 0) {
+    window_start_ns_ = now_ns;
+    window_sent_ = 0;
+  }
+}
+
+void ClientConn::Uncharge(uint64_t n) {
+  charged_bytes_.fetch_sub(n, std::memory_order_relaxed);
+  MaybeWake();
+}
+
+void ClientConn::MaybeWake() {
+  if (paused_.load(std::memory_order_acquire) && wake_) wake_();
 }
 
 }  // namespace iorelay::daemon

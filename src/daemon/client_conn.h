@@ -1,14 +1,18 @@
-// One client connection as the daemon sees it: the transport, the reply lock, the count of
-// requests in flight (for heartbeats) and the session it was admitted to.
+// One client connection as the daemon sees it: the transport, the outgoing queue (replies the
+// socket has not taken yet), the count of requests in flight (for heartbeats and draining), the
+// bytes it holds (for back-pressure and the slow-reader rule) and the session it was admitted to.
 #pragma once
 
 #include <atomic>
 #include <cstdint>
+#include <deque>
+#include <functional>
 #include <memory>
 #include <mutex>
 #include <span>
 #include <vector>
 
+#include "daemon/buffer_pool.h"
 #include "daemon/session.h"
 #include "daemon/transport.h"
 #include "proto/messages.h"
@@ -18,14 +22,23 @@ namespace iorelay::daemon {
 
 class ClientConn {
  public:
-  explicit ClientConn(std::unique_ptr<Connection> transport) : transport_(std::move(transport)) {}
+  // `pool` takes back the read buffers of replies once sent (it outlives the connection).
+  ClientConn(std::unique_ptr<Connection> transport, BufferPool* pool)
+      : transport_(std::move(transport)), pool_(pool) {}
+  ~ClientConn();
 
   Connection* transport() { return transport_.get(); }
 
-  // Sends one reply frame (op with kReplyBit) under the send lock. A failed send shuts
-  // the connection down; later sends are dropped.
+  // Sends one reply frame (op with kReplyBit) from any thread, never blocking: what the socket
+  // does not take now is copied to the connection's outgoing queue, which its event loop
+  // flushes when the socket is writable. A failed send shuts the connection down; later sends
+  // are dropped.
   void Send(proto::Op op, uint64_t id, int32_t status, std::span<const uint8_t> fields,
             std::span<const uint8_t> tail = {});
+  // The same with a tail of `len` bytes owned by `data` (a read's buffer): queued without a copy,
+  // given back to the pool once sent or dropped.
+  void SendData(proto::Op op, uint64_t id, std::span<const uint8_t> fields, Buffer data,
+                size_t len);
   template <typename Msg>
   void Reply(proto::Op op, uint64_t id, const Msg& msg, std::span<const uint8_t> tail = {}) {
     std::vector<uint8_t>& fields = ScratchFields();
@@ -38,21 +51,66 @@ class ClientConn {
   void ReplyError(proto::Op op, uint64_t id, int err) { Send(op, id, err, {}); }
   void SendHeartbeat();
 
-  void Shutdown() {
-    closed_.store(true);
-    transport_->Shutdown();
-  }
+  // Event loop side: sends what the socket takes of the queue. False when the connection
+  // failed (it is then shut down).
+  bool Flush();
+  // Shuts the transport down and drops the queue. Any thread; idempotent.
+  void Shutdown();
   bool closed() const { return closed_.load(); }
+
+  // Bytes waiting in the outgoing queue.
+  uint64_t queued_bytes() const { return queued_bytes_.load(std::memory_order_relaxed); }
+  // The slow-reader window: since when the queue has been non-empty without a reset (0: empty),
+  // and the bytes sent since then.
+  void SendWindow(int64_t* start_ns, uint64_t* sent) const;
+  // Starts a new window at `now_ns` (the previous one made enough progress).
+  void RestartSendWindow(int64_t now_ns);
+
+  // Back-pressure: bytes of data requests admitted and not yet answered (reads: the length
+  // asked; writes: the data received), plus queued_bytes().
+  void Charge(uint64_t n) { charged_bytes_.fetch_add(n, std::memory_order_relaxed); }
+  void Uncharge(uint64_t n);
+  uint64_t held_bytes() const {
+    return charged_bytes_.load(std::memory_order_relaxed) + queued_bytes();
+  }
+  // Set by the event loop while it does not read this connection (held_bytes() over the limit);
+  // `wake` is called (any thread) when held bytes fall and reading may resume.
+  void SetPaused(bool paused) { paused_.store(paused, std::memory_order_release); }
+  void SetWake(std::function<void()> wake) { wake_ = std::move(wake); }
 
   // Requests received and not yet answered.
   std::atomic<int> outstanding{0};
-  // Set once by the reader thread at authentication, before any request is queued.
+  // Set once by the event loop at authentication, before any request is queued.
   std::shared_ptr<Session> session;
 
  private:
+  struct OutFrame {
+    std::vector<uint8_t> bytes;  // header, fields, copied tail: what is left of them
+    size_t bytes_sent = 0;
+    Buffer data;  // owned tail, after `bytes`
+    size_t data_len = 0;
+    size_t data_sent = 0;
+    uint64_t left() const { return bytes.size() - bytes_sent + data_len - data_sent; }
+  };
+  // With out_mu_ held: sends `iov` directly when nothing is queued, queues the rest.
+  void SendLocked(struct iovec* iov, int n, Buffer* data, size_t data_len);
+  void Enqueue(OutFrame f);
+  // With out_mu_ held: a send failed; logs it, drops the queue, shuts the transport down.
+  void FailLocked(const Status& s);
+  void MaybeWake();
+  static void Advance(struct iovec** iov, int* n, size_t done);
+
   std::unique_ptr<Connection> transport_;
-  std::mutex send_mu_;
+  BufferPool* pool_;
+  mutable std::mutex out_mu_;    // per connection; held only for non-blocking sends and the queue
+  std::deque<OutFrame> out_;     // guarded by out_mu_
+  int64_t window_start_ns_ = 0;  // guarded by out_mu_
+  uint64_t window_sent_ = 0;     // guarded by out_mu_
+  std::atomic<uint64_t> queued_bytes_{0};
+  std::atomic<uint64_t> charged_bytes_{0};
   std::atomic<bool> closed_{false};
+  std::atomic<bool> paused_{false};
+  std::function<void()> wake_;  // set before the connection is shared
 };
 
 }  // namespace iorelay::daemon

@@ -3,6 +3,7 @@
 #include "daemon/config.h"
 
 #include "common/option_table.h"
+#include "common/units.h"
 
 namespace iorelay::daemon {
 namespace {
@@ -78,6 +79,22 @@ cli::Option Credentials(Config* c) {
   return o;
 }
 
+// A rate ("1MiB/s", "200Mbps"); a plain number of bytes is per second (as the JSON holds it).
+cli::Option Rate(std::string name, uint64_t* field, std::string help) {
+  cli::Option o = cli::Bytes(std::move(name), "RATE", field, std::move(help));
+  o.set = [field](const std::string& v) {
+    Result<double> r = units::ParseBytesPerSecond(v);
+    if (!r.ok()) {
+      Result<uint64_t> n = units::ParseBytes(v);
+      if (!n.ok()) return r.status();
+      r = static_cast<double>(*n);
+    }
+    *field = static_cast<uint64_t>(*r);
+    return Status::Ok();
+  };
+  return o;
+}
+
 // The table binds to `c`: parsing writes into it, ToJson reads it.
 cli::OptionTable Table(Config* c) {
   cli::OptionTable t("usage: iorelayd [options]\n");
@@ -99,7 +116,20 @@ cli::OptionTable Table(Config* c) {
       .Add(cli::Integer("heartbeat-ms", "N", &c->heartbeat_ms, 1, 3'600'000,
                         "heartbeat period while requests are outstanding (200)"))
       .Add(cli::Integer("handshake-timeout-ms", "N", &c->handshake_timeout_ms, 1, 3'600'000,
-                        "close a connection not authenticated by then (10000)"))
+                        "close a connection not authenticated N ms after accept (10000)"))
+      .Add(cli::Integer("io-threads", "N", &c->io_threads, 1, 64,
+                        "event-loop threads serving all connections (2)"))
+      .Add(cli::Integer("max-connections", "N", &c->max_connections, 1, 1'000'000,
+                        "refuse connections beyond N open ones (10000)"))
+      .Add(Rate("min-send-rate", &c->min_send_rate,
+                "what a connection with replies queued must take, averaged over\n"
+                "--send-window-ms, or be closed as a slow reader (1MiB/s)"))
+      .Add(cli::Integer("send-window-ms", "N", &c->send_window_ms, 1, 3'600'000,
+                        "the slow-reader window (5000)"))
+      .Add(cli::Bytes("max-inflight-bytes", "SIZE", &c->max_inflight_bytes,
+                      "stop reading a connection holding more request and reply bytes (256MiB)"))
+      .Add(cli::Integer("shutdown-timeout-ms", "N", &c->shutdown_timeout_ms, 1, 3'600'000,
+                        "SIGTERM: finish and send replies for at most N ms (3000)"))
       .Add(cli::Text("trace", "FILE", &c->trace,
                      "one line per request (format: docs/daemon.md, Trace)"))
       .Add(cli::Integer("max-open-files", "N", &c->max_open_files, 1, 1 << 24,

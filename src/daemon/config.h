@@ -30,9 +30,16 @@ struct Config {
   std::string backend = "posix";   // posix, null, emulated:PROFILE
   int64_t delay_us = 0;
   int heartbeat_ms = 200;
-  // A connection that has not authenticated within this time is closed (it holds a thread).
+  // A connection that has not authenticated within this time after accept is closed.
   int handshake_timeout_ms = 10'000;
-  std::string trace;  // empty: no trace
+  // Connection limits (docs/daemon.md, Limits).
+  int io_threads = 2;                          // event-loop threads, whatever the connections
+  int max_connections = 10'000;                // refused beyond
+  uint64_t min_send_rate = 1 << 20;            // bytes/s a connection with replies queued ...
+  int send_window_ms = 5'000;                  // ... must take over this window, or is closed
+  uint64_t max_inflight_bytes = 256ull << 20;  // not read while holding more
+  int shutdown_timeout_ms = 3'000;             // SIGTERM: drain at most this long, then close
+  std::string trace;                           // empty: no trace
   // Open files one session (client process) may hold; more opens get EMFILE.
   int max_open_files = 65'536;
 };

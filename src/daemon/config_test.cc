@@ -37,6 +37,30 @@ TEST(Config, RepeatableOptions) {
   EXPECT_EQ(cl->config.workers, 8);
 }
 
+TEST(Config, ConnectionLimits) {
+  auto defaults = Parse({});
+  ASSERT_TRUE(defaults.ok());
+  EXPECT_EQ(defaults->config.io_threads, 2);
+  EXPECT_EQ(defaults->config.min_send_rate, 1u << 20);
+  auto cl = Parse({"--io-threads", "3", "--max-connections", "50", "--min-send-rate", "200Mbps",
+                   "--send-window-ms", "2000", "--max-inflight-bytes", "64MiB",
+                   "--shutdown-timeout-ms", "500"});
+  ASSERT_TRUE(cl.ok()) << cl.status().ToString();
+  const Config& c = cl->config;
+  EXPECT_EQ(c.io_threads, 3);
+  EXPECT_EQ(c.max_connections, 50);
+  EXPECT_EQ(c.min_send_rate, 25'000'000u);
+  EXPECT_EQ(c.send_window_ms, 2000);
+  EXPECT_EQ(c.max_inflight_bytes, 64u << 20);
+  EXPECT_EQ(c.shutdown_timeout_ms, 500);
+  Result<Config> back = ConfigFromJson(ConfigToJson(c));
+  ASSERT_TRUE(back.ok()) << back.status().ToString();
+  EXPECT_EQ(back->min_send_rate, 25'000'000u);
+  EXPECT_EQ(back->max_inflight_bytes, 64u << 20);
+  EXPECT_FALSE(Parse({"--io-threads", "0"}).ok());
+  EXPECT_FALSE(Parse({"--min-send-rate", "fast"}).ok());
+}
+
 TEST(Config, BadArgumentsAreEinval) {
   EXPECT_EQ(Parse({"--workers", "zero"}).status().code(), EINVAL);
   EXPECT_EQ(Parse({"--export", "noequals"}).status().code(), EINVAL);

@@ -1,5 +1,5 @@
-// Daemon assembly and lifecycle: validation, listeners, accept threads, per-connection
-// threads, the heartbeat thread, and the ordered shutdown.
+// Daemon assembly and lifecycle: validation, listeners, the event loops (io_loop.h), and the
+// ordered shutdown with its deadline.
 #include "daemon/daemon.h"
 
 #include <fmt/core.h>
@@ -8,10 +8,8 @@
 #include <algorithm>
 #include <chrono>
 #include <fstream>
-#include <system_error>
 #include <thread>
 
-#include "daemon/serve_connection.h"
 #include "iorelay/version.h"
 #include "sched/registry.h"
 
@@ -99,11 +97,15 @@ Result<std::unique_ptr<Daemon>> Daemon::Start(std::unique_ptr<Core> core) {
     d->addresses_.push_back((*l)->address());
     d->listeners_.push_back(std::move(*l));
   }
-  for (auto& l : d->listeners_) {
-    Listener* raw = l.get();
-    Daemon* self = d.get();
-    d->acceptors_.emplace_back([self, raw] { self->AcceptLoop(raw); });
+  // A fixed number of event loops, whatever the number of connections; loop 0 accepts.
+  const int n = std::max(1, d->core_->config.io_threads);
+  for (int i = 0; i < n; ++i) {
+    d->loops_.push_back(std::make_unique<IoLoop>(*d->core_, &d->loop_ptrs_));
+    d->loop_ptrs_.push_back(d->loops_.back().get());
+    IORELAY_RETURN_IF_ERROR(d->loops_.back()->Init());
   }
+  for (auto& l : d->listeners_) d->loops_[0]->AddListener(l.get());
+  for (auto& loop : d->loops_) loop->Start();
   d->heartbeat_ = std::thread([self = d.get()] { self->HeartbeatLoop(); });
   if (!d->core_->config.ready_file.empty()) IORELAY_RETURN_IF_ERROR(d->WriteReadyFile());
   return d;
@@ -124,111 +126,50 @@ Status Daemon::WriteReadyFile() const {
   return Status::Ok();
 }
 
-namespace {
-// Accept errors that pass when resources come back (descriptors, memory): the loop waits and
-// tries again instead of never accepting again.
-bool IsTransientAcceptError(int err) {
-  return err == EMFILE || err == ENFILE || err == ENOBUFS || err == ENOMEM || err == EPERM ||
-         err == EAGAIN;
-}
-constexpr auto kAcceptBackoffMin = std::chrono::milliseconds(10);
-constexpr auto kAcceptBackoffMax = std::chrono::seconds(1);
-}  // namespace
-
-void Daemon::AcceptLoop(Listener* listener) {
-  std::chrono::milliseconds backoff = kAcceptBackoffMin;
-  for (;;) {
-    Result<std::unique_ptr<Connection>> c = listener->Accept();
-    std::unique_lock<std::mutex> lock(mu_);
-    if (stopping_) return;  // (a connection accepted during shutdown is dropped)
-    // Finished connections give their descriptors back before anything else is decided.
-    Reap(false);
-    if (!c.ok()) {
-      fmt::print(stderr, "iorelayd: accept on {}: {}\n", listener->address(),
-                 c.status().ToString());
-      if (!IsTransientAcceptError(c.status().code())) return;
-      // Woken early by shutdown (cv_ is notified with stopping_ set).
-      cv_.wait_for(lock, backoff, [this] { return stopping_; });
-      backoff = std::min<std::chrono::milliseconds>(backoff * 2, kAcceptBackoffMax);
-      continue;
-    }
-    backoff = kAcceptBackoffMin;
-    auto conn = std::make_shared<ClientConn>(std::move(*c));
-    auto done = std::make_shared<std::atomic<bool>>(false);
-    Core* core = core_.get();
-    std::thread serve;
-    try {
-      serve = std::thread([core, conn, done] {
-        ServeConnection(*core, conn);
-        done->store(true);
-      });
-    } catch (const std::system_error& e) {
-      // No thread for it (EAGAIN at the process's thread limit): refuse this connection only.
-      fmt::print(stderr, "iorelayd: refusing a connection on {}: no thread: {}\n",
-                 listener->address(), e.what());
-      conn->Shutdown();
-      continue;
-    }
-    conns_.push_back(ConnEntry{conn, std::move(serve), done});
-  }
-}
-
-void Daemon::Reap(bool all) {
-  for (auto it = conns_.begin(); it != conns_.end();) {
-    if (all || it->done->load()) {
-      if (it->thread.joinable()) it->thread.join();
-      it = conns_.erase(it);
-    } else {
-      ++it;
-    }
-  }
-}
-
 void Daemon::HeartbeatLoop() {
-  auto period = std::chrono::milliseconds(core_->config.heartbeat_ms);
-  std::unique_lock<std::mutex> lock(mu_);
-  while (!heartbeat_stop_) {
-    cv_.wait_for(lock, period);
-    if (heartbeat_stop_) break;
-    for (const ConnEntry& e : conns_) {
-      if (e.conn->outstanding.load(std::memory_order_acquire) > 0) e.conn->SendHeartbeat();
-    }
+  const auto period = std::chrono::milliseconds(core_->config.heartbeat_ms);
+  std::vector<ConnPtr> conns;
+  std::unique_lock<std::mutex> lock(heartbeat_mu_);
+  while (!heartbeat_cv_.wait_for(lock, period, [this] { return heartbeat_stop_; })) {
+    lock.unlock();
+    for (auto& loop : loops_) loop->Outstanding(&conns);
+    for (const ConnPtr& c : conns) c->SendHeartbeat();  // never blocks
+    conns.clear();
+    lock.lock();
   }
 }
 
 void Daemon::Shutdown() {
   std::call_once(shutdown_once_, [this] {
-    {
-      std::lock_guard<std::mutex> lock(mu_);
-      stopping_ = true;
+    const auto deadline = std::chrono::steady_clock::now() +
+                          std::chrono::milliseconds(core_->config.shutdown_timeout_ms);
+    // Stop accepting and reading; what is in flight finishes and its replies go out, up to
+    // the deadline. A client that does not read its replies cannot hold this up.
+    std::vector<uint64_t> ticks;
+    for (auto& loop : loops_) {
+      ticks.push_back(loop->ticks());
+      loop->BeginDrain();
     }
-    cv_.notify_all();  // an acceptor backing off after EMFILE
-    for (auto& l : listeners_) l->Shutdown();
-    for (auto& t : acceptors_) t.join();
-    // Stop receiving; readers finish what they run inline and leave.
-    std::vector<std::thread> readers;
-    {
-      std::lock_guard<std::mutex> lock(mu_);
-      for (ConnEntry& e : conns_) e.conn->transport()->StopReceiving();
-      for (ConnEntry& e : conns_) readers.push_back(std::move(e.thread));
-    }
-    for (auto& t : readers) {
-      if (t.joinable()) t.join();
-    }
-    core_->dispatcher->Drain();
+    core_->dispatcher->DrainUntil(deadline);
     core_->locks.CancelAll(EINTR);
-    core_->dispatcher->Stop();
+    for (;;) {
+      bool quiet = true;
+      for (size_t i = 0; i < loops_.size(); ++i) {
+        // (busy() is fresh after two ticks past the drain)
+        if (loops_[i]->ticks() < ticks[i] + 2 || loops_[i]->busy() > 0) quiet = false;
+      }
+      if (quiet || std::chrono::steady_clock::now() >= deadline) break;
+      std::this_thread::sleep_for(std::chrono::milliseconds(10));
+    }
+    for (auto& loop : loops_) loop->Stop();  // closes every connection
     {
-      std::lock_guard<std::mutex> lock(mu_);
+      std::lock_guard<std::mutex> lock(heartbeat_mu_);
       heartbeat_stop_ = true;
     }
-    cv_.notify_all();
+    heartbeat_cv_.notify_all();
     if (heartbeat_.joinable()) heartbeat_.join();
-    {
-      std::lock_guard<std::mutex> lock(mu_);
-      for (ConnEntry& e : conns_) e.conn->Shutdown();
-      Reap(true);
-    }
+    core_->dispatcher->Stop();
+    for (auto& l : listeners_) l->Shutdown();
     for (const auto& s : core_->sessions.All()) s->Clear();
     core_->trace.Close();
     listeners_.clear();

@@ -2,9 +2,7 @@
 // cleanly. main.cc is a thin wrapper; tests embed a Daemon in-process.
 #pragma once
 
-#include <atomic>
 #include <condition_variable>
-#include <list>
 #include <memory>
 #include <mutex>
 #include <nlohmann/json.hpp>
@@ -14,6 +12,7 @@
 
 #include "daemon/config.h"
 #include "daemon/core.h"
+#include "daemon/io_loop.h"
 #include "daemon/transport.h"
 
 namespace iorelay::daemon {
@@ -40,34 +39,28 @@ class Daemon {
   // The listening addresses with actual ports, in --listen order.
   const std::vector<std::string>& addresses() const { return addresses_; }
   // Stops accepting and receiving, finishes requests in flight (parked lock waits end with
-  // EINTR), closes every file. Idempotent; called by the destructor.
+  // EINTR) and sends their replies for at most --shutdown-timeout-ms, then closes every
+  // connection and file. Idempotent; called by the destructor.
   void Shutdown();
   nlohmann::json StatsJson() const { return daemon::StatsJson(*core_); }
   Core& core() { return *core_; }
 
  private:
   explicit Daemon(std::unique_ptr<Core> core) : core_(std::move(core)) {}
-  struct ConnEntry {
-    ConnPtr conn;
-    std::thread thread;
-    std::shared_ptr<std::atomic<bool>> done;
-  };
-  void AcceptLoop(Listener* listener);
-  void HeartbeatLoop();
-  // Joins the threads of finished connections (all of them with `all`).
-  void Reap(bool all);
   Status WriteReadyFile() const;
+  // Every --heartbeat-ms, a heartbeat to each connection with requests outstanding: its own
+  // thread, so a loop busy with a backend call run inline does not delay them.
+  void HeartbeatLoop();
 
   std::unique_ptr<Core> core_;
   std::vector<std::unique_ptr<Listener>> listeners_;
   std::vector<std::string> addresses_;
-  std::vector<std::thread> acceptors_;
+  std::vector<std::unique_ptr<IoLoop>> loops_;
+  std::vector<IoLoop*> loop_ptrs_;
   std::thread heartbeat_;
-  std::mutex mu_;
-  std::condition_variable cv_;
-  bool stopping_ = false;        // guarded by mu_
-  bool heartbeat_stop_ = false;  // guarded by mu_
-  std::list<ConnEntry> conns_;   // guarded by mu_
+  std::mutex heartbeat_mu_;  // only for the heartbeat thread's wait; never held while sending
+  std::condition_variable heartbeat_cv_;
+  bool heartbeat_stop_ = false;  // guarded by heartbeat_mu_
   std::once_flag shutdown_once_;
 };
 

@@ -29,8 +29,8 @@ void Answer(Core& core, Work* w, Result<size_t> r, int64_t start_ns) {
     w->conn->ReplyError(w->op, w->client_id, o.error);
   } else if (IsRead(w->op)) {
     o.bytes_read = *r;
-    w->conn->Reply(w->op, w->client_id, proto::Empty{},
-                   std::span<const uint8_t>(reinterpret_cast<uint8_t*>(w->data.data()), *r));
+    // The buffer goes with the reply (no copy); the connection gives it back to the pool.
+    w->conn->SendData(w->op, w->client_id, {}, std::move(w->data), *r);
   } else {
     o.bytes_written = *r;
     // CountReply is one u64; encoded by hand on this hot path (no vector, and no g++ 12
@@ -40,6 +40,7 @@ void Answer(Core& core, Work* w, Result<size_t> r, int64_t start_ns) {
     std::memcpy(fields, &count, sizeof count);
     w->conn->Send(w->op, w->client_id, 0, fields);
   }
+  w->conn->Uncharge(w->length);
   FinishRequest(core, *w->conn, *w->session, w->op, w->arrival_ns, o);
   core.buffers.Put(std::move(w->data));
 }
@@ -121,7 +122,9 @@ void RecordDispatch(Core& core, const sched::Dispatch& d, Work* const* works, si
 
 void RunAlone(Core& core, Work* w, int* result) {
   int64_t start = core.clock.NowNs();
-  Result<size_t> r = RunOne(core, w);
+  // The client is gone (disconnected, e.g. as a slow reader): its queued request is cancelled.
+  Result<size_t> r = w->conn->closed() ? Result<size_t>(Status::FromErrno(ECANCELED, "cancelled"))
+                                       : RunOne(core, w);
   *result = r.ok() ? 0 : r.status().code();
   Answer(core, w, std::move(r), start);
 }
@@ -220,6 +223,7 @@ void SubmitDataOp(Core& core, const ConnPtr& conn, const proto::FrameHeader& h,
     if (data.data() == nullptr) return refuse.Error(ENOMEM, w->handle);
   }
   w->data = std::move(data);
+  conn->Charge(w->length);  // released by Answer
   w->conn = conn;
   w->session = conn->session;
   sched::Request& r = w->request;

@@ -105,6 +105,11 @@ void Dispatcher::Drain() {
   drain_cv_.wait(lock, [this] { return QuietLocked(); });
 }
 
+bool Dispatcher::DrainUntil(std::chrono::steady_clock::time_point deadline) {
+  std::unique_lock<std::mutex> lock(mu_);
+  return drain_cv_.wait_until(lock, deadline, [this] { return QuietLocked(); });
+}
+
 void Dispatcher::Stop() {
   {
     std::lock_guard<std::mutex> lock(mu_);

@@ -6,6 +6,7 @@
 // The scheduler alone picks what runs.
 #pragma once
 
+#include <chrono>
 #include <condition_variable>
 #include <functional>
 #include <memory>
@@ -39,6 +40,8 @@ class Dispatcher {
   nlohmann::json SchedulerConfig();
   // Blocks until nothing is queued or running.
   void Drain();
+  // The same, giving up at `deadline`; false then.
+  bool DrainUntil(std::chrono::steady_clock::time_point deadline);
   // Stops the workers (after Drain).
   void Stop();
 

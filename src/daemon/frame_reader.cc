@@ -1,42 +1,151 @@
-// FrameReader: refills its buffer only when empty; bypasses it for large reads.
+// FrameReader: a header/fields/data state machine fed by non-blocking receives; small frames
+// cost one recv for several of them, large data is received straight into its buffer.
 #include "daemon/frame_reader.h"
 
+#include <algorithm>
 #include <cstring>
 
-namespace iorelay::daemon {
+#include "proto/messages.h"
 
-bool FrameReader::AtEof() {
-  if (begin_ < end_) return false;
-  Result<size_t> n = conn_->Recv(buf_.get(), size_);
-  if (!n.ok() || *n == 0) return true;
-  begin_ = 0;
-  end_ = *n;
-  return false;
+namespace iorelay::daemon {
+namespace {
+constexpr uint64_t kFirstDataChunk = 64 * 1024;
+}  // namespace
+
+FrameReader::~FrameReader() { pool_->Put(std::move(data_)); }
+
+void FrameReader::Reset() {
+  state_ = State::kHeader;
+  header_got_ = 0;
+  fields_.clear();
+  if (fields_.capacity() > (1u << 20)) std::vector<uint8_t>().swap(fields_);
+  fields_want_ = 0;
+  pool_->Put(std::move(data_));
+  data_len_ = 0;
+  data_got_ = 0;
 }
 
-Status FrameReader::ReadExact(void* dst, size_t n) {
-  uint8_t* out = static_cast<uint8_t*>(dst);
-  while (n > 0) {
-    if (begin_ < end_) {
-      size_t take = std::min(n, end_ - begin_);
-      std::memcpy(out, buf_.get() + begin_, take);
-      begin_ += take;
-      out += take;
-      n -= take;
-      continue;
+bool FrameReader::DecodeHeaderBytes(bool authed) {
+  Result<proto::FrameHeader> h =
+      proto::DecodeHeader(header_bytes_, authed ? proto::kMaxPayloadBytes : kPreAuthMaxPayload);
+  if (!h.ok()) {
+    error_ = h.status().message();
+    return false;
+  }
+  header_ = *h;
+  auto op = static_cast<proto::Op>(header_.op);
+  if ((header_.op & proto::kReplyBit) != 0 || op == proto::Op::kHeartbeat) {
+    error_ = "a reply or heartbeat frame from a client";
+    return false;
+  }
+  if (authed && proto::Info(op).tail) {
+    const size_t field_bytes = proto::Info(op).max_fields;
+    if (header_.length < field_bytes) {
+      error_ = "write frame shorter than its fields";
+      return false;
     }
-    Result<size_t> got = n >= size_ ? conn_->Recv(out, n) : conn_->Recv(buf_.get(), size_);
-    if (!got.ok()) return got.status();
-    if (*got == 0) return Status::FromErrno(EPIPE, "connection closed inside a frame");
-    if (n >= size_) {
-      out += *got;
-      n -= *got;
+    fields_want_ = field_bytes;
+    data_len_ = header_.length - field_bytes;
+  } else {
+    fields_want_ = header_.length;
+    data_len_ = 0;
+  }
+  state_ = fields_want_ > 0 ? State::kFields : (data_len_ > 0 ? State::kData : State::kDone);
+  return true;
+}
+
+bool FrameReader::GrowData(uint64_t want) {
+  const uint64_t need = std::min(data_len_, data_got_ + want);
+  if (data_.data() != nullptr && data_.capacity() >= need) return true;
+  uint64_t cap = std::max<uint64_t>(kFirstDataChunk, data_.capacity() * 2);
+  cap = std::min(data_len_, std::max(cap, need));
+  Buffer bigger = pool_->Get(cap);
+  if (bigger.data() == nullptr) {
+    error_ = "no memory for a write's data";
+    return false;
+  }
+  if (data_got_ > 0) std::memcpy(bigger.data(), data_.data(), data_got_);
+  pool_->Put(std::move(data_));
+  data_ = std::move(bigger);
+  return true;
+}
+
+size_t FrameReader::Consume(const uint8_t* p, size_t n, bool authed) {
+  size_t used = 0;
+  while (used < n && state_ != State::kDone) {
+    if (state_ == State::kHeader) {
+      size_t take = std::min(n - used, sizeof header_bytes_ - header_got_);
+      std::memcpy(header_bytes_ + header_got_, p + used, take);
+      header_got_ += take;
+      used += take;
+      if (header_got_ == sizeof header_bytes_ && !DecodeHeaderBytes(authed)) return SIZE_MAX;
+    } else if (state_ == State::kFields) {
+      size_t take = std::min(n - used, fields_want_ - fields_.size());
+      fields_.insert(fields_.end(), p + used, p + used + take);
+      used += take;
+      if (fields_.size() == fields_want_) state_ = data_len_ > 0 ? State::kData : State::kDone;
     } else {
-      begin_ = 0;
-      end_ = *got;
+      size_t take = static_cast<size_t>(std::min<uint64_t>(n - used, data_len_ - data_got_));
+      if (!GrowData(take)) return SIZE_MAX;
+      std::memcpy(data_.data() + data_got_, p + used, take);
+      data_got_ += take;
+      used += take;
+      if (data_got_ == data_len_) state_ = State::kDone;
     }
   }
-  return Status::Ok();
+  return used;
+}
+
+FrameReader::Step FrameReader::Next(Connection* conn, bool authed, std::span<uint8_t> scratch) {
+  if (state_ == State::kDone) Reset();
+  for (;;) {
+    if (pending_pos_ < pending_.size()) {
+      size_t used = Consume(pending_.data() + pending_pos_, pending_.size() - pending_pos_, authed);
+      if (used == SIZE_MAX) return Step::kError;
+      pending_pos_ += used;
+      if (pending_pos_ == pending_.size()) {
+        pending_.clear();
+        pending_pos_ = 0;
+        if (pending_.capacity() > (1u << 20)) std::vector<uint8_t>().swap(pending_);
+      }
+      if (state_ == State::kDone) return Step::kFrame;
+      continue;
+    }
+    // A large rest of data goes straight into its buffer (no copy through the scratch).
+    const bool direct = state_ == State::kData && data_len_ - data_got_ >= scratch.size();
+    uint8_t* dst = scratch.data();
+    size_t room = scratch.size();
+    if (direct) {
+      if (!GrowData(scratch.size())) return Step::kError;
+      dst = reinterpret_cast<uint8_t*>(data_.data()) + data_got_;
+      room = static_cast<size_t>(std::min<uint64_t>(data_.capacity(), data_len_) - data_got_);
+    }
+    if (maybe_empty_) return Step::kAgain;
+    Result<size_t> got = conn->Recv(dst, room);
+    if (!got.ok()) {
+      if (got.status().code() == EAGAIN || got.status().code() == EWOULDBLOCK) return Step::kAgain;
+      error_ = got.status().ToString();
+      return Step::kError;
+    }
+    maybe_empty_ = *got < room;
+    if (*got == 0) {
+      if (state_ == State::kHeader && header_got_ == 0) return Step::kEof;
+      error_ = "connection closed inside a frame";
+      return Step::kError;
+    }
+    if (direct) {
+      data_got_ += *got;
+      if (data_got_ == data_len_) {
+        state_ = State::kDone;
+        return Step::kFrame;
+      }
+      continue;
+    }
+    size_t used = Consume(scratch.data(), *got, authed);
+    if (used == SIZE_MAX) return Step::kError;
+    if (used < *got) pending_.assign(scratch.data() + used, scratch.data() + *got);
+    if (state_ == State::kDone) return Step::kFrame;
+  }
 }
 
 }  // namespace iorelay::daemon

@@ -1,31 +1,80 @@
-// Buffered reading of frames from a Connection: small frames cost one recv, large payloads
-// are received straight into their destination (an aligned data buffer).
+// Incremental reading of frames from a non-blocking Connection: the event loop feeds it
+// whatever has arrived; a frame's memory is taken only as its bytes arrive (fields grow, a
+// write's data buffer from the pool doubles as it fills), never sized from the header alone,
+// so a client announcing 64 MiB and sending 10 bytes costs 10 bytes.
 #pragma once
 
 #include <cstdint>
-#include <memory>
+#include <span>
+#include <string>
+#include <vector>
 
 #include "common/status.h"
+#include "daemon/buffer_pool.h"
 #include "daemon/transport.h"
+#include "proto/wire.h"
 
 namespace iorelay::daemon {
 
+// Hello and auth messages are tiny; a bigger frame before auth is an attack or a bug.
+inline constexpr uint32_t kPreAuthMaxPayload = 1024;
+
 class FrameReader {
  public:
-  explicit FrameReader(Connection* conn, size_t buffer_bytes = 64 * 1024)
-      : conn_(conn), buf_(new uint8_t[buffer_bytes]), size_(buffer_bytes) {}
+  explicit FrameReader(BufferPool* pool) : pool_(pool) {}
+  ~FrameReader();
 
-  // Exactly `n` bytes into `dst`. EPIPE when the stream ends first.
-  Status ReadExact(void* dst, size_t n);
-  // True at a clean end of stream (no byte of a new frame read).
-  bool AtEof();
+  enum class Step {
+    kFrame,  // a frame is complete: header(), fields(), TakeData()
+    kAgain,  // nothing more to read now
+    kEof,    // clean end of stream (between frames)
+    kError,  // read error, end inside a frame, or a malformed header: error()
+  };
+  // Reads from `conn` until one frame is complete or nothing more is there. `scratch` is the
+  // event loop's receive buffer (bytes of the next frames left in it are kept here). With
+  // `authed`, payloads may be as large as their op allows and a write's data goes to a pool
+  // buffer; before, kPreAuthMaxPayload bounds them.
+  Step Next(Connection* conn, bool authed, std::span<uint8_t> scratch);
+
+  // A new turn of reading (an event): Next receives again even after a short receive. Within
+  // a turn, a receive that did not fill its buffer means the socket was empty then; with
+  // edge-triggered epoll, bytes arriving later bring a new event, so Next stops there
+  // (kAgain) instead of paying for a receive that would only say EAGAIN.
+  void NewTurn() { maybe_empty_ = false; }
+
+  const proto::FrameHeader& header() const { return header_; }
+  // The fields (all the payload, except a write's data).
+  std::vector<uint8_t>& fields() { return fields_; }
+  // A write's data (data_len() bytes; an empty buffer when none).
+  Buffer TakeData() { return std::move(data_); }
+  uint64_t data_len() const { return data_len_; }
+  const std::string& error() const { return error_; }
+  // Bytes of the frame being read that have arrived (its header included).
+  uint64_t partial_bytes() const { return header_got_ + fields_.size() + data_got_; }
 
  private:
-  Connection* conn_;
-  std::unique_ptr<uint8_t[]> buf_;
-  size_t size_;
-  size_t begin_ = 0;
-  size_t end_ = 0;
+  enum class State { kHeader, kFields, kData, kDone };
+  // Takes bytes for the frame being read; returns how many it used (< n only once done).
+  size_t Consume(const uint8_t* p, size_t n, bool authed);
+  bool DecodeHeaderBytes(bool authed);
+  // Makes room for at least `want` more data bytes (doubling, up to data_len_).
+  bool GrowData(uint64_t want);
+  void Reset();
+
+  BufferPool* pool_;
+  State state_ = State::kHeader;
+  uint8_t header_bytes_[proto::kHeaderBytes];
+  size_t header_got_ = 0;
+  proto::FrameHeader header_;
+  std::vector<uint8_t> fields_;
+  size_t fields_want_ = 0;
+  Buffer data_;
+  uint64_t data_len_ = 0;
+  uint64_t data_got_ = 0;
+  std::vector<uint8_t> pending_;  // received bytes of later frames
+  size_t pending_pos_ = 0;
+  std::string error_;
+  bool maybe_empty_ = false;
 };
 
 }  // namespace iorelay::daemon

@@ -1,26 +1,17 @@
-// Connection loop: strict framing (any malformed frame closes this connection only), the
-// challenge-response handshake, and routing of requests by op.
+// One frame of a connection: the challenge-response handshake, then routing of requests by op
+// (any malformed frame closes this connection only); and the end of a connection.
 #include "daemon/serve_connection.h"
 
 #include <fmt/core.h>
 
 #include <vector>
 
-#include "daemon/frame_reader.h"
 #include "iorelay/version.h"
 
 namespace iorelay::daemon {
 namespace {
 
 using proto::Op;
-
-// Hello and auth messages are tiny; a bigger frame before auth is an attack or a bug.
-constexpr uint32_t kPreAuthMaxPayload = 1024;
-
-void Log(const ConnPtr& conn, const std::string& what) {
-  fmt::print(stderr, "iorelayd: connection from {}: {}; closing it\n", conn->transport()->peer(),
-             what);
-}
 
 // Handles kHello/kAuth. Returns false when the connection must close.
 bool Handshake(Core& core, const ConnPtr& conn, const proto::FrameHeader& h,
@@ -29,13 +20,13 @@ bool Handshake(Core& core, const ConnPtr& conn, const proto::FrameHeader& h,
   if (op == Op::kHello) {
     if (h.version != proto::kVersion) {
       conn->ReplyError(op, h.id, EPROTONOSUPPORT);
-      Log(conn, fmt::format("client speaks protocol {}, this iorelayd {} speaks {}: refused",
-                            h.version, IORELAY_VERSION, proto::kVersion));
+      LogClose(conn, fmt::format("client speaks protocol {}, this iorelayd {} speaks {}: refused",
+                                 h.version, IORELAY_VERSION, proto::kVersion));
       return false;
     }
     proto::Empty m;
     if (!proto::DecodeFields(payload, &m).ok()) {
-      Log(conn, "malformed hello");
+      LogClose(conn, "malformed hello");
       return false;
     }
     *server_nonce = RandomNonce();
@@ -45,12 +36,12 @@ bool Handshake(Core& core, const ConnPtr& conn, const proto::FrameHeader& h,
   }
   if (op != Op::kAuth || !*hello_done) {
     conn->ReplyError(op, h.id, EACCES);
-    Log(conn, fmt::format("{} before authentication", proto::OpName(op)));
+    LogClose(conn, fmt::format("{} before authentication", proto::OpName(op)));
     return false;
   }
   proto::AuthRequest m;
   if (!proto::DecodeFields(payload, &m).ok()) {
-    Log(conn, "malformed auth");
+    LogClose(conn, "malformed auth");
     return false;
   }
   const Credential* cred = nullptr;
@@ -66,7 +57,7 @@ bool Handshake(Core& core, const ConnPtr& conn, const proto::FrameHeader& h,
   *hello_done = false;  // a nonce answers one proof only
   if (cred == nullptr) {
     conn->ReplyError(op, h.id, EACCES);
-    Log(conn, "wrong credential");
+    LogClose(conn, "wrong credential");
     return false;
   }
   std::shared_ptr<Session> session;
@@ -75,7 +66,7 @@ bool Handshake(Core& core, const ConnPtr& conn, const proto::FrameHeader& h,
         core.sessions.Join(m.join_session, m.join_token, app_index);
     if (!s.ok()) {
       conn->ReplyError(op, h.id, EACCES);
-      Log(conn, "join of an unknown session");
+      LogClose(conn, "join of an unknown session");
       return false;
     }
     session = *s;
@@ -92,20 +83,6 @@ bool Handshake(Core& core, const ConnPtr& conn, const proto::FrameHeader& h,
   reply.daemon_proof = ComputeProof(cred->secret, Prover::kDaemon, *server_nonce, m.client_nonce);
   conn->Reply(op, h.id, reply);
   return true;
-}
-
-// Reads the payload of an op with a tail (kPwrite, kWrite): the fields (of fixed size, so their
-// largest encoding is their size) into `fields`, the data into an aligned buffer.
-Status ReadWritePayload(Core& core, FrameReader& in, const proto::FrameHeader& h,
-                        std::vector<uint8_t>* fields, Buffer* data, uint64_t* data_len) {
-  const size_t field_bytes = proto::Info(static_cast<Op>(h.op)).max_fields;
-  if (h.length < field_bytes) return Status::Protocol("write frame shorter than its fields");
-  fields->resize(field_bytes);
-  IORELAY_RETURN_IF_ERROR(in.ReadExact(fields->data(), field_bytes));
-  *data_len = h.length - field_bytes;
-  *data = core.buffers.Get(*data_len);
-  if (data->data() == nullptr) return Status::FromErrno(ENOMEM, "write buffer");
-  return in.ReadExact(data->data(), *data_len);
 }
 
 // Hands an authenticated request to the handler its row of the op table names.
@@ -126,80 +103,37 @@ void Route(Core& core, const ConnPtr& conn, const proto::FrameHeader& h,
 
 }  // namespace
 
-void ServeConnection(Core& core, const ConnPtr& conn) {
-  FrameReader in(conn->transport());
-  std::vector<uint8_t> payload;
-  bool hello_done = false;
-  Nonce server_nonce{};
-  bool clean_eof = false;
-  // Until it authenticates, a connection gets a deadline for every read: one that never
-  // speaks would hold its thread for good.
-  conn->transport()->SetRecvTimeout(core.config.handshake_timeout_ms);
-  for (;;) {
-    if (in.AtEof()) {
-      if (conn->session == nullptr) {
-        // Nothing of it is in flight: cut it at once (below), whether it left or timed out.
-        Log(conn, fmt::format("no authentication within {} ms, or the client left",
-                              core.config.handshake_timeout_ms));
-        break;
-      }
-      clean_eof = true;
-      break;
-    }
-    uint8_t header[proto::kHeaderBytes];
-    if (!in.ReadExact(header, sizeof header).ok()) {
-      Log(conn, "truncated frame header");
-      break;
-    }
-    bool authed = conn->session != nullptr;
-    Result<proto::FrameHeader> h =
-        proto::DecodeHeader(header, authed ? proto::kMaxPayloadBytes : kPreAuthMaxPayload);
-    if (!h.ok()) {
-      Log(conn, h.status().message());
-      break;
-    }
-    Op op = static_cast<Op>(h->op);
-    if ((h->op & proto::kReplyBit) != 0 || op == Op::kHeartbeat) {
-      Log(conn, "a reply or heartbeat frame from a client");
-      break;
-    }
-    int64_t arrival_ns = core.clock.NowNs();
-    if (authed && proto::Info(op).tail) {
-      Buffer data;
-      uint64_t data_len = 0;
-      Status st = ReadWritePayload(core, in, *h, &payload, &data, &data_len);
-      if (!st.ok()) {
-        Log(conn, st.ToString());
-        break;
-      }
-      conn->outstanding.fetch_add(1, std::memory_order_acq_rel);
-      core.stats->CountOp(op);
-      SubmitDataOp(core, conn, *h, payload, std::move(data), data_len, arrival_ns, true);
-      continue;
-    }
-    payload.resize(h->length);
-    if (!in.ReadExact(payload.data(), payload.size()).ok()) {
-      Log(conn, "truncated frame payload");
-      break;
-    }
-    if (!authed) {
-      if (!Handshake(core, conn, *h, payload, &hello_done, &server_nonce)) break;
-      if (conn->session != nullptr) conn->transport()->SetRecvTimeout(0);
-      continue;
-    }
-    if (op == Op::kHello || op == Op::kAuth) {
-      conn->ReplyError(op, h->id, EINVAL);  // already authenticated
-      continue;
-    }
+void LogClose(const ConnPtr& conn, const std::string& why) {
+  fmt::print(stderr, "iorelayd: connection from {}: {}; closing it\n", conn->transport()->peer(),
+             why);
+}
+
+bool HandleFrame(Core& core, const ConnPtr& conn, FrameReader& in, HandshakeState* hs,
+                 int64_t arrival_ns) {
+  const proto::FrameHeader& h = in.header();
+  Op op = static_cast<Op>(h.op);
+  std::vector<uint8_t>& payload = in.fields();
+  if (conn->session == nullptr) {
+    return Handshake(core, conn, h, payload, &hs->hello_done, &hs->server_nonce);
+  }
+  if (proto::Info(op).tail) {
     conn->outstanding.fetch_add(1, std::memory_order_acq_rel);
     core.stats->CountOp(op);
-    Route(core, conn, *h, payload, arrival_ns);
-    if (payload.capacity() > (1u << 20)) std::vector<uint8_t>().swap(payload);
+    const uint64_t data_len = in.data_len();
+    SubmitDataOp(core, conn, h, payload, in.TakeData(), data_len, arrival_ns, true);
+    return !conn->closed();
   }
-  // After a malformed frame the connection is cut at once. At a clean end of stream (the
-  // client left, or the daemon stops receiving) replies still in flight may go out; the
-  // socket closes when the last request lets go of the connection.
-  if (!clean_eof) conn->Shutdown();
+  if (op == Op::kHello || op == Op::kAuth) {
+    conn->ReplyError(op, h.id, EINVAL);  // already authenticated
+    return true;
+  }
+  conn->outstanding.fetch_add(1, std::memory_order_acq_rel);
+  core.stats->CountOp(op);
+  Route(core, conn, h, payload, arrival_ns);
+  return !conn->closed();
+}
+
+void EndConnection(Core& core, const ConnPtr& conn) {
   if (conn->session != nullptr && core.sessions.Leave(conn->session)) {
     core.locks.ReleaseOwner(conn->session->id());
     conn->session->Clear();

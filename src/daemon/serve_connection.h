@@ -1,12 +1,30 @@
-// The life of one client connection: handshake, then reading requests and routing them,
-// until the client goes, sends a malformed frame, or the daemon stops.
+// The life of one client connection, frame by frame: handshake, then routing requests, until
+// the client goes, sends a malformed frame, or the daemon stops. Called by the connection's
+// event loop (io_loop.h); nothing here waits for the client.
 #pragma once
 
+#include <string>
+
+#include "common/auth.h"
 #include "daemon/core.h"
+#include "daemon/frame_reader.h"
 
 namespace iorelay::daemon {
 
-// Runs on the connection's own thread; returns when the connection is finished.
-void ServeConnection(Core& core, const ConnPtr& conn);
+// Before authentication: whether a hello was answered, with which nonce.
+struct HandshakeState {
+  bool hello_done = false;
+  Nonce server_nonce{};
+};
+
+// Handles the frame `in` just completed (kHello/kAuth before authentication, then requests).
+// False when the connection must close (the reason is logged).
+bool HandleFrame(Core& core, const ConnPtr& conn, FrameReader& in, HandshakeState* hs,
+                 int64_t arrival_ns);
+// The connection is gone: its session ends when it was the last one (locks released, parked
+// lock waits ended, files closed).
+void EndConnection(Core& core, const ConnPtr& conn);
+// "iorelayd: connection from PEER: WHY; closing it".
+void LogClose(const ConnPtr& conn, const std::string& why);
 
 }  // namespace iorelay::daemon

@@ -5,7 +5,6 @@
 #include <netinet/tcp.h>
 #include <sys/socket.h>
 #include <sys/stat.h>
-#include <sys/time.h>
 #include <sys/un.h>
 #include <unistd.h>
 
@@ -23,46 +22,26 @@ class SocketConnection final : public Connection {
 
   Result<size_t> Recv(void* buf, size_t n) override {
     for (;;) {
-      ssize_t r = ::recv(fd_, buf, n, 0);
+      ssize_t r = ::recv(fd_, buf, n, MSG_DONTWAIT);
       if (r >= 0) return static_cast<size_t>(r);
       if (errno != EINTR) return Status::LastError("recv");
     }
   }
 
-  Status Sendv(const struct iovec* iov, int iovcnt) override {
-    struct iovec local[8];
-    if (iovcnt > 8) return Status::InvalidArgument("too many iovecs");
-    std::memcpy(local, iov, sizeof(iovec) * static_cast<size_t>(iovcnt));
-    struct iovec* cur = local;
-    while (iovcnt > 0) {
-      struct msghdr msg = {};
-      msg.msg_iov = cur;
-      msg.msg_iovlen = static_cast<size_t>(iovcnt);
-      ssize_t r = ::sendmsg(fd_, &msg, MSG_NOSIGNAL);
-      if (r < 0) {
-        if (errno == EINTR) continue;
-        return Status::LastError("send");
-      }
-      size_t done = static_cast<size_t>(r);
-      while (iovcnt > 0 && done >= cur->iov_len) {
-        done -= cur->iov_len;
-        ++cur;
-        --iovcnt;
-      }
-      if (iovcnt > 0) {
-        cur->iov_base = static_cast<char*>(cur->iov_base) + done;
-        cur->iov_len -= done;
-      }
+  Result<size_t> SendSome(const struct iovec* iov, int iovcnt) override {
+    struct msghdr msg = {};
+    msg.msg_iov = const_cast<struct iovec*>(iov);
+    msg.msg_iovlen = static_cast<size_t>(iovcnt);
+    for (;;) {
+      ssize_t r = ::sendmsg(fd_, &msg, MSG_NOSIGNAL | MSG_DONTWAIT);
+      if (r >= 0) return static_cast<size_t>(r);
+      if (errno == EAGAIN || errno == EWOULDBLOCK) return size_t{0};
+      if (errno != EINTR) return Status::LastError("send");
     }
-    return Status::Ok();
   }
 
   void Shutdown() override { ::shutdown(fd_, SHUT_RDWR); }
-  void SetRecvTimeout(int ms) override {
-    struct timeval tv = {ms / 1000, (ms % 1000) * 1000};
-    ::setsockopt(fd_, SOL_SOCKET, SO_RCVTIMEO, &tv, sizeof tv);
-  }
-  void StopReceiving() override { ::shutdown(fd_, SHUT_RD); }
+  int PollFd() const override { return fd_; }
   std::string peer() const override { return peer_; }
 
  private:
@@ -94,9 +73,10 @@ class SocketListener final : public Listener {
 
   Result<std::unique_ptr<Connection>> Accept() override {
     for (;;) {
-      int fd = ::accept4(fd_, nullptr, nullptr, SOCK_CLOEXEC);
+      int fd = ::accept4(fd_, nullptr, nullptr, SOCK_CLOEXEC | SOCK_NONBLOCK);
       if (fd < 0) {
         if (errno == EINTR || errno == ECONNABORTED) continue;
+        if (errno == EWOULDBLOCK) errno = EAGAIN;
         return Status::LastError("accept");
       }
       if (tcp_) {
@@ -108,6 +88,7 @@ class SocketListener final : public Listener {
   }
 
   std::string address() const override { return address_; }
+  int PollFd() const override { return fd_; }
   void Shutdown() override { ::shutdown(fd_, SHUT_RDWR); }
 
  private:
@@ -154,9 +135,10 @@ Result<std::unique_ptr<Listener>> ListenUnix(const std::string& path) {
   }
   std::memcpy(addr.sun_path, path.c_str(), path.size() + 1);
   if (Status s = ClaimUnixPath(path, addr); !s.ok()) return s;
-  int fd = ::socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
+  int fd = ::socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC | SOCK_NONBLOCK, 0);
   if (fd < 0) return Status::LastError("socket");
-  if (::bind(fd, reinterpret_cast<sockaddr*>(&addr), sizeof addr) != 0 || ::listen(fd, 512) != 0) {
+  if (::bind(fd, reinterpret_cast<sockaddr*>(&addr), sizeof addr) != 0 ||
+      ::listen(fd, SOMAXCONN) != 0) {
     Status s = Status::LastError("listen unix:" + path);
     ::close(fd);
     return s;
@@ -181,14 +163,15 @@ Result<std::unique_ptr<Listener>> ListenTcp(const std::string& host_port) {
   if (rc != 0) {
     return Status::InvalidArgument("tcp:" + host_port + ": " + ::gai_strerror(rc));
   }
-  int fd = ::socket(res->ai_family, res->ai_socktype | SOCK_CLOEXEC, res->ai_protocol);
+  int fd =
+      ::socket(res->ai_family, res->ai_socktype | SOCK_CLOEXEC | SOCK_NONBLOCK, res->ai_protocol);
   if (fd < 0) {
     ::freeaddrinfo(res);
     return Status::LastError("socket");
   }
   int one = 1;
   ::setsockopt(fd, SOL_SOCKET, SO_REUSEADDR, &one, sizeof one);
-  if (::bind(fd, res->ai_addr, res->ai_addrlen) != 0 || ::listen(fd, 512) != 0) {
+  if (::bind(fd, res->ai_addr, res->ai_addrlen) != 0 || ::listen(fd, SOMAXCONN) != 0) {
     Status s = Status::LastError("listen tcp:" + host_port);
     ::freeaddrinfo(res);
     ::close(fd);

@@ -167,7 +167,16 @@ nlohmann::json Stats::ToJson() const {
     total_json["dispatches"] = dispatches;
     total_json["mean_requests_per_dispatch"] = Mean(requests, dispatches);
   }
-  return nlohmann::json{{"total", total_json}, {"apps", apps}, {"files", files}};
+  nlohmann::json j{{"total", total_json}, {"apps", apps}, {"files", files}};
+  j["connections_accepted"] = conn.accepted.load();
+  j["connections_open"] = conn.open.load();
+  j["connections_refused_max_connections"] = conn.refused_max_connections.load();
+  j["connections_closed_handshake_deadline"] = conn.closed_handshake_deadline.load();
+  j["connections_closed_slow_reader"] = conn.closed_slow_reader.load();
+  j["connections_paused_inflight_limit"] = conn.paused_inflight_limit.load();
+  j["connections_closed_protocol_error"] = conn.closed_protocol_error.load();
+  j["connections_closed_at_shutdown"] = conn.closed_at_shutdown.load();
+  return j;
 }
 
 }  // namespace iorelay::daemon

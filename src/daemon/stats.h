@@ -57,6 +57,18 @@ struct FileCounters {
   uint64_t dispatches = 0;
 };
 
+// Connections and how often each connection limit was hit (docs/daemon.md, Limits).
+struct ConnCounters {
+  std::atomic<uint64_t> accepted{0};
+  std::atomic<uint64_t> open{0};
+  std::atomic<uint64_t> refused_max_connections{0};    // --max-connections
+  std::atomic<uint64_t> closed_handshake_deadline{0};  // --handshake-timeout-ms
+  std::atomic<uint64_t> closed_slow_reader{0};         // --min-send-rate over --send-window-ms
+  std::atomic<uint64_t> paused_inflight_limit{0};      // --max-inflight-bytes reached
+  std::atomic<uint64_t> closed_protocol_error{0};      // malformed frame, failed handshake
+  std::atomic<uint64_t> closed_at_shutdown{0};         // still busy at --shutdown-timeout-ms
+};
+
 class Stats {
  public:
   // One AppStats per credential name; the set never changes afterwards.
@@ -80,7 +92,11 @@ class Stats {
   // per dispatch that carried any of them) and data-request queue/service p50/p99 (ns, as
   // log2 bucket upper bounds); files with requests, bytes, dispatches and
   // mean_requests_per_dispatch. The total also has "by_op": requests received per op name.
+  // Plus the ConnCounters as top-level scalars named connections_*, e.g.
+  // connections_closed_slow_reader.
   nlohmann::json ToJson() const;
+
+  ConnCounters conn;
 
  private:
   std::vector<std::unique_ptr<AppStats>> apps_;

@@ -12,31 +12,34 @@
 
 namespace iorelay::daemon {
 
-// One client connection. Recv is called by one thread at a time; Sendv by one thread at a
-// time (the caller serialises replies); Shutdown may be called from any thread and makes a
-// blocked Recv return 0.
+// One client connection, non-blocking: the daemon's event loops wait for readiness on
+// PollFd() and never block in Recv or SendSome. Recv is called by one thread at a time;
+// SendSome by one thread at a time (the caller serialises replies); Shutdown may be called
+// from any thread.
 class Connection {
  public:
   virtual ~Connection() = default;
-  // Up to `n` bytes; 0 at end of stream.
+  // Up to `n` bytes; 0 at end of stream; EAGAIN when nothing is there now.
   virtual Result<size_t> Recv(void* buf, size_t n) = 0;
-  // All the bytes of `iov`, or an error.
-  virtual Status Sendv(const struct iovec* iov, int iovcnt) = 0;
+  // As many bytes of `iov` as the transport takes now (0 when it takes none), or an error.
+  virtual Result<size_t> SendSome(const struct iovec* iov, int iovcnt) = 0;
+  // Ends both directions; the loop then sees end of stream or an error.
   virtual void Shutdown() = 0;
-  // Recv fails (EAGAIN) when no byte arrives within `ms` milliseconds; 0: wait forever.
-  virtual void SetRecvTimeout(int ms) = 0;
-  // Stops receiving only (daemon shutdown): Recv returns 0, replies can still be sent.
-  virtual void StopReceiving() = 0;
+  // A descriptor that polls readable/writable with the connection (epoll).
+  virtual int PollFd() const = 0;
   virtual std::string peer() const = 0;
 };
 
 class Listener {
  public:
   virtual ~Listener() = default;
-  // Blocks for the next connection; fails (EINVAL, ECONNABORTED...) after Shutdown().
+  // The next connection, non-blocking: EAGAIN when none is waiting; fails (EINVAL...) after
+  // Shutdown(). Accepted connections are non-blocking too.
   virtual Result<std::unique_ptr<Connection>> Accept() = 0;
   // The actual address, with the port chosen by the kernel ("tcp:127.0.0.1:43211").
   virtual std::string address() const = 0;
+  // A descriptor that polls readable when a connection is waiting.
+  virtual int PollFd() const = 0;
   virtual void Shutdown() = 0;
 };
 

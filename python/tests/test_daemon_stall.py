@@ -1,0 +1,198 @@
+"""iorelayd with clients that stop reading (issue 12): nobody else stalls, the daemon closes them
+within the slow-reader window, idle connections add no threads, and SIGTERM keeps its deadline.
+
+The stalled clients speak the wire protocol from here (they only need hello, auth, open and
+pread) so that they can stop reading at a chosen point, as a SIGSTOPped process would.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import hmac
+import os
+import resource
+import secrets
+import signal
+import socket
+import struct
+import subprocess
+import time
+from pathlib import Path
+
+import pytest
+from conftest import SUBPROCESS_TIMEOUT_S, DaemonFactory
+
+from iorelay import paths
+
+_HEADER = struct.Struct("<IHHQIi")  # magic, version, op, id, length, status (src/proto/wire.h)
+_MAGIC = 0x4C524F49
+_HELLO, _AUTH, _OPEN, _PREAD = 1, 2, 10, 12
+_BIG = 64 << 20
+
+
+class RawClient:
+    """A client that sends requests and reads replies only when asked to."""
+
+    def __init__(self, address: str, secret_file: Path) -> None:
+        # The protocol version this iorelayd speaks, so that this client follows it.
+        self.version = int(_stats(address, secret_file)["protocol_version"])
+        self.sock = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+        self.sock.settimeout(10)
+        self.sock.connect(address.removeprefix("unix:"))
+        self.next_id = 1
+        secret = bytes.fromhex(secret_file.read_text().strip())
+        server_nonce = self.call(_HELLO, b"")[:32]
+        client_nonce = secrets.token_bytes(32)
+        proof = hmac.new(
+            secret, b"iorelay-auth-v1" + server_nonce + client_nonce, hashlib.sha256
+        ).digest()
+        host = b"test"
+        auth = client_nonce + proof + struct.pack("<II", os.getpid(), 0)
+        auth += struct.pack("<I", len(host)) + host + struct.pack("<QQ", 0, 0)
+        self.call(_AUTH, auth)
+
+    def send(self, op: int, payload: bytes) -> None:
+        header = _HEADER.pack(_MAGIC, self.version, op, self.next_id, len(payload), 0)
+        self.next_id += 1
+        self.sock.sendall(header + payload)
+
+    def _exact(self, n: int) -> bytes:
+        data = b""
+        while len(data) < n:
+            chunk = self.sock.recv(n - len(data))
+            if not chunk:
+                raise ConnectionError("closed by the daemon")
+            data += chunk
+        return data
+
+    def call(self, op: int, payload: bytes) -> bytes:
+        self.send(op, payload)
+        while True:
+            _, _, rop, _, length, status = _HEADER.unpack(self._exact(_HEADER.size))
+            body = self._exact(length)
+            if rop == 3:  # heartbeat
+                continue
+            assert status == 0, f"op {op} failed with errno {status}"
+            return body
+
+    def open(self, path: str) -> int:
+        p = path.encode()
+        reply = self.call(_OPEN, struct.pack("<I", len(p)) + p + struct.pack("<iI", os.O_RDONLY, 0))
+        return int(struct.unpack_from("<Q", reply)[0])
+
+    def pread(self, handle: int, length: int) -> None:
+        """Asks for `length` bytes and does not read the reply."""
+        self.send(_PREAD, struct.pack("<QQI", handle, 0, length))
+
+    def close(self) -> None:
+        self.sock.close()
+
+
+def _stats(address: str, secret: Path) -> dict:
+    import json
+
+    env = dict(os.environ, IORELAY_SECRET_FILE=str(secret), IORELAY_TIMEOUT_MS="2000")
+    r = subprocess.run(
+        [str(paths.find("iorelay-ctl")), "stats", address],
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=SUBPROCESS_TIMEOUT_S,
+        check=True,
+    )
+    return json.loads(r.stdout)
+
+
+def _threads(pid: int) -> int:
+    for line in Path(f"/proc/{pid}/status").read_text().splitlines():
+        if line.startswith("Threads:"):
+            return int(line.split()[1])
+    raise AssertionError("no Threads line")
+
+
+@pytest.mark.needs_build("iorelayd", "iorelay-ctl")
+def test_stalled_readers_stall_nobody_and_are_closed(daemon_factory: DaemonFactory) -> None:
+    d = daemon_factory(1, extra_args=["--workers", "2", "--send-window-ms", "1000"])
+    address = d.addresses("unix")[0]
+    assert d.credential_file is not None
+    with open(d.root_dir / "big", "wb") as f:
+        f.truncate(_BIG)
+    stalled = [RawClient(address, d.credential_file) for _ in range(2)]  # as many as --workers
+    for c in stalled:
+        c.pread(c.open(f"{d.prefix}/big"), _BIG)
+    start = time.monotonic()
+    # Another client, and new connections, are served at once.
+    other = RawClient(address, d.credential_file)
+    handle = other.open(f"{d.prefix}/big")
+    for _ in range(10):
+        t0 = time.monotonic()
+        other.send(_PREAD, struct.pack("<QQI", handle, 0, 4096))
+        _, _, _, _, length, status = _HEADER.unpack(other._exact(_HEADER.size))
+        assert status == 0 and length == 4096
+        other._exact(length)
+        assert time.monotonic() - t0 < 1.0
+    # Closed within two windows and a tick (2.05 s); the counter says why.
+    while (closed := _stats(address, d.credential_file)["connections_closed_slow_reader"]) < 2:
+        assert time.monotonic() - start < 5, "the stalled clients were never closed"
+        time.sleep(0.1)
+    assert closed == 2
+    assert time.monotonic() - start < 3.0
+    assert "slow reader" in d.daemons[0].stderr_path.read_text()
+    for c in [*stalled, other]:
+        c.close()
+
+
+@pytest.mark.needs_build("iorelayd", "iorelay-ctl")
+def test_idle_connections_add_no_threads(daemon_factory: DaemonFactory) -> None:
+    count = int(os.environ.get("IORELAY_IDLE_CONNECTIONS", "2000"))
+    soft, hard = resource.getrlimit(resource.RLIMIT_NOFILE)
+    if hard < count + 200:
+        pytest.skip(f"RLIMIT_NOFILE hard limit {hard} is below {count} connections")
+    resource.setrlimit(resource.RLIMIT_NOFILE, (hard, hard))
+    try:
+        d = daemon_factory(1, extra_args=["--handshake-timeout-ms", "120000"])
+        pid = d.daemons[0].pid
+        resource.prlimit(pid, resource.RLIMIT_NOFILE, (count + 200, count + 200))
+        address = d.addresses("unix")[0]
+        assert d.credential_file is not None
+        before = _threads(pid)
+        idle = []
+        for _ in range(count):
+            s = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+            s.connect(address.removeprefix("unix:"))
+            idle.append(s)
+        deadline = time.monotonic() + 30
+        while _stats(address, d.credential_file)["connections_open"] < count:
+            assert time.monotonic() < deadline, "the daemon did not accept every connection"
+            time.sleep(0.2)
+        assert _threads(pid) == before, f"{count} idle connections"
+        for s in idle:
+            s.close()
+        # (iorelay-ctl's own connection is open while it asks)
+        while _stats(address, d.credential_file)["connections_open"] > 1:
+            assert time.monotonic() < deadline + 30, "closed connections were not reaped"
+            time.sleep(0.2)
+        assert _threads(pid) == before
+    finally:
+        resource.setrlimit(resource.RLIMIT_NOFILE, (soft, hard))
+
+
+@pytest.mark.needs_build("iorelayd", "iorelay-ctl")
+def test_sigterm_with_a_stopped_client_keeps_the_deadline(daemon_factory: DaemonFactory) -> None:
+    d = daemon_factory(1, extra_args=["--shutdown-timeout-ms", "1000", "--min-send-rate", "1B/s"])
+    address = d.addresses("unix")[0]
+    assert d.credential_file is not None
+    with open(d.root_dir / "big", "wb") as f:
+        f.truncate(_BIG)
+    stalled = RawClient(address, d.credential_file)
+    stalled.pread(stalled.open(f"{d.prefix}/big"), _BIG)
+    time.sleep(0.3)
+    proc = d._procs[0]
+    start = time.monotonic()
+    proc.send_signal(signal.SIGTERM)
+    proc.wait(timeout=10)
+    elapsed = time.monotonic() - start
+    assert proc.returncode == 0
+    assert elapsed < 2.5, f"SIGTERM took {elapsed:.1f} s with a 1 s deadline"
+    assert "daemon stopping with" in d.daemons[0].stderr_path.read_text()
+    stalled.close()

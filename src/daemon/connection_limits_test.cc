@@ -1,0 +1,240 @@
+// Regression tests for issue 12: no client can stall iorelayd. Clients that do not read their
+// replies are closed by the slow-reader rule and stall nobody else; --max-connections refuses;
+// the handshake deadline counts from accept; half-sent frames cost what arrived; idle
+// connections add no threads; back-pressure pauses and resumes; shutdown has a deadline.
+#include <fcntl.h>
+#include <gtest/gtest.h>
+#include <sys/resource.h>
+#include <sys/socket.h>
+#include <unistd.h>
+
+#include <chrono>
+#include <fstream>
+#include <memory>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include "testutil/daemon_harness_testutil.h"
+
+namespace iorelay::daemon {
+namespace {
+
+using proto::Op;
+using testing::Frame;
+using testing::RawClient;
+using Clock = std::chrono::steady_clock;
+
+constexpr uint32_t kBig = 64u << 20;
+
+// A field of /proc/self/status ("Threads", "VmSize" in kB).
+int64_t ProcStatus(const std::string& key) {
+  std::ifstream in("/proc/self/status");
+  std::string line;
+  while (std::getline(in, line)) {
+    if (line.rfind(key + ":", 0) == 0) return std::stoll(line.substr(key.size() + 1));
+  }
+  return -1;
+}
+
+class ConnectionLimitsTest : public ::testing::Test, protected testing::DaemonHarness {
+ protected:
+  void SetUp() override { PrepareDirs(); }
+  void TearDown() override { Cleanup(); }
+  Config Base() {
+    Config c = BaseConfig();
+    c.workers = 2;
+    return c;
+  }
+  uint64_t Counter(const std::string& name) { return daemon_->StatsJson()[name].get<uint64_t>(); }
+  // Polls `name` until it reaches `want`; false after `timeout_ms`.
+  bool WaitCounter(const std::string& name, uint64_t want, int timeout_ms) {
+    const auto end = Clock::now() + std::chrono::milliseconds(timeout_ms);
+    while (Counter(name) != want) {
+      if (Clock::now() > end) return false;
+      std::this_thread::sleep_for(std::chrono::milliseconds(10));
+    }
+    return true;
+  }
+  // A sparse file of `size` bytes under the export.
+  void MakeFile(const std::string& name, off_t size) {
+    int fd = ::open((daemon_dir_->root() + "/" + name).c_str(), O_CREAT | O_WRONLY, 0644);
+    ASSERT_GE(fd, 0);
+    ASSERT_EQ(::ftruncate(fd, size), 0);
+    ::close(fd);
+  }
+  // An admitted client that asked for `n` reads of `length` bytes and reads nothing.
+  std::unique_ptr<RawClient> Stalled(uint32_t length, int n = 1) {
+    auto c = Admitted(secret_a_);
+    int64_t h = Open(*c, "/data/big", O_RDONLY);
+    EXPECT_GT(h, 0);
+    for (int i = 0; i < n; ++i) {
+      EXPECT_TRUE(c->SendFrame(
+          Op::kPread, 100 + i,
+          proto::EncodeFields(proto::PreadRequest{static_cast<uint64_t>(h), 0, length})));
+    }
+    return c;
+  }
+};
+
+TEST_F(ConnectionLimitsTest, ClientsThatDoNotReadStallNobodyAndAreClosed) {
+  Config c = Base();
+  c.min_send_rate = 1 << 20;
+  c.send_window_ms = 500;
+  Start(c);
+  MakeFile("big", kBig);
+  // Two stalled clients, as many as there are worker slots (it froze the old daemon).
+  auto s1 = Stalled(kBig);
+  auto s2 = Stalled(kBig);
+  const auto stalled_at = Clock::now();
+  std::this_thread::sleep_for(std::chrono::milliseconds(100));
+  auto other = Admitted(secret_b_);  // new connections are accepted
+  int64_t h = Open(*other, "/data/big", O_RDONLY);
+  ASSERT_GT(h, 0);
+  for (int i = 0; i < 20; ++i) {
+    Frame f;
+    const auto t0 = Clock::now();
+    ASSERT_TRUE(other->Call(
+        Op::kPread, proto::EncodeFields(proto::PreadRequest{static_cast<uint64_t>(h), 0, 4096}),
+        &f));
+    EXPECT_EQ(f.header.status, 0);
+    EXPECT_EQ(f.payload.size(), 4096u);
+    EXPECT_LT(Clock::now() - t0, std::chrono::milliseconds(500));
+  }
+  // Closed within two windows and a tick of the loop.
+  ASSERT_TRUE(WaitCounter("connections_closed_slow_reader", 2, 3000));
+  EXPECT_LT(Clock::now() - stalled_at, std::chrono::milliseconds(1500));
+  Frame f;
+  ASSERT_TRUE(other->Call(Op::kPing, {}, &f));
+  EXPECT_EQ(f.header.status, 0);
+}
+
+TEST_F(ConnectionLimitsTest, MaxConnectionsRefusesBeyondTheLimit) {
+  Config c = Base();
+  c.max_connections = 2;
+  Start(c);
+  auto a = Admitted(secret_a_);
+  auto b = Admitted(secret_b_);
+  RawClient refused;
+  ASSERT_TRUE(refused.Connect(socket_));  // (the kernel's backlog takes it)
+  EXPECT_TRUE(refused.WaitClosed(3000));
+  EXPECT_EQ(Counter("connections_refused_max_connections"), 1u);
+  a.reset();
+  ASSERT_TRUE(WaitCounter("connections_open", 1, 3000));
+  auto d = Admitted(secret_a_);
+  Frame f;
+  ASSERT_TRUE(d->Call(Op::kPing, {}, &f));
+  EXPECT_EQ(f.header.status, 0);
+}
+
+TEST_F(ConnectionLimitsTest, HandshakeDeadlineCountsFromAccept) {
+  Config c = Base();
+  c.handshake_timeout_ms = 300;
+  Start(c);
+  RawClient trickle;
+  ASSERT_TRUE(trickle.Connect(socket_));
+  const auto start = Clock::now();
+  // One byte of a hello every 50 ms: a deadline per read would never expire.
+  uint8_t header[proto::kHeaderBytes];
+  proto::FrameHeader h;
+  h.op = static_cast<uint16_t>(Op::kHello);
+  proto::EncodeHeader(h, header);
+  bool closed = false;
+  for (size_t i = 0; i + 1 < sizeof header && !closed; ++i) {
+    ::send(trickle.fd(), &header[i], 1, MSG_NOSIGNAL);
+    std::this_thread::sleep_for(std::chrono::milliseconds(50));
+    char byte;
+    closed = ::recv(trickle.fd(), &byte, 1, MSG_DONTWAIT) == 0 || errno == ECONNRESET;
+  }
+  EXPECT_TRUE(closed);
+  EXPECT_LT(Clock::now() - start, std::chrono::milliseconds(800));
+  EXPECT_EQ(Counter("connections_closed_handshake_deadline"), 1u);
+}
+
+TEST_F(ConnectionLimitsTest, HalfSentHugeFramesCostWhatArrived) {
+  Start(Base());
+  constexpr int kClients = 8;
+  std::vector<std::unique_ptr<RawClient>> clients;
+  for (int i = 0; i < kClients; ++i) clients.push_back(Admitted(secret_a_));
+  const int64_t vm_before_kb = ProcStatus("VmSize");
+  for (auto& c : clients) {
+    // A pwrite announcing the largest payload, then its fields and 1000 bytes of data.
+    proto::FrameHeader h;
+    h.op = static_cast<uint16_t>(Op::kPwrite);
+    h.id = 7;
+    h.length = proto::kMaxPayloadBytes;
+    std::vector<uint8_t> bytes(proto::kHeaderBytes);
+    proto::EncodeHeader(h, bytes.data());
+    std::vector<uint8_t> fields = proto::EncodeFields(proto::PwriteRequest{1, 0});
+    bytes.insert(bytes.end(), fields.begin(), fields.end());
+    bytes.resize(bytes.size() + 1000, 'x');
+    ASSERT_TRUE(c->SendBytes(bytes.data(), bytes.size()));
+  }
+  std::this_thread::sleep_for(std::chrono::milliseconds(300));
+  const int64_t grown_kb = ProcStatus("VmSize") - vm_before_kb;
+  // Sized from the header, 8 x 64 MiB would have been mapped.
+  EXPECT_LT(grown_kb, 32 * 1024) << "address space grew by " << grown_kb << " kB";
+  Frame f;
+  auto other = Admitted(secret_b_);
+  ASSERT_TRUE(other->Call(Op::kPing, {}, &f));
+}
+
+TEST_F(ConnectionLimitsTest, IdleConnectionsAddNoThreads) {
+  struct rlimit rl;
+  ASSERT_EQ(::getrlimit(RLIMIT_NOFILE, &rl), 0);
+  rl.rlim_cur = rl.rlim_max;
+  ::setrlimit(RLIMIT_NOFILE, &rl);
+  // Both ends live in this process.
+  const int n = static_cast<int>(std::min<rlim_t>(2000, (rl.rlim_cur - 200) / 2));
+  Config c = Base();
+  c.handshake_timeout_ms = 120'000;
+  Start(c);
+  const int64_t threads_before = ProcStatus("Threads");
+  std::vector<std::unique_ptr<RawClient>> idle;
+  for (int i = 0; i < n; ++i) {
+    idle.push_back(std::make_unique<RawClient>());
+    ASSERT_TRUE(idle.back()->Connect(socket_)) << "connection " << i;
+  }
+  ASSERT_TRUE(WaitCounter("connections_open", static_cast<uint64_t>(n), 20'000));
+  EXPECT_LE(ProcStatus("Threads"), threads_before) << n << " idle connections";
+  idle.clear();
+  ASSERT_TRUE(WaitCounter("connections_open", 0, 20'000));
+  auto a = Admitted(secret_a_);
+  Frame f;
+  ASSERT_TRUE(a->Call(Op::kPing, {}, &f));
+  EXPECT_EQ(f.header.status, 0);
+  std::fprintf(stderr, "%d idle connections, threads %ld\n", n, ProcStatus("Threads"));
+}
+
+TEST_F(ConnectionLimitsTest, InflightLimitPausesReadingAndResumes) {
+  Config c = Base();
+  c.max_inflight_bytes = 1 << 20;
+  Start(c);
+  MakeFile("big", 1 << 20);
+  constexpr int kReads = 8;
+  auto s = Stalled(1 << 20, kReads);  // 8 MiB asked for, 1 MiB allowed in flight
+  ASSERT_TRUE(WaitCounter("connections_paused_inflight_limit", 1, 3000));
+  for (int i = 0; i < kReads; ++i) {
+    Frame f;
+    ASSERT_TRUE(s->ReadFrame(&f, 5000)) << "reply " << i;
+    EXPECT_EQ(f.header.status, 0);
+    EXPECT_EQ(f.payload.size(), 1u << 20);
+  }
+}
+
+TEST_F(ConnectionLimitsTest, ShutdownWithAStalledClientEndsByTheDeadline) {
+  Config c = Base();
+  c.min_send_rate = 1;  // (the slow-reader rule out of the way)
+  c.shutdown_timeout_ms = 500;
+  Start(c);
+  MakeFile("big", kBig);
+  auto s = Stalled(kBig);
+  std::this_thread::sleep_for(std::chrono::milliseconds(200));
+  const auto t0 = Clock::now();
+  daemon_->Shutdown();
+  EXPECT_LT(Clock::now() - t0, std::chrono::milliseconds(1500));
+  EXPECT_EQ(Counter("connections_closed_at_shutdown"), 1u);
+}
+
+}  // namespace
+}  // namespace iorelay::daemon

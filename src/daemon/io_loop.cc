@@ -1,0 +1,385 @@
+// Event loops: epoll (edge-triggered for connections, level-triggered for listeners), an
+// eventfd to be woken from other threads, and a tick that enforces the time-based limits.
+#include "daemon/io_loop.h"
+
+#include <fmt/core.h>
+#include <sys/epoll.h>
+#include <sys/eventfd.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <chrono>
+
+namespace iorelay::daemon {
+namespace {
+
+constexpr uint64_t kWakeId = 0;
+constexpr uint64_t kListenerBase = uint64_t{1} << 62;
+constexpr int kFramesPerTurn = 16;  // then the other ready connections get their turn
+constexpr size_t kScratchBytes = 64 * 1024;
+constexpr int64_t kMaxTickNs = 50'000'000;
+constexpr int64_t kAcceptBackoffMinNs = 10'000'000;
+constexpr int64_t kAcceptBackoffMaxNs = 1'000'000'000;
+constexpr int64_t kRefusalLogPeriodNs = 1'000'000'000;
+
+int64_t NowNs() {
+  return std::chrono::duration_cast<std::chrono::nanoseconds>(
+             std::chrono::steady_clock::now().time_since_epoch())
+      .count();
+}
+
+// Accept errors that pass when resources come back (descriptors, memory): the listener is
+// disarmed for a back-off instead of never accepting again.
+bool IsTransientAcceptError(int err) {
+  return err == EMFILE || err == ENFILE || err == ENOBUFS || err == ENOMEM || err == EPERM;
+}
+
+}  // namespace
+
+IoLoop::IoLoop(Core& core, std::vector<IoLoop*>* peers)
+    : core_(core), peers_(peers), accept_backoff_ns_(kAcceptBackoffMinNs) {}
+
+IoLoop::~IoLoop() {
+  Stop();
+  if (epoll_fd_ >= 0) ::close(epoll_fd_);
+  if (wake_fd_ >= 0) ::close(wake_fd_);
+}
+
+Status IoLoop::Init() {
+  epoll_fd_ = ::epoll_create1(EPOLL_CLOEXEC);
+  if (epoll_fd_ < 0) return Status::LastError("epoll_create1");
+  wake_fd_ = ::eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK);
+  if (wake_fd_ < 0) return Status::LastError("eventfd");
+  struct epoll_event ev = {};
+  ev.events = EPOLLIN;
+  ev.data.u64 = kWakeId;
+  if (::epoll_ctl(epoll_fd_, EPOLL_CTL_ADD, wake_fd_, &ev) != 0) {
+    return Status::LastError("epoll_ctl");
+  }
+  scratch_.resize(kScratchBytes);
+  return Status::Ok();
+}
+
+void IoLoop::AddListener(Listener* listener) {
+  struct epoll_event ev = {};
+  ev.events = EPOLLIN;
+  ev.data.u64 = kListenerBase + listeners_.size();
+  ::epoll_ctl(epoll_fd_, EPOLL_CTL_ADD, listener->PollFd(), &ev);
+  listeners_.push_back(listener);
+  listener_retry_ns_.push_back(0);
+}
+
+void IoLoop::Start() {
+  thread_ = std::thread([this] { Run(); });
+}
+
+void IoLoop::Wake() {
+  uint64_t one = 1;
+  [[maybe_unused]] ssize_t r = ::write(wake_fd_, &one, sizeof one);
+}
+
+void IoLoop::Adopt(ConnPtr conn, int64_t accepted_ns) {
+  {
+    std::lock_guard<std::mutex> lock(inbox_mu_);
+    inbox_.emplace_back(std::move(conn), accepted_ns);
+  }
+  Wake();
+}
+
+void IoLoop::BeginDrain() {
+  draining_.store(true);
+  Wake();
+}
+
+void IoLoop::Stop() {
+  if (!thread_.joinable()) return;
+  stop_.store(true);
+  Wake();
+  thread_.join();
+}
+
+void IoLoop::TakeInbox() {
+  uint64_t count;
+  [[maybe_unused]] ssize_t r = ::read(wake_fd_, &count, sizeof count);
+  std::vector<std::pair<ConnPtr, int64_t>> adopted;
+  std::vector<uint64_t> woken;
+  {
+    std::lock_guard<std::mutex> lock(inbox_mu_);
+    adopted.swap(inbox_);
+    woken.swap(woken_);
+  }
+  for (auto& [conn, accepted_ns] : adopted) {
+    const uint64_t id = next_id_++;
+    // Set before the connection is shared: called by a worker or the sender when the held
+    // bytes of a paused connection fall.
+    conn->SetWake([this, id] {
+      {
+        std::lock_guard<std::mutex> lock(inbox_mu_);
+        woken_.push_back(id);
+      }
+      Wake();
+    });
+    struct epoll_event ev = {};
+    ev.events = EPOLLIN | EPOLLOUT | EPOLLRDHUP | EPOLLET;
+    ev.data.u64 = id;
+    if (::epoll_ctl(epoll_fd_, EPOLL_CTL_ADD, conn->transport()->PollFd(), &ev) != 0) {
+      LogClose(conn, fmt::format("epoll_ctl: {}", Status::LastError("").ToString()));
+      conn->Shutdown();
+      core_.stats->conn.open.fetch_sub(1);
+      continue;
+    }
+    {
+      std::lock_guard<std::mutex> lock(registry_mu_);
+      registry_.emplace(id, conn);
+    }
+    conns_.emplace(id, std::make_unique<Entry>(std::move(conn), &core_.buffers, accepted_ns));
+    if (draining_.load()) Close(id, "daemon stopping");
+  }
+  for (uint64_t id : woken) Service(id);
+}
+
+void IoLoop::AcceptAll(size_t index) {
+  Listener* l = listeners_[index];
+  ConnCounters& counters = core_.stats->conn;
+  for (int i = 0; i < 64; ++i) {
+    Result<std::unique_ptr<Connection>> c = l->Accept();
+    if (!c.ok()) {
+      const int err = c.status().code();
+      if (err == EAGAIN || err == EWOULDBLOCK) return;
+      fmt::print(stderr, "iorelayd: accept on {}: {}\n", l->address(), c.status().ToString());
+      // Disarmed: for a back-off after exhausted resources, for good after other errors.
+      struct epoll_event ev = {};
+      ::epoll_ctl(epoll_fd_, EPOLL_CTL_MOD, l->PollFd(), &ev);
+      if (IsTransientAcceptError(err)) {
+        listener_retry_ns_[index] = NowNs() + accept_backoff_ns_;
+        accept_backoff_ns_ = std::min(accept_backoff_ns_ * 2, kAcceptBackoffMaxNs);
+      }
+      return;
+    }
+    accept_backoff_ns_ = kAcceptBackoffMinNs;
+    const int64_t now = NowNs();
+    if (counters.open.load() >= static_cast<uint64_t>(core_.config.max_connections)) {
+      counters.refused_max_connections.fetch_add(1);
+      ++refusals_unlogged_;
+      if (now - last_refusal_log_ns_ >= kRefusalLogPeriodNs) {
+        fmt::print(stderr,
+                   "iorelayd: refused {} connection(s) on {}: --max-connections {} reached\n",
+                   refusals_unlogged_, l->address(), core_.config.max_connections);
+        refusals_unlogged_ = 0;
+        last_refusal_log_ns_ = now;
+      }
+      continue;  // (the connection closes here)
+    }
+    counters.accepted.fetch_add(1);
+    counters.open.fetch_add(1);
+    auto conn = std::make_shared<ClientConn>(std::move(*c), &core_.buffers);
+    IoLoop* target = (*peers_)[next_peer_++ % peers_->size()];
+    target->Adopt(std::move(conn), now);
+  }
+}
+
+void IoLoop::Outstanding(std::vector<ConnPtr>* out) {
+  std::lock_guard<std::mutex> lock(registry_mu_);
+  for (const auto& [id, c] : registry_) {
+    if (c->outstanding.load(std::memory_order_acquire) > 0) out->push_back(c);
+  }
+}
+
+void IoLoop::Service(uint64_t id) {
+  auto it = conns_.find(id);
+  if (it == conns_.end()) return;
+  Entry& e = *it->second;
+  if (!e.conn->Flush()) {
+    Close(id, "");  // (a failed send is logged where it failed)
+    return;
+  }
+  Read(id, e);
+}
+
+void IoLoop::Read(uint64_t id, Entry& e) {
+  if (e.read_eof || draining_.load()) return;
+  const uint64_t limit = core_.config.max_inflight_bytes;
+  e.reader.NewTurn();
+  for (int frames = 0; frames < kFramesPerTurn; ++frames) {
+    if (e.conn->held_bytes() > limit) {
+      if (!e.paused) {
+        e.paused = true;
+        e.conn->SetPaused(true);
+        core_.stats->conn.paused_inflight_limit.fetch_add(1);
+      }
+      // Checked again after publishing the pause: a fall in between would wake nobody.
+      if (e.conn->held_bytes() > limit) return;
+    }
+    if (e.paused) {
+      e.paused = false;
+      e.conn->SetPaused(false);
+    }
+    const bool authed = e.conn->session != nullptr;
+    switch (e.reader.Next(e.conn->transport(), authed, scratch_)) {
+      case FrameReader::Step::kAgain:
+        return;
+      case FrameReader::Step::kEof:
+        if (!authed) return Close(id, "the client left before authenticating");
+        // The client is done sending; replies in flight may still go out.
+        e.read_eof = true;
+        e.ended = true;
+        EndConnection(core_, e.conn);
+        if (e.conn->outstanding.load() == 0 && e.conn->queued_bytes() == 0) Close(id, "");
+        return;
+      case FrameReader::Step::kError:
+        core_.stats->conn.closed_protocol_error.fetch_add(1);
+        return Close(id, e.reader.error());
+      case FrameReader::Step::kFrame:
+        if (!HandleFrame(core_, e.conn, e.reader, &e.hs, core_.clock.NowNs())) {
+          core_.stats->conn.closed_protocol_error.fetch_add(1);
+          e.conn->Flush();       // the refusal, when the socket takes it
+          return Close(id, "");  // (logged by HandleFrame)
+        }
+        break;
+    }
+  }
+  again_.push_back(id);
+}
+
+void IoLoop::Close(uint64_t id, const std::string& why) {
+  auto it = conns_.find(id);
+  if (it == conns_.end()) return;
+  std::unique_ptr<Entry> e = std::move(it->second);
+  conns_.erase(it);
+  {
+    std::lock_guard<std::mutex> lock(registry_mu_);
+    registry_.erase(id);
+  }
+  if (!why.empty()) LogClose(e->conn, why);
+  ::epoll_ctl(epoll_fd_, EPOLL_CTL_DEL, e->conn->transport()->PollFd(), nullptr);
+  e->conn->SetPaused(false);
+  e->conn->Shutdown();  // queued replies dropped; requests still queued are cancelled
+  if (!e->ended) EndConnection(core_, e->conn);
+  core_.stats->conn.open.fetch_sub(1);
+}
+
+void IoLoop::Tick(int64_t now) {
+  const Config& cfg = core_.config;
+  const int64_t handshake_ns = int64_t{cfg.handshake_timeout_ms} * 1'000'000;
+  const int64_t window_ns = int64_t{cfg.send_window_ms} * 1'000'000;
+  std::vector<std::pair<uint64_t, std::string>> to_close;
+  std::vector<uint64_t> to_service;
+  size_t busy = 0;
+  for (auto& [id, ep] : conns_) {
+    Entry& e = *ep;
+    ClientConn& c = *e.conn;
+    const bool authed = c.session != nullptr;
+    if (c.closed()) {
+      to_close.emplace_back(id, "");  // (logged where it was shut down)
+      continue;
+    }
+    if (!authed && now - e.accepted_ns >= handshake_ns) {
+      core_.stats->conn.closed_handshake_deadline.fetch_add(1);
+      to_close.emplace_back(
+          id, fmt::format("no authentication within {} ms of accepting it (--handshake-timeout-ms)",
+                          cfg.handshake_timeout_ms));
+      continue;
+    }
+    const uint64_t queued = c.queued_bytes();
+    if (queued > 0) {
+      int64_t start = 0;
+      uint64_t sent = 0;
+      c.SendWindow(&start, &sent);
+      if (start != 0 && now - start >= window_ns) {
+        const double floor =
+            static_cast<double>(cfg.min_send_rate) * static_cast<double>(now - start) / 1e9;
+        if (static_cast<double>(sent) < floor) {
+          core_.stats->conn.closed_slow_reader.fetch_add(1);
+          to_close.emplace_back(
+              id, fmt::format("slow reader: took {} bytes in {} ms with {} bytes queued, below "
+                              "--min-send-rate {} bytes/s over --send-window-ms {}",
+                              sent, (now - start) / 1'000'000, queued, cfg.min_send_rate,
+                              cfg.send_window_ms));
+          continue;
+        }
+        c.RestartSendWindow(now);
+      }
+      to_service.push_back(id);  // (a safety net: the socket's writable edge also flushes)
+    } else if (e.paused && c.held_bytes() <= cfg.max_inflight_bytes) {
+      to_service.push_back(id);
+    }
+    const int outstanding = c.outstanding.load(std::memory_order_acquire);
+    if (e.read_eof && outstanding == 0 && queued == 0) {
+      to_close.emplace_back(id, "");
+      continue;
+    }
+    if (outstanding > 0 || queued > 0) ++busy;
+  }
+  busy_.store(busy);
+  ticks_.fetch_add(1);
+  for (auto& [id, why] : to_close) Close(id, why);
+  for (uint64_t id : to_service) Service(id);
+  for (size_t i = 0; i < listeners_.size(); ++i) {
+    if (listener_retry_ns_[i] != 0 && now >= listener_retry_ns_[i] && !drained_) {
+      listener_retry_ns_[i] = 0;
+      struct epoll_event ev = {};
+      ev.events = EPOLLIN;
+      ev.data.u64 = kListenerBase + i;
+      ::epoll_ctl(epoll_fd_, EPOLL_CTL_MOD, listeners_[i]->PollFd(), &ev);
+    }
+  }
+}
+
+void IoLoop::Run() {
+  const int64_t tick_ns =
+      std::min<int64_t>(kMaxTickNs, int64_t{core_.config.heartbeat_ms} * 1'000'000);
+  int64_t next_tick = NowNs() + tick_ns;
+  constexpr int kMaxEvents = 256;
+  struct epoll_event events[kMaxEvents];
+  while (!stop_.load()) {
+    int timeout_ms = 0;
+    if (again_.empty()) {
+      timeout_ms =
+          static_cast<int>(std::max<int64_t>(0, (next_tick - NowNs() + 999'999) / 1'000'000));
+    }
+    int n = ::epoll_wait(epoll_fd_, events, kMaxEvents, timeout_ms);
+    for (int i = 0; i < n; ++i) {
+      const uint64_t id = events[i].data.u64;
+      if (id == kWakeId) {
+        TakeInbox();
+      } else if (id >= kListenerBase) {
+        if (!drained_) AcceptAll(id - kListenerBase);
+      } else {
+        Service(id);
+      }
+    }
+    if (draining_.load() && !drained_) {
+      drained_ = true;
+      for (Listener* l : listeners_) ::epoll_ctl(epoll_fd_, EPOLL_CTL_DEL, l->PollFd(), nullptr);
+      std::vector<uint64_t> unauthenticated;
+      for (auto& [id, e] : conns_) {
+        if (e->conn->session == nullptr) unauthenticated.push_back(id);
+      }
+      for (uint64_t id : unauthenticated) Close(id, "daemon stopping");
+    }
+    if (!again_.empty()) {
+      std::vector<uint64_t> again;
+      again.swap(again_);
+      for (uint64_t id : again) Service(id);
+    }
+    const int64_t now = NowNs();
+    if (now >= next_tick) {
+      Tick(now);
+      next_tick = now + tick_ns;
+    }
+  }
+  TakeInbox();
+  std::vector<uint64_t> ids;
+  for (auto& [id, e] : conns_) ids.push_back(id);
+  for (uint64_t id : ids) {
+    Entry& e = *conns_[id];
+    const bool busy = e.conn->outstanding.load() > 0 || e.conn->queued_bytes() > 0;
+    if (busy) core_.stats->conn.closed_at_shutdown.fetch_add(1);
+    Close(id, busy ? fmt::format("daemon stopping with {} bytes of replies queued and {} requests "
+                                 "outstanding (--shutdown-timeout-ms)",
+                                 e.conn->queued_bytes(), e.conn->outstanding.load())
+                   : "");
+  }
+}
+
+}  // namespace iorelay::daemon

@@ -1,0 +1,104 @@
+// The daemon's connection I/O: a fixed number of event-loop threads (--io-threads), each owning
+// its connections (epoll, non-blocking sockets). A loop reads frames incrementally and routes
+// them, flushes outgoing queues when sockets drain, and on its tick enforces the connection
+// limits: handshake deadline, slow readers, in-flight bytes. Loop 0 also accepts and hands
+// connections out round-robin. No loop ever waits for one client.
+#pragma once
+
+#include <atomic>
+#include <cstdint>
+#include <memory>
+#include <mutex>
+#include <string>
+#include <thread>
+#include <unordered_map>
+#include <vector>
+
+#include "daemon/core.h"
+#include "daemon/frame_reader.h"
+#include "daemon/serve_connection.h"
+#include "daemon/transport.h"
+
+namespace iorelay::daemon {
+
+class IoLoop {
+ public:
+  // `peers` are all the loops (this one included), for handing accepted connections out.
+  IoLoop(Core& core, std::vector<IoLoop*>* peers);
+  ~IoLoop();
+  IoLoop(const IoLoop&) = delete;
+  IoLoop& operator=(const IoLoop&) = delete;
+
+  // Before Start: the epoll and wake descriptors; listeners this loop accepts on.
+  Status Init();
+  void AddListener(Listener* listener);
+  void Start();
+
+  // Any thread: a new connection for this loop, accepted at `accepted_ns`.
+  void Adopt(ConnPtr conn, int64_t accepted_ns);
+  // Any thread: stop accepting and reading; unauthenticated connections are closed. Replies
+  // still go out.
+  void BeginDrain();
+  // Connections with requests outstanding or replies queued, as of the last tick (draining).
+  size_t busy() const { return busy_.load(); }
+  // Ticks done (busy() is fresh once this grew after BeginDrain).
+  uint64_t ticks() const { return ticks_.load(); }
+  // Closes every connection (counting those still busy), then the thread ends.
+  void Stop();
+  // Any thread: the connections with requests outstanding (the heartbeat thread's list; taken
+  // under this loop's registry lock, which no send ever holds).
+  void Outstanding(std::vector<ConnPtr>* out);
+
+ private:
+  struct Entry {
+    Entry(ConnPtr c, BufferPool* pool, int64_t t)
+        : conn(std::move(c)), reader(pool), accepted_ns(t) {}
+    ConnPtr conn;
+    FrameReader reader;
+    HandshakeState hs;
+    int64_t accepted_ns;
+    bool paused = false;    // not read: held bytes over --max-inflight-bytes
+    bool read_eof = false;  // the client finished sending; closed once answered
+    bool ended = false;     // EndConnection done
+  };
+  void Run();
+  void Wake();
+  void TakeInbox();
+  void AcceptAll(size_t listener);
+  // Flushes, resumes reading when allowed, reads.
+  void Service(uint64_t id);
+  void Read(uint64_t id, Entry& e);
+  void Tick(int64_t now_ns);
+  // Why: logged when not empty.
+  void Close(uint64_t id, const std::string& why);
+
+  Core& core_;
+  std::vector<IoLoop*>* peers_;
+  int epoll_fd_ = -1;
+  int wake_fd_ = -1;
+  std::thread thread_;
+  std::vector<Listener*> listeners_;
+  std::vector<int64_t> listener_retry_ns_;  // 0: armed; else re-armed at that time
+  int64_t accept_backoff_ns_;
+  size_t next_peer_ = 0;
+  int64_t last_refusal_log_ns_ = 0;
+  uint64_t refusals_unlogged_ = 0;
+  bool drained_ = false;  // BeginDrain has been acted on (loop thread)
+  std::unordered_map<uint64_t, std::unique_ptr<Entry>> conns_;  // loop thread only
+  uint64_t next_id_ = 1;
+  std::vector<uint64_t> again_;  // connections with more to read (budget used up)
+  std::vector<uint8_t> scratch_;
+
+  std::mutex registry_mu_;
+  std::unordered_map<uint64_t, ConnPtr> registry_;  // guarded by registry_mu_; = conns_
+
+  std::mutex inbox_mu_;
+  std::vector<std::pair<ConnPtr, int64_t>> inbox_;  // guarded by inbox_mu_
+  std::vector<uint64_t> woken_;                     // guarded by inbox_mu_
+  std::atomic<bool> draining_{false};
+  std::atomic<bool> stop_{false};
+  std::atomic<size_t> busy_{0};
+  std::atomic<uint64_t> ticks_{0};
+};
+
+}  // namespace iorelay::daemon
