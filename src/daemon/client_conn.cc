@@ -75,6 +75,10 @@ void ClientConn::Enqueue(OutFrame f) {
   if (out_.empty()) {
     window_start_ns_ = NowNs();
     window_sent_ = 0;
+    if (!write_armed_ && arm_write_) {
+      write_armed_ = true;
+      arm_write_(true);
+    }
   }
   queued_bytes_.fetch_add(f.left(), std::memory_order_relaxed);
   out_.push_back(std::move(f));
@@ -157,7 +161,13 @@ bool ClientConn::Flush() {
     }
     window_sent_ += sent_total;
     queued_bytes_.fetch_sub(sent_total, std::memory_order_relaxed);
-    if (out_.empty()) window_start_ns_ = 0;
+    if (out_.empty()) {
+      window_start_ns_ = 0;
+      if (write_armed_ && arm_write_) {
+        write_armed_ = false;
+        arm_write_(false);
+      }
+    }
   }
   if (sent_total > 0) MaybeWake();
   return ok && !closed_.load();

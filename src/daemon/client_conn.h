@@ -77,6 +77,9 @@ class ClientConn {
   // `wake` is called (any thread) when held bytes fall and reading may resume.
   void SetPaused(bool paused) { paused_.store(paused, std::memory_order_release); }
   void SetWake(std::function<void()> wake) { wake_ = std::move(wake); }
+  // Called (under the queue lock) with true when the queue stops being empty, false when it
+  // empties again: the loop then waits for the socket's writability only while it matters.
+  void SetArmWrite(std::function<void(bool)> arm) { arm_write_ = std::move(arm); }
 
   // Requests received and not yet answered.
   std::atomic<int> outstanding{0};
@@ -110,7 +113,9 @@ class ClientConn {
   std::atomic<uint64_t> charged_bytes_{0};
   std::atomic<bool> closed_{false};
   std::atomic<bool> paused_{false};
-  std::function<void()> wake_;  // set before the connection is shared
+  bool write_armed_ = false;             // guarded by out_mu_
+  std::function<void()> wake_;           // set before the connection is shared
+  std::function<void(bool)> arm_write_;  // likewise
 };
 
 }  // namespace iorelay::daemon

@@ -1,5 +1,5 @@
 // Drives the Scheduler: requests go in, dispatches come out. The submitting thread (a
-// connection's reader) first asks the scheduler itself and runs what it is given, which
+// connection's event loop) first asks the scheduler itself and runs what it is given, which
 // saves two thread hand-offs per request; whatever the scheduler holds back is run later
 // by the worker pool. At most `slots` dispatches run at once, inline ones included, so
 // requests arriving while all slots are busy queue in the scheduler and can be merged.

@@ -119,10 +119,19 @@ void IoLoop::TakeInbox() {
       }
       Wake();
     });
+    // Writability is watched only while replies wait in the queue (a wake-up per reply the
+    // client reads would cost as much as the request); the queue arms and disarms it.
+    const int fd = conn->transport()->PollFd();
+    conn->SetArmWrite([epoll_fd = epoll_fd_, fd, id](bool write) {
+      struct epoll_event ev = {};
+      ev.events = EPOLLIN | EPOLLRDHUP | EPOLLET | (write ? EPOLLOUT : 0u);
+      ev.data.u64 = id;
+      ::epoll_ctl(epoll_fd, EPOLL_CTL_MOD, fd, &ev);  // (ENOENT once the loop let it go)
+    });
     struct epoll_event ev = {};
-    ev.events = EPOLLIN | EPOLLOUT | EPOLLRDHUP | EPOLLET;
+    ev.events = EPOLLIN | EPOLLRDHUP | EPOLLET;
     ev.data.u64 = id;
-    if (::epoll_ctl(epoll_fd_, EPOLL_CTL_ADD, conn->transport()->PollFd(), &ev) != 0) {
+    if (::epoll_ctl(epoll_fd_, EPOLL_CTL_ADD, fd, &ev) != 0) {
       LogClose(conn, fmt::format("epoll_ctl: {}", Status::LastError("").ToString()));
       conn->Shutdown();
       core_.stats->conn.open.fetch_sub(1);
