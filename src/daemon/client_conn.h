@@ -81,6 +81,15 @@ class ClientConn {
   // empties again: the loop then waits for the socket's writability only while it matters.
   void SetArmWrite(std::function<void(bool)> arm) { arm_write_ = std::move(arm); }
 
+  // While a metadata handler of this connection runs on the handler pool, its loop does not
+  // read it (requests are handled in order, as when each connection had its thread).
+  // HandlerDone clears it and wakes the loop.
+  std::atomic<bool> handler_busy{false};
+  void HandlerDone() {
+    handler_busy.store(false, std::memory_order_release);
+    if (wake_) wake_();
+  }
+
   // Requests received and not yet answered.
   std::atomic<int> outstanding{0};
   // Set once by the event loop at authentication, before any request is queued.

@@ -225,6 +225,28 @@ TEST_F(ConnectionLimitsTest, InflightLimitPausesReadingAndResumes) {
   }
 }
 
+TEST_F(ConnectionLimitsTest, SlowMetadataHoldsOnlyItsOwnConnection) {
+  Config c = Base();
+  c.io_threads = 1;      // both connections on the same loop
+  c.delay_us = 400'000;  // every backend call
+  Start(c);
+  auto slow = Admitted(secret_a_);
+  auto other = Admitted(secret_b_);
+  ASSERT_TRUE(slow->SendFrame(
+      Op::kOpen, 1, proto::EncodeFields(proto::OpenRequest{"/data/f", O_CREAT | O_RDWR, 0644})));
+  ASSERT_TRUE(slow->SendFrame(Op::kPing, 2, {}));  // behind the open on its connection
+  std::this_thread::sleep_for(std::chrono::milliseconds(50));
+  const auto t0 = Clock::now();
+  Frame f;
+  ASSERT_TRUE(other->Call(Op::kPing, {}, &f));
+  EXPECT_LT(Clock::now() - t0, std::chrono::milliseconds(200));
+  ASSERT_TRUE(slow->ReadFrame(&f));
+  EXPECT_EQ(f.header.id, 1u);  // requests of one connection are answered in order
+  EXPECT_EQ(f.header.status, 0);
+  ASSERT_TRUE(slow->ReadFrame(&f));
+  EXPECT_EQ(f.header.id, 2u);
+}
+
 TEST_F(ConnectionLimitsTest, ShutdownWithAStalledClientEndsByTheDeadline) {
   Config c = Base();
   c.min_send_rate = 1;  // (the slow-reader rule out of the way)

@@ -18,6 +18,7 @@
 #include "daemon/lock_service.h"
 #include "daemon/session.h"
 #include "daemon/stats.h"
+#include "daemon/task_pool.h"
 #include "daemon/trace.h"
 #include "proto/wire.h"
 #include "sched/clock.h"
@@ -42,6 +43,9 @@ struct Core {
   sched::RealClock clock;
   std::unique_ptr<Dispatcher> dispatcher;
   std::atomic<uint64_t> next_dispatch{1};  // dispatch ids, for the trace
+  // Metadata handlers (--workers threads), off the event loops. Last: destroyed first, as its
+  // tasks use the rest.
+  std::unique_ptr<TaskPool> handlers;
 };
 
 // What a finished request reports for accounting and the trace.

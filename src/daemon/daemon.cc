@@ -80,6 +80,7 @@ Result<std::unique_ptr<Core>> BuildCore(const Config& config) {
   if (!scheduler.ok()) return scheduler.status();
   if (!config.trace.empty()) IORELAY_RETURN_IF_ERROR(core->trace.Open(config.trace));
   core->stats = std::make_unique<Stats>(names);
+  core->handlers = std::make_unique<TaskPool>(config.workers);
   Core* c = core.get();
   core->dispatcher = std::make_unique<Dispatcher>(
       std::move(*scheduler), &core->clock, config.workers,
@@ -162,6 +163,7 @@ void Daemon::Shutdown() {
       std::this_thread::sleep_for(std::chrono::milliseconds(10));
     }
     for (auto& loop : loops_) loop->Stop();  // closes every connection
+    core_->handlers->Stop();
     {
       std::lock_guard<std::mutex> lock(heartbeat_mu_);
       heartbeat_stop_ = true;

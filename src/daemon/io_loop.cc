@@ -223,6 +223,9 @@ void IoLoop::Read(uint64_t id, Entry& e) {
       e.paused = false;
       e.conn->SetPaused(false);
     }
+    // A metadata request of it is running on the handler pool: the next one waits (woken by
+    // HandlerDone).
+    if (e.conn->handler_busy.load(std::memory_order_acquire)) return;
     const bool authed = e.conn->session != nullptr;
     switch (e.reader.Next(e.conn->transport(), authed, scratch_)) {
       case FrameReader::Step::kAgain:

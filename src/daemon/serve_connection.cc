@@ -85,19 +85,40 @@ bool Handshake(Core& core, const ConnPtr& conn, const proto::FrameHeader& h,
   return true;
 }
 
-// Hands an authenticated request to the handler its row of the op table names.
+// Runs a metadata handler on the handler pool (it may block in the backend: open, fsync,
+// readdir...); the connection is not read until it is done.
+void Offload(Core& core, const ConnPtr& conn, const proto::FrameHeader& h,
+             std::span<const uint8_t> payload, int64_t arrival_ns,
+             void (*handler)(Core&, const ConnPtr&, const proto::FrameHeader&,
+                             std::span<const uint8_t>, int64_t)) {
+  conn->handler_busy.store(true, std::memory_order_release);
+  core.handlers->Post([&core, conn, h,
+                       fields = std::vector<uint8_t>(payload.begin(), payload.end()), arrival_ns,
+                       handler] {
+    handler(core, conn, h, fields, arrival_ns);
+    conn->HandlerDone();
+  });
+}
+
+// Hands an authenticated request to the handler its row of the op table names. Data requests
+// go to the scheduler, lock requests to the lock service (neither blocks); ping and stats are
+// answered at once; other metadata goes to the handler pool.
 void Route(Core& core, const ConnPtr& conn, const proto::FrameHeader& h,
            std::span<const uint8_t> payload, int64_t arrival_ns) {
-  switch (proto::Info(static_cast<Op>(h.op)).handler) {
+  const Op op = static_cast<Op>(h.op);
+  switch (proto::Info(op).handler) {
     case proto::Handler::kData:
       return SubmitDataOp(core, conn, h, payload, Buffer(), 0, arrival_ns, true);
     case proto::Handler::kLock:
       return HandleLockOp(core, conn, h, payload, arrival_ns);
     case proto::Handler::kPath:
-      return HandlePathOp(core, conn, h, payload, arrival_ns);
+      return Offload(core, conn, h, payload, arrival_ns, HandlePathOp);
     case proto::Handler::kFile:
     case proto::Handler::kSession:  // (hello and auth are answered before routing)
-      return HandleFileOp(core, conn, h, payload, arrival_ns);
+      if (op == Op::kPing || op == Op::kStats) {
+        return HandleFileOp(core, conn, h, payload, arrival_ns);
+      }
+      return Offload(core, conn, h, payload, arrival_ns, HandleFileOp);
   }
 }
 

@@ -1,0 +1,35 @@
+// A few threads for handler calls that may block in the backend (open, fsync, readdir...), so
+// that an event loop never waits for the file system on behalf of one connection.
+#pragma once
+
+#include <condition_variable>
+#include <deque>
+#include <functional>
+#include <mutex>
+#include <thread>
+#include <vector>
+
+namespace iorelay::daemon {
+
+class TaskPool {
+ public:
+  explicit TaskPool(int threads);
+  ~TaskPool() { Stop(); }
+  TaskPool(const TaskPool&) = delete;
+  TaskPool& operator=(const TaskPool&) = delete;
+
+  // Runs `task` on one of the threads, in posting order among idle threads.
+  void Post(std::function<void()> task);
+  // Runs what is queued, then joins the threads. Idempotent.
+  void Stop();
+
+ private:
+  void Loop();
+  std::mutex mu_;
+  std::condition_variable cv_;
+  std::deque<std::function<void()>> tasks_;  // guarded by mu_
+  bool stop_ = false;                        // guarded by mu_
+  std::vector<std::thread> threads_;
+};
+
+}  // namespace iorelay::daemon
