@@ -120,7 +120,7 @@ cli::OptionTable Table(Config* c) {
       .Add(cli::Integer("io-threads", "N", &c->io_threads, 1, 64,
                         "event-loop threads serving all connections (2)"))
       .Add(cli::Integer("max-connections", "N", &c->max_connections, 1, 1'000'000,
-                        "refuse connections beyond N open ones (10000)"))
+                        "refuse connections beyond N open ones (16384)"))
       .Add(Rate("min-send-rate", &c->min_send_rate,
                 "what a connection with replies queued must take, averaged over\n"
                 "--send-window-ms, or be closed as a slow reader (1MiB/s)"))
