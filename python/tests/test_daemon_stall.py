@@ -36,9 +36,13 @@ class RawClient:
     def __init__(self, address: str, secret_file: Path) -> None:
         # The protocol version this iorelayd speaks, so that this client follows it.
         self.version = int(_stats(address, secret_file)["protocol_version"])
-        self.sock = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+        if address.startswith("unix:"):
+            self.sock = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+            self.sock.connect(address.removeprefix("unix:"))
+        else:
+            host, port = address.removeprefix("tcp:").rsplit(":", 1)
+            self.sock = socket.create_connection((host, int(port)))
         self.sock.settimeout(10)
-        self.sock.connect(address.removeprefix("unix:"))
         self.next_id = 1
         secret = bytes.fromhex(secret_file.read_text().strip())
         server_nonce = self.call(_HELLO, b"")[:32]
@@ -111,9 +115,12 @@ def _threads(pid: int) -> int:
 
 
 @pytest.mark.needs_build("iorelayd", "iorelay-ctl")
-def test_stalled_readers_stall_nobody_and_are_closed(daemon_factory: DaemonFactory) -> None:
+@pytest.mark.parametrize("transport", ["unix", "tcp"])
+def test_stalled_readers_stall_nobody_and_are_closed(
+    daemon_factory: DaemonFactory, transport: str
+) -> None:
     d = daemon_factory(1, extra_args=["--workers", "2", "--send-window-ms", "1000"])
-    address = d.addresses("unix")[0]
+    address = d.addresses(transport)[0]
     assert d.credential_file is not None
     with open(d.root_dir / "big", "wb") as f:
         f.truncate(_BIG)
