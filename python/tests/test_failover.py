@@ -135,3 +135,40 @@ def test_failover_off_keeps_eio(disk_tmp: Path):
             _, err = p.communicate("go\n", timeout=SUBPROCESS_TIMEOUT_S)
         d.stop()
     assert p.returncode != 0 and "Input/output error" in err, err
+
+
+# Writes 64 blocks of 64 KiB with pwrite twice: pass 1 all "A", pass 2 all "B"; says "ready"
+# after 8 blocks of pass 1 and waits for a line (the test stops the file's daemon then).
+TWO_PASSES = """
+import os, sys
+fd = os.open(sys.argv[1] + "/fenced.bin", os.O_RDWR | os.O_CREAT | os.O_TRUNC, 0o644)
+for byte in (b"A", b"B"):
+    for i in range(64):
+        if byte == b"A" and i == 8:
+            print("ready", flush=True)
+            sys.stdin.readline()
+        os.pwrite(fd, byte * 65536, i * 65536)
+os.close(fd)
+print("done", flush=True)
+"""
+
+
+def test_stopped_daemon_resumed_lands_no_stale_write(disk_tmp: Path):
+    """Fencing: the file's daemon is stopped mid-run, the client fails over and finishes both
+    passes elsewhere, then the stopped daemon resumes: nothing of pass 1 may land over pass 2."""
+    (disk_tmp / "root").mkdir()
+    with LocalDaemons(2, disk_tmp / "root", str(disk_tmp / "fwd"), disk_tmp / "work") as d:
+        env = {**os.environ, **d.env(), "IORELAY_TIMEOUT_MS": "1000"}
+        with subprocess.Popen([sys.executable, "-c", TWO_PASSES, d.prefix], env=env, text=True,
+                              stdin=subprocess.PIPE, stdout=subprocess.PIPE,
+                              stderr=subprocess.PIPE) as p:  # fmt: skip
+            assert p.stdout.readline().strip() == "ready"
+            victim = holder(d)
+            os.kill(d.daemons[victim].pid, signal.SIGSTOP)
+            out, err = p.communicate("go\n", timeout=SUBPROCESS_TIMEOUT_S)
+            os.kill(d.daemons[victim].pid, signal.SIGCONT)
+            time.sleep(1.0)  # what the resumed daemon had queued is carried out or dropped now
+        d.stop()
+    assert p.returncode == 0 and out.strip() == "done", err
+    assert "move to daemon" in err
+    assert (d.root_dir / "fenced.bin").read_bytes() == b"B" * 64 * 65536

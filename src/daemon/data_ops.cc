@@ -1,6 +1,9 @@
 // Data requests (pread, pwrite, read, write): admission into the scheduler, then execution
 // of the dispatches it hands out, as one backend call each, and the replies.
 
+#include <poll.h>
+
+#include <algorithm>
 #include <cstring>
 
 #include "daemon/core.h"
@@ -120,11 +123,25 @@ void RecordDispatch(Core& core, const sched::Dispatch& d, Work* const* works, si
   }
 }
 
+// The client is gone: its connection was closed (e.g. as a slow reader) or, for a write, the
+// client hung up (seen on the socket before the event loop notices). Its queued request is
+// cancelled: a read's reply would go nowhere, and a write must not land late (fencing): the
+// client may have repeated it on another I/O node after this one stopped answering (failover),
+// and writes that followed there must not be overwritten by this stale one.
+bool ClientGone(Core& core, const Work& w) {
+  if (w.conn->closed()) return true;
+  if (w.op != Op::kPwrite && w.op != Op::kWrite) return false;
+  pollfd p{w.conn->transport()->PollFd(), POLLRDHUP, 0};
+  if (::poll(&p, 1, 0) != 1 || (p.revents & (POLLRDHUP | POLLHUP | POLLERR)) == 0) return false;
+  core.stats->conn.fenced_writes.fetch_add(1, std::memory_order_relaxed);
+  return true;
+}
+
 void RunAlone(Core& core, Work* w, int* result) {
   int64_t start = core.clock.NowNs();
-  // The client is gone (disconnected, e.g. as a slow reader): its queued request is cancelled.
-  Result<size_t> r = w->conn->closed() ? Result<size_t>(Status::FromErrno(ECANCELED, "cancelled"))
-                                       : RunOne(core, w);
+  Result<size_t> r = ClientGone(core, *w)
+                         ? Result<size_t>(Status::FromErrno(ECANCELED, "cancelled"))
+                         : RunOne(core, w);
   *result = r.ok() ? 0 : r.status().code();
   Answer(core, w, std::move(r), start);
 }
@@ -262,6 +279,9 @@ void ExecuteDispatch(Core& core, const sched::Dispatch& d, Work* const* works, s
              core.clock.NowNs());
     } else if (idx.size() == 1) {
       RunAlone(core, works[idx[0]], &results[idx[0]]);
+    } else if (std::any_of(idx.begin(), idx.end(),
+                           [&](size_t i) { return ClientGone(core, *works[i]); })) {
+      for (size_t i : idx) RunAlone(core, works[i], &results[i]);  // the gone ones cancelled
     } else {
       call.clear();
       call_results.clear();
