@@ -1,0 +1,156 @@
+// The I/O node's actors: a receiver (the mailbox's permanent receiver, so requests flow in
+// concurrently), the scheduling loop (the daemon's Dispatcher on SimGrid's clock), and one short
+// actor per dispatch in flight.
+#include "sim/io_node.h"
+
+#include <cmath>
+#include <mutex>
+#include <simgrid/s4u/Actor.hpp>
+#include <simgrid/s4u/Comm.hpp>
+#include <simgrid/s4u/Engine.hpp>
+#include <span>
+
+#include "dispatch/plan.h"
+
+namespace iorelay::sim {
+
+namespace sg4 = simgrid::s4u;
+
+namespace {
+constexpr uint32_t kDirectAlignBytes = 4096;
+}  // namespace
+
+IoNode::IoNode(int index, sg4::Host* host, std::unique_ptr<sched::Scheduler> scheduler, int slots,
+               int64_t request_overhead_ns, StorageModel* storage)
+    : index_(index),
+      host_(host),
+      scheduler_(std::move(scheduler)),
+      slots_(slots),
+      request_overhead_ns_(request_overhead_ns),
+      storage_(storage),
+      mailbox_(sg4::Mailbox::by_name("io" + std::to_string(index))),
+      mutex_(sg4::Mutex::create()),
+      wakeup_(sg4::ConditionVariable::create()) {}
+
+int64_t IoNode::NowNs() const { return std::llround(sg4::Engine::get_clock() * 1e9); }
+
+void IoNode::Start() {
+  const std::string name = "io" + std::to_string(index_);
+  sg4::ActorPtr receiver = sg4::Actor::create(name + "-recv", host_, [this] { ReceiveLoop(); });
+  mailbox_->set_receiver(receiver);
+  sg4::Actor::create(name + "-sched", host_, [this] { ScheduleLoop(); });
+}
+
+void IoNode::ReceiveLoop() {
+  sg4::Actor::self()->daemonize();
+  for (;;) {
+    auto* request = mailbox_->get<IoRequest>();
+    std::unique_lock lock(*mutex_);
+    inbox_.push_back(request);
+    wakeup_->notify_one();
+  }
+}
+
+void IoNode::ScheduleLoop() {
+  sg4::Actor::self()->daemonize();
+  std::unique_lock lock(*mutex_);
+  sched::Dispatch d;
+  for (;;) {
+    for (IoRequest* r : inbox_) {
+      sched::Request q;
+      q.id = next_id_++;
+      q.file = sched::FileKey{0, r->file};
+      q.op = r->write ? sched::IoOp::kWrite : sched::IoOp::kRead;
+      q.offset = r->offset;
+      q.length = r->length;
+      q.arrival_ns = NowNs();
+      q.merge_class = r->merge_class;
+      in_scheduler_.emplace(q.id, r);
+      scheduler_->Add(q);
+      ++counters_.requests;
+    }
+    inbox_.clear();
+    for (const Done& done : done_) {
+      for (uint64_t id : done.ids) scheduler_->Release(id, 0, done.duration_ns);
+    }
+    done_.clear();
+    int64_t wake_ns = -1;
+    while (busy_slots_ < slots_) {
+      const sched::Decision decision = scheduler_->Next(NowNs(), &d);
+      if (decision.kind == sched::Decision::Kind::kDispatch) {
+        ++busy_slots_;
+        ++counters_.dispatches;
+        sg4::Actor::create("dispatch", host_, [this, d] { RunDispatch(d); });
+        continue;
+      }
+      if (decision.kind == sched::Decision::Kind::kSleepUntil) wake_ns = decision.wake_ns;
+      break;
+    }
+    if (wake_ns >= 0) {
+      // Half a nanosecond late, so that the clock read back in ns has reached wake_ns.
+      wakeup_->wait_until(lock, (static_cast<double>(wake_ns) + 0.5) * 1e-9);
+    } else {
+      wakeup_->wait(lock);
+    }
+  }
+}
+
+void IoNode::RunDispatch(sched::Dispatch d) {
+  const int64_t start_ns = NowNs();
+  if (request_overhead_ns_ > 0) {
+    sg4::this_actor::sleep_for(static_cast<double>(request_overhead_ns_) * 1e-9);
+  }
+  std::vector<IoRequest*> requests;
+  std::vector<dispatch::RequestDesc> descs;
+  {
+    std::unique_lock lock(*mutex_);
+    for (uint64_t id : d.request_ids) {
+      auto it = in_scheduler_.find(id);
+      requests.push_back(it->second);
+      in_scheduler_.erase(it);
+    }
+  }
+  for (const IoRequest* r : requests) {
+    dispatch::RequestDesc desc;
+    desc.offset = r->offset;
+    desc.length = r->length;
+    desc.merge_class = r->merge_class;
+    desc.direct_align = r->merge_class != 0 ? kDirectAlignBytes : 0;
+    descs.push_back(desc);
+  }
+  dispatch::Plan plan;
+  dispatch::BuildPlan(descs, d.overlapping, &plan);
+  std::vector<uint64_t> lengths;
+  std::vector<dispatch::Share> shares;
+  for (const dispatch::Step& step : plan.steps) {
+    std::span<const size_t> idx = plan.Of(step);
+    if (step.kind == dispatch::Step::Kind::kRefuse) {
+      requests[idx[0]]->error = step.error;
+      continue;
+    }
+    lengths.clear();
+    uint64_t length = 0;
+    for (size_t i : idx) {
+      lengths.push_back(requests[i]->length);
+      length += requests[i]->length;
+    }
+    ++counters_.calls;
+    const IoRequest& first = *requests[idx[0]];
+    const uint64_t done = storage_->Call(host_, first.file, first.write, first.offset, length);
+    dispatch::SplitResult(Result<size_t>(static_cast<size_t>(done)), lengths, &shares);
+    for (size_t k = 0; k < idx.size(); ++k) {
+      requests[idx[k]]->bytes_done = shares[k].bytes;
+      requests[idx[k]]->error = shares[k].error;
+    }
+  }
+  for (IoRequest* r : requests) {
+    const uint64_t bytes = kMessageHeaderBytes + (r->write ? 0 : r->bytes_done);
+    r->reply_to->put_init(r, bytes)->detach();
+  }
+  std::unique_lock lock(*mutex_);
+  done_.push_back({std::move(d.request_ids), NowNs() - start_ns});
+  --busy_slots_;
+  wakeup_->notify_one();
+}
+
+}  // namespace iorelay::sim

@@ -1,0 +1,29 @@
+// iorelay-sim: one simulated run, JSON on stdout (a thin main over sim::Run).
+#include <cstdio>
+#include <string>
+#include <vector>
+
+#include "common/version_flag.h"
+#include "sim/sim_options.h"
+#include "sim/simulation.h"
+
+int main(int argc, char** argv) {
+  if (iorelay::PrintVersionIfAsked(argc, argv, "iorelay-sim")) return 0;
+  const std::vector<std::string> args(argv + 1, argv + argc);
+  auto options = iorelay::sim::ParseSimOptions(args);
+  if (!options.ok()) {
+    std::fprintf(stderr, "iorelay-sim: %s\n", options.status().message().c_str());
+    return 2;
+  }
+  if (options->help) {
+    std::fputs(iorelay::sim::SimUsage().c_str(), stdout);
+    return 0;
+  }
+  auto result = iorelay::sim::Run(options->run);
+  if (!result.ok()) {
+    std::fprintf(stderr, "iorelay-sim: %s\n", result.status().message().c_str());
+    return 1;
+  }
+  std::printf("%s\n", iorelay::sim::ToJson(options->run, *result).dump(2).c_str());
+  return 0;
+}
