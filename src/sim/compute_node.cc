@@ -14,7 +14,7 @@ namespace sg4 = simgrid::s4u;
 namespace {
 
 void RankLoop(const Pattern& pattern, uint32_t rank, sg4::Host* host, RankTarget target,
-              double start_s, RankResult* out) {
+              double start_s, RankResult* out, const std::function<void()>* finished) {
   if (start_s > 0) sg4::this_actor::sleep_until(start_s);
   sg4::Mailbox* reply = sg4::Mailbox::by_name("r" + std::to_string(rank));
   const PatternSpec& spec = pattern.spec;
@@ -40,15 +40,16 @@ void RankLoop(const Pattern& pattern, uint32_t rank, sg4::Host* host, RankTarget
     if (r.error != 0) ++out->errors;
   }
   out->end_s = sg4::Engine::get_clock();
+  (*finished)();
 }
 
 }  // namespace
 
 void StartRank(const Pattern& pattern, uint32_t rank, sg4::Host* host, RankTarget target,
-               double start_s, RankResult* out) {
+               double start_s, RankResult* out, const std::function<void()>* finished) {
   sg4::Actor::create("rank" + std::to_string(rank), host,
-                     [&pattern, rank, host, target, start_s, out] {
-                       RankLoop(pattern, rank, host, target, start_s, out);
+                     [&pattern, rank, host, target, start_s, out, finished] {
+                       RankLoop(pattern, rank, host, target, start_s, out, finished);
                      });
 }
 

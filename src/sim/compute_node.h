@@ -4,6 +4,7 @@
 #pragma once
 
 #include <cstdint>
+#include <functional>
 #include <simgrid/s4u/Host.hpp>
 #include <simgrid/s4u/Mailbox.hpp>
 
@@ -24,9 +25,9 @@ struct RankTarget {
   StorageModel* storage = nullptr;          // used for direct access
 };
 
-// Creates the actor of `rank`, starting at `start_s`. `pattern`, `target` and `out` must outlive
-// the simulation.
+// Creates the actor of `rank`, starting at `start_s`; it calls `finished` (in the actor) after
+// its last request. `pattern`, `out` and `finished` must outlive the simulation.
 void StartRank(const Pattern& pattern, uint32_t rank, simgrid::s4u::Host* host, RankTarget target,
-               double start_s, RankResult* out);
+               double start_s, RankResult* out, const std::function<void()>* finished);
 
 }  // namespace iorelay::sim

@@ -18,6 +18,8 @@ namespace sg4 = simgrid::s4u;
 
 namespace {
 constexpr uint32_t kDirectAlignBytes = 4096;
+// Sent to an I/O node's mailbox to end its receiver.
+IoRequest stop_message;
 }  // namespace
 
 IoNode::IoNode(int index, sg4::Host* host, std::unique_ptr<sched::Scheduler> scheduler, int slots,
@@ -41,18 +43,23 @@ void IoNode::Start() {
   sg4::Actor::create(name + "-sched", host_, [this] { ScheduleLoop(); });
 }
 
+void IoNode::Stop() { mailbox_->put(&stop_message, 0); }
+
 void IoNode::ReceiveLoop() {
-  sg4::Actor::self()->daemonize();
   for (;;) {
     auto* request = mailbox_->get<IoRequest>();
     std::unique_lock lock(*mutex_);
-    inbox_.push_back(request);
+    if (request == &stop_message) {
+      stopping_ = true;
+    } else {
+      inbox_.push_back(request);
+    }
     wakeup_->notify_one();
+    if (stopping_) return;
   }
 }
 
 void IoNode::ScheduleLoop() {
-  sg4::Actor::self()->daemonize();
   std::unique_lock lock(*mutex_);
   sched::Dispatch d;
   for (;;) {
@@ -85,6 +92,10 @@ void IoNode::ScheduleLoop() {
       }
       if (decision.kind == sched::Decision::Kind::kSleepUntil) wake_ns = decision.wake_ns;
       break;
+    }
+    if (stopping_ && busy_slots_ == 0 && inbox_.empty() && done_.empty() &&
+        scheduler_->queued() == 0) {
+      return;
     }
     if (wake_ns >= 0) {
       // Half a nanosecond late, so that the clock read back in ns has reached wake_ns.

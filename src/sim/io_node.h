@@ -35,8 +35,12 @@ class IoNode {
   IoNode(const IoNode&) = delete;
   IoNode& operator=(const IoNode&) = delete;
 
-  // Creates the node's actors (daemons: they end with the last compute-node actor).
+  // Creates the node's actors.
   void Start();
+  // Asks the node to end once its dispatches in flight are done (call from an actor, after the
+  // last request was answered). Not daemon actors: SimGrid kills those by unwinding their
+  // stacks, which then release an s4u::Mutex from a dying actor (a hang under thread contexts).
+  void Stop();
   // Where compute nodes send their requests.
   simgrid::s4u::Mailbox* mailbox() const { return mailbox_; }
   const IoNodeCounters& counters() const { return counters_; }
@@ -67,6 +71,7 @@ class IoNode {
   std::unordered_map<uint64_t, IoRequest*> in_scheduler_;  // scheduler id → request
   uint64_t next_id_ = 1;
   int busy_slots_ = 0;
+  bool stopping_ = false;
   IoNodeCounters counters_;
 };
 

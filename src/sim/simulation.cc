@@ -5,6 +5,7 @@
 #include <fmt/format.h>
 
 #include <chrono>
+#include <functional>
 #include <memory>
 #include <random>
 #include <simgrid/s4u/Engine.hpp>
@@ -94,6 +95,12 @@ Result<RunResult> Run(const RunConfig& config) {
   std::mt19937_64 rng(config.seed);
   const int64_t jitter_ns = config.platform.compute.start_jitter_ns;
   std::vector<RankResult> ranks(config.pattern.ranks);
+  // The last rank to finish ends the I/O nodes, so that the simulation ends.
+  uint32_t running = config.pattern.ranks;
+  const std::function<void()> finished = [&running, &ionodes] {
+    if (--running > 0) return;
+    for (const auto& io : ionodes) io->Stop();
+  };
   for (uint32_t r = 0; r < config.pattern.ranks; ++r) {
     const uint32_t node = pattern.NodeOf(r);
     RankTarget target;
@@ -102,7 +109,7 @@ Result<RunResult> Run(const RunConfig& config) {
     const int64_t start_ns =
         jitter_ns > 0 ? static_cast<int64_t>(rng() % static_cast<uint64_t>(jitter_ns + 1)) : 0;
     StartRank(pattern, r, hosts.compute[node], target, static_cast<double>(start_ns) * 1e-9,
-              &ranks[r]);
+              &ranks[r], &finished);
   }
   engine.run();
 
