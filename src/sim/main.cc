@@ -19,6 +19,10 @@ int main(int argc, char** argv) {
     std::fputs(iorelay::sim::SimUsage().c_str(), stdout);
     return 0;
   }
+  if (!options->printed_config.is_null()) {
+    std::printf("%s\n", options->printed_config.dump(2).c_str());
+    return 0;
+  }
   auto result = iorelay::sim::Run(options->run);
   if (!result.ok()) {
     std::fprintf(stderr, "iorelay-sim: %s\n", result.status().message().c_str());

@@ -1,6 +1,8 @@
-// iorelay-sim's command line, parsed without exceptions into a RunConfig.
+// iorelay-sim's command line: one option table (common/option_table.h) bound to a RunConfig, so
+// parsing, --help, --print-config and --config FILE.json come from one list of rows.
 #pragma once
 
+#include <nlohmann/json.hpp>
 #include <string>
 #include <vector>
 
@@ -10,13 +12,15 @@
 namespace iorelay::sim {
 
 struct SimOptions {
-  RunConfig run;
+  std::string platform_path;
+  RunConfig run;  // run.platform is loaded from platform_path
   bool help = false;
+  nlohmann::json printed_config;  // --print-config: the options as given (null otherwise)
 };
 
 std::string SimUsage();
-// Sizes with common/units.h; every error names the flag and the valid choices. Reads the
-// platform file named by --platform.
+// Parses, then (unless --help or --print-config) reads the platform file and checks the whole
+// run (Validate). Every error is one line naming the option and the valid choices.
 Result<SimOptions> ParseSimOptions(const std::vector<std::string>& args);
 
 }  // namespace iorelay::sim
