@@ -120,6 +120,14 @@ Result<RunResult> Run(const RunConfig& config) {
     out.errors += r.errors;
     out.simulated_s = std::max(out.simulated_s, r.end_s);
   }
+  const uint64_t expected = pattern.RequestsPerRank() * config.pattern.ranks;
+  if (out.requests != expected) {
+    // SimGrid ran out of events with ranks still waiting: a request was never answered.
+    return Status::IOError(fmt::format(
+        "the simulation stopped with {} of {} requests answered (a scheduler held requests "
+        "forever?)",
+        out.requests, expected));
+  }
   out.bytes_at_storage = storage.bytes_written() + storage.bytes_read();
   out.storage_accesses = storage.accesses();
   if (config.ionodes == 0) {
