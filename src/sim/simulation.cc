@@ -16,6 +16,7 @@
 #include "sim/compute_node.h"
 #include "sim/io_node.h"
 #include "sim/ionode_placement.h"
+#include "sim/node_issuer.h"
 #include "sim/star_network.h"
 #include "sim/storage_model.h"
 
@@ -55,6 +56,10 @@ Status Validate(const RunConfig& config) {
   auto pattern = MakePattern(config.pattern);
   if (!pattern.ok()) return pattern.status();
   if (config.ionodes < 0) return Status::InvalidArgument("--ionodes must be >= 0");
+  if (config.issuer == Issuer::kNode && config.ionodes == 0) {
+    return Status::InvalidArgument(
+        "--issuer node needs --ionodes >= 1 (direct access is per rank)");
+  }
   if (config.ionodes > 0) {
     auto s = MakeScheduler(config.scheduler);
     if (!s.ok()) return s.status();
@@ -101,7 +106,17 @@ Result<RunResult> Run(const RunConfig& config) {
     if (--running > 0) return;
     for (const auto& io : ionodes) io->Stop();
   };
-  for (uint32_t r = 0; r < config.pattern.ranks; ++r) {
+  for (uint32_t node = 0; config.issuer == Issuer::kNode && node < pattern.spec.nodes; ++node) {
+    const uint32_t first = node * pattern.ranks_per_node;
+    if (first >= config.pattern.ranks) break;
+    const uint32_t count = std::min(pattern.ranks_per_node, config.pattern.ranks - first);
+    const int64_t start_ns =
+        jitter_ns > 0 ? static_cast<int64_t>(rng() % static_cast<uint64_t>(jitter_ns + 1)) : 0;
+    StartNodeIssuer(pattern, node, first, count, hosts.compute[node],
+                    ionodes[ionode_of[node]]->mailbox(), static_cast<double>(start_ns) * 1e-9,
+                    &ranks, &finished);
+  }
+  for (uint32_t r = 0; config.issuer == Issuer::kRank && r < config.pattern.ranks; ++r) {
     const uint32_t node = pattern.NodeOf(r);
     RankTarget target;
     target.storage = &storage;
@@ -163,6 +178,7 @@ nlohmann::json DeterministicJson(const RunConfig& config, const RunResult& r) {
       {"scheduler", config.ionodes > 0 ? config.scheduler : "none"},
       {"placement", config.ionodes > 0 ? config.placement : "none"},
       {"seed", config.seed},
+      {"issuer", config.issuer == Issuer::kNode ? "node" : "rank"},
       {"requests", r.requests},
       {"errors", r.errors},
       {"bytes", r.bytes},

@@ -13,6 +13,10 @@
 
 namespace iorelay::sim {
 
+// Who issues the requests: an actor per rank, or per compute node (I/O nodes only; see
+// sim/node_issuer.h).
+enum class Issuer { kRank, kNode };
+
 struct RunConfig {
   Platform platform;
   PatternSpec pattern;
@@ -20,6 +24,7 @@ struct RunConfig {
   std::string scheduler = "fifo";  // a src/sched registry spec: "aioli:quantum=64KiB"
   std::string placement = "block";
   uint64_t seed = 1;
+  Issuer issuer = Issuer::kRank;
   // SimGrid's context factory; "thread" under sanitizers (they cannot follow raw contexts).
   std::string context_factory;
 };

@@ -123,6 +123,18 @@ TEST(SimulationTest, DirectAccessRunsWithoutIoNodes) {
   EXPECT_GT(out["bandwidth_MiBps"].get<double>(), 0);
 }
 
+TEST(SimulationTest, OneActorPerNodeStillSendsEveryRanksRequests) {
+  RunConfig c = Config("pfs", 2, "aioli");
+  c.issuer = Issuer::kNode;
+  const json out = RunForked(c);
+  ASSERT_FALSE(out.contains("error")) << out.dump();
+  EXPECT_EQ(out["issuer"], "node");
+  EXPECT_EQ(out["requests"], 8 * 8);
+  EXPECT_EQ(out["bytes_at_storage"], 8 * 8 * 64 * 1024);
+  c.ionodes = 0;
+  EXPECT_FALSE(Validate(c).ok());  // direct access is per rank
+}
+
 // Virtual time makes a run deterministic: the same configuration gives the same numbers, run
 // after run, and the numbers of tests/data/sim_golden.json until a change of the model means
 // to change them (then regenerate with IORELAY_UPDATE_GOLDEN=1 and say why in the commit).
