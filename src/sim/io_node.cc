@@ -22,10 +22,12 @@ constexpr uint32_t kDirectAlignBytes = 4096;
 IoRequest stop_message;
 }  // namespace
 
-IoNode::IoNode(int index, sg4::Host* host, std::unique_ptr<sched::Scheduler> scheduler, int slots,
-               int64_t request_overhead_ns, StorageModel* storage)
+IoNode::IoNode(int index, sg4::Host* front, sg4::Host* storage_side,
+               std::unique_ptr<sched::Scheduler> scheduler, int slots, int64_t request_overhead_ns,
+               StorageModel* storage)
     : index_(index),
-      host_(host),
+      front_(front),
+      storage_side_(storage_side),
       scheduler_(std::move(scheduler)),
       slots_(slots),
       request_overhead_ns_(request_overhead_ns),
@@ -38,9 +40,9 @@ int64_t IoNode::NowNs() const { return std::llround(sg4::Engine::get_clock() * 1
 
 void IoNode::Start() {
   const std::string name = "io" + std::to_string(index_);
-  sg4::ActorPtr receiver = sg4::Actor::create(name + "-recv", host_, [this] { ReceiveLoop(); });
+  sg4::ActorPtr receiver = sg4::Actor::create(name + "-recv", front_, [this] { ReceiveLoop(); });
   mailbox_->set_receiver(receiver);
-  sg4::Actor::create(name + "-sched", host_, [this] { ScheduleLoop(); });
+  sg4::Actor::create(name + "-sched", front_, [this] { ScheduleLoop(); });
 }
 
 void IoNode::Stop() { mailbox_->put(&stop_message, 0); }
@@ -78,6 +80,11 @@ void IoNode::ScheduleLoop() {
     }
     inbox_.clear();
     for (const Done& done : done_) {
+      // Replies leave from the front host (the dispatch ran on the storage side).
+      for (IoRequest* r : done.requests) {
+        const uint64_t bytes = kMessageHeaderBytes + (r->write ? 0 : r->bytes_done);
+        r->reply_to->put_init(r, bytes)->detach();
+      }
       for (uint64_t id : done.ids) scheduler_->Release(id, 0, done.duration_ns);
     }
     done_.clear();
@@ -87,7 +94,7 @@ void IoNode::ScheduleLoop() {
       if (decision.kind == sched::Decision::Kind::kDispatch) {
         ++busy_slots_;
         ++counters_.dispatches;
-        sg4::Actor::create("dispatch", host_, [this, d] { RunDispatch(d); });
+        sg4::Actor::create("dispatch", storage_side_, [this, d] { RunDispatch(d); });
         continue;
       }
       if (decision.kind == sched::Decision::Kind::kSleepUntil) wake_ns = decision.wake_ns;
@@ -147,19 +154,16 @@ void IoNode::RunDispatch(sched::Dispatch d) {
     }
     ++counters_.calls;
     const IoRequest& first = *requests[idx[0]];
-    const uint64_t done = storage_->Call(host_, first.file, first.write, first.offset, length);
+    const uint64_t done =
+        storage_->Call(storage_side_, first.file, first.write, first.offset, length);
     dispatch::SplitResult(Result<size_t>(static_cast<size_t>(done)), lengths, &shares);
     for (size_t k = 0; k < idx.size(); ++k) {
       requests[idx[k]]->bytes_done = shares[k].bytes;
       requests[idx[k]]->error = shares[k].error;
     }
   }
-  for (IoRequest* r : requests) {
-    const uint64_t bytes = kMessageHeaderBytes + (r->write ? 0 : r->bytes_done);
-    r->reply_to->put_init(r, bytes)->detach();
-  }
   std::unique_lock lock(*mutex_);
-  done_.push_back({std::move(d.request_ids), NowNs() - start_ns});
+  done_.push_back({std::move(d.request_ids), std::move(requests), NowNs() - start_ns});
   --busy_slots_;
   wakeup_->notify_one();
 }

@@ -30,8 +30,11 @@ struct IoNodeCounters {
 class IoNode {
  public:
   // `storage` must outlive the simulation. Nothing runs before Start().
-  IoNode(int index, simgrid::s4u::Host* host, std::unique_ptr<sched::Scheduler> scheduler,
-         int slots, int64_t request_overhead_ns, StorageModel* storage);
+  // Requests arrive and replies leave at `front`; storage calls leave from `storage_side` (the
+  // same host on a star network).
+  IoNode(int index, simgrid::s4u::Host* front, simgrid::s4u::Host* storage_side,
+         std::unique_ptr<sched::Scheduler> scheduler, int slots, int64_t request_overhead_ns,
+         StorageModel* storage);
   IoNode(const IoNode&) = delete;
   IoNode& operator=(const IoNode&) = delete;
 
@@ -48,6 +51,7 @@ class IoNode {
  private:
   struct Done {
     std::vector<uint64_t> ids;
+    std::vector<IoRequest*> requests;  // answered by the loop, from the front host
     int64_t duration_ns = 0;
   };
   void ReceiveLoop();
@@ -56,7 +60,8 @@ class IoNode {
   int64_t NowNs() const;
 
   int index_;
-  simgrid::s4u::Host* host_;
+  simgrid::s4u::Host* front_;
+  simgrid::s4u::Host* storage_side_;
   std::unique_ptr<sched::Scheduler> scheduler_;
   int slots_;
   int64_t request_overhead_ns_;

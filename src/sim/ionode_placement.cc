@@ -11,9 +11,8 @@
 
 namespace iorelay::sim {
 
-Result<std::vector<int32_t>> PlaceIoNodes(const std::string& topology_spec,
-                                          const std::string& policy, int32_t nodes,
-                                          int32_t ionodes) {
+Result<IoNodePlacement> PlaceIoNodes(const std::string& topology_spec, const std::string& policy,
+                                     int32_t nodes, int32_t ionodes) {
   if (ionodes < 1 || ionodes > nodes) {
     return Status::InvalidArgument(
         fmt::format("--ionodes {} must be between 0 and --nodes ({})", ionodes, nodes));
@@ -42,8 +41,10 @@ Result<std::vector<int32_t>> PlaceIoNodes(const std::string& topology_spec,
   IORELAY_RETURN_IF_ERROR(placement::FinishLayout(m, &layout));
   auto assignment = placement::Assign(policy, **topology, layout, placement::PolicyOptions{});
   if (!assignment.ok()) return assignment.status();
-  std::vector<int32_t> out(nodes);
-  for (int32_t v = 0; v < nodes; ++v) out[v] = layout.ionode_of_bridge[(*assignment)[v]];
+  IoNodePlacement out;
+  out.ionode_of.resize(nodes);
+  for (int32_t v = 0; v < nodes; ++v) out.ionode_of[v] = layout.ionode_of_bridge[(*assignment)[v]];
+  out.bridge_of.assign(layout.bridges.begin(), layout.bridges.end());
   return out;
 }
 

@@ -10,11 +10,15 @@
 
 namespace iorelay::sim {
 
-// Compute node [0, nodes) → I/O node [0, ionodes). `topology_spec` empty: fattree:1x<nodes>x1
-// (one switch: only block and round-robin then differ). InvalidArgument for an unknown policy or
-// topology, a topology with fewer than `nodes` nodes, or more I/O nodes than nodes.
-Result<std::vector<int32_t>> PlaceIoNodes(const std::string& topology_spec,
-                                          const std::string& policy, int32_t nodes,
-                                          int32_t ionodes);
+struct IoNodePlacement {
+  std::vector<int32_t> ionode_of;  // compute node [0, nodes) → I/O node [0, ionodes)
+  std::vector<int32_t> bridge_of;  // I/O node → the compute node it attaches to the network at
+};
+
+// `topology_spec` empty: fattree:1x<nodes>x1 (one switch: only block and round-robin then
+// differ). InvalidArgument for an unknown policy or topology, a topology with fewer than `nodes`
+// nodes, or more I/O nodes than nodes.
+Result<IoNodePlacement> PlaceIoNodes(const std::string& topology_spec, const std::string& policy,
+                                     int32_t nodes, int32_t ionodes);
 
 }  // namespace iorelay::sim

@@ -99,6 +99,10 @@ Status ParseNetwork(const Section& s, NetworkParams* n) {
   IORELAY_RETURN_IF_ERROR(Required(s, "latency", &Section::Duration, &n->latency_s));
   n->latency_s *= 1e-9;
   IORELAY_RETURN_IF_ERROR(Optional(s, "backbone", &Section::Rate, &n->backbone_Bps));
+  IORELAY_RETURN_IF_ERROR(Optional(s, "link", &Section::Rate, &n->link_Bps));
+  if (n->link_Bps > 0 && !s.Has("topology")) {
+    return Status::InvalidArgument("platform: network.link needs network.topology");
+  }
   return Optional(s, "topology", &Section::String, &n->topology);
 }
 
@@ -180,7 +184,7 @@ Result<Platform> ParsePlatform(const json& doc) {
     }
   }
   IORELAY_RETURN_IF_ERROR(ParseNetwork(
-      Section(doc["network"], "network", {"latency", "backbone", "topology"}), &p.network));
+      Section(doc["network"], "network", {"latency", "backbone", "topology", "link"}), &p.network));
   IORELAY_RETURN_IF_ERROR(
       ParseCompute(Section(doc["compute"], "compute", {"nic", "start_jitter"}), &p.compute));
   IORELAY_RETURN_IF_ERROR(ParseIoNode(
@@ -218,6 +222,7 @@ json ToJson(const Platform& p) {
       {"network",
        {{"latency", units::FormatDurationNs(std::llround(p.network.latency_s * 1e9))},
         {"backbone_bytes_per_s", p.network.backbone_Bps},
+        {"link_bytes_per_s", p.network.link_Bps},
         {"topology", p.network.topology}}},
       {"compute",
        {{"nic_bytes_per_s", p.compute.nic_Bps},

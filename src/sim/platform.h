@@ -18,6 +18,9 @@ struct NetworkParams {
   double latency_s = 1e-6;  // per NIC link
   double backbone_Bps = 0;  // 0: non-blocking switch (no backbone link)
   std::string topology;     // placement topology spec; empty: fattree:1x<nodes>x1
+  // With a topology and this bandwidth, the topology's links are the compute side's network
+  // (each directed link this bandwidth, network.latency per hop); 0: the star network.
+  double link_Bps = 0;
 };
 
 struct ComputeParams {

@@ -76,6 +76,14 @@ TEST(PlatformTest, BadUnitsAndChoicesAreRefused) {
   EXPECT_NE(Error(doc).find("stripe_count"), std::string::npos) << Error(doc);
 }
 
+TEST(PlatformTest, LinkNeedsATopology) {
+  json doc = Minimal();
+  doc["network"]["link"] = "1GBps";
+  EXPECT_NE(Error(doc).find("network.link needs network.topology"), std::string::npos);
+  doc["network"]["topology"] = "torus:2x2";
+  EXPECT_EQ(Error(doc), "");
+}
+
 TEST(PlatformTest, ShippedPlatformsParse) {
   for (const char* name : {"local", "marenostrum4"}) {
     auto p = LoadPlatform(std::string(PLATFORMS_DIR) + "/" + name + ".json");

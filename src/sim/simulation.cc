@@ -12,6 +12,7 @@
 #include <vector>
 
 #include "common/units.h"
+#include "placement/topology_spec.h"
 #include "sched/registry.h"
 #include "sim/compute_node.h"
 #include "sim/io_node.h"
@@ -75,10 +76,17 @@ Result<RunResult> Run(const RunConfig& config) {
   const auto wall_start = std::chrono::steady_clock::now();
   const Pattern pattern = *MakePattern(config.pattern);
   const auto nodes = static_cast<int32_t>(config.pattern.nodes);
-  std::vector<int32_t> ionode_of(nodes, -1);
+  IoNodePlacement placed;
   if (config.ionodes > 0) {
-    ionode_of =
+    placed =
         *PlaceIoNodes(config.platform.network.topology, config.placement, nodes, config.ionodes);
+  }
+  const std::vector<int32_t>& ionode_of = placed.ionode_of;
+  // The topology is the compute side's network when the platform gives its link bandwidth and
+  // there are I/O nodes (direct access uses the star network: storage lives in another zone).
+  std::unique_ptr<placement::Topology> topology;
+  if (config.platform.network.link_Bps > 0 && config.ionodes > 0) {
+    topology = std::move(placement::ParseTopology(config.platform.network.topology).value());
   }
 
   std::vector<std::string> args = EngineArgs(config);
@@ -88,13 +96,16 @@ Result<RunResult> Run(const RunConfig& config) {
   int argc = static_cast<int>(args.size());
   sg4::Engine engine(&argc, argv.data());
 
-  const Hosts hosts = BuildStarNetwork(config.platform, nodes, config.ionodes);
+  const Hosts hosts =
+      topology != nullptr
+          ? BuildTopologyNetwork(config.platform, *topology, nodes, placed.bridge_of)
+          : BuildStarNetwork(config.platform, nodes, config.ionodes);
   StorageModel storage(config.platform.storage, hosts.storage);
   std::vector<std::unique_ptr<IoNode>> ionodes;
   for (int k = 0; k < config.ionodes; ++k) {
     ionodes.push_back(std::make_unique<IoNode>(
-        k, hosts.ionodes[k], MakeScheduler(config.scheduler).value(), config.platform.ionode.slots,
-        config.platform.ionode.request_overhead_ns, &storage));
+        k, hosts.ionode_front[k], hosts.ionode_storage[k], MakeScheduler(config.scheduler).value(),
+        config.platform.ionode.slots, config.platform.ionode.request_overhead_ns, &storage));
     ionodes.back()->Start();
   }
   std::mt19937_64 rng(config.seed);
@@ -164,6 +175,9 @@ nlohmann::json DeterministicJson(const RunConfig& config, const RunResult& r) {
   return {
       {"platform", config.platform.name},
       {"network_model", kNetworkModel},
+      {"network", config.platform.network.link_Bps > 0 && config.ionodes > 0
+                      ? config.platform.network.topology
+                      : "star"},
       {"pattern",
        {{"layout", LayoutName(p.layout)},
         {"spatiality", SpatialityName(p.spatiality)},

@@ -135,6 +135,28 @@ TEST(SimulationTest, OneActorPerNodeStillSendsEveryRanksRequests) {
   EXPECT_FALSE(Validate(c).ok());  // direct access is per rank
 }
 
+// With network.topology and network.link, requests cross the placement topology's links (routed
+// by src/placement), so slower links give a slower run; the bytes are the same.
+TEST(SimulationTest, TopologyLinksCarryTheRequests) {
+  json fast_doc = PlatformDoc("pfs");
+  fast_doc["network"]["topology"] = "torus:2x2";
+  fast_doc["network"]["link"] = "10GBps";
+  json slow_doc = fast_doc;
+  slow_doc["network"]["link"] = "50MBps";
+  RunConfig fast = Config("pfs", 2, "fifo");
+  fast.platform = *ParsePlatform(fast_doc);
+  RunConfig slow = fast;
+  slow.platform = *ParsePlatform(slow_doc);
+  const json f = RunForked(fast);
+  const json s = RunForked(slow);
+  ASSERT_FALSE(f.contains("error")) << f.dump();
+  ASSERT_FALSE(s.contains("error")) << s.dump();
+  EXPECT_EQ(f["network"], "torus:2x2");
+  EXPECT_EQ(f["bytes_at_storage"], 8 * 8 * 64 * 1024);
+  EXPECT_EQ(s["bytes_at_storage"], f["bytes_at_storage"]);
+  EXPECT_LT(s["bandwidth_MiBps"].get<double>(), f["bandwidth_MiBps"].get<double>());
+}
+
 // Virtual time makes a run deterministic: the same configuration gives the same numbers, run
 // after run, and the numbers of tests/data/sim_golden.json until a change of the model means
 // to change them (then regenerate with IORELAY_UPDATE_GOLDEN=1 and say why in the commit).
@@ -174,10 +196,11 @@ TEST(SimulationTest, BadRunInputIsRefusedBeforeSimulating) {
 TEST(PlacementTest, PoliciesMapNodesToIoNodes) {
   auto block = PlaceIoNodes("", "block", 4, 2);
   ASSERT_TRUE(block.ok()) << block.status().message();
-  EXPECT_EQ(*block, (std::vector<int32_t>{0, 0, 1, 1}));
+  EXPECT_EQ(block->ionode_of, (std::vector<int32_t>{0, 0, 1, 1}));
+  EXPECT_EQ(block->bridge_of, (std::vector<int32_t>{0, 2}));
   auto rr = PlaceIoNodes("", "round-robin", 4, 2);
   ASSERT_TRUE(rr.ok()) << rr.status().message();
-  EXPECT_EQ(*rr, (std::vector<int32_t>{0, 1, 0, 1}));
+  EXPECT_EQ(rr->ionode_of, (std::vector<int32_t>{0, 1, 0, 1}));
   EXPECT_FALSE(PlaceIoNodes("torus:2x2", "block", 8, 2).ok());  // too few nodes
 }
 
