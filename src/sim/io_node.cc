@@ -54,7 +54,7 @@ void IoNode::ReceiveLoop() {
     if (request == &stop_message) {
       stopping_ = true;
     } else {
-      inbox_.push_back(request);
+      for (IoRequest* r = request; r != nullptr; r = r->next_in_message) inbox_.push_back(r);
     }
     wakeup_->notify_one();
     if (stopping_) return;

@@ -18,6 +18,9 @@ struct IoRequest {
   uint64_t length = 0;
   uint32_t merge_class = 0;  // O_DIRECT requests only merge with each other
   simgrid::s4u::Mailbox* reply_to = nullptr;
+  // Intra-node aggregation: the next request of the same message (one message carries a node's
+  // requests of one step); null for a message of one request.
+  IoRequest* next_in_message = nullptr;
   // Filled by the I/O node before replying.
   int error = 0;
   uint64_t bytes_done = 0;

@@ -73,15 +73,58 @@ void NodeLoop(const Pattern& pattern, uint32_t node, uint32_t first_rank, uint32
   }
 }
 
+void AggregatingNodeLoop(const Pattern& pattern, uint32_t node, uint32_t first_rank, uint32_t count,
+                         sg4::Mailbox* ionode, double start_s, std::vector<RankResult>* out,
+                         const std::function<void()>* finished) {
+  if (start_s > 0) sg4::this_actor::sleep_until(start_s);
+  sg4::Mailbox* replies = sg4::Mailbox::by_name("n" + std::to_string(node));
+  const PatternSpec& spec = pattern.spec;
+  std::vector<IoRequest> step(count);
+  for (uint64_t i = 0; i < pattern.RequestsPerRank(); ++i) {
+    uint64_t bytes = 0;
+    for (uint32_t local = 0; local < count; ++local) {
+      const uint32_t rank = first_rank + local;
+      IoRequest& r = step[local];
+      r = IoRequest{};
+      r.rank = rank;
+      r.file = pattern.File(rank);
+      r.write = spec.write;
+      r.offset = pattern.Offset(rank, i);
+      r.length = spec.request_bytes;
+      r.merge_class = spec.odirect ? 1 : 0;
+      r.reply_to = replies;
+      r.next_in_message = local + 1 < count ? &step[local + 1] : nullptr;
+      bytes += kMessageHeaderBytes + (r.write ? r.length : 0);
+    }
+    ionode->put(&step[0], bytes);
+    for (uint32_t k = 0; k < count; ++k) {
+      const IoRequest* answered = replies->get<IoRequest>();
+      RankResult& result = (*out)[answered->rank];
+      ++result.requests;
+      result.bytes += answered->bytes_done;
+      if (answered->error != 0) ++result.errors;
+    }
+  }
+  for (uint32_t local = 0; local < count; ++local) {
+    (*out)[first_rank + local].end_s = sg4::Engine::get_clock();
+    (*finished)();
+  }
+}
+
 }  // namespace
 
 void StartNodeIssuer(const Pattern& pattern, uint32_t node, uint32_t first_rank, uint32_t count,
-                     sg4::Host* host, sg4::Mailbox* ionode, double start_s,
+                     sg4::Host* host, sg4::Mailbox* ionode, double start_s, bool aggregate,
                      std::vector<RankResult>* out, const std::function<void()>* finished) {
-  sg4::Actor::create("node" + std::to_string(node), host,
-                     [&pattern, node, first_rank, count, ionode, start_s, out, finished] {
-                       NodeLoop(pattern, node, first_rank, count, ionode, start_s, out, finished);
-                     });
+  sg4::Actor::create(
+      "node" + std::to_string(node), host,
+      [&pattern, node, first_rank, count, ionode, start_s, aggregate, out, finished] {
+        if (aggregate) {
+          AggregatingNodeLoop(pattern, node, first_rank, count, ionode, start_s, out, finished);
+        } else {
+          NodeLoop(pattern, node, first_rank, count, ionode, start_s, out, finished);
+        }
+      });
 }
 
 }  // namespace iorelay::sim

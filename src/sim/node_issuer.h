@@ -19,8 +19,14 @@ namespace iorelay::sim {
 // Creates the actor of compute node `node` (ranks [first_rank, first_rank + count)), sending to
 // `ionode`, starting at `start_s`. Calls `finished` once per rank after its last request.
 // `pattern`, `out` (indexed by rank) and `finished` must outlive the simulation.
+//
+// `aggregate` (intra-node aggregation, as Malakar & Vishwanath's ranks gathering to one sender):
+// the node works in steps; step i sends request i of every rank in ONE message (the sum of their
+// bytes), and step i + 1 starts when every request of step i is answered. The gather inside the
+// node costs nothing in this model.
 void StartNodeIssuer(const Pattern& pattern, uint32_t node, uint32_t first_rank, uint32_t count,
                      simgrid::s4u::Host* host, simgrid::s4u::Mailbox* ionode, double start_s,
-                     std::vector<RankResult>* out, const std::function<void()>* finished);
+                     bool aggregate, std::vector<RankResult>* out,
+                     const std::function<void()>* finished);
 
 }  // namespace iorelay::sim

@@ -49,9 +49,13 @@ cli::OptionTable Table(SimOptions* o) {
       .Add(cli::Text("placement", "POLICY", &c.placement,
                      fmt::format("compute node to I/O node: {} (block)",
                                  fmt::join(placement::PolicyNames(), ", "))))
-      .Add(cli::Choice("issuer", &c.issuer, {{"rank", Issuer::kRank}, {"node", Issuer::kNode}},
-                       "an actor per rank, or per compute node sending its ranks' requests\n"
-                       "one at a time through its NIC (needs I/O nodes) (rank)"))
+      .Add(cli::Choice("issuer", &c.issuer,
+                       {{"rank", Issuer::kRank},
+                        {"node", Issuer::kNode},
+                        {"node-aggregate", Issuer::kNodeAggregate}},
+                       "an actor per rank; or per compute node, sending its ranks' requests\n"
+                       "one at a time through its NIC, or aggregated: one message per step\n"
+                       "with every rank's request (needs I/O nodes) (rank)"))
       .Add(cli::Integer("seed", "N", &c.seed, 0, INT64_MAX, "seed of the ranks' start jitter (1)"));
   return t;
 }

@@ -53,11 +53,23 @@ std::vector<std::string> EngineArgs(const RunConfig& config) {
 
 }  // namespace
 
+const char* IssuerName(Issuer issuer) {
+  switch (issuer) {
+    case Issuer::kRank:
+      return "rank";
+    case Issuer::kNode:
+      return "node";
+    case Issuer::kNodeAggregate:
+      return "node-aggregate";
+  }
+  return "?";
+}
+
 Status Validate(const RunConfig& config) {
   auto pattern = MakePattern(config.pattern);
   if (!pattern.ok()) return pattern.status();
   if (config.ionodes < 0) return Status::InvalidArgument("--ionodes must be >= 0");
-  if (config.issuer == Issuer::kNode && config.ionodes == 0) {
+  if (config.issuer != Issuer::kRank && config.ionodes == 0) {
     return Status::InvalidArgument(
         "--issuer node needs --ionodes >= 1 (direct access is per rank)");
   }
@@ -117,7 +129,7 @@ Result<RunResult> Run(const RunConfig& config) {
     if (--running > 0) return;
     for (const auto& io : ionodes) io->Stop();
   };
-  for (uint32_t node = 0; config.issuer == Issuer::kNode && node < pattern.spec.nodes; ++node) {
+  for (uint32_t node = 0; config.issuer != Issuer::kRank && node < pattern.spec.nodes; ++node) {
     const uint32_t first = node * pattern.ranks_per_node;
     if (first >= config.pattern.ranks) break;
     const uint32_t count = std::min(pattern.ranks_per_node, config.pattern.ranks - first);
@@ -125,7 +137,7 @@ Result<RunResult> Run(const RunConfig& config) {
         jitter_ns > 0 ? static_cast<int64_t>(rng() % static_cast<uint64_t>(jitter_ns + 1)) : 0;
     StartNodeIssuer(pattern, node, first, count, hosts.compute[node],
                     ionodes[ionode_of[node]]->mailbox(), static_cast<double>(start_ns) * 1e-9,
-                    &ranks, &finished);
+                    config.issuer == Issuer::kNodeAggregate, &ranks, &finished);
   }
   for (uint32_t r = 0; config.issuer == Issuer::kRank && r < config.pattern.ranks; ++r) {
     const uint32_t node = pattern.NodeOf(r);
@@ -192,7 +204,7 @@ nlohmann::json DeterministicJson(const RunConfig& config, const RunResult& r) {
       {"scheduler", config.ionodes > 0 ? config.scheduler : "none"},
       {"placement", config.ionodes > 0 ? config.placement : "none"},
       {"seed", config.seed},
-      {"issuer", config.issuer == Issuer::kNode ? "node" : "rank"},
+      {"issuer", IssuerName(config.issuer)},
       {"requests", r.requests},
       {"errors", r.errors},
       {"bytes", r.bytes},

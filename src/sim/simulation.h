@@ -14,8 +14,9 @@
 namespace iorelay::sim {
 
 // Who issues the requests: an actor per rank, or per compute node (I/O nodes only; see
-// sim/node_issuer.h).
-enum class Issuer { kRank, kNode };
+// sim/node_issuer.h), sending its ranks' requests one message each or, aggregated, one message
+// per step for all its ranks.
+enum class Issuer { kRank, kNode, kNodeAggregate };
 
 struct RunConfig {
   Platform platform;
@@ -40,6 +41,8 @@ struct RunResult {
   double simulated_s = 0;  // the slowest rank's last completion
   double wall_s = 0;
 };
+
+const char* IssuerName(Issuer issuer);
 
 // Checks the whole configuration (pattern, scheduler spec, placement) before starting SimGrid;
 // InvalidArgument naming the valid choices on bad input.

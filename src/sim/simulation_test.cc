@@ -124,15 +124,17 @@ TEST(SimulationTest, DirectAccessRunsWithoutIoNodes) {
 }
 
 TEST(SimulationTest, OneActorPerNodeStillSendsEveryRanksRequests) {
-  RunConfig c = Config("pfs", 2, "aioli");
-  c.issuer = Issuer::kNode;
-  const json out = RunForked(c);
-  ASSERT_FALSE(out.contains("error")) << out.dump();
-  EXPECT_EQ(out["issuer"], "node");
-  EXPECT_EQ(out["requests"], 8 * 8);
-  EXPECT_EQ(out["bytes_at_storage"], 8 * 8 * 64 * 1024);
-  c.ionodes = 0;
-  EXPECT_FALSE(Validate(c).ok());  // direct access is per rank
+  for (Issuer issuer : {Issuer::kNode, Issuer::kNodeAggregate}) {
+    RunConfig c = Config("pfs", 2, "aioli");
+    c.issuer = issuer;
+    const json out = RunForked(c);
+    ASSERT_FALSE(out.contains("error")) << out.dump();
+    EXPECT_EQ(out["issuer"], IssuerName(issuer));
+    EXPECT_EQ(out["requests"], 8 * 8);
+    EXPECT_EQ(out["bytes_at_storage"], 8 * 8 * 64 * 1024);
+    c.ionodes = 0;
+    EXPECT_FALSE(Validate(c).ok());  // direct access is per rank
+  }
 }
 
 // With network.topology and network.link, requests cross the placement topology's links (routed
