@@ -47,7 +47,7 @@ def tool_args(args: argparse.Namespace) -> list[str]:
         out.append("--odirect")
     out += ["--ranks", str(args.ranks), "--nodes", str(args.nodes)]
     out += ["--ionodes", str(args.ionodes), "--scheduler", args.scheduler]
-    out += ["--placement", args.placement, "--seed", str(args.seed)]
+    out += ["--placement", args.placement, "--seed", str(args.seed), "--issuer", args.issuer]
     return out
 
 
@@ -82,6 +82,12 @@ def add_parser(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None
     r.add_argument("--scheduler", default="fifo", help="scheduler spec, e.g. aioli:quantum=64KiB")
     r.add_argument("--placement", default="block", help="compute node to I/O node policy")
     r.add_argument("--seed", type=int, default=1)
+    r.add_argument(
+        "--issuer",
+        choices=("rank", "node", "node-aggregate"),
+        default="rank",
+        help="an actor per rank, or per node (one request message at a time, or aggregated)",
+    )
     r.set_defaults(func=run)
 
 

@@ -26,6 +26,7 @@ def test_tool_args_pass_only_given_pattern_flags() -> None:
     assert argv[argv.index("--request") + 1] == "64K"
     assert "--layout" not in argv and "--odirect" not in argv
     assert argv[argv.index("--ionodes") + 1] == "1"
+    assert argv[argv.index("--issuer") + 1] == "rank"
 
 
 @needs_tool
