@@ -18,8 +18,6 @@ namespace sg4 = simgrid::s4u;
 
 namespace {
 constexpr uint32_t kDirectAlignBytes = 4096;
-// Sent to an I/O node's mailbox to end its receiver.
-IoRequest stop_message;
 }  // namespace
 
 IoNode::IoNode(int index, sg4::Host* front, sg4::Host* storage_side,
@@ -45,13 +43,13 @@ void IoNode::Start() {
   sg4::Actor::create(name + "-sched", front_, [this] { ScheduleLoop(); });
 }
 
-void IoNode::Stop() { mailbox_->put(&stop_message, 0); }
+void IoNode::Stop() { mailbox_->put(&stop_message_, 0); }
 
 void IoNode::ReceiveLoop() {
   for (;;) {
     auto* request = mailbox_->get<IoRequest>();
     std::unique_lock lock(*mutex_);
-    if (request == &stop_message) {
+    if (request == &stop_message_) {
       stopping_ = true;
     } else {
       for (IoRequest* r = request; r != nullptr; r = r->next_in_message) inbox_.push_back(r);

@@ -77,6 +77,7 @@ class IoNode {
   uint64_t next_id_ = 1;
   int busy_slots_ = 0;
   bool stopping_ = false;
+  IoRequest stop_message_;  // sent by Stop(): its address ends the receiver
   IoNodeCounters counters_;
 };
 
