@@ -1,4 +1,5 @@
 // iorelay-sim: one simulated run, JSON on stdout (a thin main over sim::Run).
+#include <cerrno>
 #include <cstdio>
 #include <string>
 #include <vector>
@@ -26,7 +27,7 @@ int main(int argc, char** argv) {
   auto result = iorelay::sim::Run(options->run);
   if (!result.ok()) {
     std::fprintf(stderr, "iorelay-sim: %s\n", result.status().message().c_str());
-    return 1;
+    return result.status().code() == EINVAL ? 2 : 1;  // bad input, or a failed simulation
   }
   std::printf("%s\n", iorelay::sim::ToJson(options->run, *result).dump(2).c_str());
   return 0;

@@ -19,8 +19,9 @@ struct SimOptions {
 };
 
 std::string SimUsage();
-// Parses, then (unless --help or --print-config) reads the platform file and checks the whole
-// run (Validate). Every error is one line naming the option and the valid choices.
+// Parses, then (unless --help or --print-config) reads the platform file. Every error is one
+// line naming the option and the valid choices. The rest of the run (scheduler spec, placement,
+// pattern) is checked by Run before it simulates anything.
 Result<SimOptions> ParseSimOptions(const std::vector<std::string>& args);
 
 }  // namespace iorelay::sim

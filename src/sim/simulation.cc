@@ -65,7 +65,15 @@ const char* IssuerName(Issuer issuer) {
   return "?";
 }
 
-Status Validate(const RunConfig& config) {
+namespace {
+
+// What a run needs that can fail, computed once: the pattern and the I/O nodes' placement.
+struct Prepared {
+  Pattern pattern;
+  IoNodePlacement placed;
+};
+
+Result<Prepared> Prepare(const RunConfig& config) {
   auto pattern = MakePattern(config.pattern);
   if (!pattern.ok()) return pattern.status();
   if (config.ionodes < 0) return Status::InvalidArgument("--ionodes must be >= 0");
@@ -73,26 +81,29 @@ Status Validate(const RunConfig& config) {
     return Status::InvalidArgument(
         "--issuer node needs --ionodes >= 1 (direct access is per rank)");
   }
+  Prepared p{*pattern, {}};
   if (config.ionodes > 0) {
     auto s = MakeScheduler(config.scheduler);
     if (!s.ok()) return s.status();
     auto placed = PlaceIoNodes(config.platform.network.topology, config.placement,
                                static_cast<int32_t>(config.pattern.nodes), config.ionodes);
     if (!placed.ok()) return placed.status();
+    p.placed = std::move(*placed);
   }
-  return Status::Ok();
+  return p;
 }
 
+}  // namespace
+
+Status Validate(const RunConfig& config) { return Prepare(config).status(); }
+
 Result<RunResult> Run(const RunConfig& config) {
-  IORELAY_RETURN_IF_ERROR(Validate(config));
   const auto wall_start = std::chrono::steady_clock::now();
-  const Pattern pattern = *MakePattern(config.pattern);
+  auto prepared = Prepare(config);
+  if (!prepared.ok()) return prepared.status();
+  const Pattern& pattern = prepared->pattern;
+  const IoNodePlacement& placed = prepared->placed;
   const auto nodes = static_cast<int32_t>(config.pattern.nodes);
-  IoNodePlacement placed;
-  if (config.ionodes > 0) {
-    placed =
-        *PlaceIoNodes(config.platform.network.topology, config.placement, nodes, config.ionodes);
-  }
   const std::vector<int32_t>& ionode_of = placed.ionode_of;
   // The topology is the compute side's network when the platform gives its link bandwidth and
   // there are I/O nodes (direct access uses the star network: storage lives in another zone).
