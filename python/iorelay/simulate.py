@@ -39,7 +39,16 @@ def platform_path(name_or_path: str, platforms_dir: Path = PLATFORMS_DIR) -> Pat
 def tool_args(args: argparse.Namespace) -> list[str]:
     """The iorelay-sim command line for parsed `iorelay simulate run` arguments."""
     out = ["--platform", str(platform_path(args.platform))]
-    for flag in ("layout", "spatiality", "operation", "request", "block", "segments", "total"):
+    for flag in (
+        "layout",
+        "spatiality",
+        "operation",
+        "request",
+        "block",
+        "segments",
+        "total",
+        "stonewall",
+    ):
         value = getattr(args, flag)
         if value is not None:
             out += [f"--{flag}", str(value)]
@@ -75,6 +84,7 @@ def add_parser(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None
     r.add_argument("--block", help="contiguous bytes per rank")
     r.add_argument("--segments", type=int, help="strided segments")
     r.add_argument("--total", help="bytes of all ranks together")
+    r.add_argument("--stonewall", type=float, help="simulated seconds after which ranks stop")
     r.add_argument("--odirect", action="store_true")
     r.add_argument("--ranks", type=int, default=1)
     r.add_argument("--nodes", type=int, default=1)

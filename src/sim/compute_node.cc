@@ -19,7 +19,7 @@ void RankLoop(const Pattern& pattern, uint32_t rank, sg4::Host* host, RankTarget
   sg4::Mailbox* reply = sg4::Mailbox::by_name("r" + std::to_string(rank));
   const PatternSpec& spec = pattern.spec;
   const uint64_t n = pattern.RequestsPerRank();
-  for (uint64_t i = 0; i < n; ++i) {
+  for (uint64_t i = 0; i < n && pattern.BeforeStonewall(sg4::Engine::get_clock()); ++i) {
     IoRequest r;
     r.rank = rank;
     r.file = pattern.File(rank);

@@ -62,7 +62,7 @@ void NodeLoop(const Pattern& pattern, uint32_t node, uint32_t first_rank, uint32
     ++result.requests;
     result.bytes += answered->bytes_done;
     if (answered->error != 0) ++result.errors;
-    if (issued[local] < per_rank) {
+    if (issued[local] < per_rank && pattern.BeforeStonewall(sg4::Engine::get_clock())) {
       prepare(local);
     } else {
       result.end_s = sg4::Engine::get_clock();
@@ -80,7 +80,8 @@ void AggregatingNodeLoop(const Pattern& pattern, uint32_t node, uint32_t first_r
   sg4::Mailbox* replies = sg4::Mailbox::by_name("n" + std::to_string(node));
   const PatternSpec& spec = pattern.spec;
   std::vector<IoRequest> step(count);
-  for (uint64_t i = 0; i < pattern.RequestsPerRank(); ++i) {
+  for (uint64_t i = 0;
+       i < pattern.RequestsPerRank() && pattern.BeforeStonewall(sg4::Engine::get_clock()); ++i) {
     uint64_t bytes = 0;
     for (uint32_t local = 0; local < count; ++local) {
       const uint32_t rank = first_rank + local;

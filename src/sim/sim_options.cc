@@ -37,6 +37,8 @@ cli::OptionTable Table(SimOptions* o) {
                         "segments, s (0: strided 16, contiguous 1)"))
       .Add(cli::Bytes("total", "SIZE", &p.total_bytes,
                       "bytes of all ranks together, instead of b and s (0: none)"))
+      .Add(cli::Seconds("stonewall", "SECONDS", &p.stonewall_s,
+                        "each rank stops issuing requests after T simulated s (0: none)"))
       .Add(cli::Flag("odirect", &p.odirect,
                      "O_DIRECT requests (multiples of 4096; merged only with each other)"))
       .Add(cli::Integer("ranks", "N", &p.ranks, 1, UINT32_MAX, "processes (1)"))

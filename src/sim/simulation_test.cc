@@ -159,6 +159,21 @@ TEST(SimulationTest, TopologyLinksCarryTheRequests) {
   EXPECT_LT(s["bandwidth_MiBps"].get<double>(), f["bandwidth_MiBps"].get<double>());
 }
 
+// As the bench's --stonewall: ranks stop issuing after T simulated seconds, for every issuer.
+TEST(SimulationTest, StonewallStopsRanksEarly) {
+  for (Issuer issuer : {Issuer::kRank, Issuer::kNode, Issuer::kNodeAggregate}) {
+    RunConfig c = Config("nfs", 1, "fifo");  // 64 requests of 64 KiB on one disk: about 0.55 s
+    c.issuer = issuer;
+    c.pattern.stonewall_s = 0.1;
+    const json out = RunForked(c);
+    ASSERT_FALSE(out.contains("error")) << out.dump();
+    EXPECT_GT(out["requests"].get<int>(), 0) << IssuerName(issuer);
+    EXPECT_LT(out["requests"].get<int>(), 64) << IssuerName(issuer);
+    EXPECT_EQ(out["bytes_at_storage"], out["bytes"]);
+    EXPECT_LT(out["simulated_time_s"].get<double>(), 0.2) << IssuerName(issuer);
+  }
+}
+
 // Virtual time makes a run deterministic: the same configuration gives the same numbers, run
 // after run, and the numbers of tests/data/sim_golden.json until a change of the model means
 // to change them (then regenerate with IORELAY_UPDATE_GOLDEN=1 and say why in the commit).

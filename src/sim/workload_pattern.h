@@ -21,6 +21,9 @@ struct PatternSpec {
   uint64_t block_bytes = 0;            // b (0: derived)
   uint64_t segments = 0;               // s (0: derived)
   uint64_t total_bytes = 0;            // all ranks together (0: from block and segments)
+  // Every rank stops issuing requests once this much simulated time has passed (0: none), as
+  // the bench's --stonewall; bandwidth is then the bytes moved over the slowest rank's time.
+  double stonewall_s = 0;
   uint32_t ranks = 1;
   uint32_t nodes = 1;  // ranks are spread in blocks of ranks/nodes (the last may hold fewer)
 };
@@ -41,6 +44,10 @@ struct Pattern {
   // File id: 0 for the shared file, rank + 1 for file per process.
   uint64_t File(uint32_t rank) const;
   uint32_t NodeOf(uint32_t rank) const { return rank / ranks_per_node; }
+  // Whether a rank may issue another request at simulated time `now_s`.
+  bool BeforeStonewall(double now_s) const {
+    return spec.stonewall_s <= 0 || now_s < spec.stonewall_s;
+  }
 };
 
 // Requests per rank when neither --segments nor --total nor --block is given (as the bench).
