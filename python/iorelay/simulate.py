@@ -18,6 +18,17 @@ from iorelay.tools import run_json_tool
 TOOL = "iorelay-sim"
 TOOL_TIMEOUT_S = 3600.0
 PLATFORMS_DIR = paths.REPO_ROOT / "platforms"
+# Pattern options passed to iorelay-sim only when given (the tool has the defaults).
+PATTERN_FLAGS = (
+    "layout",
+    "spatiality",
+    "operation",
+    "request",
+    "block",
+    "segments",
+    "total",
+    "stonewall",
+)
 
 
 class SimulateError(RuntimeError):
@@ -39,16 +50,7 @@ def platform_path(name_or_path: str, platforms_dir: Path = PLATFORMS_DIR) -> Pat
 def tool_args(args: argparse.Namespace) -> list[str]:
     """The iorelay-sim command line for parsed `iorelay simulate run` arguments."""
     out = ["--platform", str(platform_path(args.platform))]
-    for flag in (
-        "layout",
-        "spatiality",
-        "operation",
-        "request",
-        "block",
-        "segments",
-        "total",
-        "stonewall",
-    ):
+    for flag in PATTERN_FLAGS:
         value = getattr(args, flag)
         if value is not None:
             out += [f"--{flag}", str(value)]
