@@ -3,6 +3,7 @@
 // actor per dispatch in flight.
 #include "sim/io_node.h"
 
+#include <algorithm>
 #include <cmath>
 #include <mutex>
 #include <simgrid/s4u/Actor.hpp>
@@ -95,7 +96,10 @@ void IoNode::ScheduleLoop() {
         sg4::Actor::create("dispatch", storage_side_, [this, d] { RunDispatch(d); });
         continue;
       }
-      if (decision.kind == sched::Decision::Kind::kSleepUntil) wake_ns = decision.wake_ns;
+      if (decision.kind == sched::Decision::Kind::kSleepUntil) {
+        // At least 1 ns ahead: a wake-up at or before now would spin at one simulated instant.
+        wake_ns = std::max(decision.wake_ns, NowNs() + 1);
+      }
       break;
     }
     if (stopping_ && busy_slots_ == 0 && inbox_.empty() && done_.empty() &&
