@@ -102,6 +102,18 @@ TEST(SimulationTest, ReadsComeBackWhole) {
   EXPECT_EQ(out["bytes_at_storage"], out["bytes"]);
 }
 
+// O_DIRECT requests go through the dispatch core's alignment check (aligned here, so none is
+// refused) and merge only with each other.
+TEST(SimulationTest, DirectIoRequestsAreServed) {
+  RunConfig c = Config("nfs", 1, "aioli");
+  c.pattern.odirect = true;
+  const json out = RunForked(c);
+  ASSERT_FALSE(out.contains("error")) << out.dump();
+  EXPECT_EQ(out["errors"], 0);
+  EXPECT_EQ(out["bytes_at_storage"], 8 * 8 * 64 * 1024);
+  EXPECT_LT(out["dispatches"].get<int>(), 64);  // still merged
+}
+
 // aIOLi's claim (Lebre et al. 2006): on one disk, strided requests of several clients merged
 // into large sequential dispatches beat serving them in arrival order.
 TEST(SimulationTest, AioliBeatsFifoOnStridedRequestsToOneDisk) {
