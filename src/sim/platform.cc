@@ -42,6 +42,13 @@ class Section {
   Result<double> Rate(const char* key) const { return Parse(key, units::ParseBytesPerSecond); }
   Result<int64_t> Duration(const char* key) const { return Parse(key, units::ParseDurationNs); }
   Result<uint64_t> Bytes(const char* key) const { return Parse(key, units::ParseBytes); }
+  Result<double> Fraction(const char* key) const {
+    if (!Has(key)) return Missing(key);
+    if (!doc_[key].is_number() || doc_[key].get<double>() < 0 || doc_[key].get<double>() >= 1) {
+      return Bad(key, "a number in [0, 1)");
+    }
+    return doc_[key].get<double>();
+  }
   Result<int64_t> Integer(const char* key, int64_t min) const {
     if (!Has(key)) return Missing(key);
     if (!doc_[key].is_number_integer() || doc_[key].get<int64_t>() < min) {
@@ -143,6 +150,7 @@ Status ParseStorage(const Section& s, StorageParams* st) {
     return Status::InvalidArgument("platform: storage.device: " + profile.status().message());
   }
   st->device = *profile;
+  IORELAY_RETURN_IF_ERROR(Optional(s, "noise", &Section::Fraction, &st->noise_cv));
   if (st->kind == StorageKind::kNfs) {
     for (const char* key : {"targets", "stripe_size", "stripe_count"}) {
       if (s.Has(key)) {
@@ -189,10 +197,10 @@ Result<Platform> ParsePlatform(const json& doc) {
       ParseCompute(Section(doc["compute"], "compute", {"nic", "start_jitter"}), &p.compute));
   IORELAY_RETURN_IF_ERROR(ParseIoNode(
       Section(doc["ionode"], "ionode", {"nic", "slots", "request_overhead"}), &p.ionode));
-  IORELAY_RETURN_IF_ERROR(
-      ParseStorage(Section(doc["storage"], "storage",
-                           {"kind", "targets", "nic", "stripe_size", "stripe_count", "device"}),
-                   &p.storage));
+  IORELAY_RETURN_IF_ERROR(ParseStorage(
+      Section(doc["storage"], "storage",
+              {"kind", "targets", "nic", "stripe_size", "stripe_count", "device", "noise"}),
+      &p.storage));
   return p;
 }
 
@@ -216,6 +224,7 @@ json ToJson(const Platform& p) {
       {"stripe_size", units::FormatBytes(p.storage.stripe_bytes)},
       {"stripe_count", p.storage.stripe_count},
       {"device", device::ToJson(p.storage.device)},
+      {"noise", p.storage.noise_cv},
   };
   return {
       {"name", p.name},

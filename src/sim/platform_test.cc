@@ -72,6 +72,10 @@ TEST(PlatformTest, BadUnitsAndChoicesAreRefused) {
   doc["storage"]["device"] = "tape";
   EXPECT_NE(Error(doc).find("storage.device"), std::string::npos) << Error(doc);
   doc = Minimal();
+  doc["storage"]["noise"] = 1.5;
+  EXPECT_NE(Error(doc).find("storage.noise must be a number in [0, 1)"), std::string::npos)
+      << Error(doc);
+  doc = Minimal();
   doc["storage"]["stripe_count"] = 5;
   EXPECT_NE(Error(doc).find("stripe_count"), std::string::npos) << Error(doc);
 }

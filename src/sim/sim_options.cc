@@ -58,7 +58,8 @@ cli::OptionTable Table(SimOptions* o) {
                        "an actor per rank; or per compute node, sending its ranks' requests\n"
                        "one at a time through its NIC, or aggregated: one message per step\n"
                        "with every rank's request (needs I/O nodes) (rank)"))
-      .Add(cli::Integer("seed", "N", &c.seed, 0, INT64_MAX, "seed of the ranks' start jitter (1)"));
+      .Add(cli::Integer("seed", "N", &c.seed, 0, INT64_MAX,
+                        "seed of the ranks' start jitter and the storage noise (1)"));
   return t;
 }
 

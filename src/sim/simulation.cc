@@ -123,7 +123,7 @@ Result<RunResult> Run(const RunConfig& config) {
       topology != nullptr
           ? BuildTopologyNetwork(config.platform, *topology, nodes, placed.bridge_of)
           : BuildStarNetwork(config.platform, nodes, config.ionodes);
-  StorageModel storage(config.platform.storage, hosts.storage);
+  StorageModel storage(config.platform.storage, hosts.storage, config.seed);
   std::vector<std::unique_ptr<IoNode>> ionodes;
   for (int k = 0; k < config.ionodes; ++k) {
     ionodes.push_back(std::make_unique<IoNode>(

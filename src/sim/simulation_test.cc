@@ -186,6 +186,25 @@ TEST(SimulationTest, StonewallStopsRanksEarly) {
   }
 }
 
+// storage.noise: repetitions with other seeds differ, a repetition with the same seed does not.
+TEST(SimulationTest, StorageNoiseVariesWithTheSeed) {
+  json doc = PlatformDoc("pfs");
+  doc["compute"].erase("start_jitter");  // only the noise depends on the seed
+  doc["storage"]["noise"] = 0.3;
+  RunConfig c = Config("pfs", 2, "fifo");
+  c.platform = *ParsePlatform(doc);
+  c.seed = 1;
+  const json a = RunForked(c);
+  const json again = RunForked(c);
+  c.seed = 2;
+  const json b = RunForked(c);
+  ASSERT_FALSE(a.contains("error")) << a.dump();
+  ASSERT_FALSE(b.contains("error")) << b.dump();
+  EXPECT_EQ(a["simulated_time_s"], again["simulated_time_s"]);
+  EXPECT_NE(a["simulated_time_s"], b["simulated_time_s"]);
+  EXPECT_EQ(b["bytes_at_storage"], 8 * 8 * 64 * 1024);
+}
+
 // Virtual time makes a run deterministic: the same configuration gives the same numbers, run
 // after run, and the numbers of tests/data/sim_golden.json until a change of the model means
 // to change them (then regenerate with IORELAY_UPDATE_GOLDEN=1 and say why in the commit).

@@ -4,6 +4,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <random>
 #include <simgrid/s4u/Actor.hpp>
 #include <simgrid/s4u/Comm.hpp>
 #include <simgrid/s4u/Engine.hpp>
@@ -13,10 +14,24 @@ namespace iorelay::sim {
 
 namespace sg4 = simgrid::s4u;
 
-StorageModel::StorageModel(const StorageParams& params, std::vector<sg4::Host*> servers)
+StorageModel::StorageModel(const StorageParams& params, std::vector<sg4::Host*> servers,
+                           uint64_t seed)
     : params_(params), servers_(std::move(servers)) {
+  // Log-normal with mean 1 and coefficient of variation cv: sigma^2 = ln(1 + cv^2), mu =
+  // -sigma^2/2.
+  const double sigma = std::sqrt(std::log1p(params_.noise_cv * params_.noise_cv));
+  std::mt19937_64 rng(seed ^ 0x5eed5eed5eed5eedull);
+  std::normal_distribution<double> normal(-sigma * sigma / 2, sigma);
   devices_.reserve(servers_.size());
-  for (size_t i = 0; i < servers_.size(); ++i) devices_.emplace_back(params_.device);
+  for (size_t i = 0; i < servers_.size(); ++i) {
+    device::DeviceProfile profile = params_.device;
+    if (params_.noise_cv > 0) {
+      const double slowdown = std::exp(normal(rng));
+      profile.bytes_per_s /= slowdown;
+      profile.seek_ns = std::llround(static_cast<double>(profile.seek_ns) * slowdown);
+    }
+    devices_.emplace_back(profile);
+  }
 }
 
 void StorageModel::Split(uint64_t file, uint64_t offset, uint64_t length,

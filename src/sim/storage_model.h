@@ -20,7 +20,9 @@ namespace iorelay::sim {
 
 class StorageModel {
  public:
-  StorageModel(const StorageParams& params, std::vector<simgrid::s4u::Host*> servers);
+  // `seed` draws each target's run-to-run factor when params.noise_cv > 0.
+  StorageModel(const StorageParams& params, std::vector<simgrid::s4u::Host*> servers,
+               uint64_t seed);
 
   // One file-system call, run in (and blocking) the calling actor on `client`: a write moves its
   // bytes over the network to the targets its stripes live on, then each target serves its
