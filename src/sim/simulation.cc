@@ -17,8 +17,8 @@
 #include "sim/compute_node.h"
 #include "sim/io_node.h"
 #include "sim/ionode_placement.h"
+#include "sim/network.h"
 #include "sim/node_issuer.h"
-#include "sim/star_network.h"
 #include "sim/storage_model.h"
 
 namespace iorelay::sim {

@@ -1,6 +1,6 @@
 // A star (one crossbar switch): contention happens at NICs and, if given, at the backbone. With a
 // topology, the compute side is a TopologyZone instead (sim/topology_zone.h).
-#include "sim/star_network.h"
+#include "sim/network.h"
 
 #include <simgrid/s4u/Link.hpp>
 #include <string>
