@@ -18,6 +18,18 @@ void RankLoop(const Pattern& pattern, uint32_t rank, sg4::Host* host, RankTarget
   if (start_s > 0) sg4::this_actor::sleep_until(start_s);
   sg4::Mailbox* reply = sg4::Mailbox::by_name("r" + std::to_string(rank));
   const PatternSpec& spec = pattern.spec;
+  if (target.storage->has_metadata()) {  // open (or create) the file first
+    if (target.ionode != nullptr) {
+      IoRequest open;
+      open.rank = rank;
+      open.open = true;
+      open.reply_to = reply;
+      target.ionode->put(&open, kMessageHeaderBytes);
+      reply->get<IoRequest>();
+    } else {
+      target.storage->Open(host);
+    }
+  }
   const uint64_t n = pattern.RequestsPerRank();
   for (uint64_t i = 0; i < n && pattern.BeforeStonewall(sg4::Engine::get_clock()); ++i) {
     IoRequest r;

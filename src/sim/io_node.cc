@@ -53,7 +53,17 @@ void IoNode::ReceiveLoop() {
     if (request == &stop_message_) {
       stopping_ = true;
     } else {
-      for (IoRequest* r = request; r != nullptr; r = r->next_in_message) inbox_.push_back(r);
+      for (IoRequest* r = request; r != nullptr; r = r->next_in_message) {
+        if (r->open) {
+          // Opens bypass the scheduler, as in the daemon (its session handles them).
+          sg4::Actor::create("open", front_, [this, r] {
+            storage_->Open(storage_side_);
+            r->reply_to->put_init(r, kMessageHeaderBytes)->detach();
+          });
+        } else {
+          inbox_.push_back(r);
+        }
+      }
     }
     wakeup_->notify_one();
     if (stopping_) return;

@@ -12,6 +12,7 @@ inline constexpr uint64_t kMessageHeaderBytes = 64;
 
 struct IoRequest {
   uint32_t rank = 0;
+  bool open = false;  // an open (or create) of the rank's file, not a data request
   uint64_t file = 0;
   bool write = true;
   uint64_t offset = 0;

@@ -49,6 +49,9 @@ Hosts BuildStarNetwork(const Platform& platform, int compute_nodes, int ionodes)
     h.storage.push_back(
         AddHost(zone, "st" + std::to_string(j), platform.storage.nic_Bps, lat, backbone));
   }
+  if (platform.storage.metadata_service_ns > 0) {
+    h.metadata = AddHost(zone, "mds", platform.storage.nic_Bps, lat, backbone);
+  }
   zone->seal();
   return h;
 }
@@ -74,6 +77,9 @@ Hosts BuildTopologyNetwork(const Platform& platform, const placement::Topology& 
   for (int j = 0; j < platform.storage.targets; ++j) {
     h.storage.push_back(
         AddHost(storage, "st" + std::to_string(j), platform.storage.nic_Bps, lat, backbone));
+  }
+  if (platform.storage.metadata_service_ns > 0) {
+    h.metadata = AddHost(storage, "mds", platform.storage.nic_Bps, lat, backbone);
   }
   storage->seal();
   root->seal();

@@ -16,11 +16,32 @@ namespace sg4 = simgrid::s4u;
 
 namespace {
 
+// Every rank of the node opens its file before its first request: one message per rank, or one
+// for all of them when aggregating; returns when every open is answered.
+void OpenFiles(uint32_t first_rank, uint32_t count, sg4::Mailbox* ionode, sg4::Mailbox* replies,
+               bool aggregate) {
+  std::vector<IoRequest> opens(count);
+  for (uint32_t local = 0; local < count; ++local) {
+    IoRequest& o = opens[local];
+    o.rank = first_rank + local;
+    o.open = true;
+    o.reply_to = replies;
+    if (aggregate && local + 1 < count) o.next_in_message = &opens[local + 1];
+  }
+  if (aggregate) {
+    ionode->put(&opens[0], kMessageHeaderBytes * count);
+  } else {
+    for (IoRequest& o : opens) ionode->put(&o, kMessageHeaderBytes);
+  }
+  for (uint32_t k = 0; k < count; ++k) replies->get<IoRequest>();
+}
+
 void NodeLoop(const Pattern& pattern, uint32_t node, uint32_t first_rank, uint32_t count,
-              sg4::Mailbox* ionode, double start_s, std::vector<RankResult>* out,
+              sg4::Mailbox* ionode, double start_s, bool opens, std::vector<RankResult>* out,
               const std::function<void()>* finished) {
   if (start_s > 0) sg4::this_actor::sleep_until(start_s);
   sg4::Mailbox* replies = sg4::Mailbox::by_name("n" + std::to_string(node));
+  if (opens) OpenFiles(first_rank, count, ionode, replies, /*aggregate=*/false);
   const PatternSpec& spec = pattern.spec;
   const uint64_t per_rank = pattern.RequestsPerRank();
   std::vector<IoRequest> current(count);  // each rank's request in flight
@@ -74,10 +95,11 @@ void NodeLoop(const Pattern& pattern, uint32_t node, uint32_t first_rank, uint32
 }
 
 void AggregatingNodeLoop(const Pattern& pattern, uint32_t node, uint32_t first_rank, uint32_t count,
-                         sg4::Mailbox* ionode, double start_s, std::vector<RankResult>* out,
-                         const std::function<void()>* finished) {
+                         sg4::Mailbox* ionode, double start_s, bool opens,
+                         std::vector<RankResult>* out, const std::function<void()>* finished) {
   if (start_s > 0) sg4::this_actor::sleep_until(start_s);
   sg4::Mailbox* replies = sg4::Mailbox::by_name("n" + std::to_string(node));
+  if (opens) OpenFiles(first_rank, count, ionode, replies, /*aggregate=*/true);
   const PatternSpec& spec = pattern.spec;
   std::vector<IoRequest> step(count);
   for (uint64_t i = 0;
@@ -116,14 +138,16 @@ void AggregatingNodeLoop(const Pattern& pattern, uint32_t node, uint32_t first_r
 
 void StartNodeIssuer(const Pattern& pattern, uint32_t node, uint32_t first_rank, uint32_t count,
                      sg4::Host* host, sg4::Mailbox* ionode, double start_s, bool aggregate,
-                     std::vector<RankResult>* out, const std::function<void()>* finished) {
+                     bool opens, std::vector<RankResult>* out,
+                     const std::function<void()>* finished) {
   sg4::Actor::create(
       "node" + std::to_string(node), host,
-      [&pattern, node, first_rank, count, ionode, start_s, aggregate, out, finished] {
+      [&pattern, node, first_rank, count, ionode, start_s, aggregate, opens, out, finished] {
         if (aggregate) {
-          AggregatingNodeLoop(pattern, node, first_rank, count, ionode, start_s, out, finished);
+          AggregatingNodeLoop(pattern, node, first_rank, count, ionode, start_s, opens, out,
+                              finished);
         } else {
-          NodeLoop(pattern, node, first_rank, count, ionode, start_s, out, finished);
+          NodeLoop(pattern, node, first_rank, count, ionode, start_s, opens, out, finished);
         }
       });
 }

@@ -23,10 +23,10 @@ namespace iorelay::sim {
 // `aggregate` (intra-node aggregation, as Malakar & Vishwanath's ranks gathering to one sender):
 // the node works in steps; step i sends request i of every rank in ONE message (the sum of their
 // bytes), and step i + 1 starts when every request of step i is answered. The gather inside the
-// node costs nothing in this model.
+// node costs nothing in this model. `opens`: each rank opens its file first (a metadata server).
 void StartNodeIssuer(const Pattern& pattern, uint32_t node, uint32_t first_rank, uint32_t count,
                      simgrid::s4u::Host* host, simgrid::s4u::Mailbox* ionode, double start_s,
-                     bool aggregate, std::vector<RankResult>* out,
+                     bool aggregate, bool opens, std::vector<RankResult>* out,
                      const std::function<void()>* finished);
 
 }  // namespace iorelay::sim

@@ -151,6 +151,8 @@ Status ParseStorage(const Section& s, StorageParams* st) {
   }
   st->device = *profile;
   IORELAY_RETURN_IF_ERROR(Optional(s, "noise", &Section::Fraction, &st->noise_cv));
+  IORELAY_RETURN_IF_ERROR(
+      Optional(s, "metadata_service", &Section::Duration, &st->metadata_service_ns));
   if (st->kind == StorageKind::kNfs) {
     for (const char* key : {"targets", "stripe_size", "stripe_count"}) {
       if (s.Has(key)) {
@@ -197,10 +199,11 @@ Result<Platform> ParsePlatform(const json& doc) {
       ParseCompute(Section(doc["compute"], "compute", {"nic", "start_jitter"}), &p.compute));
   IORELAY_RETURN_IF_ERROR(ParseIoNode(
       Section(doc["ionode"], "ionode", {"nic", "slots", "request_overhead"}), &p.ionode));
-  IORELAY_RETURN_IF_ERROR(ParseStorage(
-      Section(doc["storage"], "storage",
-              {"kind", "targets", "nic", "stripe_size", "stripe_count", "device", "noise"}),
-      &p.storage));
+  IORELAY_RETURN_IF_ERROR(
+      ParseStorage(Section(doc["storage"], "storage",
+                           {"kind", "targets", "nic", "stripe_size", "stripe_count", "device",
+                            "noise", "metadata_service"}),
+                   &p.storage));
   return p;
 }
 
@@ -225,6 +228,7 @@ json ToJson(const Platform& p) {
       {"stripe_count", p.storage.stripe_count},
       {"device", device::ToJson(p.storage.device)},
       {"noise", p.storage.noise_cv},
+      {"metadata_service", units::FormatDurationNs(p.storage.metadata_service_ns)},
   };
   return {
       {"name", p.name},

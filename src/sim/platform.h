@@ -46,6 +46,9 @@ struct StorageParams {
   // Run-to-run variation: each target's service is slower or faster for a whole run by a seeded
   // log-normal factor of mean 1 and this coefficient of variation (0: every run alike).
   double noise_cv = 0;
+  // A metadata server: every rank opens (creates, for file per process) its file before its
+  // first request, served one at a time in this time each (0: opens cost nothing).
+  int64_t metadata_service_ns = 0;
 };
 
 struct Platform {

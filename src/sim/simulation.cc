@@ -123,7 +123,7 @@ Result<RunResult> Run(const RunConfig& config) {
       topology != nullptr
           ? BuildTopologyNetwork(config.platform, *topology, nodes, placed.bridge_of)
           : BuildStarNetwork(config.platform, nodes, config.ionodes);
-  StorageModel storage(config.platform.storage, hosts.storage, config.seed);
+  StorageModel storage(config.platform.storage, hosts.storage, hosts.metadata, config.seed);
   std::vector<std::unique_ptr<IoNode>> ionodes;
   for (int k = 0; k < config.ionodes; ++k) {
     ionodes.push_back(std::make_unique<IoNode>(
@@ -148,7 +148,8 @@ Result<RunResult> Run(const RunConfig& config) {
         jitter_ns > 0 ? static_cast<int64_t>(rng() % static_cast<uint64_t>(jitter_ns + 1)) : 0;
     StartNodeIssuer(pattern, node, first, count, hosts.compute[node],
                     ionodes[ionode_of[node]]->mailbox(), static_cast<double>(start_ns) * 1e-9,
-                    config.issuer == Issuer::kNodeAggregate, &ranks, &finished);
+                    config.issuer == Issuer::kNodeAggregate, storage.has_metadata(), &ranks,
+                    &finished);
   }
   for (uint32_t r = 0; config.issuer == Issuer::kRank && r < config.pattern.ranks; ++r) {
     const uint32_t node = pattern.NodeOf(r);
@@ -178,6 +179,7 @@ Result<RunResult> Run(const RunConfig& config) {
   }
   out.bytes_at_storage = storage.bytes_written() + storage.bytes_read();
   out.storage_accesses = storage.accesses();
+  out.metadata_ops = storage.metadata_ops();
   if (config.ionodes == 0) {
     out.dispatches = out.requests;
     out.storage_calls = out.requests;
@@ -225,6 +227,7 @@ nlohmann::json DeterministicJson(const RunConfig& config, const RunResult& r) {
        r.dispatches > 0 ? static_cast<double>(r.requests) / static_cast<double>(r.dispatches) : 0},
       {"storage_calls", r.storage_calls},
       {"storage_accesses", r.storage_accesses},
+      {"metadata_ops", r.metadata_ops},
       {"simulated_time_s", r.simulated_s},
       {"bandwidth_MiBps", r.simulated_s > 0 ? mib / r.simulated_s : 0},
   };

@@ -205,6 +205,26 @@ TEST(SimulationTest, StorageNoiseVariesWithTheSeed) {
   EXPECT_EQ(b["bytes_at_storage"], 8 * 8 * 64 * 1024);
 }
 
+// storage.metadata_service: every rank opens its file once, through its I/O node or directly,
+// and the metadata server serves the opens one at a time.
+TEST(SimulationTest, OpensQueueAtTheMetadataServer) {
+  json doc = PlatformDoc("pfs");
+  doc["storage"]["metadata_service"] = "20ms";
+  for (int ionodes : {0, 2}) {
+    for (Issuer issuer : {Issuer::kRank, Issuer::kNodeAggregate}) {
+      if (ionodes == 0 && issuer != Issuer::kRank) continue;
+      RunConfig c = Config("pfs", ionodes, "fifo");
+      c.platform = *ParsePlatform(doc);
+      c.issuer = issuer;
+      const json out = RunForked(c);
+      ASSERT_FALSE(out.contains("error")) << out.dump();
+      EXPECT_EQ(out["metadata_ops"], 8) << ionodes << " " << IssuerName(issuer);
+      EXPECT_GE(out["simulated_time_s"].get<double>(), 8 * 0.020);  // 8 opens in a row
+      EXPECT_EQ(out["bytes_at_storage"], 8 * 8 * 64 * 1024);
+    }
+  }
+}
+
 // Virtual time makes a run deterministic: the same configuration gives the same numbers, run
 // after run, and the numbers of tests/data/sim_golden.json until a change of the model means
 // to change them (then regenerate with IORELAY_UPDATE_GOLDEN=1 and say why in the commit).

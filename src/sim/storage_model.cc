@@ -15,8 +15,8 @@ namespace iorelay::sim {
 namespace sg4 = simgrid::s4u;
 
 StorageModel::StorageModel(const StorageParams& params, std::vector<sg4::Host*> servers,
-                           uint64_t seed)
-    : params_(params), servers_(std::move(servers)) {
+                           sg4::Host* metadata_server, uint64_t seed)
+    : params_(params), servers_(std::move(servers)), metadata_(metadata_server) {
   // Log-normal with mean 1 and coefficient of variation cv: sigma^2 = ln(1 + cv^2), mu =
   // -sigma^2/2.
   const double sigma = std::sqrt(std::log1p(params_.noise_cv * params_.noise_cv));
@@ -79,6 +79,18 @@ void StorageModel::Serve(const std::vector<Piece>& pieces) {
     ++accesses_;
   }
   if (done_ns > now_ns) sg4::this_actor::sleep_until(static_cast<double>(done_ns) * 1e-9);
+}
+
+void StorageModel::Open(sg4::Host* client) {
+  if (metadata_ == nullptr) return;
+  constexpr uint64_t kMetadataMessageBytes = 256;  // a path and attributes, each way
+  sg4::Comm::sendto(client, metadata_, kMetadataMessageBytes);
+  const int64_t now_ns = std::llround(sg4::Engine::get_clock() * 1e9);
+  const int64_t start_ns = std::max(now_ns, metadata_busy_until_ns_);
+  metadata_busy_until_ns_ = start_ns + params_.metadata_service_ns;
+  ++metadata_ops_;
+  sg4::this_actor::sleep_until(static_cast<double>(metadata_busy_until_ns_) * 1e-9);
+  sg4::Comm::sendto(metadata_, client, kMetadataMessageBytes);
 }
 
 uint64_t StorageModel::Call(sg4::Host* client, uint64_t file, bool write, uint64_t offset,

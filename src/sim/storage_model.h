@@ -22,7 +22,14 @@ class StorageModel {
  public:
   // `seed` draws each target's run-to-run factor when params.noise_cv > 0.
   StorageModel(const StorageParams& params, std::vector<simgrid::s4u::Host*> servers,
-               uint64_t seed);
+               simgrid::s4u::Host* metadata_server, uint64_t seed);
+
+  // Whether opens cost anything (a metadata server exists).
+  bool has_metadata() const { return metadata_ != nullptr; }
+  // One open or create, run in the calling actor on behalf of `client`: a small message to the
+  // metadata server, its service (one at a time, in arrival order), and the answer back.
+  void Open(simgrid::s4u::Host* client);
+  uint64_t metadata_ops() const { return metadata_ops_; }
 
   // One file-system call, run in (and blocking) the calling actor on `client`: a write moves its
   // bytes over the network to the targets its stripes live on, then each target serves its
@@ -52,6 +59,9 @@ class StorageModel {
   uint64_t bytes_written_ = 0;
   uint64_t bytes_read_ = 0;
   uint64_t accesses_ = 0;
+  simgrid::s4u::Host* metadata_ = nullptr;
+  int64_t metadata_busy_until_ns_ = 0;
+  uint64_t metadata_ops_ = 0;
 };
 
 }  // namespace iorelay::sim
