@@ -24,6 +24,7 @@ BUILD_LAYOUT: dict[str, str] = {
     "iorelay-place": "src/placement/iorelay-place",
     "iorelay-bench": "tools/bench/iorelay-bench",
     "iorelay-bench-mpich": "tools/bench/iorelay-bench-mpich",
+    "iorelay-sim": "src/sim/iorelay-sim",
     "libiorelay.so": "src/client/libiorelay.so",
     "libiorelay_preload.so": "src/preload/libiorelay_preload.so",
 }

@@ -47,7 +47,9 @@ def test_version() -> None:
     assert iorelay.__version__ == version_file.read_text().strip()
 
 
-@pytest.mark.parametrize("tool", ["iorelayd", "iorelay-ctl", "iorelay-place", "iorelay-bench"])
+@pytest.mark.parametrize(
+    "tool", ["iorelayd", "iorelay-ctl", "iorelay-place", "iorelay-bench", "iorelay-sim"]
+)
 def test_tools_print_the_one_version(tool: str) -> None:
     binary = require_built(tool)[tool]
     proc = subprocess.run(
@@ -95,6 +97,7 @@ PRINT_CONFIG_ARGS = {
     "iorelay-ctl": ["--timeout-ms", "1234", "--secret-file", "/tmp/s"],
     "iorelay-place": ["--nodes", "512", "--policies", "default,route-aware", "--cap", "8"],
     "iorelay-bench": ["--spatiality", "strided", "--request", "8K", "--total", "1M", "--odirect"],
+    "iorelay-sim": ["--platform", "local.json", "--ionodes", "2", "--scheduler", "aioli:wait=0"],
 }
 
 

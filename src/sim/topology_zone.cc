@@ -22,6 +22,13 @@ TopologyZone* TopologyZone::Create(const std::string& name, simgrid::s4u::NetZon
             ->set_latency(links.latency_s)
             ->seal());
   }
+  // A host talking to itself (a rank on an I/O node's bridge node) crosses no topology link, but
+  // SimGrid needs a route with a link: one fat-pipe loopback shared by every host, which gives
+  // each such flow its full bandwidth.
+  zone->loopback_ = iface->create_link(name + "/loopback", kLoopbackBps)
+                        ->set_sharing_policy(simgrid::s4u::Link::SharingPolicy::FATPIPE)
+                        ->set_latency(0)
+                        ->seal();
   iface->seal();
   return zone;
 }
@@ -29,6 +36,10 @@ TopologyZone* TopologyZone::Create(const std::string& name, simgrid::s4u::NetZon
 void TopologyZone::get_local_route(const simgrid::kernel::routing::NetPoint* src,
                                    const simgrid::kernel::routing::NetPoint* dst,
                                    simgrid::kernel::routing::Route* into, double* latency) {
+  if (src == dst) {
+    into->link_list_.push_back(loopback_->get_impl());
+    return;
+  }
   thread_local std::vector<placement::LinkId> route;
   route.clear();
   topology_.Route(static_cast<placement::VertexId>(src->id()),

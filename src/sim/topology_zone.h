@@ -19,6 +19,9 @@
 
 namespace iorelay::sim {
 
+// Bandwidth of the route from a host to itself (memory, not network): 100 GB/s.
+inline constexpr double kLoopbackBps = 100e9;
+
 // Every link of a topology gets the same bandwidth and latency (SI units).
 struct LinkParams {
   double bandwidth_Bps = 1.25e9;  // 10 Gbit/s
@@ -48,6 +51,7 @@ class TopologyZone final : public simgrid::kernel::routing::NetZoneImpl {
   const placement::Topology& topology_;
   std::vector<simgrid::s4u::Host*> hosts_;  // by node id (= the host's NetPoint id)
   std::vector<simgrid::s4u::Link*> links_;  // by topology link id
+  simgrid::s4u::Link* loopback_ = nullptr;  // the route from a host to itself
   double latency_s_ = 0;
 };
 

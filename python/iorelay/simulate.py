@@ -1,0 +1,113 @@
+"""`iorelay simulate`: runs on a simulated machine (SimGrid), with the daemon's own schedulers,
+dispatch core and placement policies.
+
+`iorelay simulate run` is one run of an iorelay-bench pattern through the C++ tool iorelay-sim;
+the result is its JSON (docs/simulator.md).
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+from pathlib import Path
+from typing import Any
+
+from iorelay import paths
+from iorelay.tools import run_json_tool
+
+TOOL = "iorelay-sim"
+TOOL_TIMEOUT_S = 3600.0
+PLATFORMS_DIR = paths.REPO_ROOT / "platforms"
+# Pattern options passed to iorelay-sim only when given (the tool has the defaults).
+PATTERN_FLAGS = (
+    "layout",
+    "spatiality",
+    "operation",
+    "request",
+    "block",
+    "segments",
+    "total",
+    "stonewall",
+)
+
+
+class SimulateError(RuntimeError):
+    """iorelay-sim refused its input, failed, or printed something that is not its JSON."""
+
+
+def platform_path(name_or_path: str, platforms_dir: Path = PLATFORMS_DIR) -> Path:
+    """A platform file: an existing path as given, else platforms/NAME.json."""
+    given = Path(name_or_path)
+    if given.exists():
+        return given
+    named = platforms_dir / f"{name_or_path}.json"
+    if named.exists():
+        return named
+    known = sorted(p.stem for p in platforms_dir.glob("*.json"))
+    raise SimulateError(f"no platform '{name_or_path}' (known: {', '.join(known)}, or a path)")
+
+
+def tool_args(args: argparse.Namespace) -> list[str]:
+    """The iorelay-sim command line for parsed `iorelay simulate run` arguments."""
+    out = ["--platform", str(platform_path(args.platform))]
+    for flag in PATTERN_FLAGS:
+        value = getattr(args, flag)
+        if value is not None:
+            out += [f"--{flag}", str(value)]
+    if args.odirect:
+        out.append("--odirect")
+    out += ["--ranks", str(args.ranks), "--nodes", str(args.nodes)]
+    out += ["--ionodes", str(args.ionodes), "--scheduler", args.scheduler]
+    out += ["--placement", args.placement, "--seed", str(args.seed), "--issuer", args.issuer]
+    return out
+
+
+def run_tool(argv: list[str], timeout_s: float = TOOL_TIMEOUT_S) -> dict[str, Any]:
+    """Runs `iorelay-sim ARGV` and returns its JSON result."""
+    return run_json_tool([str(paths.find(TOOL)), *argv], error=SimulateError, timeout_s=timeout_s)
+
+
+def add_parser(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
+    p = sub.add_parser(
+        "simulate",
+        help="simulate runs on a machine described in a platform file (SimGrid)",
+        description=(
+            "Simulate iorelay on a machine you do not have: the daemon's schedulers, dispatch "
+            "core and placement policies on SimGrid (docs/simulator.md)."
+        ),
+    )
+    actions = p.add_subparsers(dest="action", metavar="ACTION", required=True)
+    r = actions.add_parser("run", help="one run of an iorelay-bench pattern; JSON on stdout")
+    r.add_argument("--platform", required=True, help="platforms/NAME.json by NAME, or a path")
+    r.add_argument("--layout", choices=("fpp", "shared"))
+    r.add_argument("--spatiality", choices=("contiguous", "strided"))
+    r.add_argument("--operation", choices=("write", "read"))
+    r.add_argument("--request", help="bytes per request, e.g. 1M")
+    r.add_argument("--block", help="contiguous bytes per rank")
+    r.add_argument("--segments", type=int, help="strided segments")
+    r.add_argument("--total", help="bytes of all ranks together")
+    r.add_argument("--stonewall", type=float, help="simulated seconds after which ranks stop")
+    r.add_argument("--odirect", action="store_true")
+    r.add_argument("--ranks", type=int, default=1)
+    r.add_argument("--nodes", type=int, default=1)
+    r.add_argument("--ionodes", type=int, default=0, help="0: direct access to the storage")
+    r.add_argument("--scheduler", default="fifo", help="scheduler spec, e.g. aioli:quantum=64KiB")
+    r.add_argument("--placement", default="block", help="compute node to I/O node policy")
+    r.add_argument("--seed", type=int, default=1)
+    r.add_argument(
+        "--issuer",
+        choices=("rank", "node", "node-aggregate"),
+        default="rank",
+        help="an actor per rank, or per node (one request message at a time, or aggregated)",
+    )
+    r.set_defaults(func=run)
+
+
+def run(args: argparse.Namespace) -> int:
+    try:
+        result = run_tool(tool_args(args))
+    except SimulateError as e:
+        print(f"iorelay simulate: {e}")
+        return 2
+    print(json.dumps(result, indent=1))
+    return 0

@@ -1,0 +1,56 @@
+"""`iorelay simulate run`: the real iorelay-sim on the shipped platforms."""
+
+from __future__ import annotations
+
+import argparse
+
+import pytest
+
+from iorelay import cli, simulate
+
+needs_tool = pytest.mark.needs_build("iorelay-sim")
+
+
+def _args(*argv: str) -> argparse.Namespace:
+    return cli.build_parser().parse_args(["simulate", "run", *argv])
+
+
+def test_platform_names_resolve_to_shipped_files() -> None:
+    assert simulate.platform_path("local").name == "local.json"
+    with pytest.raises(simulate.SimulateError, match="marenostrum4"):
+        simulate.platform_path("no-such-machine")
+
+
+def test_tool_args_pass_only_given_pattern_flags() -> None:
+    argv = simulate.tool_args(_args("--platform", "local", "--request", "64K", "--ionodes", "1"))
+    assert argv[argv.index("--request") + 1] == "64K"
+    assert "--layout" not in argv and "--odirect" not in argv
+    assert argv[argv.index("--ionodes") + 1] == "1"
+    assert argv[argv.index("--issuer") + 1] == "rank"
+
+
+@needs_tool
+def test_run_returns_the_simulated_numbers() -> None:
+    args = _args(
+        "--platform", "local", "--spatiality", "strided", "--request", "64K",
+        "--segments", "4", "--ranks", "4", "--nodes", "2", "--ionodes", "1",
+        "--scheduler", "aioli",
+    )  # fmt: skip
+    result = simulate.run_tool(simulate.tool_args(args))
+    assert result["requests"] == 16
+    assert result["bytes_at_storage"] == 16 * 64 * 1024
+    assert result["scheduler"] == "aioli"
+    assert result["bandwidth_MiBps"] > 0
+
+
+@needs_tool
+def test_unknown_scheduler_is_one_line_naming_the_choices() -> None:
+    args = _args("--platform", "local", "--ionodes", "1", "--scheduler", "nope")
+    with pytest.raises(simulate.SimulateError, match="known: aioli"):
+        simulate.run_tool(simulate.tool_args(args))
+
+
+@needs_tool
+def test_cli_prints_json(capsys: pytest.CaptureFixture[str]) -> None:
+    assert cli.main(["simulate", "run", "--platform", "local", "--ranks", "2", "--nodes", "2"]) == 0
+    assert '"requests": 32' in capsys.readouterr().out

@@ -1,0 +1,68 @@
+// One actor per rank, so that the I/O node sees per-rank requests exactly as the daemon does.
+#include "sim/compute_node.h"
+
+#include <simgrid/s4u/Actor.hpp>
+#include <simgrid/s4u/Engine.hpp>
+#include <string>
+
+#include "sim/io_request.h"
+
+namespace iorelay::sim {
+
+namespace sg4 = simgrid::s4u;
+
+namespace {
+
+void RankLoop(const Pattern& pattern, uint32_t rank, sg4::Host* host, RankTarget target,
+              double start_s, RankResult* out, const std::function<void()>* finished) {
+  if (start_s > 0) sg4::this_actor::sleep_until(start_s);
+  sg4::Mailbox* reply = sg4::Mailbox::by_name("r" + std::to_string(rank));
+  const PatternSpec& spec = pattern.spec;
+  if (target.storage->has_metadata()) {  // open (or create) the file first
+    if (target.ionode != nullptr) {
+      IoRequest open;
+      open.rank = rank;
+      open.open = true;
+      open.reply_to = reply;
+      target.ionode->put(&open, kMessageHeaderBytes);
+      reply->get<IoRequest>();
+    } else {
+      target.storage->Open(host);
+    }
+  }
+  const uint64_t n = pattern.RequestsPerRank();
+  for (uint64_t i = 0; i < n && pattern.BeforeStonewall(sg4::Engine::get_clock()); ++i) {
+    IoRequest r;
+    r.rank = rank;
+    r.file = pattern.File(rank);
+    r.write = spec.write;
+    r.offset = pattern.Offset(rank, i);
+    r.length = spec.request_bytes;
+    r.merge_class = spec.odirect ? 1 : 0;
+    r.reply_to = reply;
+    if (target.ionode != nullptr) {
+      target.ionode->put(&r, kMessageHeaderBytes + (r.write ? r.length : 0));
+      IoRequest* back = reply->get<IoRequest>();
+      (void)back;  // the same message, answered
+    } else {
+      r.bytes_done = target.storage->Call(host, r.file, r.write, r.offset, r.length);
+    }
+    ++out->requests;
+    out->bytes += r.bytes_done;
+    if (r.error != 0) ++out->errors;
+  }
+  out->end_s = sg4::Engine::get_clock();
+  (*finished)();
+}
+
+}  // namespace
+
+void StartRank(const Pattern& pattern, uint32_t rank, sg4::Host* host, RankTarget target,
+               double start_s, RankResult* out, const std::function<void()>* finished) {
+  sg4::Actor::create("rank" + std::to_string(rank), host,
+                     [&pattern, rank, host, target, start_s, out, finished] {
+                       RankLoop(pattern, rank, host, target, start_s, out, finished);
+                     });
+}
+
+}  // namespace iorelay::sim

@@ -1,0 +1,33 @@
+// Compute-node ranks: each rank is an actor on its node's host issuing the iorelay-bench pattern
+// as independent I/O, its next request when the previous one completes (closed loop), either to
+// its node's I/O node as a message or, with no I/O nodes, straight to the storage.
+#pragma once
+
+#include <cstdint>
+#include <functional>
+#include <simgrid/s4u/Host.hpp>
+#include <simgrid/s4u/Mailbox.hpp>
+
+#include "sim/storage_model.h"
+#include "sim/workload_pattern.h"
+
+namespace iorelay::sim {
+
+struct RankResult {
+  uint64_t requests = 0;
+  uint64_t bytes = 0;
+  int errors = 0;
+  double end_s = 0;  // simulated time of the last completion
+};
+
+struct RankTarget {
+  simgrid::s4u::Mailbox* ionode = nullptr;  // null: direct access
+  StorageModel* storage = nullptr;          // used for direct access
+};
+
+// Creates the actor of `rank`, starting at `start_s`; it calls `finished` (in the actor) after
+// its last request. `pattern`, `out` and `finished` must outlive the simulation.
+void StartRank(const Pattern& pattern, uint32_t rank, simgrid::s4u::Host* host, RankTarget target,
+               double start_s, RankResult* out, const std::function<void()>* finished);
+
+}  // namespace iorelay::sim

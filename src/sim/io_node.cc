@@ -1,0 +1,183 @@
+// The I/O node's actors: a receiver (the mailbox's permanent receiver, so requests flow in
+// concurrently), the scheduling loop (the daemon's Dispatcher on SimGrid's clock), and one short
+// actor per dispatch in flight.
+#include "sim/io_node.h"
+
+#include <algorithm>
+#include <cmath>
+#include <mutex>
+#include <simgrid/s4u/Actor.hpp>
+#include <simgrid/s4u/Comm.hpp>
+#include <simgrid/s4u/Engine.hpp>
+#include <span>
+
+#include "dispatch/plan.h"
+
+namespace iorelay::sim {
+
+namespace sg4 = simgrid::s4u;
+
+namespace {
+constexpr uint32_t kDirectAlignBytes = 4096;
+}  // namespace
+
+IoNode::IoNode(int index, sg4::Host* front, sg4::Host* storage_side,
+               std::unique_ptr<sched::Scheduler> scheduler, int slots, int64_t request_overhead_ns,
+               StorageModel* storage)
+    : index_(index),
+      front_(front),
+      storage_side_(storage_side),
+      scheduler_(std::move(scheduler)),
+      slots_(slots),
+      request_overhead_ns_(request_overhead_ns),
+      storage_(storage),
+      mailbox_(sg4::Mailbox::by_name("io" + std::to_string(index))),
+      mutex_(sg4::Mutex::create()),
+      wakeup_(sg4::ConditionVariable::create()) {}
+
+int64_t IoNode::NowNs() const { return std::llround(sg4::Engine::get_clock() * 1e9); }
+
+void IoNode::Start() {
+  const std::string name = "io" + std::to_string(index_);
+  sg4::ActorPtr receiver = sg4::Actor::create(name + "-recv", front_, [this] { ReceiveLoop(); });
+  mailbox_->set_receiver(receiver);
+  sg4::Actor::create(name + "-sched", front_, [this] { ScheduleLoop(); });
+}
+
+void IoNode::Stop() { mailbox_->put(&stop_message_, 0); }
+
+void IoNode::ReceiveLoop() {
+  for (;;) {
+    auto* request = mailbox_->get<IoRequest>();
+    std::unique_lock lock(*mutex_);
+    if (request == &stop_message_) {
+      stopping_ = true;
+    } else {
+      for (IoRequest* r = request; r != nullptr; r = r->next_in_message) {
+        if (r->open) {
+          // Opens bypass the scheduler, as in the daemon (its session handles them).
+          sg4::Actor::create("open", front_, [this, r] {
+            storage_->Open(storage_side_);
+            r->reply_to->put_init(r, kMessageHeaderBytes)->detach();
+          });
+        } else {
+          inbox_.push_back(r);
+        }
+      }
+    }
+    wakeup_->notify_one();
+    if (stopping_) return;
+  }
+}
+
+void IoNode::ScheduleLoop() {
+  std::unique_lock lock(*mutex_);
+  sched::Dispatch d;
+  for (;;) {
+    for (IoRequest* r : inbox_) {
+      sched::Request q;
+      q.id = next_id_++;
+      q.file = sched::FileKey{0, r->file};
+      q.op = r->write ? sched::IoOp::kWrite : sched::IoOp::kRead;
+      q.offset = r->offset;
+      q.length = r->length;
+      q.arrival_ns = NowNs();
+      q.merge_class = r->merge_class;
+      in_scheduler_.emplace(q.id, r);
+      scheduler_->Add(q);
+      ++counters_.requests;
+    }
+    inbox_.clear();
+    for (const Done& done : done_) {
+      // Replies leave from the front host (the dispatch ran on the storage side).
+      for (IoRequest* r : done.requests) {
+        const uint64_t bytes = kMessageHeaderBytes + (r->write ? 0 : r->bytes_done);
+        r->reply_to->put_init(r, bytes)->detach();
+      }
+      for (uint64_t id : done.ids) scheduler_->Release(id, 0, done.duration_ns);
+    }
+    done_.clear();
+    int64_t wake_ns = -1;
+    while (busy_slots_ < slots_) {
+      const sched::Decision decision = scheduler_->Next(NowNs(), &d);
+      if (decision.kind == sched::Decision::Kind::kDispatch) {
+        ++busy_slots_;
+        ++counters_.dispatches;
+        sg4::Actor::create("dispatch", storage_side_, [this, d] { RunDispatch(d); });
+        continue;
+      }
+      if (decision.kind == sched::Decision::Kind::kSleepUntil) {
+        // At least 1 ns ahead: a wake-up at or before now would spin at one simulated instant.
+        wake_ns = std::max(decision.wake_ns, NowNs() + 1);
+      }
+      break;
+    }
+    if (stopping_ && busy_slots_ == 0 && inbox_.empty() && done_.empty() &&
+        scheduler_->queued() == 0) {
+      return;
+    }
+    if (wake_ns >= 0) {
+      // Half a nanosecond late, so that the clock read back in ns has reached wake_ns.
+      wakeup_->wait_until(lock, (static_cast<double>(wake_ns) + 0.5) * 1e-9);
+    } else {
+      wakeup_->wait(lock);
+    }
+  }
+}
+
+void IoNode::RunDispatch(sched::Dispatch d) {
+  const int64_t start_ns = NowNs();
+  if (request_overhead_ns_ > 0) {
+    sg4::this_actor::sleep_for(static_cast<double>(request_overhead_ns_) * 1e-9);
+  }
+  std::vector<IoRequest*> requests;
+  std::vector<dispatch::RequestDesc> descs;
+  {
+    std::unique_lock lock(*mutex_);
+    for (uint64_t id : d.request_ids) {
+      auto it = in_scheduler_.find(id);
+      requests.push_back(it->second);
+      in_scheduler_.erase(it);
+    }
+  }
+  for (const IoRequest* r : requests) {
+    dispatch::RequestDesc desc;
+    desc.offset = r->offset;
+    desc.length = r->length;
+    desc.merge_class = r->merge_class;
+    desc.direct_align = r->merge_class != 0 ? kDirectAlignBytes : 0;
+    descs.push_back(desc);
+  }
+  dispatch::Plan plan;
+  dispatch::BuildPlan(descs, d.overlapping, &plan);
+  std::vector<uint64_t> lengths;
+  std::vector<dispatch::Share> shares;
+  for (const dispatch::Step& step : plan.steps) {
+    std::span<const size_t> idx = plan.Of(step);
+    if (step.kind == dispatch::Step::Kind::kRefuse) {
+      requests[idx[0]]->error = step.error;
+      continue;
+    }
+    lengths.clear();
+    uint64_t length = 0;
+    for (size_t i : idx) {
+      lengths.push_back(requests[i]->length);
+      length += requests[i]->length;
+    }
+    ++counters_.calls;
+    const IoRequest& first = *requests[idx[0]];
+    const uint64_t done =
+        storage_->Call(storage_side_, first.file, first.write, first.offset, length);
+    dispatch::SplitResult(Result<size_t>(static_cast<size_t>(done)), lengths, &shares);
+    for (size_t k = 0; k < idx.size(); ++k) {
+      requests[idx[k]]->bytes_done = shares[k].bytes;
+      requests[idx[k]]->error = shares[k].error;
+    }
+  }
+  std::unique_lock lock(*mutex_);
+  done_.push_back({std::move(d.request_ids), std::move(requests), NowNs() - start_ns});
+  --busy_slots_;
+  wakeup_->notify_one();
+}
+
+}  // namespace iorelay::sim

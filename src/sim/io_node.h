@@ -1,0 +1,84 @@
+// An I/O node as the daemon runs one: requests arrive as messages from compute nodes, the real
+// Scheduler (made by spec from src/sched's registry) orders and merges them on SimGrid's clock,
+// at most `slots` dispatches are in flight, and each dispatch goes through the daemon's dispatch
+// core (dispatch::BuildPlan, dispatch::SplitResult) into storage calls; replies go back over the
+// network (a read's reply carries its data).
+#pragma once
+
+#include <cstdint>
+#include <memory>
+#include <simgrid/s4u/ConditionVariable.hpp>
+#include <simgrid/s4u/Host.hpp>
+#include <simgrid/s4u/Mailbox.hpp>
+#include <simgrid/s4u/Mutex.hpp>
+#include <string>
+#include <unordered_map>
+#include <vector>
+
+#include "sched/scheduler.h"
+#include "sim/io_request.h"
+#include "sim/storage_model.h"
+
+namespace iorelay::sim {
+
+struct IoNodeCounters {
+  uint64_t requests = 0;    // received
+  uint64_t dispatches = 0;  // scheduler dispatches
+  uint64_t calls = 0;       // storage calls (a dispatch's plan may hold several)
+};
+
+class IoNode {
+ public:
+  // `storage` must outlive the simulation. Nothing runs before Start().
+  // Requests arrive and replies leave at `front`; storage calls leave from `storage_side` (the
+  // same host on a star network).
+  IoNode(int index, simgrid::s4u::Host* front, simgrid::s4u::Host* storage_side,
+         std::unique_ptr<sched::Scheduler> scheduler, int slots, int64_t request_overhead_ns,
+         StorageModel* storage);
+  IoNode(const IoNode&) = delete;
+  IoNode& operator=(const IoNode&) = delete;
+
+  // Creates the node's actors.
+  void Start();
+  // Asks the node to end once its dispatches in flight are done (call from an actor, after the
+  // last request was answered). Not daemon actors: SimGrid kills those by unwinding their
+  // stacks, which then release an s4u::Mutex from a dying actor (a hang under thread contexts).
+  void Stop();
+  // Where compute nodes send their requests.
+  simgrid::s4u::Mailbox* mailbox() const { return mailbox_; }
+  const IoNodeCounters& counters() const { return counters_; }
+
+ private:
+  struct Done {
+    std::vector<uint64_t> ids;
+    std::vector<IoRequest*> requests;  // answered by the loop, from the front host
+    int64_t duration_ns = 0;
+  };
+  void ReceiveLoop();
+  void ScheduleLoop();
+  void RunDispatch(sched::Dispatch d);
+  int64_t NowNs() const;
+
+  int index_;
+  simgrid::s4u::Host* front_;
+  simgrid::s4u::Host* storage_side_;
+  std::unique_ptr<sched::Scheduler> scheduler_;
+  int slots_;
+  int64_t request_overhead_ns_;
+  StorageModel* storage_;
+  simgrid::s4u::Mailbox* mailbox_;
+  simgrid::s4u::MutexPtr mutex_;
+  simgrid::s4u::ConditionVariablePtr wakeup_;
+  // Guarded by mutex_ (actors interleave only at SimGrid calls, but the condition variable
+  // needs the lock anyway).
+  std::vector<IoRequest*> inbox_;
+  std::vector<Done> done_;
+  std::unordered_map<uint64_t, IoRequest*> in_scheduler_;  // scheduler id → request
+  uint64_t next_id_ = 1;
+  int busy_slots_ = 0;
+  bool stopping_ = false;
+  IoRequest stop_message_;  // sent by Stop(): its address ends the receiver
+  IoNodeCounters counters_;
+};
+
+}  // namespace iorelay::sim

@@ -1,0 +1,30 @@
+// The message a compute-node rank sends for one request, and gets back as the reply. It lives on
+// the rank's stack: the rank waits for the reply before it issues its next request.
+#pragma once
+
+#include <cstdint>
+#include <simgrid/s4u/Mailbox.hpp>
+
+namespace iorelay::sim {
+
+// Bytes of a request or reply without its data (the protocol's 24-byte header and fields).
+inline constexpr uint64_t kMessageHeaderBytes = 64;
+
+struct IoRequest {
+  uint32_t rank = 0;
+  bool open = false;  // an open (or create) of the rank's file, not a data request
+  uint64_t file = 0;
+  bool write = true;
+  uint64_t offset = 0;
+  uint64_t length = 0;
+  uint32_t merge_class = 0;  // O_DIRECT requests only merge with each other
+  simgrid::s4u::Mailbox* reply_to = nullptr;
+  // Intra-node aggregation: the next request of the same message (one message carries a node's
+  // requests of one step); null for a message of one request.
+  IoRequest* next_in_message = nullptr;
+  // Filled by the I/O node before replying.
+  int error = 0;
+  uint64_t bytes_done = 0;
+};
+
+}  // namespace iorelay::sim

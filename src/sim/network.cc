@@ -1,0 +1,89 @@
+// A star (one crossbar switch): contention happens at NICs and, if given, at the backbone. With a
+// topology, the compute side is a TopologyZone instead (sim/topology_zone.h).
+#include "sim/network.h"
+
+#include <simgrid/s4u/Link.hpp>
+#include <string>
+
+#include "sim/topology_zone.h"
+
+namespace iorelay::sim {
+namespace {
+
+namespace sg4 = simgrid::s4u;
+
+constexpr double kHostSpeedFlops = 1e9;  // hosts compute nothing; the speed is unused
+
+sg4::Host* AddHost(sg4::NetZone* zone, const std::string& name, double nic_Bps, double latency_s,
+                   sg4::Link* backbone) {
+  sg4::Host* host = zone->create_host(name, kHostSpeedFlops);
+  sg4::SplitDuplexLink* nic = zone->create_split_duplex_link(name + "_nic", nic_Bps);
+  nic->set_latency(latency_s);
+  std::vector<sg4::LinkInRoute> up{{nic, sg4::LinkInRoute::Direction::UP}};
+  if (backbone != nullptr) up.emplace_back(backbone);
+  // Symmetrical: the way in is the backbone then the NIC's down direction.
+  zone->add_route(host->get_netpoint(), nullptr, nullptr, nullptr, up, /*symmetrical=*/true);
+  return host;
+}
+
+}  // namespace
+
+Hosts BuildStarNetwork(const Platform& platform, int compute_nodes, int ionodes) {
+  sg4::NetZone* zone = sg4::create_star_zone("machine");
+  sg4::Link* backbone = nullptr;
+  if (platform.network.backbone_Bps > 0) {
+    backbone = zone->create_link("backbone", platform.network.backbone_Bps);
+  }
+  const double lat = platform.network.latency_s;
+  Hosts h;
+  for (int i = 0; i < compute_nodes; ++i) {
+    h.compute.push_back(
+        AddHost(zone, "c" + std::to_string(i), platform.compute.nic_Bps, lat, backbone));
+  }
+  for (int k = 0; k < ionodes; ++k) {
+    h.ionode_front.push_back(
+        AddHost(zone, "io" + std::to_string(k), platform.ionode.nic_Bps, lat, backbone));
+  }
+  h.ionode_storage = h.ionode_front;
+  for (int j = 0; j < platform.storage.targets; ++j) {
+    h.storage.push_back(
+        AddHost(zone, "st" + std::to_string(j), platform.storage.nic_Bps, lat, backbone));
+  }
+  if (platform.storage.metadata_service_ns > 0) {
+    h.metadata = AddHost(zone, "mds", platform.storage.nic_Bps, lat, backbone);
+  }
+  zone->seal();
+  return h;
+}
+
+Hosts BuildTopologyNetwork(const Platform& platform, const placement::Topology& topology,
+                           int compute_nodes, const std::vector<int32_t>& bridge_of) {
+  sg4::NetZone* root = sg4::create_full_zone("machine");
+  const double lat = platform.network.latency_s;
+  TopologyZone* net = TopologyZone::Create(
+      "net", root, topology, LinkParams{platform.network.link_Bps, lat}, kHostSpeedFlops);
+  Hosts h;
+  for (int i = 0; i < compute_nodes; ++i) h.compute.push_back(net->host(i));
+  for (int32_t bridge : bridge_of) h.ionode_front.push_back(net->host(bridge));
+  sg4::NetZone* storage = sg4::create_star_zone("storage")->set_parent(root);
+  sg4::Link* backbone = nullptr;
+  if (platform.network.backbone_Bps > 0) {
+    backbone = storage->create_link("backbone", platform.network.backbone_Bps);
+  }
+  for (size_t k = 0; k < bridge_of.size(); ++k) {
+    h.ionode_storage.push_back(
+        AddHost(storage, "io" + std::to_string(k), platform.ionode.nic_Bps, lat, backbone));
+  }
+  for (int j = 0; j < platform.storage.targets; ++j) {
+    h.storage.push_back(
+        AddHost(storage, "st" + std::to_string(j), platform.storage.nic_Bps, lat, backbone));
+  }
+  if (platform.storage.metadata_service_ns > 0) {
+    h.metadata = AddHost(storage, "mds", platform.storage.nic_Bps, lat, backbone);
+  }
+  storage->seal();
+  root->seal();
+  return h;
+}
+
+}  // namespace iorelay::sim

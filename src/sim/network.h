@@ -1,0 +1,36 @@
+// The simulated machine's hosts and links on SimGrid, built in code from a Platform. Two forms:
+//  - star: compute nodes, I/O nodes and storage servers in one star zone, each host's NIC a
+//    split-duplex link to one switch, optionally behind a shared backbone link;
+//  - topology (platform network.topology with network.link): the compute nodes are the hosts of a
+//    TopologyZone routed by src/placement (torus, fat tree, dragonfly); each I/O node receives
+//    requests at its bridge node's host there and reaches the storage from a second host, its
+//    storage side, in a star zone with the storage servers. No route crosses the two zones.
+#pragma once
+
+#include <memory>
+#include <simgrid/s4u/Host.hpp>
+#include <simgrid/s4u/NetZone.hpp>
+#include <vector>
+
+#include "placement/topology.h"
+#include "sim/platform.h"
+
+namespace iorelay::sim {
+
+struct Hosts {
+  std::vector<simgrid::s4u::Host*> compute;         // by compute node
+  std::vector<simgrid::s4u::Host*> ionode_front;    // where an I/O node's requests arrive
+  std::vector<simgrid::s4u::Host*> ionode_storage;  // where its storage calls leave from
+  std::vector<simgrid::s4u::Host*> storage;         // "st<j>", one per data target
+  simgrid::s4u::Host* metadata = nullptr;           // "mds", with storage.metadata_service
+};
+
+// Star form. Call once, after the engine exists and before it runs.
+Hosts BuildStarNetwork(const Platform& platform, int compute_nodes, int ionodes);
+
+// Topology form: `topology` (which must outlive the engine) has at least `compute_nodes` nodes;
+// I/O node k's front is the host of compute node bridge_of[k].
+Hosts BuildTopologyNetwork(const Platform& platform, const placement::Topology& topology,
+                           int compute_nodes, const std::vector<int32_t>& bridge_of);
+
+}  // namespace iorelay::sim

@@ -1,0 +1,155 @@
+// The node's loop waits on two things at once: the reply mailbox (a rank's request answered, so
+// that rank's next one becomes ready) and the one request message being sent.
+#include "sim/node_issuer.h"
+
+#include <deque>
+#include <simgrid/s4u/Actor.hpp>
+#include <simgrid/s4u/Comm.hpp>
+#include <simgrid/s4u/Engine.hpp>
+#include <string>
+
+#include "sim/io_request.h"
+
+namespace iorelay::sim {
+
+namespace sg4 = simgrid::s4u;
+
+namespace {
+
+// Every rank of the node opens its file before its first request: one message per rank, or one
+// for all of them when aggregating; returns when every open is answered.
+void OpenFiles(uint32_t first_rank, uint32_t count, sg4::Mailbox* ionode, sg4::Mailbox* replies,
+               bool aggregate) {
+  std::vector<IoRequest> opens(count);
+  for (uint32_t local = 0; local < count; ++local) {
+    IoRequest& o = opens[local];
+    o.rank = first_rank + local;
+    o.open = true;
+    o.reply_to = replies;
+    if (aggregate && local + 1 < count) o.next_in_message = &opens[local + 1];
+  }
+  if (aggregate) {
+    ionode->put(&opens[0], kMessageHeaderBytes * count);
+  } else {
+    for (IoRequest& o : opens) ionode->put(&o, kMessageHeaderBytes);
+  }
+  for (uint32_t k = 0; k < count; ++k) replies->get<IoRequest>();
+}
+
+void NodeLoop(const Pattern& pattern, uint32_t node, uint32_t first_rank, uint32_t count,
+              sg4::Mailbox* ionode, double start_s, bool opens, std::vector<RankResult>* out,
+              const std::function<void()>* finished) {
+  if (start_s > 0) sg4::this_actor::sleep_until(start_s);
+  sg4::Mailbox* replies = sg4::Mailbox::by_name("n" + std::to_string(node));
+  if (opens) OpenFiles(first_rank, count, ionode, replies, /*aggregate=*/false);
+  const PatternSpec& spec = pattern.spec;
+  const uint64_t per_rank = pattern.RequestsPerRank();
+  std::vector<IoRequest> current(count);  // each rank's request in flight
+  std::vector<uint64_t> issued(count, 0);
+  std::deque<uint32_t> ready;  // ranks (local index) whose next request waits for the NIC
+  auto prepare = [&](uint32_t local) {
+    const uint32_t rank = first_rank + local;
+    IoRequest& r = current[local];
+    r = IoRequest{};
+    r.rank = rank;
+    r.file = pattern.File(rank);
+    r.write = spec.write;
+    r.offset = pattern.Offset(rank, issued[local]++);
+    r.length = spec.request_bytes;
+    r.merge_class = spec.odirect ? 1 : 0;
+    r.reply_to = replies;
+    ready.push_back(local);
+  };
+  for (uint32_t i = 0; i < count; ++i) prepare(i);
+  uint32_t ranks_left = count;
+  sg4::CommPtr sending;
+  IoRequest* answered = nullptr;
+  sg4::CommPtr receiving = replies->get_async<IoRequest>(&answered);
+  while (ranks_left > 0) {
+    if (sending == nullptr && !ready.empty()) {
+      IoRequest& r = current[ready.front()];
+      ready.pop_front();
+      sending = ionode->put_async(&r, kMessageHeaderBytes + (r.write ? r.length : 0));
+    }
+    std::vector<sg4::CommPtr> comms = {receiving};
+    if (sending != nullptr) comms.push_back(sending);
+    const ssize_t done = sg4::Comm::wait_any(comms);
+    if (done == 1) {
+      sending = nullptr;
+      continue;
+    }
+    const uint32_t local = answered->rank - first_rank;
+    RankResult& result = (*out)[answered->rank];
+    ++result.requests;
+    result.bytes += answered->bytes_done;
+    if (answered->error != 0) ++result.errors;
+    if (issued[local] < per_rank && pattern.BeforeStonewall(sg4::Engine::get_clock())) {
+      prepare(local);
+    } else {
+      result.end_s = sg4::Engine::get_clock();
+      --ranks_left;
+      (*finished)();
+    }
+    if (ranks_left > 0) receiving = replies->get_async<IoRequest>(&answered);
+  }
+}
+
+void AggregatingNodeLoop(const Pattern& pattern, uint32_t node, uint32_t first_rank, uint32_t count,
+                         sg4::Mailbox* ionode, double start_s, bool opens,
+                         std::vector<RankResult>* out, const std::function<void()>* finished) {
+  if (start_s > 0) sg4::this_actor::sleep_until(start_s);
+  sg4::Mailbox* replies = sg4::Mailbox::by_name("n" + std::to_string(node));
+  if (opens) OpenFiles(first_rank, count, ionode, replies, /*aggregate=*/true);
+  const PatternSpec& spec = pattern.spec;
+  std::vector<IoRequest> step(count);
+  for (uint64_t i = 0;
+       i < pattern.RequestsPerRank() && pattern.BeforeStonewall(sg4::Engine::get_clock()); ++i) {
+    uint64_t bytes = 0;
+    for (uint32_t local = 0; local < count; ++local) {
+      const uint32_t rank = first_rank + local;
+      IoRequest& r = step[local];
+      r = IoRequest{};
+      r.rank = rank;
+      r.file = pattern.File(rank);
+      r.write = spec.write;
+      r.offset = pattern.Offset(rank, i);
+      r.length = spec.request_bytes;
+      r.merge_class = spec.odirect ? 1 : 0;
+      r.reply_to = replies;
+      r.next_in_message = local + 1 < count ? &step[local + 1] : nullptr;
+      bytes += kMessageHeaderBytes + (r.write ? r.length : 0);
+    }
+    ionode->put(&step[0], bytes);
+    for (uint32_t k = 0; k < count; ++k) {
+      const IoRequest* answered = replies->get<IoRequest>();
+      RankResult& result = (*out)[answered->rank];
+      ++result.requests;
+      result.bytes += answered->bytes_done;
+      if (answered->error != 0) ++result.errors;
+    }
+  }
+  for (uint32_t local = 0; local < count; ++local) {
+    (*out)[first_rank + local].end_s = sg4::Engine::get_clock();
+    (*finished)();
+  }
+}
+
+}  // namespace
+
+void StartNodeIssuer(const Pattern& pattern, uint32_t node, uint32_t first_rank, uint32_t count,
+                     sg4::Host* host, sg4::Mailbox* ionode, double start_s, bool aggregate,
+                     bool opens, std::vector<RankResult>* out,
+                     const std::function<void()>* finished) {
+  sg4::Actor::create(
+      "node" + std::to_string(node), host,
+      [&pattern, node, first_rank, count, ionode, start_s, aggregate, opens, out, finished] {
+        if (aggregate) {
+          AggregatingNodeLoop(pattern, node, first_rank, count, ionode, start_s, opens, out,
+                              finished);
+        } else {
+          NodeLoop(pattern, node, first_rank, count, ionode, start_s, opens, out, finished);
+        }
+      });
+}
+
+}  // namespace iorelay::sim

@@ -1,0 +1,32 @@
+// One actor per compute node issuing the requests of all its ranks, for runs where an actor per
+// rank costs too much. The I/O node still sees per-rank requests, each rank in closed loop (its
+// next request when its previous one is answered), but the node's NIC sends one request message
+// at a time, in the order the ranks became ready: the node has one flow on the network instead
+// of one per rank, which is what SimGrid's bandwidth sharing pays for.
+#pragma once
+
+#include <cstdint>
+#include <functional>
+#include <simgrid/s4u/Host.hpp>
+#include <simgrid/s4u/Mailbox.hpp>
+#include <vector>
+
+#include "sim/compute_node.h"
+#include "sim/workload_pattern.h"
+
+namespace iorelay::sim {
+
+// Creates the actor of compute node `node` (ranks [first_rank, first_rank + count)), sending to
+// `ionode`, starting at `start_s`. Calls `finished` once per rank after its last request.
+// `pattern`, `out` (indexed by rank) and `finished` must outlive the simulation.
+//
+// `aggregate` (intra-node aggregation, as Malakar & Vishwanath's ranks gathering to one sender):
+// the node works in steps; step i sends request i of every rank in ONE message (the sum of their
+// bytes), and step i + 1 starts when every request of step i is answered. The gather inside the
+// node costs nothing in this model. `opens`: each rank opens its file first (a metadata server).
+void StartNodeIssuer(const Pattern& pattern, uint32_t node, uint32_t first_rank, uint32_t count,
+                     simgrid::s4u::Host* host, simgrid::s4u::Mailbox* ionode, double start_s,
+                     bool aggregate, bool opens, std::vector<RankResult>* out,
+                     const std::function<void()>* finished);
+
+}  // namespace iorelay::sim

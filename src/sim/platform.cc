@@ -1,0 +1,251 @@
+// Platform files: strict parsing (every key known, every unit checked) so that a typo in a
+// machine description fails loudly instead of silently simulating a default.
+#include "sim/platform.h"
+
+#include <fmt/format.h>
+
+#include <fstream>
+#include <initializer_list>
+#include <set>
+
+#include "common/units.h"
+
+namespace iorelay::sim {
+namespace {
+
+using nlohmann::json;
+
+bool IgnoredKey(const std::string& key) { return key == "comment" || key == "sources"; }
+
+// One object of the document: checks its keys against the known ones and reads typed values.
+class Section {
+ public:
+  Section(const json& doc, std::string path, std::initializer_list<const char*> keys)
+      : doc_(doc), path_(std::move(path)), keys_(keys.begin(), keys.end()) {}
+
+  Status CheckKeys() const {
+    if (!doc_.is_object()) return Status::InvalidArgument(path_ + " must be an object");
+    for (const auto& [key, value] : doc_.items()) {
+      if (IgnoredKey(key) || keys_.count(key) > 0) continue;
+      return Status::InvalidArgument(fmt::format("platform: unknown key '{}' in {} (valid: {})",
+                                                 key, path_, fmt::join(keys_, ", ")));
+    }
+    return Status::Ok();
+  }
+  bool Has(const char* key) const { return doc_.contains(key); }
+
+  Result<std::string> String(const char* key) const {
+    if (!Has(key)) return Missing(key);
+    if (!doc_[key].is_string()) return Bad(key, "a string");
+    return doc_[key].get<std::string>();
+  }
+  Result<double> Rate(const char* key) const { return Parse(key, units::ParseBytesPerSecond); }
+  Result<int64_t> Duration(const char* key) const { return Parse(key, units::ParseDurationNs); }
+  Result<uint64_t> Bytes(const char* key) const { return Parse(key, units::ParseBytes); }
+  Result<double> Fraction(const char* key) const {
+    if (!Has(key)) return Missing(key);
+    if (!doc_[key].is_number() || doc_[key].get<double>() < 0 || doc_[key].get<double>() >= 1) {
+      return Bad(key, "a number in [0, 1)");
+    }
+    return doc_[key].get<double>();
+  }
+  Result<int64_t> Integer(const char* key, int64_t min) const {
+    if (!Has(key)) return Missing(key);
+    if (!doc_[key].is_number_integer() || doc_[key].get<int64_t>() < min) {
+      return Bad(key, fmt::format("an integer >= {}", min));
+    }
+    return doc_[key].get<int64_t>();
+  }
+  const json& Sub(const char* key) const { return doc_[key]; }
+  const std::string& path() const { return path_; }
+
+ private:
+  template <typename F>
+  auto Parse(const char* key, F parse) const -> decltype(parse(std::string_view())) {
+    if (!Has(key)) return Missing(key);
+    if (!doc_[key].is_string()) return Bad(key, "a string with a unit");
+    auto r = parse(doc_[key].get<std::string>());
+    if (!r.ok()) {
+      return Status::InvalidArgument(
+          fmt::format("platform: {}.{}: {}", path_, key, r.status().message()));
+    }
+    return r;
+  }
+  Status Missing(const char* key) const {
+    return Status::InvalidArgument(fmt::format("platform: missing value {}.{}", path_, key));
+  }
+  Status Bad(const char* key, const std::string& what) const {
+    return Status::InvalidArgument(fmt::format("platform: {}.{} must be {}", path_, key, what));
+  }
+
+  const json& doc_;
+  std::string path_;
+  std::set<std::string> keys_;
+};
+
+// Reads `key` into *out when present (optional values keep their default).
+template <typename T, typename R>
+Status Optional(const Section& s, const char* key, R (Section::*get)(const char*) const, T* out) {
+  if (!s.Has(key)) return Status::Ok();
+  auto r = (s.*get)(key);
+  if (!r.ok()) return r.status();
+  *out = static_cast<T>(*r);
+  return Status::Ok();
+}
+
+template <typename T, typename R>
+Status Required(const Section& s, const char* key, R (Section::*get)(const char*) const, T* out) {
+  auto r = (s.*get)(key);
+  if (!r.ok()) return r.status();
+  *out = static_cast<T>(*r);
+  return Status::Ok();
+}
+
+Status ParseNetwork(const Section& s, NetworkParams* n) {
+  IORELAY_RETURN_IF_ERROR(s.CheckKeys());
+  IORELAY_RETURN_IF_ERROR(Required(s, "latency", &Section::Duration, &n->latency_s));
+  n->latency_s *= 1e-9;
+  IORELAY_RETURN_IF_ERROR(Optional(s, "backbone", &Section::Rate, &n->backbone_Bps));
+  IORELAY_RETURN_IF_ERROR(Optional(s, "link", &Section::Rate, &n->link_Bps));
+  if (n->link_Bps > 0 && !s.Has("topology")) {
+    return Status::InvalidArgument("platform: network.link needs network.topology");
+  }
+  return Optional(s, "topology", &Section::String, &n->topology);
+}
+
+Status ParseCompute(const Section& s, ComputeParams* c) {
+  IORELAY_RETURN_IF_ERROR(s.CheckKeys());
+  IORELAY_RETURN_IF_ERROR(Required(s, "nic", &Section::Rate, &c->nic_Bps));
+  return Optional(s, "start_jitter", &Section::Duration, &c->start_jitter_ns);
+}
+
+Status ParseIoNode(const Section& s, IoNodeParams* io) {
+  IORELAY_RETURN_IF_ERROR(s.CheckKeys());
+  IORELAY_RETURN_IF_ERROR(Required(s, "nic", &Section::Rate, &io->nic_Bps));
+  if (s.Has("slots")) {
+    auto r = s.Integer("slots", 1);
+    if (!r.ok()) return r.status();
+    io->slots = static_cast<int>(*r);
+  }
+  return Optional(s, "request_overhead", &Section::Duration, &io->request_overhead_ns);
+}
+
+Status ParseStorage(const Section& s, StorageParams* st) {
+  IORELAY_RETURN_IF_ERROR(s.CheckKeys());
+  auto kind = s.String("kind");
+  if (!kind.ok()) return kind.status();
+  if (*kind == "pfs") {
+    st->kind = StorageKind::kPfs;
+  } else if (*kind == "nfs") {
+    st->kind = StorageKind::kNfs;
+  } else {
+    return Status::InvalidArgument(
+        fmt::format("platform: storage.kind '{}' unknown (valid: pfs, nfs)", *kind));
+  }
+  IORELAY_RETURN_IF_ERROR(Required(s, "nic", &Section::Rate, &st->nic_Bps));
+  auto device = s.String("device");
+  if (!device.ok()) return device.status();
+  auto profile = device::ParseDeviceProfile(*device);
+  if (!profile.ok()) {
+    return Status::InvalidArgument("platform: storage.device: " + profile.status().message());
+  }
+  st->device = *profile;
+  IORELAY_RETURN_IF_ERROR(Optional(s, "noise", &Section::Fraction, &st->noise_cv));
+  IORELAY_RETURN_IF_ERROR(
+      Optional(s, "metadata_service", &Section::Duration, &st->metadata_service_ns));
+  if (st->kind == StorageKind::kNfs) {
+    for (const char* key : {"targets", "stripe_size", "stripe_count"}) {
+      if (s.Has(key)) {
+        return Status::InvalidArgument(
+            fmt::format("platform: storage.{} does not apply to kind nfs (one server)", key));
+      }
+    }
+    st->targets = 1;
+    st->stripe_count = 1;
+    st->stripe_bytes = 1 << 20;
+    return Status::Ok();
+  }
+  auto targets = s.Integer("targets", 1);
+  if (!targets.ok()) return targets.status();
+  st->targets = static_cast<int>(*targets);
+  IORELAY_RETURN_IF_ERROR(Required(s, "stripe_size", &Section::Bytes, &st->stripe_bytes));
+  if (st->stripe_bytes == 0) return Status::InvalidArgument("platform: storage.stripe_size is 0");
+  auto count = s.Integer("stripe_count", 1);
+  if (!count.ok()) return count.status();
+  if (*count > st->targets) {
+    return Status::InvalidArgument("platform: storage.stripe_count exceeds storage.targets");
+  }
+  st->stripe_count = static_cast<int>(*count);
+  return Status::Ok();
+}
+
+}  // namespace
+
+Result<Platform> ParsePlatform(const json& doc) {
+  Section top(doc, "platform", {"name", "network", "compute", "ionode", "storage"});
+  IORELAY_RETURN_IF_ERROR(top.CheckKeys());
+  Platform p;
+  auto name = top.String("name");
+  if (!name.ok()) return name.status();
+  p.name = *name;
+  for (const char* key : {"network", "compute", "ionode", "storage"}) {
+    if (!top.Has(key)) {
+      return Status::InvalidArgument(fmt::format("platform: missing section '{}'", key));
+    }
+  }
+  IORELAY_RETURN_IF_ERROR(ParseNetwork(
+      Section(doc["network"], "network", {"latency", "backbone", "topology", "link"}), &p.network));
+  IORELAY_RETURN_IF_ERROR(
+      ParseCompute(Section(doc["compute"], "compute", {"nic", "start_jitter"}), &p.compute));
+  IORELAY_RETURN_IF_ERROR(ParseIoNode(
+      Section(doc["ionode"], "ionode", {"nic", "slots", "request_overhead"}), &p.ionode));
+  IORELAY_RETURN_IF_ERROR(
+      ParseStorage(Section(doc["storage"], "storage",
+                           {"kind", "targets", "nic", "stripe_size", "stripe_count", "device",
+                            "noise", "metadata_service"}),
+                   &p.storage));
+  return p;
+}
+
+Result<Platform> LoadPlatform(const std::string& path) {
+  std::ifstream in(path);
+  if (!in) return Status::NotFound(fmt::format("platform file '{}' cannot be read", path));
+  json doc = json::parse(in, nullptr, /*allow_exceptions=*/false, /*ignore_comments=*/true);
+  if (doc.is_discarded()) {
+    return Status::InvalidArgument(fmt::format("platform file '{}' is not valid JSON", path));
+  }
+  auto p = ParsePlatform(doc);
+  if (!p.ok()) return Status::InvalidArgument(path + ": " + p.status().message());
+  return p;
+}
+
+json ToJson(const Platform& p) {
+  json storage = {
+      {"kind", p.storage.kind == StorageKind::kNfs ? "nfs" : "pfs"},
+      {"targets", p.storage.targets},
+      {"nic_bytes_per_s", p.storage.nic_Bps},
+      {"stripe_size", units::FormatBytes(p.storage.stripe_bytes)},
+      {"stripe_count", p.storage.stripe_count},
+      {"device", device::ToJson(p.storage.device)},
+      {"noise", p.storage.noise_cv},
+      {"metadata_service", units::FormatDurationNs(p.storage.metadata_service_ns)},
+  };
+  return {
+      {"name", p.name},
+      {"network",
+       {{"latency", units::FormatDurationNs(std::llround(p.network.latency_s * 1e9))},
+        {"backbone_bytes_per_s", p.network.backbone_Bps},
+        {"link_bytes_per_s", p.network.link_Bps},
+        {"topology", p.network.topology}}},
+      {"compute",
+       {{"nic_bytes_per_s", p.compute.nic_Bps},
+        {"start_jitter", units::FormatDurationNs(p.compute.start_jitter_ns)}}},
+      {"ionode",
+       {{"nic_bytes_per_s", p.ionode.nic_Bps},
+        {"slots", p.ionode.slots},
+        {"request_overhead", units::FormatDurationNs(p.ionode.request_overhead_ns)}}},
+      {"storage", storage},
+  };
+}
+
+}  // namespace iorelay::sim

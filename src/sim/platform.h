@@ -1,0 +1,71 @@
+// A simulated machine as data: network, compute nodes, I/O nodes and storage, read from a JSON
+// platform file (platforms/*.json) whose quantities carry units ("10Gbps", "1.5us", "1MiB").
+#pragma once
+
+#include <cstdint>
+#include <nlohmann/json.hpp>
+#include <string>
+#include <vector>
+
+#include "common/status.h"
+#include "device/device_profile.h"
+
+namespace iorelay::sim {
+
+// Star network: every host has its own full-duplex NIC link to one switch, optionally behind a
+// shared backbone link; a route is the sender's NIC, the backbone, the receiver's NIC.
+struct NetworkParams {
+  double latency_s = 1e-6;  // per NIC link
+  double backbone_Bps = 0;  // 0: non-blocking switch (no backbone link)
+  std::string topology;     // placement topology spec; empty: fattree:1x<nodes>x1
+  // With a topology and this bandwidth, the topology's links are the compute side's network
+  // (each directed link this bandwidth, network.latency per hop); 0: the star network.
+  double link_Bps = 0;
+};
+
+struct ComputeParams {
+  double nic_Bps = 1.25e9;
+  int64_t start_jitter_ns = 0;  // each rank starts at a seeded uniform time in [0, jitter]
+};
+
+struct IoNodeParams {
+  double nic_Bps = 1.25e9;
+  int slots = 4;                    // dispatches in flight per I/O node
+  int64_t request_overhead_ns = 0;  // I/O-node CPU per dispatch, before the storage call
+};
+
+enum class StorageKind { kPfs, kNfs };
+
+struct StorageParams {
+  StorageKind kind = StorageKind::kPfs;
+  int targets = 1;                  // data targets, one server host each (nfs: 1)
+  double nic_Bps = 1.25e9;          // each server's NIC
+  uint64_t stripe_bytes = 1 << 20;  // pfs only
+  int stripe_count = 1;             // targets per file, <= targets (nfs: 1)
+  device::DeviceProfile device;     // every target's service-time model
+  // Run-to-run variation: each target's service is slower or faster for a whole run by a seeded
+  // log-normal factor of mean 1 and this coefficient of variation (0: every run alike).
+  double noise_cv = 0;
+  // A metadata server: every rank opens (creates, for file per process) its file before its
+  // first request, served one at a time in this time each (0: opens cost nothing).
+  int64_t metadata_service_ns = 0;
+};
+
+struct Platform {
+  std::string name;
+  NetworkParams network;
+  ComputeParams compute;
+  IoNodeParams ionode;
+  StorageParams storage;
+};
+
+// Parses a platform document. Every key is checked: an unknown key, a missing required value or
+// a bad unit is an InvalidArgument naming the key and the valid choices. "comment" and
+// "sources" are allowed anywhere and ignored.
+Result<Platform> ParsePlatform(const nlohmann::json& doc);
+// Reads and parses a file; errors are prefixed with the path.
+Result<Platform> LoadPlatform(const std::string& path);
+// The effective platform, defaults filled in, units written back as strings.
+nlohmann::json ToJson(const Platform& p);
+
+}  // namespace iorelay::sim

@@ -1,0 +1,128 @@
+// Platform files: every key checked, units parsed, one-line errors naming the valid choices;
+// the shipped platforms/*.json parse.
+#include "sim/platform.h"
+
+#include <gtest/gtest.h>
+
+#include <string>
+
+#include "sim/workload_pattern.h"
+
+namespace iorelay::sim {
+namespace {
+
+using nlohmann::json;
+
+json Minimal() {
+  return {{"name", "m"},
+          {"network", {{"latency", "1.5us"}}},
+          {"compute", {{"nic", "10Gbps"}}},
+          {"ionode", {{"nic", "1.5GBps"}}},
+          {"storage",
+           {{"kind", "pfs"},
+            {"targets", 4},
+            {"nic", "10Gbps"},
+            {"stripe_size", "1MiB"},
+            {"stripe_count", 2},
+            {"device", "ssd"}}}};
+}
+
+std::string Error(const json& doc) {
+  auto p = ParsePlatform(doc);
+  return p.ok() ? "" : p.status().message();
+}
+
+TEST(PlatformTest, ParsesUnits) {
+  auto p = ParsePlatform(Minimal());
+  ASSERT_TRUE(p.ok()) << p.status().message();
+  EXPECT_DOUBLE_EQ(p->network.latency_s, 1.5e-6);
+  EXPECT_DOUBLE_EQ(p->compute.nic_Bps, 1.25e9);
+  EXPECT_DOUBLE_EQ(p->ionode.nic_Bps, 1.5e9);
+  EXPECT_EQ(p->storage.stripe_bytes, 1u << 20);
+  EXPECT_EQ(p->storage.stripe_count, 2);
+  EXPECT_EQ(p->storage.device.name, "ssd");
+}
+
+TEST(PlatformTest, UnknownKeyNamesTheValidOnes) {
+  json doc = Minimal();
+  doc["ionode"]["slot"] = 4;
+  const std::string e = Error(doc);
+  EXPECT_NE(e.find("unknown key 'slot'"), std::string::npos) << e;
+  EXPECT_NE(e.find("slots"), std::string::npos) << e;
+  EXPECT_EQ(e.find('\n'), std::string::npos) << e;
+}
+
+TEST(PlatformTest, MissingValueIsNamed) {
+  json doc = Minimal();
+  doc["storage"].erase("nic");
+  EXPECT_NE(Error(doc).find("missing value storage.nic"), std::string::npos) << Error(doc);
+  doc = Minimal();
+  doc.erase("compute");
+  EXPECT_NE(Error(doc).find("missing section 'compute'"), std::string::npos) << Error(doc);
+}
+
+TEST(PlatformTest, BadUnitsAndChoicesAreRefused) {
+  json doc = Minimal();
+  doc["compute"]["nic"] = "10Gbit/s";
+  EXPECT_NE(Error(doc).find("compute.nic"), std::string::npos) << Error(doc);
+  doc = Minimal();
+  doc["storage"]["kind"] = "lustre";
+  EXPECT_NE(Error(doc).find("valid: pfs, nfs"), std::string::npos) << Error(doc);
+  doc = Minimal();
+  doc["storage"]["device"] = "tape";
+  EXPECT_NE(Error(doc).find("storage.device"), std::string::npos) << Error(doc);
+  doc = Minimal();
+  doc["storage"]["noise"] = 1.5;
+  EXPECT_NE(Error(doc).find("storage.noise must be a number in [0, 1)"), std::string::npos)
+      << Error(doc);
+  doc = Minimal();
+  doc["storage"]["stripe_count"] = 5;
+  EXPECT_NE(Error(doc).find("stripe_count"), std::string::npos) << Error(doc);
+}
+
+TEST(PlatformTest, LinkNeedsATopology) {
+  json doc = Minimal();
+  doc["network"]["link"] = "1GBps";
+  EXPECT_NE(Error(doc).find("network.link needs network.topology"), std::string::npos);
+  doc["network"]["topology"] = "torus:2x2";
+  EXPECT_EQ(Error(doc), "");
+}
+
+TEST(PlatformTest, ShippedPlatformsParse) {
+  for (const char* name : {"local", "marenostrum4"}) {
+    auto p = LoadPlatform(std::string(PLATFORMS_DIR) + "/" + name + ".json");
+    EXPECT_TRUE(p.ok()) << name << ": " << p.status().message();
+  }
+  EXPECT_FALSE(LoadPlatform("/nonexistent.json").ok());
+}
+
+TEST(WorkloadPatternTest, OffsetsAsTheBench) {
+  PatternSpec s;
+  s.spatiality = Spatiality::kStrided;
+  s.request_bytes = 4096;
+  s.segments = 3;
+  s.ranks = 4;
+  s.nodes = 2;
+  auto p = MakePattern(s);
+  ASSERT_TRUE(p.ok()) << p.status().message();
+  EXPECT_EQ(p->RequestsPerRank(), 3u);
+  EXPECT_EQ(p->Offset(1, 2), (2 * 4 + 1) * 4096u);  // segment 2, rank 1
+  EXPECT_EQ(p->NodeOf(3), 1u);
+  s.spatiality = Spatiality::kContiguous;
+  s.segments = 0;
+  s.total_bytes = 4 * 8 * 4096;
+  p = MakePattern(s);
+  ASSERT_TRUE(p.ok()) << p.status().message();
+  EXPECT_EQ(p->block_bytes, 8 * 4096u);
+  EXPECT_EQ(p->Offset(2, 3), 2 * 8 * 4096u + 3 * 4096u);
+  s.layout = Layout::kFilePerProcess;
+  p = MakePattern(s);
+  ASSERT_TRUE(p.ok());
+  EXPECT_EQ(p->Offset(2, 3), 3 * 4096u);
+  EXPECT_EQ(p->File(2), 3u);
+  s.spatiality = Spatiality::kStrided;
+  EXPECT_FALSE(MakePattern(s).ok());
+}
+
+}  // namespace
+}  // namespace iorelay::sim

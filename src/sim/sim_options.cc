@@ -1,0 +1,87 @@
+// iorelay-sim's option table: the iorelay-bench pattern options plus the machine's choices.
+#include "sim/sim_options.h"
+
+#include <fmt/format.h>
+
+#include <cstdint>
+
+#include "common/option_table.h"
+#include "placement/policy.h"
+
+namespace iorelay::sim {
+namespace {
+
+// The table binds to `o`: parsing writes into it, ToJson reads it.
+cli::OptionTable Table(SimOptions* o) {
+  RunConfig& c = o->run;
+  PatternSpec& p = c.pattern;
+  cli::OptionTable t(
+      "usage: iorelay-sim --platform FILE [options]\n"
+      "Simulates one run of an iorelay-bench pattern on SimGrid (the daemon's schedulers, "
+      "dispatch\ncore and placement policies) and prints one JSON result on stdout.\n",
+      "Sizes: K, M, G or KiB, MiB, GiB (1024-based), kB, MB, GB (1000-based).\n"
+      "Exit status: 0 ok, 1 simulation failed, 2 usage or bad platform.\n");
+  t.Add(cli::Text("platform", "FILE", &o->platform_path, "platform JSON (platforms/*.json)"))
+      .Add(cli::Choice("layout", &p.layout,
+                       {{"fpp", Layout::kFilePerProcess}, {"shared", Layout::kShared}},
+                       "file per process or one shared file (shared)"))
+      .Add(cli::Choice("spatiality", &p.spatiality,
+                       {{"contiguous", Spatiality::kContiguous}, {"strided", Spatiality::kStrided}},
+                       "1D-strided: block = request (contiguous)"))
+      .Add(cli::Choice("operation", &p.write, {{"write", true}, {"read", false}},
+                       "what every request does (write)"))
+      .Add(cli::Bytes("request", "SIZE", &p.request_bytes, "bytes per request, t (64K)"))
+      .Add(cli::Bytes("block", "SIZE", &p.block_bytes,
+                      "per-rank block per segment, b (0: 16 requests)"))
+      .Add(cli::Integer("segments", "N", &p.segments, 0, INT64_MAX,
+                        "segments, s (0: strided 16, contiguous 1)"))
+      .Add(cli::Bytes("total", "SIZE", &p.total_bytes,
+                      "bytes of all ranks together, instead of b and s (0: none)"))
+      .Add(cli::Seconds("stonewall", "SECONDS", &p.stonewall_s,
+                        "each rank stops issuing requests after T simulated s (0: none)"))
+      .Add(cli::Flag("odirect", &p.odirect,
+                     "O_DIRECT requests (multiples of 4096; merged only with each other)"))
+      .Add(cli::Integer("ranks", "N", &p.ranks, 1, UINT32_MAX, "processes (1)"))
+      .Add(cli::Integer("nodes", "N", &p.nodes, 1, UINT32_MAX,
+                        "compute nodes; ranks in blocks of ceil(ranks/nodes) (1)"))
+      .Add(cli::Integer("ionodes", "K", &c.ionodes, 0, 1 << 20,
+                        "I/O nodes; 0 = direct access to the storage (0)"))
+      .Add(cli::Text("scheduler", "SPEC", &c.scheduler,
+                     "I/O-node scheduler by registry spec, e.g. aioli:quantum=64KiB (fifo)"))
+      .Add(cli::Text("placement", "POLICY", &c.placement,
+                     fmt::format("compute node to I/O node: {} (block)",
+                                 fmt::join(placement::PolicyNames(), ", "))))
+      .Add(cli::Choice("issuer", &c.issuer,
+                       {{"rank", Issuer::kRank},
+                        {"node", Issuer::kNode},
+                        {"node-aggregate", Issuer::kNodeAggregate}},
+                       "an actor per rank; or per compute node, sending its ranks' requests\n"
+                       "one at a time through its NIC, or aggregated: one message per step\n"
+                       "with every rank's request (needs I/O nodes) (rank)"))
+      .Add(cli::Integer("seed", "N", &c.seed, 0, INT64_MAX,
+                        "seed of the ranks' start jitter and the storage noise (1)"));
+  return t;
+}
+
+}  // namespace
+
+std::string SimUsage() {
+  SimOptions o;
+  return Table(&o).Help();
+}
+
+Result<SimOptions> ParseSimOptions(const std::vector<std::string>& args) {
+  SimOptions o;
+  Result<cli::ParseOutcome> parsed = Table(&o).Parse(args);
+  if (!parsed.ok()) return parsed.status();
+  o.help = parsed->help;
+  if (parsed->print_config) o.printed_config = Table(&o).ToJson();
+  if (o.help || parsed->print_config) return o;
+  if (o.platform_path.empty()) return Status::InvalidArgument("--platform FILE is required");
+  auto platform = LoadPlatform(o.platform_path);
+  if (!platform.ok()) return platform.status();
+  o.run.platform = *platform;
+  return o;  // the run itself is checked by Run (EINVAL before anything is simulated)
+}
+
+}  // namespace iorelay::sim

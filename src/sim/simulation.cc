@@ -1,0 +1,243 @@
+// Wires a run together: hosts from the platform, storage, I/O nodes with their schedulers, ranks
+// with their I/O node, then SimGrid runs until the last rank finishes.
+#include "sim/simulation.h"
+
+#include <fmt/format.h>
+
+#include <chrono>
+#include <functional>
+#include <memory>
+#include <random>
+#include <simgrid/s4u/Engine.hpp>
+#include <vector>
+
+#include "common/units.h"
+#include "placement/topology_spec.h"
+#include "sched/registry.h"
+#include "sim/compute_node.h"
+#include "sim/io_node.h"
+#include "sim/ionode_placement.h"
+#include "sim/network.h"
+#include "sim/node_issuer.h"
+#include "sim/storage_model.h"
+
+namespace iorelay::sim {
+
+namespace sg4 = simgrid::s4u;
+
+namespace {
+
+Result<std::unique_ptr<sched::Scheduler>> MakeScheduler(const std::string& spec) {
+  sched::SchedulerRegistry registry;
+  sched::RegisterBuiltinSchedulers(&registry);
+  return registry.CreateFromSpec(spec);
+}
+
+std::vector<std::string> EngineArgs(const RunConfig& config) {
+  std::vector<std::string> args = {
+      "iorelay-sim",
+      // CM02: max-min sharing with the bandwidths and latencies as written in the platform (no
+      // TCP correction factors); no acknowledgement traffic on reverse routes.
+      std::string("--cfg=network/model:") + kNetworkModel,
+      "--cfg=network/crosstraffic:0",
+      // Many small actors: small stacks without guard pages.
+      "--cfg=contexts/stack-size:128",
+      "--cfg=contexts/guard-size:0",
+      "--log=root.thres:critical",
+  };
+  if (!config.context_factory.empty()) {
+    args.push_back("--cfg=contexts/factory:" + config.context_factory);
+  }
+  return args;
+}
+
+}  // namespace
+
+const char* IssuerName(Issuer issuer) {
+  switch (issuer) {
+    case Issuer::kRank:
+      return "rank";
+    case Issuer::kNode:
+      return "node";
+    case Issuer::kNodeAggregate:
+      return "node-aggregate";
+  }
+  return "?";
+}
+
+namespace {
+
+// What a run needs that can fail, computed once: the pattern and the I/O nodes' placement.
+struct Prepared {
+  Pattern pattern;
+  IoNodePlacement placed;
+};
+
+Result<Prepared> Prepare(const RunConfig& config) {
+  auto pattern = MakePattern(config.pattern);
+  if (!pattern.ok()) return pattern.status();
+  if (config.ionodes < 0) return Status::InvalidArgument("--ionodes must be >= 0");
+  if (config.issuer != Issuer::kRank && config.ionodes == 0) {
+    return Status::InvalidArgument(
+        "--issuer node needs --ionodes >= 1 (direct access is per rank)");
+  }
+  Prepared p{*pattern, {}};
+  if (config.ionodes > 0) {
+    auto s = MakeScheduler(config.scheduler);
+    if (!s.ok()) return s.status();
+    auto placed = PlaceIoNodes(config.platform.network.topology, config.placement,
+                               static_cast<int32_t>(config.pattern.nodes), config.ionodes);
+    if (!placed.ok()) return placed.status();
+    p.placed = std::move(*placed);
+  }
+  return p;
+}
+
+}  // namespace
+
+Status Validate(const RunConfig& config) { return Prepare(config).status(); }
+
+Result<RunResult> Run(const RunConfig& config) {
+  const auto wall_start = std::chrono::steady_clock::now();
+  auto prepared = Prepare(config);
+  if (!prepared.ok()) return prepared.status();
+  const Pattern& pattern = prepared->pattern;
+  const IoNodePlacement& placed = prepared->placed;
+  const auto nodes = static_cast<int32_t>(config.pattern.nodes);
+  const std::vector<int32_t>& ionode_of = placed.ionode_of;
+  // The topology is the compute side's network when the platform gives its link bandwidth and
+  // there are I/O nodes (direct access uses the star network: storage lives in another zone).
+  std::unique_ptr<placement::Topology> topology;
+  if (config.platform.network.link_Bps > 0 && config.ionodes > 0) {
+    topology = std::move(placement::ParseTopology(config.platform.network.topology).value());
+  }
+
+  std::vector<std::string> args = EngineArgs(config);
+  std::vector<char*> argv;
+  for (std::string& a : args) argv.push_back(a.data());
+  argv.push_back(nullptr);
+  int argc = static_cast<int>(args.size());
+  sg4::Engine engine(&argc, argv.data());
+
+  const Hosts hosts =
+      topology != nullptr
+          ? BuildTopologyNetwork(config.platform, *topology, nodes, placed.bridge_of)
+          : BuildStarNetwork(config.platform, nodes, config.ionodes);
+  StorageModel storage(config.platform.storage, hosts.storage, hosts.metadata, config.seed);
+  std::vector<std::unique_ptr<IoNode>> ionodes;
+  for (int k = 0; k < config.ionodes; ++k) {
+    ionodes.push_back(std::make_unique<IoNode>(
+        k, hosts.ionode_front[k], hosts.ionode_storage[k], MakeScheduler(config.scheduler).value(),
+        config.platform.ionode.slots, config.platform.ionode.request_overhead_ns, &storage));
+    ionodes.back()->Start();
+  }
+  std::mt19937_64 rng(config.seed);
+  const int64_t jitter_ns = config.platform.compute.start_jitter_ns;
+  std::vector<RankResult> ranks(config.pattern.ranks);
+  // The last rank to finish ends the I/O nodes, so that the simulation ends.
+  uint32_t running = config.pattern.ranks;
+  const std::function<void()> finished = [&running, &ionodes] {
+    if (--running > 0) return;
+    for (const auto& io : ionodes) io->Stop();
+  };
+  for (uint32_t node = 0; config.issuer != Issuer::kRank && node < pattern.spec.nodes; ++node) {
+    const uint32_t first = node * pattern.ranks_per_node;
+    if (first >= config.pattern.ranks) break;
+    const uint32_t count = std::min(pattern.ranks_per_node, config.pattern.ranks - first);
+    const int64_t start_ns =
+        jitter_ns > 0 ? static_cast<int64_t>(rng() % static_cast<uint64_t>(jitter_ns + 1)) : 0;
+    StartNodeIssuer(pattern, node, first, count, hosts.compute[node],
+                    ionodes[ionode_of[node]]->mailbox(), static_cast<double>(start_ns) * 1e-9,
+                    config.issuer == Issuer::kNodeAggregate, storage.has_metadata(), &ranks,
+                    &finished);
+  }
+  for (uint32_t r = 0; config.issuer == Issuer::kRank && r < config.pattern.ranks; ++r) {
+    const uint32_t node = pattern.NodeOf(r);
+    RankTarget target;
+    target.storage = &storage;
+    if (config.ionodes > 0) target.ionode = ionodes[ionode_of[node]]->mailbox();
+    const int64_t start_ns =
+        jitter_ns > 0 ? static_cast<int64_t>(rng() % static_cast<uint64_t>(jitter_ns + 1)) : 0;
+    StartRank(pattern, r, hosts.compute[node], target, static_cast<double>(start_ns) * 1e-9,
+              &ranks[r], &finished);
+  }
+  engine.run();
+
+  RunResult out;
+  for (const RankResult& r : ranks) {
+    out.requests += r.requests;
+    out.bytes += r.bytes;
+    out.errors += r.errors;
+    out.simulated_s = std::max(out.simulated_s, r.end_s);
+  }
+  if (running != 0) {
+    // SimGrid ran out of events with ranks still waiting: a request was never answered.
+    return Status::IOError(fmt::format(
+        "the simulation stopped with {} of {} ranks unfinished ({} requests answered; a "
+        "scheduler held requests forever?)",
+        running, config.pattern.ranks, out.requests));
+  }
+  out.bytes_at_storage = storage.bytes_written() + storage.bytes_read();
+  out.storage_accesses = storage.accesses();
+  out.metadata_ops = storage.metadata_ops();
+  if (config.ionodes == 0) {
+    out.dispatches = out.requests;
+    out.storage_calls = out.requests;
+  }
+  for (const auto& io : ionodes) {
+    out.dispatches += io->counters().dispatches;
+    out.storage_calls += io->counters().calls;
+  }
+  out.wall_s = std::chrono::duration<double>(std::chrono::steady_clock::now() - wall_start).count();
+  return out;
+}
+
+nlohmann::json DeterministicJson(const RunConfig& config, const RunResult& r) {
+  const PatternSpec& p = config.pattern;
+  const Pattern pattern = *MakePattern(p);
+  const double mib = static_cast<double>(r.bytes) / (1024.0 * 1024.0);
+  return {
+      {"platform", config.platform.name},
+      {"network_model", kNetworkModel},
+      {"network", config.platform.network.link_Bps > 0 && config.ionodes > 0
+                      ? config.platform.network.topology
+                      : "star"},
+      {"pattern",
+       {{"layout", LayoutName(p.layout)},
+        {"spatiality", SpatialityName(p.spatiality)},
+        {"operation", p.write ? "write" : "read"},
+        {"odirect", p.odirect},
+        {"request", units::FormatBytes(p.request_bytes)},
+        {"block", units::FormatBytes(pattern.block_bytes)},
+        {"segments", pattern.segments},
+        {"stonewall_s", p.stonewall_s},
+        {"ranks", p.ranks},
+        {"nodes", p.nodes}}},
+      {"ionodes", config.ionodes},
+      {"scheduler", config.ionodes > 0 ? config.scheduler : "none"},
+      {"placement", config.ionodes > 0 ? config.placement : "none"},
+      {"seed", config.seed},
+      {"issuer", IssuerName(config.issuer)},
+      {"requests", r.requests},
+      {"errors", r.errors},
+      {"bytes", r.bytes},
+      {"bytes_at_storage", r.bytes_at_storage},
+      {"dispatches", r.dispatches},
+      {"requests_per_dispatch",
+       r.dispatches > 0 ? static_cast<double>(r.requests) / static_cast<double>(r.dispatches) : 0},
+      {"storage_calls", r.storage_calls},
+      {"storage_accesses", r.storage_accesses},
+      {"metadata_ops", r.metadata_ops},
+      {"simulated_time_s", r.simulated_s},
+      {"bandwidth_MiBps", r.simulated_s > 0 ? mib / r.simulated_s : 0},
+  };
+}
+
+nlohmann::json ToJson(const RunConfig& config, const RunResult& r) {
+  nlohmann::json j = DeterministicJson(config, r);
+  j["wall_time_s"] = r.wall_s;
+  j["requests_per_wall_s"] = r.wall_s > 0 ? static_cast<double>(r.requests) / r.wall_s : 0;
+  return j;
+}
+
+}  // namespace iorelay::sim

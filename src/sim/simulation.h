@@ -1,0 +1,62 @@
+// One simulated run: a platform, a pattern, I/O nodes with a scheduler and a placement policy,
+// run on SimGrid, summarised as numbers. SimGrid allows one engine per process, so Run may be
+// called once per process (tests fork; the tool runs once).
+#pragma once
+
+#include <cstdint>
+#include <nlohmann/json.hpp>
+#include <string>
+
+#include "common/status.h"
+#include "sim/platform.h"
+#include "sim/workload_pattern.h"
+
+namespace iorelay::sim {
+
+// Who issues the requests: an actor per rank, or per compute node (I/O nodes only; see
+// sim/node_issuer.h), sending its ranks' requests one message each or, aggregated, one message
+// per step for all its ranks.
+enum class Issuer { kRank, kNode, kNodeAggregate };
+
+struct RunConfig {
+  Platform platform;
+  PatternSpec pattern;
+  int ionodes = 0;                 // 0: compute nodes access the storage directly
+  std::string scheduler = "fifo";  // a src/sched registry spec: "aioli:quantum=64KiB"
+  std::string placement = "block";
+  uint64_t seed = 1;
+  Issuer issuer = Issuer::kRank;
+  // SimGrid's context factory; "thread" under sanitizers (they cannot follow raw contexts).
+  std::string context_factory;
+};
+
+struct RunResult {
+  uint64_t requests = 0;
+  uint64_t bytes = 0;             // acknowledged to the ranks
+  uint64_t bytes_at_storage = 0;  // written or read by the targets
+  uint64_t dispatches = 0;        // scheduler dispatches, all I/O nodes (direct: requests)
+  uint64_t storage_calls = 0;
+  uint64_t storage_accesses = 0;  // device accesses (a striped call touches several targets)
+  uint64_t metadata_ops = 0;      // opens served by the metadata server
+  int errors = 0;
+  double simulated_s = 0;  // the slowest rank's last completion
+  double wall_s = 0;
+};
+
+const char* IssuerName(Issuer issuer);
+
+// Checks the whole configuration (pattern, scheduler spec, placement) before starting SimGrid;
+// InvalidArgument naming the valid choices on bad input.
+Status Validate(const RunConfig& config);
+Result<RunResult> Run(const RunConfig& config);
+
+// The run's description and numbers: bandwidth in MiB/s, simulated and wall time, requests,
+// dispatches, requests per dispatch, simulated requests per wall second.
+nlohmann::json ToJson(const RunConfig& config, const RunResult& result);
+// The same without the wall-clock numbers (deterministic: golden outputs).
+nlohmann::json DeterministicJson(const RunConfig& config, const RunResult& result);
+
+// The network model every run uses, stated in the output.
+inline constexpr const char* kNetworkModel = "CM02";
+
+}  // namespace iorelay::sim

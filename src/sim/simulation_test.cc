@@ -1,0 +1,276 @@
+// The simulator end to end: bytes are conserved, aIOLi beats FIFO where the paper says it does,
+// direct access runs, a fixed run's output is golden, and bad input fails with a clear message.
+// SimGrid allows one engine per process, so each run happens in a forked child.
+#include "sim/simulation.h"
+
+#include <gtest/gtest.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <cstdio>
+#include <fstream>
+#include <string>
+
+#include "sim/ionode_placement.h"
+#include "sim/platform.h"
+
+namespace iorelay::sim {
+namespace {
+
+using nlohmann::json;
+
+json PlatformDoc(const std::string& storage_kind) {
+  json storage = {{"kind", storage_kind}, {"nic", "10Gbps"}, {"device", "hdd"}};
+  if (storage_kind == "pfs") {
+    storage["targets"] = 4;
+    storage["stripe_size"] = "64KiB";
+    storage["stripe_count"] = 4;
+  }
+  return {{"name", "test-" + storage_kind},
+          {"network", {{"latency", "2us"}}},
+          {"compute", {{"nic", "10Gbps"}, {"start_jitter", "10us"}}},
+          {"ionode", {{"nic", "10Gbps"}, {"slots", 4}}},
+          {"storage", storage}};
+}
+
+RunConfig Config(const std::string& storage_kind, int ionodes, const std::string& scheduler) {
+  RunConfig c;
+  auto p = ParsePlatform(PlatformDoc(storage_kind));
+  EXPECT_TRUE(p.ok()) << p.status().message();
+  c.platform = *p;
+  c.pattern.spatiality = Spatiality::kStrided;
+  c.pattern.request_bytes = 64 * 1024;
+  c.pattern.segments = 8;
+  c.pattern.ranks = 8;
+  c.pattern.nodes = 4;
+  c.ionodes = ionodes;
+  c.scheduler = scheduler;
+  c.seed = 3;
+  // AddressSanitizer cannot follow SimGrid's raw context switches (false reports).
+  c.context_factory = "thread";
+  return c;
+}
+
+// Runs the simulation in a child process and returns its deterministic JSON (or an error
+// object {"error": message}).
+json RunForked(const RunConfig& config) {
+  int fds[2];
+  if (pipe(fds) != 0) return {{"error", "pipe"}};
+  const pid_t pid = fork();
+  if (pid == 0) {
+    close(fds[0]);
+    auto r = Run(config);
+    const std::string out = r.ok() ? DeterministicJson(config, *r).dump()
+                                   : json{{"error", r.status().message()}}.dump();
+    size_t done = 0;
+    while (done < out.size()) {
+      const ssize_t n = write(fds[1], out.data() + done, out.size() - done);
+      if (n <= 0) _exit(3);
+      done += static_cast<size_t>(n);
+    }
+    _exit(0);
+  }
+  close(fds[1]);
+  std::string text;
+  char buf[4096];
+  ssize_t n;
+  while ((n = read(fds[0], buf, sizeof buf)) > 0) text.append(buf, static_cast<size_t>(n));
+  close(fds[0]);
+  int status = 0;
+  waitpid(pid, &status, 0);
+  if (!WIFEXITED(status) || WEXITSTATUS(status) != 0) return {{"error", "child failed"}};
+  return json::parse(text, nullptr, /*allow_exceptions=*/false);
+}
+
+TEST(SimulationTest, BytesAtStorageAreTheBytesWritten) {
+  for (const char* scheduler : {"fifo", "aioli", "to-agg"}) {
+    const json out = RunForked(Config("pfs", 2, scheduler));
+    ASSERT_FALSE(out.contains("error")) << out.dump();
+    EXPECT_EQ(out["requests"], 8 * 8) << scheduler;
+    EXPECT_EQ(out["bytes"], 8 * 8 * 64 * 1024) << scheduler;
+    EXPECT_EQ(out["bytes_at_storage"], out["bytes"]) << scheduler;
+    EXPECT_EQ(out["errors"], 0);
+  }
+}
+
+TEST(SimulationTest, ReadsComeBackWhole) {
+  RunConfig c = Config("pfs", 2, "aioli");
+  c.pattern.write = false;
+  const json out = RunForked(c);
+  ASSERT_FALSE(out.contains("error")) << out.dump();
+  EXPECT_EQ(out["bytes"], 8 * 8 * 64 * 1024);
+  EXPECT_EQ(out["bytes_at_storage"], out["bytes"]);
+}
+
+// O_DIRECT requests go through the dispatch core's alignment check (aligned here, so none is
+// refused) and merge only with each other.
+TEST(SimulationTest, DirectIoRequestsAreServed) {
+  RunConfig c = Config("nfs", 1, "aioli");
+  c.pattern.odirect = true;
+  const json out = RunForked(c);
+  ASSERT_FALSE(out.contains("error")) << out.dump();
+  EXPECT_EQ(out["errors"], 0);
+  EXPECT_EQ(out["bytes_at_storage"], 8 * 8 * 64 * 1024);
+  EXPECT_LT(out["dispatches"].get<int>(), 64);  // still merged
+}
+
+// aIOLi's claim (Lebre et al. 2006): on one disk, strided requests of several clients merged
+// into large sequential dispatches beat serving them in arrival order.
+TEST(SimulationTest, AioliBeatsFifoOnStridedRequestsToOneDisk) {
+  const json fifo = RunForked(Config("nfs", 1, "fifo"));
+  const json aioli = RunForked(Config("nfs", 1, "aioli"));
+  ASSERT_FALSE(fifo.contains("error")) << fifo.dump();
+  ASSERT_FALSE(aioli.contains("error")) << aioli.dump();
+  EXPECT_EQ(fifo["dispatches"], 64);  // FIFO never merges
+  EXPECT_LT(aioli["dispatches"].get<int>(), fifo["dispatches"].get<int>());
+  EXPECT_GT(aioli["bandwidth_MiBps"].get<double>(), 2 * fifo["bandwidth_MiBps"].get<double>());
+}
+
+TEST(SimulationTest, DirectAccessRunsWithoutIoNodes) {
+  const json out = RunForked(Config("pfs", 0, "fifo"));
+  ASSERT_FALSE(out.contains("error")) << out.dump();
+  EXPECT_EQ(out["scheduler"], "none");
+  EXPECT_EQ(out["dispatches"], out["requests"]);
+  EXPECT_EQ(out["bytes_at_storage"], 8 * 8 * 64 * 1024);
+  EXPECT_GT(out["bandwidth_MiBps"].get<double>(), 0);
+}
+
+TEST(SimulationTest, OneActorPerNodeStillSendsEveryRanksRequests) {
+  for (Issuer issuer : {Issuer::kNode, Issuer::kNodeAggregate}) {
+    RunConfig c = Config("pfs", 2, "aioli");
+    c.issuer = issuer;
+    const json out = RunForked(c);
+    ASSERT_FALSE(out.contains("error")) << out.dump();
+    EXPECT_EQ(out["issuer"], IssuerName(issuer));
+    EXPECT_EQ(out["requests"], 8 * 8);
+    EXPECT_EQ(out["bytes_at_storage"], 8 * 8 * 64 * 1024);
+    c.ionodes = 0;
+    EXPECT_FALSE(Validate(c).ok());  // direct access is per rank
+  }
+}
+
+// With network.topology and network.link, requests cross the placement topology's links (routed
+// by src/placement), so slower links give a slower run; the bytes are the same.
+TEST(SimulationTest, TopologyLinksCarryTheRequests) {
+  json fast_doc = PlatformDoc("pfs");
+  fast_doc["network"]["topology"] = "torus:2x2";
+  fast_doc["network"]["link"] = "10GBps";
+  json slow_doc = fast_doc;
+  slow_doc["network"]["link"] = "50MBps";
+  RunConfig fast = Config("pfs", 2, "fifo");
+  fast.platform = *ParsePlatform(fast_doc);
+  RunConfig slow = fast;
+  slow.platform = *ParsePlatform(slow_doc);
+  const json f = RunForked(fast);
+  const json s = RunForked(slow);
+  ASSERT_FALSE(f.contains("error")) << f.dump();
+  ASSERT_FALSE(s.contains("error")) << s.dump();
+  EXPECT_EQ(f["network"], "torus:2x2");
+  EXPECT_EQ(f["bytes_at_storage"], 8 * 8 * 64 * 1024);
+  EXPECT_EQ(s["bytes_at_storage"], f["bytes_at_storage"]);
+  EXPECT_LT(s["bandwidth_MiBps"].get<double>(), f["bandwidth_MiBps"].get<double>());
+}
+
+// As the bench's --stonewall: ranks stop issuing after T simulated seconds, for every issuer.
+TEST(SimulationTest, StonewallStopsRanksEarly) {
+  for (Issuer issuer : {Issuer::kRank, Issuer::kNode, Issuer::kNodeAggregate}) {
+    RunConfig c = Config("nfs", 1, "fifo");  // 64 requests of 64 KiB on one disk: about 0.55 s
+    c.issuer = issuer;
+    c.pattern.stonewall_s = 0.1;
+    const json out = RunForked(c);
+    ASSERT_FALSE(out.contains("error")) << out.dump();
+    EXPECT_GT(out["requests"].get<int>(), 0) << IssuerName(issuer);
+    EXPECT_LT(out["requests"].get<int>(), 64) << IssuerName(issuer);
+    EXPECT_EQ(out["bytes_at_storage"], out["bytes"]);
+    EXPECT_LT(out["simulated_time_s"].get<double>(), 0.2) << IssuerName(issuer);
+  }
+}
+
+// storage.noise: repetitions with other seeds differ, a repetition with the same seed does not.
+TEST(SimulationTest, StorageNoiseVariesWithTheSeed) {
+  json doc = PlatformDoc("pfs");
+  doc["compute"].erase("start_jitter");  // only the noise depends on the seed
+  doc["storage"]["noise"] = 0.3;
+  RunConfig c = Config("pfs", 2, "fifo");
+  c.platform = *ParsePlatform(doc);
+  c.seed = 1;
+  const json a = RunForked(c);
+  const json again = RunForked(c);
+  c.seed = 2;
+  const json b = RunForked(c);
+  ASSERT_FALSE(a.contains("error")) << a.dump();
+  ASSERT_FALSE(b.contains("error")) << b.dump();
+  EXPECT_EQ(a["simulated_time_s"], again["simulated_time_s"]);
+  EXPECT_NE(a["simulated_time_s"], b["simulated_time_s"]);
+  EXPECT_EQ(b["bytes_at_storage"], 8 * 8 * 64 * 1024);
+}
+
+// storage.metadata_service: every rank opens its file once, through its I/O node or directly,
+// and the metadata server serves the opens one at a time.
+TEST(SimulationTest, OpensQueueAtTheMetadataServer) {
+  json doc = PlatformDoc("pfs");
+  doc["storage"]["metadata_service"] = "20ms";
+  for (int ionodes : {0, 2}) {
+    for (Issuer issuer : {Issuer::kRank, Issuer::kNodeAggregate}) {
+      if (ionodes == 0 && issuer != Issuer::kRank) continue;
+      RunConfig c = Config("pfs", ionodes, "fifo");
+      c.platform = *ParsePlatform(doc);
+      c.issuer = issuer;
+      const json out = RunForked(c);
+      ASSERT_FALSE(out.contains("error")) << out.dump();
+      EXPECT_EQ(out["metadata_ops"], 8) << ionodes << " " << IssuerName(issuer);
+      EXPECT_GE(out["simulated_time_s"].get<double>(), 8 * 0.020);  // 8 opens in a row
+      EXPECT_EQ(out["bytes_at_storage"], 8 * 8 * 64 * 1024);
+    }
+  }
+}
+
+// Virtual time makes a run deterministic: the same configuration gives the same numbers, run
+// after run, and the numbers of tests/data/sim_golden.json until a change of the model means
+// to change them (then regenerate with IORELAY_UPDATE_GOLDEN=1 and say why in the commit).
+TEST(SimulationTest, GoldenOutput) {
+  RunConfig c = Config("pfs", 2, "aioli");
+  c.placement = "round-robin";
+  const json a = RunForked(c);
+  const json b = RunForked(c);
+  ASSERT_FALSE(a.contains("error")) << a.dump();
+  EXPECT_EQ(a.dump(2), b.dump(2));
+  const std::string path = SIM_GOLDEN;
+  if (std::getenv("IORELAY_UPDATE_GOLDEN") != nullptr) {
+    std::ofstream(path) << a.dump(2) << "\n";
+  }
+  std::ifstream in(path);
+  ASSERT_TRUE(in) << path;
+  const json golden = json::parse(in);
+  EXPECT_EQ(a.dump(2), golden.dump(2));
+}
+
+TEST(SimulationTest, BadRunInputIsRefusedBeforeSimulating) {
+  RunConfig c = Config("nfs", 1, "no-such-scheduler");
+  Status s = Validate(c);
+  EXPECT_FALSE(s.ok());
+  EXPECT_NE(s.message().find("aioli"), std::string::npos) << s.message();  // names the choices
+  c = Config("nfs", 1, "fifo");
+  c.placement = "closest";
+  s = Validate(c);
+  EXPECT_NE(s.message().find("round-robin"), std::string::npos) << s.message();
+  c = Config("nfs", 9, "fifo");  // more I/O nodes than the 4 compute nodes
+  EXPECT_FALSE(Validate(c).ok());
+  c = Config("nfs", 1, "fifo");
+  c.pattern.layout = Layout::kFilePerProcess;  // strided file-per-process does not exist
+  EXPECT_FALSE(Validate(c).ok());
+}
+
+TEST(PlacementTest, PoliciesMapNodesToIoNodes) {
+  auto block = PlaceIoNodes("", "block", 4, 2);
+  ASSERT_TRUE(block.ok()) << block.status().message();
+  EXPECT_EQ(block->ionode_of, (std::vector<int32_t>{0, 0, 1, 1}));
+  EXPECT_EQ(block->bridge_of, (std::vector<int32_t>{0, 2}));
+  auto rr = PlaceIoNodes("", "round-robin", 4, 2);
+  ASSERT_TRUE(rr.ok()) << rr.status().message();
+  EXPECT_EQ(rr->ionode_of, (std::vector<int32_t>{0, 1, 0, 1}));
+  EXPECT_FALSE(PlaceIoNodes("torus:2x2", "block", 8, 2).ok());  // too few nodes
+}
+
+}  // namespace
+}  // namespace iorelay::sim

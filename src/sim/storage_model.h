@@ -1,0 +1,67 @@
+// The storage behind the I/O nodes: a parallel file system of data targets with striping, or an
+// NFS-like single server. Each target is one server host (its NIC on the simulated network) and
+// one src/device DeviceModel (seek + streaming bandwidth, one access at a time).
+//
+// Why not SimGrid disks: an s4u::Disk shares its bandwidth max-min among concurrent accesses and
+// knows no head position, so it cannot charge the seek that separates a merged dispatch from
+// scattered small requests (the effect I/O-node scheduling exists for). The device model's
+// service time is therefore paid as a sleep of the calling actor until the model's completion
+// time; accesses queue in submission order on each target, as on the emulated-disk backend.
+#pragma once
+
+#include <cstdint>
+#include <simgrid/s4u/Host.hpp>
+#include <vector>
+
+#include "device/device_model.h"
+#include "sim/platform.h"
+
+namespace iorelay::sim {
+
+class StorageModel {
+ public:
+  // `seed` draws each target's run-to-run factor when params.noise_cv > 0.
+  StorageModel(const StorageParams& params, std::vector<simgrid::s4u::Host*> servers,
+               simgrid::s4u::Host* metadata_server, uint64_t seed);
+
+  // Whether opens cost anything (a metadata server exists).
+  bool has_metadata() const { return metadata_ != nullptr; }
+  // One open or create, run in the calling actor on behalf of `client`: a small message to the
+  // metadata server, its service (one at a time, in arrival order), and the answer back.
+  void Open(simgrid::s4u::Host* client);
+  uint64_t metadata_ops() const { return metadata_ops_; }
+
+  // One file-system call, run in (and blocking) the calling actor on `client`: a write moves its
+  // bytes over the network to the targets its stripes live on, then each target serves its
+  // part; a read is served first and moved back after. Returns the bytes done (all of them:
+  // the model has no failures).
+  uint64_t Call(simgrid::s4u::Host* client, uint64_t file, bool write, uint64_t offset,
+                uint64_t length);
+
+  uint64_t bytes_written() const { return bytes_written_; }
+  uint64_t bytes_read() const { return bytes_read_; }
+  uint64_t accesses() const { return accesses_; }  // device accesses over all targets
+
+ private:
+  struct Piece {
+    int target = 0;
+    device::Access access;
+  };
+  // The call's byte range cut at stripe boundaries, pieces on one target that continue each
+  // other in the target's object merged.
+  void Split(uint64_t file, uint64_t offset, uint64_t length, std::vector<Piece>* out) const;
+  void Transfer(simgrid::s4u::Host* client, bool to_storage, const std::vector<Piece>& pieces);
+  void Serve(const std::vector<Piece>& pieces);
+
+  StorageParams params_;
+  std::vector<simgrid::s4u::Host*> servers_;
+  std::vector<device::DeviceModel> devices_;
+  uint64_t bytes_written_ = 0;
+  uint64_t bytes_read_ = 0;
+  uint64_t accesses_ = 0;
+  simgrid::s4u::Host* metadata_ = nullptr;
+  int64_t metadata_busy_until_ns_ = 0;
+  uint64_t metadata_ops_ = 0;
+};
+
+}  // namespace iorelay::sim
