@@ -25,3 +25,4 @@ def test_short_soak_keeps_memory_and_descriptors_flat(disk_tmp: Path) -> None:
     assert soak.growth(samples, "rss_kib") < 1.2, samples
     assert soak.growth(samples, "fds") < 1.02, samples
     assert samples[-2]["fds"] >= 500  # the idle connections were held to the end
+    assert max(s["threads"] for s in samples) < 64  # threads do not grow with connections
