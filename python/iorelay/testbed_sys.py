@@ -1,0 +1,178 @@
+"""System operations of the testbed, each with its undo: commands, processes, mounts, paths.
+
+Processes are identified by pid *and* start time (from /proc), so an undo never signals a
+process that merely reused a recorded pid. Nothing is killed by name.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import os
+import shutil
+import signal
+import subprocess
+import time
+from collections.abc import Sequence
+from pathlib import Path
+from typing import Any
+
+COMMAND_TIMEOUT_S = 60.0
+
+
+class TestbedError(RuntimeError):
+    """A step of the testbed failed; the message says which and why."""
+
+
+def sh(argv: Sequence[str], *, check: bool = True, timeout_s: float = COMMAND_TIMEOUT_S) -> str:
+    """Runs a command, returns its stdout; raises TestbedError with its stderr on failure."""
+    try:
+        proc = subprocess.run(
+            list(argv),
+            stdin=subprocess.DEVNULL,
+            capture_output=True,
+            text=True,
+            timeout=timeout_s,
+        )
+    except subprocess.TimeoutExpired as e:
+        raise TestbedError(f"{' '.join(argv)}: no answer within {timeout_s:g} s") from e
+    except FileNotFoundError as e:
+        raise TestbedError(f"{argv[0]}: not installed (make testbed-deps)") from e
+    if check and proc.returncode != 0:
+        raise TestbedError(
+            f"{' '.join(argv)} failed with status {proc.returncode}: "
+            f"{(proc.stderr.strip() or proc.stdout.strip())[-2000:]}"
+        )
+    return proc.stdout
+
+
+def in_netns(netns: str) -> list[str]:
+    """Prefix that runs a command in a namespace's network only (mounts stay the root's)."""
+    return ["nsenter", f"--net=/run/netns/{netns}"]
+
+
+# -- processes --------------------------------------------------------------------------------
+
+
+def start_time(pid: int) -> int | None:
+    """The process's start time in clock ticks since boot, or None if it does not exist."""
+    try:
+        stat = Path(f"/proc/{pid}/stat").read_text()
+    except OSError:
+        return None
+    return int(stat.rsplit(")", 1)[1].split()[19])
+
+
+def spawn(argv: Sequence[str], log: Path) -> subprocess.Popen[bytes]:
+    """Starts a daemon in the foreground of its own session; it outlives this process."""
+    log.parent.mkdir(parents=True, exist_ok=True)
+    with open(log, "ab") as out:
+        return subprocess.Popen(
+            list(argv),
+            stdin=subprocess.DEVNULL,
+            stdout=out,
+            stderr=subprocess.STDOUT,
+            start_new_session=True,
+        )
+
+
+def alive(pid: int, started: int | None) -> bool:
+    """True while that process runs (a zombie has exited: its parent has yet to reap it)."""
+    now = start_time(pid)
+    return now is not None and (started is None or now == started) and not _is_zombie(pid)
+
+
+def stop_process(pid: int, started: int | None, timeout_s: float = 10.0) -> None:
+    """SIGTERM, then SIGKILL after timeout_s; no-op if that process is gone."""
+    if not alive(pid, started):
+        return
+    with contextlib.suppress(ProcessLookupError):
+        os.kill(pid, signal.SIGTERM)
+    deadline = time.monotonic() + timeout_s
+    while alive(pid, started) and time.monotonic() < deadline:
+        _reap(pid)
+        time.sleep(0.05)
+    if alive(pid, started):
+        with contextlib.suppress(ProcessLookupError):
+            os.kill(pid, signal.SIGKILL)
+        while alive(pid, started):
+            _reap(pid)
+            time.sleep(0.05)
+
+
+def _reap(pid: int) -> None:
+    with contextlib.suppress(ChildProcessError, OSError):
+        os.waitpid(pid, os.WNOHANG)
+
+
+def _is_zombie(pid: int) -> bool | None:
+    try:
+        return Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()[0] == "Z"
+    except OSError:
+        return None
+
+
+def netns_pids(netns: str) -> list[int]:
+    """Processes whose network namespace is this one (`ip netns pids`)."""
+    if not Path(f"/run/netns/{netns}").exists():
+        return []
+    out = sh(["ip", "netns", "pids", netns], check=False)
+    return [int(p) for p in out.split()]
+
+
+def stop_netns_processes(netns: str, timeout_s: float = 10.0) -> None:
+    """Stops every process left in a namespace the testbed created (job steps, bricks...)."""
+    pids = [(p, start_time(p)) for p in netns_pids(netns)]
+    for pid, started in pids:
+        if alive(pid, started):
+            with contextlib.suppress(ProcessLookupError):
+                os.kill(pid, signal.SIGTERM)
+    deadline = time.monotonic() + timeout_s
+    for pid, started in pids:
+        while alive(pid, started) and time.monotonic() < deadline:
+            _reap(pid)
+            time.sleep(0.05)
+        if alive(pid, started):
+            with contextlib.suppress(ProcessLookupError):
+                os.kill(pid, signal.SIGKILL)
+
+
+# -- mounts and paths -------------------------------------------------------------------------
+
+
+def mounted(path: Path) -> bool:
+    target = os.fsencode(str(path))
+    with open("/proc/mounts", "rb") as f:
+        return any(line.split()[1] == target for line in f if len(line.split()) > 1)
+
+
+def unmount(path: Path) -> None:
+    """Unmounts path (lazily if it is busy); no-op when nothing is mounted there."""
+    if not mounted(path):
+        return
+    if subprocess.run(["umount", str(path)], capture_output=True, timeout=30).returncode != 0:
+        sh(["umount", "-l", str(path)])
+
+
+def new_entries(directory: Path) -> dict[str, Any]:
+    """A snapshot of a directory's entries, to remove later only what appeared after it."""
+    existed = directory.exists()
+    return {
+        "path": str(directory),
+        "existed": existed,
+        "before": sorted(os.listdir(directory)) if existed else [],
+    }
+
+
+def remove_new_entries(path: str, existed: bool, before: list[str]) -> None:
+    directory = Path(path)
+    if not directory.exists():
+        return
+    if not existed:
+        shutil.rmtree(directory, ignore_errors=True)
+        return
+    for name in set(os.listdir(directory)) - set(before):
+        entry = directory / name
+        if entry.is_dir() and not entry.is_symlink():
+            shutil.rmtree(entry, ignore_errors=True)
+        else:
+            entry.unlink(missing_ok=True)
