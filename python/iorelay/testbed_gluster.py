@@ -11,7 +11,7 @@ from pathlib import Path
 
 from iorelay.testbed_plan import DATA_DIR, RUN_DIR, VOLUME, Host
 from iorelay.testbed_state import State
-from iorelay.testbed_sys import TestbedError, in_netns, new_entries, sh, spawn, start_time
+from iorelay.testbed_sys import TestbedError, exited, in_netns, new_entries, sh, spawn, start_time
 
 # O_DIRECT is honoured end to end: the FUSE client's write-behind does not acknowledge an
 # O_DIRECT write before the brick has it (strict-o-direct), and the brick opens files with
@@ -77,20 +77,18 @@ def start_glusterd(state: State, host: Host) -> None:
         path.mkdir(parents=True, exist_ok=True)
     volfile = d["run"] / "glusterd.vol"
     volfile.write_text(_volfile(host, d))
-    proc = spawn(
+    pid = spawn(
         [*in_netns(host.netns), "glusterd", "-N", f"--volfile={volfile}",
          f"--pid-file={d['run']}/glusterd.pid", f"--log-file={d['log']}/glusterd.log"],
         d["log"] / "glusterd.out",
     )  # fmt: skip
-    state.record(
-        "process", name=f"glusterd@{host.name}", pid=proc.pid, started=start_time(proc.pid)
-    )
+    state.record("process", name=f"glusterd@{host.name}", pid=pid, started=start_time(pid))
     deadline = time.monotonic() + READY_TIMEOUT_S
     while True:
-        if proc.poll() is not None:
+        code = exited(pid)
+        if code is not None:
             raise TestbedError(
-                f"glusterd on {host.name} exited with status {proc.returncode}; "
-                f"see {d['log']}/glusterd.log"
+                f"glusterd on {host.name} exited with status {code}; see {d['log']}/glusterd.log"
             )
         try:
             cli(host, "volume", "list", timeout_s=10)

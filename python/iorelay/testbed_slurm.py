@@ -10,14 +10,13 @@ from __future__ import annotations
 import os
 import secrets
 import socket
-import subprocess
 import time
 from collections.abc import Callable
 from pathlib import Path
 
 from iorelay.testbed_plan import RUN_DIR, SHARED_PATH, Host, TestbedConfig, bridge_address
 from iorelay.testbed_state import State
-from iorelay.testbed_sys import TestbedError, in_netns, sh, spawn, start_time
+from iorelay.testbed_sys import TestbedError, exited, in_netns, sh, spawn, start_time
 
 SLURM_DIR = RUN_DIR / "slurm"
 SLURM_CONF = SLURM_DIR / "slurm.conf"
@@ -42,14 +41,14 @@ def start_munged(state: State) -> None:
     fd = os.open(key, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o400)
     with os.fdopen(fd, "wb") as f:
         f.write(secrets.token_bytes(1024))
-    proc = spawn(
+    pid = spawn(
         ["munged", "--foreground", "--force", f"--socket={MUNGE_SOCKET}", f"--key-file={key}",
          f"--pid-file={MUNGE_DIR}/munged.pid", f"--seed-file={MUNGE_DIR}/munged.seed",
          f"--log-file={LOG_DIR}/munged.log"],
         LOG_DIR / "munged.out",
     )  # fmt: skip
-    state.record("process", name="munged", pid=proc.pid, started=start_time(proc.pid))
-    _wait(lambda: MUNGE_SOCKET.exists(), proc, "munged", LOG_DIR / "munged.log", 10.0)
+    state.record("process", name="munged", pid=pid, started=start_time(pid))
+    _wait(lambda: MUNGE_SOCKET.exists(), pid, "munged", LOG_DIR / "munged.log", 10.0)
 
 
 def write_conf(config: TestbedConfig, hosts: list[Host]) -> None:
@@ -106,9 +105,9 @@ def write_conf(config: TestbedConfig, hosts: list[Host]) -> None:
 
 
 def start_slurmctld(state: State) -> None:
-    proc = spawn(["slurmctld", "-D", "-i", "-f", str(SLURM_CONF)], LOG_DIR / "slurmctld.out")
-    state.record("process", name="slurmctld", pid=proc.pid, started=start_time(proc.pid))
-    _wait(_ctld_answers, proc, "slurmctld", LOG_DIR / "slurmctld.log", READY_TIMEOUT_S)
+    pid = spawn(["slurmctld", "-D", "-i", "-f", str(SLURM_CONF)], LOG_DIR / "slurmctld.out")
+    state.record("process", name="slurmctld", pid=pid, started=start_time(pid))
+    _wait(_ctld_answers, pid, "slurmctld", LOG_DIR / "slurmctld.log", READY_TIMEOUT_S)
 
 
 def start_slurmd(state: State, host: Host) -> None:
@@ -117,12 +116,12 @@ def start_slurmd(state: State, host: Host) -> None:
         f"hostname {host.name} && mount --bind {host.mount} {SHARED_PATH} && "
         f"exec slurmd -D -N {host.name} -f {SLURM_CONF}"
     )
-    proc = spawn(
+    pid = spawn(
         [*in_netns(host.netns), "unshare", "--uts", "--mount", "--propagation", "slave",
          "sh", "-c", script],
         LOG_DIR / host.name / "slurmd.out",
     )  # fmt: skip
-    state.record("process", name=f"slurmd@{host.name}", pid=proc.pid, started=start_time(proc.pid))
+    state.record("process", name=f"slurmd@{host.name}", pid=pid, started=start_time(pid))
 
 
 def wait_nodes_idle(hosts: list[Host]) -> None:
@@ -146,15 +145,16 @@ def _ctld_answers() -> bool:
 
 def _wait(
     ready: Callable[[], bool],
-    proc: subprocess.Popen[bytes],
+    pid: int,
     name: str,
     log: Path,
     timeout_s: float,
 ) -> None:
     deadline = time.monotonic() + timeout_s
     while not ready():
-        if proc.poll() is not None:
-            raise TestbedError(f"{name} exited with status {proc.returncode}; see {log}")
+        code = exited(pid)
+        if code is not None:
+            raise TestbedError(f"{name} exited with status {code}; see {log}")
         if time.monotonic() > deadline:
             raise TestbedError(f"{name} not ready within {timeout_s:g} s; see {log}")
         time.sleep(0.2)

@@ -62,17 +62,27 @@ def start_time(pid: int) -> int | None:
     return int(stat.rsplit(")", 1)[1].split()[19])
 
 
-def spawn(argv: Sequence[str], log: Path) -> subprocess.Popen[bytes]:
-    """Starts a daemon in the foreground of its own session; it outlives this process."""
+def spawn(argv: Sequence[str], log: Path) -> int:
+    """Starts a daemon in the foreground of its own session, output to `log`; returns its pid.
+
+    The daemon outlives this process (no Popen object that would warn or wait for it)."""
     log.parent.mkdir(parents=True, exist_ok=True)
-    with open(log, "ab") as out:
-        return subprocess.Popen(
-            list(argv),
-            stdin=subprocess.DEVNULL,
-            stdout=out,
-            stderr=subprocess.STDOUT,
-            start_new_session=True,
-        )
+    program = shutil.which(argv[0]) or argv[0]
+    actions = [
+        (os.POSIX_SPAWN_OPEN, 0, os.devnull, os.O_RDONLY, 0),
+        (os.POSIX_SPAWN_OPEN, 1, str(log), os.O_WRONLY | os.O_CREAT | os.O_APPEND, 0o644),
+        (os.POSIX_SPAWN_DUP2, 1, 2),
+    ]
+    return os.posix_spawn(program, list(argv), os.environ, file_actions=actions, setsid=True)
+
+
+def exited(pid: int) -> int | None:
+    """The exit status of a child started by spawn, or None while it runs."""
+    try:
+        done, status = os.waitpid(pid, os.WNOHANG)
+    except ChildProcessError:
+        return None if start_time(pid) is not None else -1
+    return os.waitstatus_to_exitcode(status) if done else None
 
 
 def alive(pid: int, started: int | None) -> bool:

@@ -1,0 +1,223 @@
+"""`iorelay testbed`: the plan and the state file (anywhere), and on a machine that can build a
+testbed (root, /dev/fuse, make testbed-deps) a real one: Slurm steps run in their host's
+network namespace, a file written through GlusterFS on one host is read on another, the bytes
+cross the capped links, and `down` (also after a failed `up`) leaves nothing behind."""
+
+from __future__ import annotations
+
+import hashlib
+import os
+import subprocess
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+
+from iorelay import testbed, testbed_slurm
+from iorelay.testbed_net import link_bytes
+from iorelay.testbed_plan import (
+    BRIDGE,
+    NETNS_PREFIX,
+    RUN_DIR,
+    SHARED_PATH,
+    VETH_PREFIX,
+    Host,
+    make_hosts,
+    tbf_burst_bytes,
+)
+from iorelay.testbed_plan import (
+    TestbedConfig as Config,
+)
+from iorelay.testbed_state import STATE_FILE, State
+from iorelay.testbed_sys import TestbedError as StepError
+from iorelay.testbed_sys import new_entries, remove_new_entries
+
+STEP_TIMEOUT_S = 60
+DAEMONS = ("glusterd", "glusterfsd", "glusterfs", "munged", "slurmctld", "slurmd", "slurmstepd")
+
+
+# -- anywhere ---------------------------------------------------------------------------------
+
+
+def test_plan_roles_addresses_and_rates() -> None:
+    hosts = make_hosts(Config())
+    assert [h.name for h in hosts] == ["st1", "io1", "io2", "cn1", "cn2", "cn3"]
+    assert len({h.address for h in hosts}) == len(hosts)
+    assert all(h.address.startswith("10.199.77.") for h in hosts)
+    rate = {h.role: h.rate_mbit for h in hosts}
+    assert rate["compute"] < rate["ionode"] <= rate["storage"]
+    assert all(len(h.veth) <= 15 for h in hosts)  # IFNAMSIZ
+    assert tbf_burst_bytes(200) == 125_000
+    assert tbf_burst_bytes(2000) == 1_250_000
+
+
+@pytest.mark.parametrize(
+    "config",
+    [
+        Config(storage=0),
+        Config(compute=0, ionode=0),
+        Config(subnet="8.8.8.0/24"),
+    ],
+)
+def test_plan_refuses_bad_configs(config: Config) -> None:
+    with pytest.raises(ValueError):  # noqa: PT011
+        make_hosts(config)
+
+
+def test_state_is_written_before_each_step(tmp_path: Path) -> None:
+    path = tmp_path / "state.json"
+    state = State.create(path, Config().to_json(), [])
+    state.record("link", name="x")
+    loaded = State.load(path)
+    assert loaded is not None and loaded.steps == [{"kind": "link", "name": "x"}]
+    assert State.load(tmp_path / "absent.json") is None
+
+
+def test_remove_new_entries_keeps_what_was_there(tmp_path: Path) -> None:
+    (tmp_path / "old").touch()
+    snap = new_entries(tmp_path)
+    (tmp_path / "new").mkdir()
+    (tmp_path / "new" / "f").touch()
+    (tmp_path / "new2").touch()
+    remove_new_entries(**snap)
+    assert sorted(os.listdir(tmp_path)) == ["old"]
+
+
+def test_status_and_down_without_a_testbed(tmp_path: Path) -> None:
+    assert testbed.status(tmp_path / "state.json") is None
+    assert testbed.down(tmp_path / "state.json") == 0.0
+
+
+# -- on a real testbed ------------------------------------------------------------------------
+
+
+def _skip_reason() -> str | None:
+    why = testbed.unmet_requirements()
+    if why:
+        return "cannot build a testbed here: " + "; ".join(why)
+    if STATE_FILE.exists():
+        return f"a testbed is already up ({STATE_FILE}); not touching it"
+    return None
+
+
+needs_testbed = pytest.mark.skipif(_skip_reason() is not None, reason=str(_skip_reason()))
+
+
+def _daemon_pids() -> set[int]:
+    """Pids of running (not zombie) processes named like the testbed's daemons."""
+    pids = set()
+    for entry in Path("/proc").iterdir():
+        if not entry.name.isdigit():
+            continue
+        try:
+            comm = (entry / "comm").read_text().strip()
+            stat = (entry / "stat").read_text().rsplit(")", 1)[1].split()[0]
+        except OSError:
+            continue
+        if comm in DAEMONS and stat != "Z":
+            pids.add(int(entry.name))
+    return pids
+
+
+def assert_nothing_left(pids_before: set[int]) -> None:
+    netns = subprocess.run(["ip", "netns", "list"], capture_output=True, text=True, check=True)
+    assert NETNS_PREFIX not in netns.stdout
+    links = subprocess.run(["ip", "-o", "link"], capture_output=True, text=True, check=True)
+    assert BRIDGE not in links.stdout and f" {VETH_PREFIX}" not in links.stdout
+    mounts = Path("/proc/mounts").read_text()
+    assert str(RUN_DIR) not in mounts and "fuse.glusterfs" not in mounts
+    assert _daemon_pids() - pids_before == set()
+    assert not RUN_DIR.exists() and not STATE_FILE.exists()
+
+
+def srun(host: str, *command: str) -> str:
+    env = {**os.environ, **testbed_slurm.env()}
+    proc = subprocess.run(
+        ["srun", "-N1", "-n1", f"--nodelist={host}", *command],
+        capture_output=True,
+        text=True,
+        timeout=STEP_TIMEOUT_S,
+        env=env,
+    )
+    assert proc.returncode == 0, f"srun on {host}: {proc.stderr}"
+    return proc.stdout
+
+
+@pytest.fixture(scope="module")
+def tb() -> Iterator[tuple[dict[str, Host], set[int]]]:
+    pids_before = _daemon_pids()
+    try:
+        state = testbed.up(Config(compute=2, ionode=1, storage=1))
+        yield {h.name: h for h in testbed.hosts_of(state)}, pids_before
+    finally:
+        testbed.down()
+
+
+@needs_testbed
+def test_srun_runs_in_the_hosts_network_namespace(tb: tuple[dict[str, Host], set[int]]) -> None:
+    hosts, _ = tb
+    for name in ("cn1", "io1"):
+        host = hosts[name]
+        inside = srun(name, "ip", "-o", "-4", "addr", "show", "dev", "eth0")
+        direct = subprocess.run(
+            ["ip", "netns", "exec", host.netns, "ip", "-o", "-4", "addr", "show", "dev", "eth0"],
+            capture_output=True,
+            text=True,
+            check=True,
+        ).stdout
+        assert inside == direct and f"inet {host.address}/" in inside
+        assert srun(name, "hostname").strip() == name
+
+
+@needs_testbed
+def test_glusterfs_file_written_on_one_host_is_read_on_another(
+    tb: tuple[dict[str, Host], set[int]],
+) -> None:
+    hosts, _ = tb
+    size = 8 * 1024 * 1024
+    data = os.urandom(size)
+    src = RUN_DIR / "test-input"
+    src.write_bytes(data)
+    before = {n: link_bytes(h) for n, h in hosts.items()}
+    target = SHARED_PATH / "written-on-cn1"
+    srun("cn1", "dd", f"if={src}", f"of={target}", "bs=1M", "oflag=direct", "status=none")
+    digest = srun("cn2", "sha256sum", str(target)).split()[0]
+    assert digest == hashlib.sha256(data).hexdigest()
+    after = {n: link_bytes(h) for n, h in hosts.items()}
+    assert after["cn1"]["sent"] - before["cn1"]["sent"] >= size  # out of the writer
+    assert after["st1"]["received"] - before["st1"]["received"] >= size  # into the storage
+    assert after["cn2"]["received"] - before["cn2"]["received"] >= size  # into the reader
+
+
+@needs_testbed
+def test_status_reports_the_volume_options(tb: tuple[dict[str, Host], set[int]]) -> None:
+    doc = testbed.status()
+    assert doc is not None and doc["phase"] == "up"
+    assert doc["facts"]["volume_options"]["performance.strict-o-direct"] == "on"
+    assert all(p["alive"] for p in doc["processes"])
+    assert all(h["mounted"] for h in doc["hosts"] if h["role"] != "storage")
+
+
+@needs_testbed
+def test_down_leaves_nothing(tb: tuple[dict[str, Host], set[int]]) -> None:
+    _, pids_before = tb
+    assert testbed.down() > 0
+    assert_nothing_left(pids_before)
+    assert testbed.down() == 0.0  # idempotent
+
+
+@needs_testbed
+def test_down_after_an_up_that_failed_half_way(monkeypatch: pytest.MonkeyPatch) -> None:
+    pids_before = _daemon_pids()
+
+    def fail(*_: object) -> None:
+        raise StepError("injected: slurmctld does not start")
+
+    monkeypatch.setattr(testbed_slurm, "start_slurmctld", fail)
+    try:
+        with pytest.raises(StepError, match="injected"):
+            testbed.up(Config(compute=1, ionode=1, storage=1))
+        assert STATE_FILE.exists()  # recorded, with glusterd and munged running
+    finally:
+        testbed.down()
+    assert_nothing_left(pids_before)
