@@ -32,7 +32,8 @@ help:
 	@echo "make test        install deps, build, run the C++ (ctest) and Python (pytest) tests"
 	@echo "make test-asan   build in build-asan with AddressSanitizer and run ctest"
 	@echo "make test-tsan   build in build-tsan with ThreadSanitizer and run ctest -L daemon"
-	@echo "make ci          what CI runs: test, lint, format-check, test-asan, test-tsan, fuzz"
+	@echo "make ci          what CI runs: testbed-deps, test, lint, format-check, test-asan,"
+	@echo "                 test-tsan, fuzz"
 	@echo "make fuzz        clang libFuzzer build in build-fuzz; each target FUZZ_SECONDS (60)"
 	@echo "make bench       micro-benchmarks (scheduler decision cost, placement, request rate)"
 	@echo "                 JSON in results/bench; a few minutes"
@@ -77,7 +78,9 @@ test-tsan: deps
 
 
 # Sequential on purpose: each step uses both cores, and a failure stops the run early.
+# CI is root: testbed-deps lets `make test` run the testbed tests (~30 s; python/tests/test_testbed.py).
 ci:
+	$(MAKE) testbed-deps
 	$(MAKE) test
 	$(MAKE) lint
 	$(MAKE) format-check
