@@ -103,9 +103,12 @@ def up(config: TestbedConfig, state_file: Path = STATE_FILE) -> State:
         gluster.start_glusterd(state, host)
     options = gluster.create_volume(state, storage)
     state.set(volume=gluster.VOLUME, volume_options=options)
-    # Mounts before the slurmds: their mount namespaces copy the root's at creation.
+    # Mounts before the slurmds: their mount namespaces copy the root's at creation. The root
+    # namespace (the login node, where salloc and `iorelay run` run) mounts it at SHARED_PATH
+    # too; each slurmd binds its host's own mount over that, so the path is the same everywhere.
     for host in clients:
-        gluster.mount(state, host, storage[0])
+        gluster.mount(state, host, storage[0], host.mount)
+    gluster.mount(state, None, storage[0], SHARED_PATH)
 
     slurm.write_conf(config, clients)
     slurm.start_munged(state)

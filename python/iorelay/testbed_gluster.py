@@ -117,10 +117,13 @@ def create_volume(state: State, storage: list[Host]) -> dict[str, str]:
     return dict(VOLUME_OPTIONS)
 
 
-def mount(state: State, host: Host, server: Host) -> None:
-    host.mount.mkdir(parents=True, exist_ok=True)
-    state.record("mount", path=str(host.mount))
-    log = RUN_DIR / "log" / host.name / "glusterfs-mount.log"
+def mount(state: State, host: Host | None, server: Host, path: Path) -> None:
+    """Mounts the volume at path with host's network (None: the root namespace's, the login
+    node's, through the bridge without a cap)."""
+    path.mkdir(parents=True, exist_ok=True)
+    state.record("mount", path=str(path))
+    log = RUN_DIR / "log" / (host.name if host else "login") / "glusterfs-mount.log"
     log.parent.mkdir(parents=True, exist_ok=True)
-    sh([*in_netns(host.netns), "mount", "-t", "glusterfs",
-        "-o", f"log-file={log}", f"{server.address}:/{VOLUME}", str(host.mount)])  # fmt: skip
+    prefix = in_netns(host.netns) if host else []
+    sh([*prefix, "mount", "-t", "glusterfs",
+        "-o", f"log-file={log}", f"{server.address}:/{VOLUME}", str(path)])  # fmt: skip

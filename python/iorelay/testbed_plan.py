@@ -11,9 +11,10 @@ from pathlib import Path
 from typing import Any
 
 ROLES = ("compute", "ionode", "storage")
-# Host names by role: Slurm sorts a node list by name, so the I/O nodes (io*) come after the
-# compute nodes (cn*) in SLURM_JOB_NODELIST.
-NAME_PREFIX = {"compute": "cn", "ionode": "io", "storage": "st"}
+# Host names by role: Slurm sorts a job's node list by name, so the I/O nodes (ion*) come before
+# the compute nodes (node*) in SLURM_JOB_NODELIST, where `iorelay run --ionodes K` takes the
+# first K.
+NAME_PREFIX = {"compute": "node", "ionode": "ion", "storage": "st"}
 # Link caps (Mbit/s) by role, scaled down so that two cores can fill the links (docs/testbed.md).
 DEFAULT_RATE_MBIT = {"compute": 200, "ionode": 1000, "storage": 2000}
 RUN_DIR = Path("/run/iorelay-testbed")  # state, configuration, sockets, logs, mount points

@@ -41,7 +41,7 @@ DAEMONS = ("glusterd", "glusterfsd", "glusterfs", "munged", "slurmctld", "slurmd
 
 def test_plan_roles_addresses_and_rates() -> None:
     hosts = make_hosts(Config())
-    assert [h.name for h in hosts] == ["st1", "io1", "io2", "cn1", "cn2", "cn3"]
+    assert [h.name for h in hosts] == ["st1", "ion1", "ion2", "node1", "node2", "node3"]
     assert len({h.address for h in hosts}) == len(hosts)
     assert all(h.address.startswith("10.199.77.") for h in hosts)
     rate = {h.role: h.rate_mbit for h in hosts}
@@ -156,7 +156,7 @@ def tb() -> Iterator[tuple[dict[str, Host], set[int]]]:
 @needs_testbed
 def test_srun_runs_in_the_hosts_network_namespace(tb: tuple[dict[str, Host], set[int]]) -> None:
     hosts, _ = tb
-    for name in ("cn1", "io1"):
+    for name in ("node1", "ion1"):
         host = hosts[name]
         inside = srun(name, "ip", "-o", "-4", "addr", "show", "dev", "eth0")
         direct = subprocess.run(
@@ -179,14 +179,14 @@ def test_glusterfs_file_written_on_one_host_is_read_on_another(
     src = RUN_DIR / "test-input"
     src.write_bytes(data)
     before = {n: link_bytes(h) for n, h in hosts.items()}
-    target = SHARED_PATH / "written-on-cn1"
-    srun("cn1", "dd", f"if={src}", f"of={target}", "bs=1M", "oflag=direct", "status=none")
-    digest = srun("cn2", "sha256sum", str(target)).split()[0]
+    target = SHARED_PATH / "written-on-node1"
+    srun("node1", "dd", f"if={src}", f"of={target}", "bs=1M", "oflag=direct", "status=none")
+    digest = srun("node2", "sha256sum", str(target)).split()[0]
     assert digest == hashlib.sha256(data).hexdigest()
     after = {n: link_bytes(h) for n, h in hosts.items()}
-    assert after["cn1"]["sent"] - before["cn1"]["sent"] >= size  # out of the writer
+    assert after["node1"]["sent"] - before["node1"]["sent"] >= size  # out of the writer
     assert after["st1"]["received"] - before["st1"]["received"] >= size  # into the storage
-    assert after["cn2"]["received"] - before["cn2"]["received"] >= size  # into the reader
+    assert after["node2"]["received"] - before["node2"]["received"] >= size  # into the reader
 
 
 @needs_testbed
