@@ -14,7 +14,7 @@ from pathlib import Path
 import pytest
 from conftest import SUBPROCESS_TIMEOUT_S, DaemonFactory
 
-from iorelay import exec_cmd, run
+from iorelay import exec_cmd, node_daemon, run
 from iorelay.exec_cmd import ExecError, exec_env
 
 TIMEOUT = str(SUBPROCESS_TIMEOUT_S)
@@ -76,6 +76,32 @@ def test_slurm_nodelist_is_expanded() -> None:
     env = {"SLURM_JOB_NODELIST": "c[1-4]"}
     assert run.ionode_hosts(None, 2, env) == ["c1", "c2"]
     assert run.ionode_hosts(None, 0, env) == []
+
+
+def test_named_ionode_hosts_win_and_must_match_the_count() -> None:
+    env = {"SLURM_JOB_NODELIST": "c[1-4]"}
+    assert run.ionode_hosts(None, None, env, ["c3", "c4"]) == ["c3", "c4"]
+    assert run.ionode_hosts(None, 2, env, ["c3", "c4"]) == ["c3", "c4"]
+    with pytest.raises(run.RunError, match="names 2 hosts"):
+        run.ionode_hosts(None, 1, env, ["c3", "c4"])
+
+
+def test_node_daemon_binds_the_named_interface_or_a_global_address() -> None:
+    assert node_daemon.node_address("lo") == "127.0.0.1"
+    with pytest.raises(node_daemon.AddressError, match="no interface nosuch0"):
+        node_daemon.node_address("nosuch0")
+    assert not node_daemon.node_address(None).startswith("127.")
+
+
+def test_remote_hosts_outside_slurm_need_an_allocation(
+    disk_tmp: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    monkeypatch.delenv("SLURM_JOB_ID", raising=False)
+    status = iorelay_run(
+        "--ionode-hosts", "no-such-host.invalid", "--workdir", str(disk_tmp / "w"), "--", "true"
+    )
+    assert status == 1
+    assert "not a Slurm allocation" in capsys.readouterr().err
 
 
 def test_local_hosts_are_recognised() -> None:

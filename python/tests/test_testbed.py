@@ -6,8 +6,11 @@ cross the capped links, and `down` (also after a failed `up`) leaves nothing beh
 from __future__ import annotations
 
 import hashlib
+import json
 import os
 import subprocess
+import sys
+import time
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -147,7 +150,7 @@ def srun(host: str, *command: str) -> str:
 def tb() -> Iterator[tuple[dict[str, Host], set[int]]]:
     pids_before = _daemon_pids()
     try:
-        state = testbed.up(Config(compute=2, ionode=1, storage=1))
+        state = testbed.up(Config(compute=2, ionode=2, storage=1))
         yield {h.name: h for h in testbed.hosts_of(state)}, pids_before
     finally:
         testbed.down()
@@ -196,6 +199,105 @@ def test_status_reports_the_volume_options(tb: tuple[dict[str, Host], set[int]])
     assert doc["facts"]["volume_options"]["performance.strict-o-direct"] == "on"
     assert all(p["alive"] for p in doc["processes"])
     assert all(h["mounted"] for h in doc["hosts"] if h["role"] != "storage")
+
+
+# -- iorelay run in an allocation on the testbed ----------------------------------------------
+
+RUN_SCRIPT = r"""
+set -eu
+out=$1
+for ns in {netns}; do
+  for pid in $(ip netns pids $ns); do echo "$ns $(cat /proc/$pid/comm)"; done
+done > $out/daemon-netns.txt
+srun --exclude=$IORELAY_IONODE_HOSTS -N1 -n1 sh -c \
+  'hostname; dd if={shared}/run-input of=/fwd/out bs=1M status=none' > $out/rank-host.txt
+i=0
+for a in $(echo $IORELAY_SERVERS | tr , ' '); do
+  {iorelay} stats $a --json > $out/stats-$i.json; i=$((i+1))
+done
+echo "$IORELAY_SERVERS" > $out/servers.txt
+"""
+
+
+def _max_key(doc: object, key: str) -> int:
+    if isinstance(doc, dict):
+        return max([int(v) if k == key else _max_key(v, key) for k, v in doc.items()] or [0])
+    if isinstance(doc, list):
+        return max([_max_key(v, key) for v in doc] or [0])
+    return 0
+
+
+@needs_testbed
+@pytest.mark.needs_build("iorelayd", "libiorelay_preload.so", "iorelay-ctl")
+def test_iorelay_run_puts_daemons_on_the_ionode_hosts(
+    tb: tuple[dict[str, Host], set[int]],
+) -> None:
+    """salloc over every host; `iorelay run --ionodes 2` starts iorelayd on ion1 and ion2 (in
+    their namespaces, at their addresses); a rank on a compute host writes through them and
+    the data lands on GlusterFS, crossing the I/O nodes' links."""
+    hosts, _ = tb
+    ions = [h for h in hosts.values() if h.role == "ionode"]
+    size = 6 * 1024 * 1024
+    data = os.urandom(size)
+    (SHARED_PATH / "run-input").write_bytes(data)
+    out = SHARED_PATH / "run-out"
+    out.mkdir()
+    root = SHARED_PATH / "run-root"
+    script = RUN_SCRIPT.format(
+        netns=" ".join(h.netns for h in ions),
+        shared=SHARED_PATH,
+        iorelay=Path(sys.executable).with_name("iorelay"),
+    )
+    before = {h.name: link_bytes(h) for h in ions}
+    env = {**os.environ, **testbed_slurm.env()}
+    proc = subprocess.run(
+        ["salloc", f"--nodes={len(hosts) - 1}", "--quiet", sys.executable, "-m", "iorelay",
+         "run", "--ionodes", "2", "--shared-dir", str(SHARED_PATH), "--root", str(root),
+         "--prefix", "/fwd", "--", "sh", "-c", script, "sh", str(out)],
+        capture_output=True, text=True, timeout=120, env=env,
+    )  # fmt: skip
+    assert proc.returncode == 0, proc.stderr
+    servers = (out / "servers.txt").read_text().strip().split(",")
+    assert sorted(s.split(":")[1] for s in servers) == sorted(h.address for h in ions)
+    netns = (out / "daemon-netns.txt").read_text().splitlines()
+    for h in ions:
+        assert f"{h.netns} iorelayd" in netns, netns
+    assert (out / "rank-host.txt").read_text().split()[0].startswith("node")
+    assert (root / "out").read_bytes() == data  # on GlusterFS, through the daemons
+    written = sum(_max_key(json.loads(p.read_text()), "bytes_written") for p in out.glob("stats-*"))
+    assert written >= size
+    after = {h.name: link_bytes(h) for h in ions}
+    assert sum(after[n]["received"] - before[n]["received"] for n in after) >= size
+    assert sum(after[n]["sent"] - before[n]["sent"] for n in after) >= size
+    for h in ions:  # stopped at the end
+        assert (
+            "iorelayd"
+            not in subprocess.run(
+                ["ip", "netns", "pids", h.netns], capture_output=True, text=True
+            ).stdout
+        )
+
+
+@needs_testbed
+@pytest.mark.needs_build("iorelayd")
+def test_iorelay_run_fails_fast_when_a_daemon_cannot_start(
+    tb: tuple[dict[str, Host], set[int]],
+) -> None:
+    """A daemon that cannot bind (no such interface) fails `iorelay run` within 10 s + launch,
+    with the host named, and leaves no step running."""
+    env = {**os.environ, **testbed_slurm.env()}
+    t0 = time.monotonic()
+    proc = subprocess.run(
+        ["salloc", "--nodes=2", "--nodelist=ion1,node1", "--quiet", sys.executable, "-m",
+         "iorelay", "run", "--ionode-hosts", "ion1", "--ionode-interface", "nosuch0",
+         "--shared-dir", str(SHARED_PATH), "--", "true"],
+        capture_output=True, text=True, timeout=60, env=env,
+    )  # fmt: skip
+    assert proc.returncode == 1
+    assert "ion1" in proc.stderr and "nosuch0" in proc.stderr
+    assert time.monotonic() - t0 < 20
+    steps = subprocess.run(["squeue", "-h", "-s"], capture_output=True, text=True, env=env)
+    assert "iorelayd" not in steps.stdout
 
 
 @needs_testbed
