@@ -12,6 +12,7 @@ import argparse
 import json
 import os
 import shutil
+import subprocess
 import sys
 import time
 from pathlib import Path
@@ -147,14 +148,31 @@ def down(state_file: Path = STATE_FILE) -> float:
         return 0.0
     t0 = time.monotonic()
     state.doc["phase"] = "stopping"
-    # Slurm steps and mounts hold files on GlusterFS: stop every process in the hosts'
-    # namespaces (slurmd first, then anything it left), then unmount, then the servers.
+    # Last made first: slurmds, slurmctld, munged, mounts, glusterd, then each namespace with
+    # whatever still runs in it (job steps, bricks), links, directories.
+    failed: list[tuple[dict[str, Any], str]] = []
     while state.steps:
-        step = state.steps[-1]
-        _undo(step)
-        state.steps.pop()
+        step = state.steps.pop()
+        t_step = time.monotonic()
+        try:
+            _undo(step)
+        except (TestbedError, OSError, subprocess.SubprocessError) as e:
+            failed.append((step, str(e)))  # go on: remove all that can be removed
+        if os.environ.get("IORELAY_TESTBED_VERBOSE"):
+            what = step.get("name") or step.get("path")
+            print(
+                f"down: {step['kind']} {what}: {time.monotonic() - t_step:.2f} s", file=sys.stderr
+            )
         if state.path.parent.exists():
             state.save()
+    if failed:
+        state.doc["steps"] = [step for step, _ in reversed(failed)]
+        state.save()
+        raise TestbedError(
+            "down could not remove: "
+            + "; ".join(f"{s['kind']} {s.get('name') or s.get('path')}: {e}" for s, e in failed)
+            + f" (still recorded in {state.path}; run down again)"
+        )
     state.path.unlink(missing_ok=True)
     return time.monotonic() - t0
 
@@ -252,7 +270,7 @@ def run(args: argparse.Namespace) -> int:
         else:
             _print_status(doc)
         return 0
-    except (TestbedError, OSError) as e:
+    except (TestbedError, OSError, subprocess.SubprocessError) as e:
         print(f"iorelay testbed {args.action}: {e}", file=sys.stderr)
         return 1
 

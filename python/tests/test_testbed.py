@@ -301,6 +301,39 @@ def test_iorelay_run_fails_fast_when_a_daemon_cannot_start(
 
 
 @needs_testbed
+@pytest.mark.needs_build("iorelayd")
+def test_iorelay_run_gives_up_on_an_unreachable_host_within_10_s(
+    tb: tuple[dict[str, Host], set[int]],
+) -> None:
+    """ion2's link goes down (Slurm does not know yet): the run fails by iorelay's own 10 s
+    deadline, names ion2, and stops the daemon it had started on ion1. Last before `down`
+    (which must cope with ion2's dead mount): ion2 stays unusable."""
+    hosts, _ = tb
+    subprocess.run(
+        ["ip", "netns", "exec", hosts["ion2"].netns, "ip", "link", "set", "eth0", "down"],
+        check=True,
+    )
+    env = {**os.environ, **testbed_slurm.env()}
+    t0 = time.monotonic()
+    proc = subprocess.run(
+        ["salloc", "--nodes=2", "--nodelist=ion1,ion2", "--quiet", sys.executable, "-m",
+         "iorelay", "run", "--ionodes", "2", "--shared-dir", str(SHARED_PATH), "--", "true"],
+        capture_output=True, text=True, timeout=60, env=env,
+    )  # fmt: skip
+    elapsed = time.monotonic() - t0
+    assert proc.returncode == 1
+    assert "iorelayd on ion2 was not ready within 10 s" in proc.stderr, proc.stderr
+    assert elapsed < 20, elapsed  # 10 s deadline + allocation and stop
+    pids = subprocess.run(
+        ["ip", "netns", "pids", hosts["ion1"].netns], capture_output=True, text=True
+    ).stdout.split()
+    comms = [
+        Path(f"/proc/{p}/comm").read_text().strip() for p in pids if Path(f"/proc/{p}").exists()
+    ]
+    assert "iorelayd" not in comms
+
+
+@needs_testbed
 def test_down_leaves_nothing(tb: tuple[dict[str, Host], set[int]]) -> None:
     _, pids_before = tb
     assert testbed.down() > 0
