@@ -33,7 +33,7 @@ from iorelay.testbed_plan import (
     slurm_hosts,
 )
 from iorelay.testbed_state import STATE_FILE, State
-from iorelay.testbed_sys import TestbedError
+from iorelay.testbed_sys import TestbedBusy, TestbedError
 
 # The programs `up` runs, and the Debian package of each (make testbed-deps installs them).
 REQUIRED_PROGRAMS = {
@@ -78,12 +78,17 @@ def up(config: TestbedConfig, state_file: Path = STATE_FILE) -> State:
     if why:
         raise TestbedError("cannot build a testbed here: " + "; ".join(why))
     if State.load(state_file) is not None:
-        raise TestbedError(f"a testbed is recorded in {state_file}: `iorelay testbed down` first")
+        raise TestbedBusy(f"a testbed is recorded in {state_file}: `iorelay testbed down` first")
     hosts = make_hosts(config)
     if Path(f"/sys/class/net/{net.BRIDGE}").exists():
         raise TestbedError(f"interface {net.BRIDGE} exists already (not recorded by a testbed)")
     t0 = time.monotonic()
-    RUN_DIR.mkdir(parents=True, exist_ok=True)
+    try:  # atomic: of two `up` at once, one gets here
+        RUN_DIR.mkdir(parents=True)
+    except FileExistsError as e:
+        raise TestbedBusy(
+            f"{RUN_DIR} exists: another testbed is up or being built (iorelay testbed status)"
+        ) from e
     state = State.create(state_file, config.to_json(), [h.__dict__ for h in hosts])
     state.record("tree", path=str(RUN_DIR))
     state.record("tree", path=str(DATA_DIR))

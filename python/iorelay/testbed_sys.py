@@ -23,6 +23,10 @@ class TestbedError(RuntimeError):
     """A step of the testbed failed; the message says which and why."""
 
 
+class TestbedBusy(TestbedError):
+    """A testbed is up, or being built, already (one per machine)."""
+
+
 def sh(argv: Sequence[str], *, check: bool = True, timeout_s: float = COMMAND_TIMEOUT_S) -> str:
     """Runs a command, returns its stdout; raises TestbedError with its stderr on failure."""
     try:
