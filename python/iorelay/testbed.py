@@ -82,6 +82,8 @@ def up(config: TestbedConfig, state_file: Path = STATE_FILE) -> State:
     hosts = make_hosts(config)
     if Path(f"/sys/class/net/{net.BRIDGE}").exists():
         raise TestbedError(f"interface {net.BRIDGE} exists already (not recorded by a testbed)")
+    if DATA_DIR.exists():  # `down` removes it whole: it must be ours
+        raise TestbedError(f"{DATA_DIR} exists already (not recorded by a testbed); remove it")
     t0 = time.monotonic()
     try:  # atomic: of two `up` at once, one gets here
         RUN_DIR.mkdir(parents=True)
