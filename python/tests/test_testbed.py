@@ -307,6 +307,43 @@ def test_iorelay_run_fails_fast_when_a_daemon_cannot_start(
     assert "iorelayd" not in steps.stdout
 
 
+KILL_SCRIPT = r"""
+srun --exclude=$IORELAY_IONODE_HOSTS -N1 -n1 dd if={src} of=/fwd/big bs=64k status=none &
+i=0  # until the daemon has written part of the file through to GlusterFS, at most 20 s
+while [ ! -s {dst} ] && [ $i -lt 200 ]; do sleep 0.1; i=$((i+1)); done
+for p in $(ip netns pids {netns}); do
+  [ "$(cat /proc/$p/comm)" = iorelayd ] && kill -9 $p
+done
+wait $!
+"""
+
+
+@needs_testbed
+@pytest.mark.needs_build("iorelayd", "libiorelay_preload.so", "iorelay-ctl")
+def test_a_daemon_killed_mid_run_hands_its_files_to_the_other(
+    tb: tuple[dict[str, Host], set[int]],
+) -> None:
+    """iorelayd on ion1 is SIGKILLed while a rank on a compute host writes through it: the
+    client moves the file to ion2's daemon (one stderr line), the write completes, and the file
+    on GlusterFS holds every byte."""
+    hosts, _ = tb
+    data = os.urandom(24 * 1024 * 1024)  # ~1 s at the compute link's 200 Mbit/s
+    src = SHARED_PATH / "kill-input"
+    src.write_bytes(data)
+    root = SHARED_PATH / "kill-root"
+    script = KILL_SCRIPT.format(src=src, dst=root / "big", netns=hosts["ion1"].netns)
+    env = {**os.environ, **testbed_slurm.env()}
+    proc = subprocess.run(
+        ["salloc", "--nodes=4", "--quiet", sys.executable, "-m", "iorelay", "run",
+         "--ionodes", "2", "--shared-dir", str(SHARED_PATH), "--root", str(root),
+         "--prefix", "/fwd", "--", "sh", "-c", script],
+        capture_output=True, text=True, timeout=120, env=env,
+    )  # fmt: skip
+    assert proc.returncode == 0, proc.stderr
+    assert "does not answer; its files move to daemon 1" in proc.stderr, proc.stderr
+    assert (root / "big").read_bytes() == data
+
+
 @needs_testbed
 @pytest.mark.needs_build("iorelayd")
 def test_iorelay_run_gives_up_on_an_unreachable_host_within_10_s(
