@@ -55,6 +55,7 @@ class RelayConfig:
     secret_file: Path | None = None  # with attach: their credential
     daemon_args: Sequence[str] = ()
     interface: str | None = None  # remote daemons: interface to bind (default: node_daemon's rule)
+    compute_hosts: Sequence[str] = ()  # the ranks' hosts, in node-id order (Slurm: the rest)
 
 
 @dataclass
@@ -193,9 +194,15 @@ def uses_remote_hosts(config: RelayConfig) -> bool:
 
 
 def _write_run_file(relay: Relay) -> Path:
+    """The run file `iorelay exec` reads on every rank: the interposer's variables and, when the
+    compute hosts are known, each host's node id (its index among them) for placement."""
     path = relay.workdir / "run.json"
     relay.run_file = path
-    doc = {"version": RUN_FILE_VERSION, "env": relay.interposer_env()}
+    env = relay.interposer_env()
+    doc: dict[str, Any] = {"version": RUN_FILE_VERSION, "env": env}
+    if relay.config.compute_hosts:
+        doc["node_ids"] = {h: i for i, h in enumerate(relay.config.compute_hosts)}
+        env["IORELAY_NODES"] = str(len(relay.config.compute_hosts))
     path.write_text(json.dumps(doc, indent=2) + "\n")
     return path
 
@@ -341,6 +348,8 @@ def add_parser(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None
 
 def _config_from_args(args: argparse.Namespace) -> RelayConfig:
     hosts = ionode_hosts(args.hostfile, args.ionodes, dict(os.environ), args.ionode_hosts)
+    nodelist = os.environ.get("SLURM_JOB_NODELIST", "")
+    compute = [h for h in expand_nodelist(nodelist) if h not in hosts] if nodelist else []
     ionodes = len(hosts) if args.ionodes is None else args.ionodes
     return RelayConfig(
         ionodes=ionodes,
@@ -353,6 +362,7 @@ def _config_from_args(args: argparse.Namespace) -> RelayConfig:
         attach=args.attach,
         secret_file=args.secret_file,
         interface=args.ionode_interface,
+        compute_hosts=compute if hosts else [],
     )
 
 

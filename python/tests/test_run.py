@@ -146,6 +146,28 @@ def test_exec_env_from_the_run_file_and_carried_variables_win(tmp_path: Path) ->
     assert exec_env(env)["LD_PRELOAD"] == "/lib/pre.so /a.so"  # not added twice
 
 
+def test_exec_env_gives_each_host_its_node_id_from_the_run_file(tmp_path: Path) -> None:
+    run_file = tmp_path / "run.json"
+    doc = {
+        "version": 1,
+        "env": {
+            "IORELAY_SERVERS": "tcp:10.0.0.1:1",
+            "IORELAY_PRELOAD": "/p.so",
+            "IORELAY_NODES": "2",
+        },
+        "node_ids": {"node1": 0, "node2": 1},
+    }
+    run_file.write_text(json.dumps(doc))
+    base = {"IORELAY_RUN_FILE": str(run_file)}
+    assert exec_env({**base, "SLURMD_NODENAME": "node2"})["IORELAY_NODE_ID"] == "1"
+    assert exec_env({**base, "SLURMD_NODENAME": "node2"})["IORELAY_NODES"] == "2"
+    assert (
+        exec_env({**base, "SLURMD_NODENAME": "node2", "IORELAY_NODE_ID": "7"})["IORELAY_NODE_ID"]
+        == "7"
+    )  # set by the launcher: wins
+    assert "IORELAY_NODE_ID" not in exec_env({**base, "SLURMD_NODENAME": "ion1"})
+
+
 def test_exec_env_rejects_an_unreadable_run_file(tmp_path: Path) -> None:
     (tmp_path / "bad.json").write_text("{")
     with pytest.raises(ExecError, match="run file"):

@@ -307,6 +307,38 @@ def test_iorelay_run_fails_fast_when_a_daemon_cannot_start(
     assert "iorelayd" not in steps.stdout
 
 
+@needs_testbed
+@pytest.mark.needs_build("iorelayd", "libiorelay_preload.so", "iorelay-ctl")
+def test_each_compute_host_writes_through_its_own_ionode(
+    tb: tuple[dict[str, Host], set[int]],
+) -> None:
+    """Ranks on node1 and node2 started through `iorelay exec` get node ids 0 and 1 from the
+    run file (their index among the allocation's compute hosts), so block placement sends
+    each host's file to its own daemon: both daemons carry data."""
+    root = SHARED_PATH / "ids-root"
+    script = (
+        f"srun --exclude=$IORELAY_IONODE_HOSTS -N2 -n2 {sys.executable} -m iorelay.exec_cmd -- "
+        "sh -c 'dd if=/dev/zero of=/fwd/out-$SLURMD_NODENAME bs=64k count=16 status=none' && "
+        f"for a in $(echo $IORELAY_SERVERS | tr , ' '); do "
+        f"{Path(sys.executable).with_name('iorelay')} stats $a --json; echo; done"
+    )
+    env = {**os.environ, **testbed_slurm.env()}
+    proc = subprocess.run(
+        ["salloc", "--nodes=4", "--quiet", sys.executable, "-m", "iorelay", "run",
+         "--ionodes", "2", "--no-preload", "--shared-dir", str(SHARED_PATH), "--root",
+         str(root), "--prefix", "/fwd", "--", "sh", "-c", script],
+        capture_output=True, text=True, timeout=120, env=env,
+    )  # fmt: skip
+    assert proc.returncode == 0, proc.stderr
+    docs, text, decoder = [], proc.stdout.strip(), json.JSONDecoder()
+    while text:  # one JSON document per daemon, pretty-printed
+        doc, end = decoder.raw_decode(text)
+        docs.append(doc)
+        text = text[end:].strip()
+    assert [_max_key(d, "bytes_written") for d in docs] == [1 << 20, 1 << 20]
+    assert sorted(p.name for p in root.iterdir()) == ["out-node1", "out-node2"]
+
+
 KILL_SCRIPT = r"""
 srun --exclude=$IORELAY_IONODE_HOSTS -N1 -n1 dd if={src} of=/fwd/big bs=64k status=none &
 i=0  # until the daemon has written part of the file through to GlusterFS, at most 20 s
