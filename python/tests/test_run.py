@@ -93,6 +93,14 @@ def test_node_daemon_binds_the_named_interface_or_a_global_address() -> None:
     assert not node_daemon.node_address(None).startswith("127.")
 
 
+def test_node_daemon_names_the_path_it_tried_when_iorelayd_is_missing(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    missing = tmp_path / "prefix/bin/iorelayd"
+    assert node_daemon.main([str(missing), "--export", "/f=/r"]) == 127
+    assert f"tried {missing}" in capsys.readouterr().err
+
+
 def test_remote_hosts_outside_slurm_need_an_allocation(
     disk_tmp: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
 ) -> None:
