@@ -339,10 +339,21 @@ def test_each_compute_host_writes_through_its_own_ionode(
     assert sorted(p.name for p in root.iterdir()) == ["out-node1", "out-node2"]
 
 
+# The writer paces itself (64 KiB, then 5 ms), so the kill lands mid-run whatever the load.
+WRITER = """
+import sys, time
+data = open(sys.argv[1], "rb").read()
+with open(sys.argv[2], "wb", buffering=0) as f:
+    for i in range(0, len(data), 1 << 16):
+        f.write(data[i : i + (1 << 16)])
+        time.sleep(0.005)
+"""
 KILL_SCRIPT = r"""
-srun --exclude=$IORELAY_IONODE_HOSTS -N1 -n1 dd if={src} of=/fwd/big bs=64k status=none &
-i=0  # until the daemon has written part of the file through to GlusterFS, at most 20 s
-while [ ! -s {dst} ] && [ $i -lt 200 ]; do sleep 0.1; i=$((i+1)); done
+sent() {{ tc -s qdisc show dev {veth} | awk '/Sent/ {{print $2; exit}}'; }}
+start=$(sent)
+srun --exclude=$IORELAY_IONODE_HOSTS -N1 -n1 {python} -c '{writer}' {src} /fwd/big &
+i=0  # until 2 MiB more crossed the link into ion1 (the rank writing through it), at most 20 s
+while [ $(( $(sent) - start )) -lt 2097152 ] && [ $i -lt 400 ]; do sleep 0.05; i=$((i+1)); done
 for p in $(ip netns pids {netns}); do
   [ "$(cat /proc/$p/comm)" = iorelayd ] && kill -9 $p
 done
@@ -359,11 +370,17 @@ def test_a_daemon_killed_mid_run_hands_its_files_to_the_other(
     client moves the file to ion2's daemon (one stderr line), the write completes, and the file
     on GlusterFS holds every byte."""
     hosts, _ = tb
-    data = os.urandom(24 * 1024 * 1024)  # ~1 s at the compute link's 200 Mbit/s
+    data = os.urandom(16 * 1024 * 1024)  # 256 writes, >= 1.3 s with the pauses
     src = SHARED_PATH / "kill-input"
     src.write_bytes(data)
     root = SHARED_PATH / "kill-root"
-    script = KILL_SCRIPT.format(src=src, dst=root / "big", netns=hosts["ion1"].netns)
+    script = KILL_SCRIPT.format(
+        veth=hosts["ion1"].veth,
+        python=sys.executable,
+        writer=WRITER,
+        src=src,
+        netns=hosts["ion1"].netns,
+    )
     env = {**os.environ, **testbed_slurm.env()}
     proc = subprocess.run(
         ["salloc", "--nodes=4", "--quiet", sys.executable, "-m", "iorelay", "run",
