@@ -25,17 +25,19 @@ SAN_ENV := ASAN_OPTIONS=detect_leaks=1 \
 	TSAN_OPTIONS=halt_on_error=1:second_deadlock_stack=1
 
 .PHONY: help deps build test test-cxx test-python lint test-asan test-tsan ci demo install \
-	format format-check bench fuzz clean distclean
+	format format-check bench fuzz testbed-deps clean distclean
 
 help:
 	@echo "make demo        install deps, build, fio through 2 daemons, default exploration, report"
 	@echo "make test        install deps, build, run the C++ (ctest) and Python (pytest) tests"
 	@echo "make test-asan   build in build-asan with AddressSanitizer and run ctest"
 	@echo "make test-tsan   build in build-tsan with ThreadSanitizer and run ctest -L daemon"
-	@echo "make ci          what CI runs: test, lint, format-check, test-asan, test-tsan, fuzz"
+	@echo "make ci          what CI runs: testbed-deps, test, lint, format-check, test-asan,"
+	@echo "                 test-tsan, fuzz"
 	@echo "make fuzz        clang libFuzzer build in build-fuzz; each target FUZZ_SECONDS (60)"
 	@echo "make bench       micro-benchmarks (scheduler decision cost, placement, request rate)"
 	@echo "                 JSON in results/bench; a few minutes"
+	@echo "make testbed-deps  the packages of \`iorelay testbed\` (GlusterFS, Slurm, munge); root"
 	@echo "make deps | build | lint | format | format-check | install [PREFIX=...] | clean | distclean"
 	@echo "long benchmarks (each writes bench/results/): .venv/bin/python bench/datapath.py,"
 	@echo "  bench/schedulers.py, bench/two_apps.py"
@@ -76,7 +78,9 @@ test-tsan: deps
 
 
 # Sequential on purpose: each step uses both cores, and a failure stops the run early.
+# CI is root: testbed-deps lets `make test` run the testbed tests (~30 s; python/tests/test_testbed.py).
 ci:
+	$(MAKE) testbed-deps
 	$(MAKE) test
 	$(MAKE) lint
 	$(MAKE) format-check
@@ -129,6 +133,11 @@ fuzz:
 		(cd build-fuzz && $(SAN_ENV) tests/fuzz/$$t -max_total_time=$(FUZZ_SECONDS) \
 			-print_final_stats=1 corpus/$${t%_fuzz}) 2>&1 | tail -n 12; \
 	done
+
+# The testbed's packages (GlusterFS, Slurm, munge; docs/testbed.md), only on request: never
+# installed by `make demo` or `make test`. Their services are kept from starting on their own.
+testbed-deps:
+	bash scripts/setup.sh testbed
 
 clean:
 	rm -rf build build-asan build-tsan build-fuzz

@@ -13,6 +13,13 @@ APT_PACKAGES=(
 )
 # `setup.sh fuzz` also installs clang and libFuzzer (g++ has no libFuzzer), for `make fuzz` only.
 if [[ ${1:-} == fuzz ]]; then APT_PACKAGES+=(clang-14 libfuzzer-14-dev libclang-rt-14-dev); fi
+# `setup.sh testbed` also installs what `iorelay testbed` builds a cluster from (GlusterFS, Slurm,
+# munge, ip/tc), for `make testbed-deps` only. Their services must not start on their own.
+TESTBED_SERVICES=(glusterd glustereventsd munged slurmctld slurmd slurmdbd)
+TESTBED_UNITS=(glusterd glustereventsd munge slurmctld slurmd slurmdbd)
+if [[ ${1:-} == testbed ]]; then
+  APT_PACKAGES+=(glusterfs-server glusterfs-client slurm-wlm munge iproute2 util-linux procps)
+fi
 VENV=.venv
 PYTHON=${PYTHON:-python3}
 # Python extras installed for `make test` (the analysis libraries are main dependencies).
@@ -53,13 +60,56 @@ install_apt_packages() {
   wait_for_dpkg
   "${sudo[@]}" apt-get -o DPkg::Lock::Timeout=600 update
   wait_for_dpkg
+  if [[ ${1:-} == testbed ]]; then hold_services "${sudo[@]}"; fi
   DEBIAN_FRONTEND=noninteractive "${sudo[@]}" apt-get -o DPkg::Lock::Timeout=600 install -y \
     --no-install-recommends "${missing[@]}"
+  if [[ ${1:-} == testbed ]]; then release_services "${sudo[@]}"; fi
   mapfile -t missing < <(missing_apt_packages)
   if ((${#missing[@]} != 0)); then
     log "ERROR: still missing after apt-get install: ${missing[*]}" >&2
     exit 1
   fi
+}
+
+# The testbed's daemons (glusterd, munged, slurmctld, slurmd) are started by `iorelay testbed up`
+# inside its namespaces, never by the packages: during the install a policy-rc.d that denies
+# every start (unless the machine already has one), afterwards the units disabled on systemd
+# machines, and any daemon that started anyway (and was not running before) stopped.
+PRE_RUNNING=()
+OWN_POLICY=0
+service_pids() {
+  local name
+  for name in "${TESTBED_SERVICES[@]}"; do pgrep -x "$name" || true; done
+}
+
+hold_services() {
+  mapfile -t PRE_RUNNING < <(service_pids)
+  if [[ ! -e /usr/sbin/policy-rc.d ]]; then
+    printf '#!/bin/sh\n# iorelay setup.sh testbed: no service starts during the install\nexit 101\n' |
+      "$@" tee /usr/sbin/policy-rc.d >/dev/null
+    "$@" chmod 755 /usr/sbin/policy-rc.d
+    OWN_POLICY=1
+    trap 'rm -f /usr/sbin/policy-rc.d' EXIT
+  fi
+}
+
+release_services() {
+  local pid unit
+  if ((OWN_POLICY)); then
+    "$@" rm -f /usr/sbin/policy-rc.d
+    trap - EXIT
+  fi
+  if [[ -d /run/systemd/system ]]; then
+    for unit in "${TESTBED_UNITS[@]}"; do
+      "$@" systemctl disable --now "$unit.service" >/dev/null 2>&1 || true
+    done
+  fi
+  for pid in $(service_pids); do
+    if [[ " ${PRE_RUNNING[*]} " != *" $pid "* ]]; then
+      log "stopping $(cat "/proc/$pid/comm" 2>/dev/null) (pid $pid), started by its package"
+      "$@" kill "$pid" || true
+    fi
+  done
 }
 
 check_python() {
@@ -105,7 +155,7 @@ if command -v flock >/dev/null 2>&1; then
   exec 9>"${TMPDIR:-/tmp}/iorelay-setup-$(id -u)-$(pwd | cksum | cut -d' ' -f1).lock"
   flock 9
 fi
-install_apt_packages
+install_apt_packages "${1:-}"
 check_python
 install_python_tooling
 log "done"

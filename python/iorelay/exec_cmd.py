@@ -39,6 +39,9 @@ def exec_env(environ: Mapping[str, str]) -> dict[str, str]:
             raise ExecError(f"{RUN_FILE_ENV}={run_file}: cannot read the run file: {e}") from e
         for key, value in carried.items():
             env.setdefault(str(key), str(value))
+        node_id = _node_id(doc.get("node_ids"), env)
+        if node_id is not None:
+            env.setdefault("IORELAY_NODE_ID", str(node_id))
     if not env.get("IORELAY_SERVERS"):
         return env  # direct access
     preload = env.get(PRELOAD_ENV)
@@ -53,6 +56,20 @@ def exec_env(environ: Mapping[str, str]) -> dict[str, str]:
     if preload not in loaded:
         env["LD_PRELOAD"] = " ".join([preload, *loaded])
     return env
+
+
+def _node_id(node_ids: object, env: Mapping[str, str]) -> int | None:
+    """This host's index among the run's compute hosts (the run file's node_ids), by Slurm's
+    node name, else the host name, else its first label; None if it is not listed."""
+    if not isinstance(node_ids, dict):
+        return None
+    import socket  # only here: this module keeps its imports light
+
+    host = socket.gethostname()
+    for name in (env.get("SLURMD_NODENAME"), host, host.split(".")[0]):
+        if name and name in node_ids:
+            return int(node_ids[name])
+    return None
 
 
 def exec_program(program: Sequence[str], environ: Mapping[str, str] | None = None) -> int:

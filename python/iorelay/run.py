@@ -29,6 +29,7 @@ from rich.console import Console
 from iorelay import paths
 from iorelay.daemons import DaemonError, LocalDaemons
 from iorelay.exec_cmd import PRELOAD_ENV, RUN_FILE_ENV
+from iorelay.slurm_daemons import SlurmDaemons
 from iorelay.stats import StatsError, query_stats, render_stats
 
 RUN_FILE_VERSION = 1
@@ -53,6 +54,8 @@ class RelayConfig:
     attach: Sequence[str] = ()  # addresses of running daemons
     secret_file: Path | None = None  # with attach: their credential
     daemon_args: Sequence[str] = ()
+    interface: str | None = None  # remote daemons: interface to bind (default: node_daemon's rule)
+    compute_hosts: Sequence[str] = ()  # the ranks' hosts, in node-id order (Slurm: the rest)
 
 
 @dataclass
@@ -154,10 +157,20 @@ def is_local_host(host: str) -> bool:
     return bool(addrs) and all(a in local or a.startswith("127.") for a in addrs)
 
 
-def ionode_hosts(hostfile: str | None, ionodes: int | None, environ: dict[str, str]) -> list[str]:
-    """The hosts that run daemons: the first K entries of the host file (or of Slurm's node
-    list when there is no host file and SLURM_JOB_NODELIST is set); all of them when K is None.
+def ionode_hosts(
+    hostfile: str | None,
+    ionodes: int | None,
+    environ: dict[str, str],
+    named: Sequence[str] = (),
+) -> list[str]:
+    """The hosts that run daemons: `named` (--ionode-hosts) if given; else the first K entries
+    of the host file (or of Slurm's node list, as Slurm sorts it, when there is no host file
+    and SLURM_JOB_NODELIST is set); all of them when K is None.
     """
+    if named:
+        if ionodes is not None and ionodes != len(named):
+            raise RunError(f"--ionodes {ionodes} but --ionode-hosts names {len(named)} hosts")
+        return list(named)
     if hostfile:
         hosts = read_hostfile(hostfile)
     elif environ.get("SLURM_JOB_NODELIST") and ionodes:
@@ -170,13 +183,26 @@ def ionode_hosts(hostfile: str | None, ionodes: int | None, environ: dict[str, s
     return hosts[:k]
 
 
+def uses_remote_hosts(config: RelayConfig) -> bool:
+    """True when daemons go to hosts that are not this machine (Slurm steps)."""
+    return (
+        config.ionodes > 0 and not config.attach and any(not is_local_host(h) for h in config.hosts)
+    )
+
+
 # -- the relay --------------------------------------------------------------------------------
 
 
 def _write_run_file(relay: Relay) -> Path:
+    """The run file `iorelay exec` reads on every rank: the interposer's variables and, when the
+    compute hosts are known, each host's node id (its index among them) for placement."""
     path = relay.workdir / "run.json"
     relay.run_file = path
-    doc = {"version": RUN_FILE_VERSION, "env": relay.interposer_env()}
+    env = relay.interposer_env()
+    doc: dict[str, Any] = {"version": RUN_FILE_VERSION, "env": env}
+    if relay.config.compute_hosts:
+        doc["node_ids"] = {h: i for i, h in enumerate(relay.config.compute_hosts)}
+        env["IORELAY_NODES"] = str(len(relay.config.compute_hosts))
     path.write_text(json.dumps(doc, indent=2) + "\n")
     return path
 
@@ -206,20 +232,32 @@ def start_relay(config: RelayConfig, workdir: str | os.PathLike[str]) -> Iterato
     if config.ionodes == 0:
         yield relay
         return
-    remote = [h for h in config.hosts if not is_local_host(h)]
-    if remote:
-        raise RunError(
-            f"hosts {', '.join(sorted(set(remote)))} are not this machine; starting daemons on "
-            "other nodes (srun/ssh) is not implemented yet, see docs/exploration.md"
+    if uses_remote_hosts(config):
+        if not os.environ.get("SLURM_JOB_ID"):
+            remote = sorted({h for h in config.hosts if not is_local_host(h)})
+            raise RunError(
+                f"hosts {', '.join(remote)} are not this machine and this is not a Slurm "
+                "allocation; starting daemons over ssh is not implemented yet, see "
+                "docs/exploration.md"
+            )
+        daemons: LocalDaemons | SlurmDaemons = SlurmDaemons(
+            config.hosts,
+            root,
+            prefix,
+            work / "daemons",
+            scheduler=config.scheduler,
+            extra_args=config.daemon_args,
+            interface=config.interface,
         )
-    daemons = LocalDaemons(
-        config.ionodes,
-        root,
-        prefix,
-        work / "daemons",
-        scheduler=config.scheduler,
-        extra_args=config.daemon_args,
-    )
+    else:
+        daemons = LocalDaemons(
+            config.ionodes,
+            root,
+            prefix,
+            work / "daemons",
+            scheduler=config.scheduler,
+            extra_args=config.daemon_args,
+        )
     with daemons:
         relay.addresses = daemons.addresses("tcp")
         relay.secret_file = daemons.credential_file
@@ -274,6 +312,26 @@ def add_parser(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None
     p.add_argument("--root", type=Path, help="directory the daemons export (default WORKDIR/root)")
     p.add_argument("--prefix", help="path prefix that is forwarded (default: the root itself)")
     p.add_argument("--hostfile", help="daemons on the first K hosts of this MPI host file")
+    p.add_argument(
+        "--ionode-hosts",
+        type=lambda s: [h for h in s.split(",") if h],
+        default=[],
+        metavar="H1,H2",
+        help="the I/O-node hosts (default: the first K of the host file or Slurm node list)",
+    )
+    p.add_argument(
+        "--ionode-interface",
+        metavar="IF",
+        help="remote daemons bind and advertise this interface's IPv4 address (default: the "
+        "default route's interface, else the first global address)",
+    )
+    p.add_argument(
+        "--shared-dir",
+        type=Path,
+        default=os.environ.get("IORELAY_SHARED_DIR"),
+        help="remote daemons: a directory every node sees, for the work directory "
+        "(credential, ready files); default $IORELAY_SHARED_DIR",
+    )
     p.add_argument("--attach", nargs="+", default=[], metavar="ADDRESS", help="running daemons")
     p.add_argument("--secret-file", type=Path, help="credential of the --attach daemons")
     p.add_argument("--workdir", type=Path, help="logs, credential, run file (default: new in /tmp)")
@@ -289,7 +347,9 @@ def add_parser(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None
 
 
 def _config_from_args(args: argparse.Namespace) -> RelayConfig:
-    hosts = ionode_hosts(args.hostfile, args.ionodes, dict(os.environ))
+    hosts = ionode_hosts(args.hostfile, args.ionodes, dict(os.environ), args.ionode_hosts)
+    nodelist = os.environ.get("SLURM_JOB_NODELIST", "")
+    compute = [h for h in expand_nodelist(nodelist) if h not in hosts] if nodelist else []
     ionodes = len(hosts) if args.ionodes is None else args.ionodes
     return RelayConfig(
         ionodes=ionodes,
@@ -301,6 +361,8 @@ def _config_from_args(args: argparse.Namespace) -> RelayConfig:
         hosts=hosts,
         attach=args.attach,
         secret_file=args.secret_file,
+        interface=args.ionode_interface,
+        compute_hosts=compute if hosts else [],
     )
 
 
@@ -317,12 +379,22 @@ def run(args: argparse.Namespace) -> int:
     try:
         config = _config_from_args(args)
         made_workdir = args.workdir is None
-        workdir = args.workdir or Path(tempfile.mkdtemp(prefix="iorelay-run-", dir="/tmp"))
+        remote = uses_remote_hosts(config)
+        if remote and made_workdir and args.shared_dir is None:
+            raise RunError(
+                "daemons on other hosts need a directory every host sees for the credential "
+                "and ready files: --shared-dir DIR (or IORELAY_SHARED_DIR), or --workdir there"
+            )
+        tmp_parent = args.shared_dir if remote else "/tmp"
+        workdir = args.workdir or Path(tempfile.mkdtemp(prefix="iorelay-run-", dir=tmp_parent))
         try:
             with start_relay(config, workdir) as relay:
                 where = "direct" if relay.direct else ", ".join(relay.addresses)
                 console.print(f"iorelay run: {where}; prefix {relay.prefix} → {relay.root}")
-                status = run_command(command, relay.env(not args.no_preload), args.timeout)
+                env = relay.env(not args.no_preload)
+                if remote:  # so the command can keep its ranks off them (srun --exclude=...)
+                    env["IORELAY_IONODE_HOSTS"] = ",".join(config.hosts)
+                status = run_command(command, env, args.timeout)
                 print_stats(relay, console)
         finally:
             keep = args.keep or args.root is None

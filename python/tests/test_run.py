@@ -14,7 +14,7 @@ from pathlib import Path
 import pytest
 from conftest import SUBPROCESS_TIMEOUT_S, DaemonFactory
 
-from iorelay import exec_cmd, run
+from iorelay import exec_cmd, node_daemon, run
 from iorelay.exec_cmd import ExecError, exec_env
 
 TIMEOUT = str(SUBPROCESS_TIMEOUT_S)
@@ -78,6 +78,40 @@ def test_slurm_nodelist_is_expanded() -> None:
     assert run.ionode_hosts(None, 0, env) == []
 
 
+def test_named_ionode_hosts_win_and_must_match_the_count() -> None:
+    env = {"SLURM_JOB_NODELIST": "c[1-4]"}
+    assert run.ionode_hosts(None, None, env, ["c3", "c4"]) == ["c3", "c4"]
+    assert run.ionode_hosts(None, 2, env, ["c3", "c4"]) == ["c3", "c4"]
+    with pytest.raises(run.RunError, match="names 2 hosts"):
+        run.ionode_hosts(None, 1, env, ["c3", "c4"])
+
+
+def test_node_daemon_binds_the_named_interface_or_a_global_address() -> None:
+    assert node_daemon.node_address("lo") == "127.0.0.1"
+    with pytest.raises(node_daemon.AddressError, match="no interface nosuch0"):
+        node_daemon.node_address("nosuch0")
+    assert not node_daemon.node_address(None).startswith("127.")
+
+
+def test_node_daemon_names_the_path_it_tried_when_iorelayd_is_missing(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    missing = tmp_path / "prefix/bin/iorelayd"
+    assert node_daemon.main([str(missing), "--export", "/f=/r"]) == 127
+    assert f"tried {missing}" in capsys.readouterr().err
+
+
+def test_remote_hosts_outside_slurm_need_an_allocation(
+    disk_tmp: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    monkeypatch.delenv("SLURM_JOB_ID", raising=False)
+    status = iorelay_run(
+        "--ionode-hosts", "no-such-host.invalid", "--workdir", str(disk_tmp / "w"), "--", "true"
+    )
+    assert status == 1
+    assert "not a Slurm allocation" in capsys.readouterr().err
+
+
 def test_local_hosts_are_recognised() -> None:
     assert run.is_local_host("localhost")
     assert run.is_local_host(os.uname().nodename)
@@ -118,6 +152,28 @@ def test_exec_env_from_the_run_file_and_carried_variables_win(tmp_path: Path) ->
     assert env["IORELAY_RANKS_PER_NODE"] == "4"
     assert env["LD_PRELOAD"] == "/lib/pre.so /a.so"
     assert exec_env(env)["LD_PRELOAD"] == "/lib/pre.so /a.so"  # not added twice
+
+
+def test_exec_env_gives_each_host_its_node_id_from_the_run_file(tmp_path: Path) -> None:
+    run_file = tmp_path / "run.json"
+    doc = {
+        "version": 1,
+        "env": {
+            "IORELAY_SERVERS": "tcp:10.0.0.1:1",
+            "IORELAY_PRELOAD": "/p.so",
+            "IORELAY_NODES": "2",
+        },
+        "node_ids": {"node1": 0, "node2": 1},
+    }
+    run_file.write_text(json.dumps(doc))
+    base = {"IORELAY_RUN_FILE": str(run_file)}
+    assert exec_env({**base, "SLURMD_NODENAME": "node2"})["IORELAY_NODE_ID"] == "1"
+    assert exec_env({**base, "SLURMD_NODENAME": "node2"})["IORELAY_NODES"] == "2"
+    assert (
+        exec_env({**base, "SLURMD_NODENAME": "node2", "IORELAY_NODE_ID": "7"})["IORELAY_NODE_ID"]
+        == "7"
+    )  # set by the launcher: wins
+    assert "IORELAY_NODE_ID" not in exec_env({**base, "SLURMD_NODENAME": "ion1"})
 
 
 def test_exec_env_rejects_an_unreadable_run_file(tmp_path: Path) -> None:

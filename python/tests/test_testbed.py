@@ -1,0 +1,458 @@
+"""`iorelay testbed`: the plan and the state file (anywhere), and on a machine that can build a
+testbed (root, /dev/fuse, make testbed-deps) a real one: Slurm steps run in their host's
+network namespace, a file written through GlusterFS on one host is read on another, the bytes
+cross the capped links, and `down` (also after a failed `up`) leaves nothing behind."""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import os
+import subprocess
+import sys
+import time
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+
+from iorelay import testbed, testbed_slurm
+from iorelay.testbed_net import link_bytes
+from iorelay.testbed_plan import (
+    BRIDGE,
+    NETNS_PREFIX,
+    RUN_DIR,
+    SHARED_PATH,
+    VETH_PREFIX,
+    Host,
+    make_hosts,
+    tbf_burst_bytes,
+)
+from iorelay.testbed_plan import (
+    TestbedConfig as Config,
+)
+from iorelay.testbed_state import STATE_FILE, State
+from iorelay.testbed_sys import TestbedBusy as Busy
+from iorelay.testbed_sys import TestbedError as StepError
+from iorelay.testbed_sys import new_entries, remove_new_entries
+
+STEP_TIMEOUT_S = 60
+DAEMONS = ("glusterd", "glusterfsd", "glusterfs", "munged", "slurmctld", "slurmd", "slurmstepd")
+
+
+# -- anywhere ---------------------------------------------------------------------------------
+
+
+def test_plan_roles_addresses_and_rates() -> None:
+    hosts = make_hosts(Config())
+    assert [h.name for h in hosts] == ["st1", "ion1", "ion2", "node1", "node2", "node3"]
+    assert len({h.address for h in hosts}) == len(hosts)
+    assert all(h.address.startswith("10.199.77.") for h in hosts)
+    rate = {h.role: h.rate_mbit for h in hosts}
+    assert rate["compute"] < rate["ionode"] <= rate["storage"]
+    assert all(len(h.veth) <= 15 for h in hosts)  # IFNAMSIZ
+    assert tbf_burst_bytes(200) == 125_000
+    assert tbf_burst_bytes(2000) == 1_250_000
+
+
+@pytest.mark.parametrize(
+    "config",
+    [
+        Config(storage=0),
+        Config(compute=0, ionode=0),
+        Config(subnet="8.8.8.0/24"),
+    ],
+)
+def test_plan_refuses_bad_configs(config: Config) -> None:
+    with pytest.raises(ValueError):  # noqa: PT011
+        make_hosts(config)
+
+
+def test_state_is_written_before_each_step(tmp_path: Path) -> None:
+    path = tmp_path / "state.json"
+    state = State.create(path, Config().to_json(), [])
+    state.record("link", name="x")
+    loaded = State.load(path)
+    assert loaded is not None and loaded.steps == [{"kind": "link", "name": "x"}]
+    assert State.load(tmp_path / "absent.json") is None
+
+
+def test_remove_new_entries_keeps_what_was_there(tmp_path: Path) -> None:
+    (tmp_path / "old").touch()
+    snap = new_entries(tmp_path)
+    (tmp_path / "new").mkdir()
+    (tmp_path / "new" / "f").touch()
+    (tmp_path / "new2").touch()
+    remove_new_entries(**snap)
+    assert sorted(os.listdir(tmp_path)) == ["old"]
+
+
+def test_status_and_down_without_a_testbed(tmp_path: Path) -> None:
+    assert testbed.status(tmp_path / "state.json") is None
+    assert testbed.down(tmp_path / "state.json") == 0.0
+
+
+# -- on a real testbed ------------------------------------------------------------------------
+
+
+def _skip_reason() -> str | None:
+    why = testbed.unmet_requirements()
+    if why:
+        return "cannot build a testbed here: " + "; ".join(why)
+    if STATE_FILE.exists():
+        return f"a testbed is already up ({STATE_FILE}); not touching it"
+    return None
+
+
+needs_testbed = pytest.mark.skipif(_skip_reason() is not None, reason=str(_skip_reason()))
+
+
+def _daemon_pids() -> set[int]:
+    """Pids of running (not zombie) processes named like the testbed's daemons."""
+    pids = set()
+    for entry in Path("/proc").iterdir():
+        if not entry.name.isdigit():
+            continue
+        try:
+            comm = (entry / "comm").read_text().strip()
+            stat = (entry / "stat").read_text().rsplit(")", 1)[1].split()[0]
+        except OSError:
+            continue
+        if comm in DAEMONS and stat != "Z":
+            pids.add(int(entry.name))
+    return pids
+
+
+def assert_nothing_left(pids_before: set[int]) -> None:
+    netns = subprocess.run(["ip", "netns", "list"], capture_output=True, text=True, check=True)
+    assert NETNS_PREFIX not in netns.stdout
+    links = subprocess.run(["ip", "-o", "link"], capture_output=True, text=True, check=True)
+    assert BRIDGE not in links.stdout and f" {VETH_PREFIX}" not in links.stdout
+    mounts = Path("/proc/mounts").read_text()
+    assert str(RUN_DIR) not in mounts and "fuse.glusterfs" not in mounts
+    assert _daemon_pids() - pids_before == set()
+    assert not RUN_DIR.exists() and not STATE_FILE.exists()
+
+
+def srun(host: str, *command: str) -> str:
+    env = {**os.environ, **testbed_slurm.env()}
+    proc = subprocess.run(
+        ["srun", "-N1", "-n1", f"--nodelist={host}", *command],
+        capture_output=True,
+        text=True,
+        timeout=STEP_TIMEOUT_S,
+        env=env,
+    )
+    assert proc.returncode == 0, f"srun on {host}: {proc.stderr}"
+    return proc.stdout
+
+
+@pytest.fixture(scope="module")
+def tb() -> Iterator[tuple[dict[str, Host], set[int]]]:
+    pids_before = _daemon_pids()
+    try:
+        state = testbed.up(Config(compute=2, ionode=2, storage=1))
+    except Busy as e:  # another run's testbed: leave it alone
+        pytest.skip(str(e))
+    except BaseException:
+        testbed.down()
+        raise
+    try:
+        yield {h.name: h for h in testbed.hosts_of(state)}, pids_before
+    finally:
+        testbed.down()
+
+
+@needs_testbed
+def test_srun_runs_in_the_hosts_network_namespace(tb: tuple[dict[str, Host], set[int]]) -> None:
+    hosts, _ = tb
+    for name in ("node1", "ion1"):
+        host = hosts[name]
+        inside = srun(name, "ip", "-o", "-4", "addr", "show", "dev", "eth0")
+        direct = subprocess.run(
+            ["ip", "netns", "exec", host.netns, "ip", "-o", "-4", "addr", "show", "dev", "eth0"],
+            capture_output=True,
+            text=True,
+            check=True,
+        ).stdout
+        assert inside == direct and f"inet {host.address}/" in inside
+        assert srun(name, "hostname").strip() == name
+
+
+@needs_testbed
+def test_glusterfs_file_written_on_one_host_is_read_on_another(
+    tb: tuple[dict[str, Host], set[int]],
+) -> None:
+    hosts, _ = tb
+    size = 8 * 1024 * 1024
+    data = os.urandom(size)
+    src = RUN_DIR / "test-input"
+    src.write_bytes(data)
+    before = {n: link_bytes(h) for n, h in hosts.items()}
+    target = SHARED_PATH / "written-on-node1"
+    srun("node1", "dd", f"if={src}", f"of={target}", "bs=1M", "oflag=direct", "status=none")
+    digest = srun("node2", "sha256sum", str(target)).split()[0]
+    assert digest == hashlib.sha256(data).hexdigest()
+    after = {n: link_bytes(h) for n, h in hosts.items()}
+    assert after["node1"]["sent"] - before["node1"]["sent"] >= size  # out of the writer
+    assert after["st1"]["received"] - before["st1"]["received"] >= size  # into the storage
+    assert after["node2"]["received"] - before["node2"]["received"] >= size  # into the reader
+
+
+@needs_testbed
+def test_status_reports_the_volume_options(tb: tuple[dict[str, Host], set[int]]) -> None:
+    doc = testbed.status()
+    assert doc is not None and doc["phase"] == "up"
+    assert doc["facts"]["volume_options"]["performance.strict-o-direct"] == "on"
+    assert all(p["alive"] for p in doc["processes"])
+    assert all(h["mounted"] for h in doc["hosts"] if h["role"] != "storage")
+
+
+# -- iorelay run in an allocation on the testbed ----------------------------------------------
+
+RUN_SCRIPT = r"""
+set -eu
+out=$1
+for ns in {netns}; do
+  for pid in $(ip netns pids $ns); do echo "$ns $(cat /proc/$pid/comm)"; done
+done > $out/daemon-netns.txt
+srun --exclude=$IORELAY_IONODE_HOSTS -N1 -n1 sh -c \
+  'hostname; dd if={shared}/run-input of=/fwd/out bs=1M status=none' > $out/rank-host.txt
+i=0
+for a in $(echo $IORELAY_SERVERS | tr , ' '); do
+  {iorelay} stats $a --json > $out/stats-$i.json; i=$((i+1))
+done
+echo "$IORELAY_SERVERS" > $out/servers.txt
+"""
+
+
+def _max_key(doc: object, key: str) -> int:
+    if isinstance(doc, dict):
+        return max([int(v) if k == key else _max_key(v, key) for k, v in doc.items()] or [0])
+    if isinstance(doc, list):
+        return max([_max_key(v, key) for v in doc] or [0])
+    return 0
+
+
+@needs_testbed
+@pytest.mark.needs_build("iorelayd", "libiorelay_preload.so", "iorelay-ctl")
+def test_iorelay_run_puts_daemons_on_the_ionode_hosts(
+    tb: tuple[dict[str, Host], set[int]],
+) -> None:
+    """salloc over every host; `iorelay run --ionodes 2` starts iorelayd on ion1 and ion2 (in
+    their namespaces, at their addresses); a rank on a compute host writes through them and
+    the data lands on GlusterFS, crossing the I/O nodes' links."""
+    hosts, _ = tb
+    ions = [h for h in hosts.values() if h.role == "ionode"]
+    size = 6 * 1024 * 1024
+    data = os.urandom(size)
+    (SHARED_PATH / "run-input").write_bytes(data)
+    out = SHARED_PATH / "run-out"
+    out.mkdir()
+    root = SHARED_PATH / "run-root"
+    script = RUN_SCRIPT.format(
+        netns=" ".join(h.netns for h in ions),
+        shared=SHARED_PATH,
+        iorelay=Path(sys.executable).with_name("iorelay"),
+    )
+    before = {h.name: link_bytes(h) for h in ions}
+    env = {**os.environ, **testbed_slurm.env()}
+    proc = subprocess.run(
+        ["salloc", f"--nodes={len(hosts) - 1}", "--quiet", sys.executable, "-m", "iorelay",
+         "run", "--ionodes", "2", "--shared-dir", str(SHARED_PATH), "--root", str(root),
+         "--prefix", "/fwd", "--", "sh", "-c", script, "sh", str(out)],
+        capture_output=True, text=True, timeout=120, env=env,
+    )  # fmt: skip
+    assert proc.returncode == 0, proc.stderr
+    servers = (out / "servers.txt").read_text().strip().split(",")
+    assert sorted(s.split(":")[1] for s in servers) == sorted(h.address for h in ions)
+    netns = (out / "daemon-netns.txt").read_text().splitlines()
+    for h in ions:
+        assert f"{h.netns} iorelayd" in netns, netns
+    assert (out / "rank-host.txt").read_text().split()[0].startswith("node")
+    assert (root / "out").read_bytes() == data  # on GlusterFS, through the daemons
+    written = sum(_max_key(json.loads(p.read_text()), "bytes_written") for p in out.glob("stats-*"))
+    assert written >= size
+    after = {h.name: link_bytes(h) for h in ions}
+    assert sum(after[n]["received"] - before[n]["received"] for n in after) >= size
+    assert sum(after[n]["sent"] - before[n]["sent"] for n in after) >= size
+    for h in ions:  # stopped at the end
+        assert (
+            "iorelayd"
+            not in subprocess.run(
+                ["ip", "netns", "pids", h.netns], capture_output=True, text=True
+            ).stdout
+        )
+
+
+@needs_testbed
+@pytest.mark.needs_build("iorelayd")
+def test_iorelay_run_fails_fast_when_a_daemon_cannot_start(
+    tb: tuple[dict[str, Host], set[int]],
+) -> None:
+    """A daemon that cannot bind (no such interface) fails `iorelay run` within 10 s + launch,
+    with the host named, and leaves no step running."""
+    env = {**os.environ, **testbed_slurm.env()}
+    t0 = time.monotonic()
+    proc = subprocess.run(
+        ["salloc", "--nodes=2", "--nodelist=ion1,node1", "--quiet", sys.executable, "-m",
+         "iorelay", "run", "--ionode-hosts", "ion1", "--ionode-interface", "nosuch0",
+         "--shared-dir", str(SHARED_PATH), "--", "true"],
+        capture_output=True, text=True, timeout=60, env=env,
+    )  # fmt: skip
+    assert proc.returncode == 1
+    assert "ion1" in proc.stderr and "nosuch0" in proc.stderr
+    assert time.monotonic() - t0 < 20
+    steps = subprocess.run(["squeue", "-h", "-s"], capture_output=True, text=True, env=env)
+    assert "iorelayd" not in steps.stdout
+
+
+@needs_testbed
+@pytest.mark.needs_build("iorelayd", "libiorelay_preload.so", "iorelay-ctl")
+def test_each_compute_host_writes_through_its_own_ionode(
+    tb: tuple[dict[str, Host], set[int]],
+) -> None:
+    """Ranks on node1 and node2 started through `iorelay exec` get node ids 0 and 1 from the
+    run file (their index among the allocation's compute hosts), so block placement sends
+    each host's file to its own daemon: both daemons carry data."""
+    root = SHARED_PATH / "ids-root"
+    script = (
+        f"srun --exclude=$IORELAY_IONODE_HOSTS -N2 -n2 {sys.executable} -m iorelay.exec_cmd -- "
+        "sh -c 'dd if=/dev/zero of=/fwd/out-$SLURMD_NODENAME bs=64k count=16 status=none' && "
+        f"for a in $(echo $IORELAY_SERVERS | tr , ' '); do "
+        f"{Path(sys.executable).with_name('iorelay')} stats $a --json; echo; done"
+    )
+    env = {**os.environ, **testbed_slurm.env()}
+    proc = subprocess.run(
+        ["salloc", "--nodes=4", "--quiet", sys.executable, "-m", "iorelay", "run",
+         "--ionodes", "2", "--no-preload", "--shared-dir", str(SHARED_PATH), "--root",
+         str(root), "--prefix", "/fwd", "--", "sh", "-c", script],
+        capture_output=True, text=True, timeout=120, env=env,
+    )  # fmt: skip
+    assert proc.returncode == 0, proc.stderr
+    docs, text, decoder = [], proc.stdout.strip(), json.JSONDecoder()
+    while text:  # one JSON document per daemon, pretty-printed
+        doc, end = decoder.raw_decode(text)
+        docs.append(doc)
+        text = text[end:].strip()
+    assert [_max_key(d, "bytes_written") for d in docs] == [1 << 20, 1 << 20]
+    assert sorted(p.name for p in root.iterdir()) == ["out-node1", "out-node2"]
+
+
+# The writer paces itself (64 KiB, then 5 ms), so the kill lands mid-run whatever the load.
+WRITER = """
+import sys, time
+data = open(sys.argv[1], "rb").read()
+with open(sys.argv[2], "wb", buffering=0) as f:
+    for i in range(0, len(data), 1 << 16):
+        f.write(data[i : i + (1 << 16)])
+        time.sleep(0.005)
+"""
+KILL_SCRIPT = r"""
+sent() {{ tc -s qdisc show dev {veth} | awk '/Sent/ {{print $2; exit}}'; }}
+start=$(sent)
+srun --exclude=$IORELAY_IONODE_HOSTS -N1 -n1 {python} -c '{writer}' {src} /fwd/big &
+i=0  # until 2 MiB more crossed the link into ion1 (the rank writing through it), at most 20 s
+while [ $(( $(sent) - start )) -lt 2097152 ] && [ $i -lt 400 ]; do sleep 0.05; i=$((i+1)); done
+for p in $(ip netns pids {netns}); do
+  [ "$(cat /proc/$p/comm)" = iorelayd ] && kill -9 $p
+done
+wait $!
+"""
+
+
+@needs_testbed
+@pytest.mark.needs_build("iorelayd", "libiorelay_preload.so", "iorelay-ctl")
+def test_a_daemon_killed_mid_run_hands_its_files_to_the_other(
+    tb: tuple[dict[str, Host], set[int]],
+) -> None:
+    """iorelayd on ion1 is SIGKILLed while a rank on a compute host writes through it: the
+    client moves the file to ion2's daemon (one stderr line), the write completes, and the file
+    on GlusterFS holds every byte."""
+    hosts, _ = tb
+    data = os.urandom(16 * 1024 * 1024)  # 256 writes, >= 1.3 s with the pauses
+    src = SHARED_PATH / "kill-input"
+    src.write_bytes(data)
+    root = SHARED_PATH / "kill-root"
+    script = KILL_SCRIPT.format(
+        veth=hosts["ion1"].veth,
+        python=sys.executable,
+        writer=WRITER,
+        src=src,
+        netns=hosts["ion1"].netns,
+    )
+    env = {**os.environ, **testbed_slurm.env()}
+    proc = subprocess.run(
+        ["salloc", "--nodes=4", "--quiet", sys.executable, "-m", "iorelay", "run",
+         "--ionodes", "2", "--shared-dir", str(SHARED_PATH), "--root", str(root),
+         "--prefix", "/fwd", "--", "sh", "-c", script],
+        capture_output=True, text=True, timeout=120, env=env,
+    )  # fmt: skip
+    assert proc.returncode == 0, proc.stderr
+    assert "does not answer; its files move to daemon 1" in proc.stderr, proc.stderr
+    assert (root / "big").read_bytes() == data
+
+
+@needs_testbed
+@pytest.mark.needs_build("iorelayd")
+def test_iorelay_run_gives_up_on_an_unreachable_host_within_10_s(
+    tb: tuple[dict[str, Host], set[int]],
+) -> None:
+    """ion2's link goes down (Slurm does not know yet): the run fails by iorelay's own 10 s
+    deadline, names ion2, and stops the daemon it had started on ion1. Last before `down`
+    (which must cope with ion2's dead mount): ion2 stays unusable."""
+    hosts, _ = tb
+    subprocess.run(
+        ["ip", "netns", "exec", hosts["ion2"].netns, "ip", "link", "set", "eth0", "down"],
+        check=True,
+    )
+    env = {**os.environ, **testbed_slurm.env()}
+    t0 = time.monotonic()
+    proc = subprocess.run(
+        ["salloc", "--nodes=2", "--nodelist=ion1,ion2", "--quiet", sys.executable, "-m",
+         "iorelay", "run", "--ionodes", "2", "--shared-dir", str(SHARED_PATH), "--", "true"],
+        capture_output=True, text=True, timeout=60, env=env,
+    )  # fmt: skip
+    elapsed = time.monotonic() - t0
+    assert proc.returncode == 1
+    assert "iorelayd on ion2 was not ready within 10 s" in proc.stderr, proc.stderr
+    assert elapsed < 20, elapsed  # 10 s deadline + allocation and stop
+    pids = subprocess.run(
+        ["ip", "netns", "pids", hosts["ion1"].netns], capture_output=True, text=True
+    ).stdout.split()
+    comms = [
+        Path(f"/proc/{p}/comm").read_text().strip() for p in pids if Path(f"/proc/{p}").exists()
+    ]
+    assert "iorelayd" not in comms
+
+
+@needs_testbed
+def test_down_leaves_nothing(tb: tuple[dict[str, Host], set[int]]) -> None:
+    _, pids_before = tb
+    assert testbed.down() > 0
+    assert_nothing_left(pids_before)
+    assert testbed.down() == 0.0  # idempotent
+
+
+@needs_testbed
+def test_down_after_an_up_that_failed_half_way(monkeypatch: pytest.MonkeyPatch) -> None:
+    pids_before = _daemon_pids()
+
+    def fail(*_: object) -> None:
+        raise StepError("injected: slurmctld does not start")
+
+    monkeypatch.setattr(testbed_slurm, "start_slurmctld", fail)
+    busy = False
+    try:
+        with pytest.raises(StepError) as failure:
+            testbed.up(Config(compute=1, ionode=1, storage=1))
+        busy = isinstance(failure.value, Busy)  # another run's testbed: leave it alone
+        if not busy:
+            assert "injected" in str(failure.value)
+            assert STATE_FILE.exists()  # recorded, with glusterd and munged running
+    finally:
+        if not busy:
+            testbed.down()
+    if busy:
+        pytest.skip(str(failure.value))
+    assert_nothing_left(pids_before)
