@@ -17,7 +17,6 @@ void RankLoop(const Pattern& pattern, uint32_t rank, sg4::Host* host, RankTarget
               double start_s, RankResult* out, const std::function<void()>* finished) {
   if (start_s > 0) sg4::this_actor::sleep_until(start_s);
   sg4::Mailbox* reply = sg4::Mailbox::by_name("r" + std::to_string(rank));
-  const PatternSpec& spec = pattern.spec;
   if (target.storage->has_metadata()) {  // open (or create) the file first
     if (target.ionode != nullptr) {
       IoRequest open;
@@ -32,14 +31,7 @@ void RankLoop(const Pattern& pattern, uint32_t rank, sg4::Host* host, RankTarget
   }
   const uint64_t n = pattern.RequestsPerRank();
   for (uint64_t i = 0; i < n && pattern.BeforeStonewall(sg4::Engine::get_clock()); ++i) {
-    IoRequest r;
-    r.rank = rank;
-    r.file = pattern.File(rank);
-    r.write = spec.write;
-    r.offset = pattern.Offset(rank, i);
-    r.length = spec.request_bytes;
-    r.merge_class = spec.odirect ? 1 : 0;
-    r.reply_to = reply;
+    IoRequest r = DataRequest(pattern, rank, i, reply);
     if (target.ionode != nullptr) {
       target.ionode->put(&r, kMessageHeaderBytes + (r.write ? r.length : 0));
       IoRequest* back = reply->get<IoRequest>();

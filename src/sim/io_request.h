@@ -5,6 +5,8 @@
 #include <cstdint>
 #include <simgrid/s4u/Mailbox.hpp>
 
+#include "sim/workload_pattern.h"
+
 namespace iorelay::sim {
 
 // Bytes of a request or reply without its data (the protocol's 24-byte header and fields).
@@ -26,5 +28,19 @@ struct IoRequest {
   int error = 0;
   uint64_t bytes_done = 0;
 };
+
+// Data request `i` of `rank` in `pattern`, to be answered on `reply_to`.
+inline IoRequest DataRequest(const Pattern& pattern, uint32_t rank, uint64_t i,
+                             simgrid::s4u::Mailbox* reply_to) {
+  IoRequest r;
+  r.rank = rank;
+  r.file = pattern.File(rank);
+  r.write = pattern.spec.write;
+  r.offset = pattern.Offset(rank, i);
+  r.length = pattern.spec.request_bytes;
+  r.merge_class = pattern.spec.odirect ? 1 : 0;
+  r.reply_to = reply_to;
+  return r;
+}
 
 }  // namespace iorelay::sim

@@ -42,22 +42,12 @@ void NodeLoop(const Pattern& pattern, uint32_t node, uint32_t first_rank, uint32
   if (start_s > 0) sg4::this_actor::sleep_until(start_s);
   sg4::Mailbox* replies = sg4::Mailbox::by_name("n" + std::to_string(node));
   if (opens) OpenFiles(first_rank, count, ionode, replies, /*aggregate=*/false);
-  const PatternSpec& spec = pattern.spec;
   const uint64_t per_rank = pattern.RequestsPerRank();
   std::vector<IoRequest> current(count);  // each rank's request in flight
   std::vector<uint64_t> issued(count, 0);
   std::deque<uint32_t> ready;  // ranks (local index) whose next request waits for the NIC
   auto prepare = [&](uint32_t local) {
-    const uint32_t rank = first_rank + local;
-    IoRequest& r = current[local];
-    r = IoRequest{};
-    r.rank = rank;
-    r.file = pattern.File(rank);
-    r.write = spec.write;
-    r.offset = pattern.Offset(rank, issued[local]++);
-    r.length = spec.request_bytes;
-    r.merge_class = spec.odirect ? 1 : 0;
-    r.reply_to = replies;
+    current[local] = DataRequest(pattern, first_rank + local, issued[local]++, replies);
     ready.push_back(local);
   };
   for (uint32_t i = 0; i < count; ++i) prepare(i);
@@ -100,22 +90,13 @@ void AggregatingNodeLoop(const Pattern& pattern, uint32_t node, uint32_t first_r
   if (start_s > 0) sg4::this_actor::sleep_until(start_s);
   sg4::Mailbox* replies = sg4::Mailbox::by_name("n" + std::to_string(node));
   if (opens) OpenFiles(first_rank, count, ionode, replies, /*aggregate=*/true);
-  const PatternSpec& spec = pattern.spec;
   std::vector<IoRequest> step(count);
   for (uint64_t i = 0;
        i < pattern.RequestsPerRank() && pattern.BeforeStonewall(sg4::Engine::get_clock()); ++i) {
     uint64_t bytes = 0;
     for (uint32_t local = 0; local < count; ++local) {
-      const uint32_t rank = first_rank + local;
       IoRequest& r = step[local];
-      r = IoRequest{};
-      r.rank = rank;
-      r.file = pattern.File(rank);
-      r.write = spec.write;
-      r.offset = pattern.Offset(rank, i);
-      r.length = spec.request_bytes;
-      r.merge_class = spec.odirect ? 1 : 0;
-      r.reply_to = replies;
+      r = DataRequest(pattern, first_rank + local, i, replies);
       r.next_in_message = local + 1 < count ? &step[local + 1] : nullptr;
       bytes += kMessageHeaderBytes + (r.write ? r.length : 0);
     }
