@@ -371,7 +371,8 @@ Result<size_t> Connection::Receive(std::span<Exchange* const> inflight,
       if (h->length > 0) iovs.push_back({dst->data(), dst->size()});
     }
     // (ReceiveInto moves the iovecs along; the MAC needs them as they were.)
-    const std::vector<struct iovec> received = iovs;
+    std::vector<struct iovec> received;
+    if (mac) received = iovs;
     IORELAY_RETURN_IF_ERROR(ReceiveInto(iovs.data(), static_cast<int>(iovs.size()), h->length));
     if (mac) {
       for (const struct iovec& v : received) {

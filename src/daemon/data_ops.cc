@@ -128,20 +128,21 @@ void RecordDispatch(Core& core, const sched::Dispatch& d, Work* const* works, si
 // cancelled: a read's reply would go nowhere, and a write must not land late (fencing): the
 // client may have repeated it on another I/O node after this one stopped answering (failover),
 // and writes that followed there must not be overwritten by this stale one.
-bool ClientGone(Core& core, const Work& w) {
+bool IsWrite(const Work& w) { return w.op == Op::kPwrite || w.op == Op::kWrite; }
+
+bool ClientGone(const Work& w) {
   if (w.conn->closed()) return true;
-  if (w.op != Op::kPwrite && w.op != Op::kWrite) return false;
+  if (!IsWrite(w)) return false;
   pollfd p{w.conn->transport()->PollFd(), POLLRDHUP, 0};
-  if (::poll(&p, 1, 0) != 1 || (p.revents & (POLLRDHUP | POLLHUP | POLLERR)) == 0) return false;
-  core.stats->conn.fenced_writes.fetch_add(1, std::memory_order_relaxed);
-  return true;
+  return ::poll(&p, 1, 0) == 1 && (p.revents & (POLLRDHUP | POLLHUP | POLLERR)) != 0;
 }
 
 void RunAlone(Core& core, Work* w, int* result) {
   int64_t start = core.clock.NowNs();
-  Result<size_t> r = ClientGone(core, *w)
-                         ? Result<size_t>(Status::FromErrno(ECANCELED, "cancelled"))
-                         : RunOne(core, w);
+  const bool gone = ClientGone(*w);
+  if (gone && IsWrite(*w)) core.stats->conn.fenced_writes.fetch_add(1, std::memory_order_relaxed);
+  Result<size_t> r =
+      gone ? Result<size_t>(Status::FromErrno(ECANCELED, "cancelled")) : RunOne(core, w);
   *result = r.ok() ? 0 : r.status().code();
   Answer(core, w, std::move(r), start);
 }
@@ -280,7 +281,7 @@ void ExecuteDispatch(Core& core, const sched::Dispatch& d, Work* const* works, s
     } else if (idx.size() == 1) {
       RunAlone(core, works[idx[0]], &results[idx[0]]);
     } else if (std::any_of(idx.begin(), idx.end(),
-                           [&](size_t i) { return ClientGone(core, *works[i]); })) {
+                           [&](size_t i) { return ClientGone(*works[i]); })) {
       for (size_t i : idx) RunAlone(core, works[i], &results[i]);  // the gone ones cancelled
     } else {
       call.clear();

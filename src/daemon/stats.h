@@ -67,7 +67,7 @@ struct ConnCounters {
   std::atomic<uint64_t> paused_inflight_limit{0};      // --max-inflight-bytes reached
   std::atomic<uint64_t> closed_protocol_error{0};      // malformed frame, failed handshake
   std::atomic<uint64_t> closed_at_shutdown{0};         // still busy at --shutdown-timeout-ms
-  std::atomic<uint64_t> fenced_writes{0};              // writes of clients that hung up, dropped
+  std::atomic<uint64_t> fenced_writes{0};  // queued writes dropped: their client was gone
 };
 
 class Stats {
