@@ -156,28 +156,28 @@ ssize_t Transfer(iorelay_file* f, IoKind kind, const struct iovec* iov, int coun
   }
   const bool positional = kind == IoKind::kPread || kind == IoKind::kPwrite;
   const int server = f->server.load();
-  if (positional && total >= 2 * kPieceBytes) {
-    Result<ssize_t> r = Pipelined(f, kind, iov, count, total, offset);
-    if (r.ok()) return *r;
-    // Positional: repeating it on a survivor or directly is harmless.
-    if (iorelay::client::FailOver(f, server)) return Transfer(f, kind, iov, count, offset);
+  // The daemon did not answer and nothing was transferred: the whole call is repeated on a
+  // surviving daemon (positional requests only: repeating them is harmless) or directly, else
+  // the transport's error is the answer.
+  auto recover = [&](const Status& failure) -> ssize_t {
+    if (positional && iorelay::client::FailOver(f, server)) {
+      return Transfer(f, kind, iov, count, offset);
+    }
     if (iorelay::client::SwitchToDirect(f)) {
       return iorelay::client::DirectIo(f->direct_fd.load(), kind, iov, count, offset);
     }
-    return -r.status().code();
+    return -failure.code();
+  };
+  if (positional && total >= 2 * kPieceBytes) {
+    Result<ssize_t> r = Pipelined(f, kind, iov, count, total, offset);
+    return r.ok() ? *r : recover(r.status());
   }
   size_t done = 0;
   do {
     Result<ssize_t> r = OneRequest(f, kind, iov, count, total, done, offset);
     if (!r.ok()) {
       if (done > 0) break;  // report the progress; the next call sees the failure
-      if (positional && iorelay::client::FailOver(f, server)) {
-        return Transfer(f, kind, iov, count, offset);
-      }
-      if (iorelay::client::SwitchToDirect(f)) {
-        return iorelay::client::DirectIo(f->direct_fd.load(), kind, iov, count, offset);
-      }
-      return -r.status().code();
+      return recover(r.status());
     }
     if (*r < 0) {
       if (done > 0) break;
