@@ -77,6 +77,13 @@ void Client::MarkDead(int server) {
   if (n > 0) (void)!::write(2, line, std::min<size_t>(static_cast<size_t>(n), sizeof line - 1));
 }
 
+int Client::ReplaceDead(int server) {
+  if (!failover()) return -1;
+  MarkDead(server);
+  const int next = Survivor(server);
+  return next == server ? -1 : next;
+}
+
 int Client::Survivor(int server) const {
   if (!failover() || server < 0 || server >= server_count()) return server;
   for (int k = 0; k < server_count(); ++k) {

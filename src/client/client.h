@@ -86,6 +86,9 @@ class Client {
   void MarkDead(int server);
   // `server`, or the live daemon that takes its place; -1 when none is left.
   int Survivor(int server) const;
+  // After a call on `server` went unanswered: marks it dead and returns the daemon that takes
+  // its place; -1 without failover or when none is left.
+  int ReplaceDead(int server);
 
   // One request and its reply on daemon `server`. With `generation` non-zero, a connection of
   // another session (the daemon restarted since the handle was opened) fails with EIO before

@@ -82,17 +82,14 @@ bool FailOver(iorelay_file* f, int failed_server) {
   if (!c->failover()) return false;
   std::lock_guard<std::mutex> l(f->direct_mu);
   if (f->server.load() != failed_server) return true;  // another thread moved it already
-  c->MarkDead(failed_server);
+  int to = c->ReplaceDead(failed_server);
   if (!f->local_offset.load()) return false;
   const std::vector<uint8_t> fields = proto::EncodeFields(
       proto::OpenRequest{f->path, f->open_flags & ~(O_CREAT | O_EXCL | O_TRUNC), 0});
-  for (int to = c->Survivor(failed_server); to >= 0; to = c->Survivor(to)) {
+  for (; to >= 0; to = c->ReplaceDead(to)) {
     CallReply reply;
     Outcome r = c->Call(to, {.op = proto::Op::kOpen, .fields = fields}, &reply);
-    if (!r.answered) {
-      c->MarkDead(to);
-      continue;
-    }
+    if (!r.answered) continue;
     proto::OpenReply rep;
     if (!r.ok() || !proto::DecodeFields(reply.payload, &rep).ok()) return false;
     f->handle.store(rep.handle);
@@ -127,10 +124,7 @@ int iorelay_open(iorelay_client* c, const char* path, int flags, mode_t mode, io
   iorelay::client::Outcome r = cl->Call(server, {.op = proto::Op::kOpen, .fields = fields}, &info);
   // Failover: the open is repeated on the survivor (an O_EXCL open the dead daemon carried out
   // then reports EEXIST).
-  while (!r.answered && cl->failover() && cl->Survivor(server) >= 0) {
-    cl->MarkDead(server);
-    const int next = cl->Survivor(server);
-    if (next < 0 || next == server) break;
+  for (int next; !r.answered && (next = cl->ReplaceDead(server)) >= 0;) {
     server = next;
     info = {};
     r = cl->Call(server, {.op = proto::Op::kOpen, .fields = fields}, &info);

@@ -27,10 +27,7 @@ long PathOp(iorelay_client* c, const char* path, Remote remote, Direct direct) {
   Result<long> r = remote(cl, server);
   // Failover: repeated on the survivor (a rename or unlink the dead daemon carried out then
   // reports ENOENT there).
-  while (!r.ok() && cl->failover()) {
-    cl->MarkDead(server);
-    const int next = cl->Survivor(server);
-    if (next < 0 || next == server) break;
+  for (int next; !r.ok() && (next = cl->ReplaceDead(server)) >= 0;) {
     server = next;
     r = remote(cl, server);
   }
