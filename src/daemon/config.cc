@@ -133,7 +133,10 @@ cli::OptionTable Table(Config* c) {
       .Add(cli::Text("trace", "FILE", &c->trace,
                      "one line per request (format: docs/daemon.md, Trace)"))
       .Add(cli::Integer("max-open-files", "N", &c->max_open_files, 1, 1 << 24,
-                        "open files one session may hold; more opens get EMFILE (65536)"));
+                        "open files one session may hold; more opens get EMFILE (65536)"))
+      .Add(cli::Flag("allow-setid", &c->allow_setid,
+                     "let clients create files and directories with set-user-ID or\n"
+                     "set-group-ID bits (dropped by default: the daemon's user would own them)"));
   return t;
 }
 

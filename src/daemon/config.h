@@ -42,6 +42,8 @@ struct Config {
   std::string trace;                           // empty: no trace
   // Open files one session (client process) may hold; more opens get EMFILE.
   int max_open_files = 65'536;
+  // Let clients set set-user-ID/set-group-ID bits (daemon/mode_policy.h).
+  bool allow_setid = false;
 };
 
 // What the command line asked for besides the configuration.

@@ -1,4 +1,5 @@
-// Files and directories created through the daemon never get set-user-ID or set-group-ID bits.
+// Files and directories created through the daemon get set-user-ID or set-group-ID bits only
+// with --allow-setid.
 #include "daemon/mode_policy.h"
 
 #include <fcntl.h>
@@ -60,6 +61,23 @@ TEST_F(ModePolicyTest, ChmodChangesModeButNeverSetsSetIdBits) {
   ASSERT_TRUE(
       c->Call(proto::Op::kChmod, proto::EncodeFields(proto::ChmodRequest{"/data/../x", 0644}), &f));
   EXPECT_EQ(f.header.status, EACCES);
+}
+
+class AllowSetIdTest : public ModePolicyTest {
+ protected:
+  void SetUp() override {
+    PrepareDirs();
+    old_umask_ = ::umask(0);
+    Config c = BaseConfig();
+    c.allow_setid = true;
+    Start(c);
+  }
+};
+
+TEST_F(AllowSetIdTest, AllowSetIdKeepsTheBits) {
+  auto c = Admitted(secret_a_);
+  ASSERT_GT(Open(*c, "/data/prog", O_RDWR | O_CREAT, 06755), 0);
+  EXPECT_EQ(ModeOf("prog"), 06755u);
 }
 
 }  // namespace

@@ -75,7 +75,7 @@ void HandlePathOp(Core& core, const ConnPtr& conn, const proto::FrameHeader& h,
     case Op::kMkdir: {
       proto::MkdirRequest q;
       if (!Decode(payload, &q, r) || !map(q.path, &m)) return;
-      return r.Done(b.Mkdir(m.root_fd, m.rel, ClientMode(q.mode)), 0);
+      return r.Done(b.Mkdir(m.root_fd, m.rel, ClientMode(q.mode, core.config.allow_setid)), 0);
     }
     case Op::kRmdir: {
       proto::PathRequest q;
@@ -96,7 +96,7 @@ void HandlePathOp(Core& core, const ConnPtr& conn, const proto::FrameHeader& h,
     case Op::kChmod: {
       proto::ChmodRequest q;
       if (!Decode(payload, &q, r) || !map(q.path, &m)) return;
-      return r.Done(b.Chmod(m.root_fd, m.rel, ClientMode(q.mode)), 0);
+      return r.Done(b.Chmod(m.root_fd, m.rel, ClientMode(q.mode, core.config.allow_setid)), 0);
     }
     case Op::kReadlink: {
       proto::PathRequest q;
