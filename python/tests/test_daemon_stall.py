@@ -23,6 +23,7 @@ import pytest
 from conftest import SUBPROCESS_TIMEOUT_S, DaemonFactory
 
 from iorelay import paths
+from iorelay.daemons import LocalDaemons
 
 _HEADER = struct.Struct("<IHHQIi")  # magic, version, op, id, length, status (src/proto/wire.h)
 _MAGIC = 0x4C524F49
@@ -204,3 +205,29 @@ def test_sigterm_with_a_stopped_client_keeps_the_deadline(daemon_factory: Daemon
     assert elapsed < 2.5, f"SIGTERM took {elapsed:.1f} s with a 1 s deadline"
     assert "daemon stopping with" in d.daemons[0].stderr_path.read_text()
     stalled.close()
+
+
+@pytest.mark.needs_build("iorelayd", "iorelay-ctl")
+def test_sigterm_with_a_backend_call_that_never_returns_exits(disk_tmp: Path) -> None:
+    # Not the daemon_factory fixture: it insists on exit status 0.
+    (disk_tmp / "root").mkdir()
+    # Every backend call sleeps 60 s, as on a hung network file system: the open below is
+    # still inside the backend when SIGTERM comes.
+    args = ["--shutdown-timeout-ms", "300", "--delay-us", "60000000"]
+    with LocalDaemons(1, disk_tmp / "root", str(disk_tmp / "fwd"), disk_tmp / "work",
+                      extra_args=args) as d:  # fmt: skip
+        assert d.credential_file is not None
+        client = RawClient(d.addresses("unix")[0], d.credential_file)
+        p = f"{d.prefix}/f".encode()
+        client.send(_OPEN, struct.pack("<I", len(p)) + p + struct.pack("<iI", os.O_RDONLY, 0))
+        time.sleep(0.3)
+        proc = d._procs[0]
+        start = time.monotonic()
+        proc.send_signal(signal.SIGTERM)
+        proc.wait(timeout=10)
+        elapsed = time.monotonic() - start
+        client.close()
+        log = d.daemons[0].stderr_path.read_text()
+    assert proc.returncode == 1
+    assert elapsed < 3, f"SIGTERM took {elapsed:.1f} s with a 0.3 s deadline"
+    assert "a backend call has not returned" in log

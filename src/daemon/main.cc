@@ -1,12 +1,56 @@
 // iorelayd: parse the configuration, start the daemon, wait for SIGTERM/SIGINT, shut down.
 #include <fmt/core.h>
 #include <signal.h>
+#include <unistd.h>
 
+#include <chrono>
+#include <condition_variable>
 #include <cstdio>
+#include <mutex>
+#include <thread>
 
 #include "common/version_flag.h"
 #include "daemon/config.h"
 #include "daemon/daemon.h"
+
+namespace {
+
+// How long past --shutdown-timeout-ms Shutdown may take before the process exits anyway.
+constexpr std::chrono::milliseconds kShutdownGrace{1000};
+
+// Shutdown joins the worker and handler threads; a backend call that never returns (a hung
+// network file system, a stopped FUSE server) would hold the process forever. Past the
+// deadline and a grace period it exits with status 1, naming the cause.
+class ShutdownWatchdog {
+ public:
+  explicit ShutdownWatchdog(std::chrono::milliseconds limit)
+      : thread_([this, limit] {
+          std::unique_lock<std::mutex> lock(mu_);
+          if (cv_.wait_for(lock, limit, [this] { return done_; })) return;
+          fmt::print(stderr,
+                     "iorelayd: shutdown still waiting after {} ms: a backend call has not "
+                     "returned; exiting without it\n",
+                     limit.count());
+          std::fflush(stderr);
+          ::_exit(1);
+        }) {}
+  ~ShutdownWatchdog() {
+    {
+      std::lock_guard<std::mutex> lock(mu_);
+      done_ = true;
+    }
+    cv_.notify_all();
+    thread_.join();
+  }
+
+ private:
+  std::mutex mu_;
+  std::condition_variable cv_;
+  bool done_ = false;
+  std::thread thread_;
+};
+
+}  // namespace
 
 int main(int argc, char** argv) {
   using namespace iorelay::daemon;
@@ -52,7 +96,11 @@ int main(int argc, char** argv) {
   int sig = 0;
   sigwait(&stop_signals, &sig);
   fmt::print(stderr, "iorelayd: signal {}, shutting down\n", sig);
-  (*daemon)->Shutdown();
+  {
+    ShutdownWatchdog watchdog(std::chrono::milliseconds(cl->config.shutdown_timeout_ms) +
+                              kShutdownGrace);
+    (*daemon)->Shutdown();
+  }
   fmt::print(stderr, "{}\n", (*daemon)->StatsJson().dump());
   return 0;
 }
