@@ -1,0 +1,158 @@
+#!/usr/bin/env python3
+"""Sung et al.'s independent-I/O trends on Cori, checked on simulated sweeps of platforms/cori.json.
+
+Each cell is one iorelay-sim run: NODES compute nodes with PPN ranks each write one shared file,
+contiguous, REQUESTS requests of 1 MiB per rank, straight to Lustre (0 I/O nodes, as Cori's IOR
+runs did), striped over OSTS targets. The trends (ALGORITHMS.md, section 6) are then tested on
+the table:
+  nodes  more compute nodes give more throughput (same ranks per node and OSTs);
+  osts   more OSTs help up to a point: throughput never falls with more OSTs, and the gain from
+         the last doubling is smaller than from the first;
+  best   the best number of OSTs (the fewest within 5% of the top) grows with the number of
+         nodes, at each number of ranks per node;
+  ppn    with enough nodes, fewer ranks per node is better.
+
+  python bench/sim_cori_trends.py                 # the full sweep (minutes), table + verdicts
+  python bench/sim_cori_trends.py --quick         # the small sweep the tests use (seconds)
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import math
+import subprocess
+import sys
+import tempfile
+from pathlib import Path
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "python"))
+
+import itertools
+
+from iorelay import paths
+
+PLATFORM = paths.REPO_ROOT / "platforms" / "cori.json"
+FULL = {"nodes": [8, 32, 128], "ppn": [1, 8, 32, 68], "osts": [8, 32, 128, 248]}
+QUICK = {"nodes": [8, 32], "ppn": [1, 8], "osts": [8, 32, 248]}
+REQUESTS = 16
+# A top cell's neighbours within this fraction count as best too (simulated noise is off, but
+# saturated cells differ in the last digits).
+BEST_TOLERANCE = 0.05
+
+
+def simulate(tool: Path, platform: dict, nodes: int, ppn: int, osts: int) -> float:
+    """GiB/s of one run with the platform's stripe count set to `osts`."""
+    p = json.loads(json.dumps(platform))
+    p["storage"]["stripe_count"] = osts
+    with tempfile.NamedTemporaryFile("w", suffix=".json") as f:
+        json.dump(p, f)
+        f.flush()
+        argv = [str(tool), "--platform", f.name, "--layout", "shared"]
+        argv += ["--spatiality", "contiguous", "--request", "1MiB", "--block", f"{REQUESTS}MiB"]
+        argv += ["--ranks", str(nodes * ppn), "--nodes", str(nodes), "--ionodes", "0"]
+        out = subprocess.run(argv, capture_output=True, text=True, timeout=3600, check=True)
+    return json.loads(out.stdout)["bandwidth_MiBps"] / 1024
+
+
+def sweep(
+    grid: dict[str, list[int]], tool: Path | None = None
+) -> dict[tuple[int, int, int], float]:
+    """(nodes, ppn, osts) -> GiB/s for every cell of the grid."""
+    tool = tool or paths.find("iorelay-sim")
+    platform = json.loads(PLATFORM.read_text())
+    return {
+        (n, r, o): simulate(tool, platform, n, r, o)
+        for n in grid["nodes"]
+        for r in grid["ppn"]
+        for o in grid["osts"]
+    }
+
+
+def _axis(cells: dict, key: int) -> list[int]:
+    return sorted({c[key] for c in cells})
+
+
+def trends(cells: dict[tuple[int, int, int], float]) -> dict[str, tuple[bool, str]]:
+    """Each trend: whether it holds on the table, and the cells that say so or not."""
+    nodes, ppns, osts = _axis(cells, 0), _axis(cells, 1), _axis(cells, 2)
+    out: dict[str, tuple[bool, str]] = {}
+
+    falls = [
+        f"{a}->{b} nodes at ppn {r}, {o} OSTs"
+        for r in ppns
+        for o in osts
+        for a, b in itertools.pairwise(nodes)
+        if cells[(b, r, o)] < cells[(a, r, o)]
+    ]
+    out["nodes"] = (not falls, "falls: " + "; ".join(falls) if falls else "rises everywhere")
+
+    bad = []
+    for n in nodes:
+        for r in ppns:
+            bw = [cells[(n, r, o)] for o in osts]
+            # gain per doubling of the OSTs, step by step
+            gain = [
+                math.log2(y / x) / math.log2(b / a)
+                for (a, x), (b, y) in itertools.pairwise(zip(osts, bw, strict=True))
+            ]
+            if any(y < x * (1 - BEST_TOLERANCE) for x, y in itertools.pairwise(bw)):
+                bad.append(f"falls at {n} nodes ppn {r}")
+            elif len(gain) >= 2 and gain[-1] > gain[0] + 0.05:
+                bad.append(f"gains more at the end at {n} nodes ppn {r}")
+    out["osts"] = (not bad, "; ".join(bad) if bad else "rises, then flattens or not, everywhere")
+
+    # the fewest OSTs within BEST_TOLERANCE of the best, per (nodes, ppn)
+    best = {
+        (n, r): min(
+            o
+            for o in osts
+            if cells[(n, r, o)] >= max(cells[(n, r, x)] for x in osts) * (1 - BEST_TOLERANCE)
+        )
+        for n in nodes
+        for r in ppns
+    }
+    grows = all(best[(a, r)] <= best[(b, r)] for r in ppns for a, b in itertools.pairwise(nodes))
+    grows = grows and any(best[(nodes[0], r)] < best[(nodes[-1], r)] for r in ppns)
+    out["best"] = (
+        grows,
+        "best OSTs (nodes, ppn): " + ", ".join(f"({n}, {r}): {o}" for (n, r), o in best.items()),
+    )
+
+    n, o = nodes[-1], osts[-1]
+    bw = {r: cells[(n, r, o)] for r in ppns}
+    fewer_better = max(bw, key=bw.get) != ppns[-1]
+    out["ppn"] = (
+        fewer_better,
+        f"at {n} nodes, {o} OSTs: " + ", ".join(f"ppn {r}: {bw[r]:.1f}" for r in ppns),
+    )
+    return out
+
+
+def table(cells: dict[tuple[int, int, int], float]) -> str:
+    osts = _axis(cells, 2)
+    lines = ["| nodes | ranks/node | " + " | ".join(f"{o} OSTs" for o in osts) + " |"]
+    lines.append("|---:|---:|" + "---:|" * len(osts))
+    for n in _axis(cells, 0):
+        for r in _axis(cells, 1):
+            row = " | ".join(f"{cells[(n, r, o)]:.1f}" for o in osts)
+            lines.append(f"| {n} | {r} | {row} |")
+    return "\n".join(lines)
+
+
+def main() -> int:
+    ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    ap.add_argument("--quick", action="store_true", help="the small grid of the tests")
+    args = ap.parse_args()
+    cells = sweep(QUICK if args.quick else FULL)
+    print("GiB/s, shared file, contiguous, 1 MiB requests, "
+          f"{REQUESTS} per rank, direct to Lustre:\n")  # fmt: skip
+    print(table(cells))
+    print()
+    for name, (holds, why) in trends(cells).items():
+        print(f"{name:6} {'holds' if holds else 'DOES NOT HOLD'}: {why}")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
