@@ -162,16 +162,6 @@ void Client::Unregister(iorelay_file* f) {
   files_.erase(f);
 }
 
-void Client::NoteLocked(uint64_t dev, uint64_t ino) {
-  std::lock_guard<std::mutex> l(files_mu_);
-  locked_.insert({dev, ino});
-}
-
-bool Client::TakeLocked(uint64_t dev, uint64_t ino) {
-  std::lock_guard<std::mutex> l(files_mu_);
-  return locked_.erase({dev, ino}) > 0;
-}
-
 int Client::MoveInternalFd(int fd) {
   for (auto& s : servers_) {
     int err = 0;

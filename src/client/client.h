@@ -6,9 +6,9 @@
 
 #include <atomic>
 #include <cstdint>
+#include <map>
 #include <memory>
 #include <mutex>
-#include <set>
 #include <span>
 #include <string>
 #include <unordered_set>
@@ -121,10 +121,17 @@ class Client {
   void Register(iorelay_file* f);
   void Unregister(iorelay_file* f);
 
+  // Record locks live at the file's lock owner daemon (LockOwner), which takes them only from
+  // a session that holds the file open there. When that is not the daemon holding `f`, the
+  // client opens the file there once more, as the process's *lock anchor* (lock_ops.cc).
+  // 0, or -errno (ENOLCK when the path now names another file).
+  int EnsureLockAnchor(iorelay_file* f, int owner);
   // Record locks this process holds, by file identity.
   void NoteLocked(uint64_t dev, uint64_t ino);
-  // True (and forgets it) if this process may hold locks on the file.
-  bool TakeLocked(uint64_t dev, uint64_t ino);
+  // Closing any descriptor of a file releases the process's locks on it (POSIX): asks the
+  // owner to release them if the process may hold some, and closes the lock anchor. 0 or
+  // -errno.
+  int ReleaseLocks(iorelay_file* f);
 
   // Before fork, in the parent: files whose offset the client holds hand it to the daemon and
   // keep it there, because parent and child will share the description (see fork.cc).
@@ -143,8 +150,17 @@ class Client {
   std::unique_ptr<std::atomic<bool>[]> dead_;  // per daemon, set once
   std::vector<std::unique_ptr<Server>> servers_;
   std::mutex files_mu_;
-  std::unordered_set<iorelay_file*> files_;         // guarded by files_mu_
-  std::set<std::pair<uint64_t, uint64_t>> locked_;  // guarded by files_mu_
+  std::unordered_set<iorelay_file*> files_;  // guarded by files_mu_
+  // Per locked file: whether the process may hold locks, and its lock anchor (handle 0:
+  // none). Guarded by locks_mu_, which is not held across a lock request.
+  struct LockState {
+    bool locked = false;
+    int anchor_server = -1;
+    uint64_t anchor_handle = 0;
+    uint64_t anchor_generation = 0;
+  };
+  std::mutex locks_mu_;
+  std::map<std::pair<uint64_t, uint64_t>, LockState> locks_;
 };
 
 }  // namespace iorelay::client

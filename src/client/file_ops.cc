@@ -156,14 +156,7 @@ int iorelay_open(iorelay_client* c, const char* path, int flags, mode_t mode, io
 int iorelay_close(iorelay_file* f) {
   if (!f) return -EBADF;
   Client* c = f->client;
-  int rc = 0;
-  // POSIX: closing any descriptor of a file releases the process's locks on it.
-  if (c->TakeLocked(f->dev, f->ino) && f->direct_fd.load() < 0) {
-    int owner = iorelay::client::LockOwner(f->dev, f->ino, c->server_count());
-    Result<long> u = StatusOnly(c->CallMsg<proto::UnlockAllRequest, proto::Empty>(
-        owner, proto::Op::kUnlockAll, proto::UnlockAllRequest{f->dev, f->ino}, nullptr));
-    rc = u.ok() ? static_cast<int>(*u) : -u.status().code();
-  }
+  int rc = c->ReleaseLocks(f);
   if (f->refs.fetch_sub(1) > 1) return rc;
   c->Unregister(f);
   if (int fd = f->direct_fd.load(); fd >= 0) {

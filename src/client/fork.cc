@@ -12,7 +12,9 @@ namespace iorelay::client {
 int Client::AfterForkChild() {
   // Only the forking thread exists in the child: locks held by others are re-created.
   new (&files_mu_) std::mutex();
-  locked_.clear();  // record locks are not inherited across fork
+  // Record locks are not inherited across fork; the anchors are the parent's handles.
+  new (&locks_mu_) std::mutex();
+  locks_.clear();
   uint32_t pid = static_cast<uint32_t>(syscall(SYS_getpid));
   std::vector<SessionInfo> parents;
   for (auto& s : servers_) parents.push_back(s->ForgetAfterFork(pid));

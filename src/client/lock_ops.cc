@@ -1,5 +1,6 @@
 // Process-associated record locks: ranges made absolute here, sent to the daemon that owns
-// the file's locks (by identity, whatever the placement), released on close.
+// the file's locks (by identity, whatever the placement) through a session that holds the
+// file open there (the lock anchor, when that is not the file's daemon), released on close.
 #include <fcntl.h>
 #include <sys/syscall.h>
 #include <unistd.h>
@@ -10,6 +11,65 @@
 namespace proto = iorelay::proto;
 using iorelay::Result;
 using iorelay::client::Client;
+
+namespace iorelay::client {
+
+int Client::EnsureLockAnchor(iorelay_file* f, int owner) {
+  std::lock_guard<std::mutex> l(locks_mu_);
+  LockState& s = locks_[{f->dev, f->ino}];
+  if (s.anchor_handle != 0 && s.anchor_server == owner) return 0;
+  // Opened without creating, truncating or appending, in the access mode the description was
+  // allowed: it only proves to the owner that this process holds the file.
+  proto::OpenRequest req{f->path, f->open_flags & O_ACCMODE, 0};
+  CallReply reply;
+  Outcome r = Call(owner, {.op = proto::Op::kOpen, .fields = proto::EncodeFields(req)}, &reply);
+  if (!r.ok()) return r.NegErrno();
+  proto::OpenReply rep;
+  if (!proto::DecodeFields(reply.payload, &rep).ok()) return -EIO;
+  if (rep.attrs.dev != f->dev || rep.attrs.ino != f->ino) {
+    // The path names another file now (renamed or replaced since the open).
+    (void)Post(owner, {.op = proto::Op::kClose,
+                       .fields = proto::EncodeFields(proto::HandleRequest{rep.handle}),
+                       .generation = reply.generation});
+    return -ENOLCK;
+  }
+  s.anchor_server = owner;
+  s.anchor_handle = rep.handle;
+  s.anchor_generation = reply.generation;
+  return 0;
+}
+
+void Client::NoteLocked(uint64_t dev, uint64_t ino) {
+  std::lock_guard<std::mutex> l(locks_mu_);
+  locks_[{dev, ino}].locked = true;
+}
+
+int Client::ReleaseLocks(iorelay_file* f) {
+  LockState s;
+  {
+    std::lock_guard<std::mutex> l(locks_mu_);
+    auto it = locks_.find({f->dev, f->ino});
+    if (it == locks_.end()) return 0;
+    s = it->second;
+    locks_.erase(it);
+  }
+  int rc = 0;
+  if (s.locked && f->direct_fd.load() < 0) {
+    int owner = LockOwner(f->dev, f->ino, server_count());
+    rc = CallMsg<proto::UnlockAllRequest, proto::Empty>(
+             owner, proto::Op::kUnlockAll, proto::UnlockAllRequest{f->dev, f->ino}, nullptr)
+             .NegErrno();
+  }
+  if (s.anchor_handle != 0) {
+    (void)Post(s.anchor_server,
+               {.op = proto::Op::kClose,
+                .fields = proto::EncodeFields(proto::HandleRequest{s.anchor_handle}),
+                .generation = s.anchor_generation});
+  }
+  return rc;
+}
+
+}  // namespace iorelay::client
 
 extern "C" {
 
@@ -53,6 +113,9 @@ int iorelay_lock(iorelay_file* f, int cmd, struct flock* lk) {
       f->dev, f->ino, cmd, lk->l_type, start, length, static_cast<int32_t>(syscall(SYS_getpid))};
   proto::LockReply rep;
   int owner = iorelay::client::LockOwner(f->dev, f->ino, c->server_count());
+  if (owner != f->server.load()) {
+    if (int rc = c->EnsureLockAnchor(f, owner); rc < 0) return rc;
+  }
   iorelay::client::Outcome r = c->CallMsg(owner, proto::Op::kLock, req, &rep);
   if (!r.ok()) return r.NegErrno();
   if (cmd == F_GETLK) {

@@ -262,7 +262,12 @@ TEST_F(DaemonTest, RecordLocksAcrossSessions) {
   StartDaemon();
   auto a = Admitted(secret_a_);
   auto b = Admitted(secret_a_);
-  proto::LockRequest lk{1, 2, F_SETLK, F_WRLCK, 0, 100, 11};
+  ASSERT_GT(Open(*a, "/data/locked", O_RDWR | O_CREAT), 0);
+  ASSERT_GT(Open(*b, "/data/locked", O_RDWR), 0);
+  struct stat st;
+  ASSERT_EQ(::stat((dir_ + "/root/locked").c_str(), &st), 0);
+  const uint64_t dev = st.st_dev, ino = st.st_ino;
+  proto::LockRequest lk{dev, ino, F_SETLK, F_WRLCK, 0, 100, 11};
   EXPECT_EQ(Status(*a, Op::kLock, proto::EncodeFields(lk)), 0);
   EXPECT_EQ(Status(*b, Op::kLock, proto::EncodeFields(lk)), EAGAIN);
   proto::LockRequest get = lk;
@@ -280,10 +285,29 @@ TEST_F(DaemonTest, RecordLocksAcrossSessions) {
   if (b->ReadFrame(&f, 300, /*keep_heartbeats=*/true)) {
     EXPECT_EQ(f.header.op, static_cast<uint16_t>(Op::kHeartbeat));
   }
-  EXPECT_EQ(Status(*a, Op::kUnlockAll, proto::EncodeFields(proto::UnlockAllRequest{1, 2})), 0);
+  EXPECT_EQ(Status(*a, Op::kUnlockAll, proto::EncodeFields(proto::UnlockAllRequest{dev, ino})), 0);
   ASSERT_TRUE(b->ReadFrame(&f));
   EXPECT_EQ(f.header.id, 77u);
   EXPECT_EQ(f.header.status, 0);
+}
+
+TEST_F(DaemonTest, LocksOnlyOnFilesTheSessionHoldsOpen) {
+  StartDaemon();
+  auto a = Admitted(secret_a_);
+  auto b = Admitted(secret_a_);
+  int64_t h = Open(*a, "/data/mine", O_RDWR | O_CREAT);
+  ASSERT_GT(h, 0);
+  struct stat st;
+  ASSERT_EQ(::stat((dir_ + "/root/mine").c_str(), &st), 0);
+  proto::LockRequest lk{st.st_dev, st.st_ino, F_SETLK, F_WRLCK, 0, 100, 11};
+  EXPECT_EQ(Status(*b, Op::kLock, proto::EncodeFields(lk)), EBADF) << "b never opened it";
+  proto::LockRequest made_up{12345, 67890, F_SETLK, F_WRLCK, 0, 100, 11};
+  EXPECT_EQ(Status(*a, Op::kLock, proto::EncodeFields(made_up)), EBADF);
+  EXPECT_EQ(Status(*a, Op::kLock, proto::EncodeFields(lk)), 0);
+  EXPECT_EQ(
+      Status(*a, Op::kClose, proto::EncodeFields(proto::HandleRequest{static_cast<uint64_t>(h)})),
+      0);
+  EXPECT_EQ(Status(*a, Op::kLock, proto::EncodeFields(lk)), EBADF) << "closed since";
 }
 
 TEST_F(DaemonTest, HeartbeatsWhileARequestIsOutstanding) {

@@ -1,4 +1,5 @@
-// kLock and kUnlockAll: record locks owned by the session, answered when granted.
+// kLock and kUnlockAll: record locks owned by the session, on files it holds open, answered
+// when granted.
 #include "daemon/core.h"
 #include "daemon/replier.h"
 
@@ -16,6 +17,9 @@ void HandleLockOp(Core& core, const ConnPtr& conn, const proto::FrameHeader& h,
   }
   proto::LockRequest q;
   if (!Decode(payload, &q, r)) return;
+  // Locks only on files the session holds open, as fcntl takes them only on a descriptor: the
+  // table holds nothing for files nobody here has open.
+  if (!conn->session->HoldsFile(sched::FileKey{q.dev, q.ino})) return r.Error(EBADF);
   // The answer may come later, from whichever thread releases the conflicting lock.
   ConnPtr c = conn;
   Core* core_ptr = &core;

@@ -15,7 +15,10 @@ std::shared_ptr<OpenFile> Session::Find(uint64_t handle) {
 
 bool Session::Insert(uint64_t handle, std::shared_ptr<OpenFile> file, size_t max_open) {
   std::lock_guard<std::mutex> lock(mu_);
-  if (handles_.size() >= max_open && handles_.count(handle) == 0) return false;
+  auto it = handles_.find(handle);
+  if (it == handles_.end() && handles_.size() >= max_open) return false;
+  if (it != handles_.end()) CountFile(*it->second, -1);
+  CountFile(*file, +1);
   handles_[handle] = std::move(file);
   return true;
 }
@@ -26,6 +29,7 @@ std::shared_ptr<OpenFile> Session::Take(uint64_t handle) {
   if (it == handles_.end()) return nullptr;
   std::shared_ptr<OpenFile> file = std::move(it->second);
   handles_.erase(it);
+  CountFile(*file, -1);
   return file;
 }
 
@@ -34,7 +38,18 @@ void Session::Clear() {
   {
     std::lock_guard<std::mutex> lock(mu_);
     dropped.swap(handles_);
+    open_files_.clear();
   }
+}
+
+bool Session::HoldsFile(const sched::FileKey& key) {
+  std::lock_guard<std::mutex> lock(mu_);
+  return open_files_.count({key.dev, key.ino}) > 0;
+}
+
+void Session::CountFile(const OpenFile& file, int delta) {
+  auto key = std::make_pair(file.key().dev, file.key().ino);
+  if ((open_files_[key] += delta) <= 0) open_files_.erase(key);
 }
 
 std::shared_ptr<Session> SessionTable::Create(uint32_t app_index, const std::string& app,

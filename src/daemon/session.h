@@ -4,10 +4,12 @@
 
 #include <atomic>
 #include <cstdint>
+#include <map>
 #include <memory>
 #include <mutex>
 #include <string>
 #include <unordered_map>
+#include <utility>
 #include <vector>
 
 #include "common/status.h"
@@ -36,6 +38,8 @@ class Session {
   std::shared_ptr<OpenFile> Take(uint64_t handle);
   // Drops every reference (the session ended).
   void Clear();
+  // Whether the session holds a handle on the file (record locks are taken only on those).
+  bool HoldsFile(const sched::FileKey& key);
 
  private:
   friend class SessionTable;
@@ -46,7 +50,10 @@ class Session {
   AppStats* const stats_;
   std::mutex mu_;
   std::unordered_map<uint64_t, std::shared_ptr<OpenFile>> handles_;  // guarded by mu_
-  int connections_ = 0;                                              // guarded by table mu_
+  // How many of handles_ are on each file (dev, ino).
+  std::map<std::pair<uint64_t, uint64_t>, int> open_files_;  // guarded by mu_
+  void CountFile(const OpenFile& file, int delta);           // REQUIRES(mu_)
+  int connections_ = 0;                                      // guarded by table mu_
 };
 
 class SessionTable {
