@@ -14,14 +14,13 @@ import sim_cori_trends
 
 
 @pytest.mark.needs_build("iorelay-sim")
-def test_more_nodes_and_more_osts_give_more_throughput() -> None:
+def test_nodes_and_osts_trends_hold() -> None:
     cells = sim_cori_trends.sweep(sim_cori_trends.QUICK)
-    assert len(cells) == 12 and all(bw > 0 for bw in cells.values())
+    assert len(cells) == 16 and all(bw > 0 for bw in cells.values())
     verdicts = sim_cori_trends.trends(cells)
-    assert verdicts["nodes"][0], verdicts["nodes"][1]
-    assert verdicts["osts"][0], verdicts["osts"][1]
-    # OSTs beyond what the ranks can keep busy add little: 8 single-rank nodes gain less from
-    # 32 -> 248 OSTs than 32 nodes of 8 ranks do.
-    small = cells[(8, 1, 248)] / cells[(8, 1, 32)]
-    large = cells[(32, 8, 248)] / cells[(32, 8, 32)]
-    assert small < large, (small, large)
+    for trend in ("nodes", "osts", "best"):
+        assert verdicts[trend][0], f"{trend}: {verdicts[trend][1]}"
+    # The best OST count grows with the nodes: 8 single-rank nodes are as fast on 128 OSTs
+    # as on 248, 32 of them are not.
+    assert cells[(8, 1, 248)] < cells[(8, 1, 128)] * 1.05
+    assert cells[(32, 1, 248)] > cells[(32, 1, 128)] * 1.05
