@@ -108,6 +108,14 @@ def _stats(address: str, secret: Path) -> dict:
     return json.loads(r.stdout)
 
 
+def _sigterm_seconds(proc: subprocess.Popen) -> float:
+    """Sends SIGTERM and returns how long the process took to exit (at most 10 s)."""
+    start = time.monotonic()
+    proc.send_signal(signal.SIGTERM)
+    proc.wait(timeout=10)
+    return time.monotonic() - start
+
+
 def _threads(pid: int) -> int:
     for line in Path(f"/proc/{pid}/status").read_text().splitlines():
         if line.startswith("Threads:"):
@@ -197,10 +205,7 @@ def test_sigterm_with_a_stopped_client_keeps_the_deadline(daemon_factory: Daemon
     stalled.pread(stalled.open(f"{d.prefix}/big"), _BIG)
     time.sleep(0.3)
     proc = d._procs[0]
-    start = time.monotonic()
-    proc.send_signal(signal.SIGTERM)
-    proc.wait(timeout=10)
-    elapsed = time.monotonic() - start
+    elapsed = _sigterm_seconds(proc)
     assert proc.returncode == 0
     assert elapsed < 2.5, f"SIGTERM took {elapsed:.1f} s with a 1 s deadline"
     assert "daemon stopping with" in d.daemons[0].stderr_path.read_text()
@@ -222,10 +227,7 @@ def test_sigterm_with_a_backend_call_that_never_returns_exits(disk_tmp: Path) ->
         client.send(_OPEN, struct.pack("<I", len(p)) + p + struct.pack("<iI", os.O_RDONLY, 0))
         time.sleep(0.3)
         proc = d._procs[0]
-        start = time.monotonic()
-        proc.send_signal(signal.SIGTERM)
-        proc.wait(timeout=10)
-        elapsed = time.monotonic() - start
+        elapsed = _sigterm_seconds(proc)
         client.close()
         log = d.daemons[0].stderr_path.read_text()
     assert proc.returncode == 1

@@ -15,6 +15,7 @@
 #include <fstream>
 #include <thread>
 
+#include "common/watchdog.h"
 #include "iorelay/version.h"
 #include "testutil/daemon_harness_testutil.h"
 #include "testutil/raw_client_testutil.h"
@@ -27,32 +28,13 @@ using testing::Frame;
 using testing::RawClient;
 
 // Fails the test run (abort) when a test hangs instead of stalling CI.
-class Watchdog {
- public:
-  explicit Watchdog(int seconds) {
-    thread_ = std::thread([this, seconds] {
-      std::unique_lock<std::mutex> lock(mu_);
-      if (!cv_.wait_for(lock, std::chrono::seconds(seconds), [this] { return done_; })) {
-        std::fprintf(stderr, "watchdog: test hung for %d s\n", seconds);
-        std::abort();
-      }
-    });
-  }
-  ~Watchdog() {
-    {
-      std::lock_guard<std::mutex> lock(mu_);
-      done_ = true;
-    }
-    cv_.notify_all();
-    thread_.join();
-  }
-
- private:
-  std::mutex mu_;
-  std::condition_variable cv_;
-  bool done_ = false;
-  std::thread thread_;
-};
+// A hung test aborts (with a message) instead of stalling the run.
+Watchdog HangGuard(int seconds) {
+  return Watchdog(std::chrono::seconds(seconds), [seconds] {
+    std::fprintf(stderr, "watchdog: test hung for %d s\n", seconds);
+    std::abort();
+  });
+}
 
 class DaemonTest : public ::testing::Test, protected testing::DaemonHarness {
  protected:
@@ -73,7 +55,7 @@ class DaemonTest : public ::testing::Test, protected testing::DaemonHarness {
   }
   bool Ping(RawClient& c) { return Status(c, Op::kPing, {}) == 0; }
 
-  Watchdog watchdog_{60};
+  Watchdog watchdog_ = HangGuard(60);
 };
 
 TEST_F(DaemonTest, ReadyFileListsAddresses) {

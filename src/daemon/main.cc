@@ -4,12 +4,10 @@
 #include <unistd.h>
 
 #include <chrono>
-#include <condition_variable>
 #include <cstdio>
-#include <mutex>
-#include <thread>
 
 #include "common/version_flag.h"
+#include "common/watchdog.h"
 #include "daemon/config.h"
 #include "daemon/daemon.h"
 
@@ -21,34 +19,14 @@ constexpr std::chrono::milliseconds kShutdownGrace{1000};
 // Shutdown joins the worker and handler threads; a backend call that never returns (a hung
 // network file system, a stopped FUSE server) would hold the process forever. Past the
 // deadline and a grace period it exits with status 1, naming the cause.
-class ShutdownWatchdog {
- public:
-  explicit ShutdownWatchdog(std::chrono::milliseconds limit)
-      : thread_([this, limit] {
-          std::unique_lock<std::mutex> lock(mu_);
-          if (cv_.wait_for(lock, limit, [this] { return done_; })) return;
-          fmt::print(stderr,
-                     "iorelayd: shutdown still waiting after {} ms: a backend call has not "
-                     "returned; exiting without it\n",
-                     limit.count());
-          std::fflush(stderr);
-          ::_exit(1);
-        }) {}
-  ~ShutdownWatchdog() {
-    {
-      std::lock_guard<std::mutex> lock(mu_);
-      done_ = true;
-    }
-    cv_.notify_all();
-    thread_.join();
-  }
-
- private:
-  std::mutex mu_;
-  std::condition_variable cv_;
-  bool done_ = false;
-  std::thread thread_;
-};
+void ExitStuckShutdown(std::chrono::milliseconds limit) {
+  fmt::print(stderr,
+             "iorelayd: shutdown still waiting after {} ms: a backend call has not returned; "
+             "exiting without it\n",
+             limit.count());
+  std::fflush(stderr);
+  ::_exit(1);
+}
 
 }  // namespace
 
@@ -97,8 +75,8 @@ int main(int argc, char** argv) {
   sigwait(&stop_signals, &sig);
   fmt::print(stderr, "iorelayd: signal {}, shutting down\n", sig);
   {
-    ShutdownWatchdog watchdog(std::chrono::milliseconds(cl->config.shutdown_timeout_ms) +
-                              kShutdownGrace);
+    const auto limit = std::chrono::milliseconds(cl->config.shutdown_timeout_ms) + kShutdownGrace;
+    iorelay::Watchdog watchdog(limit, [limit] { ExitStuckShutdown(limit); });
     (*daemon)->Shutdown();
   }
   fmt::print(stderr, "{}\n", (*daemon)->StatsJson().dump());
