@@ -18,7 +18,8 @@ void Open(Core& core, Session& s, const proto::OpenRequest& m, Replier& r) {
   Result<Mapped> mapped = core.exports.Map(m.path);
   if (!mapped.ok()) return r.Error(mapped.status().code());
   int flags = m.flags & ~O_CLOEXEC;
-  Result<int> fd = core.backend->Open(mapped->root_fd, mapped->rel, flags, ClientMode(m.mode, core.config.allow_setid));
+  Result<int> fd = core.backend->Open(mapped->root_fd, mapped->rel, flags,
+                                      ClientMode(m.mode, core.config.allow_setid));
   if (!fd.ok()) return r.Error(fd.status().code());
   Result<struct stat> st = core.backend->Fstat(*fd);
   if (!st.ok()) {
