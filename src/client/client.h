@@ -191,6 +191,9 @@ struct iorelay_file {
   // fork) the daemon's handle holds it and `offset` is the last value seen (for the direct
   // fallback). offset_mu serialises read, write and lseek at the offset.
   std::atomic<bool> local_offset{false};
+  // Reads and writes at the daemon's offset so far: every kReclaimEvery-th asks whether the
+  // description is still shared (file_io.cc), to take the offset back when it is not.
+  std::atomic<uint64_t> daemon_offset_ops{0};
   // The attributes the open reply carried (set once, before the file is shared); they answer
   // fstat while `attrs_fresh` and for at most kOpenAttrsValidNs after the open. Any change
   // through this description (write, truncate, allocate) makes them stale.

@@ -525,6 +525,28 @@ TEST_F(ClientDaemon, ForkedHoldersOfOneDescriptionAlternateOnItsOffset) {
   EXPECT_EQ(iorelay_close(f), 0);
 }
 
+TEST_F(ClientDaemon, TheOffsetComesBackToTheClientOnceTheForkedSharerIsGone) {
+  iorelay_file* f = Open("/fwd/back", O_RDWR | O_CREAT | O_TRUNC);
+  ASSERT_NE(f, nullptr);
+  ASSERT_EQ(iorelay_write(f, "abc", 3), 3);
+  EXPECT_EQ(InChild(c_, [&] { return iorelay_write(f, "def", 3) == 3 ? 0 : 1; }), 0);
+  // The child's session ends once the daemon has seen its connections close; until then each
+  // lseek asks the daemon, and the one that hears "sole" takes the offset back.
+  const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(10);
+  for (;;) {
+    const uint64_t before = Requests(c_, "lseek");
+    ASSERT_EQ(iorelay_lseek(f, 0, SEEK_CUR), 6);
+    if (Requests(c_, "lseek") == before) break;  // answered locally: the client holds it
+    ASSERT_LT(std::chrono::steady_clock::now(), deadline) << "the offset never came back";
+    std::this_thread::sleep_for(std::chrono::milliseconds(10));
+  }
+  const uint64_t writes = Requests(c_, "write");
+  for (int i = 0; i < 40; ++i) ASSERT_EQ(iorelay_write(f, "g", 1), 1);
+  EXPECT_EQ(Requests(c_, "write"), writes) << "positional again";
+  EXPECT_EQ(ReadWholeFile(Real("back")), "abcdef" + std::string(40, 'g'));
+  EXPECT_EQ(iorelay_close(f), 0);
+}
+
 TEST_F(ClientDaemon, ThreadsSharingADescriptionSerialiseOnItsOffset) {
   iorelay_file* f = Open("/fwd/threads", O_RDWR | O_CREAT | O_TRUNC);
   ASSERT_NE(f, nullptr);

@@ -17,6 +17,8 @@ using iorelay::client::CallRequest;
 using iorelay::client::Client;
 using iorelay::client::IoKind;
 using iorelay::client::IoSpan;
+using iorelay::client::MayHoldOffset;
+using iorelay::client::NoteDaemonOffset;
 using iorelay::client::Outcome;
 
 namespace {
@@ -192,12 +194,29 @@ ssize_t Transfer(iorelay_file* f, IoKind kind, const struct iovec* iov, int coun
   return static_cast<ssize_t>(done);
 }
 
+// A description shared after fork stops being shared when the other process closes it or exits;
+// one read or write in this many at the daemon's offset asks (one round trip), so that the
+// common case pays nothing and a shared one pays 1/kReclaimEvery of a round trip per call.
+constexpr uint64_t kReclaimEvery = 32;
+
+// Under offset_mu: the daemon's offset, and whether the client may hold it again.
+void AskWhetherShared(iorelay_file* f) {
+  proto::OffsetReply rep;
+  Outcome r = f->client->CallMsg(f->server, proto::Op::kLseek,
+                                 proto::LseekRequest{f->handle, 0, SEEK_CUR}, &rep, f->generation);
+  if (r.ok()) NoteDaemonOffset(f, rep);  // else the transfer itself meets the failure
+}
+
 // read/write at the file offset. While the client holds the offset they go out as positional
 // requests at it, which the daemon can merge like any pwrite, under the file's offset lock (as
 // Linux serialises reads and writes of one open file description on its position).
 ssize_t TransferAtOffset(iorelay_file* f, IoKind kind, const struct iovec* iov, int count) {
   if (!f) return -EBADF;
   std::lock_guard<std::mutex> l(f->offset_mu);
+  if (!f->local_offset.load() && MayHoldOffset(f) &&
+      f->daemon_offset_ops.fetch_add(1) % kReclaimEvery == 0) {
+    AskWhetherShared(f);
+  }
   if (!f->local_offset.load()) return Transfer(f, kind, iov, count, 0);
   const int64_t at = f->offset.load();
   const ssize_t n = Transfer(f, kind == IoKind::kRead ? IoKind::kPread : IoKind::kPwrite, iov,

@@ -103,10 +103,28 @@ bool FailOver(iorelay_file* f, int failed_server) {
 
 void Client::BeforeFork() {
   std::lock_guard<std::mutex> l(files_mu_);
+  std::vector<std::vector<uint64_t>> handles(server_count());
   for (iorelay_file* f : files_) {
     std::lock_guard<std::mutex> o(f->offset_mu);
     (void)HandOffsetToDaemon(f);  // a failure shows at the file's next call
+    if (f->direct_fd.load() < 0) handles[f->server.load()].push_back(f->handle.load());
   }
+  // The child will adopt these: until it has, no daemon tells this process it is their only
+  // holder (a failure shows when the child adopts).
+  for (int i = 0; i < server_count(); ++i) {
+    if (handles[i].empty()) continue;
+    (void)CallMsg<proto::ExpectAdoptRequest, proto::Empty>(
+        i, proto::Op::kExpectAdopt, proto::ExpectAdoptRequest{std::move(handles[i])}, nullptr);
+  }
+}
+
+bool MayHoldOffset(const iorelay_file* f) {
+  return S_ISREG(f->st_mode) && !(f->status_flags.load() & O_APPEND) && f->direct_fd.load() < 0;
+}
+
+void NoteDaemonOffset(iorelay_file* f, const proto::OffsetReply& rep) {
+  f->offset.store(rep.offset);
+  if (rep.sole != 0 && MayHoldOffset(f)) f->local_offset.store(true);
 }
 
 }  // namespace iorelay::client
@@ -200,7 +218,7 @@ off_t iorelay_lseek(iorelay_file* f, off_t offset, int whence) {
             f->client->CallMsg(f->server, proto::Op::kLseek,
                                proto::LseekRequest{f->handle, offset, whence}, &rep, f->generation);
         if (!r.ok()) return StatusOnly(r);
-        f->offset.store(rep.offset);
+        iorelay::client::NoteDaemonOffset(f, rep);
         return static_cast<long>(rep.offset);
       },
       [&](int fd) {

@@ -47,5 +47,10 @@ inline void NoteChange(iorelay_file* f) {
 // description, or when O_APPEND is set) and keeps it there. The caller holds f->offset_mu.
 // 0 or -errno.
 int HandOffsetToDaemon(iorelay_file* f);
+// Whether the client may hold `f`'s offset: a regular file, not appending, not served directly.
+bool MayHoldOffset(const iorelay_file* f);
+// Takes the daemon's answer about the offset; when it says no other process shares the
+// description any more (after fork), the client holds the offset again. Under offset_mu.
+void NoteDaemonOffset(iorelay_file* f, const proto::OffsetReply& rep);
 
 }  // namespace iorelay::client

@@ -1,5 +1,5 @@
 // Requests on a session or on an open handle that bypass the scheduler: open, close, lseek,
-// fsync, ftruncate, fallocate, fstat, fstatfs, setfl, adopt, ping, stats.
+// fsync, ftruncate, fallocate, fstat, fstatfs, setfl, adopt, expect_adopt, ping, stats.
 #include <fcntl.h>
 #include <fmt/core.h>
 #include <unistd.h>
@@ -55,7 +55,7 @@ void Lseek(Core& core, OpenFile& f, const proto::LseekRequest& m, Replier& r) {
       Result<int64_t> pos = core.backend->Seek(f.fd(), m.offset, m.whence);
       if (!pos.ok()) return r.Error(pos.status().code(), m.handle);
       f.pos.store(static_cast<uint64_t>(*pos));
-      return r.Ok(proto::OffsetReply{*pos}, m.handle);
+      return r.Ok(proto::OffsetReply{*pos, f.Sole()}, m.handle);
     }
     default:
       return r.Error(EINVAL, m.handle);
@@ -64,7 +64,7 @@ void Lseek(Core& core, OpenFile& f, const proto::LseekRequest& m, Replier& r) {
   if (__builtin_add_overflow(base, m.offset, &next)) return r.Error(EOVERFLOW, m.handle);
   if (next < 0) return r.Error(EINVAL, m.handle);
   f.pos.store(static_cast<uint64_t>(next));
-  r.Ok(proto::OffsetReply{next}, m.handle);
+  r.Ok(proto::OffsetReply{next, f.Sole()}, m.handle);
 }
 
 void Setfl(Core& core, OpenFile& f, const proto::SetflRequest& m, Replier& r) {
@@ -85,11 +85,24 @@ void Adopt(Core& core, Session& s, const proto::AdoptRequest& m, Replier& r) {
       all = false;
       continue;
     }
-    if (!s.Insert(h, std::move(f), static_cast<size_t>(core.config.max_open_files))) {
-      return r.Error(EMFILE);
+    if (!s.Insert(h, f, static_cast<size_t>(core.config.max_open_files))) return r.Error(EMFILE);
+    // Now that this session holds it, the parent's announcement (if any) is spent.
+    for (int e = f->expected_adopts.load(); e > 0;) {
+      if (f->expected_adopts.compare_exchange_weak(e, e - 1)) break;
     }
   }
   all ? r.Ok(proto::Empty{}) : r.Error(EBADF);
+}
+
+void ExpectAdopt(Session& s, const proto::ExpectAdoptRequest& m, Replier& r) {
+  std::vector<std::shared_ptr<OpenFile>> files;
+  for (uint64_t h : m.handles) {
+    std::shared_ptr<OpenFile> f = s.Find(h);
+    if (f == nullptr) return r.Error(EBADF, h);
+    files.push_back(std::move(f));
+  }
+  for (const auto& f : files) f->expected_adopts.fetch_add(1);
+  r.Ok(proto::Empty{});
 }
 
 // Ops naming a handle: find the description or answer EBADF.
@@ -122,6 +135,11 @@ void HandleFileOp(Core& core, const ConnPtr& conn, const proto::FrameHeader& h,
     case Op::kAdopt: {
       proto::AdoptRequest m;
       if (Decode(payload, &m, r)) Adopt(core, s, m, r);
+      return;
+    }
+    case Op::kExpectAdopt: {
+      proto::ExpectAdoptRequest m;
+      if (Decode(payload, &m, r)) ExpectAdopt(s, m, r);
       return;
     }
     case Op::kOpen: {

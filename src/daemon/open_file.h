@@ -53,6 +53,13 @@ class OpenFile {
   std::mutex pos_mu;
   std::atomic<uint64_t> pos{0};
 
+  // Sessions holding a handle on this description, and adoptions announced (kExpectAdopt) but
+  // not yet made: with one holder and none announced, the description is no longer shared and
+  // its client may hold the offset again.
+  std::atomic<int> holders{0};
+  std::atomic<int> expected_adopts{0};
+  bool Sole() const { return holders.load() == 1 && expected_adopts.load() == 0; }
+
  private:
   backend::Backend* backend_;
   int fd_;

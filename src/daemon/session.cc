@@ -40,6 +40,7 @@ void Session::Clear() {
     dropped.swap(handles_);
     open_files_.clear();
   }
+  for (auto& [handle, file] : dropped) file->holders.fetch_sub(1);
 }
 
 bool Session::HoldsFile(const sched::FileKey& key) {
@@ -47,7 +48,8 @@ bool Session::HoldsFile(const sched::FileKey& key) {
   return open_files_.count({key.dev, key.ino}) > 0;
 }
 
-void Session::CountFile(const OpenFile& file, int delta) {
+void Session::CountFile(OpenFile& file, int delta) {
+  file.holders.fetch_add(delta);
   auto key = std::make_pair(file.key().dev, file.key().ino);
   if ((open_files_[key] += delta) <= 0) open_files_.erase(key);
 }

@@ -52,8 +52,9 @@ class Session {
   std::unordered_map<uint64_t, std::shared_ptr<OpenFile>> handles_;  // guarded by mu_
   // How many of handles_ are on each file (dev, ino).
   std::map<std::pair<uint64_t, uint64_t>, int> open_files_;  // guarded by mu_
-  void CountFile(const OpenFile& file, int delta);           // REQUIRES(mu_)
-  int connections_ = 0;                                      // guarded by table mu_
+  // Counts a handle on `file` in or out (open_files_ and the file's holders).
+  void CountFile(OpenFile& file, int delta);  // REQUIRES(mu_)
+  int connections_ = 0;                       // guarded by table mu_
 };
 
 class SessionTable {

@@ -117,6 +117,16 @@ struct AdoptRequest {
   }
 };
 
+// Before fork, the parent announces the handles its child will adopt, so that no reply says
+// `sole` in between (the child's kAdopt takes the announcement back).
+struct ExpectAdoptRequest {
+  std::vector<uint64_t> handles;
+  template <class V>
+  void Visit(V& v) {
+    v(handles);
+  }
+};
+
 struct OpenRequest {
   std::string path;
   int32_t flags = 0;  // Linux open(2) flags
@@ -238,9 +248,13 @@ struct LseekRequest {
 
 struct OffsetReply {
   int64_t offset = 0;
+  // 1 when no other session holds the description nor may still adopt it (kExpectAdopt): the
+  // client may hold the offset again (the description is no longer shared after fork).
+  uint32_t sole = 0;
   template <class V>
   void Visit(V& v) {
     v(offset);
+    v(sole);
   }
 };
 

@@ -17,12 +17,12 @@ namespace {
 
 // Every message type of src/proto/messages.h that crosses the wire.
 using Messages =
-    std::tuple<Empty, HelloReply, AuthRequest, AuthReply, AdoptRequest, OpenRequest, OpenReply,
-               HandleRequest, PreadRequest, PwriteRequest, ReadRequest, WriteRequest, CountReply,
-               LseekRequest, OffsetReply, FsyncRequest, FtruncateRequest, FallocateRequest,
-               SetflRequest, WireStat, WireStatfs, PathRequest, StatRequest, AccessRequest,
-               MkdirRequest, RenameRequest, TruncateRequest, ReaddirRequest, ReaddirReply,
-               LockRequest, LockReply, UnlockAllRequest, ChmodRequest>;
+    std::tuple<Empty, HelloReply, AuthRequest, AuthReply, AdoptRequest, ExpectAdoptRequest,
+               OpenRequest, OpenReply, HandleRequest, PreadRequest, PwriteRequest, ReadRequest,
+               WriteRequest, CountReply, LseekRequest, OffsetReply, FsyncRequest, FtruncateRequest,
+               FallocateRequest, SetflRequest, WireStat, WireStatfs, PathRequest, StatRequest,
+               AccessRequest, MkdirRequest, RenameRequest, TruncateRequest, ReaddirRequest,
+               ReaddirReply, LockRequest, LockReply, UnlockAllRequest, ChmodRequest>;
 
 void Check(bool ok, const char* what) {
   if (!ok) {
