@@ -4,7 +4,7 @@ Each daemon is `srun --overlap --nodes=1 --ntasks=1 --nodelist=HOST python -m
 iorelay.node_daemon iorelayd ...`; it binds the node's address (node_daemon's rule), reads the
 job credential from a 0600 file in the shared work directory (never from a command line), and
 announces its address in a ready file there. All daemons must be ready within READY_TIMEOUT_S,
-else every step started is stopped (SIGTERM through srun, then scancel) and DaemonError says
+else every step started is stopped (scancel --signal=TERM, then scancel) and DaemonError says
 which host failed and why. Same interface as LocalDaemons.
 """
 
@@ -148,9 +148,11 @@ class SlurmDaemons:
             time.sleep(_POLL_S)
 
     def stop(self) -> list[int | None]:
-        """SIGTERM to each daemon (srun forwards it), then scancel of steps still running."""
-        for proc in self._procs:
-            if proc.poll() is None:
+        """SIGTERM to each daemon (`scancel --signal=TERM` of its step: a SIGTERM to srun would
+        cancel the step, which kills the daemon), then scancel of steps still running."""
+        running = [p for p in self._procs if p.poll() is None]
+        if running and not self._scancel_steps("TERM"):
+            for proc in running:  # no step found (e.g. squeue failed): srun ends it
                 with contextlib.suppress(ProcessLookupError):
                     proc.send_signal(signal.SIGTERM)
         deadline = time.monotonic() + STOP_TIMEOUT_S
@@ -173,18 +175,25 @@ class SlurmDaemons:
         self._procs = []
         return self.exit_codes
 
-    def _scancel_steps(self) -> None:
-        out = subprocess.run(
-            ["squeue", "-h", "-s", "-j", self.job_id, "-o", "%i %j"],
-            capture_output=True,
-            text=True,
-            timeout=10,
-            env=self.environ,
-        ).stdout
+    def _scancel_steps(self, signal_name: str | None = None) -> bool:
+        """scancel (with `signal_name`: only that signal) of the job's iorelayd-N steps; False
+        if none was found."""
+        try:
+            out = subprocess.run(
+                ["squeue", "-h", "-s", "-j", self.job_id, "-o", "%i %j"],
+                capture_output=True,
+                text=True,
+                timeout=10,
+                env=self.environ,
+            ).stdout
+        except (OSError, subprocess.SubprocessError):
+            return False
         words = [line.split() for line in out.splitlines()]
         steps = [w[0] for w in words if len(w) == 2 and w[1].startswith("iorelayd-")]
         if steps:
-            subprocess.run(["scancel", *steps], timeout=10, env=self.environ, check=False)
+            sig = [f"--signal={signal_name}"] if signal_name else []
+            subprocess.run(["scancel", *sig, *steps], timeout=10, env=self.environ, check=False)
+        return bool(steps)
 
     def addresses(self, transport: str = "tcp") -> list[str]:
         if transport != "tcp":
