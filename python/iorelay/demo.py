@@ -202,11 +202,28 @@ def add_parser(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None
     p.add_argument("--transport", choices=("tcp", "unix"), default="tcp")
     p.add_argument("--base-dir", type=Path, default=Path("/tmp"), help="where to make the temp dir")
     p.add_argument("--keep", action="store_true", help="keep the temp dir (logs, data)")
+    p.add_argument(
+        "--testbed",
+        action="store_true",
+        help="instead: the exploration on the testbed (root; brings one up and down unless one "
+        "is up), its report, and where forwarding wins (docs/testbed.md)",
+    )
+    p.add_argument(
+        "--out", type=Path, default=Path("results/demo-testbed"), help="with --testbed: results"
+    )
     p.set_defaults(func=run)
 
 
 def run(args: argparse.Namespace) -> int:
     console = Console()
+    if getattr(args, "testbed", False):
+        from iorelay import demo_testbed
+
+        try:
+            return demo_testbed.run_demo(args.out, console)
+        except demo_testbed.DemoTestbedError as e:
+            console.print(f"[bold red]demo failed:[/] {e}", markup=True, highlight=False)
+            return 1
     try:
         run_demo(console, args.base_dir, args.daemons, args.transport, args.keep)
     except (DemoError, DaemonError, StatsError, paths.NotBuiltError) as e:
