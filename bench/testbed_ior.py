@@ -148,7 +148,7 @@ def main() -> int:
         per = per_dispatch[(tool, path)]
         print(f"| {tool} | {path} | {', '.join(f'{x:.1f}' for x in v)} | "
               f"{statistics.median(v):.1f} | {statistics.median(v) / direct:.2f} | "
-              f"{', '.join(f'{x:.1f}' for x in per) or '–'} |")  # fmt: skip
+              f"{', '.join(f'{x:.1f}' for x in per) or '-'} |")  # fmt: skip
     return 0
 
 

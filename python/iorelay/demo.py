@@ -138,6 +138,33 @@ def _check_files(root: Path, prefix: Path) -> None:
             raise DemoError(f"{f} is missing or not {FILE_SIZE_BYTES} bytes")
 
 
+def carried_story(totals: list[dict]) -> str:
+    """Which daemon carried the data, and why the others did not (from their counters)."""
+    lines = []
+    for i, t in enumerate(totals):
+        moved = int(t.get("bytes_written", 0)) + int(t.get("bytes_read", 0))
+        lines.append(
+            f"   daemon {i}: {moved >> 20} MiB written and read in {t.get('requests', 0)} "
+            f"requests, {t.get('errors', 0)} errors, {t.get('existence_answers', 0)} existence "
+            "answers"
+        )
+    lines.append(
+        "   Existence answers are ENOENT/EEXIST replies to fio's checks (stat and unlink of a "
+        "file not there yet, mkdir of its directory): answers, not errors."
+    )
+    idle = [
+        i for i, t in enumerate(totals) if not t.get("bytes_written") and not t.get("bytes_read")
+    ]
+    if idle and len(idle) < len(totals):
+        lines.append(
+            f"   daemon {', '.join(map(str, idle))} carried no data: placement is per node (block: "
+            "node id = rank / ranks per node), and fio's jobs are one node here, so all its files "
+            "go to one daemon; ranks on several nodes (iorelay run --ranks-per-node, or the "
+            "testbed's hosts) spread over the daemons."
+        )
+    return "\n".join(lines)
+
+
 def run_demo(console: Console, base: Path, count: int, transport: str, keep: bool) -> None:
     fio = shutil.which("fio")
     if fio is None:
@@ -178,8 +205,12 @@ def run_demo(console: Console, base: Path, count: int, transport: str, keep: boo
             _check_files(root, prefix)
             console.print(f"6. The files are in {root}: the daemons did the I/O, not fio.")
             console.print("7. Counters of each daemon (iorelay stats ADDRESS):")
+            carried = []
             for addr in daemons.addresses(transport):
-                render_stats(query_stats(addr, cred), console, title=f"daemon {addr}")
+                stats = query_stats(addr, cred)
+                render_stats(stats, console, title=f"daemon {addr}")
+                carried.append(stats.get("total", {}))
+            console.print(carried_story(carried))
         bad = [c for c in daemons.exit_codes if c not in (0, -signal.SIGTERM)]
         if bad:
             raise DemoError(f"daemons exited badly on SIGTERM: {daemons.exit_codes}")

@@ -53,7 +53,9 @@ def summary(results: pd.DataFrame) -> pd.DataFrame:
         for k, v in medians.items():
             row[f"mib_s_{int(k)}"] = round(float(v), 1)
         row["best_ionodes"] = best
-        row["best_over_direct"] = round(float(medians[best] / medians[0]), 2) if 0 in medians else None
+        row["best_over_direct"] = (
+            round(float(medians[best] / medians[0]), 2) if 0 in medians else None
+        )
         for k, fwd in runs[runs["ionodes"] > 0].groupby("ionodes"):
             row[f"carried_{int(k)}"] = _carried(fwd)
             row[f"per_dispatch_{int(k)}"] = round(float(fwd["requests_per_dispatch"].median()), 1)
@@ -65,7 +67,9 @@ def print_summary(table: pd.DataFrame, console: Console) -> None:
     options = sorted(int(c.rsplit("_", 1)[1]) for c in table.columns if c.startswith("mib_s_"))
     t = Table(title="median MiB/s per I/O-node count (0 = direct on GlusterFS)")
     for name in ("pattern", *(str(k) for k in options), "best", "data carried by (MiB)"):
-        t.add_column(name, justify="left" if name in ("pattern", "data carried by (MiB)") else "right")
+        t.add_column(
+            name, justify="left" if name in ("pattern", "data carried by (MiB)") else "right"
+        )
     for _, r in table.iterrows():
         pattern = f"{r['spatiality']} {_size(int(r['request_bytes']))} {r['operation']}"
         best = f"{r['best_ionodes']} ({r['best_over_direct']:.2f}x direct)"
