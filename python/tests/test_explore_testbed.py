@@ -63,3 +63,19 @@ def test_summary_names_the_best_option_and_the_daemons() -> None:
     assert (row["mib_s_0"], row["mib_s_1"], row["mib_s_2"]) == (6, 20, 15)
     assert row["best_ionodes"] == 1 and row["best_over_direct"] == pytest.approx(3.33)
     assert row["carried_2"] == "ion1 4, ion2 4" and row["runs"] == 9
+
+
+def test_story_says_where_forwarding_wins_and_where_direct_does() -> None:
+    from iorelay.demo_testbed import story
+
+    table = pd.DataFrame([
+        {"spatiality": "strided", "request_bytes": 8192, "operation": "write", "mib_s_0": 3.6,
+         "mib_s_1": 19.4, "best_ionodes": 1, "best_over_direct": 5.39, "per_dispatch_1": 7.3},
+        {"spatiality": "contiguous", "request_bytes": 8192, "operation": "read", "mib_s_0": 11.1,
+         "mib_s_1": 3.0, "best_ionodes": 0, "best_over_direct": 1.0, "per_dispatch_1": 1.0},
+    ])  # fmt: skip
+    text = " ".join(story(table))
+    assert "Forwarding wins: strided 8 KiB write 5.39x with 1 I/O node(s), 7.3 requests" in text
+    assert (
+        "Direct access wins: contiguous 8 KiB read (direct 11.1 MiB/s, best forwarded 3.0)" in text
+    )
