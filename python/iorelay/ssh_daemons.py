@@ -91,8 +91,12 @@ class _Remote:
             self.stderr = (self.stderr + line)[-2000:]
 
     def join(self) -> None:
+        """Waits for the readers (the session has ended) and closes the pipes."""
         self._out.join(timeout=2)
         self._err.join(timeout=2)
+        for pipe in (self.proc.stdout, self.proc.stderr):
+            if pipe is not None and not self._out.is_alive() and not self._err.is_alive():
+                pipe.close()
 
 
 class SshDaemons:
