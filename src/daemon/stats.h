@@ -92,13 +92,13 @@ class Stats {
   }
 
   // {"total": {...}, "apps": {"name": {...}}, "files": {"dev:ino": {...}}}; apps and total
-  // with requests, errors, existence_answers (metadata ENOENT/EEXIST, not in errors), bytes_read, bytes_written, queue_time_ns, service_time_ns,
-  // "by_family", dispatches, mean_requests_per_dispatch (the application's data requests
-  // per dispatch that carried any of them) and data-request queue/service p50/p99 (ns, as
-  // log2 bucket upper bounds); files with requests, bytes, dispatches and
-  // mean_requests_per_dispatch. The total also has "by_op": requests received per op name.
-  // Plus the ConnCounters as top-level scalars named connections_*, e.g.
-  // connections_closed_slow_reader.
+  // with requests, errors, existence_answers (metadata ENOENT/EEXIST, not in errors), bytes_read,
+  // bytes_written, queue_time_ns, service_time_ns, "by_family", dispatches,
+  // mean_requests_per_dispatch (the application's data requests per dispatch that carried any of
+  // them) and data-request queue/service p50/p99 (ns, as log2 bucket upper bounds); files with
+  // requests, bytes, dispatches and mean_requests_per_dispatch. The total also has "by_op":
+  // requests received per op name. Plus the ConnCounters as top-level scalars named connections_*,
+  // e.g. connections_closed_slow_reader.
   nlohmann::json ToJson() const;
 
   ConnCounters conn;
