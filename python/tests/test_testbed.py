@@ -14,6 +14,7 @@ import time
 from collections.abc import Iterator
 from pathlib import Path
 
+import pandas as pd
 import pytest
 
 from iorelay import testbed, testbed_slurm, testbed_ssh
@@ -338,6 +339,47 @@ def test_each_compute_host_writes_through_its_own_ionode(
         text = text[end:].strip()
     assert [_max_key(d, "bytes_written") for d in docs] == [1 << 20, 1 << 20]
     assert sorted(p.name for p in root.iterdir()) == ["out-node1", "out-node2"]
+
+
+EXPLORE_SWEEP = """
+[sweep]
+repetitions = 1
+timeout_s = 60
+[pattern]
+layout = "shared"
+spatiality = "strided"
+processes = 4
+ranks_per_node = 2
+request = "64K"
+total = "2M"
+odirect = true
+operations = ["write", "read"]
+[relay]
+ionodes = [0, 2]
+scheduler = "aioli"
+"""
+
+
+@needs_testbed
+@pytest.mark.needs_build("iorelayd", "libiorelay_preload.so", "iorelay-ctl", "iorelay-bench")
+def test_explore_on_the_testbed(tb: tuple[dict[str, Host], set[int]], tmp_path: Path) -> None:
+    """`iorelay explore --testbed`: a direct and a 2-I/O-node run of 4 ranks on node1 and node2;
+    rows in the analysis schema, the forwarded one with each I/O node's bytes from its
+    counters (block placement: node1 → ion1, node2 → ion2)."""
+    sweep = tmp_path / "sweep.toml"
+    sweep.write_text(EXPLORE_SWEEP)
+    out = tmp_path / "out"
+    proc = subprocess.run(
+        [sys.executable, "-m", "iorelay", "explore", "--testbed", str(sweep), "--out", str(out)],
+        capture_output=True, text=True, timeout=180,
+    )  # fmt: skip
+    assert proc.returncode == 0, proc.stderr
+    rows = pd.read_csv(out / "results.csv")
+    assert sorted(rows["ionodes"]) == [0, 0, 2, 2] and (rows["wrong_words"] == 0).all()
+    assert (rows["platform"] == "testbed").all() and (rows["compute_hosts"] == 2).all()
+    fwd = rows[rows["ionodes"] == 2].iloc[0]
+    assert fwd["daemon_bytes_by_host"] == f"ion1={2 << 20};ion2={2 << 20}"  # 1 MiB w + 1 MiB r
+    assert fwd["ionode_link_mib"] >= 4
 
 
 # The writer paces itself (64 KiB, then 5 ms), so the kill lands mid-run whatever the load.
