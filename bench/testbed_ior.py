@@ -10,7 +10,8 @@ remote-dio off): IOR `-a POSIX -w -b 8k -t 8k -s S --posix.odirect`, and iorelay
 `--spatiality strided --request 8K --segments S --odirect`. Ranks on node1 and node2 only
 (`mpirun --host node1:R/2,node2:R/2`, or MPICH's `mpiexec -iface iorelay-tb0 -hosts ...`), each
 through `iorelay exec`; the I/O node is ion1. Every forwarded run checks the daemon's counters
-(bytes written >= what the tool wrote) and reports its requests per dispatch. IOR is built from
+(bytes written >= what the tool wrote) and reports its requests per dispatch; the table goes to
+bench/results/testbed-ior-MPI.md. IOR is built from
 ../shared/vendor under build/ior (build/ior-mpich with --mpi mpich; bench/vendor_tools.py).
 """
 
@@ -138,17 +139,21 @@ def main() -> int:
                     per_dispatch[(tool, sched)].append(per)
         print(f"repetition {rep + 1}: " + ", ".join(
             f"{t}/{p} {v[-1]:.1f}" for (t, p), v in runs.items()), flush=True)  # fmt: skip
-    print(f"\n{time.strftime('%Y-%m-%d')}, {launcher.name}, {args.ranks} ranks on "
-          f"{','.join(COMPUTE)}, 8 KiB strided O_DIRECT writes, {args.segments} per rank "
-          f"({written_bytes(args) >> 20} MiB); I/O node {IONODE}")  # fmt: skip
-    print("| tool | path | MiB/s (runs) | median | / direct | requests per dispatch |")
-    print("|---|---|---|---:|---:|---:|")
+    lines = [f"{time.strftime('%Y-%m-%d')}, {launcher.name}, {args.ranks} ranks on "
+             f"{','.join(COMPUTE)}, 8 KiB strided O_DIRECT writes, {args.segments} per rank "
+             f"({written_bytes(args) >> 20} MiB); I/O node {IONODE}", "",
+             "Command: `.venv/bin/python bench/testbed_ior.py " + " ".join(sys.argv[1:]) + "`",
+             "", "| tool | path | MiB/s (runs) | median | / direct | requests per dispatch |",
+             "|---|---|---|---:|---:|---:|"]  # fmt: skip
     for (tool, path), v in runs.items():
         direct = statistics.median(runs[(tool, "direct")])
         per = per_dispatch[(tool, path)]
-        print(f"| {tool} | {path} | {', '.join(f'{x:.1f}' for x in v)} | "
-              f"{statistics.median(v):.1f} | {statistics.median(v) / direct:.2f} | "
-              f"{', '.join(f'{x:.1f}' for x in per) or '-'} |")  # fmt: skip
+        lines.append(f"| {tool} | {path} | {', '.join(f'{x:.1f}' for x in v)} | "
+                     f"{statistics.median(v):.1f} | {statistics.median(v) / direct:.2f} | "
+                     f"{', '.join(f'{x:.1f}' for x in per) or '-'} |")  # fmt: skip
+    table = "\n".join(lines) + "\n"
+    print("\n" + table)
+    (REPO / "bench" / "results" / f"testbed-ior-{launcher.name}.md").write_text(table)
     return 0
 
 
