@@ -131,6 +131,26 @@ def story(table: pd.DataFrame) -> list[str]:
     return lines
 
 
+def write_summary(table: pd.DataFrame, path: Path) -> None:
+    """The summary beside the report: a Markdown table per pattern, then the story."""
+    options = sorted(int(c.rsplit("_", 1)[1]) for c in table.columns if c.startswith("mib_s_"))
+    label = {0: "direct MiB/s", 1: "1 I/O node MiB/s"}
+    head = ["pattern", *(label.get(k, f"{k} I/O nodes MiB/s") for k in options), "best",
+            "data carried by (MiB)"]  # fmt: skip
+    lines = ["| " + " | ".join(head) + " |", "|" + "---|" * len(head)]
+    for _, r in table.iterrows():
+        carried = "; ".join(
+            f"{k}: {r[f'carried_{k}']} ({r[f'per_dispatch_{k}']:g} req/dispatch)"
+            for k in options
+            if k > 0 and isinstance(r.get(f"carried_{k}"), str)
+        )
+        cells = [_name(r), *(f"{r[f'mib_s_{k}']:.1f}" for k in options),
+                 f"{r['best_ionodes']} ({r['best_over_direct']:.2f}x direct)", carried]  # fmt: skip
+        lines.append("| " + " | ".join(cells) + " |")
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_text("\n".join([*lines, "", *story(table)]) + "\n")
+
+
 def run_demo(out: Path, console: Console) -> int:
     from iorelay import explore, explore_testbed
     from iorelay.analysis.cli import main as analyze_main
@@ -154,8 +174,13 @@ def run_demo(out: Path, console: Console) -> int:
         status = explore.explore(sweep, out, False, console, explore_testbed.run_one)
         results = pd.read_csv(out / "results.csv")
         analyze_main([str(out), "--out", str(out / "report")])
-        print_summary(summary(results), console)
-        console.print(f"results: {out / 'results.csv'}; report: {out / 'report' / 'report.html'}")
+        table = summary(results)
+        print_summary(table, console)
+        write_summary(table, out / "report" / "testbed-summary.md")
+        console.print(
+            f"results: {out / 'results.csv'}; report: {out / 'report' / 'report.html'}; this "
+            f"summary: {out / 'report' / 'testbed-summary.md'}"
+        )
         return status
     finally:
         if made:

@@ -3,6 +3,8 @@ daemons' counters, the testbed sweep, and the demo's summary of a results table.
 
 from __future__ import annotations
 
+from pathlib import Path
+
 import pandas as pd
 import pytest
 
@@ -79,3 +81,19 @@ def test_story_says_where_forwarding_wins_and_where_direct_does() -> None:
     assert (
         "Direct access wins: contiguous 8 KiB read (direct 11.1 MiB/s, best forwarded 3.0)" in text
     )
+
+
+def test_the_summary_file_has_the_table_and_the_story(tmp_path: Path) -> None:
+    from iorelay.demo_testbed import write_summary
+
+    rows = [{"spatiality": "strided", "request_bytes": 8192, "operation": "write", "ionodes": k,
+             "bandwidth_mib_s": bw, "run_key": str(k), "requests_per_dispatch": 2.0,
+             "daemon_bytes_by_host": "ion1=1048576" if k else None}
+            for k, bw in ((0, 4.0), (1, 20.0))]  # fmt: skip
+    write_summary(summary(pd.DataFrame(rows)), tmp_path / "s.md")
+    text = (tmp_path / "s.md").read_text()
+    assert (
+        "| strided 8 KiB write | 4.0 | 20.0 | 1 (5.00x direct) | 1: ion1 1 (2 req/dispatch) |"
+        in text
+    )
+    assert "Forwarding wins: strided 8 KiB write 5.00x" in text
