@@ -261,4 +261,23 @@ def run(args: argparse.Namespace) -> int:
         console.print(f"[bold red]demo failed:[/] {e}", markup=True, highlight=False)
         return 1
     console.print("[bold green]demo passed.[/]")
+    console.print(testbed_hint())
     return 0
+
+
+def testbed_hint() -> str:
+    """Where to see forwarding win: the testbed, if this machine can build one, else why not."""
+    from iorelay.testbed import unmet_requirements
+
+    why = unmet_requirements()
+    if why:
+        return (
+            "On one machine direct access usually wins: nothing stands between the processes "
+            "and the storage. `make demo-testbed` runs the exploration on a cluster of network "
+            "namespaces with capped links and GlusterFS, but not here: " + "; ".join(why) + "."
+        )
+    return (
+        "On one machine direct access usually wins: nothing stands between the processes and "
+        "the storage. This machine can build the testbed: `make demo-testbed` (root) shows where "
+        "forwarding wins across capped links to GlusterFS (docs/testbed.md)."
+    )
