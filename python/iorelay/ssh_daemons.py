@@ -197,7 +197,7 @@ class SshDaemons:
             time.sleep(0.05)
 
     def _kill_remote(self, remote: _Remote, sig: str) -> None:
-        if remote.pid is None:
+        if remote.pid is None or not remote.pid.isdigit():
             return
         with contextlib.suppress(OSError, subprocess.SubprocessError):
             subprocess.run(
