@@ -7,6 +7,8 @@ address rule and binary check as with Slurm), waits for its ready file and print
 "ready ADDRESS" on its standard output. All daemons must be ready within READY_TIMEOUT_S, else
 every daemon started is stopped and DaemonError names the host and says why. Stopping is `ssh
 HOST kill -TERM PID`; the script then removes its directory and exits with the daemon's status.
+The ssh session's standard input stays open while the daemon should run: when it closes (iorelay
+stopped or died), the remote script sends the daemon SIGTERM, so nothing outlives the run.
 The ssh command is IORELAY_SSH (default `ssh -o BatchMode=yes -o ConnectTimeout=5`); a shared
 install prefix is assumed (the same python and iorelayd paths on every host).
 """
@@ -33,16 +35,21 @@ STOP_TIMEOUT_S = 5.0
 SSH_ENV = "IORELAY_SSH"
 DEFAULT_SSH = "ssh -o BatchMode=yes -o ConnectTimeout=5"
 
-# $1: python, $2: the node_daemon arguments (shell-quoted). stdin: the credential.
+# $1: python, $2: the node_daemon arguments (shell-quoted). stdin: the credential's line, then
+# held open by iorelay: its end (iorelay stops, or dies) sends the daemon SIGTERM.
 REMOTE_SCRIPT = r"""
 umask 077
 d=$(mktemp -d /tmp/iorelayd.XXXXXX) || exit 3
-cat > "$d/credential"
+IFS= read -r secret
+printf '%s\n' "$secret" > "$d/credential"
+unset secret
+exec 3<&0  # the session's stdin, for the watcher (a background job's own stdin is /dev/null)
 py=$1
 eval "set -- $2"
 "$py" -m iorelay.node_daemon "$@" --credential "app0=$d/credential" \
-    --ready-file "$d/ready" > "$d/log" 2>&1 < /dev/null &
+    --ready-file "$d/ready" > "$d/log" 2>&1 < /dev/null 3<&- &
 pid=$!
+( cat <&3 > /dev/null; kill -TERM $pid 2>/dev/null ) > /dev/null 2>&1 &
 echo "pid $pid"
 while [ ! -s "$d/ready" ]; do
   if ! kill -0 $pid 2>/dev/null; then
@@ -175,8 +182,8 @@ class SshDaemons:
         )
         assert proc.stdin is not None
         with contextlib.suppress(BrokenPipeError):
-            proc.stdin.write(secret.decode("ascii"))
-            proc.stdin.close()
+            proc.stdin.write(secret.decode("ascii"))  # one line; the pipe stays open
+            proc.stdin.flush()
         return _Remote(host, proc)
 
     def _wait_ready(self, remote: _Remote, deadline: float) -> None:
@@ -209,8 +216,13 @@ class SshDaemons:
             )
 
     def stop(self) -> list[int | None]:
-        """SIGTERM to each remote daemon (over ssh), then SIGKILL; the ssh sessions end."""
+        """SIGTERM to each remote daemon (the end of its session's stdin, and `kill -TERM` over
+        ssh), then SIGKILL; the ssh sessions end."""
         running = [r for r in self._remotes if r.proc.poll() is None]
+        for remote in self._remotes:
+            with contextlib.suppress(OSError):
+                assert remote.proc.stdin is not None
+                remote.proc.stdin.close()
         for remote in running:
             self._kill_remote(remote, "TERM")
         deadline = time.monotonic() + STOP_TIMEOUT_S

@@ -71,3 +71,18 @@ def test_a_daemon_that_cannot_start_is_named(tmp_path: Path, fake_ssh: dict[str,
                          interface="nosuch0")  # fmt: skip
     with pytest.raises(DaemonError, match=r"iorelayd on h1 exited with status 2(.|\n)*nosuch0"):
         daemons.start()
+
+
+@pytest.mark.needs_build("iorelayd")
+def test_the_end_of_the_sessions_stdin_stops_the_daemon(
+    tmp_path: Path, fake_ssh: dict[str, str]
+) -> None:
+    """If iorelay dies, ssh's stdin closes: the remote script then stops its daemon."""
+    with SshDaemons(["h1"], tmp_path, "/fwd", tmp_path / "w", environ=fake_ssh) as d:
+        remote = d._remotes[0]
+        pid = int(remote.pid or 0)
+        assert Path(f"/proc/{pid}").exists()
+        assert remote.proc.stdin is not None
+        remote.proc.stdin.close()
+        assert remote.proc.wait(timeout=10) == 0  # the daemon's status after SIGTERM
+        assert not Path(f"/proc/{pid}").exists()
