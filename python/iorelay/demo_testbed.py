@@ -113,15 +113,17 @@ def story(table: pd.DataFrame) -> list[str]:
             + " (no clear winner with these repetitions)."
         )
     if len(direct):
-        lines.append(
-            "Direct access wins: "
-            + "; ".join(
-                f"{_name(r)} (direct {r['mib_s_0']:.1f} MiB/s, best forwarded "
-                f"{max(r[c] for c in forwarded):.1f})"
-                for _, r in direct.iterrows()
+        parts = []
+        for _, r in direct.iterrows():
+            k = max(forwarded, key=lambda c: r[c]).rsplit("_", 1)[1]
+            best = r[f"mib_s_{k}"]
+            parts.append(
+                f"{_name(r)} (direct {r['mib_s_0']:.1f} MiB/s, best forwarded {best:.1f} with {k} "
+                f"I/O node(s), {r[f'per_dispatch_{k}']:g} requests per dispatch)"
             )
-            + ": nothing to merge (1 request per dispatch), and every request pays the extra "
-            "hop through the I/O node."
+        lines.append(
+            "Direct access wins: " + "; ".join(parts) + ". Forwarding adds a hop through the I/O "
+            "node to every request; it pays off where merging makes fewer, larger requests."
         )
     lines.append(
         "Which daemon carried the data (MiB, from the counters): with 2 I/O nodes block "
