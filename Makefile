@@ -24,11 +24,12 @@ SAN_ENV := ASAN_OPTIONS=detect_leaks=1 \
 	UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1 \
 	TSAN_OPTIONS=halt_on_error=1:second_deadlock_stack=1
 
-.PHONY: help deps build test test-cxx test-python lint test-asan test-tsan ci demo install \
+.PHONY: help deps build test test-cxx test-python lint test-asan test-tsan ci demo demo-testbed install \
 	format format-check bench fuzz testbed-deps clean distclean
 
 help:
 	@echo "make demo        install deps, build, fio through 2 daemons, default exploration, report"
+	@echo "make demo-testbed  (root) the exploration on the testbed: where forwarding wins"
 	@echo "make test        install deps, build, run the C++ (ctest) and Python (pytest) tests"
 	@echo "make test-asan   build in build-asan with AddressSanitizer and run ctest"
 	@echo "make test-tsan   build in build-tsan with ThreadSanitizer and run ctest -L daemon"
@@ -96,6 +97,13 @@ demo: build
 	$(VBIN)/iorelay explore --out $(DEMO_DIR)
 	$(VBIN)/iorelay analyze $(DEMO_DIR) --out $(DEMO_DIR)/report
 	@echo "report: $(DEMO_DIR)/report/report.html"
+
+# The exploration on the testbed (root; make testbed-deps): brings a testbed up unless one is up,
+# runs sweep_testbed.toml (resumable), writes the report, takes down the testbed it made.
+DEMO_TESTBED_DIR ?= results/demo-testbed
+demo-testbed: build
+	$(VBIN)/iorelay demo --testbed --out $(DEMO_TESTBED_DIR)
+	@echo "report: $(DEMO_TESTBED_DIR)/report/report.html"
 
 install: build
 	cmake --install build --prefix $(PREFIX)

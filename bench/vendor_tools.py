@@ -15,18 +15,24 @@ VENDOR = REPO.parent / "shared" / "vendor" / "ior-5fcf0ba.tar.gz"
 IOR_BUILD = REPO / "build" / "ior"
 
 
-def build_ior() -> Path:
-    """The directory holding the ior and mdtest binaries, built the first time."""
-    binaries = IOR_BUILD / "src"
+def build_ior(mpi: str = "openmpi") -> Path:
+    """The directory holding the ior and mdtest binaries, built the first time: for OpenMPI
+    under build/ior, for MPICH (mpicc.mpich) under build/ior-mpich."""
+    build = IOR_BUILD if mpi == "openmpi" else IOR_BUILD.with_name(f"ior-{mpi}")
+    binaries = build / "src"
     if (binaries / "ior").exists() and (binaries / "mdtest").exists():
         return binaries
-    IOR_BUILD.mkdir(parents=True, exist_ok=True)
-    with tarfile.open(VENDOR) as tar:
-        tar.extractall(IOR_BUILD.parent / "ior-src", filter="data")
-    src = next((IOR_BUILD.parent / "ior-src").iterdir())
-    subprocess.run(["./bootstrap"], cwd=src, check=True, capture_output=True)
-    subprocess.run([str(src / "configure"), "--quiet"], cwd=IOR_BUILD, check=True)
-    subprocess.run(["make", "-j2", "--quiet"], cwd=IOR_BUILD, check=True)
+    build.mkdir(parents=True, exist_ok=True)
+    src_dir = IOR_BUILD.parent / "ior-src"
+    if not src_dir.exists():
+        with tarfile.open(VENDOR) as tar:
+            tar.extractall(src_dir, filter="data")
+    src = next(src_dir.iterdir())
+    if not (src / "configure").exists():
+        subprocess.run(["./bootstrap"], cwd=src, check=True, capture_output=True)
+    cc = [] if mpi == "openmpi" else [f"CC=mpicc.{mpi}"]
+    subprocess.run([str(src / "configure"), "--quiet", *cc], cwd=build, check=True)
+    subprocess.run(["make", "-j2", "--quiet"], cwd=build, check=True)
     return binaries
 
 

@@ -18,7 +18,14 @@ if [[ ${1:-} == fuzz ]]; then APT_PACKAGES+=(clang-14 libfuzzer-14-dev libclang-
 TESTBED_SERVICES=(glusterd glustereventsd munged slurmctld slurmd slurmdbd)
 TESTBED_UNITS=(glusterd glustereventsd munge slurmctld slurmd slurmdbd)
 if [[ ${1:-} == testbed ]]; then
-  APT_PACKAGES+=(glusterfs-server glusterfs-client slurm-wlm munge iproute2 util-linux procps)
+  APT_PACKAGES+=(glusterfs-server glusterfs-client slurm-wlm munge iproute2 util-linux procps
+    openssh-server)
+  # The machine's own sshd (if it had openssh-server before) is left alone; a newly installed
+  # one is disabled like the others (the testbed starts one sshd per host namespace).
+  if ! dpkg-query -W -f='${Status}' openssh-server 2>/dev/null | grep -q 'install ok installed'; then
+    TESTBED_SERVICES+=(sshd)
+    TESTBED_UNITS+=(ssh)
+  fi
 fi
 VENV=.venv
 PYTHON=${PYTHON:-python3}

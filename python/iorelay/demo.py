@@ -138,6 +138,33 @@ def _check_files(root: Path, prefix: Path) -> None:
             raise DemoError(f"{f} is missing or not {FILE_SIZE_BYTES} bytes")
 
 
+def carried_story(totals: list[dict]) -> str:
+    """Which daemon carried the data, and why the others did not (from their counters)."""
+    lines = []
+    for i, t in enumerate(totals):
+        moved = int(t.get("bytes_written", 0)) + int(t.get("bytes_read", 0))
+        lines.append(
+            f"   daemon {i}: {moved >> 20} MiB written and read in {t.get('requests', 0)} "
+            f"requests, {t.get('errors', 0)} errors, {t.get('existence_answers', 0)} existence "
+            "answers"
+        )
+    lines.append(
+        "   Existence answers are ENOENT/EEXIST replies to fio's checks (stat and unlink of a "
+        "file not there yet, mkdir of its directory): answers, not errors."
+    )
+    idle = [
+        i for i, t in enumerate(totals) if not t.get("bytes_written") and not t.get("bytes_read")
+    ]
+    if idle and len(idle) < len(totals):
+        lines.append(
+            f"   daemon {', '.join(map(str, idle))} carried no data: placement is per node (block: "
+            "node id = rank / ranks per node), and fio's jobs are one node here, so all its files "
+            "go to one daemon; ranks on several nodes (iorelay run --ranks-per-node, or the "
+            "testbed's hosts) spread over the daemons."
+        )
+    return "\n".join(lines)
+
+
 def run_demo(console: Console, base: Path, count: int, transport: str, keep: bool) -> None:
     fio = shutil.which("fio")
     if fio is None:
@@ -178,8 +205,12 @@ def run_demo(console: Console, base: Path, count: int, transport: str, keep: boo
             _check_files(root, prefix)
             console.print(f"6. The files are in {root}: the daemons did the I/O, not fio.")
             console.print("7. Counters of each daemon (iorelay stats ADDRESS):")
+            carried = []
             for addr in daemons.addresses(transport):
-                render_stats(query_stats(addr, cred), console, title=f"daemon {addr}")
+                stats = query_stats(addr, cred)
+                render_stats(stats, console, title=f"daemon {addr}")
+                carried.append(stats.get("total", {}))
+            console.print(carried_story(carried))
         bad = [c for c in daemons.exit_codes if c not in (0, -signal.SIGTERM)]
         if bad:
             raise DemoError(f"daemons exited badly on SIGTERM: {daemons.exit_codes}")
@@ -202,15 +233,51 @@ def add_parser(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None
     p.add_argument("--transport", choices=("tcp", "unix"), default="tcp")
     p.add_argument("--base-dir", type=Path, default=Path("/tmp"), help="where to make the temp dir")
     p.add_argument("--keep", action="store_true", help="keep the temp dir (logs, data)")
+    p.add_argument(
+        "--testbed",
+        action="store_true",
+        help="instead: the exploration on the testbed (root; brings one up and down unless one "
+        "is up), its report, and where forwarding wins (docs/testbed.md)",
+    )
+    p.add_argument(
+        "--out", type=Path, default=Path("results/demo-testbed"), help="with --testbed: results"
+    )
     p.set_defaults(func=run)
 
 
 def run(args: argparse.Namespace) -> int:
     console = Console()
+    if getattr(args, "testbed", False):
+        from iorelay import demo_testbed
+
+        try:
+            return demo_testbed.run_demo(args.out, console)
+        except demo_testbed.DemoTestbedError as e:
+            console.print(f"[bold red]demo failed:[/] {e}", markup=True, highlight=False)
+            return 1
     try:
         run_demo(console, args.base_dir, args.daemons, args.transport, args.keep)
     except (DemoError, DaemonError, StatsError, paths.NotBuiltError) as e:
         console.print(f"[bold red]demo failed:[/] {e}", markup=True, highlight=False)
         return 1
     console.print("[bold green]demo passed.[/]")
+    console.print(testbed_hint())
     return 0
+
+
+def testbed_hint() -> str:
+    """Where to see forwarding win: the testbed, if this machine can build one, else why not."""
+    from iorelay.testbed import unmet_requirements
+
+    why = unmet_requirements()
+    if why:
+        return (
+            "On one machine direct access usually wins: nothing stands between the processes "
+            "and the storage. `make demo-testbed` runs the exploration on a cluster of network "
+            "namespaces with capped links and GlusterFS, but not here: " + "; ".join(why) + "."
+        )
+    return (
+        "On one machine direct access usually wins: nothing stands between the processes and "
+        "the storage. This machine can build the testbed: `make demo-testbed` (root) shows where "
+        "forwarding wins across capped links to GlusterFS (docs/testbed.md)."
+    )

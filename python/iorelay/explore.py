@@ -22,8 +22,8 @@ import sys
 import tempfile
 import time
 import tomllib
-from collections.abc import Mapping, Sequence
-from dataclasses import dataclass
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass, field
 from importlib import resources
 from pathlib import Path
 from typing import Any
@@ -144,11 +144,11 @@ def parse_sweep(text: str, source: str = "<sweep>") -> Sweep:
     return Sweep(runs, operations, float(sweep["timeout_s"]), source)
 
 
-def load_sweep(path: str | os.PathLike[str] | None) -> Sweep:
-    """The sweep in `path`, or the embedded default sweep."""
+def load_sweep(path: str | os.PathLike[str] | None, default: str = DEFAULT_SWEEP) -> Sweep:
+    """The sweep in `path`, or the embedded sweep `default`."""
     if path is None:
-        text = resources.files("iorelay").joinpath(DEFAULT_SWEEP).read_text()
-        return parse_sweep(text, f"(default) {DEFAULT_SWEEP}")
+        text = resources.files("iorelay").joinpath(default).read_text()
+        return parse_sweep(text, f"(default) {default}")
     return parse_sweep(Path(path).read_text(), str(path))
 
 
@@ -191,6 +191,7 @@ class RunOutcome:
     seconds: float
     error: str = ""
     command: str = ""
+    info: dict[str, Any] = field(default_factory=dict)  # extra result columns of the run
 
 
 def run_one(config: Mapping[str, Any], operations: tuple[str, ...], timeout_s: float) -> RunOutcome:
@@ -238,6 +239,9 @@ def run_one(config: Mapping[str, Any], operations: tuple[str, ...], timeout_s: f
         shutil.rmtree(work, ignore_errors=True)
 
 
+Runner = Callable[[Mapping[str, Any], tuple[str, ...], float], RunOutcome]
+
+
 # -- the sweep --------------------------------------------------------------------------------
 
 
@@ -248,8 +252,12 @@ def _label(c: Mapping[str, Any]) -> str:
     )
 
 
-def explore(sweep: Sweep, out_dir: Path, dry_run: bool, console: Console) -> int:
-    """Runs the sweep's runs that are not in out_dir's results yet. Returns an exit status."""
+def explore(
+    sweep: Sweep, out_dir: Path, dry_run: bool, console: Console, runner: Runner | None = None
+) -> int:
+    """Runs the sweep's runs that are not in out_dir's results yet (each with `runner`, default
+    run_one: on this machine). Returns an exit status."""
+    runner = runner or run_one
     results = ResultsFile(out_dir)
     done = results.done_keys()
     todo = [r for r in sweep.runs if run_key(r) not in done]
@@ -275,7 +283,7 @@ def explore(sweep: Sweep, out_dir: Path, dry_run: bool, console: Console) -> int
         task = progress.add_task("explore", total=len(todo))
         for config in todo:
             progress.update(task, description=_label(config))
-            outcome = run_one(config, sweep.operations, sweep.timeout_s)
+            outcome = runner(config, sweep.operations, sweep.timeout_s)
             info = {
                 **extra,
                 # more runnable processes than cores: MPI ranks poll and compete with daemons
@@ -283,6 +291,7 @@ def explore(sweep: Sweep, out_dir: Path, dry_run: bool, console: Console) -> int
                 "run_seconds": round(outcome.seconds, 3),
                 "finished_at": time.strftime("%Y-%m-%dT%H:%M:%S%z"),
                 "command": outcome.command,
+                **outcome.info,
             }
             if outcome.error:
                 failures += 1
@@ -319,18 +328,30 @@ def add_parser(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None
     p.add_argument("sweep", nargs="?", help="sweep file (TOML); default: the embedded sweep")
     p.add_argument("--out", type=Path, default=Path(DEFAULT_OUT), help="results directory")
     p.add_argument("--dry-run", action="store_true", help="list the runs to do, run nothing")
+    p.add_argument(
+        "--testbed",
+        action="store_true",
+        help="run on the testbed's hosts through Slurm (iorelay testbed up; default sweep: "
+        "the embedded sweep_testbed.toml)",
+    )
     p.set_defaults(func=run)
 
 
 def run(args: argparse.Namespace) -> int:
     console = Console(stderr=True)
+    runner: Runner | None = None
+    default = DEFAULT_SWEEP
+    if getattr(args, "testbed", False):
+        from iorelay import explore_testbed  # imports the testbed's modules only when asked
+
+        runner, default = explore_testbed.run_one, explore_testbed.TESTBED_SWEEP
     try:
-        sweep = load_sweep(args.sweep)
+        sweep = load_sweep(args.sweep, default)
     except (SweepError, OSError) as e:
         print(f"iorelay explore: {e}", file=sys.stderr)
         return 2
     with contextlib.suppress(KeyboardInterrupt):
-        return explore(sweep, args.out, args.dry_run, console)
+        return explore(sweep, args.out, args.dry_run, console, runner)
     print("iorelay explore: interrupted; run again to resume", file=sys.stderr)
     return 130
 

@@ -30,6 +30,7 @@ from iorelay import paths
 from iorelay.daemons import DaemonError, LocalDaemons
 from iorelay.exec_cmd import PRELOAD_ENV, RUN_FILE_ENV
 from iorelay.slurm_daemons import SlurmDaemons
+from iorelay.ssh_daemons import SshDaemons
 from iorelay.stats import StatsError, query_stats, render_stats
 
 RUN_FILE_VERSION = 1
@@ -56,6 +57,7 @@ class RelayConfig:
     daemon_args: Sequence[str] = ()
     interface: str | None = None  # remote daemons: interface to bind (default: node_daemon's rule)
     compute_hosts: Sequence[str] = ()  # the ranks' hosts, in node-id order (Slurm: the rest)
+    launcher: str = "auto"  # remote daemons: "slurm" steps (auto in an allocation) or "ssh"
 
 
 @dataclass
@@ -232,15 +234,25 @@ def start_relay(config: RelayConfig, workdir: str | os.PathLike[str]) -> Iterato
     if config.ionodes == 0:
         yield relay
         return
-    if uses_remote_hosts(config):
+    daemons: LocalDaemons | SlurmDaemons | SshDaemons
+    if uses_remote_hosts(config) and config.launcher == "ssh":
+        daemons = SshDaemons(
+            config.hosts,
+            root,
+            prefix,
+            work / "daemons",
+            scheduler=config.scheduler,
+            extra_args=config.daemon_args,
+            interface=config.interface,
+        )
+    elif uses_remote_hosts(config):
         if not os.environ.get("SLURM_JOB_ID"):
             remote = sorted({h for h in config.hosts if not is_local_host(h)})
             raise RunError(
                 f"hosts {', '.join(remote)} are not this machine and this is not a Slurm "
-                "allocation; starting daemons over ssh is not implemented yet, see "
-                "docs/exploration.md"
+                "allocation: start the daemons over ssh with --launcher ssh"
             )
-        daemons: LocalDaemons | SlurmDaemons = SlurmDaemons(
+        daemons = SlurmDaemons(
             config.hosts,
             root,
             prefix,
@@ -332,6 +344,13 @@ def add_parser(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None
         help="remote daemons: a directory every node sees, for the work directory "
         "(credential, ready files); default $IORELAY_SHARED_DIR",
     )
+    p.add_argument(
+        "--launcher",
+        choices=("auto", "slurm", "ssh"),
+        default="auto",
+        help="how daemons start on other hosts: Slurm steps (auto: inside an allocation) or ssh "
+        "(command: $IORELAY_SSH, default ssh -o BatchMode=yes -o ConnectTimeout=5)",
+    )
     p.add_argument("--attach", nargs="+", default=[], metavar="ADDRESS", help="running daemons")
     p.add_argument("--secret-file", type=Path, help="credential of the --attach daemons")
     p.add_argument("--workdir", type=Path, help="logs, credential, run file (default: new in /tmp)")
@@ -363,6 +382,7 @@ def _config_from_args(args: argparse.Namespace) -> RelayConfig:
         secret_file=args.secret_file,
         interface=args.ionode_interface,
         compute_hosts=compute if hosts else [],
+        launcher=args.launcher,
     )
 
 
@@ -380,12 +400,13 @@ def run(args: argparse.Namespace) -> int:
         config = _config_from_args(args)
         made_workdir = args.workdir is None
         remote = uses_remote_hosts(config)
-        if remote and made_workdir and args.shared_dir is None:
+        shared = remote and config.launcher != "ssh"  # ssh copies the credential to each host
+        if shared and made_workdir and args.shared_dir is None:
             raise RunError(
                 "daemons on other hosts need a directory every host sees for the credential "
                 "and ready files: --shared-dir DIR (or IORELAY_SHARED_DIR), or --workdir there"
             )
-        tmp_parent = args.shared_dir if remote else "/tmp"
+        tmp_parent = args.shared_dir if shared else "/tmp"
         workdir = args.workdir or Path(tempfile.mkdtemp(prefix="iorelay-run-", dir=tmp_parent))
         try:
             with start_relay(config, workdir) as relay:

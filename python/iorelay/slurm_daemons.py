@@ -4,7 +4,7 @@ Each daemon is `srun --overlap --nodes=1 --ntasks=1 --nodelist=HOST python -m
 iorelay.node_daemon iorelayd ...`; it binds the node's address (node_daemon's rule), reads the
 job credential from a 0600 file in the shared work directory (never from a command line), and
 announces its address in a ready file there. All daemons must be ready within READY_TIMEOUT_S,
-else every step started is stopped (SIGTERM through srun, then scancel) and DaemonError says
+else every step started is stopped (scancel --signal=TERM, then scancel) and DaemonError says
 which host failed and why. Same interface as LocalDaemons.
 """
 
@@ -65,6 +65,7 @@ class SlurmDaemons:
         self.credential_file: Path | None = None
         self._addresses: list[str] = []
         self._procs: list[subprocess.Popen[bytes]] = []
+        self._ready: set[int] = set()  # indexes of the daemons that announced their address
         self.exit_codes: list[int | None] = []
 
     def __enter__(self) -> SlurmDaemons:
@@ -96,7 +97,7 @@ class SlurmDaemons:
             ready = [self._spawn(binary, i, host) for i, host in enumerate(self.hosts)]
             self._addresses = [self._wait_ready(i, r, deadline) for i, r in enumerate(ready)]
         except BaseException:
-            self.stop()
+            self.stop(graceful=False)
             raise
 
     def _spawn(self, binary: Path, index: int, host: str) -> Path:
@@ -133,6 +134,7 @@ class SlurmDaemons:
             with contextlib.suppress(OSError):
                 for line in ready.read_text().splitlines():
                     if line.startswith("tcp:"):
+                        self._ready.add(index)
                         return line.strip()
             code = proc.poll()
             if code is not None:
@@ -147,12 +149,18 @@ class SlurmDaemons:
                 )
             time.sleep(_POLL_S)
 
-    def stop(self) -> list[int | None]:
-        """SIGTERM to each daemon (srun forwards it), then scancel of steps still running."""
-        for proc in self._procs:
-            if proc.poll() is None:
+    def stop(self, graceful: bool = True) -> list[int | None]:
+        """SIGTERM to each ready daemon (`scancel --signal=TERM` of its step: a SIGTERM to srun
+        cancels the step, which kills the daemon) and to the srun of each daemon not ready yet;
+        then scancel of steps still running. Not `graceful` (start failed): SIGTERM to every srun,
+        since `scancel --signal` waits for every node of the job, also one that does not answer."""
+        running = [i for i, p in enumerate(self._procs) if p.poll() is None]
+        names = {f"iorelayd-{i}" for i in running if i in self._ready and graceful}
+        signalled = names if names and self._scancel_steps("TERM", names) else set()
+        for i in running:  # not ready yet (or no step found): srun cancels its step
+            if f"iorelayd-{i}" not in signalled:
                 with contextlib.suppress(ProcessLookupError):
-                    proc.send_signal(signal.SIGTERM)
+                    self._procs[i].send_signal(signal.SIGTERM)
         deadline = time.monotonic() + STOP_TIMEOUT_S
         stuck = []
         for proc in self._procs:
@@ -171,20 +179,35 @@ class SlurmDaemons:
         if self._procs:
             self.exit_codes = [p.returncode for p in self._procs]
         self._procs = []
+        self._ready = set()
         return self.exit_codes
 
-    def _scancel_steps(self) -> None:
-        out = subprocess.run(
-            ["squeue", "-h", "-s", "-j", self.job_id, "-o", "%i %j"],
-            capture_output=True,
-            text=True,
-            timeout=10,
-            env=self.environ,
-        ).stdout
+    def _scancel_steps(self, signal_name: str | None = None, names: set[str] | None = None) -> bool:
+        """scancel (with `signal_name`: only that signal) of the job's iorelayd-N steps (those
+        of `names` if given); False if none was found."""
+        try:
+            out = subprocess.run(
+                ["squeue", "-h", "-s", "-j", self.job_id, "-o", "%i %j"],
+                capture_output=True,
+                text=True,
+                timeout=10,
+                env=self.environ,
+            ).stdout
+        except (OSError, subprocess.SubprocessError):
+            return False
         words = [line.split() for line in out.splitlines()]
-        steps = [w[0] for w in words if len(w) == 2 and w[1].startswith("iorelayd-")]
+        steps = [
+            w[0]
+            for w in words
+            if len(w) == 2 and w[1].startswith("iorelayd-") and (names is None or w[1] in names)
+        ]
         if steps:
-            subprocess.run(["scancel", *steps], timeout=10, env=self.environ, check=False)
+            sig = [f"--signal={signal_name}"] if signal_name else []
+            try:
+                subprocess.run(["scancel", *sig, *steps], timeout=5, env=self.environ, check=False)
+            except subprocess.TimeoutExpired:
+                return False
+        return bool(steps)
 
     def addresses(self, transport: str = "tcp") -> list[str]:
         if transport != "tcp":

@@ -21,6 +21,7 @@ from typing import Any
 from iorelay import testbed_gluster as gluster
 from iorelay import testbed_net as net
 from iorelay import testbed_slurm as slurm
+from iorelay import testbed_ssh as ssh
 from iorelay import testbed_sys as tsys
 from iorelay.testbed_plan import (
     DATA_DIR,
@@ -124,6 +125,13 @@ def up(config: TestbedConfig, state_file: Path = STATE_FILE) -> State:
     for host in clients:
         slurm.start_slurmd(state, host)
     slurm.wait_nodes_idle(clients)
+    if ssh.available():  # openssh-server (make testbed-deps): an sshd per host
+        ssh.setup(state, config, clients)
+        pids = {s["name"]: s["pid"] for s in state.steps if s["kind"] == "process"}
+        for host in clients:
+            ssh.start_sshd(state, host, pids[f"slurmd@{host.name}"])
+        ssh.wait_ready(clients)
+        state.set(ssh_config=str(ssh.SSH_CONFIG))
     state.doc["phase"] = "up"
     state.set(up_seconds=round(time.monotonic() - t0, 2), slurm_conf=str(slurm.SLURM_CONF))
     return state
@@ -263,6 +271,8 @@ def run(args: argparse.Namespace) -> int:
             facts = state.doc["facts"]
             print(f"testbed up in {facts['up_seconds']:.1f} s")
             print(f"export SLURM_CONF={facts['slurm_conf']}")
+            if facts.get("ssh_config"):
+                print(f"export IORELAY_SSH='ssh -F {facts['ssh_config']}'")
             return 0
         if args.action == "down":
             seconds = down(args.state_file)

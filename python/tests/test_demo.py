@@ -67,3 +67,23 @@ def test_demo_fails_when_nothing_is_forwarded(disk_tmp: Path) -> None:
     )
     assert proc.returncode == 1, proc.stdout + proc.stderr
     assert "not forwarded" in " ".join(proc.stdout.split())
+
+
+def test_the_story_names_the_daemon_that_carried_the_data() -> None:
+    from iorelay.demo import carried_story
+
+    busy = {"bytes_written": 12 << 20, "bytes_read": 12 << 20, "requests": 427,
+            "existence_answers": 12, "errors": 0}  # fmt: skip
+    text = carried_story([busy, {"requests": 0}])
+    assert "daemon 0: 24 MiB written and read in 427 requests, 0 errors, 12 existence" in text
+    assert "daemon 1 carried no data: placement is per node" in text
+    assert "carried no data" not in carried_story([busy, busy])
+
+
+def test_the_demo_says_whether_the_testbed_demo_can_run_here() -> None:
+    from iorelay.demo import testbed_hint
+    from iorelay.testbed import unmet_requirements
+
+    hint = testbed_hint()
+    assert "make demo-testbed" in hint
+    assert ("not here" in hint) == bool(unmet_requirements())

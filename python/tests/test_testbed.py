@@ -14,12 +14,14 @@ import time
 from collections.abc import Iterator
 from pathlib import Path
 
+import pandas as pd
 import pytest
 
-from iorelay import testbed, testbed_slurm
+from iorelay import testbed, testbed_slurm, testbed_ssh
 from iorelay.testbed_net import link_bytes
 from iorelay.testbed_plan import (
     BRIDGE,
+    DATA_DIR,
     NETNS_PREFIX,
     RUN_DIR,
     SHARED_PATH,
@@ -339,6 +341,47 @@ def test_each_compute_host_writes_through_its_own_ionode(
     assert sorted(p.name for p in root.iterdir()) == ["out-node1", "out-node2"]
 
 
+EXPLORE_SWEEP = """
+[sweep]
+repetitions = 1
+timeout_s = 60
+[pattern]
+layout = "shared"
+spatiality = "strided"
+processes = 4
+ranks_per_node = 2
+request = "64K"
+total = "2M"
+odirect = true
+operations = ["write", "read"]
+[relay]
+ionodes = [0, 2]
+scheduler = "aioli"
+"""
+
+
+@needs_testbed
+@pytest.mark.needs_build("iorelayd", "libiorelay_preload.so", "iorelay-ctl", "iorelay-bench")
+def test_explore_on_the_testbed(tb: tuple[dict[str, Host], set[int]], tmp_path: Path) -> None:
+    """`iorelay explore --testbed`: a direct and a 2-I/O-node run of 4 ranks on node1 and node2;
+    rows in the analysis schema, the forwarded one with each I/O node's bytes from its
+    counters (block placement: node1 → ion1, node2 → ion2)."""
+    sweep = tmp_path / "sweep.toml"
+    sweep.write_text(EXPLORE_SWEEP)
+    out = tmp_path / "out"
+    proc = subprocess.run(
+        [sys.executable, "-m", "iorelay", "explore", "--testbed", str(sweep), "--out", str(out)],
+        capture_output=True, text=True, timeout=180,
+    )  # fmt: skip
+    assert proc.returncode == 0, proc.stderr
+    rows = pd.read_csv(out / "results.csv")
+    assert sorted(rows["ionodes"]) == [0, 0, 2, 2] and (rows["wrong_words"] == 0).all()
+    assert (rows["platform"] == "testbed").all() and (rows["compute_hosts"] == 2).all()
+    fwd = rows[rows["ionodes"] == 2].iloc[0]
+    assert fwd["daemon_bytes_by_host"] == f"ion1={2 << 20};ion2={2 << 20}"  # 1 MiB w + 1 MiB r
+    assert fwd["ionode_link_mib"] >= 4
+
+
 # The writer paces itself (64 KiB, then 5 ms), so the kill lands mid-run whatever the load.
 WRITER = """
 import sys, time
@@ -393,6 +436,76 @@ def test_a_daemon_killed_mid_run_hands_its_files_to_the_other(
     assert (root / "big").read_bytes() == data
 
 
+SSH_SCRIPT = r"""
+set -eu
+for ns in {netns}; do
+  for pid in $(ip netns pids $ns); do echo "$ns $(cat /proc/$pid/comm)"; done
+done > {out}/daemon-netns.txt
+dd if={src} of=/fwd/out bs=1M status=none
+echo "$IORELAY_SERVERS" > {out}/servers.txt
+{iorelay} stats $(echo $IORELAY_SERVERS | cut -d, -f1) --json > {out}/stats.json
+"""
+
+
+def _ssh_run(hostfile: Path, root: Path, script: str) -> subprocess.CompletedProcess[str]:
+    env = {**os.environ, **testbed_ssh.ssh_env()}
+    env.pop("SLURM_JOB_ID", None)
+    return subprocess.run(
+        [sys.executable, "-m", "iorelay", "run", "--launcher", "ssh", "--hostfile", str(hostfile),
+         "--root", str(root), "--prefix", "/fwd", "--", "sh", "-c", script],
+        capture_output=True, text=True, timeout=60, env=env,
+    )  # fmt: skip
+
+
+def _iorelayd_in(netns: str) -> bool:
+    pids = subprocess.run(["ip", "netns", "pids", netns], capture_output=True, text=True).stdout
+    comms = [Path(f"/proc/{p}/comm") for p in pids.split()]
+    return any(c.exists() and c.read_text().strip() == "iorelayd" for c in comms)
+
+
+@needs_testbed
+@pytest.mark.needs_build("iorelayd", "libiorelay_preload.so", "iorelay-ctl")
+def test_iorelay_run_over_ssh_outside_slurm(
+    tb: tuple[dict[str, Host], set[int]], tmp_path: Path
+) -> None:
+    """`--launcher ssh --hostfile F` outside any allocation: one iorelayd per host over ssh (in
+    its namespace, at its address), the credential copied through ssh's stdin, the data through
+    the daemon onto GlusterFS; everything stopped and removed at the end. An unreachable host
+    fails the run by the 10 s deadline, names the host, and stops the daemon already started."""
+    if not testbed_ssh.available():
+        pytest.skip("openssh-server is not installed (make testbed-deps)")
+    hosts, _ = tb
+    ions = [hosts["ion1"], hosts["ion2"]]
+    data = os.urandom(3 * 1024 * 1024)
+    src = SHARED_PATH / "ssh-input"
+    src.write_bytes(data)
+    root, out = SHARED_PATH / "ssh-root", tmp_path / "out"
+    out.mkdir()
+    hostfile = tmp_path / "hosts"
+    hostfile.write_text("ion1\nion2\n")
+    script = SSH_SCRIPT.format(netns=" ".join(h.netns for h in ions), out=out, src=src,
+                               iorelay=Path(sys.executable).with_name("iorelay"))  # fmt: skip
+    proc = _ssh_run(hostfile, root, script)
+    assert proc.returncode == 0, proc.stderr
+    servers = (out / "servers.txt").read_text().strip().split(",")
+    assert [s.split(":")[1] for s in servers] == [h.address for h in ions]
+    netns = (out / "daemon-netns.txt").read_text().splitlines()
+    assert all(f"{h.netns} iorelayd" in netns for h in ions), netns
+    assert _max_key(json.loads((out / "stats.json").read_text()), "bytes_written") >= len(data)
+    assert (root / "out").read_bytes() == data
+    assert not any(_iorelayd_in(h.netns) for h in ions)
+    assert not list(Path("/tmp").glob("iorelayd.*"))  # each host's credential directory
+
+    hostfile.write_text("ion1\n10.199.77.250\n")  # on the bridge's subnet; nobody answers
+    t0 = time.monotonic()
+    proc = _ssh_run(hostfile, root, "true")
+    elapsed = time.monotonic() - t0
+    assert proc.returncode == 1
+    assert "iorelayd on 10.199.77.250" in proc.stderr, proc.stderr
+    assert elapsed < 15, elapsed
+    assert not _iorelayd_in(hosts["ion1"].netns)
+
+
 @needs_testbed
 @pytest.mark.needs_build("iorelayd")
 def test_iorelay_run_gives_up_on_an_unreachable_host_within_10_s(
@@ -432,6 +545,34 @@ def test_down_leaves_nothing(tb: tuple[dict[str, Host], set[int]]) -> None:
     assert testbed.down() > 0
     assert_nothing_left(pids_before)
     assert testbed.down() == 0.0  # idempotent
+
+
+@needs_testbed
+def test_two_storage_hosts_serve_one_distributed_volume() -> None:
+    """--storage 2: a distributed volume of one brick per storage host; files written on a
+    compute host spread over both bricks (GlusterFS hashes names) and read back on an I/O node;
+    each storage host's link carried its share; `down` leaves nothing."""
+    pids_before = _daemon_pids()
+    try:
+        state = testbed.up(Config(compute=1, ionode=1, storage=2))
+    except Busy as e:
+        pytest.skip(str(e))
+    try:
+        hosts = {h.name: h for h in testbed.hosts_of(state)}
+        before = {n: link_bytes(hosts[n])["received"] for n in ("st1", "st2")}
+        script = f"for i in $(seq 1 16); do head -c 262144 /dev/urandom > {SHARED_PATH}/d$i; done"
+        srun("node1", "sh", "-c", script)
+        on_node = srun("node1", "sh", "-c", f"cat {SHARED_PATH}/d* | sha256sum")
+        assert srun("ion1", "sh", "-c", f"cat {SHARED_PATH}/d* | sha256sum") == on_node
+        bricks = {n: {p.name for p in (DATA_DIR / n / "brick").glob("d*")} for n in ("st1", "st2")}
+        assert bricks["st1"] and bricks["st2"], bricks  # 16 names: both bricks get some
+        assert bricks["st1"] | bricks["st2"] == {f"d{i}" for i in range(1, 17)}
+        for n in ("st1", "st2"):
+            share = len(bricks[n]) * 262144
+            assert link_bytes(hosts[n])["received"] - before[n] >= share
+    finally:
+        testbed.down()
+    assert_nothing_left(pids_before)
 
 
 @needs_testbed

@@ -3,6 +3,7 @@
 
 #include <algorithm>
 #include <bit>
+#include <cerrno>
 
 namespace iorelay::daemon {
 namespace {
@@ -10,7 +11,7 @@ namespace {
 constexpr const char* kFamilyNames[kFamilies] = {"read", "write", "metadata", "lock"};
 
 struct Sum {
-  uint64_t requests = 0, errors = 0, queue_ns = 0, service_ns = 0;
+  uint64_t requests = 0, errors = 0, existence_answers = 0, queue_ns = 0, service_ns = 0;
 };
 
 double Mean(uint64_t requests, uint64_t dispatches) {
@@ -45,15 +46,18 @@ nlohmann::json Render(const Sum (&fam)[kFamilies], uint64_t bytes_read, uint64_t
   for (int f = 0; f < kFamilies; ++f) {
     all.requests += fam[f].requests;
     all.errors += fam[f].errors;
+    all.existence_answers += fam[f].existence_answers;
     all.queue_ns += fam[f].queue_ns;
     all.service_ns += fam[f].service_ns;
     by[kFamilyNames[f]] = {{"requests", fam[f].requests},
                            {"errors", fam[f].errors},
+                           {"existence_answers", fam[f].existence_answers},
                            {"queue_time_ns", fam[f].queue_ns},
                            {"service_time_ns", fam[f].service_ns}};
   }
   j["requests"] = all.requests;
   j["errors"] = all.errors;
+  j["existence_answers"] = all.existence_answers;
   j["bytes_read"] = bytes_read;
   j["bytes_written"] = bytes_written;
   j["queue_time_ns"] = all.queue_ns;
@@ -92,7 +96,11 @@ void Stats::Record(AppStats* app, Family family, int error, uint64_t bytes_read,
   FamilyCounters& c = app->family[static_cast<int>(family)];
   constexpr auto kRelaxed = std::memory_order_relaxed;
   c.requests.fetch_add(1, kRelaxed);
-  if (error != 0) c.errors.fetch_add(1, kRelaxed);
+  if (family == Family::kMetadata && (error == ENOENT || error == EEXIST)) {
+    c.existence_answers.fetch_add(1, kRelaxed);
+  } else if (error != 0) {
+    c.errors.fetch_add(1, kRelaxed);
+  }
   if (queue_ns > 0) c.queue_ns.fetch_add(static_cast<uint64_t>(queue_ns), kRelaxed);
   if (service_ns > 0) c.service_ns.fetch_add(static_cast<uint64_t>(service_ns), kRelaxed);
   if (bytes_read) app->bytes_read.fetch_add(bytes_read, kRelaxed);
@@ -126,10 +134,12 @@ nlohmann::json Stats::ToJson() const {
     for (int f = 0; f < kFamilies; ++f) {
       fam[f].requests = a->family[f].requests.load();
       fam[f].errors = a->family[f].errors.load();
+      fam[f].existence_answers = a->family[f].existence_answers.load();
       fam[f].queue_ns = a->family[f].queue_ns.load();
       fam[f].service_ns = a->family[f].service_ns.load();
       total[f].requests += fam[f].requests;
       total[f].errors += fam[f].errors;
+      total[f].existence_answers += fam[f].existence_answers;
       total[f].queue_ns += fam[f].queue_ns;
       total[f].service_ns += fam[f].service_ns;
     }

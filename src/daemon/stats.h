@@ -22,6 +22,10 @@ inline Family FamilyOf(proto::Op op) { return proto::Info(op).family; }
 struct FamilyCounters {
   std::atomic<uint64_t> requests{0};
   std::atomic<uint64_t> errors{0};
+  // ENOENT and EEXIST answers to metadata requests (a stat or unlink of a file that is not
+  // there, a mkdir of a directory that is): existence checks answered, not failures, so not
+  // counted in `errors` (fio makes 4 per job).
+  std::atomic<uint64_t> existence_answers{0};
   std::atomic<uint64_t> queue_ns{0};
   std::atomic<uint64_t> service_ns{0};
 };
@@ -88,13 +92,13 @@ class Stats {
   }
 
   // {"total": {...}, "apps": {"name": {...}}, "files": {"dev:ino": {...}}}; apps and total
-  // with requests, errors, bytes_read, bytes_written, queue_time_ns, service_time_ns,
-  // "by_family", dispatches, mean_requests_per_dispatch (the application's data requests
-  // per dispatch that carried any of them) and data-request queue/service p50/p99 (ns, as
-  // log2 bucket upper bounds); files with requests, bytes, dispatches and
-  // mean_requests_per_dispatch. The total also has "by_op": requests received per op name.
-  // Plus the ConnCounters as top-level scalars named connections_*, e.g.
-  // connections_closed_slow_reader.
+  // with requests, errors, existence_answers (metadata ENOENT/EEXIST, not in errors), bytes_read,
+  // bytes_written, queue_time_ns, service_time_ns, "by_family", dispatches,
+  // mean_requests_per_dispatch (the application's data requests per dispatch that carried any of
+  // them) and data-request queue/service p50/p99 (ns, as log2 bucket upper bounds); files with
+  // requests, bytes, dispatches and mean_requests_per_dispatch. The total also has "by_op":
+  // requests received per op name. Plus the ConnCounters as top-level scalars named connections_*,
+  // e.g. connections_closed_slow_reader.
   nlohmann::json ToJson() const;
 
   ConnCounters conn;

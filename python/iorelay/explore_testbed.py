@@ -1,0 +1,265 @@
+"""`iorelay explore --testbed`: each run of a sweep on the testbed's hosts (docs/testbed.md).
+
+A run is one Slurm allocation of its I/O-node hosts (ion1..ionK) and compute hosts
+(node1..nodeN, N = the run's `nodes`): inside it, `iorelay run`'s machinery starts one iorelayd
+per I/O node as a Slurm step (none for K = 0: direct access on each host's GlusterFS mount), and
+the MPI launcher starts iorelay-bench on the compute hosts only (`mpirun --host` or MPICH's
+`mpiexec -hosts`), each rank through `iorelay exec`. The daemons' counters and the bytes through
+each I/O node's link (tc) come back with the result; a forwarded run whose daemons carried less
+than the benchmark moved is a failure, not a result.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import shlex
+import signal
+import subprocess
+import sys
+import tempfile
+import time
+from collections.abc import Mapping, Sequence
+from pathlib import Path
+from typing import Any
+
+from iorelay import mpi, paths, testbed, testbed_slurm
+from iorelay.daemons import DaemonError
+from iorelay.explore import RunOutcome, bench_argv
+from iorelay.run import RelayConfig, RunError, start_relay
+from iorelay.testbed_net import link_bytes
+from iorelay.testbed_plan import BRIDGE, SHARED_PATH
+from iorelay.testbed_state import State
+
+TESTBED_SWEEP = "sweep_testbed.toml"
+SPEC_NAME = "spec.json"
+OUTCOME_NAME = "outcome.json"
+# Beyond the run's own timeout: salloc, the daemons' 10 s readiness deadline, stopping them.
+ALLOCATION_SLACK_S = 30.0
+
+
+class TestbedRunError(RuntimeError):
+    """The testbed cannot run this configuration (not up, too few hosts)."""
+
+
+def testbed_hosts(config: Mapping[str, Any]) -> tuple[list[str], list[str], dict[str, Any]]:
+    """(I/O-node hosts, compute hosts, testbed facts) for a run, from the testbed's state."""
+    doc = testbed.status()
+    if doc is None or doc.get("phase") != "up":
+        raise TestbedRunError("no testbed is up: `iorelay testbed up` first (root)")
+    by_role: dict[str, list[str]] = {"ionode": [], "compute": []}
+    for h in doc["hosts"]:
+        by_role.setdefault(h["role"], []).append(h["name"])
+    k, n = int(config["ionodes"]), int(config["nodes"])
+    if k > len(by_role["ionode"]) or n > len(by_role["compute"]):
+        raise TestbedRunError(
+            f"the run needs {k} I/O-node and {n} compute hosts; the testbed has "
+            f"{len(by_role['ionode'])} and {len(by_role['compute'])} (iorelay testbed up "
+            "--ionodes K --compute N)"
+        )
+    return by_role["ionode"][:k], by_role["compute"][:n], doc["facts"]
+
+
+def mpi_argv(
+    compute: Sequence[str], processes: int, env_names: Sequence[str], program: Sequence[str]
+) -> list[str]:
+    """The MPI launcher for ranks on `compute` only (IORELAY_MPI), each through iorelay exec."""
+    launcher = mpi.launcher()
+    per_host = -(-processes // len(compute))
+    hosts = ",".join(f"{h}:{per_host}" for h in compute)
+    names = sorted(env_names)
+    if launcher.name == "mpich":
+        # Hydra's proxies (srun steps) connect back to mpiexec: on the bridge's address, since
+        # this machine's host name resolves to an address the hosts cannot reach.
+        argv = ["mpiexec.mpich", "-iface", BRIDGE, "-hosts", hosts, "-n", str(processes)]
+        argv += ["-genvlist", ",".join(names)] if names else []
+    else:
+        argv = ["mpirun", "--host", hosts, "-np", str(processes), "--oversubscribe"]
+        argv += ["--allow-run-as-root"] if os.geteuid() == 0 else []
+        for name in names:
+            argv += ["-x", name]
+    return [*argv, sys.executable, "-m", "iorelay.exec_cmd", "--", *program]
+
+
+def mpi_env() -> dict[str, str]:
+    """Ranks on several hosts: OpenMPI needs its TCP transport besides shared memory."""
+    if mpi.launcher().name == "mpich":
+        return {}
+    return {"OMPI_MCA_btl": "self,vader,tcp", "OMPI_MCA_pml": "ob1"}
+
+
+# -- inside the allocation --------------------------------------------------------------------
+
+
+def inside(work: Path) -> int:
+    """Runs in the allocation: daemons on the I/O nodes, the benchmark on the compute hosts;
+    writes OUTCOME_NAME (exit status, counters per daemon, command) into `work`."""
+    spec = json.loads((work / SPEC_NAME).read_text())
+    config = spec["config"]
+    relay_config = RelayConfig(
+        ionodes=len(spec["ionode_hosts"]),
+        scheduler=config["scheduler"],
+        placement=config["placement"],
+        ranks_per_node=config["ranks_per_node"],
+        root=work / "root",
+        hosts=spec["ionode_hosts"],
+        compute_hosts=spec["compute_hosts"],
+    )
+    outcome: dict[str, Any] = {"returncode": None, "stderr": "", "command": "", "daemons": []}
+    try:
+        with start_relay(relay_config, work / "relay") as relay:
+            env = relay.env(preload=False)
+            argv = mpi_argv(
+                spec["compute_hosts"],
+                config["processes"],
+                list(env),
+                bench_argv(config, tuple(spec["operations"]), relay.root),
+            )
+            outcome["command"] = shlex.join(argv)
+            proc = subprocess.run(
+                argv,
+                env={**os.environ, **mpi_env(), **env},
+                stdin=subprocess.DEVNULL,
+                capture_output=True,
+                text=True,
+                timeout=spec["timeout_s"],
+                check=False,
+            )
+            outcome["returncode"] = proc.returncode
+            outcome["stderr"] = (proc.stderr or proc.stdout).strip()[-2000:]
+            for host, (addr, stats) in zip(spec["ionode_hosts"], relay.stats(), strict=True):
+                outcome["daemons"].append({"host": host, "address": addr, "stats": stats})
+        outcome["daemon_exit_codes"] = relay.daemon_exit_codes
+    except subprocess.TimeoutExpired:
+        outcome["error"] = f"timeout after {spec['timeout_s']:g} s"
+    except (DaemonError, RunError, paths.NotBuiltError, OSError, ValueError) as e:
+        outcome["error"] = str(e)
+    (work / OUTCOME_NAME).write_text(json.dumps(outcome, indent=1) + "\n")
+    return 0
+
+
+# -- the run, from the login namespace --------------------------------------------------------
+
+
+def _allocation(hosts: Sequence[str], work: Path, timeout_s: float) -> tuple[int, str]:
+    argv = ["salloc", f"--nodes={len(hosts)}", f"--nodelist={','.join(hosts)}", "--quiet",
+            sys.executable, "-m", "iorelay.explore_testbed", "--inside", str(work)]  # fmt: skip
+    proc = subprocess.Popen(
+        argv,
+        env={**os.environ, **testbed_slurm.env()},
+        stdin=subprocess.DEVNULL,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.STDOUT,
+        text=True,
+        start_new_session=True,
+    )
+    try:
+        out, _ = proc.communicate(timeout=timeout_s)
+    except subprocess.TimeoutExpired:
+        os.killpg(proc.pid, signal.SIGTERM)  # salloc gives the job up, Slurm ends its steps
+        try:
+            proc.communicate(timeout=10)
+        except subprocess.TimeoutExpired:
+            os.killpg(proc.pid, signal.SIGKILL)
+            proc.communicate()
+        return -1, f"allocation not done within {timeout_s:g} s"
+    return proc.returncode, out.strip()[-2000:]
+
+
+def daemon_columns(
+    daemons: Sequence[Mapping[str, Any]], bench: Mapping[str, Any]
+) -> tuple[dict[str, Any], str]:
+    """Result columns from the daemons' counters, and an error if they did not carry the
+    benchmark's bytes (a forwarded run that went direct would pass verification too)."""
+    per_host = {}
+    totals = {"bytes_written": 0, "bytes_read": 0, "requests": 0, "dispatches": 0}
+    for d in daemons:
+        if isinstance(d["stats"], str):
+            return {}, f"no counters from iorelayd on {d['host']}: {d['stats']}"
+        total = d["stats"]["total"]
+        for key in totals:
+            totals[key] += int(total.get(key, 0))
+        per_host[d["host"]] = int(total["bytes_written"]) + int(total["bytes_read"])
+    cols: dict[str, Any] = {
+        "daemon_bytes_written": totals["bytes_written"],
+        "daemon_bytes_read": totals["bytes_read"],
+        "daemon_requests": totals["requests"],
+        "requests_per_dispatch": round(totals["requests"] / totals["dispatches"], 2)
+        if totals["dispatches"]
+        else None,
+        "daemon_bytes_by_host": ";".join(f"{h}={b}" for h, b in per_host.items()),
+    }
+    moved = {p["operation"]: int(p["bytes"]) for p in bench.get("phases", [])}
+    need_w, need_r = moved.get("write", 0), moved.get("read", 0)
+    if totals["bytes_written"] < need_w or totals["bytes_read"] < need_r:
+        return cols, (
+            f"the daemons carried {totals['bytes_written']} bytes written and "
+            f"{totals['bytes_read']} read, the benchmark moved {need_w} and {need_r}: "
+            "not forwarded"
+        )
+    return cols, ""
+
+
+def run_one(config: Mapping[str, Any], operations: tuple[str, ...], timeout_s: float) -> RunOutcome:
+    """One run on the testbed, in a fresh directory on GlusterFS (SHARED_PATH)."""
+    start = time.monotonic()
+    try:
+        ion, compute, facts = testbed_hosts(config)
+    except TestbedRunError as e:
+        return RunOutcome(None, time.monotonic() - start, str(e))
+    work = Path(tempfile.mkdtemp(prefix="explore-", dir=SHARED_PATH))
+    spec = {"config": dict(config), "operations": list(operations), "timeout_s": timeout_s,
+            "ionode_hosts": ion, "compute_hosts": compute}  # fmt: skip
+    (work / SPEC_NAME).write_text(json.dumps(spec, indent=1) + "\n")
+    state = State.load()
+    hosts = {h.name: h for h in testbed.hosts_of(state)} if state else {}
+    try:
+        before = {h: link_bytes(hosts[h]) for h in ion}
+        code, out = _allocation([*ion, *compute], work, timeout_s + ALLOCATION_SLACK_S)
+        after = {h: link_bytes(hosts[h]) for h in ion}
+        seconds = time.monotonic() - start
+        try:
+            outcome = json.loads((work / OUTCOME_NAME).read_text())
+        except (OSError, json.JSONDecodeError):
+            return RunOutcome(None, seconds, f"salloc exit {code}, no outcome: {out}")
+        bench_path = work / "bench.json"
+        bench = json.loads(bench_path.read_text()) if bench_path.exists() else None
+        command = outcome.get("command", "")
+        if outcome.get("error") or outcome["returncode"] != 0 or bench is None:
+            why = outcome.get("error") or f"exit {outcome['returncode']}: {outcome['stderr']}"
+            return RunOutcome(bench, seconds, why, command)
+        info: dict[str, Any] = {
+            "platform": "testbed",
+            "compute_hosts": len(compute),
+            "ionode_hosts": ",".join(ion),
+            "mpi": mpi.launcher().name,
+            "volume_options": ";".join(
+                f"{k}={v}" for k, v in facts.get("volume_options", {}).items()
+            ),
+            "ionode_link_mib": round(
+                sum(after[h]["received"] - before[h]["received"] for h in ion) / 2**20, 2
+            ),
+        }
+        if ion:
+            cols, error = daemon_columns(outcome["daemons"], bench)
+            info.update(cols)
+            codes = outcome.get("daemon_exit_codes") or []
+            if not error and any(c != 0 for c in codes):
+                error = f"daemons exited with {codes} on SIGTERM (expected 0)"
+            if error:
+                return RunOutcome(bench, seconds, error, command)
+        return RunOutcome(bench, seconds, "", command, info)
+    finally:
+        subprocess.run(["rm", "-rf", str(work)], check=False, timeout=120)
+
+
+def main(argv: list[str] | None = None) -> int:
+    p = argparse.ArgumentParser(prog="python -m iorelay.explore_testbed")
+    p.add_argument("--inside", type=Path, required=True, help="run directory (in an allocation)")
+    args = p.parse_args(argv)
+    return inside(args.inside)
+
+
+if __name__ == "__main__":
+    sys.exit(main())
