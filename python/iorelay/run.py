@@ -62,6 +62,7 @@ class RelayConfig:
     # node's requests before they cross the network; its scheduler.
     node_aggregation: bool = False
     relay_scheduler: str = "sjf"
+    relay_args: Sequence[str] = ()  # more iorelayd options for the relay
 
 
 @dataclass
@@ -315,7 +316,7 @@ def _node_relay(
         relay.prefix,
         relay.workdir / "relay",
         scheduler=config.relay_scheduler,
-        extra_args=["--role", "relay", *upstream],
+        extra_args=["--role", "relay", *upstream, *config.relay_args],
         credential_file=daemons.credential_file,
     )
     return node_relay
