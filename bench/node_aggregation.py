@@ -61,7 +61,8 @@ def one_run(args: argparse.Namespace, tmp: Path, name: str, relay: bool) -> dict
         prefix="/iorelay-agg",
         node_aggregation=relay,
         relay_scheduler=args.relay_scheduler,
-        relay_args=["--workers", str(args.relay_workers)],
+        relay_workers=args.relay_workers,
+        daemon_args=args.ionode_args.split(),
     )
     with start_relay(config, tmp / name) as r:
         mib_s = fio_mib_s(args, f"{r.prefix}/strided.dat", r.env())
@@ -90,8 +91,14 @@ def main() -> int:
     ap.add_argument("--writes", type=int, default=256, help="requests per job")
     ap.add_argument("--reps", type=int, default=3)
     ap.add_argument("--scheduler", default="sjf", help="the I/O node's scheduler")
-    ap.add_argument("--relay-scheduler", default="sjf")
-    ap.add_argument("--relay-workers", type=int, default=4, help="backend calls at once")
+    ap.add_argument("--relay-scheduler", default="aioli")
+    ap.add_argument("--relay-workers", type=int, default=2, help="upstream requests at once")
+    ap.add_argument(
+        "--ionode-args",
+        default="",
+        help="more iorelayd options for the I/O node, e.g. '--delay-us 1000' (every backend call "
+        "costs 1 ms more, as a remote file system's per-request latency)",
+    )
     args = ap.parse_args()
     runs: dict[str, list[dict[str, float]]] = {"without relay": [], "with relay": []}
     with tempfile.TemporaryDirectory(prefix="iorelay-agg-", dir="/var/tmp") as tmp_name:
@@ -110,8 +117,9 @@ def main() -> int:
     base_bw, base_msgs = med("without relay", "mib_s"), med("without relay", "ionode_data")
     cmd = "python bench/node_aggregation.py " + " ".join(sys.argv[1:])
     lines = [f"## Node-local relay, {args.jobs} fio jobs on one node, 1D-strided {args.bs} "
-             f"O_DIRECT writes to one file, one I/O node ({args.scheduler}; relay "
-             f"{args.relay_scheduler}), {time.strftime('%Y-%m-%d')}", "",
+             f"O_DIRECT writes to one file, one I/O node ({args.scheduler} {args.ionode_args}; "
+             f"relay {args.relay_scheduler}, {args.relay_workers} workers), "
+             f"{time.strftime('%Y-%m-%d')}", "",
              f"Command: `{cmd}`", "",
              "| path | write MiB/s (median) | / without | runs | data requests at the I/O node "
              "(median) | reduction | relay: requests in / backend calls out | I/O node requests "
@@ -127,7 +135,13 @@ def main() -> int:
                      f"{med(label, 'ionode_per_dispatch'):.2f} |")  # fmt: skip
     table = "\n".join(lines) + "\n"
     print(table)
-    out = REPO / "bench" / "results" / f"node-aggregation-{args.jobs}.md"
+    suffix = "-".join(args.ionode_args.replace("--", "").split())
+    out = (
+        REPO
+        / "bench"
+        / "results"
+        / f"node-aggregation-{args.jobs}{'-' + suffix if suffix else ''}.md"
+    )
     out.parent.mkdir(exist_ok=True)
     out.write_text(table)
     return 0

@@ -61,7 +61,10 @@ class RelayConfig:
     # One node-local relay (iorelayd --role relay) in front of the I/O nodes, merging the
     # node's requests before they cross the network; its scheduler.
     node_aggregation: bool = False
-    relay_scheduler: str = "sjf"
+    # aioli holds a queue briefly when more of a run is about to arrive, which is what merges
+    # unsynchronised ranks' requests; 2 upstream calls at once (bench/node_aggregation.py).
+    relay_scheduler: str = "aioli"
+    relay_workers: int = 2
     relay_args: Sequence[str] = ()  # more iorelayd options for the relay
 
 
@@ -316,7 +319,14 @@ def _node_relay(
         relay.prefix,
         relay.workdir / "relay",
         scheduler=config.relay_scheduler,
-        extra_args=["--role", "relay", *upstream, *config.relay_args],
+        extra_args=[
+            "--role",
+            "relay",
+            "--workers",
+            str(config.relay_workers),
+            *upstream,
+            *config.relay_args,
+        ],
         credential_file=daemons.credential_file,
     )
     return node_relay
@@ -369,7 +379,10 @@ def add_parser(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None
         action="store_true",
         help="the ranks forward through a node-local relay that merges their requests",
     )
-    p.add_argument("--relay-scheduler", default="sjf", help="the relay's scheduler (sjf)")
+    p.add_argument("--relay-scheduler", default="aioli", help="the relay's scheduler (aioli)")
+    p.add_argument(
+        "--relay-workers", type=int, default=2, help="the relay's requests to I/O nodes at once (2)"
+    )
     p.add_argument("--root", type=Path, help="directory the daemons export (default WORKDIR/root)")
     p.add_argument("--prefix", help="path prefix that is forwarded (default: the root itself)")
     p.add_argument("--hostfile", help="daemons on the first K hosts of this MPI host file")
@@ -434,6 +447,7 @@ def _config_from_args(args: argparse.Namespace) -> RelayConfig:
         launcher=args.launcher,
         node_aggregation=args.node_aggregation,
         relay_scheduler=args.relay_scheduler,
+        relay_workers=args.relay_workers,
     )
 
 
