@@ -17,8 +17,11 @@ class LockForwarder {
   // Called exactly once per request, maybe later and from another thread (a F_SETLKW waits
   // upstream), never with a lock of the caller's held.
   using Done = std::function<void(int err, const proto::LockReply& reply)>;
-  // kLock for session `owner` (pid: the client process, for F_GETLK answers elsewhere).
-  virtual void Lock(uint64_t owner, const proto::LockRequest& req, Done done) = 0;
+  // kLock for session `owner` (pid: the client process, for F_GETLK answers elsewhere), which
+  // holds the file open here as backend fd `fd` with access mode `access_mode` (upstream, the
+  // lock owner takes locks only on files the session there holds open too).
+  virtual void Lock(uint64_t owner, const proto::LockRequest& req, int fd, int access_mode,
+                    Done done) = 0;
   // kUnlockAll (release on close) for session `owner`; done's reply is empty.
   virtual void UnlockAll(uint64_t owner, const proto::UnlockAllRequest& req, Done done) = 0;
   // The session ended: its upstream locks go, its waits end.

@@ -48,7 +48,10 @@ void HandleLockOp(Core& core, const ConnPtr& conn, const proto::FrameHeader& h,
   // The answer may come later, from whichever thread releases the conflicting lock (or, in a
   // relay, answers upstream).
   if (core.lock_forwarder != nullptr) {
-    return core.lock_forwarder->Lock(owner, q, Answer(core, conn, op, h.id, arrival_ns));
+    std::shared_ptr<OpenFile> f = conn->session->FileOf(sched::FileKey{q.dev, q.ino});
+    if (f == nullptr) return r.Error(EBADF);  // closed meanwhile
+    return core.lock_forwarder->Lock(owner, q, f->fd(), f->access_mode(),
+                                     Answer(core, conn, op, h.id, arrival_ns));
   }
   core.locks.Lock(q, owner, Answer(core, conn, op, h.id, arrival_ns));
 }

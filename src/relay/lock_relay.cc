@@ -16,6 +16,14 @@ namespace iorelay::relay {
 struct LockRelay::Upstream {
   explicit Upstream(ClientPtr c) : client(std::move(c)) {}
   ClientPtr client;
+  // The handle this session holds at the lock owner on each file it locked.
+  struct Anchor {
+    int server = -1;
+    uint64_t handle = 0;
+    uint64_t generation = 0;
+  };
+  std::mutex mu;
+  std::map<std::pair<uint64_t, uint64_t>, Anchor> anchors;  // guarded by mu
 };
 
 struct LockRelay::State {
@@ -38,9 +46,51 @@ namespace {
 // An outcome as the errno the relay's client gets.
 int Errno(const client::Outcome& o) { return o.ok() ? 0 : o.status.code(); }
 
+// Opens `path` at the lock owner `server` for the session of `u`, once per file. 0 or errno.
+int EnsureAnchor(LockRelay::Upstream& u, int server, const proto::LockRequest& req,
+                 const std::string& path, int access_mode) {
+  std::lock_guard<std::mutex> lock(u.mu);
+  auto it = u.anchors.find({req.dev, req.ino});
+  if (it != u.anchors.end() && it->second.server == server) return 0;
+  client::Client& c = *u.client->impl;
+  const std::vector<uint8_t> fields =
+      proto::EncodeFields(proto::OpenRequest{path, access_mode & O_ACCMODE, 0});
+  client::CallReply reply;
+  client::Outcome r = c.Call(server, {.op = proto::Op::kOpen, .fields = fields}, &reply);
+  if (!r.ok()) return Errno(r);
+  proto::OpenReply rep;
+  if (!proto::DecodeFields(reply.payload, &rep).ok()) return EIO;
+  if (rep.attrs.dev != req.dev || rep.attrs.ino != req.ino) {
+    // The path names another file now (renamed or replaced since the open).
+    (void)c.Post(server, {.op = proto::Op::kClose,
+                          .fields = proto::EncodeFields(proto::HandleRequest{rep.handle}),
+                          .generation = reply.generation});
+    return ENOLCK;
+  }
+  u.anchors[{req.dev, req.ino}] = {server, rep.handle, reply.generation};
+  return 0;
+}
+
+// Closes the session's anchor on the file, if any (after its locks there went).
+void DropAnchor(LockRelay::Upstream& u, uint64_t dev, uint64_t ino) {
+  LockRelay::Upstream::Anchor a;
+  {
+    std::lock_guard<std::mutex> lock(u.mu);
+    auto it = u.anchors.find({dev, ino});
+    if (it == u.anchors.end()) return;
+    a = it->second;
+    u.anchors.erase(it);
+  }
+  (void)u.client->impl->Post(a.server,
+                             {.op = proto::Op::kClose,
+                              .fields = proto::EncodeFields(proto::HandleRequest{a.handle}),
+                              .generation = a.generation});
+}
+
 }  // namespace
 
-LockRelay::LockRelay(MakeClient make_client, int max_requests) : state_(std::make_shared<State>()) {
+LockRelay::LockRelay(MakeClient make_client, PathOf path_of, int max_requests)
+    : path_of_(std::move(path_of)), state_(std::make_shared<State>()) {
   state_->make = std::move(make_client);
   state_->max_requests = max_requests;
 }
@@ -123,17 +173,22 @@ void LockRelay::Run(uint64_t owner, Done done,
   }
 }
 
-void LockRelay::Lock(uint64_t owner, const proto::LockRequest& req, Done done) {
+void LockRelay::Lock(uint64_t owner, const proto::LockRequest& req, int fd, int access_mode,
+                     Done done) {
+  Result<std::string> path = path_of_(fd);
+  if (!path.ok()) return done(path.status().code(), proto::LockReply{});
   if (req.cmd == F_SETLKW) {
     std::lock_guard<std::mutex> lock(state_->mu);
     ++state_->waits;
   }
-  Run(owner, std::move(done), [req](Upstream& u, proto::LockReply* rep) {
-    client::Client& c = *u.client->impl;
-    // The daemon that owns the file's locks, by the same rule as every client (placement.h).
-    const int server = client::LockOwner(req.dev, req.ino, c.server_count());
-    return Errno(c.CallMsg(server, proto::Op::kLock, req, rep));
-  });
+  Run(owner, std::move(done),
+      [req, p = std::move(*path), access_mode](Upstream& u, proto::LockReply* rep) {
+        client::Client& c = *u.client->impl;
+        // The daemon that owns the file's locks, by the same rule as every client.
+        const int server = client::LockOwner(req.dev, req.ino, c.server_count());
+        if (int err = EnsureAnchor(u, server, req, p, access_mode); err != 0) return err;
+        return Errno(c.CallMsg(server, proto::Op::kLock, req, rep));
+      });
 }
 
 void LockRelay::UnlockAll(uint64_t owner, const proto::UnlockAllRequest& req, Done done) {
@@ -148,8 +203,10 @@ void LockRelay::UnlockAll(uint64_t owner, const proto::UnlockAllRequest& req, Do
   Run(owner, std::move(done), [req](Upstream& u, proto::LockReply*) {
     client::Client& c = *u.client->impl;
     const int server = client::LockOwner(req.dev, req.ino, c.server_count());
-    return Errno(
-        c.CallMsg(server, proto::Op::kUnlockAll, req, static_cast<proto::Empty*>(nullptr)));
+    const int err =
+        Errno(c.CallMsg(server, proto::Op::kUnlockAll, req, static_cast<proto::Empty*>(nullptr)));
+    DropAnchor(u, req.dev, req.ino);  // the locks are gone; so is the reason to hold it open
+    return err;
   });
 }
 

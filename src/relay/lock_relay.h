@@ -3,7 +3,9 @@
 // node's lock table sees one owner per application process, on every compute node alike (a
 // table kept in the relay could not exclude another node's ranks). Every request runs on a
 // thread of its own: a F_SETLKW may wait upstream for as long as the holder keeps its lock,
-// and an unlock must never queue behind such a wait.
+// and an unlock must never queue behind such a wait. Upstream, the session opens the file at
+// the lock owner (its lock anchor) before its first lock there, as the lock owner takes locks
+// only on files the session holds open, and closes it after the session's unlock-all.
 #pragma once
 
 #include <condition_variable>
@@ -12,6 +14,7 @@
 #include <map>
 #include <memory>
 #include <mutex>
+#include <string>
 
 #include "daemon/lock_forwarder.h"
 #include "relay/relay_backend.h"
@@ -22,24 +25,30 @@ class LockRelay : public daemon::LockForwarder {
  public:
   // `make_client` makes a new upstream client (one per session); null on failure.
   using MakeClient = std::function<ClientPtr()>;
+  // The upstream path behind a relay backend fd (RelayBackend::PathOf).
+  using PathOf = std::function<Result<std::string>(int fd)>;
   // At most `max_requests` lock requests in flight at once; more fail with ENOLCK, as a full
   // lock table does locally.
-  explicit LockRelay(MakeClient make_client, int max_requests = 4096);
+  LockRelay(MakeClient make_client, PathOf path_of, int max_requests = 4096);
   ~LockRelay() override;
 
-  void Lock(uint64_t owner, const proto::LockRequest& req, Done done) override;
+  void Lock(uint64_t owner, const proto::LockRequest& req, int fd, int access_mode,
+            Done done) override;
   void UnlockAll(uint64_t owner, const proto::UnlockAllRequest& req, Done done) override;
   void ReleaseOwner(uint64_t owner) override;
   void CancelAll(int err) override;
   nlohmann::json StatsJson() const override;
 
- private:
+  // A client session's upstream client and its lock anchors (lock_relay.cc).
   struct Upstream;
+
+ private:
   struct State;
   // Runs `call` (the upstream round trip, giving an errno and a reply) on a thread of its own
   // and answers `done` with its result unless CancelAll answered first.
   void Run(uint64_t owner, Done done, std::function<int(Upstream&, proto::LockReply*)> call);
 
+  PathOf path_of_;
   std::shared_ptr<State> state_;
 };
 

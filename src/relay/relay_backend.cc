@@ -273,6 +273,14 @@ Result<std::string> RelayBackend::Readlink(int root_fd, const std::string& rel) 
   return buf;
 }
 
+Result<std::string> RelayBackend::PathOf(int fd) const {
+  std::lock_guard<std::mutex> lock(mu_);
+  if (fd < 0 || static_cast<size_t>(fd) >= files_.size() || !files_[fd]) {
+    return Status::FromErrno(EBADF);
+  }
+  return paths_[static_cast<size_t>(fd)];
+}
+
 nlohmann::json RelayBackend::StatsJson() const {
   size_t open = 0;
   {

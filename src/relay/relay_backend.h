@@ -63,6 +63,9 @@ class RelayBackend : public backend::Backend {
   // beneath ITS root, which may be wider than this relay's).
   Result<std::string> UpstreamPath(int root_id, const std::string& rel) const;
 
+  // The upstream path a relay fd was opened with (EBADF when the fd is not open).
+  Result<std::string> PathOf(int fd) const;
+
   // {"upstream_daemons": N, "open_files": N}.
   nlohmann::json StatsJson() const;
 

@@ -63,8 +63,9 @@ Result<std::unique_ptr<daemon::Core>> BuildRelayCore(const daemon::Config& confi
   RelayBackend* relay = backend.get();
   Result<std::unique_ptr<daemon::Core>> core = daemon::BuildCore(config, std::move(backend));
   if (!core.ok()) return core.status();
-  (*core)->lock_forwarder = std::make_unique<LockRelay>([c = *cfg] { return MakeClient(c); });
   // The backend lives as long as the core (it owns it, under the counting layer).
+  (*core)->lock_forwarder = std::make_unique<LockRelay>(
+      [c = *cfg] { return MakeClient(c); }, [relay](int fd) { return relay->PathOf(fd); });
   (*core)->relay_stats = [relay] { return relay->StatsJson(); };
   return core;
 }

@@ -235,10 +235,12 @@ TEST_F(Relay, LocksExcludeProcessesAcrossRelays) {
 // what arrives while its one worker waits upstream, and each merged dispatch is ONE request at
 // the I/O node.
 TEST_F(Relay, MergedWritesGoUpstreamAsOneRequest) {
+  // Each I/O-node call takes 2 ms more, so requests surely queue at the relay meanwhile.
   relay_.reset();
+  ion_ = std::make_unique<DaemonProcess>();
+  ASSERT_TRUE(ion_->Start({"--delay-us", "2000"}));
   relay_ = std::make_unique<DaemonProcess>();
-  ASSERT_TRUE(relay_->StartRelay({ion_.get()},
-                                 {"--workers", "1", "--io-threads", "1", "--scheduler", "sjf"}));
+  ASSERT_TRUE(relay_->StartRelay({ion_.get()}, {"--workers", "1", "--scheduler", "sjf"}));
   iorelay_client* c = ClientOf(*relay_);
   ASSERT_NE(c, nullptr);
   iorelay_file* f = nullptr;
