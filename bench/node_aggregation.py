@@ -16,6 +16,7 @@ from __future__ import annotations
 import argparse
 import json
 import os
+import shlex
 import statistics
 import subprocess
 import sys
@@ -115,9 +116,10 @@ def main() -> int:
         return statistics.median(r[key] for r in runs[label])
 
     base_bw, base_msgs = med("without relay", "mib_s"), med("without relay", "ionode_data")
-    cmd = "python bench/node_aggregation.py " + " ".join(sys.argv[1:])
+    cmd = "python bench/node_aggregation.py " + shlex.join(sys.argv[1:])
+    ionode = " ".join([args.scheduler, args.ionode_args]).strip()
     lines = [f"## Node-local relay, {args.jobs} fio jobs on one node, 1D-strided {args.bs} "
-             f"O_DIRECT writes to one file, one I/O node ({args.scheduler} {args.ionode_args}; "
+             f"O_DIRECT writes to one file, one I/O node ({ionode}; "
              f"relay {args.relay_scheduler}, {args.relay_workers} workers), "
              f"{time.strftime('%Y-%m-%d')}", "",
              f"Command: `{cmd}`", "",
