@@ -58,6 +58,14 @@ class RelayConfig:
     interface: str | None = None  # remote daemons: interface to bind (default: node_daemon's rule)
     compute_hosts: Sequence[str] = ()  # the ranks' hosts, in node-id order (Slurm: the rest)
     launcher: str = "auto"  # remote daemons: "slurm" steps (auto in an allocation) or "ssh"
+    # One node-local relay (iorelayd --role relay) in front of the I/O nodes, merging the
+    # node's requests before they cross the network; its scheduler.
+    node_aggregation: bool = False
+    # aioli holds a queue briefly when more of a run is about to arrive, which is what merges
+    # unsynchronised ranks' requests; 2 upstream calls at once (bench/node_aggregation.py).
+    relay_scheduler: str = "aioli"
+    relay_workers: int = 2
+    relay_args: Sequence[str] = ()  # more iorelayd options for the relay
 
 
 @dataclass
@@ -72,6 +80,7 @@ class Relay:
     secret_file: Path | None = None
     preload: Path | None = None
     run_file: Path | None = None
+    ionode_addresses: list[str] = field(default_factory=list)  # behind the relay, if any
     daemon_exit_codes: list[int | None] = field(default_factory=list)  # set when they stopped
 
     @property
@@ -104,9 +113,9 @@ class Relay:
         return env
 
     def stats(self) -> list[tuple[str, dict[str, Any] | str]]:
-        """Each daemon's counters (or why they could not be fetched)."""
+        """Each daemon's counters (or why they could not be fetched): relays, then I/O nodes."""
         out: list[tuple[str, dict[str, Any] | str]] = []
-        for addr in self.addresses:
+        for addr in [*self.addresses, *self.ionode_addresses]:
             try:
                 out.append((addr, query_stats(addr, self.secret_file)))
             except (StatsError, paths.NotBuiltError) as e:
@@ -221,6 +230,8 @@ def start_relay(config: RelayConfig, workdir: str | os.PathLike[str]) -> Iterato
     if config.placement not in PLACEMENTS and not config.placement.startswith("map:"):
         raise RunError(f"unknown placement {config.placement!r}: {', '.join(PLACEMENTS)}, map:F")
     if config.attach:
+        if config.node_aggregation:
+            raise RunError("--node-aggregation starts its own daemons; it does not --attach")
         if config.secret_file is None:
             raise RunError("--attach needs --secret-file (the daemons' job credential)")
         relay.addresses = list(config.attach)
@@ -232,9 +243,16 @@ def start_relay(config: RelayConfig, workdir: str | os.PathLike[str]) -> Iterato
     if config.ionodes < 0:
         raise RunError("--ionodes must be >= 0")
     if config.ionodes == 0:
+        if config.node_aggregation:
+            raise RunError("--node-aggregation needs I/O nodes (--ionodes K > 0)")
         yield relay
         return
     daemons: LocalDaemons | SlurmDaemons | SshDaemons
+    if uses_remote_hosts(config) and config.node_aggregation:
+        raise RunError(
+            "--node-aggregation with I/O nodes on other hosts (one relay per compute host) "
+            "is not implemented yet; on one machine it runs one relay"
+        )
     if uses_remote_hosts(config) and config.launcher == "ssh":
         daemons = SshDaemons(
             config.hosts,
@@ -274,9 +292,44 @@ def start_relay(config: RelayConfig, workdir: str | os.PathLike[str]) -> Iterato
         relay.addresses = daemons.addresses("tcp")
         relay.secret_file = daemons.credential_file
         relay.preload = paths.find("libiorelay_preload.so")
-        _write_run_file(relay)
-        yield relay
-    relay.daemon_exit_codes = daemons.exit_codes
+        if config.node_aggregation:
+            node_relay = _node_relay(config, relay, daemons)
+            with node_relay:
+                relay.ionode_addresses = relay.addresses
+                relay.addresses = node_relay.addresses("unix")
+                _write_run_file(relay)
+                yield relay
+            relay.daemon_exit_codes = list(node_relay.exit_codes)
+        else:
+            _write_run_file(relay)
+            yield relay
+    relay.daemon_exit_codes += daemons.exit_codes
+
+
+def _node_relay(
+    config: RelayConfig, relay: Relay, daemons: LocalDaemons | SlurmDaemons | SshDaemons
+) -> LocalDaemons:
+    """One relay on this node in front of the I/O-node daemons (not started): the ranks talk to
+    it over a Unix socket, it talks to them over TCP as their client, with the same credential.
+    """
+    upstream = [a for addr in relay.addresses for a in ("--upstream", addr)]
+    node_relay = LocalDaemons(
+        1,
+        relay.prefix,  # a relay exports the prefix as the upstream path of the same name
+        relay.prefix,
+        relay.workdir / "relay",
+        scheduler=config.relay_scheduler,
+        extra_args=[
+            "--role",
+            "relay",
+            "--workers",
+            str(config.relay_workers),
+            *upstream,
+            *config.relay_args,
+        ],
+        credential_file=daemons.credential_file,
+    )
+    return node_relay
 
 
 # -- the command ------------------------------------------------------------------------------
@@ -321,6 +374,15 @@ def add_parser(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None
         "--placement", default="block", help="client → I/O node placement: " + ", ".join(PLACEMENTS)
     )
     p.add_argument("--ranks-per-node", type=int, default=1, help="ranks per virtual node (1)")
+    p.add_argument(
+        "--node-aggregation",
+        action="store_true",
+        help="the ranks forward through a node-local relay that merges their requests",
+    )
+    p.add_argument("--relay-scheduler", default="aioli", help="the relay's scheduler (aioli)")
+    p.add_argument(
+        "--relay-workers", type=int, default=2, help="the relay's requests to I/O nodes at once (2)"
+    )
     p.add_argument("--root", type=Path, help="directory the daemons export (default WORKDIR/root)")
     p.add_argument("--prefix", help="path prefix that is forwarded (default: the root itself)")
     p.add_argument("--hostfile", help="daemons on the first K hosts of this MPI host file")
@@ -383,6 +445,9 @@ def _config_from_args(args: argparse.Namespace) -> RelayConfig:
         interface=args.ionode_interface,
         compute_hosts=compute if hosts else [],
         launcher=args.launcher,
+        node_aggregation=args.node_aggregation,
+        relay_scheduler=args.relay_scheduler,
+        relay_workers=args.relay_workers,
     )
 
 

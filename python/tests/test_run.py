@@ -295,6 +295,30 @@ def test_run_with_two_ionodes_forwards_the_commands_files(disk_tmp: Path) -> Non
 
 
 @pytest.mark.needs_build("iorelayd", "libiorelay_preload.so", "iorelay-ctl")
+def test_node_aggregation_puts_one_relay_in_front_of_the_ionodes(disk_tmp: Path) -> None:
+    root, prefix = disk_tmp / "root", str(disk_tmp / "fwd")
+    config = run.RelayConfig(ionodes=2, root=root, prefix=prefix, node_aggregation=True)
+    with run.start_relay(config, disk_tmp / "work") as relay:
+        assert len(relay.addresses) == 1 and relay.addresses[0].startswith("unix:")
+        assert len(relay.ionode_addresses) == 2
+        status = run.run_command(forwarded_write(prefix), relay.env(), SUBPROCESS_TIMEOUT_S)
+        stats = dict(relay.stats())
+    assert status == 0
+    assert (root / "hello").read_text() == "hello\n"
+    relay_stats = stats[relay.addresses[0]]
+    assert isinstance(relay_stats, dict) and relay_stats["role"] == "relay"
+    assert relay_stats["total"]["by_op"]["open"] >= 1
+    # What the relay sent out arrived at the I/O nodes as requests.
+    ionode_opens = sum(stats[a]["total"]["by_op"].get("open", 0) for a in relay.ionode_addresses)
+    assert ionode_opens == relay_stats["backend_calls"]["open"]
+    assert relay.daemon_exit_codes == [0, 0, 0]
+
+
+def test_node_aggregation_needs_ionodes(disk_tmp: Path) -> None:
+    assert iorelay_run("--node-aggregation", "--", "true") == 1
+
+
+@pytest.mark.needs_build("iorelayd", "libiorelay_preload.so", "iorelay-ctl")
 def test_hostfile_of_local_hosts_starts_one_daemon_per_line(disk_tmp: Path) -> None:
     hostfile = disk_tmp / "hosts"
     hostfile.write_text(f"localhost\nlocalhost slots=2\n{os.uname().nodename}\n")

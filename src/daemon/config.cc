@@ -98,8 +98,14 @@ cli::Option Rate(std::string name, uint64_t* field, std::string help) {
 // The table binds to `c`: parsing writes into it, ToJson reads it.
 cli::OptionTable Table(Config* c) {
   cli::OptionTable t("usage: iorelayd [options]\n");
-  t.Add(cli::TextList("listen", "tcp:HOST:PORT|unix:PATH", &c->listen, CheckListen,
-                      "where to listen (default tcp:127.0.0.1:0)"))
+  t.Add(cli::Choice<Role>("role", &c->role, {{"daemon", Role::kDaemon}, {"relay", Role::kRelay}},
+                          "daemon: serve files through --backend (daemon); relay: forward\n"
+                          "to the --upstream daemons as their client, merging this node's\n"
+                          "requests first (--export PREFIX=UPSTREAM_PATH)"))
+      .Add(cli::TextList("upstream", "tcp:HOST:PORT|unix:PATH", &c->upstream, CheckListen,
+                         "relay role: an I/O-node daemon to forward to"))
+      .Add(cli::TextList("listen", "tcp:HOST:PORT|unix:PATH", &c->listen, CheckListen,
+                         "where to listen (default tcp:127.0.0.1:0)"))
       .Add(Exports(c))
       .Add(Credentials(c))
       .Add(cli::Text("ready-file", "FILE", &c->ready_file,

@@ -20,9 +20,19 @@ struct CredentialConfig {
   uint32_t weight = 1;
 };
 
+// What the daemon is: an I/O-node daemon serving files through its backend, or a node-local
+// relay whose backend is an iorelay client of the --upstream daemons (docs/daemon.md, "Relay
+// role"): the ranks of one compute node forward through it so its scheduler merges their
+// requests before they cross the network.
+enum class Role { kDaemon, kRelay };
+
 struct Config {
-  std::vector<std::string> listen;                           // tcp:HOST:PORT, unix:PATH
-  std::vector<std::pair<std::string, std::string>> exports;  // client prefix, root dir
+  Role role = Role::kDaemon;
+  // Relay role: the I/O-node daemons (tcp:HOST:PORT, unix:PATH) its backend forwards to.
+  std::vector<std::string> upstream;
+  std::vector<std::string> listen;  // tcp:HOST:PORT, unix:PATH
+  // Client prefix, root: a directory here, or for a relay the path under an upstream export.
+  std::vector<std::pair<std::string, std::string>> exports;
   std::vector<CredentialConfig> credentials;
   std::string ready_file;
   int workers = 4;

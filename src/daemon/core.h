@@ -3,18 +3,21 @@
 #pragma once
 
 #include <atomic>
+#include <functional>
 #include <memory>
 #include <span>
 #include <string>
 #include <vector>
 
 #include "backend/backend.h"
+#include "backend/counting_backend.h"
 #include "common/auth.h"
 #include "daemon/buffer_pool.h"
 #include "daemon/client_conn.h"
 #include "daemon/config.h"
 #include "daemon/dispatcher.h"
 #include "daemon/exports.h"
+#include "daemon/lock_forwarder.h"
 #include "daemon/lock_service.h"
 #include "daemon/session.h"
 #include "daemon/stats.h"
@@ -34,6 +37,12 @@ struct Core {
   Config config;
   std::vector<Credential> credentials;
   std::unique_ptr<backend::Backend> backend;
+  // The backend's outermost layer, counting the calls made to it ("backend_calls").
+  backend::CountingBackend* backend_counts = nullptr;
+  // Relay role: locks go upstream through this instead of `locks`.
+  std::unique_ptr<LockForwarder> lock_forwarder;
+  // Relay role: the upstream client's counters, added to StatsJson as "relay".
+  std::function<nlohmann::json()> relay_stats;
   Exports exports;
   SessionTable sessions;
   std::unique_ptr<Stats> stats;

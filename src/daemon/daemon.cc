@@ -42,13 +42,28 @@ Result<nlohmann::json> EffectiveConfigJson(const Config& config) {
 nlohmann::json StatsJson(Core& core) {
   nlohmann::json j = core.stats->ToJson();
   j["scheduler"] = core.dispatcher->SchedulerConfig();
-  j["backend"] = core.config.backend;
+  j["backend"] = core.config.role == Role::kRelay ? "relay" : core.config.backend;
+  j["role"] = core.config.role == Role::kRelay ? "relay" : "daemon";
+  // The calls this daemon made to its backend: with "total.requests" (in), what went out.
+  nlohmann::json calls = nlohmann::json::object();
+  uint64_t calls_total = 0;
+  if (core.backend_counts != nullptr) {
+    for (const auto& [name, n] : core.backend_counts->Counts()) {
+      calls[name] = n;
+      calls_total += n;
+    }
+  }
+  j["backend_calls"] = calls;
+  j["backend_calls_total"] = calls_total;
+  if (core.relay_stats) j["relay"] = core.relay_stats();
+  if (core.lock_forwarder != nullptr) j["relay_locks"] = core.lock_forwarder->StatsJson();
   j["daemon_version"] = IORELAY_VERSION;
   j["protocol_version"] = proto::kVersion;
   return j;
 }
 
-Result<std::unique_ptr<Core>> BuildCore(const Config& config) {
+Result<std::unique_ptr<Core>> BuildCore(const Config& config,
+                                        std::unique_ptr<backend::Backend> backend_given) {
   auto core = std::make_unique<Core>();
   core->config = config;
   if (config.credentials.empty()) {
@@ -67,15 +82,33 @@ Result<std::unique_ptr<Core>> BuildCore(const Config& config) {
     core->credentials.push_back(Credential{name, *secret});
     names.push_back(name);
   }
-  for (const auto& [prefix, root] : config.exports) {
-    Status s = core->exports.Add(prefix, root);
+  const bool relay = config.role == Role::kRelay;
+  if (relay != (backend_given != nullptr)) {
+    return Status::InvalidArgument(relay ? "the relay role needs the relay backend (iorelayd)"
+                                         : "a backend is given only to a relay");
+  }
+  for (size_t i = 0; i < config.exports.size(); ++i) {
+    const auto& [prefix, root] = config.exports[i];
+    // A relay's export roots are upstream paths, which its backend resolves by index.
+    Status s = relay ? core->exports.AddVirtual(prefix, static_cast<int>(i))
+                     : core->exports.Add(prefix, root);
     if (!s.ok())
       return Status::FromErrno(s.code(), "--export " + prefix + "=" + root + ": " + s.message());
   }
-  Result<std::unique_ptr<backend::Backend>> backend =
-      backend::MakeBackend(config.backend, config.delay_us);
-  if (!backend.ok()) return backend.status();
-  core->backend = std::move(*backend);
+  if (!relay && !config.upstream.empty()) {
+    return Status::InvalidArgument("--upstream is for --role relay");
+  }
+  if (relay) {
+    core->backend = std::move(backend_given);
+  } else {
+    Result<std::unique_ptr<backend::Backend>> backend =
+        backend::MakeBackend(config.backend, config.delay_us);
+    if (!backend.ok()) return backend.status();
+    core->backend = std::move(*backend);
+  }
+  auto counting = std::make_unique<backend::CountingBackend>(std::move(core->backend));
+  core->backend_counts = counting.get();
+  core->backend = std::move(counting);
   Result<std::unique_ptr<sched::Scheduler>> scheduler = MakeScheduler(config);
   if (!scheduler.ok()) return scheduler.status();
   if (!config.trace.empty()) IORELAY_RETURN_IF_ERROR(core->trace.Open(config.trace));
@@ -153,6 +186,7 @@ void Daemon::Shutdown() {
     }
     core_->dispatcher->DrainUntil(deadline);
     core_->locks.CancelAll(EINTR);
+    if (core_->lock_forwarder != nullptr) core_->lock_forwarder->CancelAll(EINTR);
     for (;;) {
       bool quiet = true;
       for (size_t i = 0; i < loops_.size(); ++i) {

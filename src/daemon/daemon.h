@@ -19,8 +19,10 @@ namespace iorelay::daemon {
 
 // Checks what needs the system: secrets readable (0600), export roots directories, backend
 // and scheduler names known, trace file writable. A failure is a configuration error (the
-// program exits 2); the message says what to fix.
-Result<std::unique_ptr<Core>> BuildCore(const Config& config);
+// program exits 2); the message says what to fix. A relay (--role relay) is given its backend
+// (src/relay/relay_core.h builds it); a daemon makes its own from --backend.
+Result<std::unique_ptr<Core>> BuildCore(const Config& config,
+                                        std::unique_ptr<backend::Backend> backend = nullptr);
 // The scheduler of `config.scheduler` (a registry spec) with the credentials' weights
 // (application index = credential position). EINVAL with the registry's message.
 Result<std::unique_ptr<sched::Scheduler>> MakeScheduler(const Config& config);

@@ -8,7 +8,9 @@
 namespace iorelay::daemon {
 
 Exports::~Exports() {
-  for (const Entry& e : entries_) ::close(e.root_fd);
+  for (const Entry& e : entries_) {
+    if (e.owned) ::close(e.root_fd);
+  }
 }
 
 Status Exports::Add(const std::string& prefix, const std::string& root) {
@@ -19,7 +21,17 @@ Status Exports::Add(const std::string& prefix, const std::string& root) {
   if (fd < 0) return Status::LastError("export root " + root + " (must be a directory)");
   std::string p = prefix;
   while (!p.empty() && p.back() == '/') p.pop_back();
-  entries_.push_back(Entry{p, fd});
+  entries_.push_back(Entry{p, fd, true});
+  return Status::Ok();
+}
+
+Status Exports::AddVirtual(const std::string& prefix, int root_id) {
+  if (prefix.empty() || prefix[0] != '/') {
+    return Status::InvalidArgument("export prefix must be absolute: '" + prefix + "'");
+  }
+  std::string p = prefix;
+  while (!p.empty() && p.back() == '/') p.pop_back();
+  entries_.push_back(Entry{p, root_id, false});
   return Status::Ok();
 }
 

@@ -23,6 +23,9 @@ class Exports {
 
   // Opens `root` (must be a directory). `prefix` must be absolute; trailing '/' ignored.
   Status Add(const std::string& prefix, const std::string& root);
+  // Relay role: `prefix` maps to `root_id`, a number the relay backend knows (the index of
+  // the export's upstream path), not a local directory; nothing is opened or closed.
+  Status AddVirtual(const std::string& prefix, int root_id);
 
   // A path with a NUL byte is refused with EINVAL. A path under no export is refused with EACCES
   // rather than ENOENT: the daemon does not serve it at all, like a path the caller may not reach,
@@ -33,6 +36,7 @@ class Exports {
   struct Entry {
     std::string prefix;  // without trailing '/', "" for "/"
     int root_fd;
+    bool owned = true;  // root_fd is a descriptor this object closes
   };
   std::vector<Entry> entries_;
 };

@@ -10,6 +10,7 @@
 #include "common/watchdog.h"
 #include "daemon/config.h"
 #include "daemon/daemon.h"
+#include "relay/relay_core.h"
 
 namespace {
 
@@ -59,7 +60,9 @@ int main(int argc, char** argv) {
   pthread_sigmask(SIG_BLOCK, &stop_signals, nullptr);
   signal(SIGPIPE, SIG_IGN);
 
-  iorelay::Result<std::unique_ptr<iorelay::daemon::Core>> core = BuildCore(cl->config);
+  iorelay::Result<std::unique_ptr<iorelay::daemon::Core>> core =
+      cl->config.role == Role::kRelay ? iorelay::relay::BuildRelayCore(cl->config)
+                                      : BuildCore(cl->config);
   if (!core.ok()) {
     fmt::print(stderr, "iorelayd: {}\n", core.status().ToString());
     return 2;

@@ -11,6 +11,11 @@
 namespace iorelay::daemon {
 namespace {
 
+// Whether the loop may run a dispatch itself. Not in a relay: its backend call waits for the
+// I/O node over the network, and while a worker waits the loop keeps reading, so the requests
+// that arrive meanwhile queue in the scheduler and merge into the next dispatch.
+bool MayRunInline(const Core& core) { return core.config.role != Role::kRelay; }
+
 using proto::Op;
 
 // Handles kHello/kAuth. Returns false when the connection must close.
@@ -108,7 +113,7 @@ void Route(Core& core, const ConnPtr& conn, const proto::FrameHeader& h,
   const Op op = static_cast<Op>(h.op);
   switch (proto::Info(op).handler) {
     case proto::Handler::kData:
-      return SubmitDataOp(core, conn, h, payload, Buffer(), 0, arrival_ns, true);
+      return SubmitDataOp(core, conn, h, payload, Buffer(), 0, arrival_ns, MayRunInline(core));
     case proto::Handler::kLock:
       return HandleLockOp(core, conn, h, payload, arrival_ns);
     case proto::Handler::kPath:
@@ -141,7 +146,7 @@ bool HandleFrame(Core& core, const ConnPtr& conn, FrameReader& in, HandshakeStat
     conn->outstanding.fetch_add(1, std::memory_order_acq_rel);
     core.stats->CountOp(op);
     const uint64_t data_len = in.data_len();
-    SubmitDataOp(core, conn, h, payload, in.TakeData(), data_len, arrival_ns, true);
+    SubmitDataOp(core, conn, h, payload, in.TakeData(), data_len, arrival_ns, MayRunInline(core));
     return !conn->closed();
   }
   if (op == Op::kHello || op == Op::kAuth) {
@@ -157,6 +162,7 @@ bool HandleFrame(Core& core, const ConnPtr& conn, FrameReader& in, HandshakeStat
 void EndConnection(Core& core, const ConnPtr& conn) {
   if (conn->session != nullptr && core.sessions.Leave(conn->session)) {
     core.locks.ReleaseOwner(conn->session->id());
+    if (core.lock_forwarder != nullptr) core.lock_forwarder->ReleaseOwner(conn->session->id());
     conn->session->Clear();
   }
 }

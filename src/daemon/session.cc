@@ -48,6 +48,15 @@ bool Session::HoldsFile(const sched::FileKey& key) {
   return open_files_.count({key.dev, key.ino}) > 0;
 }
 
+std::shared_ptr<OpenFile> Session::FileOf(const sched::FileKey& key) {
+  std::lock_guard<std::mutex> lock(mu_);
+  if (open_files_.count({key.dev, key.ino}) == 0) return nullptr;
+  for (const auto& [handle, file] : handles_) {
+    if (file->key() == key) return file;
+  }
+  return nullptr;
+}
+
 void Session::CountFile(OpenFile& file, int delta) {
   file.holders.fetch_add(delta);
   auto key = std::make_pair(file.key().dev, file.key().ino);

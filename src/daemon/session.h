@@ -40,6 +40,8 @@ class Session {
   void Clear();
   // Whether the session holds a handle on the file (record locks are taken only on those).
   bool HoldsFile(const sched::FileKey& key);
+  // One of the session's open files on `key`, or null (a relay opens it upstream for locks).
+  std::shared_ptr<OpenFile> FileOf(const sched::FileKey& key);
 
  private:
   friend class SessionTable;

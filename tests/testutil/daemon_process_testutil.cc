@@ -25,7 +25,6 @@ DaemonProcess::DaemonProcess() = default;
 DaemonProcess::~DaemonProcess() { Kill(); }
 
 bool DaemonProcess::Start(const std::vector<std::string>& extra) {
-  ::unlink(ready_.c_str());
   std::vector<std::string> args = {IORELAYD_PATH,
                                    "--listen",
                                    address(),
@@ -36,6 +35,27 @@ bool DaemonProcess::Start(const std::vector<std::string>& extra) {
                                    "--ready-file",
                                    ready_};
   args.insert(args.end(), extra.begin(), extra.end());
+  return Spawn(args);
+}
+
+bool DaemonProcess::StartRelay(const std::vector<const DaemonProcess*>& upstream,
+                               const std::vector<std::string>& extra) {
+  secret_override_ = upstream.at(0)->secret_file();
+  std::vector<std::string> args = {IORELAYD_PATH,  "--role",       "relay",
+                                   "--listen",     address(),      "--export",
+                                   "/fwd=/fwd",    "--credential", "app=" + secret_override_,
+                                   "--ready-file", ready_};
+  for (const DaemonProcess* u : upstream) {
+    args.push_back("--upstream");
+    args.push_back(u->address());
+  }
+  args.insert(args.end(), extra.begin(), extra.end());
+  return Spawn(args);
+}
+
+bool DaemonProcess::Spawn(const std::vector<std::string>& spawn_args) {
+  ::unlink(ready_.c_str());
+  std::vector<std::string> args = spawn_args;
   std::vector<char*> argv;
   for (auto& a : args) argv.push_back(a.data());
   argv.push_back(nullptr);

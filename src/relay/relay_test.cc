@@ -1,0 +1,319 @@
+// A relay (iorelayd --role relay) between real clients and a real I/O-node iorelayd: data and
+// metadata pass through, merged writes go upstream as one request each, record locks exclude
+// processes across relays, and a dead relay or I/O node gives EIO, not a hang.
+#include <fcntl.h>
+#include <gtest/gtest.h>
+#include <signal.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <atomic>
+#include <chrono>
+#include <cstdlib>
+#include <cstring>
+#include <memory>
+#include <nlohmann/json.hpp>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include "iorelay/iorelay.h"
+#include "testutil/daemon_process_testutil.h"
+
+namespace iorelay::client {
+namespace {
+
+using Clock = std::chrono::steady_clock;
+
+// A client of `d` (its address and credential in the environment, as an application has them).
+iorelay_client* ClientOf(const DaemonProcess& d, int timeout_ms = 5000) {
+  d.ExportClientEnv(timeout_ms);
+  int err = 0;
+  iorelay_client* c = iorelay_client_from_env(&err);
+  EXPECT_NE(c, nullptr) << strerror(-err);
+  return c;
+}
+
+nlohmann::json StatsOf(const DaemonProcess& d) {
+  iorelay_client* c = ClientOf(d);
+  if (c == nullptr) return {};
+  char* json = nullptr;
+  int rc = iorelay_stats_json(c, 0, &json);
+  iorelay_client_destroy(c);
+  if (rc != 0) return {};
+  nlohmann::json j = nlohmann::json::parse(json);
+  std::free(json);
+  return j;
+}
+
+uint64_t Op(const nlohmann::json& stats, const char* op) {
+  return stats["total"]["by_op"].value(op, uint64_t{0});
+}
+
+class Relay : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    alarm(90);  // a hang fails the test instead of stalling CI
+    if (!DaemonProcess::Available()) GTEST_SKIP() << "iorelayd not built";
+    ion_ = std::make_unique<DaemonProcess>();
+    ASSERT_TRUE(ion_->Start(ion_args_));
+    relay_ = std::make_unique<DaemonProcess>();
+    ASSERT_TRUE(relay_->StartRelay({ion_.get()}, relay_args_));
+  }
+  void TearDown() override {
+    relay_.reset();
+    ion_.reset();
+    alarm(0);
+  }
+  std::string Real(const std::string& rel) const { return ion_->root() + "/" + rel; }
+
+  std::vector<std::string> ion_args_, relay_args_;
+  std::unique_ptr<DaemonProcess> ion_, relay_;
+};
+
+TEST_F(Relay, WritesAndReadsReachTheIoNode) {
+  iorelay_client* c = ClientOf(*relay_);
+  ASSERT_NE(c, nullptr);
+  iorelay_file* f = nullptr;
+  ASSERT_EQ(iorelay_open(c, "/fwd/data", O_RDWR | O_CREAT | O_TRUNC, 0644, &f), 0);
+  std::vector<char> block(8192);
+  for (int i = 0; i < 16; ++i) {
+    std::memset(block.data(), 'a' + i, block.size());
+    ASSERT_EQ(iorelay_pwrite(f, block.data(), block.size(), i * 8192), 8192);
+  }
+  ASSERT_EQ(iorelay_lseek(f, 16 * 8192, SEEK_SET), 16 * 8192);
+  EXPECT_EQ(iorelay_write(f, "tail", 4), 4);  // at the file offset, through the relay too
+  std::string real = ReadWholeFile(Real("data"));
+  ASSERT_EQ(real.size(), 16u * 8192 + 4);
+  for (int i = 0; i < 16; ++i) EXPECT_EQ(real[i * 8192 + 100], 'a' + i);
+  std::vector<char> back(8192);
+  ASSERT_EQ(iorelay_pread(f, back.data(), back.size(), 5 * 8192), 8192);
+  EXPECT_EQ(back[0], 'f');
+  EXPECT_EQ(iorelay_fsync(f, 0), 0);
+  struct stat st;
+  ASSERT_EQ(iorelay_fstat(f, &st), 0);
+  EXPECT_EQ(st.st_size, 16 * 8192 + 4);
+  struct stat local;
+  ASSERT_EQ(::stat(Real("data").c_str(), &local), 0);
+  EXPECT_EQ(st.st_ino, local.st_ino);  // the I/O node's identity, not the relay's
+  EXPECT_EQ(iorelay_close(f), 0);
+  iorelay_client_destroy(c);
+
+  // Requests in at each hop, and the backend calls that carried them out.
+  nlohmann::json relay = StatsOf(*relay_);
+  nlohmann::json ion = StatsOf(*ion_);
+  EXPECT_EQ(relay["role"], "relay");
+  EXPECT_EQ(Op(relay, "pwrite") + Op(relay, "write"), 17u);
+  EXPECT_EQ(Op(relay, "pread"), 1u);
+  const uint64_t out_writes = relay["backend_calls"].value("pwrite", uint64_t{0}) +
+                              relay["backend_calls"].value("pwritev", uint64_t{0});
+  EXPECT_GE(out_writes, 1u);
+  EXPECT_EQ(Op(ion, "pwrite") + Op(ion, "write"), out_writes);  // one request per call
+  EXPECT_EQ(ion["role"], "daemon");
+  EXPECT_GE(ion["backend_calls_total"].get<uint64_t>(), 2u);
+}
+
+TEST_F(Relay, MetadataPassesThroughAndStaysConfined) {
+  iorelay_client* c = ClientOf(*relay_);
+  ASSERT_NE(c, nullptr);
+  ASSERT_EQ(iorelay_mkdir(c, "/fwd/d", 0755), 0);
+  EXPECT_EQ(iorelay_mkdir(c, "/fwd/d", 0755), -EEXIST);
+  iorelay_file* f = nullptr;
+  ASSERT_EQ(iorelay_open(c, "/fwd/d/x", O_WRONLY | O_CREAT, 0640, &f), 0);
+  ASSERT_EQ(iorelay_close(f), 0);
+  struct stat st;
+  ASSERT_EQ(iorelay_stat(c, "/fwd/d/x", &st, 0), 0);
+  EXPECT_TRUE(S_ISREG(st.st_mode));
+  EXPECT_EQ(iorelay_truncate(c, "/fwd/d/x", 123), 0);
+  EXPECT_EQ(iorelay_chmod(c, "/fwd/d/x", 0600), 0);
+  ASSERT_EQ(::stat(Real("d/x").c_str(), &st), 0);
+  EXPECT_EQ(st.st_size, 123);
+  EXPECT_EQ(st.st_mode & 0777, 0600u);
+  EXPECT_EQ(iorelay_access(c, "/fwd/d/x", R_OK), 0);
+  EXPECT_EQ(iorelay_rename(c, "/fwd/d/x", "/fwd/d/y", 0), 0);
+  iorelay_dir* d = nullptr;
+  ASSERT_EQ(iorelay_opendir(c, "/fwd/d", &d), 0);
+  std::vector<std::string> names;
+  while (const iorelay_dirent* e = iorelay_readdir(d)) names.push_back(e->name);
+  iorelay_closedir(d);
+  EXPECT_NE(std::find(names.begin(), names.end(), "y"), names.end());
+  EXPECT_EQ(std::find(names.begin(), names.end(), "x"), names.end());
+  ASSERT_EQ(::symlink("y", Real("d/link").c_str()), 0);
+  char target[64] = {};
+  EXPECT_EQ(iorelay_readlink(c, "/fwd/d/link", target, sizeof target), 1);
+  EXPECT_EQ(iorelay_unlink(c, "/fwd/d/y"), 0);
+  EXPECT_EQ(iorelay_stat(c, "/fwd/d/y", &st, 0), -ENOENT);
+  EXPECT_EQ(iorelay_unlink(c, "/fwd/d/link"), 0);
+  EXPECT_EQ(iorelay_rmdir(c, "/fwd/d"), 0);
+  // Confinement: ".." above the export and paths under no export are refused by the relay.
+  EXPECT_EQ(iorelay_stat(c, "/fwd/../etc/passwd", &st, 0), -EACCES);
+  EXPECT_EQ(iorelay_open(c, "/fwd/a/../../x", O_RDONLY, 0, &f), -EACCES);
+  iorelay_client_destroy(c);
+}
+
+// Two processes, two relays (two compute nodes), one I/O node: a write lock held through one
+// relay makes the other process's F_SETLK fail and its F_SETLKW wait until it is released.
+TEST_F(Relay, LocksExcludeProcessesAcrossRelays) {
+  DaemonProcess relay2;
+  ASSERT_TRUE(relay2.StartRelay({ion_.get()}));
+  {
+    iorelay_client* c = ClientOf(*relay_);
+    iorelay_file* f = nullptr;
+    ASSERT_EQ(iorelay_open(c, "/fwd/locked", O_RDWR | O_CREAT, 0644, &f), 0);
+    ASSERT_EQ(iorelay_close(f), 0);
+    iorelay_client_destroy(c);
+  }
+  int to_parent[2], to_child[2];
+  ASSERT_EQ(::pipe(to_parent), 0);
+  ASSERT_EQ(::pipe(to_child), 0);
+  relay_->ExportClientEnv();
+  pid_t child = ::fork();
+  ASSERT_GE(child, 0);
+  if (child == 0) {  // rank A, through relay 1: lock, report, hold 600 ms, unlock
+    int err = 0;
+    iorelay_client* c = iorelay_client_from_env(&err);
+    iorelay_file* f = nullptr;
+    if (!c || iorelay_open(c, "/fwd/locked", O_RDWR, 0, &f) != 0) _exit(2);
+    struct flock lk {};
+    lk.l_type = F_WRLCK;
+    lk.l_whence = SEEK_SET;
+    lk.l_len = 4096;
+    if (iorelay_lock(f, F_SETLK, &lk) != 0) _exit(3);
+    char b = 'L';
+    if (::write(to_parent[1], &b, 1) != 1) _exit(4);
+    std::this_thread::sleep_for(std::chrono::milliseconds(600));
+    lk.l_type = F_UNLCK;
+    if (iorelay_lock(f, F_SETLK, &lk) != 0) _exit(5);
+    // Then hold the lock again and exit without unlocking: the session's end releases it.
+    if (::read(to_child[0], &b, 1) != 1) _exit(6);
+    lk.l_type = F_WRLCK;
+    if (iorelay_lock(f, F_SETLK, &lk) != 0) _exit(7);
+    if (::write(to_parent[1], &b, 1) != 1) _exit(8);
+    std::this_thread::sleep_for(std::chrono::milliseconds(300));
+    _exit(0);
+  }
+  char b = 0;
+  ASSERT_EQ(::read(to_parent[0], &b, 1), 1);
+  iorelay_client* c = ClientOf(relay2);  // rank B, through relay 2
+  ASSERT_NE(c, nullptr);
+  iorelay_file* f = nullptr;
+  ASSERT_EQ(iorelay_open(c, "/fwd/locked", O_RDWR, 0, &f), 0);
+  struct flock lk {};
+  lk.l_type = F_WRLCK;
+  lk.l_whence = SEEK_SET;
+  lk.l_start = 100;
+  lk.l_len = 10;
+  EXPECT_EQ(iorelay_lock(f, F_SETLK, &lk), -EAGAIN);
+  struct flock probe = lk;
+  ASSERT_EQ(iorelay_lock(f, F_GETLK, &probe), 0);
+  EXPECT_EQ(probe.l_type, F_WRLCK);
+  EXPECT_EQ(probe.l_pid, child);  // the application process, not a relay
+  auto t0 = Clock::now();
+  EXPECT_EQ(iorelay_lock(f, F_SETLKW, &lk), 0);  // waits for A's unlock
+  double waited = std::chrono::duration<double>(Clock::now() - t0).count();
+  EXPECT_GT(waited, 0.2);
+  lk.l_type = F_UNLCK;
+  EXPECT_EQ(iorelay_lock(f, F_SETLK, &lk), 0);
+  // A locks again and exits holding it: B's wait ends when A's session ends.
+  ASSERT_EQ(::write(to_child[1], "g", 1), 1);
+  ASSERT_EQ(::read(to_parent[0], &b, 1), 1);
+  lk.l_type = F_WRLCK;
+  EXPECT_EQ(iorelay_lock(f, F_SETLK, &lk), -EAGAIN);
+  EXPECT_EQ(iorelay_lock(f, F_SETLKW, &lk), 0);
+  int status = 0;
+  ASSERT_EQ(::waitpid(child, &status, 0), child);
+  EXPECT_TRUE(WIFEXITED(status) && WEXITSTATUS(status) == 0) << status;
+  EXPECT_EQ(iorelay_close(f), 0);
+  iorelay_client_destroy(c);
+  nlohmann::json stats = StatsOf(relay2);
+  EXPECT_GE(stats["relay_locks"]["waits"].get<uint64_t>(), 2u);
+  for (int fd : {to_parent[0], to_parent[1], to_child[0], to_child[1]}) ::close(fd);
+}
+
+// 16 threads writing 8 KiB blocks of one file in lockstep strides: the relay's scheduler merges
+// what arrives while its one worker waits upstream, and each merged dispatch is ONE request at
+// the I/O node.
+TEST_F(Relay, MergedWritesGoUpstreamAsOneRequest) {
+  // Each I/O-node call takes 2 ms more, so requests surely queue at the relay meanwhile.
+  relay_.reset();
+  ion_ = std::make_unique<DaemonProcess>();
+  ASSERT_TRUE(ion_->Start({"--delay-us", "2000"}));
+  relay_ = std::make_unique<DaemonProcess>();
+  ASSERT_TRUE(relay_->StartRelay({ion_.get()}, {"--workers", "1", "--scheduler", "sjf"}));
+  iorelay_client* c = ClientOf(*relay_);
+  ASSERT_NE(c, nullptr);
+  iorelay_file* f = nullptr;
+  ASSERT_EQ(iorelay_open(c, "/fwd/strided", O_RDWR | O_CREAT | O_TRUNC, 0644, &f), 0);
+  constexpr int kRanks = 16, kSegments = 40, kBlock = 8192;
+  std::atomic<int> bad{0};
+  std::vector<std::thread> ranks;
+  for (int r = 0; r < kRanks; ++r) {
+    ranks.emplace_back([&, r] {
+      std::vector<char> block(kBlock, static_cast<char>('A' + r));
+      for (int s = 0; s < kSegments; ++s) {
+        off_t off = static_cast<off_t>(s * kRanks + r) * kBlock;
+        if (iorelay_pwrite(f, block.data(), kBlock, off) != kBlock) bad++;
+      }
+    });
+  }
+  for (auto& t : ranks) t.join();
+  EXPECT_EQ(bad.load(), 0);
+  EXPECT_EQ(iorelay_close(f), 0);
+  iorelay_client_destroy(c);
+  std::string real = ReadWholeFile(Real("strided"));
+  ASSERT_EQ(real.size(), size_t{kRanks} * kSegments * kBlock);
+  for (int s = 0; s < kSegments; ++s) {
+    for (int r = 0; r < kRanks; ++r) {
+      ASSERT_EQ(real[(static_cast<size_t>(s) * kRanks + r) * kBlock + 7], 'A' + r) << s << " " << r;
+    }
+  }
+  nlohmann::json relay = StatsOf(*relay_);
+  nlohmann::json ion = StatsOf(*ion_);
+  const uint64_t in = Op(relay, "pwrite");
+  const uint64_t out = relay["backend_calls"].value("pwritev", uint64_t{0}) +
+                       relay["backend_calls"].value("pwrite", uint64_t{0});
+  EXPECT_EQ(in, uint64_t{kRanks} * kSegments);
+  EXPECT_EQ(Op(ion, "pwrite"), out);       // one upstream request per backend call
+  EXPECT_LT(out * 2, in) << relay.dump();  // merged: at least 2 requests per call on average
+}
+
+TEST_F(Relay, KilledRelayGivesEioNotAHang) {
+  iorelay_client* c = ClientOf(*relay_, 1000);
+  ASSERT_NE(c, nullptr);
+  iorelay_file* f = nullptr;
+  ASSERT_EQ(iorelay_open(c, "/fwd/k", O_RDWR | O_CREAT, 0644, &f), 0);
+  relay_->Kill();
+  auto t0 = Clock::now();
+  EXPECT_EQ(iorelay_pwrite(f, "x", 1, 0), -EIO);
+  EXPECT_LT(std::chrono::duration<double>(Clock::now() - t0).count(), 10.0);
+  (void)iorelay_close(f);
+  iorelay_client_destroy(c);
+}
+
+TEST_F(Relay, KilledIoNodeGivesEioThroughTheRelay) {
+  iorelay_client* c = ClientOf(*relay_);
+  ASSERT_NE(c, nullptr);
+  iorelay_file* f = nullptr;
+  ASSERT_EQ(iorelay_open(c, "/fwd/k", O_RDWR | O_CREAT, 0644, &f), 0);
+  ion_->Kill();
+  auto t0 = Clock::now();
+  EXPECT_EQ(iorelay_pwrite(f, "x", 1, 0), -EIO);
+  struct stat st;
+  EXPECT_EQ(iorelay_stat(c, "/fwd/k", &st, 0), -EIO);
+  EXPECT_LT(std::chrono::duration<double>(Clock::now() - t0).count(), 20.0);
+  (void)iorelay_close(f);
+  iorelay_client_destroy(c);
+}
+
+TEST(RelayConfig, RefusesWhatCannotWork) {
+  if (!DaemonProcess::Available()) GTEST_SKIP() << "iorelayd not built";
+  DaemonProcess ion;
+  ASSERT_TRUE(ion.Start());
+  DaemonProcess relay;
+  // A malformed --upstream address is a configuration error: the relay exits at once.
+  EXPECT_FALSE(relay.StartRelay({&ion}, {"--upstream", "bogus"}));
+}
+
+}  // namespace
+}  // namespace iorelay::client
