@@ -15,7 +15,10 @@ namespace {
 
 using nlohmann::json;
 
-bool IgnoredKey(const std::string& key) { return key == "comment" || key == "sources"; }
+// "calibration" records how `iorelay calibrate` fitted the file (seed, patterns, error).
+bool IgnoredKey(const std::string& key) {
+  return key == "comment" || key == "sources" || key == "calibration";
+}
 
 // One object of the document: checks its keys against the known ones and reads typed values.
 class Section {
