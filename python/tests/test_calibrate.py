@@ -11,7 +11,7 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from iorelay import calibrate, sim_cells
+from iorelay import calibrate, sim_cells, sim_score
 from iorelay.simulate import PLATFORMS_DIR
 
 needs_tool = pytest.mark.needs_build("iorelay-sim")
@@ -120,3 +120,20 @@ def test_command_writes_a_platform_iorelay_sim_reads(tmp_path: Path) -> None:
     assert 0 < doc["storage"]["noise"] < 1
     cells = sim_cells.measured_cells(pd.read_csv(measured))
     assert (sim_cells.simulate_cells(json.loads(out.read_text()), cells, 2, jobs=1) > 0).all()
+
+
+def test_scores_of_a_perfect_and_a_reversed_prediction() -> None:
+    cells = pd.DataFrame(
+        {
+            "pattern": ["a"] * 3 + ["b"] * 3,
+            "ionodes": [0, 1, 2] * 2,
+            "median": [10.0, 20.0, 40.0, 30.0, 20.0, 10.0],
+        }
+    )
+    cells["simulated"] = cells["median"] * 2
+    assert sim_score.spearman(cells) == pytest.approx(1.0)
+    assert sim_score.regret_ratio(cells) == 1.0
+    cells["simulated"] = -cells["median"]
+    assert sim_score.regret_ratio(cells) == pytest.approx((10 / 40 + 10 / 30) / 2)
+    assert sim_score.fixed_choice_regret(cells, [2]) == {2: pytest.approx((1 + 10 / 30) / 2)}
+    assert sim_score.same_best_share(cells, cells) == 1.0

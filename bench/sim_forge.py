@@ -1,0 +1,163 @@
+#!/usr/bin/env python3
+"""The simulator against FORGE's MareNostrum 4 measurements (issue 15, criterion 2): calibrate
+platforms/marenostrum4.json on a seeded, stratified share of the 189 patterns, predict the rest,
+and score the prediction (Spearman's rho over held-back cells, regret ratio of the simulator's
+choice); then the same calibrated only on 0, 1 and 2 forwarders (extrapolation to 4 and 8).
+
+    nice -n 10 .venv/bin/python bench/sim_forge.py [--fraction 0.3] [--seed 1]
+        [--requests-per-rank 4] [--max-evaluations 60] [--out-dir bench/results/sim-forge]
+    ... bench/sim_forge.py --cap-check [--patterns 9]   # does the request cap change rankings?
+
+Writes the calibrated platforms, every cell (measured median, simulated) as CSV, and a Markdown
+summary (also on stdout) to --out-dir.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import random
+import sys
+import time
+from pathlib import Path
+
+import pandas as pd
+
+REPO = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(REPO / "python"))
+
+from iorelay import calibrate, sim_cells, sim_score  # noqa: E402
+from iorelay.analysis.reader import read_results  # noqa: E402
+
+FORGE = REPO.parent / "shared" / "data" / "forge-marenostrum4"
+OPTIONS = (0, 1, 2, 4, 8)
+
+
+def predict(platform_file: Path, cells: pd.DataFrame, args: argparse.Namespace) -> pd.DataFrame:
+    doc = json.loads(platform_file.read_text())
+    doc["storage"]["noise"] = 0  # the prediction is the noise-free model
+    out = cells.copy()
+    out["simulated"] = sim_cells.simulate_cells(
+        doc, cells, args.requests_per_rank, args.scheduler, 1, args.jobs
+    )
+    return out
+
+
+def scores(cells: pd.DataFrame) -> dict[str, float]:
+    return {
+        "cells": len(cells),
+        "patterns": cells["pattern"].nunique(),
+        "spearman": sim_score.spearman(cells),
+        "regret_ratio": sim_score.regret_ratio(cells),
+    }
+
+
+def run_validation(args: argparse.Namespace, cells: pd.DataFrame) -> list[str]:
+    train = calibrate.stratified_patterns(cells, args.fraction, args.seed)
+    test = cells[~cells["pattern"].isin(train)].reset_index(drop=True)
+    lines = [
+        f"FORGE MareNostrum 4: {cells['pattern'].nunique()} patterns, {len(cells)} cells; "
+        f"calibrated on {len(train)} patterns (seed {args.seed}, fraction {args.fraction}), "
+        f"scored on {test['pattern'].nunique()} held-back patterns; "
+        f"{args.requests_per_rank} requests per rank, scheduler {args.scheduler}",
+        "",
+        "| calibration | fitted on | held-back cells | Spearman rho | regret ratio |",
+        "|---|---|---|---|---|",
+    ]
+    summary: dict[str, object] = {"train_patterns": train, "seed": args.seed}
+    for name, options in (("all", None), ("extrapolation", [0, 1, 2])):
+        out = args.out_dir / f"marenostrum4-{name}.json"
+        start = time.monotonic()
+        calibrate.calibrate(
+            [str(FORGE)], args.platform, out, names=args.parameters, options=options,
+            patterns=train, seed=args.seed, requests_per_rank=args.requests_per_rank,
+            scheduler=args.scheduler, max_evaluations=args.max_evaluations, jobs=args.jobs,
+        )  # fmt: skip
+        predicted = predict(out, test, args)
+        predicted.to_csv(args.out_dir / f"cells-{name}.csv", index=False)
+        s = scores(predicted)
+        s["seconds"] = round(time.monotonic() - start, 1)
+        if options is not None:
+            s["spearman_4_8"] = sim_score.spearman(predicted[predicted["ionodes"] >= 4])
+        summary[name] = s
+        fitted = "0, 1, 2 forwarders" if options else "all options"
+        lines.append(
+            f"| {name} | {fitted} | {s['cells']} | {s['spearman']:.3f} | {s['regret_ratio']:.3f} |"
+        )
+    uncal = predict(calibrate.platform_path(args.platform), test, args)
+    uncal.to_csv(args.out_dir / "cells-uncalibrated.csv", index=False)
+    s = scores(uncal)
+    summary["uncalibrated"] = s
+    lines.append(
+        f"| none ({args.platform} as shipped) | - | {s['cells']} | {s['spearman']:.3f} | "
+        f"{s['regret_ratio']:.3f} |"
+    )
+    fixed = sim_score.fixed_choice_regret(test, OPTIONS)
+    summary["fixed_choice_regret"] = fixed
+    lines += ["", "Regret ratio of always choosing one option, same held-back patterns: "
+              + ", ".join(f"{k}: {v:.3f}" for k, v in fixed.items())]  # fmt: skip
+    if "spearman_4_8" in summary.get("extrapolation", {}):  # type: ignore[operator]
+        rho48 = summary["extrapolation"]["spearman_4_8"]  # type: ignore[index]
+        lines.append(f"Extrapolation, Spearman rho over the 4- and 8-forwarder cells: {rho48:.3f}")
+    (args.out_dir / "summary.json").write_text(json.dumps(summary, indent=1) + "\n")
+    return lines
+
+
+def run_cap_check(args: argparse.Namespace, cells: pd.DataFrame) -> list[str]:
+    """The same patterns with a small and a large request cap: same best option? same order?"""
+    rng = random.Random(args.seed)
+    names = sorted(cells["pattern"].unique())
+    chosen = rng.sample(names, args.patterns)
+    subset = cells[cells["pattern"].isin(chosen)].reset_index(drop=True)
+    platform = calibrate.platform_path(args.platform)
+    results = {}
+    for cap in args.caps:
+        args.requests_per_rank = cap
+        start = time.monotonic()
+        results[cap] = predict(platform, subset, args)
+        results[cap]["seconds"] = time.monotonic() - start
+        results[cap].to_csv(args.out_dir / f"cap-{cap}.csv", index=False)
+    lo, hi = args.caps[0], args.caps[-1]
+    a, b = results[lo], results[hi]
+    taus = []
+    for p in chosen:
+        x = a[a["pattern"] == p]["simulated"].rank().to_numpy()
+        y = b[b["pattern"] == p]["simulated"].rank().to_numpy()
+        taus.append(pd.Series(x).corr(pd.Series(y), method="kendall"))
+    return [
+        f"Request cap check on {len(chosen)} patterns (seed {args.seed}) x {len(OPTIONS)} options,"
+        f" platform {platform.name}: {lo} vs {hi} requests per rank",
+        f"- same best option: {sim_score.same_best_share(a, b):.0%} of patterns",
+        f"- mean Kendall tau of the option order within a pattern: {sum(taus) / len(taus):.3f}",
+        f"- wall seconds: {a['seconds'].iloc[0]:.0f} vs {b['seconds'].iloc[0]:.0f}",
+    ]
+
+
+def main() -> int:
+    p = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawTextHelpFormatter)
+    p.add_argument("--platform", default="marenostrum4")
+    p.add_argument("--fraction", type=float, default=0.3)
+    p.add_argument("--seed", type=int, default=1)
+    p.add_argument("--requests-per-rank", type=int, default=sim_cells.DEFAULT_REQUESTS_PER_RANK)
+    p.add_argument("--scheduler", default="fifo")
+    p.add_argument("--max-evaluations", type=int, default=60)
+    p.add_argument("--parameters", type=lambda s: s.split(","),
+                   default=list(calibrate.DEFAULT_PARAMETERS))  # fmt: skip
+    p.add_argument("--jobs", type=int, default=sim_cells.default_jobs())
+    p.add_argument("--out-dir", type=Path, default=REPO / "bench" / "results" / "sim-forge")
+    p.add_argument("--cap-check", action="store_true", help="only the request-cap check")
+    p.add_argument("--patterns", type=int, default=9, help="--cap-check: patterns to simulate")
+    p.add_argument("--caps", type=lambda s: [int(v) for v in s.split(",")], default=[4, 32])
+    args = p.parse_args()
+    args.out_dir.mkdir(parents=True, exist_ok=True)
+    cells = sim_cells.measured_cells(read_results([FORGE]))
+    lines = run_cap_check(args, cells) if args.cap_check else run_validation(args, cells)
+    text = "\n".join(lines) + "\n"
+    name = "cap-check.md" if args.cap_check else "summary.md"
+    (args.out_dir / name).write_text(text)
+    print(text)
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
