@@ -33,6 +33,14 @@ FORGE = REPO.parent / "shared" / "data" / "forge-marenostrum4"
 OPTIONS = (0, 1, 2, 4, 8)
 
 
+def forge_total() -> int:
+    """The bytes every FORGE run planned to move (column total, MiB; one value in the data)."""
+    totals = set(pd.read_csv(FORGE / "direct.csv", sep=";")["total"])
+    if len(totals) != 1:
+        raise SystemExit(f"FORGE runs plan different totals: {sorted(totals)}")
+    return int(totals.pop()) << 20
+
+
 def predict(platform_file: Path, cells: pd.DataFrame, args: argparse.Namespace) -> pd.DataFrame:
     doc = json.loads(platform_file.read_text())
     doc["storage"]["noise"] = 0  # the prediction is the noise-free model
@@ -71,6 +79,7 @@ def run_validation(args: argparse.Namespace, cells: pd.DataFrame) -> list[str]:
         calibrate.calibrate(
             [str(FORGE)], args.platform, out, names=args.parameters, options=options,
             patterns=train, seed=args.seed, requests_per_rank=args.requests_per_rank,
+            total_bytes=forge_total(),
             scheduler=args.scheduler, max_evaluations=args.max_evaluations, jobs=args.jobs,
         )  # fmt: skip
         predicted = predict(out, test, args)
@@ -150,7 +159,7 @@ def main() -> int:
     p.add_argument("--caps", type=lambda s: [int(v) for v in s.split(",")], default=[4, 32])
     args = p.parse_args()
     args.out_dir.mkdir(parents=True, exist_ok=True)
-    cells = sim_cells.measured_cells(read_results([FORGE]))
+    cells = sim_cells.measured_cells(read_results([FORGE]), forge_total())
     lines = run_cap_check(args, cells) if args.cap_check else run_validation(args, cells)
     text = "\n".join(lines) + "\n"
     name = "cap-check.md" if args.cap_check else "summary.md"

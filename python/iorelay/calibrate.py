@@ -54,6 +54,7 @@ FREE_PARAMETERS: dict[str, Parameter] = {
         Parameter("storage.nic", "rate", 1e7, 1e11),
         Parameter("storage.device.seek", "duration", 1e-6, 1e-1),
         Parameter("storage.device.bw", "rate", 1e6, 1e11),
+        Parameter("storage.token_handoff", "duration", 1e-6, 1.0),
     )
 }
 DEFAULT_PARAMETERS = (
@@ -61,6 +62,7 @@ DEFAULT_PARAMETERS = (
     "storage.nic",
     "storage.device.seek",
     "storage.device.bw",
+    "storage.token_handoff",
 )
 NOISE_SEEDS = 5
 
@@ -252,6 +254,7 @@ def calibrate(
     patterns: Sequence[str] | None = None,
     seed: int = 1,
     requests_per_rank: int = sim_cells.DEFAULT_REQUESTS_PER_RANK,
+    total_bytes: int = 0,
     scheduler: str = "fifo",
     max_evaluations: int = 60,
     jobs: int = 2,
@@ -261,7 +264,7 @@ def calibrate(
     check_parameters(names)
     source = platform_path(platform_name)
     platform = json.loads(source.read_text())
-    cells = sim_cells.measured_cells(read_results(measured))
+    cells = sim_cells.measured_cells(read_results(measured), total_bytes)
     if options is not None:
         cells = cells[cells[sim_cells.OPTION].isin(list(options))]
     chosen = list(patterns) if patterns else stratified_patterns(cells, fraction, seed)
@@ -294,6 +297,7 @@ def calibrate(
         "parameters": {n: doc_value(doc, n) for n in names},
         "noise": {"measured_median_cv": round(target, 4), "storage.noise": round(noise, 4)},
         "requests_per_rank": requests_per_rank,
+        "total_bytes": total_bytes,
         "scheduler": scheduler,
         "method": "scipy.optimize.minimize Nelder-Mead, log10 parameters, bounded",
         "objective": "mean squared log error of median bandwidth per (pattern, ionodes) cell",
@@ -343,6 +347,11 @@ def add_parser(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None
     p.add_argument("--fraction", type=float, default=1.0, help="share of patterns, stratified")
     p.add_argument("--seed", type=int, default=1, help="seed of the pattern choice")
     p.add_argument("--requests-per-rank", type=int, default=sim_cells.DEFAULT_REQUESTS_PER_RANK)
+    p.add_argument(
+        "--total",
+        default="0",
+        help="bytes the measured runs planned to move (fixes the files' layout), e.g. 128GiB",
+    )
     p.add_argument("--scheduler", default="fifo")
     p.add_argument("--max-evaluations", type=int, default=60)
     p.add_argument("--jobs", type=int, default=sim_cells.default_jobs())
@@ -354,6 +363,7 @@ def run(args: argparse.Namespace) -> int:
         print("iorelay calibrate: --fraction must lie in (0, 1]", file=sys.stderr)
         return 2
     try:
+        total = units.parse_bytes(args.total)
         calibrate(
             args.measured,
             args.platform,
@@ -363,11 +373,12 @@ def run(args: argparse.Namespace) -> int:
             fraction=args.fraction,
             seed=args.seed,
             requests_per_rank=args.requests_per_rank,
+            total_bytes=total,
             scheduler=args.scheduler,
             max_evaluations=args.max_evaluations,
             jobs=args.jobs,
         )
-    except (CalibrateError, SimulateError, AnalysisError, OSError, KeyError) as e:
+    except (CalibrateError, SimulateError, AnalysisError, units.UnitError, OSError, KeyError) as e:
         print(f"iorelay calibrate: {e}", file=sys.stderr)
         return 2
     return 0

@@ -2,10 +2,11 @@
 written as the same tidy rows as real runs, with `source` = "simulated".
 
 A real run moves `total` bytes or stops at the stonewall; FORGE's 60 s stonewalls are hundreds
-of millions of requests, far too many to simulate one by one. A simulated run therefore moves at
-most `requests_per_rank` requests per rank (the pattern's total otherwise), and the stonewall is
-kept in simulated seconds. docs/simulator.md shows on a FORGE subset that this cap does not
-change the ranking of options.
+of millions of requests, far too many to simulate one by one. In a simulated run each rank
+therefore issues at most its first `requests_per_rank` requests (iorelay-sim --max-requests:
+the files' layout stays that of the whole pattern), and the stonewall is kept in simulated
+seconds. docs/simulator.md shows on a FORGE subset how much this cap changes the ranking of
+options.
 """
 
 from __future__ import annotations
@@ -38,16 +39,6 @@ def check_sweep(runs: list[dict[str, Any]], platform: str) -> None:
         check_config(config)
 
 
-def simulated_total(config: Mapping[str, Any], requests_per_rank: int) -> int:
-    """Bytes all ranks move in the simulated run: the pattern's total, capped at
-    requests_per_rank requests of every rank (0: no cap)."""
-    total = int(config["total_bytes"])
-    if requests_per_rank <= 0:
-        return total
-    cap = requests_per_rank * int(config["request_bytes"]) * int(config["processes"])
-    return min(total, cap)
-
-
 def sim_argv(
     config: Mapping[str, Any], platform: str, operation: str, requests_per_rank: int
 ) -> list[str]:
@@ -58,7 +49,8 @@ def sim_argv(
         "--spatiality", config["spatiality"],
         "--operation", operation,
         "--request", str(config["request_bytes"]),
-        "--total", str(simulated_total(config, requests_per_rank)),
+        "--total", str(config["total_bytes"]),
+        "--max-requests", str(max(0, requests_per_rank)),
         "--ranks", str(config["processes"]),
         "--nodes", str(config["nodes"]),
         "--ionodes", str(config["ionodes"]),
@@ -110,7 +102,6 @@ def simulate_run(
         argv = sim_argv(config, platform, op, requests_per_rank)
         result = runner(argv)
         extra = {
-            "simulated_total_bytes": simulated_total(config, requests_per_rank),
             "wall_time_s": result.get("wall_time_s"),
             "command": "iorelay-sim " + " ".join(argv),
         }

@@ -35,22 +35,28 @@ def pattern_label(row: Mapping[str, Any]) -> str:
     )
 
 
-def measured_cells(runs: pd.DataFrame) -> pd.DataFrame:
+def measured_cells(runs: pd.DataFrame, total_bytes: int = 0) -> pd.DataFrame:
     """One row per (pattern, ionodes): median and count of bandwidth_mib_s, the pattern label,
-    and the coefficient of variation of the repetitions."""
+    the coefficient of variation of the repetitions, and `total_bytes` (the bytes the runs
+    planned to move, which fixes the file layout; 0: unknown)."""
     keys = [*pattern_columns(runs), OPTION]
     grouped = runs.groupby(keys, dropna=False)["bandwidth_mib_s"]
     cells = grouped.agg(median="median", n="count", mean="mean", std="std").reset_index()
     cells["cv"] = cells["std"] / cells["mean"]
     cells["pattern"] = [pattern_label(r) for r in cells.to_dict("records")]
+    cells["total_bytes"] = total_bytes
     return cells.drop(columns=["mean", "std"])
 
 
 def sim_argv(
     cell: Mapping[str, Any], platform_file: Path, requests_per_rank: int, scheduler: str, seed: int
 ) -> list[str]:
-    """iorelay-sim's command line for one cell: requests_per_rank requests of every rank."""
-    total = requests_per_rank * int(cell["request_bytes"]) * int(cell["processes"])
+    """iorelay-sim's command line for one cell: the first requests_per_rank requests of every
+    rank, in the file layout of the cell's `total_bytes` (that many requests' worth when the
+    cell has none)."""
+    total = int(cell.get("total_bytes") or 0)
+    if total <= 0:
+        total = requests_per_rank * int(cell["request_bytes"]) * int(cell["processes"])
     argv = [
         "--platform", str(platform_file),
         "--layout", str(cell["layout"]),
@@ -58,6 +64,7 @@ def sim_argv(
         "--operation", str(cell.get("operation", "write")),
         "--request", str(int(cell["request_bytes"])),
         "--total", str(total),
+        "--max-requests", str(requests_per_rank),
         "--ranks", str(int(cell["processes"])),
         "--nodes", str(int(cell["nodes"])),
         "--ionodes", str(int(cell[OPTION])),

@@ -46,19 +46,14 @@ def _explore(*argv: str) -> int:
     return args.func(args)
 
 
-def test_requests_per_rank_caps_the_total() -> None:
-    config = _config()
-    assert explore_sim.simulated_total(config, 0) == 64 << 20
-    assert explore_sim.simulated_total(config, 4) == 4 * 64 * 1024 * 8
-
-
 def test_argv_carries_the_pattern_and_the_repetition_as_seed() -> None:
     argv = explore_sim.sim_argv(_config(repetition=1, ionodes=2), "local", "write", 4)
     assert argv[argv.index("--ranks") + 1] == "8"
     assert argv[argv.index("--nodes") + 1] == "4"
     assert argv[argv.index("--ionodes") + 1] == "2"
     assert argv[argv.index("--seed") + 1] == "2"
-    assert argv[argv.index("--total") + 1] == str(4 * 64 * 1024 * 8)
+    assert argv[argv.index("--total") + 1] == str(64 << 20)
+    assert argv[argv.index("--max-requests") + 1] == "4"
 
 
 def test_rows_have_the_tidy_columns_and_source() -> None:
