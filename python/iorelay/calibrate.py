@@ -43,6 +43,7 @@ class Parameter:
     kind: str  # "rate" (bytes/s) or "duration" (s)
     low: float
     high: float
+    start: float | None = None  # where the fit starts when the platform has no value
 
 
 FREE_PARAMETERS: dict[str, Parameter] = {
@@ -54,7 +55,7 @@ FREE_PARAMETERS: dict[str, Parameter] = {
         Parameter("storage.nic", "rate", 1e7, 1e11),
         Parameter("storage.device.seek", "duration", 1e-6, 1e-1),
         Parameter("storage.device.bw", "rate", 1e6, 1e11),
-        Parameter("storage.token_handoff", "duration", 1e-6, 1.0),
+        Parameter("storage.token_handoff", "duration", 1e-6, 1.0, start=1e-3),
     )
 }
 DEFAULT_PARAMETERS = (
@@ -85,6 +86,8 @@ def get_value(doc: Mapping[str, Any], name: str) -> float:
     p = FREE_PARAMETERS[name]
     section, key = name.split(".", 1)
     text = _device(doc)[key.split(".")[1]] if key.startswith("device.") else doc[section].get(key)
+    if text is None and p.start is not None:
+        return p.start
     if text is None:
         raise CalibrateError(f"the platform has no {name} to start the fit from")
     if p.kind == "rate":
