@@ -6,6 +6,7 @@ choice); then the same calibrated only on 0, 1 and 2 forwarders (extrapolation t
 
     nice -n 10 .venv/bin/python bench/sim_forge.py [--fraction 0.3] [--seed 1]
         [--requests-per-rank 4] [--max-evaluations 60] [--out-dir bench/results/sim-forge]
+        [--parts all,extrapolation,uncalibrated]   # none: only summarize what --out-dir holds
     ... bench/sim_forge.py --cap-check [--patterns 9]   # does the request cap change rankings?
 
 Writes the calibrated platforms, every cell (measured median, simulated) as CSV, and a Markdown
@@ -60,53 +61,73 @@ def scores(cells: pd.DataFrame) -> dict[str, float]:
     }
 
 
-def run_validation(args: argparse.Namespace, cells: pd.DataFrame) -> list[str]:
+PARTS = {"all": None, "extrapolation": [0, 1, 2]}
+
+
+def calibrate_part(args: argparse.Namespace, cells: pd.DataFrame, name: str) -> None:
+    """Calibrates on the training patterns (all options, or 0/1/2 forwarders) and writes the
+    platform and the held-back cells with their predictions."""
     train = calibrate.stratified_patterns(cells, args.fraction, args.seed)
     test = cells[~cells["pattern"].isin(train)].reset_index(drop=True)
+    out = args.out_dir / f"marenostrum4-{name}.json"
+    start = time.monotonic()
+    calibrate.calibrate(
+        [str(FORGE)], args.platform, out, names=args.parameters, options=PARTS[name],
+        patterns=train, seed=args.seed, requests_per_rank=args.requests_per_rank,
+        total_bytes=forge_total(), scheduler=args.scheduler,
+        max_evaluations=args.max_evaluations, jobs=args.jobs,
+    )  # fmt: skip
+    predicted = predict(out, test, args)
+    predicted["seconds"] = round(time.monotonic() - start, 1)
+    predicted.to_csv(args.out_dir / f"cells-{name}.csv", index=False)
+
+
+def uncalibrated_part(args: argparse.Namespace, cells: pd.DataFrame) -> None:
+    train = calibrate.stratified_patterns(cells, args.fraction, args.seed)
+    test = cells[~cells["pattern"].isin(train)].reset_index(drop=True)
+    predict(calibrate.platform_path(args.platform), test, args).to_csv(
+        args.out_dir / "cells-uncalibrated.csv", index=False
+    )
+
+
+def summarize(args: argparse.Namespace, cells: pd.DataFrame) -> list[str]:
+    """The scores of every part whose cells are in --out-dir."""
+    train = calibrate.stratified_patterns(cells, args.fraction, args.seed)
+    test = cells[~cells["pattern"].isin(train)]
     lines = [
         f"FORGE MareNostrum 4: {cells['pattern'].nunique()} patterns, {len(cells)} cells; "
-        f"calibrated on {len(train)} patterns (seed {args.seed}, fraction {args.fraction}), "
-        f"scored on {test['pattern'].nunique()} held-back patterns; "
-        f"{args.requests_per_rank} requests per rank, scheduler {args.scheduler}",
+        f"calibrated on {len(train)} patterns (seed {args.seed}, fraction {args.fraction}, "
+        f"stratified by layout x spatiality), scored on the {test['pattern'].nunique()} "
+        f"held-back patterns; {args.requests_per_rank} requests per rank, scheduler "
+        f"{args.scheduler}",
         "",
-        "| calibration | fitted on | held-back cells | Spearman rho | regret ratio |",
+        "| platform | fitted on | held-back cells | Spearman rho | regret ratio |",
         "|---|---|---|---|---|",
     ]
     summary: dict[str, object] = {"train_patterns": train, "seed": args.seed}
-    for name, options in (("all", None), ("extrapolation", [0, 1, 2])):
-        out = args.out_dir / f"marenostrum4-{name}.json"
-        start = time.monotonic()
-        calibrate.calibrate(
-            [str(FORGE)], args.platform, out, names=args.parameters, options=options,
-            patterns=train, seed=args.seed, requests_per_rank=args.requests_per_rank,
-            total_bytes=forge_total(),
-            scheduler=args.scheduler, max_evaluations=args.max_evaluations, jobs=args.jobs,
-        )  # fmt: skip
-        predicted = predict(out, test, args)
-        predicted.to_csv(args.out_dir / f"cells-{name}.csv", index=False)
+    for name, fitted in (
+        ("all", "all options"),
+        ("extrapolation", "0, 1, 2 forwarders"),
+        ("uncalibrated", f"- ({args.platform} as shipped)"),
+    ):
+        path = args.out_dir / f"cells-{name}.csv"
+        if not path.exists():
+            continue
+        predicted = pd.read_csv(path)
         s = scores(predicted)
-        s["seconds"] = round(time.monotonic() - start, 1)
-        if options is not None:
+        if name == "extrapolation":
             s["spearman_4_8"] = sim_score.spearman(predicted[predicted["ionodes"] >= 4])
         summary[name] = s
-        fitted = "0, 1, 2 forwarders" if options else "all options"
         lines.append(
             f"| {name} | {fitted} | {s['cells']} | {s['spearman']:.3f} | {s['regret_ratio']:.3f} |"
         )
-    uncal = predict(calibrate.platform_path(args.platform), test, args)
-    uncal.to_csv(args.out_dir / "cells-uncalibrated.csv", index=False)
-    s = scores(uncal)
-    summary["uncalibrated"] = s
-    lines.append(
-        f"| none ({args.platform} as shipped) | - | {s['cells']} | {s['spearman']:.3f} | "
-        f"{s['regret_ratio']:.3f} |"
-    )
     fixed = sim_score.fixed_choice_regret(test, OPTIONS)
     summary["fixed_choice_regret"] = fixed
     lines += ["", "Regret ratio of always choosing one option, same held-back patterns: "
               + ", ".join(f"{k}: {v:.3f}" for k, v in fixed.items())]  # fmt: skip
-    if "spearman_4_8" in summary.get("extrapolation", {}):  # type: ignore[operator]
-        rho48 = summary["extrapolation"]["spearman_4_8"]  # type: ignore[index]
+    extrapolated = summary.get("extrapolation")
+    if isinstance(extrapolated, dict):
+        rho48 = extrapolated["spearman_4_8"]
         lines.append(f"Extrapolation, Spearman rho over the 4- and 8-forwarder cells: {rho48:.3f}")
     (args.out_dir / "summary.json").write_text(json.dumps(summary, indent=1) + "\n")
     return lines
@@ -154,13 +175,30 @@ def main() -> int:
                    default=list(calibrate.DEFAULT_PARAMETERS))  # fmt: skip
     p.add_argument("--jobs", type=int, default=sim_cells.default_jobs())
     p.add_argument("--out-dir", type=Path, default=REPO / "bench" / "results" / "sim-forge")
+    p.add_argument(
+        "--parts",
+        type=lambda s: s.split(","),
+        default=["all", "extrapolation", "uncalibrated"],
+        help="what to compute before the summary: all, extrapolation, uncalibrated (none: "
+        "only summarize the cells already in --out-dir)",
+    )
     p.add_argument("--cap-check", action="store_true", help="only the request-cap check")
     p.add_argument("--patterns", type=int, default=9, help="--cap-check: patterns to simulate")
     p.add_argument("--caps", type=lambda s: [int(v) for v in s.split(",")], default=[4, 32])
     args = p.parse_args()
     args.out_dir.mkdir(parents=True, exist_ok=True)
     cells = sim_cells.measured_cells(read_results([FORGE]), forge_total())
-    lines = run_cap_check(args, cells) if args.cap_check else run_validation(args, cells)
+    if args.cap_check:
+        lines = run_cap_check(args, cells)
+    else:
+        for part in args.parts:
+            if part in PARTS:
+                calibrate_part(args, cells, part)
+            elif part == "uncalibrated":
+                uncalibrated_part(args, cells)
+            elif part != "none":
+                raise SystemExit(f"unknown part {part!r}; valid: all, extrapolation, uncalibrated")
+        lines = summarize(args, cells)
     text = "\n".join(lines) + "\n"
     name = "cap-check.md" if args.cap_check else "summary.md"
     (args.out_dir / name).write_text(text)
