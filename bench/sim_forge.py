@@ -90,6 +90,34 @@ def uncalibrated_part(args: argparse.Namespace, cells: pd.DataFrame) -> None:
     )
 
 
+def markdown(table: pd.DataFrame) -> str:
+    """A DataFrame as a Markdown table (floats with 3 decimals)."""
+
+    def cell(v: object) -> str:
+        return f"{v:.3f}" if isinstance(v, float) else str(v)
+
+    head = "| " + " | ".join(map(str, table.columns)) + " |"
+    rule = "|" + "---|" * len(table.columns)
+    body = ["| " + " | ".join(cell(v) for v in row) + " |" for row in table.itertuples(index=False)]
+    return "\n".join([head, rule, *body])
+
+
+def by_stratum(cells: pd.DataFrame) -> pd.DataFrame:
+    """Spearman rho, regret ratio and the simulator's most frequent pick per layout, spatiality
+    and processes per node."""
+    cells = cells.assign(ppn=cells["processes"] // cells["nodes"])
+    rows = []
+    for (layout, spatiality, ppn), group in cells.groupby(["layout", "spatiality", "ppn"]):
+        picks = sim_cells.best_option(group, "simulated")
+        best = sim_cells.best_option(group, "median")
+        rows.append({"layout": layout, "spatiality": spatiality, "per node": ppn,
+                     "patterns": group["pattern"].nunique(),
+                     "rho": sim_score.spearman(group), "regret": sim_score.regret_ratio(group),
+                     "simulator picks": picks.mode().iloc[0],
+                     "measured best": best.mode().iloc[0]})  # fmt: skip
+    return pd.DataFrame(rows)
+
+
 def summarize(args: argparse.Namespace, cells: pd.DataFrame) -> list[str]:
     """The scores of every part whose cells are in --out-dir."""
     train = calibrate.stratified_patterns(cells, args.fraction, args.seed)
@@ -105,6 +133,7 @@ def summarize(args: argparse.Namespace, cells: pd.DataFrame) -> list[str]:
         "|---|---|---|---|---|",
     ]
     summary: dict[str, object] = {"train_patterns": train, "seed": args.seed}
+    strata: dict[str, pd.DataFrame] = {}
     for name, fitted in (
         ("all", "all options"),
         ("extrapolation", "0, 1, 2 forwarders"),
@@ -121,10 +150,14 @@ def summarize(args: argparse.Namespace, cells: pd.DataFrame) -> list[str]:
         lines.append(
             f"| {name} | {fitted} | {s['cells']} | {s['spearman']:.3f} | {s['regret_ratio']:.3f} |"
         )
+        strata[name] = by_stratum(predicted)
     fixed = sim_score.fixed_choice_regret(test, OPTIONS)
     summary["fixed_choice_regret"] = fixed
     lines += ["", "Regret ratio of always choosing one option, same held-back patterns: "
               + ", ".join(f"{k}: {v:.3f}" for k, v in fixed.items())]  # fmt: skip
+    for name, table in strata.items():
+        lines += ["", f"{name}, by stratum (processes per node = processes / nodes):", "",
+                  markdown(table)]  # fmt: skip
     extrapolated = summary.get("extrapolation")
     if isinstance(extrapolated, dict):
         rho48 = extrapolated["spearman_4_8"]
