@@ -169,10 +169,10 @@ def summarize(args: argparse.Namespace, cells: pd.DataFrame) -> list[str]:
 def run_cap_check(args: argparse.Namespace, cells: pd.DataFrame) -> list[str]:
     """The same patterns with a small and a large request cap: same best option? same order?"""
     rng = random.Random(args.seed)
-    names = sorted(cells["pattern"].unique())
+    names = sorted(cells.loc[cells["processes"] <= args.max_processes, "pattern"].unique())
     chosen = rng.sample(names, args.patterns)
     subset = cells[cells["pattern"].isin(chosen)].reset_index(drop=True)
-    platform = calibrate.platform_path(args.platform)
+    platform = calibrate.platform_path(args.cap_platform or args.platform)
     results = {}
     for cap in args.caps:
         args.requests_per_rank = cap
@@ -217,6 +217,8 @@ def main() -> int:
     )
     p.add_argument("--cap-check", action="store_true", help="only the request-cap check")
     p.add_argument("--patterns", type=int, default=9, help="--cap-check: patterns to simulate")
+    p.add_argument("--max-processes", type=int, default=1536, help="--cap-check: pattern size")
+    p.add_argument("--cap-platform", help="--cap-check: platform (default: --platform)")
     p.add_argument("--caps", type=lambda s: [int(v) for v in s.split(",")], default=[4, 32])
     args = p.parse_args()
     args.out_dir.mkdir(parents=True, exist_ok=True)
