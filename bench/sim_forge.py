@@ -73,9 +73,9 @@ def calibrate_part(args: argparse.Namespace, cells: pd.DataFrame, name: str) -> 
     start = time.monotonic()
     calibrate.calibrate(
         [str(FORGE)], args.platform, out, names=args.parameters, options=PARTS[name],
-        patterns=train, seed=args.seed, requests_per_rank=args.requests_per_rank,
-        total_bytes=forge_total(), scheduler=args.scheduler,
-        max_evaluations=args.max_evaluations, jobs=args.jobs,
+        patterns=train, fraction=args.fraction, seed=args.seed,
+        requests_per_rank=args.requests_per_rank, total_bytes=forge_total(),
+        scheduler=args.scheduler, max_evaluations=args.max_evaluations, jobs=args.jobs,
     )  # fmt: skip
     predicted = predict(out, test, args)
     predicted["seconds"] = round(time.monotonic() - start, 1)
