@@ -156,8 +156,7 @@ Status ParseStorage(const Section& s, StorageParams* st) {
   IORELAY_RETURN_IF_ERROR(Optional(s, "noise", &Section::Fraction, &st->noise_cv));
   IORELAY_RETURN_IF_ERROR(
       Optional(s, "metadata_service", &Section::Duration, &st->metadata_service_ns));
-  IORELAY_RETURN_IF_ERROR(
-      Optional(s, "token_handoff", &Section::Duration, &st->token_handoff_ns));
+  IORELAY_RETURN_IF_ERROR(Optional(s, "token_handoff", &Section::Duration, &st->token_handoff_ns));
   if (st->kind == StorageKind::kNfs) {
     for (const char* key : {"targets", "stripe_size", "stripe_count"}) {
       if (s.Has(key)) {
