@@ -109,3 +109,14 @@ def test_simulated_sweep_is_resumable_and_analysable(tmp_path: Path) -> None:
 
 def test_unknown_platform_is_a_usage_error(tmp_path: Path) -> None:
     assert _explore("--simulate", "nowhere", "--out", str(tmp_path)) == 2
+
+
+def test_real_runs_rows_say_measured(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    bench = {"config": {"nodes": 4}, "phases": [{"operation": "write", "bytes": 1, "time_s": 1.0,
+                                               "bandwidth_mib_s": 2.0}]}  # fmt: skip
+    monkeypatch.setattr(explore, "run_one", lambda *a: explore.RunOutcome(bench, 0.1, "", "cmd"))
+    sweep = explore.parse_sweep(SWEEP)
+    assert explore.explore(sweep, tmp_path, False, explore.Console(quiet=True)) == 0
+    frame = pd.read_csv(tmp_path / "results.csv")
+    assert len(frame) == 8
+    assert set(frame["source"]) == {"measured"} and set(frame["command"]) == {"cmd"}
