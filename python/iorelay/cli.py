@@ -6,13 +6,35 @@ import argparse
 import sys
 from collections.abc import Sequence
 
-from iorelay import __version__, demo, exec_cmd, explore, paths, place, simulate, stats, testbed
+from iorelay import (
+    __version__,
+    calibrate,
+    demo,
+    exec_cmd,
+    explore,
+    paths,
+    place,
+    simulate,
+    stats,
+    testbed,
+)
 from iorelay import run as run_cmd
 from iorelay.analysis import cli as analyze
 from iorelay.daemons import DaemonError
 
 # Each module contributes add_parser(subparsers) and a run(args) -> exit status.
-SUBCOMMANDS = (run_cmd, exec_cmd, explore, analyze, place, simulate, stats, demo, testbed)
+SUBCOMMANDS = (
+    run_cmd,
+    exec_cmd,
+    explore,
+    analyze,
+    place,
+    simulate,
+    calibrate,
+    stats,
+    demo,
+    testbed,
+)
 
 
 def build_parser() -> argparse.ArgumentParser:

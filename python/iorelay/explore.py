@@ -38,10 +38,11 @@ from rich.progress import (
     TimeRemainingColumn,
 )
 
-from iorelay import __version__, mpi, paths, units
+from iorelay import __version__, explore_sim, mpi, paths, units
 from iorelay.daemons import DaemonError
 from iorelay.results import ResultsFile, rows_from_bench, run_key
 from iorelay.run import RelayConfig, RunError, start_relay
+from iorelay.simulate import SimulateError
 
 DEFAULT_SWEEP = "sweep_default.toml"
 DEFAULT_OUT = "explore-results"
@@ -252,12 +253,53 @@ def _label(c: Mapping[str, Any]) -> str:
     )
 
 
+@dataclass(frozen=True)
+class Simulated:
+    """Run the sweep on a simulated platform instead (iorelay.explore_sim)."""
+
+    platform: str
+    requests_per_rank: int
+
+
+def _simulated_sweep(sweep: Sweep, sim: Simulated) -> Sweep:
+    # The platform and the request cap belong to a simulated run's configuration (and run_key).
+    extra = {"platform": sim.platform, "requests_per_rank": sim.requests_per_rank}
+    return Sweep([{**r, **extra} for r in sweep.runs], sweep.operations, sweep.timeout_s,
+                 sweep.source)  # fmt: skip
+
+
+def _run_rows(
+    config: dict[str, Any], sweep: Sweep, runner: Runner, sim: Simulated | None
+) -> tuple[list[dict[str, Any]], RunOutcome]:
+    """Rows of one run, simulated or real (by `runner`), and its outcome (error, seconds,
+    command)."""
+    if sim is not None:
+        start = time.monotonic()
+        try:
+            rows = explore_sim.simulate_run(config, sweep.operations, sim.platform,
+                                            sim.requests_per_rank)  # fmt: skip
+        except SimulateError as e:
+            return [], RunOutcome(None, time.monotonic() - start, str(e))
+        return rows, RunOutcome(None, time.monotonic() - start, "", rows[0]["command"])
+    outcome = runner(config, sweep.operations, sweep.timeout_s)
+    if outcome.error or outcome.bench is None:
+        return [], outcome
+    return rows_from_bench(config, outcome.bench, {"source": "measured"}), outcome
+
+
 def explore(
-    sweep: Sweep, out_dir: Path, dry_run: bool, console: Console, runner: Runner | None = None
+    sweep: Sweep,
+    out_dir: Path,
+    dry_run: bool,
+    console: Console,
+    runner: Runner | None = None,
+    sim: Simulated | None = None,
 ) -> int:
     """Runs the sweep's runs that are not in out_dir's results yet (each with `runner`, default
-    run_one: on this machine). Returns an exit status."""
+    run_one: on this machine; or simulated with `sim`). Returns an exit status."""
     runner = runner or run_one
+    if sim is not None:
+        sweep = _simulated_sweep(sweep, sim)
     results = ResultsFile(out_dir)
     done = results.done_keys()
     todo = [r for r in sweep.runs if run_key(r) not in done]
@@ -283,7 +325,7 @@ def explore(
         task = progress.add_task("explore", total=len(todo))
         for config in todo:
             progress.update(task, description=_label(config))
-            outcome = runner(config, sweep.operations, sweep.timeout_s)
+            rows, outcome = _run_rows(config, sweep, runner, sim)
             info = {
                 **extra,
                 # more runnable processes than cores: MPI ranks poll and compete with daemons
@@ -299,8 +341,8 @@ def explore(
                 results.append_failure({"run_key": run_key(config), **config, **info,
                                         "error": outcome.error})  # fmt: skip
             else:
-                assert outcome.bench is not None
-                results.append(rows_from_bench(config, outcome.bench, info))
+                results.append([{**row, **info, "command": row.get("command") or info["command"]}
+                                for row in rows])  # fmt: skip
             progress.advance(task)
     parquet = results.write_parquet()
     console.print(
@@ -309,7 +351,7 @@ def explore(
     )
     if failures:
         console.print(f"failed runs are in {results.failures_path}; run again to retry them")
-    crowded = sum(r["processes"] + r["ionodes"] > cpus for r in todo)
+    crowded = 0 if sim else sum(r["processes"] + r["ionodes"] > cpus for r in todo)
     if crowded:
         console.print(
             f"note: {crowded} runs had more ranks + daemons than the {cpus} cores (column "
@@ -334,6 +376,17 @@ def add_parser(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None
         help="run on the testbed's hosts through Slurm (iorelay testbed up; default sweep: "
         "the embedded sweep_testbed.toml)",
     )
+    p.add_argument(
+        "--simulate",
+        metavar="PLATFORM",
+        help="run the sweep on a simulated platform (platforms/NAME.json or a path) instead",
+    )
+    p.add_argument(
+        "--requests-per-rank",
+        type=int,
+        default=explore_sim.DEFAULT_REQUESTS_PER_RANK,
+        help="with --simulate: at most this many requests per rank (0: the pattern's total)",
+    )
     p.set_defaults(func=run)
 
 
@@ -345,13 +398,19 @@ def run(args: argparse.Namespace) -> int:
         from iorelay import explore_testbed  # imports the testbed's modules only when asked
 
         runner, default = explore_testbed.run_one, explore_testbed.TESTBED_SWEEP
+    sim = None
     try:
         sweep = load_sweep(args.sweep, default)
-    except (SweepError, OSError) as e:
+        if getattr(args, "simulate", None) is not None:
+            if runner is not None:
+                raise SweepError("--simulate and --testbed exclude each other")
+            sim = Simulated(args.simulate, args.requests_per_rank)
+            explore_sim.check_sweep(sweep.runs, args.simulate)
+    except (SweepError, SimulateError, OSError) as e:
         print(f"iorelay explore: {e}", file=sys.stderr)
         return 2
     with contextlib.suppress(KeyboardInterrupt):
-        return explore(sweep, args.out, args.dry_run, console, runner)
+        return explore(sweep, args.out, args.dry_run, console, runner, sim)
     print("iorelay explore: interrupted; run again to resume", file=sys.stderr)
     return 130
 

@@ -41,7 +41,8 @@ def forge(forge_runs) -> compute.Analysis:
 
 def test_reader_finds_all_forge_patterns(forge_runs) -> None:
     assert len(forge_runs) == 5039
-    assert set(forge_runs["source"]) == {"direct.csv", "forwarding.csv"}
+    assert set(forge_runs["file"]) == {"direct.csv", "forwarding.csv"}
+    assert set(forge_runs["source"]) == {"measured"}
     spec = compute.make_spec(forge_runs, option="forwarders")
     assert spec.option == "ionodes" and spec.options == (0, 1, 2, 4, 8)
     assert forge_runs.groupby(list(spec.pattern)).ngroups == N_PATTERNS

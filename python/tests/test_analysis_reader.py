@@ -31,17 +31,19 @@ def test_tidy_csv_keeps_schema_columns_and_drops_others() -> None:
         "time_s",
         "repetition",
         "source",
+        "file",
     ]
     assert runs["odirect"].dtype == bool and runs["odirect"].all()
-    assert set(runs["source"]) == {"tidy_schedulers.csv"}
+    assert set(runs["file"]) == {"tidy_schedulers.csv"}
+    assert set(runs["source"]) == {"measured"}
     # The other option column (ionodes) is held fixed: it belongs to the pattern.
     assert pattern_columns(runs.columns, "scheduler")[-1] == "ionodes"
 
 
 def test_tidy_parquet_reads_like_csv(tmp_path: Path) -> None:
     pd.read_csv(TIDY).to_parquet(tmp_path / "runs.parquet")
-    a = reader.read_results([tmp_path]).drop(columns="source")
-    b = reader.read_results([TIDY]).drop(columns="source")
+    a = reader.read_results([tmp_path]).drop(columns="file")
+    b = reader.read_results([TIDY]).drop(columns="file")
     pd.testing.assert_frame_equal(a, b)
 
 

@@ -29,7 +29,7 @@ void RankLoop(const Pattern& pattern, uint32_t rank, sg4::Host* host, RankTarget
       target.storage->Open(host);
     }
   }
-  const uint64_t n = pattern.RequestsPerRank();
+  const uint64_t n = pattern.IssuedPerRank();
   for (uint64_t i = 0; i < n && pattern.BeforeStonewall(sg4::Engine::get_clock()); ++i) {
     IoRequest r = DataRequest(pattern, rank, i, reply);
     if (target.ionode != nullptr) {

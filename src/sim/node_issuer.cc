@@ -42,7 +42,7 @@ void NodeLoop(const Pattern& pattern, uint32_t node, uint32_t first_rank, uint32
   if (start_s > 0) sg4::this_actor::sleep_until(start_s);
   sg4::Mailbox* replies = sg4::Mailbox::by_name("n" + std::to_string(node));
   if (opens) OpenFiles(first_rank, count, ionode, replies, /*aggregate=*/false);
-  const uint64_t per_rank = pattern.RequestsPerRank();
+  const uint64_t per_rank = pattern.IssuedPerRank();
   std::vector<IoRequest> current(count);  // each rank's request in flight
   std::vector<uint64_t> issued(count, 0);
   std::deque<uint32_t> ready;  // ranks (local index) whose next request waits for the NIC
@@ -92,7 +92,7 @@ void AggregatingNodeLoop(const Pattern& pattern, uint32_t node, uint32_t first_r
   if (opens) OpenFiles(first_rank, count, ionode, replies, /*aggregate=*/true);
   std::vector<IoRequest> step(count);
   for (uint64_t i = 0;
-       i < pattern.RequestsPerRank() && pattern.BeforeStonewall(sg4::Engine::get_clock()); ++i) {
+       i < pattern.IssuedPerRank() && pattern.BeforeStonewall(sg4::Engine::get_clock()); ++i) {
     uint64_t bytes = 0;
     for (uint32_t local = 0; local < count; ++local) {
       IoRequest& r = step[local];

@@ -15,7 +15,10 @@ namespace {
 
 using nlohmann::json;
 
-bool IgnoredKey(const std::string& key) { return key == "comment" || key == "sources"; }
+// "calibration" records how `iorelay calibrate` fitted the file (seed, patterns, error).
+bool IgnoredKey(const std::string& key) {
+  return key == "comment" || key == "sources" || key == "calibration";
+}
 
 // One object of the document: checks its keys against the known ones and reads typed values.
 class Section {
@@ -153,6 +156,7 @@ Status ParseStorage(const Section& s, StorageParams* st) {
   IORELAY_RETURN_IF_ERROR(Optional(s, "noise", &Section::Fraction, &st->noise_cv));
   IORELAY_RETURN_IF_ERROR(
       Optional(s, "metadata_service", &Section::Duration, &st->metadata_service_ns));
+  IORELAY_RETURN_IF_ERROR(Optional(s, "token_handoff", &Section::Duration, &st->token_handoff_ns));
   if (st->kind == StorageKind::kNfs) {
     for (const char* key : {"targets", "stripe_size", "stripe_count"}) {
       if (s.Has(key)) {
@@ -202,7 +206,7 @@ Result<Platform> ParsePlatform(const json& doc) {
   IORELAY_RETURN_IF_ERROR(
       ParseStorage(Section(doc["storage"], "storage",
                            {"kind", "targets", "nic", "stripe_size", "stripe_count", "device",
-                            "noise", "metadata_service"}),
+                            "noise", "metadata_service", "token_handoff"}),
                    &p.storage));
   return p;
 }
@@ -229,6 +233,7 @@ json ToJson(const Platform& p) {
       {"device", device::ToJson(p.storage.device)},
       {"noise", p.storage.noise_cv},
       {"metadata_service", units::FormatDurationNs(p.storage.metadata_service_ns)},
+      {"token_handoff", units::FormatDurationNs(p.storage.token_handoff_ns)},
   };
   return {
       {"name", p.name},

@@ -49,6 +49,11 @@ struct StorageParams {
   // A metadata server: every rank opens (creates, for file per process) its file before its
   // first request, served one at a time in this time each (0: opens cost nothing).
   int64_t metadata_service_ns = 0;
+  // A file's write token (GPFS's: the file's metadata and byte ranges are held by one client
+  // node at a time): a write from a client host that does not hold it waits for a revoke of
+  // this duration, one at a time per file, then holds it. A file written by one client (file
+  // per process, or one I/O node) never pays; 0: no tokens.
+  int64_t token_handoff_ns = 0;
 };
 
 struct Platform {

@@ -39,6 +39,8 @@ cli::OptionTable Table(SimOptions* o) {
                       "bytes of all ranks together, instead of b and s (0: none)"))
       .Add(cli::Seconds("stonewall", "SECONDS", &p.stonewall_s,
                         "each rank stops issuing requests after T simulated s (0: none)"))
+      .Add(cli::Integer("max-requests", "N", &p.max_requests, 0, INT64_MAX,
+                        "each rank issues at most its first N requests, layout unchanged (0: all)"))
       .Add(cli::Flag("odirect", &p.odirect,
                      "O_DIRECT requests (multiples of 4096; merged only with each other)"))
       .Add(cli::Integer("ranks", "N", &p.ranks, 1, UINT32_MAX, "processes (1)"))

@@ -180,6 +180,7 @@ Result<RunResult> Run(const RunConfig& config) {
   out.bytes_at_storage = storage.bytes_written() + storage.bytes_read();
   out.storage_accesses = storage.accesses();
   out.metadata_ops = storage.metadata_ops();
+  out.token_handoffs = storage.token_handoffs();
   if (config.ionodes == 0) {
     out.dispatches = out.requests;
     out.storage_calls = out.requests;
@@ -235,6 +236,8 @@ nlohmann::json DeterministicJson(const RunConfig& config, const RunResult& r) {
 
 nlohmann::json ToJson(const RunConfig& config, const RunResult& r) {
   nlohmann::json j = DeterministicJson(config, r);
+  if (config.platform.storage.token_handoff_ns > 0) j["token_handoffs"] = r.token_handoffs;
+  if (config.pattern.max_requests > 0) j["pattern"]["max_requests"] = config.pattern.max_requests;
   j["wall_time_s"] = r.wall_s;
   j["requests_per_wall_s"] = r.wall_s > 0 ? static_cast<double>(r.requests) / r.wall_s : 0;
   return j;

@@ -186,6 +186,44 @@ TEST(SimulationTest, StonewallStopsRanksEarly) {
   }
 }
 
+// --max-requests: every issuer stops each rank after its first N requests.
+TEST(SimulationTest, MaxRequestsCapsEveryRank) {
+  for (Issuer issuer : {Issuer::kRank, Issuer::kNode, Issuer::kNodeAggregate}) {
+    RunConfig c = Config("pfs", 2, "fifo");  // 8 ranks x 8 strided segments
+    c.issuer = issuer;
+    c.pattern.max_requests = 3;
+    const json out = RunForked(c);
+    ASSERT_FALSE(out.contains("error")) << out.dump();
+    EXPECT_EQ(out["requests"], 8 * 3) << IssuerName(issuer);
+    EXPECT_EQ(out["bytes_at_storage"], 8 * 3 * 64 * 1024) << IssuerName(issuer);
+  }
+}
+
+// storage.token_handoff: one shared file written from two I/O nodes pays for moving its token
+// between them; a file per process (one writer each) never does.
+TEST(SimulationTest, TokenHandoffsSlowOnlyFilesWithSeveralWriters) {
+  json doc = PlatformDoc("pfs");
+  doc["storage"]["token_handoff"] = "5ms";
+  for (Layout layout : {Layout::kShared, Layout::kFilePerProcess}) {
+    RunConfig plain = Config("pfs", 2, "fifo");
+    plain.pattern.layout = layout;
+    plain.pattern.spatiality = Spatiality::kContiguous;
+    plain.pattern.block_bytes = 8 * 64 * 1024;
+    plain.pattern.segments = 0;
+    RunConfig tokens = plain;
+    tokens.platform = *ParsePlatform(doc);
+    const json a = RunForked(plain);
+    const json b = RunForked(tokens);
+    ASSERT_FALSE(b.contains("error")) << b.dump();
+    const double ratio = b["bandwidth_MiBps"].get<double>() / a["bandwidth_MiBps"].get<double>();
+    if (layout == Layout::kShared) {
+      EXPECT_LT(ratio, 0.9);
+    } else {
+      EXPECT_DOUBLE_EQ(ratio, 1.0);
+    }
+  }
+}
+
 // storage.noise: repetitions with other seeds differ, a repetition with the same seed does not.
 TEST(SimulationTest, StorageNoiseVariesWithTheSeed) {
   json doc = PlatformDoc("pfs");

@@ -93,11 +93,28 @@ void StorageModel::Open(sg4::Host* client) {
   sg4::Comm::sendto(metadata_, client, kMetadataMessageBytes);
 }
 
+void StorageModel::AcquireToken(sg4::Host* client, uint64_t file) {
+  Token& token = tokens_[file];
+  if (token.holder == client) return;
+  if (token.holder == nullptr) {  // the first writer gets the token from the manager at once
+    token.holder = client;
+    return;
+  }
+  // The revoke is granted now (the handoffs of a file queue in request order); a writer of the
+  // old holder that arrives meanwhile pays to get it back, as GPFS's token ping-pong does.
+  const int64_t now_ns = std::llround(sg4::Engine::get_clock() * 1e9);
+  token.busy_until_ns = std::max(now_ns, token.busy_until_ns) + params_.token_handoff_ns;
+  token.holder = client;
+  ++token_handoffs_;
+  sg4::this_actor::sleep_until(static_cast<double>(token.busy_until_ns) * 1e-9);
+}
+
 uint64_t StorageModel::Call(sg4::Host* client, uint64_t file, bool write, uint64_t offset,
                             uint64_t length) {
   std::vector<Piece> pieces;
   Split(file, offset, length, &pieces);
   if (write) {
+    if (params_.token_handoff_ns > 0) AcquireToken(client, file);
     Transfer(client, /*to_storage=*/true, pieces);
     Serve(pieces);
     bytes_written_ += length;

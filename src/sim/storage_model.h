@@ -11,6 +11,7 @@
 
 #include <cstdint>
 #include <simgrid/s4u/Host.hpp>
+#include <unordered_map>
 #include <vector>
 
 #include "device/device_model.h"
@@ -41,6 +42,7 @@ class StorageModel {
   uint64_t bytes_written() const { return bytes_written_; }
   uint64_t bytes_read() const { return bytes_read_; }
   uint64_t accesses() const { return accesses_; }  // device accesses over all targets
+  uint64_t token_handoffs() const { return token_handoffs_; }
 
  private:
   struct Piece {
@@ -52,6 +54,9 @@ class StorageModel {
   void Split(uint64_t file, uint64_t offset, uint64_t length, std::vector<Piece>* out) const;
   void Transfer(simgrid::s4u::Host* client, bool to_storage, const std::vector<Piece>& pieces);
   void Serve(const std::vector<Piece>& pieces);
+  // Waits, in the calling actor, until `client` holds `file`'s write token (see
+  // StorageParams::token_handoff_ns).
+  void AcquireToken(simgrid::s4u::Host* client, uint64_t file);
 
   StorageParams params_;
   std::vector<simgrid::s4u::Host*> servers_;
@@ -62,6 +67,12 @@ class StorageModel {
   simgrid::s4u::Host* metadata_ = nullptr;
   int64_t metadata_busy_until_ns_ = 0;
   uint64_t metadata_ops_ = 0;
+  struct Token {
+    simgrid::s4u::Host* holder = nullptr;
+    int64_t busy_until_ns = 0;  // the end of the last handoff granted
+  };
+  std::unordered_map<uint64_t, Token> tokens_;  // by file
+  uint64_t token_handoffs_ = 0;
 };
 
 }  // namespace iorelay::sim

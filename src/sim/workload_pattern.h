@@ -24,6 +24,10 @@ struct PatternSpec {
   // Every rank stops issuing requests once this much simulated time has passed (0: none), as
   // the bench's --stonewall; bandwidth is then the bytes moved over the slowest rank's time.
   double stonewall_s = 0;
+  // Every rank issues at most its first this many requests (0: all of them); the file layout
+  // stays that of the whole pattern, as a stonewall leaves it. A time budget for patterns whose
+  // real runs move far more requests than are worth simulating one by one.
+  uint64_t max_requests = 0;
   uint32_t ranks = 1;
   uint32_t nodes = 1;  // ranks are spread in blocks of ranks/nodes (the last may hold fewer)
 };
@@ -38,6 +42,11 @@ struct Pattern {
 
   uint64_t RequestsPerRank() const { return block_bytes / spec.request_bytes * segments; }
   uint64_t TotalBytes() const { return RequestsPerRank() * spec.request_bytes * spec.ranks; }
+  // Requests a rank issues at most: RequestsPerRank(), capped at spec.max_requests.
+  uint64_t IssuedPerRank() const {
+    const uint64_t n = RequestsPerRank();
+    return spec.max_requests > 0 && spec.max_requests < n ? spec.max_requests : n;
+  }
   // Offset of request i (issue order) of `rank`: segment k = i / (b/t), j = i % (b/t);
   // shared: (k * ranks + rank) * b + j * t; file per process: k * b + j * t.
   uint64_t Offset(uint32_t rank, uint64_t i) const;

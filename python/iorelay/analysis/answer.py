@@ -23,7 +23,7 @@ def count_runs(analysis: Analysis) -> int:
         return len(runs)
     spec = analysis.spec
     keys = [c for c in (*spec.pattern, spec.option) if c not in _PHASE_COLUMNS]
-    keys += [c for c in ("repetition", "source") if c in runs.columns]
+    keys += [c for c in ("repetition", "source", "file") if c in runs.columns]
     return int(runs.groupby(keys, dropna=False).ngroups)
 
 

@@ -73,11 +73,14 @@ def make_spec(
     if runs[col].isna().any():
         raise AnalysisError(f"some runs have no value for the option {col!r}")
     values = runs[col].drop_duplicates().tolist()
+    pattern = pattern_columns(runs.columns, col)
+    if "source" in runs.columns and runs["source"].nunique() > 1:
+        pattern.append("source")  # simulated and measured runs of a pattern are not pooled
     return Spec(
         option=col,
         metric=m,
         alpha=alpha,
-        pattern=tuple(pattern_columns(runs.columns, col)),
+        pattern=tuple(pattern),
         options=tuple(sorted(values)),
     )
 

@@ -17,6 +17,7 @@ from iorelay.analysis.schema import (
     OPTION_COLUMNS,
     PATTERN_COLUMNS,
     RUN_COLUMNS,
+    SOURCES,
     AnalysisError,
 )
 
@@ -76,7 +77,9 @@ def read_results(paths: Iterable[str | os.PathLike[str]]) -> pd.DataFrame:
 
 
 def read_file(path: Path) -> pd.DataFrame:
-    """One file in the internal schema, with a `source` column naming the file."""
+    """One file in the internal schema, with a `file` column naming the file and a `source`
+    column: the file's own (`measured` or `simulated`), else `measured` (FORGE, and results
+    written before simulated runs existed, are measurements)."""
     raw = _read_raw(path)
     if set(FORGE_COLUMNS) <= set(raw.columns):
         runs = from_forge(raw)
@@ -87,7 +90,12 @@ def read_file(path: Path) -> pd.DataFrame:
             f"{path}: neither FORGE ({';'.join(FORGE_COLUMNS)}) nor iorelay results "
             f"(needs {', '.join(TIDY_REQUIRED)}); columns are {', '.join(map(str, raw.columns))}"
         )
-    runs["source"] = path.name
+    if "source" not in runs.columns:
+        runs["source"] = "measured"
+    runs["source"] = runs["source"].fillna("measured")
+    if not set(runs["source"]) <= set(SOURCES):
+        raise AnalysisError(f"{path}: source must be one of {', '.join(SOURCES)}")
+    runs["file"] = path.name
     return runs
 
 

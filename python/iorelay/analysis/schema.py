@@ -31,8 +31,10 @@ DEFAULT_ALPHA = 0.05
 # Other names accepted for an option column on the command line.
 OPTION_ALIASES: dict[str, str] = {"forwarders": "ionodes"}
 
-# Bookkeeping columns the reader keeps when present (never part of a pattern).
-RUN_COLUMNS: tuple[str, ...] = ("repetition", "source")
+# Bookkeeping columns the reader keeps when present: `source` says whether a run was measured or
+# simulated (part of the pattern only when the input has both), `file` which file it came from.
+RUN_COLUMNS: tuple[str, ...] = ("repetition", "source", "file")
+SOURCES: tuple[str, ...] = ("measured", "simulated")
 
 
 class AnalysisError(ValueError):

@@ -1,0 +1,245 @@
+#!/usr/bin/env python3
+"""The simulator against FORGE's MareNostrum 4 measurements (issue 15, criterion 2): calibrate
+platforms/marenostrum4.json on a seeded, stratified share of the 189 patterns, predict the rest,
+and score the prediction (Spearman's rho over held-back cells, regret ratio of the simulator's
+choice); then the same calibrated only on 0, 1 and 2 forwarders (extrapolation to 4 and 8).
+
+    nice -n 10 .venv/bin/python bench/sim_forge.py [--fraction 0.3] [--seed 1]
+        [--requests-per-rank 4] [--max-evaluations 60] [--out-dir bench/results/sim-forge]
+        [--parts all,extrapolation,uncalibrated]   # none: only summarize what --out-dir holds
+    ... bench/sim_forge.py --cap-check [--patterns 9]   # does the request cap change rankings?
+
+Writes the calibrated platforms, every cell (measured median, simulated) as CSV, and a Markdown
+summary (also on stdout) to --out-dir.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import random
+import sys
+import time
+from pathlib import Path
+
+import pandas as pd
+
+REPO = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(REPO / "python"))
+
+from iorelay import calibrate, sim_cells, sim_score  # noqa: E402
+from iorelay.analysis.reader import read_results  # noqa: E402
+
+FORGE = REPO.parent / "shared" / "data" / "forge-marenostrum4"
+OPTIONS = (0, 1, 2, 4, 8)
+
+
+def forge_total() -> int:
+    """The bytes every FORGE run planned to move (column total, MiB; one value in the data)."""
+    totals = set(pd.read_csv(FORGE / "direct.csv", sep=";")["total"])
+    if len(totals) != 1:
+        raise SystemExit(f"FORGE runs plan different totals: {sorted(totals)}")
+    return int(totals.pop()) << 20
+
+
+def predict(platform_file: Path, cells: pd.DataFrame, args: argparse.Namespace) -> pd.DataFrame:
+    doc = json.loads(platform_file.read_text())
+    doc["storage"]["noise"] = 0  # the prediction is the noise-free model
+    out = cells.copy()
+    out["simulated"] = sim_cells.simulate_cells(
+        doc, cells, args.requests_per_rank, args.scheduler, 1, args.jobs
+    )
+    return out
+
+
+def scores(cells: pd.DataFrame) -> dict[str, float]:
+    return {
+        "cells": len(cells),
+        "patterns": cells["pattern"].nunique(),
+        "spearman": sim_score.spearman(cells),
+        "regret_ratio": sim_score.regret_ratio(cells),
+    }
+
+
+PARTS = {"all": None, "extrapolation": [0, 1, 2]}
+
+
+def calibrate_part(args: argparse.Namespace, cells: pd.DataFrame, name: str) -> None:
+    """Calibrates on the training patterns (all options, or 0/1/2 forwarders) and writes the
+    platform and the held-back cells with their predictions."""
+    train = calibrate.stratified_patterns(cells, args.fraction, args.seed)
+    test = cells[~cells["pattern"].isin(train)].reset_index(drop=True)
+    out = args.out_dir / f"marenostrum4-{name}.json"
+    start = time.monotonic()
+    calibrate.calibrate(
+        [str(FORGE)], args.platform, out, names=args.parameters, options=PARTS[name],
+        patterns=train, fraction=args.fraction, seed=args.seed,
+        requests_per_rank=args.requests_per_rank, total_bytes=forge_total(),
+        scheduler=args.scheduler, max_evaluations=args.max_evaluations, jobs=args.jobs,
+    )  # fmt: skip
+    predicted = predict(out, test, args)
+    predicted["seconds"] = round(time.monotonic() - start, 1)
+    predicted.to_csv(args.out_dir / f"cells-{name}.csv", index=False)
+
+
+def uncalibrated_part(args: argparse.Namespace, cells: pd.DataFrame) -> None:
+    train = calibrate.stratified_patterns(cells, args.fraction, args.seed)
+    test = cells[~cells["pattern"].isin(train)].reset_index(drop=True)
+    predict(calibrate.platform_path(args.platform), test, args).to_csv(
+        args.out_dir / "cells-uncalibrated.csv", index=False
+    )
+
+
+def markdown(table: pd.DataFrame) -> str:
+    """A DataFrame as a Markdown table (floats with 3 decimals)."""
+
+    def cell(v: object) -> str:
+        return f"{v:.3f}" if isinstance(v, float) else str(v)
+
+    head = "| " + " | ".join(map(str, table.columns)) + " |"
+    rule = "|" + "---|" * len(table.columns)
+    body = ["| " + " | ".join(cell(v) for v in row) + " |" for row in table.itertuples(index=False)]
+    return "\n".join([head, rule, *body])
+
+
+def by_stratum(cells: pd.DataFrame) -> pd.DataFrame:
+    """Spearman rho, regret ratio and the simulator's most frequent pick per layout, spatiality
+    and processes per node."""
+    cells = cells.assign(ppn=cells["processes"] // cells["nodes"])
+    rows = []
+    for (layout, spatiality, ppn), group in cells.groupby(["layout", "spatiality", "ppn"]):
+        picks = sim_cells.best_option(group, "simulated")
+        best = sim_cells.best_option(group, "median")
+        rows.append({"layout": layout, "spatiality": spatiality, "per node": ppn,
+                     "patterns": group["pattern"].nunique(),
+                     "rho": sim_score.spearman(group), "regret": sim_score.regret_ratio(group),
+                     "simulator picks": picks.mode().iloc[0],
+                     "measured best": best.mode().iloc[0]})  # fmt: skip
+    return pd.DataFrame(rows)
+
+
+def summarize(args: argparse.Namespace, cells: pd.DataFrame) -> list[str]:
+    """The scores of every part whose cells are in --out-dir."""
+    train = calibrate.stratified_patterns(cells, args.fraction, args.seed)
+    test = cells[~cells["pattern"].isin(train)]
+    lines = [
+        f"FORGE MareNostrum 4: {cells['pattern'].nunique()} patterns, {len(cells)} cells; "
+        f"calibrated on {len(train)} patterns (seed {args.seed}, fraction {args.fraction}, "
+        f"stratified by layout x spatiality), scored on the {test['pattern'].nunique()} "
+        f"held-back patterns; {args.requests_per_rank} requests per rank, scheduler "
+        f"{args.scheduler}",
+        "",
+        "| platform | fitted on | held-back cells | Spearman rho | regret ratio |",
+        "|---|---|---|---|---|",
+    ]
+    summary: dict[str, object] = {"train_patterns": train, "seed": args.seed}
+    strata: dict[str, pd.DataFrame] = {}
+    for name, fitted in (
+        ("all", "all options"),
+        ("extrapolation", "0, 1, 2 forwarders"),
+        ("uncalibrated", f"- ({args.platform} as shipped)"),
+    ):
+        path = args.out_dir / f"cells-{name}.csv"
+        if not path.exists():
+            continue
+        predicted = pd.read_csv(path)
+        s = scores(predicted)
+        if name == "extrapolation":
+            s["spearman_4_8"] = sim_score.spearman(predicted[predicted["ionodes"] >= 4])
+        summary[name] = s
+        lines.append(
+            f"| {name} | {fitted} | {s['cells']} | {s['spearman']:.3f} | {s['regret_ratio']:.3f} |"
+        )
+        strata[name] = by_stratum(predicted)
+    fixed = sim_score.fixed_choice_regret(test, OPTIONS)
+    summary["fixed_choice_regret"] = fixed
+    lines += ["", "Regret ratio of always choosing one option, same held-back patterns: "
+              + ", ".join(f"{k}: {v:.3f}" for k, v in fixed.items())]  # fmt: skip
+    for name, table in strata.items():
+        lines += ["", f"{name}, by stratum (processes per node = processes / nodes):", "",
+                  markdown(table)]  # fmt: skip
+    extrapolated = summary.get("extrapolation")
+    if isinstance(extrapolated, dict):
+        rho48 = extrapolated["spearman_4_8"]
+        lines.append(f"Extrapolation, Spearman rho over the 4- and 8-forwarder cells: {rho48:.3f}")
+    (args.out_dir / "summary.json").write_text(json.dumps(summary, indent=1) + "\n")
+    return lines
+
+
+def run_cap_check(args: argparse.Namespace, cells: pd.DataFrame) -> list[str]:
+    """The same patterns with a small and a large request cap: same best option? same order?"""
+    rng = random.Random(args.seed)
+    names = sorted(cells.loc[cells["processes"] <= args.max_processes, "pattern"].unique())
+    chosen = rng.sample(names, args.patterns)
+    subset = cells[cells["pattern"].isin(chosen)].reset_index(drop=True)
+    platform = calibrate.platform_path(args.cap_platform or args.platform)
+    results = {}
+    for cap in args.caps:
+        args.requests_per_rank = cap
+        start = time.monotonic()
+        results[cap] = predict(platform, subset, args)
+        results[cap]["seconds"] = time.monotonic() - start
+        results[cap].to_csv(args.out_dir / f"cap-{cap}.csv", index=False)
+    lo, hi = args.caps[0], args.caps[-1]
+    a, b = results[lo], results[hi]
+    taus = []
+    for p in chosen:
+        x = a[a["pattern"] == p]["simulated"].rank().to_numpy()
+        y = b[b["pattern"] == p]["simulated"].rank().to_numpy()
+        taus.append(pd.Series(x).corr(pd.Series(y), method="kendall"))
+    return [
+        f"Request cap check on {len(chosen)} patterns (seed {args.seed}) x {len(OPTIONS)} options,"
+        f" platform {platform.name}: {lo} vs {hi} requests per rank",
+        f"- same best option: {sim_score.same_best_share(a, b):.0%} of patterns",
+        f"- mean Kendall tau of the option order within a pattern: {sum(taus) / len(taus):.3f}",
+        f"- wall seconds: {a['seconds'].iloc[0]:.0f} vs {b['seconds'].iloc[0]:.0f}",
+    ]
+
+
+def main() -> int:
+    p = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawTextHelpFormatter)
+    p.add_argument("--platform", default="marenostrum4")
+    p.add_argument("--fraction", type=float, default=0.3)
+    p.add_argument("--seed", type=int, default=1)
+    p.add_argument("--requests-per-rank", type=int, default=sim_cells.DEFAULT_REQUESTS_PER_RANK)
+    p.add_argument("--scheduler", default="fifo")
+    p.add_argument("--max-evaluations", type=int, default=60)
+    p.add_argument("--parameters", type=lambda s: s.split(","),
+                   default=list(calibrate.DEFAULT_PARAMETERS))  # fmt: skip
+    p.add_argument("--jobs", type=int, default=sim_cells.default_jobs())
+    p.add_argument("--out-dir", type=Path, default=REPO / "bench" / "results" / "sim-forge")
+    p.add_argument(
+        "--parts",
+        type=lambda s: s.split(","),
+        default=["all", "extrapolation", "uncalibrated"],
+        help="what to compute before the summary: all, extrapolation, uncalibrated (none: "
+        "only summarize the cells already in --out-dir)",
+    )
+    p.add_argument("--cap-check", action="store_true", help="only the request-cap check")
+    p.add_argument("--patterns", type=int, default=9, help="--cap-check: patterns to simulate")
+    p.add_argument("--max-processes", type=int, default=1536, help="--cap-check: pattern size")
+    p.add_argument("--cap-platform", help="--cap-check: platform (default: --platform)")
+    p.add_argument("--caps", type=lambda s: [int(v) for v in s.split(",")], default=[4, 32])
+    args = p.parse_args()
+    args.out_dir.mkdir(parents=True, exist_ok=True)
+    cells = sim_cells.measured_cells(read_results([FORGE]), forge_total())
+    if args.cap_check:
+        lines = run_cap_check(args, cells)
+    else:
+        for part in args.parts:
+            if part in PARTS:
+                calibrate_part(args, cells, part)
+            elif part == "uncalibrated":
+                uncalibrated_part(args, cells)
+            elif part != "none":
+                raise SystemExit(f"unknown part {part!r}; valid: all, extrapolation, uncalibrated")
+        lines = summarize(args, cells)
+    text = "\n".join(lines) + "\n"
+    name = "cap-check.md" if args.cap_check else "summary.md"
+    (args.out_dir / name).write_text(text)
+    print(text)
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,387 @@
+"""`iorelay calibrate`: fits a platform's free parameters to measured results.
+
+The free parameters (FREE_PARAMETERS: link and server bandwidth, per-request storage and I/O-node
+costs) are searched in log space by scipy's bounded Nelder-Mead, minimising the mean squared
+log error between the simulated and the measured median bandwidth of every (pattern, I/O-node
+count) cell used. The run-to-run noise is then set so that simulated repetitions spread as the
+measured ones do. The output is the same platform schema with the fitted values, plus a
+`calibration` object (seed, patterns, options, error before and after, the command's inputs),
+which iorelay-sim ignores.
+"""
+
+from __future__ import annotations
+
+import argparse
+import copy
+import json
+import random
+import sys
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+import pandas as pd
+from scipy.optimize import minimize
+
+from iorelay import sim_cells, units
+from iorelay.analysis.reader import read_results
+from iorelay.analysis.schema import AnalysisError
+from iorelay.simulate import SimulateError, platform_path
+
+
+class CalibrateError(ValueError):
+    """Input that cannot be calibrated (unknown parameter, no cells, bad platform)."""
+
+
+@dataclass(frozen=True)
+class Parameter:
+    """One free parameter: where it lives in the platform document, its kind, and its bounds."""
+
+    name: str
+    kind: str  # "rate" (bytes/s) or "duration" (s)
+    low: float
+    high: float
+    start: float | None = None  # where the fit starts when the platform has no value
+
+
+FREE_PARAMETERS: dict[str, Parameter] = {
+    p.name: p
+    for p in (
+        Parameter("compute.nic", "rate", 1e8, 1e11),
+        Parameter("ionode.nic", "rate", 1e8, 1e11),
+        Parameter("ionode.request_overhead", "duration", 1e-7, 1e-1),
+        Parameter("storage.nic", "rate", 1e7, 1e11),
+        Parameter("storage.device.seek", "duration", 1e-6, 1e-1),
+        Parameter("storage.device.bw", "rate", 1e6, 1e11),
+        Parameter("storage.token_handoff", "duration", 1e-6, 1.0, start=1e-3),
+    )
+}
+DEFAULT_PARAMETERS = (
+    "ionode.request_overhead",
+    "storage.nic",
+    "storage.device.seek",
+    "storage.device.bw",
+    "storage.token_handoff",
+)
+NOISE_SEEDS = 5
+
+
+# -- reading and writing parameters in a platform document -------------------------------------
+
+
+def _device(doc: Mapping[str, Any]) -> dict[str, str]:
+    """storage.device "seek=200us,bw=2.5GBps" as {"seek": ..., "bw": ...} (both required)."""
+    text = str(doc["storage"]["device"])
+    parts = dict(p.split("=", 1) for p in text.split(",") if "=" in p)
+    if set(parts) != {"seek", "bw"}:
+        raise CalibrateError(f"storage.device must be 'seek=<duration>,bw=<rate>' to be fitted, "
+                             f"not {text!r}")  # fmt: skip
+    return parts
+
+
+def get_value(doc: Mapping[str, Any], name: str) -> float:
+    """A parameter's value in SI units (bytes/s or s)."""
+    p = FREE_PARAMETERS[name]
+    section, key = name.split(".", 1)
+    text = _device(doc)[key.split(".")[1]] if key.startswith("device.") else doc[section].get(key)
+    if text is None and p.start is not None:
+        return p.start
+    if text is None:
+        raise CalibrateError(f"the platform has no {name} to start the fit from")
+    if p.kind == "rate":
+        return units.parse_bytes_per_second(str(text))
+    return units.parse_duration_ns(str(text)) * 1e-9
+
+
+def _format(kind: str, value: float) -> str:
+    return f"{value / 1e6:.6g}MBps" if kind == "rate" else f"{value * 1e6:.6g}us"
+
+
+def set_value(doc: dict[str, Any], name: str, value: float) -> None:
+    p = FREE_PARAMETERS[name]
+    section, key = name.split(".", 1)
+    if key.startswith("device."):
+        parts = _device(doc)
+        parts[key.split(".")[1]] = _format(p.kind, value)
+        doc["storage"]["device"] = f"seek={parts['seek']},bw={parts['bw']}"
+    else:
+        doc[section][key] = _format(p.kind, value)
+
+
+def check_parameters(names: Sequence[str]) -> None:
+    unknown = [n for n in names if n not in FREE_PARAMETERS]
+    if unknown:
+        raise CalibrateError(
+            f"unknown parameter {', '.join(unknown)}; valid: {', '.join(FREE_PARAMETERS)}"
+        )
+
+
+# -- choosing patterns --------------------------------------------------------------------------
+
+
+def stratified_patterns(cells: pd.DataFrame, fraction: float, seed: int) -> list[str]:
+    """A seeded random `fraction` of the patterns, drawn within each layout x spatiality
+    stratum (at least one per stratum), sorted."""
+    chosen: list[str] = []
+    rng = random.Random(seed)
+    strata = cells.groupby(["layout", "spatiality"])["pattern"].unique()
+    for _, patterns in sorted(strata.items()):
+        names = sorted(patterns)
+        k = max(1, int(fraction * len(names)))
+        chosen += rng.sample(names, k)
+    return sorted(chosen)
+
+
+# -- the fit ------------------------------------------------------------------------------------
+
+Simulator = Callable[[Mapping[str, Any], pd.DataFrame], np.ndarray]
+
+
+def log_error(simulated: np.ndarray, measured: np.ndarray) -> float:
+    """Mean squared natural-log error of bandwidths (a zero is floored at 1e-3 MiB/s)."""
+    s = np.log(np.maximum(simulated, 1e-3))
+    m = np.log(np.maximum(measured, 1e-3))
+    return float(np.mean((s - m) ** 2))
+
+
+@dataclass
+class Fit:
+    platform: dict[str, Any]
+    error_before: float
+    error_after: float
+    evaluations: int
+    values: dict[str, float]
+
+
+def fit(
+    platform: Mapping[str, Any],
+    cells: pd.DataFrame,
+    names: Sequence[str],
+    simulate: Simulator,
+    max_evaluations: int,
+) -> Fit:
+    """Bounded Nelder-Mead over log10 of the parameters, from the platform's own values."""
+    check_parameters(names)
+    params = [FREE_PARAMETERS[n] for n in names]
+    lows = np.log10([p.low for p in params])
+    highs = np.log10([p.high for p in params])
+    start = np.clip(np.log10([get_value(platform, n) for n in names]), lows, highs)
+    measured = cells["median"].to_numpy(dtype=float)
+    seen: dict[tuple[float, ...], float] = {}
+
+    def with_values(x: np.ndarray) -> dict[str, Any]:
+        doc = copy.deepcopy(dict(platform))
+        for n, v in zip(names, x, strict=True):
+            set_value(doc, n, float(10.0**v))
+        return doc
+
+    def objective(x: np.ndarray) -> float:
+        x = np.clip(x, lows, highs)
+        key = tuple(np.round(x, 6))
+        if key not in seen:
+            seen[key] = log_error(simulate(with_values(x), cells), measured)
+        return seen[key]
+
+    before = objective(start)
+    # A simplex a factor of 10 wide in each parameter: the start values may be far off.
+    simplex = np.vstack([start] + [start + np.eye(len(start))[i] for i in range(len(start))])
+    simplex = np.clip(simplex, lows, highs)
+    res = minimize(
+        objective,
+        start,
+        method="Nelder-Mead",
+        bounds=list(zip(lows, highs, strict=True)),
+        options={
+            "initial_simplex": simplex,
+            "maxfev": max_evaluations,
+            "xatol": 0.02,
+            "fatol": 1e-3,
+        },
+    )
+    best = np.clip(res.x, lows, highs)
+    return Fit(
+        platform=with_values(best),
+        error_before=before,
+        error_after=objective(best),
+        evaluations=len(seen),
+        values={n: float(10.0**v) for n, v in zip(names, best, strict=True)},
+    )
+
+
+def measured_spread(cells: pd.DataFrame) -> float:
+    """The median coefficient of variation of the measured repetitions (cells of 3 or more)."""
+    cv = cells.loc[cells["n"] >= 3, "cv"].dropna()
+    return float(cv.median()) if len(cv) else 0.0
+
+
+def fit_noise(
+    platform: dict[str, Any],
+    cells: pd.DataFrame,
+    target_cv: float,
+    simulate_seeded: Callable[[Mapping[str, Any], pd.DataFrame, int], np.ndarray],
+) -> float:
+    """storage.noise such that the simulated repetitions of `cells` (NOISE_SEEDS seeds each)
+    spread as much as the measured ones: two secant steps from the measured spread itself,
+    since a run's spread grows about linearly with the targets' spread."""
+    if target_cv <= 0:
+        return 0.0
+
+    def spread(noise: float) -> float:
+        doc = copy.deepcopy(platform)
+        doc["storage"]["noise"] = noise
+        runs = np.vstack([simulate_seeded(doc, cells, s + 1) for s in range(NOISE_SEEDS)])
+        return float(np.median(runs.std(axis=0, ddof=1) / runs.mean(axis=0)))
+
+    noise = min(target_cv, 0.99)
+    for _ in range(2):
+        got = spread(noise)
+        if got <= 0:
+            break
+        noise = float(min(0.99, noise * target_cv / got))
+    return noise
+
+
+# -- the command --------------------------------------------------------------------------------
+
+
+def calibrate(
+    measured: Sequence[str],
+    platform_name: str,
+    out: Path,
+    *,
+    names: Sequence[str] = DEFAULT_PARAMETERS,
+    options: Sequence[int] | None = None,
+    fraction: float = 1.0,
+    patterns: Sequence[str] | None = None,
+    seed: int = 1,
+    requests_per_rank: int = sim_cells.DEFAULT_REQUESTS_PER_RANK,
+    total_bytes: int = 0,
+    scheduler: str = "fifo",
+    max_evaluations: int = 60,
+    jobs: int = 2,
+    log: Callable[[str], None] = print,
+) -> dict[str, Any]:
+    """Fits `platform_name` to the cells of `measured` and writes the result to `out`."""
+    check_parameters(names)
+    source = platform_path(platform_name)
+    platform = json.loads(source.read_text())
+    cells = sim_cells.measured_cells(read_results(measured), total_bytes)
+    if options is not None:
+        cells = cells[cells[sim_cells.OPTION].isin(list(options))]
+    chosen = list(patterns) if patterns else stratified_patterns(cells, fraction, seed)
+    unknown = sorted(set(chosen) - set(cells["pattern"]))
+    if unknown:
+        raise CalibrateError(f"patterns not in the measured results: {', '.join(unknown[:3])}")
+    used = cells[cells["pattern"].isin(chosen)].reset_index(drop=True)
+    if used.empty:
+        raise CalibrateError("no measured cells to calibrate on")
+    log(f"calibrating {len(names)} parameters on {len(used)} cells of {len(chosen)} patterns")
+
+    def simulate(doc: Mapping[str, Any], c: pd.DataFrame, sim_seed: int = 1) -> np.ndarray:
+        return sim_cells.simulate_cells(doc, c, requests_per_rank, scheduler, sim_seed, jobs)
+
+    result = fit(platform, used, names, simulate, max_evaluations)
+    # Noise on a few cells (one per stratum and option count is plenty for a median spread).
+    sample = used.groupby(["layout", "spatiality"]).head(2).reset_index(drop=True)
+    target = measured_spread(used)
+    noise = fit_noise(result.platform, sample, target, simulate)
+    doc = result.platform
+    doc["storage"]["noise"] = round(noise, 4)
+    doc["calibration"] = {
+        "from_platform": str(source),
+        "measured": [str(m) for m in measured],
+        "seed": seed,
+        "fraction": fraction,
+        "options": sorted(int(o) for o in used[sim_cells.OPTION].unique()),
+        "patterns": chosen,
+        "cells": len(used),
+        "parameters": {n: doc_value(doc, n) for n in names},
+        "noise": {"measured_median_cv": round(target, 4), "storage.noise": round(noise, 4)},
+        "requests_per_rank": requests_per_rank,
+        "total_bytes": total_bytes,
+        "scheduler": scheduler,
+        "method": "scipy.optimize.minimize Nelder-Mead, log10 parameters, bounded",
+        "objective": "mean squared log error of median bandwidth per (pattern, ionodes) cell",
+        "error_before": round(result.error_before, 5),
+        "error_after": round(result.error_after, 5),
+        "evaluations": result.evaluations,
+    }
+    out.parent.mkdir(parents=True, exist_ok=True)
+    out.write_text(json.dumps(doc, indent=2) + "\n")
+    log(
+        f"log error {result.error_before:.3f} -> {result.error_after:.3f} in "
+        f"{result.evaluations} evaluations; noise {noise:.3f}; wrote {out}"
+    )
+    return doc
+
+
+def doc_value(doc: Mapping[str, Any], name: str) -> str:
+    section, key = name.split(".", 1)
+    if key.startswith("device."):
+        return _device(doc)[key.split(".")[1]]
+    return str(doc[section][key])
+
+
+def _ints(text: str) -> list[int]:
+    try:
+        return [int(v) for v in text.split(",") if v]
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"expected integers separated by commas: {text}") from None
+
+
+def add_parser(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
+    p = sub.add_parser(
+        "calibrate",
+        help="fit a platform's free parameters to measured results",
+        description="Fit the free parameters of a simulator platform to measured results (FORGE "
+        "CSV or iorelay's results), by the median bandwidth of each (pattern, I/O nodes) cell.",
+    )
+    p.add_argument("--measured", required=True, nargs="+", help="results files or directories")
+    p.add_argument("--platform", required=True, help="platforms/NAME.json by NAME, or a path")
+    p.add_argument("--out", required=True, type=Path, help="the calibrated platform file")
+    p.add_argument(
+        "--parameters",
+        default=",".join(DEFAULT_PARAMETERS),
+        help=f"comma-separated; valid: {', '.join(FREE_PARAMETERS)}",
+    )
+    p.add_argument("--options", type=_ints, help="I/O-node counts to fit on (default: all)")
+    p.add_argument("--fraction", type=float, default=1.0, help="share of patterns, stratified")
+    p.add_argument("--seed", type=int, default=1, help="seed of the pattern choice")
+    p.add_argument("--requests-per-rank", type=int, default=sim_cells.DEFAULT_REQUESTS_PER_RANK)
+    p.add_argument(
+        "--total",
+        default="0",
+        help="bytes the measured runs planned to move (fixes the files' layout), e.g. 128GiB",
+    )
+    p.add_argument("--scheduler", default="fifo")
+    p.add_argument("--max-evaluations", type=int, default=60)
+    p.add_argument("--jobs", type=int, default=sim_cells.default_jobs())
+    p.set_defaults(func=run)
+
+
+def run(args: argparse.Namespace) -> int:
+    if not 0.0 < args.fraction <= 1.0:
+        print("iorelay calibrate: --fraction must lie in (0, 1]", file=sys.stderr)
+        return 2
+    try:
+        total = units.parse_bytes(args.total)
+        calibrate(
+            args.measured,
+            args.platform,
+            args.out,
+            names=[n for n in args.parameters.split(",") if n],
+            options=args.options,
+            fraction=args.fraction,
+            seed=args.seed,
+            requests_per_rank=args.requests_per_rank,
+            total_bytes=total,
+            scheduler=args.scheduler,
+            max_evaluations=args.max_evaluations,
+            jobs=args.jobs,
+        )
+    except (CalibrateError, SimulateError, AnalysisError, units.UnitError, OSError, KeyError) as e:
+        print(f"iorelay calibrate: {e}", file=sys.stderr)
+        return 2
+    return 0

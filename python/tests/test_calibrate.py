@@ -1,0 +1,139 @@
+"""`iorelay calibrate`: parameters read and written in platform documents, the stratified
+pattern choice, and the fit itself against a stand-in simulator whose truth is known."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+import pandas as pd
+import pytest
+
+from iorelay import calibrate, sim_cells, sim_score
+from iorelay.simulate import PLATFORMS_DIR
+
+needs_tool = pytest.mark.needs_build("iorelay-sim")
+
+
+def _platform() -> dict[str, Any]:
+    return json.loads((PLATFORMS_DIR / "marenostrum4.json").read_text())
+
+
+def test_values_round_trip_through_the_platform_units() -> None:
+    doc = _platform()
+    assert calibrate.get_value(doc, "storage.device.seek") == pytest.approx(200e-6)
+    assert calibrate.get_value(doc, "storage.device.bw") == pytest.approx(2.5e9)
+    calibrate.set_value(doc, "storage.device.bw", 123.4e6)
+    calibrate.set_value(doc, "ionode.request_overhead", 0.00125)
+    assert doc["storage"]["device"] == "seek=200us,bw=123.4MBps"
+    assert doc["ionode"]["request_overhead"] == "1250us"
+    assert calibrate.get_value(doc, "ionode.request_overhead") == pytest.approx(0.00125)
+
+
+def test_unknown_parameter_names_the_valid_ones() -> None:
+    with pytest.raises(calibrate.CalibrateError, match=r"valid: compute\.nic"):
+        calibrate.check_parameters(["storage.speed"])
+
+
+def _cells() -> pd.DataFrame:
+    rows = [
+        {
+            "layout": lay,
+            "spatiality": sp,
+            "nodes": 8,
+            "processes": p,
+            "request_bytes": t,
+            "operation": "write",
+            "odirect": True,
+            "ionodes": k,
+            "bandwidth_mib_s": 1.0,
+        }
+        for lay, sp in (("fpp", "contiguous"), ("shared", "contiguous"), ("shared", "strided"))
+        for p in (96, 192)
+        for t in (32768, 1 << 20, 8 << 20)
+        for k in (0, 1, 2)
+    ]
+    return sim_cells.measured_cells(pd.DataFrame(rows))
+
+
+def test_pattern_choice_is_seeded_and_stratified() -> None:
+    cells = _cells()
+    a = calibrate.stratified_patterns(cells, 0.34, seed=5)
+    assert a == calibrate.stratified_patterns(cells, 0.34, seed=5)
+    assert len(a) == 6  # 2 of the 6 patterns of each of the 3 strata
+    layouts = {p.split("/")[0] + p.split("/")[1] for p in a}
+    assert layouts == {"fppcontiguous", "sharedcontiguous", "sharedstrided"}
+
+
+def _stand_in(doc: Any, cells: pd.DataFrame) -> np.ndarray:
+    """A closed-form 'simulator': each I/O node (or the direct path) serves one request at a
+    time in seek + size / bandwidth."""
+    seek = calibrate.get_value(doc, "storage.device.seek")
+    bw = calibrate.get_value(doc, "storage.device.bw")
+    size = cells["request_bytes"].to_numpy(float)
+    streams = np.maximum(cells["ionodes"].to_numpy(float), 1)
+    return streams * size / (seek + size / bw) / 2**20
+
+
+def test_fit_recovers_known_parameters() -> None:
+    truth = _platform()
+    calibrate.set_value(truth, "storage.device.seek", 3e-3)
+    calibrate.set_value(truth, "storage.device.bw", 400e6)
+    cells = _cells()
+    cells["median"] = _stand_in(truth, cells)
+    names = ["storage.device.seek", "storage.device.bw"]
+    result = calibrate.fit(_platform(), cells, names, _stand_in, max_evaluations=200)
+    assert result.error_after < 1e-3 < result.error_before
+    assert result.values["storage.device.seek"] == pytest.approx(3e-3, rel=0.05)
+    assert result.values["storage.device.bw"] == pytest.approx(400e6, rel=0.05)
+
+
+@needs_tool
+def test_command_writes_a_platform_iorelay_sim_reads(tmp_path: Path) -> None:
+    rows = [
+        {
+            "layout": "shared",
+            "spatiality": "strided",
+            "nodes": 2,
+            "processes": 4,
+            "request_bytes": 65536,
+            "operation": "write",
+            "odirect": True,
+            "ionodes": k,
+            "repetition": r,
+            "bandwidth_mib_s": b * (1 + 0.1 * r),
+        }
+        for k, b in ((0, 50.0), (1, 80.0))
+        for r in range(3)
+    ]
+    measured = tmp_path / "measured.csv"
+    pd.DataFrame(rows).to_csv(measured, index=False)
+    out = tmp_path / "fitted.json"
+    doc = calibrate.calibrate(
+        [str(measured)], "marenostrum4", out, names=["storage.device.bw"], seed=3,
+        requests_per_rank=2, max_evaluations=6, jobs=1, log=lambda _: None,
+    )  # fmt: skip
+    assert doc["calibration"]["seed"] == 3
+    assert doc["calibration"]["patterns"] == ["shared/strided/n2/p4/64K/write"]
+    assert 0 < doc["storage"]["noise"] < 1
+    cells = sim_cells.measured_cells(pd.read_csv(measured))
+    assert (sim_cells.simulate_cells(json.loads(out.read_text()), cells, 2, jobs=1) > 0).all()
+
+
+def test_scores_of_a_perfect_and_a_reversed_prediction() -> None:
+    cells = pd.DataFrame(
+        {
+            "pattern": ["a"] * 3 + ["b"] * 3,
+            "ionodes": [0, 1, 2] * 2,
+            "median": [10.0, 20.0, 40.0, 30.0, 20.0, 10.0],
+        }
+    )
+    cells["simulated"] = cells["median"] * 2
+    assert sim_score.spearman(cells) == pytest.approx(1.0)
+    assert sim_score.regret_ratio(cells) == 1.0
+    cells["simulated"] = -cells["median"]
+    assert sim_score.regret_ratio(cells) == pytest.approx((10 / 40 + 10 / 30) / 2)
+    assert sim_score.fixed_choice_regret(cells, [2]) == {2: pytest.approx((1 + 10 / 30) / 2)}
+    assert sim_score.same_best_share(cells, cells) == 1.0
