@@ -4,12 +4,14 @@
 #include <gtest/gtest.h>
 #include <unistd.h>
 
+#include <atomic>
 #include <cerrno>
 #include <cstdlib>
 #include <memory>
 #include <nlohmann/json.hpp>
 #include <sstream>
 #include <string>
+#include <thread>
 #include <vector>
 
 #include "iorelay/iorelay.h"
@@ -87,6 +89,34 @@ TEST_F(SealedTcp, DataCrossesIntactBothWays) {
   EXPECT_EQ(ReadWholeFile(d_.root() + "/sealed").substr(0, big.size()),
             std::string(big.begin(), big.end()));
   EXPECT_EQ(Counter("connections_closed_integrity_check"), 0u);
+}
+
+// Heartbeats come from the daemon's heartbeat thread, replies from its loops and workers: with
+// slow backend calls and a short heartbeat period they interleave on each connection, and every
+// frame must still carry the tag of its place in the stream.
+TEST_F(SealedTcp, HeartbeatsAndRepliesFromManyThreadsKeepTheirOrder) {
+  StartDaemon({"--heartbeat-ms", "5", "--delay-us", "30000", "--workers", "2"});
+  MitmProxy watcher(tcp_, MitmProxy::Tamper::kNone);  // counts the heartbeats
+  iorelay_client* c = Client(watcher.address());
+  iorelay_file* f = nullptr;
+  ASSERT_EQ(iorelay_open(c, "/fwd/beats", O_CREAT | O_RDWR, 0644, &f), 0);
+  std::vector<std::thread> threads;
+  std::atomic<int> failures{0};
+  for (int t = 0; t < 4; ++t) {
+    threads.emplace_back([&, t] {
+      const std::vector<char> data = Pattern(4096, t);
+      for (int i = 0; i < 5; ++i) {
+        if (iorelay_pwrite(f, data.data(), data.size(), (t * 5 + i) * 4096) != 4096) ++failures;
+      }
+    });
+  }
+  for (std::thread& t : threads) t.join();
+  EXPECT_EQ(failures.load(), 0);
+  EXPECT_EQ(iorelay_close(f), 0);
+  iorelay_client_destroy(c);
+  EXPECT_EQ(ReadWholeFile(d_.root() + "/beats").size(), 20u * 4096);
+  EXPECT_TRUE(watcher.sealed());
+  EXPECT_GT(watcher.heartbeats(), 10);
 }
 
 TEST_F(SealedTcp, AlteredWriteIsRefusedAndDoesNotLand) {

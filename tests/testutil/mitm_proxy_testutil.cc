@@ -111,6 +111,7 @@ void MitmProxy::Pump(int from, int to, bool to_daemon) {
     const size_t tag = n >= 2 && sealed_.load() ? kFrameTagBytes : 0;
     frame.resize(proto::kHeaderBytes + h->length + tag);
     if (!ReadExact(from, frame.data() + proto::kHeaderBytes, h->length + tag)) break;
+    if (h->op == static_cast<uint16_t>(proto::Op::kHeartbeat)) heartbeats_.fetch_add(1);
     const std::span<const uint8_t> payload(frame.data() + proto::kHeaderBytes, h->length);
     if (!to_daemon && n == 1 && h->status == 0) {
       proto::AuthReply reply;

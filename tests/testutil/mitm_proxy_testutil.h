@@ -32,6 +32,8 @@ class MitmProxy {
   bool sealed() const { return sealed_.load(); }
   // Bytes flipped so far (at most one).
   int tampered() const { return tampered_.load(); }
+  // Heartbeat frames the daemon sent.
+  int heartbeats() const { return heartbeats_.load(); }
 
  private:
   // One direction of one connection: reads frames from `from`, forwards them to `to`.
@@ -45,6 +47,7 @@ class MitmProxy {
   std::atomic<bool> stop_{false};
   std::atomic<bool> sealed_{false};
   std::atomic<int> tampered_{0};
+  std::atomic<int> heartbeats_{0};
   std::thread acceptor_;
   std::mutex mu_;
   std::vector<int> fds_;            // guarded by mu_
