@@ -5,8 +5,11 @@
 // fixed (Core::make_nonce), metadata handlers run inline (a TaskPool of 0 threads), data requests
 // are drained after each frame, and each input gets a fresh daemon core over an emptied root.
 //
-// Input: byte 0 is how many bytes each receive returns (0: all that is left), the rest is what
-// the client sends after it has authenticated.
+// Input: byte 0 says how the connection behaves: its high bit, sealed (as over TCP: the harness
+// appends the right tag to each frame of the input, so that the frames reach the daemon's
+// handlers and the tagging of replies is exercised too); its low 7 bits, how many bytes each
+// receive returns (0: all that is left). The rest is what the client sends after it has
+// authenticated.
 #include <ftw.h>
 #include <stdlib.h>
 #include <sys/stat.h>
@@ -16,12 +19,15 @@
 #include <algorithm>
 #include <cstdio>
 #include <cstdlib>
+#include <cstring>
 #include <fstream>
 #include <memory>
+#include <span>
 #include <string>
 #include <vector>
 
 #include "common/auth.h"
+#include "common/frame_mac.h"
 #include "daemon/daemon.h"
 #include "daemon/serve_connection.h"
 #include "proto/messages.h"
@@ -38,8 +44,8 @@ namespace proto = iorelay::proto;
 // counted and dropped.
 class InputConnection final : public daemon::Connection {
  public:
-  InputConnection(std::vector<uint8_t> bytes, size_t chunk)
-      : bytes_(std::move(bytes)), chunk_(chunk) {}
+  InputConnection(std::vector<uint8_t> bytes, size_t chunk, bool sealed)
+      : bytes_(std::move(bytes)), chunk_(chunk), sealed_(sealed) {}
   iorelay::Result<size_t> Recv(void* buf, size_t n) override {
     const size_t take = std::min({n, chunk_, bytes_.size() - pos_});
     if (take > 0) std::copy_n(bytes_.data() + pos_, take, static_cast<uint8_t*>(buf));
@@ -64,10 +70,12 @@ class InputConnection final : public daemon::Connection {
   void Shutdown() override {}
   int PollFd() const override { return -1; }  // (poll ignores it: the client is never gone)
   std::string peer() const override { return "session_fuzz"; }
+  bool OverNetwork() const override { return sealed_; }
 
  private:
   std::vector<uint8_t> bytes_;
   size_t chunk_;
+  bool sealed_;
   size_t pos_ = 0;
   // SESSION_FUZZ_TRACE=1 prints every reply (to see what an input did when replaying it).
   const bool trace_ = std::getenv("SESSION_FUZZ_TRACE") != nullptr;
@@ -83,7 +91,31 @@ struct Setup {
   std::string dir, root, key_file;
   Secret secret{};
   std::vector<uint8_t> handshake;  // hello and auth frames, valid under FixedNonce
+  iorelay::SessionKey key{};       // what both ends derive from that handshake
 };
+
+// Appends `in` to `out` frame by frame, each followed by its tag under `key`, as a client of a
+// sealed connection sends them (frames are cut by their headers' lengths; a last, incomplete
+// frame goes as it is).
+void AppendSealed(std::span<const uint8_t> in, const iorelay::SessionKey& key,
+                  std::vector<uint8_t>* out) {
+  iorelay::FrameSealer sealer(key, iorelay::FrameDirection::kToDaemon);
+  size_t pos = 0;
+  while (in.size() - pos >= proto::kHeaderBytes) {
+    uint32_t length;
+    std::memcpy(&length, in.data() + pos + 16, sizeof length);  // (wire.h: the header's layout)
+    const size_t n = std::min<size_t>(proto::kHeaderBytes + uint64_t{length}, in.size() - pos);
+    iorelay::FrameMac mac = sealer.Next();
+    mac.Update(in.subspan(pos, n));
+    out->insert(out->end(), in.begin() + static_cast<ptrdiff_t>(pos),
+                in.begin() + static_cast<ptrdiff_t>(pos + n));
+    pos += n;
+    if (n < proto::kHeaderBytes + uint64_t{length}) return;  // cut short: no tag
+    const iorelay::FrameTag tag = mac.Final();
+    out->insert(out->end(), tag.begin(), tag.end());
+  }
+  out->insert(out->end(), in.begin() + static_cast<ptrdiff_t>(pos), in.end());
+}
 
 std::vector<uint8_t> Frame(proto::Op op, uint64_t id, const std::vector<uint8_t>& fields) {
   proto::FrameHeader h;
@@ -117,6 +149,7 @@ Setup* MakeSetup() {
       iorelay::ComputeProof(s->secret, iorelay::Prover::kClient, FixedNonce(), auth.client_nonce);
   auth.pid = 1;
   auth.host = "fuzz";
+  s->key = iorelay::DeriveSessionKey(s->secret, FixedNonce(), auth.client_nonce);
   s->handshake = Frame(proto::Op::kHello, 1, {});
   std::vector<uint8_t> a = Frame(proto::Op::kAuth, 2, proto::EncodeFields(auth));
   s->handshake.insert(s->handshake.end(), a.begin(), a.end());
@@ -163,12 +196,17 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   if (size == 0) return 0;
   const Setup& s = TheSetup();
   std::unique_ptr<daemon::Core> core = MakeCore(s);
+  const bool sealed = (data[0] & 0x80) != 0;
   std::vector<uint8_t> stream = s.handshake;
-  stream.insert(stream.end(), data + 1, data + size);
+  if (sealed) {
+    AppendSealed({data + 1, size - 1}, s.key, &stream);
+  } else {
+    stream.insert(stream.end(), data + 1, data + size);
+  }
   {  // (the connection and the reader use the core: gone before it)
-    const size_t chunk = data[0] == 0 ? stream.size() : data[0];
+    const size_t chunk = (data[0] & 0x7f) == 0 ? stream.size() : (data[0] & 0x7f);
     auto conn = std::make_shared<daemon::ClientConn>(
-        std::make_unique<InputConnection>(std::move(stream), chunk), &core->buffers);
+        std::make_unique<InputConnection>(std::move(stream), chunk, sealed), &core->buffers);
     daemon::FrameReader reader(&core->buffers);
     daemon::HandshakeState hs;
     std::vector<uint8_t> scratch(64 * 1024);

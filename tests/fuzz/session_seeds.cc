@@ -1,7 +1,8 @@
 // Writes the seed corpus of session_fuzz (tests/fuzz/corpus/session/): request sequences a
 // client really sends after authenticating (files, data, offsets, metadata, directories, locks,
 // a few refusals), so that the fuzzer starts from frames the daemon accepts. Handles are the
-// daemon's first ids (a fresh core per input numbers them from 1).
+// daemon's first ids (a fresh core per input numbers them from 1). Each sequence goes whole,
+// byte by byte, and whole on a sealed connection (the first byte, see session_fuzz.cc).
 //   build-fuzz/tests/fuzz/session_seeds tests/fuzz/corpus/session
 #include <fcntl.h>
 
@@ -114,6 +115,7 @@ int main(int argc, char** argv) {
   for (const auto& [name, seed] : seeds) {
     failed += !seed.Write(dir + "/" + name, 0);
     failed += !seed.Write(dir + "/" + name + "_bytewise", 1);
+    failed += !seed.Write(dir + "/" + name + "_sealed", 0x80);  // (session_fuzz adds the tags)
   }
   return failed == 0 ? 0 : 1;
 }
