@@ -3,6 +3,8 @@
 // a few refusals), so that the fuzzer starts from frames the daemon accepts. Handles are the
 // daemon's first ids (a fresh core per input numbers them from 1). Each sequence goes whole,
 // byte by byte, and whole on a sealed connection (the first byte, see session_fuzz.cc).
+// The frames carry the protocol version (proto::kVersion): write them anew when it changes,
+// or the daemon refuses every seed at its first frame.
 //   build-fuzz/tests/fuzz/session_seeds tests/fuzz/corpus/session
 #include <fcntl.h>
 
