@@ -11,7 +11,9 @@
 // receive returns (0: all that is left). The rest is what the client sends after it has
 // authenticated.
 #include <ftw.h>
+#include <signal.h>
 #include <stdlib.h>
+#include <sys/resource.h>
 #include <sys/stat.h>
 #include <sys/uio.h>
 #include <unistd.h>
@@ -80,6 +82,8 @@ class InputConnection final : public daemon::Connection {
   // SESSION_FUZZ_TRACE=1 prints every reply (to see what an input did when replaying it).
   const bool trace_ = std::getenv("SESSION_FUZZ_TRACE") != nullptr;
 };
+
+constexpr rlim_t kMaxFileBytes = 64 << 20;
 
 Nonce FixedNonce() {
   Nonce n;
@@ -163,6 +167,11 @@ int RemoveEntry(const char* path, const struct stat*, int, struct FTW* ftw) {
 
 const Setup& TheSetup() {
   static Setup* s = [] {
+    // Files are capped at 64 MiB (larger writes, truncates and fallocates get EFBIG), so that
+    // no input fills the disk; the daemon's own limits are what is fuzzed, not the disk's.
+    const struct rlimit fsize = {kMaxFileBytes, kMaxFileBytes};
+    if (::setrlimit(RLIMIT_FSIZE, &fsize) != 0) std::abort();
+    ::signal(SIGXFSZ, SIG_IGN);
     Setup* made = MakeSetup();
     std::atexit([] {
       ::nftw(TheSetup().dir.c_str(), RemoveEntry, 16, FTW_DEPTH | FTW_PHYS);
