@@ -129,7 +129,7 @@ bench: build
 # in tests/fuzz/corpus (copied: what the run finds stays in build-fuzz/corpus). A finding
 # fails the target and leaves its input in build-fuzz/ as crash-* or leak-*.
 FUZZ_SECONDS ?= 60
-FUZZ_TARGETS := frame_fuzz path_fuzz
+FUZZ_TARGETS := frame_fuzz path_fuzz session_fuzz
 fuzz:
 	bash scripts/setup.sh fuzz
 	CC=clang-14 CXX=clang++-14 $(CMAKE_CONFIGURE) -B build-fuzz -DCMAKE_BUILD_TYPE=RelWithDebInfo \

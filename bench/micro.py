@@ -5,7 +5,9 @@ second against one local daemon. One JSON file per program in the output folder.
     .venv/bin/python bench/micro.py [--out results/bench] [--min-time 0.1] [--seconds 2]
 
 The programs: sched_bench (scheduler decision cost per queue depth), placement_bench (placement
-policies and metrics up to 49,152 nodes), request_rate (4 KiB pwrites through the C API, 1 and 8
+policies and metrics up to 49,152 nodes), frame_mac_bench (one frame's tag on a sealed
+connection: heartbeat, 4 KiB, 4 MiB), fencing_poll_bench (the daemon's check before each queued
+write), request_rate (4 KiB pwrites through the C API, 1 and 8
 threads, null and POSIX backends; the same rows as bench/datapath.py).
 """
 
@@ -25,7 +27,7 @@ sys.path.insert(0, str(REPO / "python"))
 
 from datapath import TIMEOUT_S, program, request_rate_rows  # noqa: E402
 
-GOOGLE_BENCHMARKS = ("sched_bench", "placement_bench")
+GOOGLE_BENCHMARKS = ("sched_bench", "placement_bench", "frame_mac_bench", "fencing_poll_bench")
 
 
 def run_google_benchmark(name: str, out: Path, min_time_s: float) -> None:

@@ -128,7 +128,10 @@ def _threads(pid: int) -> int:
 def test_stalled_readers_stall_nobody_and_are_closed(
     daemon_factory: DaemonFactory, transport: str
 ) -> None:
-    d = daemon_factory(1, extra_args=["--workers", "2", "--send-window-ms", "1000"])
+    # The raw client here does not tag its frames: unsealed, so that TCP still shows the
+    # stall behaviour (sealed queues are tested in src/client/sealed_tcp_test.cc).
+    args = ["--workers", "2", "--send-window-ms", "1000", "--seal", "off"]
+    d = daemon_factory(1, extra_args=args)
     address = d.addresses(transport)[0]
     assert d.credential_file is not None
     with open(d.root_dir / "big", "wb") as f:

@@ -5,11 +5,15 @@
 
 #include <fmt/core.h>
 
+#include <algorithm>
 #include <chrono>
 #include <cstring>
 
 namespace iorelay::daemon {
 namespace {
+
+// Iovecs of one frame as the senders build it: header, fields, tail.
+constexpr int kMaxIov = 3;
 
 int64_t NowNs() {
   return std::chrono::duration_cast<std::chrono::nanoseconds>(
@@ -33,42 +37,57 @@ ClientConn::~ClientConn() {
   for (OutFrame& f : out_) pool_->Put(std::move(f.data));
 }
 
-void ClientConn::Advance(struct iovec** iov, int* n, size_t done) {
-  while (*n > 0 && done >= (*iov)->iov_len) {
-    done -= (*iov)->iov_len;
-    ++*iov;
-    --*n;
-  }
-  if (*n > 0) {
-    (*iov)->iov_base = static_cast<char*>((*iov)->iov_base) + done;
-    (*iov)->iov_len -= done;
-  }
-}
-
 void ClientConn::SendLocked(struct iovec* iov, int n, Buffer* data, size_t data_len) {
   if (closed_.load()) return;
-  // The last iovec is the owned tail when `data` is given.
+  // The last iovec is the owned tail when `data` is given; the others are copied if queued.
+  const int copied = data != nullptr ? n - 1 : n;
+  size_t copied_len = 0;
+  for (int i = 0; i < copied; ++i) copied_len += iov[i].iov_len;
+  OutFrame f;
+  struct iovec all[kMaxIov + 1];
+  std::copy(iov, iov + n, all);
+  int count = n;
+  if (seal_) {  // the tag covers the frame as sent: header, fields, data
+    FrameMac mac = seal_->Next();
+    for (int i = 0; i < n; ++i) {
+      mac.Update({static_cast<const uint8_t*>(iov[i].iov_base), iov[i].iov_len});
+    }
+    f.tag = mac.Final();
+    f.tag_len = f.tag.size();
+    all[count++] = {f.tag.data(), f.tag_len};
+  }
+  size_t done = 0;
   if (out_.empty()) {
-    Result<size_t> r = transport_->SendSome(iov, n);
+    Result<size_t> r = transport_->SendSome(all, count);
     if (!r.ok()) {
       FailLocked(r.status());
       return;
     }
-    Advance(&iov, &n, *r);
-    if (n == 0) return;
+    done = *r;
+    if (done == copied_len + data_len + f.tag_len) return;
   }
-  OutFrame f;
-  const int copied = data != nullptr ? n - 1 : n;
+  // The rest waits in the queue: what is left of the copied part, the owned tail, the tag.
+  size_t skip = std::min(done, copied_len);
+  done -= skip;
   for (int i = 0; i < copied; ++i) {
     const auto* p = static_cast<const uint8_t*>(iov[i].iov_base);
-    f.bytes.insert(f.bytes.end(), p, p + iov[i].iov_len);
+    const size_t s = std::min(skip, iov[i].iov_len);
+    skip -= s;
+    f.bytes.insert(f.bytes.end(), p + s, p + iov[i].iov_len);
   }
   if (data != nullptr) {
     f.data_len = data_len;
-    f.data_sent = data_len - iov[n - 1].iov_len;
+    f.data_sent = std::min(done, data_len);
+    done -= f.data_sent;
     f.data = std::move(*data);
   }
+  f.tag_sent = done;
   Enqueue(std::move(f));
+}
+
+void ClientConn::Seal(const SessionKey& key) {
+  std::lock_guard<std::mutex> lock(out_mu_);
+  seal_.emplace(key, FrameDirection::kToClient);
 }
 
 void ClientConn::Enqueue(OutFrame f) {
@@ -136,7 +155,7 @@ bool ClientConn::Flush() {
     std::lock_guard<std::mutex> lock(out_mu_);
     while (!out_.empty() && !closed_.load()) {
       OutFrame& f = out_.front();
-      struct iovec iov[2];
+      struct iovec iov[3];
       int n = 0;
       if (f.bytes_sent < f.bytes.size()) {
         iov[n++] = {f.bytes.data() + f.bytes_sent, f.bytes.size() - f.bytes_sent};
@@ -144,6 +163,7 @@ bool ClientConn::Flush() {
       if (f.data_sent < f.data_len) {
         iov[n++] = {f.data.data() + f.data_sent, f.data_len - f.data_sent};
       }
+      if (f.tag_sent < f.tag_len) iov[n++] = {f.tag.data() + f.tag_sent, f.tag_len - f.tag_sent};
       Result<size_t> r = n == 0 ? Result<size_t>(size_t{0}) : transport_->SendSome(iov, n);
       if (!r.ok()) {
         FailLocked(r.status());
@@ -154,7 +174,10 @@ bool ClientConn::Flush() {
       sent_total += done;
       size_t from_bytes = std::min(done, f.bytes.size() - f.bytes_sent);
       f.bytes_sent += from_bytes;
-      f.data_sent += done - from_bytes;
+      done -= from_bytes;
+      size_t from_data = std::min(done, f.data_len - f.data_sent);
+      f.data_sent += from_data;
+      f.tag_sent += done - from_data;
       if (f.left() > 0) break;  // the socket is full
       pool_->Put(std::move(f.data));
       out_.pop_front();

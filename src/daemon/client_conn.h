@@ -9,9 +9,11 @@
 #include <functional>
 #include <memory>
 #include <mutex>
+#include <optional>
 #include <span>
 #include <vector>
 
+#include "common/frame_mac.h"
 #include "daemon/buffer_pool.h"
 #include "daemon/session.h"
 #include "daemon/transport.h"
@@ -50,6 +52,11 @@ class ClientConn {
   static std::vector<uint8_t>& ScratchFields();
   void ReplyError(proto::Op op, uint64_t id, int err) { Send(op, id, err, {}); }
   void SendHeartbeat();
+  // From now on every frame sent carries its tag (common/frame_mac.h). The tag is computed
+  // under the queue lock, so frames are numbered in the order they enter the stream whichever
+  // thread sends them (replies, heartbeats). Called by the loop right after the auth reply,
+  // before any request is admitted.
+  void Seal(const SessionKey& key);
 
   // Event loop side: sends what the socket takes of the queue. False when the connection
   // failed (it is then shut down).
@@ -102,15 +109,20 @@ class ClientConn {
     Buffer data;  // owned tail, after `bytes`
     size_t data_len = 0;
     size_t data_sent = 0;
-    uint64_t left() const { return bytes.size() - bytes_sent + data_len - data_sent; }
+    FrameTag tag{};  // after the data, on a sealed connection
+    size_t tag_len = 0;
+    size_t tag_sent = 0;
+    uint64_t left() const {
+      return bytes.size() - bytes_sent + data_len - data_sent + tag_len - tag_sent;
+    }
   };
-  // With out_mu_ held: sends `iov` directly when nothing is queued, queues the rest.
+  // With out_mu_ held: tags the frame `iov` (n entries; with `data`, the last one is that owned
+  // tail) when sealed, sends it directly when nothing is queued, queues the rest.
   void SendLocked(struct iovec* iov, int n, Buffer* data, size_t data_len);
   void Enqueue(OutFrame f);
   // With out_mu_ held: a send failed; logs it, drops the queue, shuts the transport down.
   void FailLocked(const Status& s);
   void MaybeWake();
-  static void Advance(struct iovec** iov, int* n, size_t done);
 
   std::unique_ptr<Connection> transport_;
   BufferPool* pool_;
@@ -123,6 +135,7 @@ class ClientConn {
   std::atomic<bool> closed_{false};
   std::atomic<bool> paused_{false};
   bool write_armed_ = false;             // guarded by out_mu_
+  std::optional<FrameSealer> seal_;      // guarded by out_mu_
   std::function<void()> wake_;           // set before the connection is shared
   std::function<void(bool)> arm_write_;  // likewise
 };

@@ -142,7 +142,10 @@ cli::OptionTable Table(Config* c) {
                         "open files one session may hold; more opens get EMFILE (65536)"))
       .Add(cli::Flag("allow-setid", &c->allow_setid,
                      "let clients create files and directories with set-user-ID or\n"
-                     "set-group-ID bits (dropped by default: the daemon's user would own them)"));
+                     "set-group-ID bits (dropped by default: the daemon's user would own them)"))
+      .Add(cli::Choice("seal", &c->seal, {{"on", true}, {"off", false}},
+                       "tag every frame of TCP connections after the handshake (on);\n"
+                       "off lets a man in the middle alter frames: for measurement only"));
   return t;
 }
 

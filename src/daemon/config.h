@@ -54,6 +54,9 @@ struct Config {
   int max_open_files = 65'536;
   // Let clients set set-user-ID/set-group-ID bits (daemon/mode_policy.h).
   bool allow_setid = false;
+  // TCP connections carry a tag on every frame after the handshake (docs/security.md); off
+  // only to measure what the tags cost.
+  bool seal = true;
 };
 
 // What the command line asked for besides the configuration.

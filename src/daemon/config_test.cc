@@ -37,6 +37,22 @@ TEST(Config, RepeatableOptions) {
   EXPECT_EQ(cl->config.workers, 8);
 }
 
+TEST(Config, SealIsOnUnlessTurnedOff) {
+  auto defaults = Parse({});
+  ASSERT_TRUE(defaults.ok());
+  EXPECT_TRUE(defaults->config.seal);
+  EXPECT_EQ(ConfigToJson(defaults->config)["seal"], "on");
+  auto off = Parse({"--seal", "off"});
+  ASSERT_TRUE(off.ok());
+  EXPECT_FALSE(off->config.seal);
+  Result<Config> back = ConfigFromJson(ConfigToJson(off->config));
+  ASSERT_TRUE(back.ok());
+  EXPECT_FALSE(back->seal);
+  auto bad = Parse({"--seal", "maybe"});
+  ASSERT_FALSE(bad.ok());
+  EXPECT_NE(bad.status().message().find("on|off"), std::string::npos) << bad.status().message();
+}
+
 TEST(Config, ConnectionLimits) {
   auto defaults = Parse({});
   ASSERT_TRUE(defaults.ok());

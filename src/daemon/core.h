@@ -52,6 +52,9 @@ struct Core {
   sched::RealClock clock;
   std::unique_ptr<Dispatcher> dispatcher;
   std::atomic<uint64_t> next_dispatch{1};  // dispatch ids, for the trace
+  // The handshake's server nonces: fresh random ones; the session fuzz target fixes them so that
+  // a recorded handshake reproduces.
+  Nonce (*make_nonce)() = RandomNonce;
   // Metadata handlers (--workers threads), off the event loops. Last: destroyed first, as its
   // tasks use the rest.
   std::unique_ptr<TaskPool> handlers;

@@ -95,6 +95,7 @@ TEST_F(DaemonTest, EachCredentialNamesItsApp) {
   EXPECT_NE(ra.session, rb.session);
   EXPECT_EQ(ra.heartbeat_ms, 200u);
   EXPECT_EQ(ra.max_io_bytes, proto::kMaxIoBytes);
+  EXPECT_EQ(ra.sealed, 0u);  // a Unix socket: the host's permissions guard it, not tags
 }
 
 TEST_F(DaemonTest, MalformedFramesCloseOnlyThatConnection) {

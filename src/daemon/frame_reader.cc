@@ -23,6 +23,15 @@ void FrameReader::Reset() {
   pool_->Put(std::move(data_));
   data_len_ = 0;
   data_got_ = 0;
+  tag_got_ = 0;
+  mac_.reset();
+}
+
+bool FrameReader::CheckTag() {
+  if (TagsEqual(tag_, mac_->Final())) return true;
+  integrity_failed_ = true;
+  error_ = "a frame failed its integrity check (altered on the way?)";
+  return false;
 }
 
 bool FrameReader::DecodeHeaderBytes(bool authed) {
@@ -33,6 +42,10 @@ bool FrameReader::DecodeHeaderBytes(bool authed) {
     return false;
   }
   header_ = *h;
+  if (seal_) {
+    mac_.emplace(seal_->Next());
+    MacUpdate(header_bytes_, sizeof header_bytes_);
+  }
   auto op = static_cast<proto::Op>(header_.op);
   if ((header_.op & proto::kReplyBit) != 0 || op == proto::Op::kHeartbeat) {
     error_ = "a reply or heartbeat frame from a client";
@@ -50,7 +63,7 @@ bool FrameReader::DecodeHeaderBytes(bool authed) {
     fields_want_ = header_.length;
     data_len_ = 0;
   }
-  state_ = fields_want_ > 0 ? State::kFields : (data_len_ > 0 ? State::kData : State::kDone);
+  state_ = fields_want_ > 0 ? State::kFields : (data_len_ > 0 ? State::kData : AfterPayload());
   return true;
 }
 
@@ -82,15 +95,26 @@ size_t FrameReader::Consume(const uint8_t* p, size_t n, bool authed) {
     } else if (state_ == State::kFields) {
       size_t take = std::min(n - used, fields_want_ - fields_.size());
       fields_.insert(fields_.end(), p + used, p + used + take);
+      MacUpdate(p + used, take);
       used += take;
-      if (fields_.size() == fields_want_) state_ = data_len_ > 0 ? State::kData : State::kDone;
+      if (fields_.size() == fields_want_) state_ = data_len_ > 0 ? State::kData : AfterPayload();
+    } else if (state_ == State::kTag) {
+      size_t take = std::min(n - used, tag_.size() - tag_got_);
+      std::memcpy(tag_.data() + tag_got_, p + used, take);
+      tag_got_ += take;
+      used += take;
+      if (tag_got_ == tag_.size()) {
+        if (!CheckTag()) return SIZE_MAX;
+        state_ = State::kDone;
+      }
     } else {
       size_t take = static_cast<size_t>(std::min<uint64_t>(n - used, data_len_ - data_got_));
       if (!GrowData(take)) return SIZE_MAX;
       std::memcpy(data_.data() + data_got_, p + used, take);
+      MacUpdate(p + used, take);
       data_got_ += take;
       used += take;
-      if (data_got_ == data_len_) state_ = State::kDone;
+      if (data_got_ == data_len_) state_ = AfterPayload();
     }
   }
   return used;
@@ -134,10 +158,11 @@ FrameReader::Step FrameReader::Next(Connection* conn, bool authed, std::span<uin
       return Step::kError;
     }
     if (direct) {
+      MacUpdate(dst, *got);
       data_got_ += *got;
       if (data_got_ == data_len_) {
-        state_ = State::kDone;
-        return Step::kFrame;
+        state_ = AfterPayload();
+        if (state_ == State::kDone) return Step::kFrame;
       }
       continue;
     }

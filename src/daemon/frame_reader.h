@@ -5,10 +5,12 @@
 #pragma once
 
 #include <cstdint>
+#include <optional>
 #include <span>
 #include <string>
 #include <vector>
 
+#include "common/frame_mac.h"
 #include "common/status.h"
 #include "daemon/buffer_pool.h"
 #include "daemon/transport.h"
@@ -42,6 +44,13 @@ class FrameReader {
   // (kAgain) instead of paying for a receive that would only say EAGAIN.
   void NewTurn() { maybe_empty_ = false; }
 
+  // From the next frame on, each frame's data is followed by its tag (common/frame_mac.h),
+  // checked before the frame is returned: a frame that fails it is kError, and
+  // integrity_failed() tells that apart from other errors. Called between frames.
+  void Seal(const SessionKey& key) { seal_.emplace(key, FrameDirection::kToDaemon); }
+  bool sealed() const { return seal_.has_value(); }
+  bool integrity_failed() const { return integrity_failed_; }
+
   const proto::FrameHeader& header() const { return header_; }
   // The fields (all the payload, except a write's data).
   std::vector<uint8_t>& fields() { return fields_; }
@@ -50,15 +59,21 @@ class FrameReader {
   uint64_t data_len() const { return data_len_; }
   const std::string& error() const { return error_; }
   // Bytes of the frame being read that have arrived (its header included).
-  uint64_t partial_bytes() const { return header_got_ + fields_.size() + data_got_; }
+  uint64_t partial_bytes() const { return header_got_ + fields_.size() + data_got_ + tag_got_; }
 
  private:
-  enum class State { kHeader, kFields, kData, kDone };
+  enum class State { kHeader, kFields, kData, kTag, kDone };
   // Takes bytes for the frame being read; returns how many it used (< n only once done).
   size_t Consume(const uint8_t* p, size_t n, bool authed);
   bool DecodeHeaderBytes(bool authed);
   // Makes room for at least `want` more data bytes (doubling, up to data_len_).
   bool GrowData(uint64_t want);
+  // The state after the payload: the tag on a sealed connection, else done.
+  State AfterPayload() const { return seal_ ? State::kTag : State::kDone; }
+  void MacUpdate(const uint8_t* p, size_t n) {
+    if (mac_) mac_->Update({p, n});
+  }
+  bool CheckTag();
   void Reset();
 
   BufferPool* pool_;
@@ -75,6 +90,11 @@ class FrameReader {
   size_t pending_pos_ = 0;
   std::string error_;
   bool maybe_empty_ = false;
+  std::optional<FrameSealer> seal_;  // set once authenticated on a sealed connection
+  std::optional<FrameMac> mac_;      // the frame being read, when sealed
+  FrameTag tag_{};
+  size_t tag_got_ = 0;
+  bool integrity_failed_ = false;
 };
 
 }  // namespace iorelay::daemon

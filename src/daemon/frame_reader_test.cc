@@ -1,5 +1,6 @@
 // FrameReader fed in pieces of every size: frames come out whole and in order, a write's data
-// lands in its buffer, the end of stream is told apart from a cut frame.
+// lands in its buffer, the end of stream is told apart from a cut frame; on a sealed connection
+// each frame's tag is checked and one altered byte anywhere in a frame fails it.
 #include "daemon/frame_reader.h"
 
 #include <gtest/gtest.h>
@@ -125,6 +126,86 @@ TEST(FrameReader, BigFramesBeforeAuthenticationAreRefused) {
   ScriptedConnection conn(Frame(Op::kHello, 1, std::vector<uint8_t>(kPreAuthMaxPayload + 1)), 4096);
   FrameReader in(&pool);
   EXPECT_EQ(in.Next(&conn, /*authed=*/false, scratch), FrameReader::Step::kError);
+}
+
+// A sealed stream: ping, a 200 KiB pwrite, pread, each followed by its tag.
+std::vector<uint8_t> SealedStream(const SessionKey& key, std::vector<size_t>* frame_ends) {
+  std::vector<uint8_t> data(200 * 1024);
+  for (size_t i = 0; i < data.size(); ++i) data[i] = static_cast<uint8_t>(i * 13);
+  std::vector<uint8_t> write = proto::EncodeFields(proto::PwriteRequest{5, 4096});
+  write.insert(write.end(), data.begin(), data.end());
+  FrameSealer sealer(key, FrameDirection::kToDaemon);
+  std::vector<uint8_t> stream;
+  for (const std::vector<uint8_t>& f :
+       {Frame(Op::kPing, 1, {}), Frame(Op::kPwrite, 2, write),
+        Frame(Op::kPread, 3, proto::EncodeFields(proto::PreadRequest{5, 0, 9}))}) {
+    FrameMac mac = sealer.Next();
+    mac.Update(f);
+    FrameTag tag = mac.Final();
+    stream.insert(stream.end(), f.begin(), f.end());
+    stream.insert(stream.end(), tag.begin(), tag.end());
+    frame_ends->push_back(stream.size());
+  }
+  return stream;
+}
+
+// Reads `stream` sealed under `key` in pieces of `chunk`; the ids of the frames that came out,
+// and the last step.
+FrameReader::Step ReadSealed(const std::vector<uint8_t>& stream, const SessionKey& key,
+                             size_t chunk, std::vector<uint64_t>* ids, FrameReader* in) {
+  ScriptedConnection conn(stream, chunk);
+  conn.eof = true;
+  std::vector<uint8_t> scratch(64 * 1024);
+  in->Seal(key);
+  for (;;) {
+    in->NewTurn();
+    FrameReader::Step s = in->Next(&conn, /*authed=*/true, scratch);
+    if (s == FrameReader::Step::kAgain) continue;
+    if (s != FrameReader::Step::kFrame) return s;
+    ids->push_back(in->header().id);
+    if (in->data_len() > 0) in->TakeData();  // (freed here)
+  }
+}
+
+TEST_P(FrameReaderTest, SealedFramesComeOutWithTheirTagsChecked) {
+  SessionKey key{};
+  key[0] = 7;
+  std::vector<size_t> ends;
+  std::vector<uint8_t> stream = SealedStream(key, &ends);
+  FrameReader in(&pool_);
+  std::vector<uint64_t> ids;
+  EXPECT_EQ(ReadSealed(stream, key, GetParam(), &ids, &in), FrameReader::Step::kEof) << in.error();
+  EXPECT_EQ(ids, (std::vector<uint64_t>{1, 2, 3}));
+  EXPECT_FALSE(in.integrity_failed());
+}
+
+TEST(FrameReader, OneAlteredByteFailsItsFrameAndNoLaterOne) {
+  SessionKey key{};
+  key[5] = 9;
+  std::vector<size_t> ends;
+  const std::vector<uint8_t> stream = SealedStream(key, &ends);
+  // In the pwrite frame: its header's id, its fields, its data, its tag. (Length, op
+  // and the version are checked by the header's own rules first.)
+  const size_t pwrite = ends[0];
+  for (size_t at : {pwrite + 8, pwrite + proto::kHeaderBytes + 2,
+                    pwrite + proto::kHeaderBytes + 16 + 100'000, ends[1] - 1}) {
+    std::vector<uint8_t> altered = stream;
+    altered[at] ^= 0x01;
+    BufferPool pool;
+    FrameReader in(&pool);
+    std::vector<uint64_t> ids;
+    EXPECT_EQ(ReadSealed(altered, key, 4096, &ids, &in), FrameReader::Step::kError) << at;
+    EXPECT_TRUE(in.integrity_failed()) << at << ": " << in.error();
+    EXPECT_EQ(ids, (std::vector<uint64_t>{1})) << at;  // the frames before it only
+  }
+  // The right bytes under another key fail at the first frame.
+  SessionKey other = key;
+  other[5] = 10;
+  BufferPool pool;
+  FrameReader in(&pool);
+  std::vector<uint64_t> ids;
+  EXPECT_EQ(ReadSealed(stream, other, 4096, &ids, &in), FrameReader::Step::kError);
+  EXPECT_TRUE(ids.empty());
 }
 
 }  // namespace

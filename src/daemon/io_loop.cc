@@ -239,7 +239,11 @@ void IoLoop::Read(uint64_t id, Entry& e) {
         if (e.conn->outstanding.load() == 0 && e.conn->queued_bytes() == 0) Close(id, "");
         return;
       case FrameReader::Step::kError:
-        core_.stats->conn.closed_protocol_error.fetch_add(1);
+        if (e.reader.integrity_failed()) {
+          core_.stats->conn.closed_integrity_check.fetch_add(1);
+        } else {
+          core_.stats->conn.closed_protocol_error.fetch_add(1);
+        }
         return Close(id, e.reader.error());
       case FrameReader::Step::kFrame:
         if (!HandleFrame(core_, e.conn, e.reader, &e.hs, core_.clock.NowNs())) {

@@ -6,6 +6,7 @@
 
 #include <vector>
 
+#include "common/frame_mac.h"
 #include "iorelay/version.h"
 
 namespace iorelay::daemon {
@@ -18,9 +19,12 @@ bool MayRunInline(const Core& core) { return core.config.role != Role::kRelay; }
 
 using proto::Op;
 
-// Handles kHello/kAuth. Returns false when the connection must close.
+// Handles kHello/kAuth. Returns false when the connection must close. Once admitted over a
+// network transport, both directions of `conn` are sealed: `in` checks the client's tags, the
+// outgoing queue adds the daemon's.
 bool Handshake(Core& core, const ConnPtr& conn, const proto::FrameHeader& h,
-               std::span<const uint8_t> payload, bool* hello_done, Nonce* server_nonce) {
+               std::span<const uint8_t> payload, FrameReader& in, bool* hello_done,
+               Nonce* server_nonce) {
   Op op = static_cast<Op>(h.op);
   if (op == Op::kHello) {
     if (h.version != proto::kVersion) {
@@ -34,7 +38,7 @@ bool Handshake(Core& core, const ConnPtr& conn, const proto::FrameHeader& h,
       LogClose(conn, "malformed hello");
       return false;
     }
-    *server_nonce = RandomNonce();
+    *server_nonce = core.make_nonce();
     *hello_done = true;
     conn->Reply(op, h.id, proto::HelloReply{*server_nonce});
     return true;
@@ -86,7 +90,14 @@ bool Handshake(Core& core, const ConnPtr& conn, const proto::FrameHeader& h,
   reply.heartbeat_ms = static_cast<uint32_t>(core.config.heartbeat_ms);
   reply.max_io_bytes = proto::kMaxIoBytes;
   reply.daemon_proof = ComputeProof(cred->secret, Prover::kDaemon, *server_nonce, m.client_nonce);
-  conn->Reply(op, h.id, reply);
+  const bool seal = core.config.seal && conn->transport()->OverNetwork();
+  reply.sealed = seal ? 1 : 0;
+  conn->Reply(op, h.id, reply);  // (the auth reply itself is not tagged; what follows is)
+  if (seal) {
+    const SessionKey key = DeriveSessionKey(cred->secret, *server_nonce, m.client_nonce);
+    conn->Seal(key);
+    in.Seal(key);
+  }
   return true;
 }
 
@@ -140,7 +151,7 @@ bool HandleFrame(Core& core, const ConnPtr& conn, FrameReader& in, HandshakeStat
   Op op = static_cast<Op>(h.op);
   std::vector<uint8_t>& payload = in.fields();
   if (conn->session == nullptr) {
-    return Handshake(core, conn, h, payload, &hs->hello_done, &hs->server_nonce);
+    return Handshake(core, conn, h, payload, in, &hs->hello_done, &hs->server_nonce);
   }
   if (proto::Info(op).tail) {
     conn->outstanding.fetch_add(1, std::memory_order_acq_rel);

@@ -17,7 +17,8 @@ namespace {
 
 class SocketConnection final : public Connection {
  public:
-  SocketConnection(int fd, std::string peer) : fd_(fd), peer_(std::move(peer)) {}
+  SocketConnection(int fd, std::string peer, bool tcp)
+      : fd_(fd), peer_(std::move(peer)), tcp_(tcp) {}
   ~SocketConnection() override { ::close(fd_); }
 
   Result<size_t> Recv(void* buf, size_t n) override {
@@ -43,10 +44,12 @@ class SocketConnection final : public Connection {
   void Shutdown() override { ::shutdown(fd_, SHUT_RDWR); }
   int PollFd() const override { return fd_; }
   std::string peer() const override { return peer_; }
+  bool OverNetwork() const override { return tcp_; }
 
  private:
   int fd_;
   std::string peer_;
+  bool tcp_;
 };
 
 class SocketListener final : public Listener {
@@ -83,7 +86,7 @@ class SocketListener final : public Listener {
         int one = 1;
         ::setsockopt(fd, IPPROTO_TCP, TCP_NODELAY, &one, sizeof one);
       }
-      return std::unique_ptr<Connection>(std::make_unique<SocketConnection>(fd, address_));
+      return std::unique_ptr<Connection>(std::make_unique<SocketConnection>(fd, address_, tcp_));
     }
   }
 

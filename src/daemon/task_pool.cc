@@ -3,11 +3,15 @@
 
 namespace iorelay::daemon {
 
-TaskPool::TaskPool(int threads) {
+TaskPool::TaskPool(int threads) : inline_(threads == 0) {
   for (int i = 0; i < threads; ++i) threads_.emplace_back([this] { Loop(); });
 }
 
 void TaskPool::Post(std::function<void()> task) {
+  if (inline_) {
+    task();
+    return;
+  }
   {
     std::lock_guard<std::mutex> lock(mu_);
     tasks_.push_back(std::move(task));

@@ -13,6 +13,8 @@ namespace iorelay::daemon {
 
 class TaskPool {
  public:
+  // With 0 threads, Post runs each task at once on the caller (the session fuzz target: every
+  // frame is handled before the next is read, so a crash reproduces from one input).
   explicit TaskPool(int threads);
   ~TaskPool() { Stop(); }
   TaskPool(const TaskPool&) = delete;
@@ -30,6 +32,7 @@ class TaskPool {
   std::deque<std::function<void()>> tasks_;  // guarded by mu_
   bool stop_ = false;                        // guarded by mu_
   std::vector<std::thread> threads_;
+  bool inline_ = false;  // no threads: Post runs the task itself
 };
 
 }  // namespace iorelay::daemon

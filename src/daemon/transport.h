@@ -28,6 +28,9 @@ class Connection {
   // A descriptor that polls readable/writable with the connection (epoll).
   virtual int PollFd() const = 0;
   virtual std::string peer() const = 0;
+  // True when the bytes cross a network (TCP): the daemon seals such connections (frame tags,
+  // common/frame_mac.h). Local transports rely on the host's permissions instead.
+  virtual bool OverNetwork() const { return false; }
 };
 
 class Listener {

@@ -1,0 +1,107 @@
+#!/usr/bin/env python3
+"""What sealing costs over TCP: one iorelayd build with `--seal on` and `--seal off`, alternating.
+
+Two rows, each through the C API (build/bench/request_rate) to one daemon on TCP loopback
+with the null backend (so that the transport and the tags are what is measured): the request
+rate of 4 KiB pwrites from 8 threads, and the bandwidth of 4 MiB pwrites from 1 thread. Runs
+alternate (on, off, then off, on, ...); medians of the runs, and the daemon's CPU time per
+request (utime + stime from /proc/PID/stat), which a shared machine disturbs less.
+
+    .venv/bin/python bench/seal_ab.py [BUILD] [--runs 5] [--seconds 2] [--out FILE.json]
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import shutil
+import statistics
+import subprocess
+import sys
+import tempfile
+from pathlib import Path
+
+REPO = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(REPO / "python"))
+
+from iorelay.daemons import LocalDaemons  # noqa: E402
+
+TIMEOUT_S = 120
+# (row name, threads, request bytes)
+ROWS = (("rate_4KiB_8threads", 8, 4096), ("bandwidth_4MiB_1thread", 1, 4 << 20))
+
+
+def cpu_seconds(pid: int) -> float:
+    fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
+    return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
+
+
+def one_run(build: Path, seal: str, threads: int, size: int, seconds: float, work: Path) -> dict:
+    root, wd = Path(tempfile.mkdtemp(dir=work)), Path(tempfile.mkdtemp(dir=work))
+    with LocalDaemons(
+        1, root, "/iorelay-bench", wd, backend="null", extra_args=("--seal", seal),
+        daemon_binary=build / "src/daemon/iorelayd",
+        preload_library=build / "src/preload/libiorelay_preload.so",
+    ) as d:  # fmt: skip
+        pid = d.daemons[0].pid
+        env = {k: v for k, v in d.env("tcp").items() if k != "LD_PRELOAD"}
+        cpu0 = cpu_seconds(pid)
+        out = subprocess.run(
+            [str(build / "bench/request_rate"), "/iorelay-bench/seal.dat", str(threads),
+             str(seconds), str(size)],
+            env={**os.environ, **env}, capture_output=True, text=True, timeout=TIMEOUT_S,
+            check=True,
+        )  # fmt: skip
+        r = json.loads(out.stdout)
+        r["daemon_cpu_us_per_request"] = (cpu_seconds(pid) - cpu0) * 1e6 / max(1, r["requests"])
+        r["MiB_s"] = r["requests_per_s"] * size / (1 << 20)
+        return r
+
+
+def main() -> int:
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("build", type=Path, nargs="?", default=REPO / "build")
+    ap.add_argument("--seconds", type=float, default=2.0)
+    ap.add_argument("--runs", type=int, default=5)
+    ap.add_argument("--out", type=Path, help="write the runs and medians there (JSON)")
+    args = ap.parse_args()
+    build = args.build.resolve()
+    runs: dict[str, dict[str, list[dict]]] = {}
+    work = Path(tempfile.mkdtemp(prefix="iorelay-seal-ab-", dir="/tmp"))
+    try:
+        for row, threads, size in ROWS:
+            for run in range(args.runs):
+                for seal in ("on", "off") if run % 2 == 0 else ("off", "on"):
+                    r = one_run(build, seal, threads, size, args.seconds, work)
+                    runs.setdefault(row, {}).setdefault(seal, []).append(r)
+                    print(
+                        f"{row} seal {seal} run {run}: {r['requests_per_s']:.0f} req/s, "
+                        f"{r['MiB_s']:.0f} MiB/s",
+                        flush=True,
+                    )
+    finally:
+        shutil.rmtree(work, ignore_errors=True)
+    medians = {}
+    for row, by_seal in runs.items():
+        for seal, rs in by_seal.items():
+            m = {
+                "requests_per_s": statistics.median(r["requests_per_s"] for r in rs),
+                "MiB_s": statistics.median(r["MiB_s"] for r in rs),
+                "daemon_cpu_us_per_request": statistics.median(
+                    r["daemon_cpu_us_per_request"] for r in rs
+                ),
+            }
+            medians[f"{row} seal {seal}"] = m
+            print(
+                f"{row} seal {seal}: median {m['requests_per_s']:.0f} req/s, "
+                f"{m['MiB_s']:.0f} MiB/s, {m['daemon_cpu_us_per_request']:.1f} us daemon CPU "
+                "per request"
+            )
+    if args.out:
+        args.out.write_text(json.dumps({"runs": runs, "medians": medians}, indent=1) + "\n")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,246 @@
+// libFuzzer target over a whole daemon session: a real handshake, then the input's bytes as the
+// client's frames, handled by the daemon's own code (FrameReader, HandleFrame, the handlers, the
+// scheduler, the POSIX backend on a temporary export root) in this process, with no sockets and
+// no threads in the way. Deterministic, so that one input reproduces a crash: the server nonce is
+// fixed (Core::make_nonce), metadata handlers run inline (a TaskPool of 0 threads), data requests
+// are drained after each frame, and each input gets a fresh daemon core over an emptied root.
+//
+// Input: byte 0 says how the connection behaves: its high bit, sealed (as over TCP: the harness
+// appends the right tag to each frame of the input, so that the frames reach the daemon's
+// handlers and the tagging of replies is exercised too); its low 7 bits, how many bytes each
+// receive returns (0: all that is left). The rest is what the client sends after it has
+// authenticated.
+#include <ftw.h>
+#include <signal.h>
+#include <stdlib.h>
+#include <sys/resource.h>
+#include <sys/stat.h>
+#include <sys/uio.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <cstdio>
+#include <cstdlib>
+#include <cstring>
+#include <fstream>
+#include <memory>
+#include <span>
+#include <string>
+#include <vector>
+
+#include "common/auth.h"
+#include "common/frame_mac.h"
+#include "daemon/daemon.h"
+#include "daemon/serve_connection.h"
+#include "proto/messages.h"
+#include "proto/wire.h"
+
+namespace {
+
+using iorelay::Nonce;
+using iorelay::Secret;
+namespace daemon = iorelay::daemon;
+namespace proto = iorelay::proto;
+
+// The client's bytes, served `chunk` at a time, then the end of the stream; replies are
+// counted and dropped.
+class InputConnection final : public daemon::Connection {
+ public:
+  InputConnection(std::vector<uint8_t> bytes, size_t chunk, bool sealed)
+      : bytes_(std::move(bytes)), chunk_(chunk), sealed_(sealed) {}
+  iorelay::Result<size_t> Recv(void* buf, size_t n) override {
+    const size_t take = std::min({n, chunk_, bytes_.size() - pos_});
+    if (take > 0) std::copy_n(bytes_.data() + pos_, take, static_cast<uint8_t*>(buf));
+    pos_ += take;
+    return take;  // 0: end of stream
+  }
+  iorelay::Result<size_t> SendSome(const struct iovec* iov, int n) override {
+    // Each call is one whole frame (nothing is ever left queued), its header first.
+    if (trace_ && n > 0 && iov[0].iov_len >= proto::kHeaderBytes) {
+      iorelay::Result<proto::FrameHeader> h =
+          proto::DecodeHeader(static_cast<const uint8_t*>(iov[0].iov_base));
+      if (h.ok()) {
+        std::fprintf(stderr, "session_fuzz: reply %s id %llu status %d length %u\n",
+                     proto::OpName(static_cast<proto::Op>(h->op & ~proto::kReplyBit)),
+                     static_cast<unsigned long long>(h->id), h->status, h->length);
+      }
+    }
+    size_t total = 0;
+    for (int i = 0; i < n; ++i) total += iov[i].iov_len;
+    return total;
+  }
+  void Shutdown() override {}
+  int PollFd() const override { return -1; }  // (poll ignores it: the client is never gone)
+  std::string peer() const override { return "session_fuzz"; }
+  bool OverNetwork() const override { return sealed_; }
+
+ private:
+  std::vector<uint8_t> bytes_;
+  size_t chunk_;
+  bool sealed_;
+  size_t pos_ = 0;
+  // SESSION_FUZZ_TRACE=1 prints every reply (to see what an input did when replaying it).
+  const bool trace_ = std::getenv("SESSION_FUZZ_TRACE") != nullptr;
+};
+
+constexpr rlim_t kMaxFileBytes = 64 << 20;
+
+Nonce FixedNonce() {
+  Nonce n;
+  n.fill(0x5a);
+  return n;
+}
+
+struct Setup {
+  std::string dir, root, key_file;
+  Secret secret{};
+  std::vector<uint8_t> handshake;  // hello and auth frames, valid under FixedNonce
+  iorelay::SessionKey key{};       // what both ends derive from that handshake
+};
+
+// Appends `in` to `out` frame by frame, each followed by its tag under `key`, as a client of a
+// sealed connection sends them (frames are cut by their headers' lengths; a last, incomplete
+// frame goes as it is).
+void AppendSealed(std::span<const uint8_t> in, const iorelay::SessionKey& key,
+                  std::vector<uint8_t>* out) {
+  iorelay::FrameSealer sealer(key, iorelay::FrameDirection::kToDaemon);
+  size_t pos = 0;
+  while (in.size() - pos >= proto::kHeaderBytes) {
+    uint32_t length;
+    std::memcpy(&length, in.data() + pos + 16, sizeof length);  // (wire.h: the header's layout)
+    const size_t n = std::min<size_t>(proto::kHeaderBytes + uint64_t{length}, in.size() - pos);
+    iorelay::FrameMac mac = sealer.Next();
+    mac.Update(in.subspan(pos, n));
+    out->insert(out->end(), in.begin() + static_cast<ptrdiff_t>(pos),
+                in.begin() + static_cast<ptrdiff_t>(pos + n));
+    pos += n;
+    if (n < proto::kHeaderBytes + uint64_t{length}) return;  // cut short: no tag
+    const iorelay::FrameTag tag = mac.Final();
+    out->insert(out->end(), tag.begin(), tag.end());
+  }
+  out->insert(out->end(), in.begin() + static_cast<ptrdiff_t>(pos), in.end());
+}
+
+std::vector<uint8_t> Frame(proto::Op op, uint64_t id, const std::vector<uint8_t>& fields) {
+  proto::FrameHeader h;
+  h.op = static_cast<uint16_t>(op);
+  h.id = id;
+  h.length = static_cast<uint32_t>(fields.size());
+  std::vector<uint8_t> out(proto::kHeaderBytes);
+  proto::EncodeHeader(h, out.data());
+  out.insert(out.end(), fields.begin(), fields.end());
+  return out;
+}
+
+Setup* MakeSetup() {
+  auto* s = new Setup;
+  char tmpl[] = "/tmp/iorelay-session-fuzz-XXXXXX";
+  if (::mkdtemp(tmpl) == nullptr) std::abort();
+  s->dir = tmpl;
+  s->root = s->dir + "/root";
+  s->key_file = s->dir + "/app.key";
+  s->secret.fill(0x42);
+  {
+    std::ofstream key(s->key_file);  // as iorelay writes it: 64 hex digits
+    for (size_t i = 0; i < s->secret.size(); ++i) key << "42";
+  }
+  if (::chmod(s->key_file.c_str(), 0600) != 0 || ::mkdir(s->root.c_str(), 0755) != 0) {
+    std::abort();
+  }
+  proto::AuthRequest auth;
+  auth.client_nonce.fill(0x17);
+  auth.proof =
+      iorelay::ComputeProof(s->secret, iorelay::Prover::kClient, FixedNonce(), auth.client_nonce);
+  auth.pid = 1;
+  auth.host = "fuzz";
+  s->key = iorelay::DeriveSessionKey(s->secret, FixedNonce(), auth.client_nonce);
+  s->handshake = Frame(proto::Op::kHello, 1, {});
+  std::vector<uint8_t> a = Frame(proto::Op::kAuth, 2, proto::EncodeFields(auth));
+  s->handshake.insert(s->handshake.end(), a.begin(), a.end());
+  return s;
+}
+
+int RemoveEntry(const char* path, const struct stat*, int, struct FTW* ftw) {
+  if (ftw->level > 0) ::remove(path);
+  return 0;
+}
+
+const Setup& TheSetup() {
+  static Setup* s = [] {
+    // Files are capped at 64 MiB (larger writes, truncates and fallocates get EFBIG), so that
+    // no input fills the disk; the daemon's own limits are what is fuzzed, not the disk's.
+    const struct rlimit fsize = {kMaxFileBytes, kMaxFileBytes};
+    if (::setrlimit(RLIMIT_FSIZE, &fsize) != 0) std::abort();
+    ::signal(SIGXFSZ, SIG_IGN);
+    Setup* made = MakeSetup();
+    std::atexit([] {
+      ::nftw(TheSetup().dir.c_str(), RemoveEntry, 16, FTW_DEPTH | FTW_PHYS);
+      ::rmdir(TheSetup().dir.c_str());
+    });
+    return made;
+  }();
+  return *s;
+}
+
+std::unique_ptr<daemon::Core> MakeCore(const Setup& s) {
+  daemon::Config c;
+  c.exports = {{"/data", s.root}};
+  c.credentials = {{"app", s.key_file, 1}};
+  c.workers = 1;
+  // Small bounds, so that the input can reach them.
+  c.max_open_files = 8;
+  iorelay::Result<std::unique_ptr<daemon::Core>> core = daemon::BuildCore(c);
+  if (!core.ok()) {
+    std::fprintf(stderr, "session_fuzz: %s\n", core.status().ToString().c_str());
+    std::abort();
+  }
+  (*core)->make_nonce = FixedNonce;
+  (*core)->handlers = std::make_unique<daemon::TaskPool>(0);
+  return std::move(*core);
+}
+
+}  // namespace
+
+extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
+  if (size == 0) return 0;
+  const Setup& s = TheSetup();
+  std::unique_ptr<daemon::Core> core = MakeCore(s);
+  const bool sealed = (data[0] & 0x80) != 0;
+  std::vector<uint8_t> stream = s.handshake;
+  if (sealed) {
+    AppendSealed({data + 1, size - 1}, s.key, &stream);
+  } else {
+    stream.insert(stream.end(), data + 1, data + size);
+  }
+  {  // (the connection and the reader use the core: gone before it)
+    const size_t chunk = (data[0] & 0x7f) == 0 ? stream.size() : (data[0] & 0x7f);
+    auto conn = std::make_shared<daemon::ClientConn>(
+        std::make_unique<InputConnection>(std::move(stream), chunk, sealed), &core->buffers);
+    daemon::FrameReader reader(&core->buffers);
+    daemon::HandshakeState hs;
+    std::vector<uint8_t> scratch(64 * 1024);
+    for (int frames = 0;;) {
+      // As the event loop does: authenticated once the handshake's two frames are handled.
+      if (frames == 2 && conn->session == nullptr) {
+        std::fprintf(stderr, "session_fuzz: the handshake failed\n");
+        std::abort();
+      }
+      reader.NewTurn();
+      const daemon::FrameReader::Step step =
+          reader.Next(conn->transport(), conn->session != nullptr, scratch);
+      // kAgain: a short receive (the loop would wait for the next edge; here more is there).
+      if (step == daemon::FrameReader::Step::kAgain) continue;
+      if (step != daemon::FrameReader::Step::kFrame) break;  // end, or a malformed frame
+      ++frames;
+      const bool keep = daemon::HandleFrame(*core, conn, reader, &hs, core->clock.NowNs());
+      core->dispatcher->Drain();
+      if (!keep) break;
+    }
+    conn->Shutdown();
+    daemon::EndConnection(*core, conn);
+    core->dispatcher->Drain();
+  }
+  core.reset();
+  ::nftw(s.root.c_str(), RemoveEntry, 16, FTW_DEPTH | FTW_PHYS);
+  return 0;
+}
