@@ -149,7 +149,7 @@ class Connection {
   // Set when the daemon seals the connection (AuthReply.sealed): tags for what this side
   // sends, and for what it receives.
   std::optional<FrameSealer> send_seal_, recv_seal_;
-  std::vector<uint8_t> sbuf_;  // header and fields of the request being sent
+  std::vector<uint8_t> sbuf_;        // header and fields of the request being sent
   std::unique_ptr<ShmChannel> shm_;  // set when the daemon moved this connection
   std::array<uint8_t, 512> rbuf_{};
   size_t rpos_ = 0, rend_ = 0;

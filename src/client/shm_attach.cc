@@ -52,7 +52,7 @@ void CloseAll(std::vector<int>& fds) {
 Status Connection::AttachShm() {
   Result<HostIdentity> me = ReadHostIdentity(0);
   if (!me.ok() || rpos_ != rend_) return Status::Ok();  // stays on the socket
-  proto::ShmAttachRequest req;
+  proto::ShmRequest req;
   req.netns_dev = me->netns_dev;
   req.netns_ino = me->netns_ino;
   req.boot_id = me->boot_id;
@@ -99,7 +99,7 @@ Status Connection::AttachShm() {
     CloseAll(fds);
     return Status::Ok();
   }
-  proto::ShmAttachReply reply;
+  proto::ShmReply reply;
   if (!proto::DecodeFields(fields, &reply).ok() || fds.size() != kShmFds) {
     CloseAll(fds);
     return Fail(Status::IOError("protocol error: bad shm_attach reply"), false);

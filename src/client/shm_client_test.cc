@@ -100,8 +100,8 @@ TEST_F(ShmClient, EveryKindOfRequestTravelsThroughTheRings) {
   ASSERT_EQ(iorelay_open(c_, "/fwd/data", O_RDWR | O_CREAT | O_TRUNC, 0644, &f), 0);
   // Sizes around and far beyond the 64 KiB ring: a frame wraps, or streams through it.
   off_t off = 0;
-  for (size_t n : {size_t{1}, size_t{4096}, size_t{65536 - 24}, size_t{65536},
-                   size_t{300'001}, size_t{4u << 20}}) {
+  for (size_t n : {size_t{1}, size_t{4096}, size_t{65536 - 24}, size_t{65536}, size_t{300'001},
+                   size_t{4u << 20}}) {
     std::vector<char> out = Pattern(n, static_cast<unsigned>(n));
     ASSERT_EQ(iorelay_pwrite(f, out.data(), n, off), static_cast<ssize_t>(n)) << n;
     std::vector<char> in(n);

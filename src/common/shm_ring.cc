@@ -82,8 +82,8 @@ Result<size_t> ShmRingReader::ReadV(const struct iovec* iov, int count, bool mar
     while (left > 0 && i < count) {
       auto* dst = static_cast<uint8_t*>(iov[i].iov_base) + in_iov;
       const uint64_t at = head_ & (size_ - 1);
-      const size_t run = static_cast<size_t>(
-          std::min<uint64_t>({left, iov[i].iov_len - in_iov, size_ - at}));
+      const size_t run =
+          static_cast<size_t>(std::min<uint64_t>({left, iov[i].iov_len - in_iov, size_ - at}));
       std::memcpy(dst, data_ + at, run);
       head_ += run;
       got += run;

@@ -5,9 +5,8 @@
 // stream wrong but never make the other side read or write outside the mapping.
 #pragma once
 
-#include <sys/uio.h>
-
 #include <sys/types.h>
+#include <sys/uio.h>
 
 #include <atomic>
 #include <cstddef>

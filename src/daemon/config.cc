@@ -104,8 +104,8 @@ cli::Option ShmRingBytes(Config* c) {
     IORELAY_RETURN_IF_ERROR(parse(v));
     const uint64_t n = c->shm_ring_bytes;
     if (n < (64u << 10) || n > (64u << 20) || (n & (n - 1)) != 0) {
-      return Status::InvalidArgument("shm-ring-bytes wants a power of two in [64KiB, 64MiB], got '" +
-                                     v + "'");
+      return Status::InvalidArgument(
+          "shm-ring-bytes wants a power of two in [64KiB, 64MiB], got '" + v + "'");
     }
     return Status::Ok();
   };

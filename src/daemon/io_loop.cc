@@ -15,7 +15,8 @@ namespace {
 
 constexpr uint64_t kWakeId = 0;
 constexpr uint64_t kListenerBase = uint64_t{1} << 62;
-constexpr uint64_t kAuxBit = uint64_t{1} << 61;  // a connection's AuxPollFd
+// A connection's AuxPollFd (the socket of a shared-memory connection).
+constexpr uint64_t kAuxBit = uint64_t{1} << 61;
 constexpr int kFramesPerTurn = 16;  // then the other ready connections get their turn
 constexpr size_t kScratchBytes = 64 * 1024;
 constexpr int64_t kMaxTickNs = 50'000'000;

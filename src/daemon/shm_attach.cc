@@ -15,7 +15,7 @@ namespace iorelay::daemon {
 namespace {
 
 // 0 when the connection may move; else the errno of the refusal.
-int Refusal(Core& core, ClientConn& conn, const proto::ShmAttachRequest& m) {
+int Refusal(Core& core, ClientConn& conn, const proto::ShmRequest& m) {
   if (!core.config.shm) return EOPNOTSUPP;
   Connection* t = conn.transport();
   if (t->AuxPollFd() >= 0) return EALREADY;
@@ -46,7 +46,7 @@ int Refusal(Core& core, ClientConn& conn, const proto::ShmAttachRequest& m) {
 }
 
 std::vector<uint8_t> ReplyFrame(const proto::FrameHeader& request, uint64_t ring_bytes) {
-  proto::ShmAttachReply reply;
+  proto::ShmReply reply;
   reply.ring_bytes = ring_bytes;
   std::vector<uint8_t> fields;
   fields.reserve(64);  // (also keeps GCC 12's -Wstringop-overflow false positive away)
@@ -67,7 +67,7 @@ std::vector<uint8_t> ReplyFrame(const proto::FrameHeader& request, uint64_t ring
 bool AttachShm(Core& core, const ConnPtr& conn, const proto::FrameHeader& h,
                std::span<const uint8_t> payload) {
   const proto::Op op = proto::Op::kShmAttach;
-  proto::ShmAttachRequest m;
+  proto::ShmRequest m;
   if (!proto::DecodeFields(payload, &m).ok()) {
     LogClose(conn, "malformed shm_attach");
     return false;

@@ -19,8 +19,9 @@ Result<std::unique_ptr<ShmConnection>> ShmConnection::Create(uint64_t ring_bytes
                                                              std::atomic<uint64_t>* open_count) {
   if (ring_bytes < kShmMinRingBytes || ring_bytes > kShmMaxRingBytes ||
       (ring_bytes & (ring_bytes - 1)) != 0) {
-    return Status::InvalidArgument("shared-memory ring size must be a power of two in [64KiB, "
-                                   "64MiB]");
+    return Status::InvalidArgument(
+        "shared-memory ring size must be a power of two in [64KiB, "
+        "64MiB]");
   }
   std::unique_ptr<ShmConnection> c(new ShmConnection());
   c->ring_bytes_ = ring_bytes;

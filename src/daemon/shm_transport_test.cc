@@ -53,7 +53,7 @@ class RawShm {
   int Attach(RawClient& c, uint64_t ino_delta = 0) {
     Result<HostIdentity> me = ReadHostIdentity(0);
     EXPECT_TRUE(me.ok());
-    proto::ShmAttachRequest req{me->netns_dev, me->netns_ino + ino_delta, me->boot_id};
+    proto::ShmRequest req{me->netns_dev, me->netns_ino + ino_delta, me->boot_id};
     EXPECT_TRUE(c.SendFrame(Op::kShmAttach, 77, proto::EncodeFields(req)));
     uint8_t buf[256];
     int fds[3] = {-1, -1, -1};
@@ -76,7 +76,7 @@ class RawShm {
     struct cmsghdr* cm = CMSG_FIRSTHDR(&m);
     EXPECT_NE(cm, nullptr);
     std::memcpy(fds, CMSG_DATA(cm), sizeof fds);
-    proto::ShmAttachReply reply;
+    proto::ShmReply reply;
     EXPECT_TRUE(proto::DecodeFields({buf, h->length}, &reply).ok());
     ring_ = reply.ring_bytes;
     bytes_ = ShmMappingBytes(ring_);
@@ -210,7 +210,7 @@ TEST_F(ShmTransportTest, RequestsAndRepliesTravelThroughTheRings) {
     EXPECT_EQ(f.header.status, 0);
     // A second attach on a moved connection is refused in the rings.
     Result<HostIdentity> me = ReadHostIdentity(0);
-    proto::ShmAttachRequest again{me->netns_dev, me->netns_ino, me->boot_id};
+    proto::ShmRequest again{me->netns_dev, me->netns_ino, me->boot_id};
     std::vector<uint8_t> fields = proto::EncodeFields(again);
     shm.WriteFrame(Op::kShmAttach, 6, fields, static_cast<uint32_t>(fields.size()));
     ASSERT_TRUE(shm.ReadFrame(&f));
@@ -270,7 +270,7 @@ TEST_P(ShmHostileTest, ClosesOnlyThatConnection) {
       break;
     case Scribble::kReaderHead:
       h->to_client.head.store(uint64_t{1} << 40);  // ahead of anything the daemon wrote
-      shm.WriteFrame(Op::kPing, 1, {}, 0);  // its reply cannot be written
+      shm.WriteFrame(Op::kPing, 1, {}, 0);         // its reply cannot be written
       break;
     case Scribble::kSocketBytes:
       ASSERT_TRUE(c->SendFrame(Op::kPing, 1, {}));

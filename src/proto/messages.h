@@ -105,9 +105,9 @@ struct AuthReply {
 
 // After auth, on a Unix socket: asks to move this connection's frames to shared memory
 // (docs/daemon.md, Shared-memory transport). The client's network namespace and boot id: the
-// daemon refuses unless both are its own. The reply (ShmAttachReply) carries the memfd and the
+// daemon refuses unless both are its own. The reply (ShmReply) carries the memfd and the
 // two eventfds as SCM_RIGHTS; an error reply leaves the connection on the socket.
-struct ShmAttachRequest {
+struct ShmRequest {
   uint64_t netns_dev = 0;
   uint64_t netns_ino = 0;
   std::string boot_id;
@@ -119,7 +119,7 @@ struct ShmAttachRequest {
   }
 };
 
-struct ShmAttachReply {
+struct ShmReply {
   uint64_t ring_bytes = 0;  // each ring's size; the memfd holds ShmMappingBytes(ring_bytes)
   template <class V>
   void Visit(V& v) {
