@@ -11,8 +11,8 @@ it (shm), TCP to 127.0.0.1 (tcp); with shm, the daemon's counters must show ever
 connection moved to shared memory.
 
     .venv/bin/python bench/datapath.py [--transport unix|shm|tcp] [--request-mib N]
-        [--parts bandwidth,meta,rate,overhead] [--modes odirect,buffered] [--out FILE.md]
-        [--quick]
+        [--parts bandwidth,meta,rate,overhead] [--modes odirect,buffered] [--reps N]
+        [--out FILE.md] [--quick]
 """
 
 from __future__ import annotations
@@ -225,10 +225,11 @@ def main() -> int:
     ap.add_argument("--request-mib", type=int, default=4, help="bandwidth request size (4)")
     ap.add_argument("--parts", default="bandwidth,meta,rate,overhead")
     ap.add_argument("--modes", default="odirect,buffered", help="bandwidth modes")
+    ap.add_argument("--reps", type=int, default=None, help="bandwidth repetitions (5; quick 1)")
     args = ap.parse_args()
     parts = set(args.parts.split(","))
     size = (64 if args.quick else 256) * MIB
-    reps = 1 if args.quick else 5
+    reps = args.reps or (1 if args.quick else 5)
     seconds = 1.0 if args.quick else 3.0
     work = Path(tempfile.mkdtemp(prefix="iorelay-bench-", dir="/tmp"))
     try:
@@ -237,7 +238,8 @@ def main() -> int:
         res: dict = {"date": time.strftime("%Y-%m-%d"), "host": platform.node(),
                      "command": "python bench/datapath.py" + (" --quick" if args.quick else "")
                      + f" --transport {args.transport} --request-mib {args.request_mib}"
-                     + f" --parts {args.parts} --modes {args.modes}",
+                     + f" --parts {args.parts} --modes {args.modes}"
+                     + (f" --reps {args.reps}" if args.reps else ""),
                      "request_mib": args.request_mib, "cpus": os.cpu_count()}  # fmt: skip
         res["dd"] = dd_direct(str(root), size)
         with LocalDaemons(1, root, "/iorelay-bench", work / "w") as d:

@@ -7,6 +7,8 @@ its own pooled connection). Each repetition runs both transports, in alternating
 unix, then unix, shm, ...); the table has the medians. The daemon's counters, read over TCP
 before and after each run, check that the run really went through the relay and through the
 transport it names: pwrite requests counted by the daemon, connections moved to shared memory.
+Beside the rate, the CPU time per request of the daemon (from /proc/PID/stat) and of the client
+process (its rusage), which a machine shared with other work disturbs less than the rate.
 
     .venv/bin/python bench/shm_rate.py [--threads 8] [--seconds 3] [--runs 5] [--out FILE.md]
 """
@@ -17,6 +19,7 @@ import argparse
 import json
 import os
 import platform
+import resource
 import shutil
 import statistics
 import subprocess
@@ -35,6 +38,16 @@ from iorelay.stats import query_stats  # noqa: E402
 TIMEOUT_S = 120
 
 
+def cpu_seconds(pid: int) -> float:
+    fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
+    return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
+
+
+def children_cpu_seconds() -> float:
+    r = resource.getrusage(resource.RUSAGE_CHILDREN)
+    return r.ru_utime + r.ru_stime
+
+
 def counters(d: LocalDaemons) -> dict:
     s = query_stats(d.addresses("tcp")[0], d.credential_file)
     return {
@@ -48,12 +61,17 @@ def one_run(d: LocalDaemons, transport: str, threads: int, seconds: float) -> di
     env = {k: v for k, v in d.env("unix").items() if k != "LD_PRELOAD"}
     env["IORELAY_SHM"] = "on" if transport == "shm" else "off"
     before = counters(d)
+    pid = d.daemons[0].pid
+    daemon_cpu, client_cpu = cpu_seconds(pid), children_cpu_seconds()
     out = subprocess.run(
         [str(paths.find("request_rate")), "/iorelay-bench/rate.dat", str(threads), str(seconds),
          "4096"],
         env={**os.environ, **env}, capture_output=True, text=True, timeout=TIMEOUT_S, check=True,
     )  # fmt: skip
     r = json.loads(out.stdout)
+    n = max(1, r["requests"])
+    r["daemon_cpu_us_per_request"] = (cpu_seconds(pid) - daemon_cpu) * 1e6 / n
+    r["client_cpu_us_per_request"] = (children_cpu_seconds() - client_cpu) * 1e6 / n
     after = counters(d)
     relayed = after["pwrite"] - before["pwrite"]
     moved = after["shm_attached"] - before["shm_attached"]
@@ -93,6 +111,10 @@ def main() -> int:
                     res["rows"].append({"backend": backend, "transport": transport,
                                         "threads": args.threads,
                                         "median_requests_per_s": statistics.median(rates),
+                                        "daemon_cpu_us": statistics.median(
+                                            r["daemon_cpu_us_per_request"] for r in rs),
+                                        "client_cpu_us": statistics.median(
+                                            r["client_cpu_us_per_request"] for r in rs),
                                         "all": rates, "runs": rs})  # fmt: skip
     finally:
         shutil.rmtree(work, ignore_errors=True)
@@ -100,10 +122,13 @@ def main() -> int:
              f"({res['cpus']} CPUs)", "", f"Command: `{res['command']}`", "",
              "Layout: one iorelayd (2 event-loop threads, 4 workers) and one client process of "
              f"{args.threads} threads, each on its own pooled connection; same host.", "",
-             "| backend | transport | median requests/s | runs |", "|---|---|---|---|"]  # fmt: skip
+             "| backend | transport | median requests/s | daemon CPU us/request | "
+             "client CPU us/request | runs (requests/s) |",
+             "|---|---|---|---|---|---|"]  # fmt: skip
     for r in res["rows"]:
         runs_text = ", ".join(f"{v:.0f}" for v in r["all"])
         lines.append(f"| {r['backend']} | {r['transport']} | {r['median_requests_per_s']:.0f} | "
+                     f"{r['daemon_cpu_us']:.1f} | {r['client_cpu_us']:.1f} | "
                      f"{runs_text} |")  # fmt: skip
     text = "\n".join(lines) + "\n"
     print(text)
