@@ -10,6 +10,8 @@
 #include <unistd.h>
 
 #include <chrono>
+#include <cstdio>
+#include <cstdlib>
 #include <cstring>
 #include <fstream>
 #include <memory>
@@ -18,6 +20,7 @@
 #include <vector>
 
 #include "common/shm_ring.h"
+#include "common/watchdog.h"
 #include "testutil/daemon_harness_testutil.h"
 
 namespace iorelay::daemon {
@@ -192,6 +195,11 @@ class ShmTransportTest : public ::testing::Test, protected testing::DaemonHarnes
   }
 
   int fds_before_ = 0, fds_started_ = 0;
+  // A hang fails the test instead of stalling CI.
+  Watchdog watchdog_{std::chrono::seconds(60), [] {
+                       std::fprintf(stderr, "shm_transport_test: hung for 60 s\n");
+                       std::abort();
+                     }};
 };
 
 TEST_F(ShmTransportTest, RequestsAndRepliesTravelThroughTheRings) {
