@@ -296,10 +296,27 @@ TEST_P(ShmHostileTest, ClosesOnlyThatConnection) {
   ExpectRingsFreed();
 }
 
+std::string ScribbleName(const ::testing::TestParamInfo<Scribble>& info) {
+  switch (info.param) {
+    case Scribble::kTailFarAhead:
+      return "TailFarAhead";
+    case Scribble::kTailBehind:
+      return "TailBehind";
+    case Scribble::kHugeFrameLength:
+      return "HugeFrameLength";
+    case Scribble::kReaderHead:
+      return "ReaderHead";
+    case Scribble::kSocketBytes:
+      return "SocketBytes";
+  }
+  return "?";
+}
+
 INSTANTIATE_TEST_SUITE_P(Scribbles, ShmHostileTest,
                          ::testing::Values(Scribble::kTailFarAhead, Scribble::kTailBehind,
                                            Scribble::kHugeFrameLength, Scribble::kReaderHead,
-                                           Scribble::kSocketBytes));
+                                           Scribble::kSocketBytes),
+                         ScribbleName);
 
 }  // namespace
 }  // namespace iorelay::daemon
