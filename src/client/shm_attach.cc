@@ -8,6 +8,7 @@
 #include <unistd.h>
 
 #include <cstring>
+#include <mutex>
 #include <vector>
 
 #include "client/connection.h"
@@ -25,7 +26,8 @@ int64_t NowMs() {
 
 constexpr int kShmFds = 3;  // memfd, the daemon's doorbell, the client's doorbell
 
-// Takes the descriptors of one received message (any beyond kShmFds are closed).
+// Takes the descriptors of one received message as internal ones (any beyond kShmFds are
+// closed).
 void TakeFds(struct msghdr* m, std::vector<int>* fds) {
   for (struct cmsghdr* c = CMSG_FIRSTHDR(m); c != nullptr; c = CMSG_NXTHDR(m, c)) {
     if (c->cmsg_level != SOL_SOCKET || c->cmsg_type != SCM_RIGHTS) continue;
@@ -34,7 +36,7 @@ void TakeFds(struct msghdr* m, std::vector<int>* fds) {
       int fd;
       std::memcpy(&fd, CMSG_DATA(c) + i * sizeof(int), sizeof fd);
       if (fds->size() < kShmFds) {
-        fds->push_back(fd);
+        fds->push_back(AdoptInternalFd(fd));
       } else {
         ::syscall(SYS_close, fd);
       }
@@ -43,8 +45,17 @@ void TakeFds(struct msghdr* m, std::vector<int>* fds) {
 }
 
 void CloseAll(std::vector<int>& fds) {
-  for (int fd : fds) ::syscall(SYS_close, fd);
+  for (int fd : fds) CloseInternalFd(fd);
   fds.clear();
+}
+
+// Receiving descriptors and moving them to high numbers (AdoptInternalFd closes the received
+// number with a raw system call, which ThreadSanitizer does not see) is serialised across the
+// process's connections: two threads attaching at once receive the same low numbers, which
+// ThreadSanitizer would take for a race on one descriptor. Held for one non-blocking recvmsg.
+std::mutex& ReceiveFdsMutex() {
+  static std::mutex mu;
+  return mu;
 }
 
 }  // namespace
@@ -71,11 +82,13 @@ Status Connection::AttachShm() {
     m.msg_iovlen = 1;
     m.msg_control = control;
     m.msg_controllen = sizeof control;
-    ssize_t n = ::recvmsg(fd_, &m, MSG_DONTWAIT | MSG_CMSG_CLOEXEC);
-    if (n > 0) {
-      TakeFds(&m, &fds);
-      got += static_cast<size_t>(n);
+    ssize_t n;
+    {
+      std::lock_guard<std::mutex> lock(ReceiveFdsMutex());
+      n = ::recvmsg(fd_, &m, MSG_DONTWAIT | MSG_CMSG_CLOEXEC);
+      if (n > 0) TakeFds(&m, &fds);
     }
+    if (n > 0) got += static_cast<size_t>(n);
     Status s = AfterReceive(n);
     if (!s.ok()) {
       CloseAll(fds);
@@ -105,10 +118,8 @@ Status Connection::AttachShm() {
     return Fail(Status::IOError("protocol error: bad shm_attach reply"), false);
   }
   // From here the daemon reads only the rings: a failure breaks the connection.
-  const int daemon_bell = AdoptInternalFd(fds[1]);
-  const int client_bell = AdoptInternalFd(fds[2]);
   Result<std::unique_ptr<ShmChannel>> ch =
-      ShmChannel::Map(fds[0], daemon_bell, client_bell, reply.ring_bytes);
+      ShmChannel::Map(fds[0], fds[1], fds[2], reply.ring_bytes);
   if (!ch.ok()) return Fail(ch.status(), false);
   shm_ = std::move(*ch);
   return Status::Ok();

@@ -19,7 +19,7 @@ Result<std::unique_ptr<ShmChannel>> ShmChannel::Map(int memfd, int daemon_bell, 
   c->daemon_bell_ = daemon_bell;
   c->client_bell_ = client_bell;
   auto fail = [&](Status s) {
-    ::syscall(SYS_close, memfd);
+    CloseInternalFd(memfd);
     return s;
   };
   if (ring_bytes < kShmMinRingBytes || ring_bytes > kShmMaxRingBytes ||
@@ -32,7 +32,7 @@ Result<std::unique_ptr<ShmChannel>> ShmChannel::Map(int memfd, int daemon_bell, 
     return fail(Status::IOError("the daemon's shared memory has the wrong size"));
   }
   void* p = ::mmap(nullptr, c->map_bytes_, PROT_READ | PROT_WRITE, MAP_SHARED, memfd, 0);
-  ::syscall(SYS_close, memfd);
+  CloseInternalFd(memfd);
   if (p == MAP_FAILED) return Status::LastError("mmap of the daemon's rings");
   c->map_ = p;
   auto* h = static_cast<ShmHeader*>(p);
