@@ -1,13 +1,18 @@
 #!/usr/bin/env python3
 """Data-path benchmark: forwarded against direct on this machine, in one run.
 
-Measures file-per-process bandwidth of 4 processes with 4 MiB requests, write and
-read, O_DIRECT and buffered, direct and through one daemon (with the `dd` direct figure beside
-it); forwarded 4 KiB pwrite requests per second per daemon with 1 and 8 client threads, null
-and POSIX backends; open+fstat+close per second forwarded and direct; and the interposer's
-overhead on non-forwarded calls. Writes a Markdown table and a JSON file.
+Measures file-per-process bandwidth of 4 processes with 4 MiB requests (--request-mib),
+write and read, O_DIRECT and buffered, direct and through one daemon (with the `dd` direct
+figure beside it); forwarded 4 KiB pwrite requests per second per daemon with 1 and 8 client
+threads, null and POSIX backends; open+fstat+close per second forwarded and direct; and the
+interposer's overhead on non-forwarded calls (--parts picks some). Writes a Markdown table and
+a JSON file. Transports: the Unix socket (unix: IORELAY_SHM=off), shared memory negotiated on
+it (shm), TCP to 127.0.0.1 (tcp); with shm, the daemon's counters must show every forwarded
+connection moved to shared memory.
 
-    .venv/bin/python bench/datapath.py [--transport unix|tcp] [--out FILE.md] [--quick]
+    .venv/bin/python bench/datapath.py [--transport unix|shm|tcp] [--request-mib N]
+        [--parts bandwidth,meta,rate,overhead] [--modes odirect,buffered] [--reps N]
+        [--out FILE.md] [--quick]
 """
 
 from __future__ import annotations
@@ -29,6 +34,7 @@ sys.path.insert(0, str(REPO / "python"))
 
 from iorelay import paths  # noqa: E402
 from iorelay.daemons import LocalDaemons  # noqa: E402
+from iorelay.stats import query_stats  # noqa: E402
 
 MIB = 1 << 20
 TIMEOUT_S = 600
@@ -46,6 +52,30 @@ def run_json(cmd: list[str], env: dict[str, str] | None = None) -> dict:
     if out.returncode != 0:
         raise RuntimeError(f"{cmd[0]} failed ({out.returncode}): {out.stderr.strip()}")
     return json.loads(out.stdout.strip().splitlines()[-1])
+
+
+def client_env(d: LocalDaemons, transport: str) -> dict[str, str]:
+    """The forwarded clients' environment: shm and unix share the socket address, and differ
+    in IORELAY_SHM."""
+    env = d.env("tcp" if transport == "tcp" else "unix")
+    env["IORELAY_SHM"] = "on" if transport == "shm" else "off"
+    return env
+
+
+def shm_counters(d: LocalDaemons) -> tuple[int, int]:
+    """(connections accepted, connections moved to shared memory), queried over TCP."""
+    s = query_stats(d.addresses("tcp")[0], d.credential_file)
+    return s["connections_accepted"], s["connections_shm_attached"]
+
+
+def check_transport(d: LocalDaemons, transport: str, before: tuple[int, int]) -> None:
+    """The forwarded runs since `before` really used `transport` (and really forwarded)."""
+    accepted, moved = shm_counters(d)
+    conns, shm = accepted - before[0] - 1, moved - before[1]  # (less the query's connection)
+    if conns <= 0:
+        raise RuntimeError("no forwarded connection reached the daemon")
+    if (transport == "shm") != (shm == conns):
+        raise RuntimeError(f"{transport}: {shm} of {conns} connections on shared memory")
 
 
 def drop_caches() -> None:
@@ -93,22 +123,27 @@ def dd_direct(dirpath: str, size: int) -> str:
     return out.stderr.strip().splitlines()[-1]
 
 
-def bandwidth_rows(root: Path, d: LocalDaemons, size: int, reps: int, transport: str) -> list[dict]:
+def bandwidth_rows(
+    root: Path, d: LocalDaemons, size: int, reps: int, transport: str, request: int,
+    modes: list[str],
+) -> list[dict]:  # fmt: skip
     """Median MiB/s per (mode, op, path); direct and forwarded alternate within each
     repetition, so a drift of the machine (the host's cache of the virtual disk) hits both."""
     rows = []
-    for direct in (True, False):
+    before = shm_counters(d)
+    for direct in [m == "odirect" for m in modes]:
         for op in ("write", "read"):
             vals: dict[str, list[float]] = {"direct": [], "forwarded": []}
             for _ in range(reps):
                 for path_kind in ("direct", "forwarded"):
-                    env = d.env(transport) if path_kind == "forwarded" else None
+                    env = client_env(d, transport) if path_kind == "forwarded" else None
                     where = d.prefix if path_kind == "forwarded" else str(root)
-                    vals[path_kind].append(fpp_bandwidth(where, 4, size, 4 * MIB, op, direct, env))
+                    vals[path_kind].append(fpp_bandwidth(where, 4, size, request, op, direct, env))
             for path_kind, v in vals.items():
                 rows.append({"mode": "O_DIRECT" if direct else "buffered", "op": op,
                              "path": path_kind, "MiB_s": sorted(v)[len(v) // 2],
                              "all": v})  # fmt: skip
+    check_transport(d, transport, before)
     return rows
 
 
@@ -121,7 +156,7 @@ def request_rate_rows(work: Path, seconds: float, transport: str) -> list[dict]:
         root.mkdir()
         with LocalDaemons(1, root, "/iorelay-bench", work / f"rrw-{backend}", backend=backend) as d:
             for threads in (1, 8):
-                env = {k: v for k, v in d.env(transport).items() if k != "LD_PRELOAD"}
+                env = {k: v for k, v in client_env(d, transport).items() if k != "LD_PRELOAD"}
                 r = run_json([program("request_rate"), "/iorelay-bench/rate.dat", threads,
                               seconds, 4096], env)  # fmt: skip
                 rows.append({"backend": backend, "threads": threads, **r})
@@ -130,7 +165,8 @@ def request_rate_rows(work: Path, seconds: float, transport: str) -> list[dict]:
 
 def meta_rows(root: Path, d: LocalDaemons, seconds: float, transport: str) -> list[dict]:
     direct = run_json([program("meta_worker"), f"{root}/meta.dat", seconds])
-    fwd = run_json([program("meta_worker"), f"{d.prefix}/meta2.dat", seconds], d.env(transport))
+    fwd = run_json([program("meta_worker"), f"{d.prefix}/meta2.dat", seconds],
+                   client_env(d, transport))  # fmt: skip
     return [{"path": "direct", **direct}, {"path": "forwarded", **fwd}]
 
 
@@ -155,20 +191,21 @@ def overhead_rows() -> list[dict]:
 def markdown(res: dict) -> str:
     lines = [f"## Data path, {res['date']} on {res['host']}", "",
              f"Command: `{res['command']}`", "", f"dd, O_DIRECT, 4 MiB blocks: {res['dd']}", "",
+             f"Requests of {res['request_mib']} MiB, 4 processes, file per process.", "",
              "| mode | op | direct MiB/s | forwarded MiB/s | forwarded/direct |",
              "|---|---|---|---|---|"]  # fmt: skip
-    bw = res["bandwidth"]
+    bw = res.get("bandwidth", [])
     for i in range(0, len(bw), 2):
         a, b = bw[i], bw[i + 1]
         lines.append(f"| {a['mode']} | {a['op']} | {a['MiB_s']:.0f} | {b['MiB_s']:.0f} | "
                      f"{b['MiB_s'] / a['MiB_s']:.2f} |")  # fmt: skip
     lines += ["", "| backend | client threads | forwarded 4 KiB pwrite/s |", "|---|---|---|"]
-    for r in res["request_rate"]:
+    for r in res.get("request_rate", []):
         lines.append(f"| {r['backend']} | {r['threads']} | {r['requests_per_s']:.0f} |")
     lines += ["", "| path | open+fstat+close per s |", "|---|---|"]
-    for r in res["meta"]:
+    for r in res.get("meta", []):
         lines.append(f"| {r['path']} | {r['open_fstat_close_per_s']:.0f} |")
-    for r in res["overhead"]:
+    for r in res.get("overhead", []):
         lines += ["", "Interposer overhead on non-forwarded calls:", "",
                   f"- without LD_PRELOAD: {r['without_preload']}",
                   f"- with LD_PRELOAD: {r['with_preload']}"]  # fmt: skip
@@ -181,13 +218,18 @@ def main() -> int:
     ap.add_argument("--quick", action="store_true", help="small sizes, one repetition")
     ap.add_argument(
         "--transport",
-        choices=("unix", "tcp"),
+        choices=("unix", "shm", "tcp"),
         default="unix",
         help="how clients reach the local daemon (unix)",
     )
+    ap.add_argument("--request-mib", type=int, default=4, help="bandwidth request size (4)")
+    ap.add_argument("--parts", default="bandwidth,meta,rate,overhead")
+    ap.add_argument("--modes", default="odirect,buffered", help="bandwidth modes")
+    ap.add_argument("--reps", type=int, default=None, help="bandwidth repetitions (5; quick 1)")
     args = ap.parse_args()
+    parts = set(args.parts.split(","))
     size = (64 if args.quick else 256) * MIB
-    reps = 1 if args.quick else 5
+    reps = args.reps or (1 if args.quick else 5)
     seconds = 1.0 if args.quick else 3.0
     work = Path(tempfile.mkdtemp(prefix="iorelay-bench-", dir="/tmp"))
     try:
@@ -195,14 +237,22 @@ def main() -> int:
         root.mkdir()
         res: dict = {"date": time.strftime("%Y-%m-%d"), "host": platform.node(),
                      "command": "python bench/datapath.py" + (" --quick" if args.quick else "")
-                     + f" --transport {args.transport}",
-                     "cpus": os.cpu_count()}  # fmt: skip
+                     + f" --transport {args.transport} --request-mib {args.request_mib}"
+                     + f" --parts {args.parts} --modes {args.modes}"
+                     + (f" --reps {args.reps}" if args.reps else ""),
+                     "request_mib": args.request_mib, "cpus": os.cpu_count()}  # fmt: skip
         res["dd"] = dd_direct(str(root), size)
         with LocalDaemons(1, root, "/iorelay-bench", work / "w") as d:
-            res["bandwidth"] = bandwidth_rows(root, d, size, reps, args.transport)
-            res["meta"] = meta_rows(root, d, seconds, args.transport)
-        res["request_rate"] = request_rate_rows(work, seconds, args.transport)
-        res["overhead"] = overhead_rows()
+            if "bandwidth" in parts:
+                res["bandwidth"] = bandwidth_rows(root, d, size, reps, args.transport,
+                                                  args.request_mib * MIB,
+                                                  args.modes.split(","))  # fmt: skip
+            if "meta" in parts:
+                res["meta"] = meta_rows(root, d, seconds, args.transport)
+        if "rate" in parts:
+            res["request_rate"] = request_rate_rows(work, seconds, args.transport)
+        if "overhead" in parts:
+            res["overhead"] = overhead_rows()
     finally:
         shutil.rmtree(work, ignore_errors=True)
     text = markdown(res)

@@ -8,6 +8,7 @@
 #include <time.h>
 
 #include <algorithm>
+#include <cstdlib>
 #include <cstring>
 
 #include "client/internal_fds.h"
@@ -46,6 +47,13 @@ void CopyIov(IoSpan span, size_t bytes, std::vector<struct iovec>* out) {
   }
 }
 
+// IORELAY_SHM=off (or 0, no) keeps connections on their sockets.
+bool ShmWanted() {
+  const char* v = std::getenv("IORELAY_SHM");
+  if (v == nullptr) return true;
+  return std::strcmp(v, "off") != 0 && std::strcmp(v, "0") != 0 && std::strcmp(v, "no") != 0;
+}
+
 }  // namespace
 
 size_t IoSpan::Bytes() const {
@@ -61,6 +69,9 @@ Result<std::unique_ptr<Connection>> Connection::Open(const Address& addr, const 
   if (!fd.ok()) return fd.status();
   std::unique_ptr<Connection> c(new Connection(*fd, timeout_ms));
   Status s = c->Handshake(secret, who, join_session, join_token);
+  if (s.ok() && addr.kind == Address::Kind::kUnix && !c->send_seal_ && ShmWanted()) {
+    s = c->AttachShm();
+  }
   if (!s.ok()) {
     if (s.code() == EIO) return Status::IOError("daemon at " + addr.text + ": " + s.message());
     return Status::FromErrno(s.code(),
@@ -69,9 +80,18 @@ Result<std::unique_ptr<Connection>> Connection::Open(const Address& addr, const 
   return c;
 }
 
-Connection::~Connection() { CloseInternalFd(fd_); }
+Connection::~Connection() {
+  shm_.reset();
+  CloseInternalFd(fd_);
+}
+
+void Connection::ReplaceFd(int old_fd, int new_fd) {
+  if (fd_ == old_fd) fd_ = new_fd;
+  if (shm_) shm_->ReplaceFd(old_fd, new_fd);
+}
 
 void Connection::Abandon() {
+  if (shm_) shm_->Abandon();
   CloseInternalFd(fd_);
   fd_ = -1;
   broken_ = true;
@@ -179,7 +199,8 @@ Result<bool> Connection::ReplyArrived() {
         rend_ -= rpos_;
         rpos_ = 0;
       }
-      ssize_t n = ::recv(fd_, rbuf_.data() + rend_, rbuf_.size() - rend_, MSG_DONTWAIT);
+      struct iovec v = {rbuf_.data() + rend_, rbuf_.size() - rend_};
+      ssize_t n = RawRecv(&v, 1);
       if (n > 0) {
         rend_ += static_cast<size_t>(n);
         deadline_ms_ = NowMs() + timeout_ms_;
@@ -242,10 +263,7 @@ Status Connection::Send(proto::Op op, uint64_t id, std::span<const uint8_t> fiel
   struct iovec* iov = iovs.data();
   int count = static_cast<int>(iovs.size());
   while (count > 0) {
-    msghdr m{};
-    m.msg_iov = iov;
-    m.msg_iovlen = std::min(count, IOV_MAX);
-    ssize_t n = ::sendmsg(fd_, &m, MSG_NOSIGNAL | MSG_DONTWAIT);
+    ssize_t n = RawSend(iov, count);
     if (n >= 0) {
       Advance(iov, count, static_cast<size_t>(n));
       deadline_ms_ = NowMs() + timeout_ms_;  // progress is liveness
@@ -261,6 +279,22 @@ Status Connection::Send(proto::Op op, uint64_t id, std::span<const uint8_t> fiel
   return Status::Ok();
 }
 
+ssize_t Connection::RawRecv(struct iovec* iov, int count) {
+  if (shm_) return shm_->RecvV(iov, std::min(count, IOV_MAX));
+  msghdr m{};
+  m.msg_iov = iov;
+  m.msg_iovlen = std::min(count, IOV_MAX);
+  return ::recvmsg(fd_, &m, MSG_DONTWAIT);
+}
+
+ssize_t Connection::RawSend(struct iovec* iov, int count) {
+  if (shm_) return shm_->Send(iov, std::min(count, IOV_MAX));
+  msghdr m{};
+  m.msg_iov = iov;
+  m.msg_iovlen = std::min(count, IOV_MAX);
+  return ::sendmsg(fd_, &m, MSG_NOSIGNAL | MSG_DONTWAIT);
+}
+
 Status Connection::WaitFor(short events) {
   for (;;) {
     int64_t left = deadline_ms_ - NowMs();
@@ -268,6 +302,12 @@ Status Connection::WaitFor(short events) {
       return Fail(Status::IOError("no reply nor heartbeat from the daemon within " +
                                   std::to_string(timeout_ms_) + " ms"),
                   false);
+    }
+    if (shm_) {
+      int r = shm_->Wait(events == POLLIN, fd_, static_cast<int>(left));
+      if (r > 0) return Status::Ok();
+      if (r < 0) return Fail(Status::IOError("the daemon closed the connection"), true);
+      continue;
     }
     pollfd p{fd_, events, 0};
     int r = ::poll(&p, 1, static_cast<int>(left));
@@ -288,7 +328,8 @@ Status Connection::Fill(size_t min, size_t max) {
   }
   max = std::min(max, rbuf_.size());
   while (rend_ < min) {
-    ssize_t n = ::recv(fd_, rbuf_.data() + rend_, max - rend_, MSG_DONTWAIT);
+    struct iovec v = {rbuf_.data() + rend_, max - rend_};
+    ssize_t n = RawRecv(&v, 1);
     if (n > 0) rend_ += static_cast<size_t>(n);
     IORELAY_RETURN_IF_ERROR(AfterReceive(n));
   }
@@ -318,10 +359,7 @@ Status Connection::ReceiveInto(struct iovec* iov, int count, size_t bytes) {
     Advance(iov, count, n);
   }
   while (bytes > 0) {
-    msghdr m{};
-    m.msg_iov = iov;
-    m.msg_iovlen = std::min(count, IOV_MAX);
-    ssize_t n = ::recvmsg(fd_, &m, MSG_DONTWAIT);
+    ssize_t n = RawRecv(iov, count);
     if (n > 0) {
       bytes -= static_cast<size_t>(n);
       Advance(iov, count, static_cast<size_t>(n));

@@ -14,6 +14,7 @@
 #include <vector>
 
 #include "client/address.h"
+#include "client/shm_channel.h"
 #include "common/auth.h"
 #include "common/frame_mac.h"
 #include "common/status.h"
@@ -103,7 +104,12 @@ class Connection {
   // The failure was the peer going away (reset, EOF, refused), not a timeout.
   bool peer_gone() const { return peer_gone_; }
   int fd() const { return fd_; }
-  void set_fd(int fd) { fd_ = fd; }
+  // Whether `fd` is one of this connection's descriptors (socket, shared-memory doorbells),
+  // and its replacement after the interposer moved it.
+  bool UsesFd(int fd) const { return fd == fd_ || (shm_ && shm_->UsesFd(fd)); }
+  void ReplaceFd(int old_fd, int new_fd);
+  // The connection's frames travel through shared memory (docs/interposer.md).
+  bool shared_memory() const { return shm_ != nullptr; }
   void set_generation(uint64_t g) { session_.generation = g; }
   // Fork child: forget the socket without sending anything (raw close).
   void Abandon();
@@ -112,6 +118,12 @@ class Connection {
   Connection(int fd, int timeout_ms) : fd_(fd), timeout_ms_(timeout_ms) {}
   Status Handshake(const Secret& secret, const Identity& who, uint64_t join_session,
                    uint64_t join_token);
+  // After the handshake on a Unix socket: asks the daemon to move to shared memory. Ok when
+  // it did, or refused (the connection stays on its socket); an error breaks the connection.
+  Status AttachShm();
+  // The socket calls, or their shared-memory stand-ins (-1 with errno, as the syscalls).
+  ssize_t RawRecv(struct iovec* iov, int count);
+  ssize_t RawSend(struct iovec* iov, int count);
   Status Send(proto::Op op, uint64_t id, std::span<const uint8_t> fields, IoSpan tx);
   // Receives replies (skipping heartbeats and the replies of posted requests) until one of
   // `inflight` (whose ids are `ids`) is answered; returns its index.
@@ -137,7 +149,8 @@ class Connection {
   // Set when the daemon seals the connection (AuthReply.sealed): tags for what this side
   // sends, and for what it receives.
   std::optional<FrameSealer> send_seal_, recv_seal_;
-  std::vector<uint8_t> sbuf_;  // header and fields of the request being sent
+  std::vector<uint8_t> sbuf_;        // header and fields of the request being sent
+  std::unique_ptr<ShmChannel> shm_;  // set when the daemon moved this connection
   std::array<uint8_t, 512> rbuf_{};
   size_t rpos_ = 0, rend_ = 0;
 };

@@ -119,10 +119,10 @@ void Server::Release(Connection* conn) {
 bool Server::RelocateFd(int fd, int* err) {
   std::lock_guard<std::mutex> l(mu_);
   for (Connection* c : all_) {
-    if (c->fd() != fd) continue;
+    if (!c->UsesFd(fd)) continue;
     Result<int> moved = RelocateInternalFd(fd);
     *err = moved.ok() ? 0 : moved.status().code();
-    if (moved.ok()) c->set_fd(*moved);
+    if (moved.ok()) c->ReplaceFd(fd, *moved);
     return true;
   }
   return false;

@@ -196,6 +196,18 @@ bool ClientConn::Flush() {
   return ok && !closed_.load();
 }
 
+Status ClientConn::ReplaceTransport(
+    const std::function<Result<std::unique_ptr<Connection>>(std::unique_ptr<Connection>&)>&
+        upgrade) {
+  std::lock_guard<std::mutex> lock(out_mu_);
+  if (!out_.empty() || closed_.load()) return Status::FromErrno(EBUSY, "replies are queued");
+  Result<std::unique_ptr<Connection>> next = upgrade(transport_);
+  if (!next.ok()) return next.status();
+  transport_ = std::move(*next);
+  arm_write_ = nullptr;
+  return Status::Ok();
+}
+
 void ClientConn::FailLocked(const Status& s) {
   if (closed_.exchange(true)) return;
   fmt::print(stderr, "iorelayd: connection from {}: {}; closing it\n", transport_->peer(),

@@ -58,6 +58,14 @@ class ClientConn {
   // before any request is admitted.
   void Seal(const SessionKey& key);
 
+  // Event loop side: replaces the transport by what `upgrade` makes of the current one (it may
+  // send on it first, and takes it over on success), with nothing queued and no send in
+  // between; the write-arming callback is dropped (the new transport wakes the loop itself).
+  // EBUSY when replies are queued.
+  Status ReplaceTransport(
+      const std::function<Result<std::unique_ptr<Connection>>(std::unique_ptr<Connection>&)>&
+          upgrade);
+
   // Event loop side: sends what the socket takes of the queue. False when the connection
   // failed (it is then shut down).
   bool Flush();

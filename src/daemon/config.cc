@@ -95,6 +95,23 @@ cli::Option Rate(std::string name, uint64_t* field, std::string help) {
   return o;
 }
 
+cli::Option ShmRingBytes(Config* c) {
+  cli::Option o = cli::Bytes("shm-ring-bytes", "SIZE", &c->shm_ring_bytes,
+                             "each shared-memory ring (one per direction and connection):\n"
+                             "a power of two in [64KiB, 64MiB] (2MiB)");
+  auto parse = o.set;
+  o.set = [c, parse](const std::string& v) {
+    IORELAY_RETURN_IF_ERROR(parse(v));
+    const uint64_t n = c->shm_ring_bytes;
+    if (n < (64u << 10) || n > (64u << 20) || (n & (n - 1)) != 0) {
+      return Status::InvalidArgument(
+          "shm-ring-bytes wants a power of two in [64KiB, 64MiB], got '" + v + "'");
+    }
+    return Status::Ok();
+  };
+  return o;
+}
+
 // The table binds to `c`: parsing writes into it, ToJson reads it.
 cli::OptionTable Table(Config* c) {
   cli::OptionTable t("usage: iorelayd [options]\n");
@@ -145,7 +162,11 @@ cli::OptionTable Table(Config* c) {
                      "set-group-ID bits (dropped by default: the daemon's user would own them)"))
       .Add(cli::Choice("seal", &c->seal, {{"on", true}, {"off", false}},
                        "tag every frame of TCP connections after the handshake (on);\n"
-                       "off lets a man in the middle alter frames: for measurement only"));
+                       "off lets a man in the middle alter frames: for measurement only"))
+      .Add(cli::Choice("shm", &c->shm, {{"on", true}, {"off", false}},
+                       "move Unix-socket clients of this host and network namespace\n"
+                       "to shared-memory rings when they ask (on)"))
+      .Add(ShmRingBytes(c));
   return t;
 }
 

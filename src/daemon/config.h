@@ -57,6 +57,9 @@ struct Config {
   // TCP connections carry a tag on every frame after the handshake (docs/security.md); off
   // only to measure what the tags cost.
   bool seal = true;
+  // Shared-memory transport for clients on this host and network namespace (docs/daemon.md).
+  bool shm = true;
+  uint64_t shm_ring_bytes = 2ull << 20;  // each direction, per connection
 };
 
 // What the command line asked for besides the configuration.

@@ -133,7 +133,9 @@ bool IsWrite(const Work& w) { return w.op == Op::kPwrite || w.op == Op::kWrite; 
 bool ClientGone(const Work& w) {
   if (w.conn->closed()) return true;
   if (!IsWrite(w)) return false;
-  pollfd p{w.conn->transport()->PollFd(), POLLRDHUP, 0};
+  Connection* t = w.conn->transport();
+  // (A shared-memory connection's socket is its AuxPollFd; its PollFd is the doorbell.)
+  pollfd p{t->AuxPollFd() >= 0 ? t->AuxPollFd() : t->PollFd(), POLLRDHUP, 0};
   return ::poll(&p, 1, 0) == 1 && (p.revents & (POLLRDHUP | POLLHUP | POLLERR)) != 0;
 }
 

@@ -15,6 +15,8 @@ namespace {
 
 constexpr uint64_t kWakeId = 0;
 constexpr uint64_t kListenerBase = uint64_t{1} << 62;
+// A connection's AuxPollFd (the socket of a shared-memory connection).
+constexpr uint64_t kAuxBit = uint64_t{1} << 61;
 constexpr int kFramesPerTurn = 16;  // then the other ready connections get their turn
 constexpr size_t kScratchBytes = 64 * 1024;
 constexpr int64_t kMaxTickNs = 50'000'000;
@@ -141,7 +143,9 @@ void IoLoop::TakeInbox() {
       std::lock_guard<std::mutex> lock(registry_mu_);
       registry_.emplace(id, conn);
     }
-    conns_.emplace(id, std::make_unique<Entry>(std::move(conn), &core_.buffers, accepted_ns));
+    auto entry = std::make_unique<Entry>(std::move(conn), &core_.buffers, accepted_ns);
+    entry->poll_fd = fd;
+    conns_.emplace(id, std::move(entry));
     if (draining_.load()) Close(id, "daemon stopping");
   }
   for (uint64_t id : woken) Service(id);
@@ -251,10 +255,41 @@ void IoLoop::Read(uint64_t id, Entry& e) {
           e.conn->Flush();       // the refusal, when the socket takes it
           return Close(id, "");  // (logged by HandleFrame)
         }
+        if (e.conn->transport()->PollFd() != e.poll_fd) Reregister(id, e);
         break;
     }
   }
   again_.push_back(id);
+}
+
+void IoLoop::Reregister(uint64_t id, Entry& e) {
+  Connection* t = e.conn->transport();
+  ::epoll_ctl(epoll_fd_, EPOLL_CTL_DEL, e.poll_fd, nullptr);
+  e.poll_fd = t->PollFd();
+  struct epoll_event ev = {};
+  ev.events = EPOLLIN | EPOLLET;
+  ev.data.u64 = id;
+  bool ok = ::epoll_ctl(epoll_fd_, EPOLL_CTL_ADD, e.poll_fd, &ev) == 0;
+  if (ok && t->AuxPollFd() >= 0) {
+    ev.events = EPOLLIN | EPOLLRDHUP | EPOLLET;
+    ev.data.u64 = id | kAuxBit;
+    ok = ::epoll_ctl(epoll_fd_, EPOLL_CTL_ADD, t->AuxPollFd(), &ev) == 0;
+  }
+  if (!ok) {
+    e.conn->Shutdown();  // the tick closes it
+    LogClose(e.conn, fmt::format("epoll_ctl: {}", Status::LastError("").ToString()));
+  }
+}
+
+void IoLoop::AuxEvent(uint64_t id) {
+  auto it = conns_.find(id);
+  if (it == conns_.end()) return;
+  it->second->conn->transport()->OnAuxEvent();
+  Service(id);
+  // A reader that stopped after a short read in this turn has not seen the end yet: one more
+  // (the connection may be gone already: looked up again).
+  it = conns_.find(id);
+  if (it != conns_.end() && it->second->conn->transport()->HungUp()) Service(id);
 }
 
 void IoLoop::Close(uint64_t id, const std::string& why) {
@@ -267,7 +302,10 @@ void IoLoop::Close(uint64_t id, const std::string& why) {
     registry_.erase(id);
   }
   if (!why.empty()) LogClose(e->conn, why);
-  ::epoll_ctl(epoll_fd_, EPOLL_CTL_DEL, e->conn->transport()->PollFd(), nullptr);
+  ::epoll_ctl(epoll_fd_, EPOLL_CTL_DEL, e->poll_fd, nullptr);
+  if (int aux = e->conn->transport()->AuxPollFd(); aux >= 0) {
+    ::epoll_ctl(epoll_fd_, EPOLL_CTL_DEL, aux, nullptr);
+  }
   e->conn->SetPaused(false);
   e->conn->Shutdown();  // queued replies dropped; requests still queued are cancelled
   if (!e->ended) EndConnection(core_, e->conn);
@@ -297,6 +335,8 @@ void IoLoop::Tick(int64_t now) {
       continue;
     }
     const uint64_t queued = c.queued_bytes();
+    // (A safety net for a hung-up shared-memory client whose end the aux event did not reach.)
+    if (!e.read_eof && c.transport()->HungUp()) to_service.push_back(id);
     if (queued > 0) {
       int64_t start = 0;
       uint64_t sent = 0;
@@ -360,6 +400,8 @@ void IoLoop::Run() {
         TakeInbox();
       } else if (id >= kListenerBase) {
         if (!drained_) AcceptAll(id - kListenerBase);
+      } else if ((id & kAuxBit) != 0) {
+        AuxEvent(id & ~kAuxBit);
       } else {
         Service(id);
       }

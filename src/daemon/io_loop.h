@@ -60,6 +60,7 @@ class IoLoop {
     bool paused = false;    // not read: held bytes over --max-inflight-bytes
     bool read_eof = false;  // the client finished sending; closed once answered
     bool ended = false;     // EndConnection done
+    int poll_fd = -1;       // the transport's PollFd as registered
   };
   void Run();
   void Wake();
@@ -68,6 +69,10 @@ class IoLoop {
   // Flushes, resumes reading when allowed, reads.
   void Service(uint64_t id);
   void Read(uint64_t id, Entry& e);
+  // The connection's transport changed (moved to shared memory): register its descriptors.
+  void Reregister(uint64_t id, Entry& e);
+  // The transport's second descriptor fired (a shared-memory client's socket).
+  void AuxEvent(uint64_t id);
   void Tick(int64_t now_ns);
   // Why: logged when not empty.
   void Close(uint64_t id, const std::string& why);

@@ -7,6 +7,7 @@
 #include <vector>
 
 #include "common/frame_mac.h"
+#include "daemon/shm_attach.h"
 #include "iorelay/version.h"
 
 namespace iorelay::daemon {
@@ -160,6 +161,7 @@ bool HandleFrame(Core& core, const ConnPtr& conn, FrameReader& in, HandshakeStat
     SubmitDataOp(core, conn, h, payload, in.TakeData(), data_len, arrival_ns, MayRunInline(core));
     return !conn->closed();
   }
+  if (op == Op::kShmAttach) return AttachShm(core, conn, h, payload);
   if (op == Op::kHello || op == Op::kAuth) {
     conn->ReplyError(op, h.id, EINVAL);  // already authenticated
     return true;

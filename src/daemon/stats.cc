@@ -188,6 +188,9 @@ nlohmann::json Stats::ToJson() const {
   j["connections_closed_integrity_check"] = conn.closed_integrity_check.load();
   j["connections_closed_at_shutdown"] = conn.closed_at_shutdown.load();
   j["fenced_writes"] = conn.fenced_writes.load();
+  j["connections_shm_attached"] = conn.shm_attached.load();
+  j["connections_shm_refused"] = conn.shm_refused.load();
+  j["connections_shm_open"] = conn.shm_open.load();
   return j;
 }
 

@@ -31,6 +31,14 @@ class Connection {
   // True when the bytes cross a network (TCP): the daemon seals such connections (frame tags,
   // common/frame_mac.h). Local transports rely on the host's permissions instead.
   virtual bool OverNetwork() const { return false; }
+  // A second descriptor the loop watches (edge-triggered, readable or hung up), or -1: the
+  // shared-memory transport's socket, whose hang-up ends the connection. The loop calls
+  // OnAuxEvent when it fires, then reads the connection.
+  virtual int AuxPollFd() const { return -1; }
+  virtual void OnAuxEvent() {}
+  // The peer is gone (or broke the protocol) as OnAuxEvent found; Recv reports it (end of
+  // stream or an error) once the bytes already there have been read.
+  virtual bool HungUp() const { return false; }
 };
 
 class Listener {

@@ -103,6 +103,30 @@ struct AuthReply {
   }
 };
 
+// After auth, on a Unix socket: asks to move this connection's frames to shared memory
+// (docs/daemon.md, Shared-memory transport). The client's network namespace and boot id: the
+// daemon refuses unless both are its own. The reply (ShmReply) carries the memfd and the
+// two eventfds as SCM_RIGHTS; an error reply leaves the connection on the socket.
+struct ShmRequest {
+  uint64_t netns_dev = 0;
+  uint64_t netns_ino = 0;
+  std::string boot_id;
+  template <class V>
+  void Visit(V& v) {
+    v(netns_dev);
+    v(netns_ino);
+    v(boot_id);
+  }
+};
+
+struct ShmReply {
+  uint64_t ring_bytes = 0;  // each ring's size; the memfd holds ShmMappingBytes(ring_bytes)
+  template <class V>
+  void Visit(V& v) {
+    v(ring_bytes);
+  }
+};
+
 // After fork: the child's new session takes references to its parent's handles, so
 // parent and child share file offsets as POSIX requires.
 struct AdoptRequest {

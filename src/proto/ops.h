@@ -18,6 +18,7 @@
   X(Ping, 4, "ping", Empty, kMetadata, kFile, false)                             \
   X(Stats, 5, "stats", Empty, kMetadata, kFile, false)                           \
   X(Adopt, 6, "adopt", AdoptRequest, kMetadata, kFile, false)                    \
+  X(ShmAttach, 7, "shm_attach", ShmRequest, kMetadata, kSession, false)          \
   X(ExpectAdopt, 8, "expect_adopt", ExpectAdoptRequest, kMetadata, kFile, false) \
   X(Open, 10, "open", OpenRequest, kMetadata, kFile, false)                      \
   X(Close, 11, "close", HandleRequest, kMetadata, kFile, false)                  \

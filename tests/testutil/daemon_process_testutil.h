@@ -32,6 +32,7 @@ class DaemonProcess {
     return secret_override_.empty() ? dir_.key_file("app") : secret_override_;
   }
   const std::string& dir() const { return dir_.path(); }
+  pid_t pid() const { return pid_; }
   // Sets the client's environment for this daemon (IORELAY_SERVERS, _SECRET_FILE, _PREFIX).
   void ExportClientEnv(int timeout_ms = 5000) const;
 

@@ -1,0 +1,143 @@
+#!/usr/bin/env python3
+"""4 KiB requests per second per daemon over shared memory and over the Unix socket, alternating.
+
+One iorelayd (null, then POSIX backend; its default 2 event-loop threads and 4 workers) and one
+client process of T threads (bench/request_rate: each thread pwrites 4 KiB through the C API on
+its own pooled connection). Each repetition runs both transports, in alternating order (shm,
+unix, then unix, shm, ...); the table has the medians. The daemon's counters, read over TCP
+before and after each run, check that the run really went through the relay and through the
+transport it names: pwrite requests counted by the daemon, connections moved to shared memory.
+Beside the rate, the CPU time per request of the daemon (from /proc/PID/stat) and of the client
+process (its rusage), which a machine shared with other work disturbs less than the rate.
+
+    .venv/bin/python bench/shm_rate.py [--threads 8] [--seconds 3] [--runs 5] [--out FILE.md]
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import platform
+import resource
+import shutil
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+REPO = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(REPO / "python"))
+
+from iorelay import paths  # noqa: E402
+from iorelay.daemons import LocalDaemons  # noqa: E402
+from iorelay.stats import query_stats  # noqa: E402
+
+TIMEOUT_S = 120
+
+
+def cpu_seconds(pid: int) -> float:
+    fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
+    return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
+
+
+def children_cpu_seconds() -> float:
+    r = resource.getrusage(resource.RUSAGE_CHILDREN)
+    return r.ru_utime + r.ru_stime
+
+
+def counters(d: LocalDaemons) -> dict:
+    s = query_stats(d.addresses("tcp")[0], d.credential_file)
+    return {
+        "pwrite": s["total"]["by_op"].get("pwrite", 0),
+        "shm_attached": s["connections_shm_attached"],
+        "accepted": s["connections_accepted"],
+    }
+
+
+def one_run(d: LocalDaemons, transport: str, threads: int, seconds: float) -> dict:
+    env = {k: v for k, v in d.env("unix").items() if k != "LD_PRELOAD"}
+    env["IORELAY_SHM"] = "on" if transport == "shm" else "off"
+    before = counters(d)
+    pid = d.daemons[0].pid
+    daemon_cpu, client_cpu = cpu_seconds(pid), children_cpu_seconds()
+    out = subprocess.run(
+        [str(paths.find("request_rate")), "/iorelay-bench/rate.dat", str(threads), str(seconds),
+         "4096"],
+        env={**os.environ, **env}, capture_output=True, text=True, timeout=TIMEOUT_S, check=True,
+    )  # fmt: skip
+    r = json.loads(out.stdout)
+    n = max(1, r["requests"])
+    r["daemon_cpu_us_per_request"] = (cpu_seconds(pid) - daemon_cpu) * 1e6 / n
+    r["client_cpu_us_per_request"] = (children_cpu_seconds() - client_cpu) * 1e6 / n
+    after = counters(d)
+    relayed = after["pwrite"] - before["pwrite"]
+    moved = after["shm_attached"] - before["shm_attached"]
+    conns = after["accepted"] - before["accepted"] - 1  # (the stats query's own connection)
+    if relayed < r["requests"]:
+        raise RuntimeError(f"the daemon counted {relayed} pwrites for {r['requests']} requests")
+    if (transport == "shm") != (moved == conns and moved > 0):
+        raise RuntimeError(f"{transport}: {moved} of {conns} connections on shared memory")
+    return {**r, "daemon_pwrites": relayed, "connections": conns, "shm_connections": moved}
+
+
+def main() -> int:
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("--threads", type=int, default=8)
+    ap.add_argument("--seconds", type=float, default=3.0)
+    ap.add_argument("--runs", type=int, default=5)
+    ap.add_argument("--out", default=str(REPO / "bench/results/shm-rate.md"))
+    args = ap.parse_args()
+    work = Path(tempfile.mkdtemp(prefix="iorelay-shm-rate-", dir="/tmp"))
+    res: dict = {"date": time.strftime("%Y-%m-%d"), "host": platform.node(),
+                 "cpus": os.cpu_count(), "rows": [],
+                 "command": f"python bench/shm_rate.py --threads {args.threads} "
+                            f"--seconds {args.seconds:g} --runs {args.runs}"}  # fmt: skip
+    try:
+        for backend in ("null", "posix"):
+            root = work / f"root-{backend}"
+            root.mkdir()
+            with LocalDaemons(1, root, "/iorelay-bench", work / f"w-{backend}",
+                              backend=backend) as d:  # fmt: skip
+                runs: dict[str, list[dict]] = {"shm": [], "unix": []}
+                for i in range(args.runs):
+                    order = ("shm", "unix") if i % 2 == 0 else ("unix", "shm")
+                    for transport in order:
+                        runs[transport].append(one_run(d, transport, args.threads, args.seconds))
+                for transport, rs in runs.items():
+                    rates = [r["requests_per_s"] for r in rs]
+                    res["rows"].append({"backend": backend, "transport": transport,
+                                        "threads": args.threads,
+                                        "median_requests_per_s": statistics.median(rates),
+                                        "daemon_cpu_us": statistics.median(
+                                            r["daemon_cpu_us_per_request"] for r in rs),
+                                        "client_cpu_us": statistics.median(
+                                            r["client_cpu_us_per_request"] for r in rs),
+                                        "all": rates, "runs": rs})  # fmt: skip
+    finally:
+        shutil.rmtree(work, ignore_errors=True)
+    lines = [f"## 4 KiB pwrite requests per second, one daemon, {res['date']} on {res['host']} "
+             f"({res['cpus']} CPUs)", "", f"Command: `{res['command']}`", "",
+             "Layout: one iorelayd (2 event-loop threads, 4 workers) and one client process of "
+             f"{args.threads} threads, each on its own pooled connection; same host.", "",
+             "| backend | transport | median requests/s | daemon CPU us/request | "
+             "client CPU us/request | runs (requests/s) |",
+             "|---|---|---|---|---|---|"]  # fmt: skip
+    for r in res["rows"]:
+        runs_text = ", ".join(f"{v:.0f}" for v in r["all"])
+        lines.append(f"| {r['backend']} | {r['transport']} | {r['median_requests_per_s']:.0f} | "
+                     f"{r['daemon_cpu_us']:.1f} | {r['client_cpu_us']:.1f} | "
+                     f"{runs_text} |")  # fmt: skip
+    text = "\n".join(lines) + "\n"
+    print(text)
+    out = Path(args.out)
+    out.parent.mkdir(parents=True, exist_ok=True)
+    out.write_text(text)
+    out.with_suffix(".json").write_text(json.dumps(res, indent=2) + "\n")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,122 @@
+// ShmChannel: mapping and checking the daemon's rings, and the sleep/wake protocol on the
+// client side (poll on the doorbell and the socket; level-triggered, so the doorbell is
+// drained after each wake-up and before the rings are looked at again).
+#include "client/shm_channel.h"
+
+#include <poll.h>
+#include <sys/mman.h>
+#include <sys/stat.h>
+#include <sys/syscall.h>
+#include <unistd.h>
+
+#include "client/internal_fds.h"
+
+namespace iorelay::client {
+
+Result<std::unique_ptr<ShmChannel>> ShmChannel::Map(int memfd, int daemon_bell, int client_bell,
+                                                    uint64_t ring_bytes) {
+  std::unique_ptr<ShmChannel> c(new ShmChannel());
+  c->daemon_bell_ = daemon_bell;
+  c->client_bell_ = client_bell;
+  auto fail = [&](Status s) {
+    CloseInternalFd(memfd);
+    return s;
+  };
+  if (ring_bytes < kShmMinRingBytes || ring_bytes > kShmMaxRingBytes ||
+      (ring_bytes & (ring_bytes - 1)) != 0) {
+    return fail(Status::IOError("the daemon's ring size is out of range"));
+  }
+  c->map_bytes_ = ShmMappingBytes(ring_bytes);
+  struct stat st;
+  if (::syscall(SYS_fstat, memfd, &st) != 0 || static_cast<uint64_t>(st.st_size) != c->map_bytes_) {
+    return fail(Status::IOError("the daemon's shared memory has the wrong size"));
+  }
+  void* p = ::mmap(nullptr, c->map_bytes_, PROT_READ | PROT_WRITE, MAP_SHARED, memfd, 0);
+  CloseInternalFd(memfd);
+  if (p == MAP_FAILED) return Status::LastError("mmap of the daemon's rings");
+  c->map_ = p;
+  auto* h = static_cast<ShmHeader*>(p);
+  if (h->magic != kShmMagic || h->ring_bytes != ring_bytes) {
+    return Status::IOError("the daemon's shared memory has no rings");
+  }
+  auto* base = static_cast<uint8_t*>(p) + kShmHeaderBytes;
+  c->out_ = ShmRingWriter(&h->to_daemon, base, ring_bytes);
+  c->in_ = ShmRingReader(&h->to_client, base + ring_bytes, ring_bytes);
+  return c;
+}
+
+ShmChannel::~ShmChannel() { Release(); }
+
+void ShmChannel::Release() {
+  if (map_ != nullptr) ::munmap(map_, map_bytes_);
+  map_ = nullptr;
+  if (daemon_bell_ >= 0) CloseInternalFd(daemon_bell_);
+  if (client_bell_ >= 0) CloseInternalFd(client_bell_);
+  daemon_bell_ = client_bell_ = -1;
+}
+
+void ShmChannel::Abandon() { Release(); }
+
+void ShmChannel::ReplaceFd(int old_fd, int new_fd) {
+  if (daemon_bell_ == old_fd) daemon_bell_ = new_fd;
+  if (client_bell_ == old_fd) client_bell_ = new_fd;
+}
+
+ssize_t ShmChannel::RecvV(struct iovec* iov, int count) {
+  Result<size_t> got = in_.ReadV(iov, count, /*mark_when_short=*/false);
+  if (!got.ok()) {
+    errno = got.status().code();
+    return -1;
+  }
+  if (*got == 0) {
+    errno = EAGAIN;
+    return -1;
+  }
+  if (in_.WriterNeedsWake()) RingDoorbell(daemon_bell_);
+  return static_cast<ssize_t>(*got);
+}
+
+ssize_t ShmChannel::Send(const struct iovec* iov, int count) {
+  for (;;) {
+    Result<size_t> took = out_.Write(iov, count);
+    if (!took.ok()) {
+      errno = took.status().code();
+      return -1;
+    }
+    if (*took > 0) {
+      if (out_.ReaderNeedsWake()) RingDoorbell(daemon_bell_);
+      return static_cast<ssize_t>(*took);
+    }
+    Result<bool> full = out_.PrepareToWait();
+    if (!full.ok()) {
+      errno = full.status().code();
+      return -1;
+    }
+    if (*full) {
+      errno = EAGAIN;
+      return -1;
+    }
+  }
+}
+
+int ShmChannel::Wait(bool for_read, int socket, int timeout_ms) {
+  Result<bool> sleep = for_read ? in_.PrepareToSleep() : out_.PrepareToWait();
+  if (!sleep.ok()) {
+    errno = sleep.status().code();
+    return -1;
+  }
+  if (!*sleep) return 1;  // arrived meanwhile
+  struct pollfd p[2] = {{client_bell_, POLLIN, 0}, {socket, POLLIN | POLLRDHUP, 0}};
+  int r = ::poll(p, 2, timeout_ms);
+  if (r < 0) return errno == EINTR ? 1 : -1;
+  if (r == 0) return 0;
+  // After the switch the daemon never writes on the socket: any event there is its end.
+  if (p[1].revents != 0) {
+    errno = ECONNRESET;
+    return -1;
+  }
+  DrainDoorbell(client_bell_);
+  return 1;
+}
+
+}  // namespace iorelay::client

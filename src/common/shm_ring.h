@@ -1,0 +1,121 @@
+// The shared-memory transport's layout and its two byte rings (client → daemon, daemon →
+// client) in one memfd mapped by both processes. Each ring is a single-producer,
+// single-consumer byte stream carrying the same frames as a socket; each side keeps its own
+// position privately and only publishes it, so a peer scribbling the shared page can make the
+// stream wrong but never make the other side read or write outside the mapping.
+#pragma once
+
+#include <sys/types.h>
+#include <sys/uio.h>
+
+#include <atomic>
+#include <cstddef>
+#include <cstdint>
+#include <string>
+
+#include "common/status.h"
+
+namespace iorelay {
+
+inline constexpr uint64_t kShmMagic = 0x69726c7973686d31ull;  // "irlyshm1"
+inline constexpr size_t kShmHeaderBytes = 4096;               // then the two rings' data
+inline constexpr uint64_t kShmMinRingBytes = 64 * 1024;
+inline constexpr uint64_t kShmMaxRingBytes = 64ull << 20;
+
+// One direction's control words, each on its own cache line.
+struct ShmRingControl {
+  alignas(64) std::atomic<uint64_t> tail;  // bytes ever written (the producer's)
+  alignas(64) std::atomic<uint64_t> head;  // bytes ever read (the consumer's)
+  // 1: the consumer found the ring empty and sleeps on its doorbell (set by it, cleared by the
+  // producer when it rings).
+  alignas(64) std::atomic<uint32_t> reader_waiting;
+  // 1: the producer found the ring full and waits for room (set by it, cleared by the
+  // consumer when it rings).
+  std::atomic<uint32_t> writer_waiting;
+};
+
+struct ShmHeader {
+  uint64_t magic;
+  uint64_t ring_bytes;  // each ring's data size, a power of two
+  ShmRingControl to_daemon;
+  ShmRingControl to_client;
+};
+static_assert(sizeof(ShmHeader) <= kShmHeaderBytes);
+static_assert(std::atomic<uint64_t>::is_always_lock_free);
+
+// The memfd's size for rings of `ring_bytes`.
+inline size_t ShmMappingBytes(uint64_t ring_bytes) { return kShmHeaderBytes + 2 * ring_bytes; }
+
+// The producer's end of one ring. Not thread-safe: one writer at a time.
+class ShmRingWriter {
+ public:
+  ShmRingWriter() = default;
+  ShmRingWriter(ShmRingControl* ctl, uint8_t* data, uint64_t size)
+      : ctl_(ctl), data_(data), size_(size), tail_(ctl->tail.load(std::memory_order_relaxed)) {}
+
+  // Copies as much of `iov` as fits and publishes it; returns the bytes taken (0: full; the
+  // reader is then asked to ring when it makes room). EPROTO when the reader's published
+  // position is impossible (the shared page was scribbled).
+  Result<size_t> Write(const struct iovec* iov, int count);
+  // After a Write that took bytes: whether the reader sleeps and must be rung (clears its
+  // flag, so one ring per sleep).
+  bool ReaderNeedsWake();
+  // Before waiting for room: marks the writer as waiting; false when room appeared meanwhile.
+  Result<bool> PrepareToWait();
+
+ private:
+  Result<uint64_t> Room();
+
+  ShmRingControl* ctl_ = nullptr;
+  uint8_t* data_ = nullptr;
+  uint64_t size_ = 0;
+  uint64_t tail_ = 0;  // private: never read back from the shared page
+};
+
+// The consumer's end of one ring. Not thread-safe: one reader at a time.
+class ShmRingReader {
+ public:
+  ShmRingReader() = default;
+  ShmRingReader(ShmRingControl* ctl, uint8_t* data, uint64_t size)
+      : ctl_(ctl), data_(data), size_(size), head_(ctl->head.load(std::memory_order_relaxed)) {}
+
+  // Copies up to `n` bytes out; EPROTO when the writer's published position is impossible.
+  // With `mark_when_short`, a count below `n` means the ring was found empty after the reader
+  // was marked as sleeping (the writer rings its doorbell on its next write), so the caller
+  // may wait for the doorbell without missing a write (an edge-triggered event loop).
+  Result<size_t> Read(void* buf, size_t n, bool mark_when_short);
+  Result<size_t> ReadV(const struct iovec* iov, int count, bool mark_when_short);
+  // Before waiting on the doorbell: marks the reader as sleeping; false when bytes arrived
+  // meanwhile (then read instead of waiting).
+  Result<bool> PrepareToSleep();
+  // After a Read that took bytes: whether the writer waits for room and must be rung.
+  bool WriterNeedsWake();
+
+ private:
+  // Bytes readable now; EPROTO when impossible.
+  Result<uint64_t> Available();
+
+  ShmRingControl* ctl_ = nullptr;
+  uint8_t* data_ = nullptr;
+  uint64_t size_ = 0;
+  uint64_t head_ = 0;  // private: never read back from the shared page
+};
+
+// Where a process runs, as far as the shared-memory transport cares: the kernel's boot and the
+// network namespace (a testbed's hosts are namespaces of one kernel, whose links must not be
+// bypassed). Raw system calls only (safe inside the interposer).
+struct HostIdentity {
+  uint64_t netns_dev = 0;
+  uint64_t netns_ino = 0;
+  std::string boot_id;
+};
+// `pid` 0: this process; else that one's network namespace (boot id: this kernel's).
+Result<HostIdentity> ReadHostIdentity(pid_t pid);
+
+// Rings an eventfd doorbell (a failed write is ignored: the peer is gone or its counter is
+// saturated, and either way it is awake).
+void RingDoorbell(int eventfd);
+// Resets an eventfd doorbell (non-blocking).
+void DrainDoorbell(int eventfd);
+
+}  // namespace iorelay

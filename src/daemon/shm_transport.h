@@ -1,0 +1,59 @@
+// The daemon's end of a shared-memory connection: two byte rings in a sealed memfd, an eventfd
+// doorbell each way, and the authenticated Unix socket kept only to learn when the client
+// goes. It is a Connection like a socket, so the event loop, the frame reader and the reply
+// queue serve it unchanged; the doorbell is its PollFd, the socket its AuxPollFd.
+#pragma once
+
+#include <atomic>
+#include <cstdint>
+#include <memory>
+#include <string>
+
+#include "common/shm_ring.h"
+#include "daemon/transport.h"
+
+namespace iorelay::daemon {
+
+class ShmConnection final : public Connection {
+ public:
+  // Rings of `ring_bytes` each (a power of two in [kShmMinRingBytes, kShmMaxRingBytes]): a
+  // memfd sealed against resizing (a client cannot truncate it under the daemon), mapped, and
+  // two non-blocking eventfds. `open_count` (may be null) counts live shared-memory connections.
+  static Result<std::unique_ptr<ShmConnection>> Create(uint64_t ring_bytes,
+                                                       std::atomic<uint64_t>* open_count);
+  ~ShmConnection() override;
+
+  // Sends `frame` (the attach reply) on `socket` with the memfd and both eventfds as
+  // SCM_RIGHTS, then takes the socket over. On failure the socket is left to the caller.
+  Status HandOver(std::unique_ptr<Connection>& socket, const uint8_t* frame, size_t len);
+
+  Result<size_t> Recv(void* buf, size_t n) override;
+  Result<size_t> SendSome(const struct iovec* iov, int iovcnt) override;
+  void Shutdown() override;
+  int PollFd() const override { return daemon_bell_; }
+  std::string peer() const override;
+  int AuxPollFd() const override { return socket_ ? socket_->PollFd() : -1; }
+  void OnAuxEvent() override;
+  bool HungUp() const override { return hung_up_.load() || violated_.load(); }
+
+  uint64_t ring_bytes() const { return ring_bytes_; }
+
+ private:
+  ShmConnection() = default;
+
+  std::unique_ptr<Connection> socket_;
+  void* map_ = nullptr;
+  size_t map_bytes_ = 0;
+  uint64_t ring_bytes_ = 0;
+  int memfd_ = -1;        // closed once handed over
+  int daemon_bell_ = -1;  // the client rings it: requests written, or room made for replies
+  int client_bell_ = -1;  // this side rings it: replies written, or room made for requests
+  ShmRingReader in_;      // client → daemon (the event loop's thread)
+  ShmRingWriter out_;     // daemon → client (under the connection's send lock)
+  std::atomic<bool> hung_up_{false};
+  std::atomic<bool> violated_{false};  // the client wrote on the socket after the switch
+  std::atomic<bool> shut_{false};
+  std::atomic<uint64_t>* open_count_ = nullptr;
+};
+
+}  // namespace iorelay::daemon
