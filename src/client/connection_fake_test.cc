@@ -21,6 +21,8 @@ class ConnectionFake : public ::testing::Test {
   void SetUp() override {
     alarm(60);  // a hang fails the test instead of stalling CI
     secret_.fill(0x5a);
+    // The fake daemons speak the socket protocol only (no shm_attach).
+    ::setenv("IORELAY_SHM", "off", 1);
   }
   void TearDown() override { alarm(0); }
   Result<std::unique_ptr<Connection>> Open(const FakeDaemon& d, const Secret& s, int timeout_ms) {

@@ -147,7 +147,7 @@ TEST(OpTableTest, EveryOpHasARowAndPayloadBounds) {
   EXPECT_GE(Info(Op::k##Name).max_fields, EncodeFields(Request{}).size());
   IORELAY_PROTOCOL_OPS(IORELAY_COUNT_OP)
 #undef IORELAY_COUNT_OP
-  EXPECT_EQ(ops, 33);
+  EXPECT_EQ(ops, 34);
   EXPECT_FALSE(IsKnownOp(9));
   EXPECT_STREQ(OpName(static_cast<Op>(9)), "unknown");
   // Fixed-size requests are bounded by their size; paths by kMaxPathBytes; data by kMaxIoBytes.
