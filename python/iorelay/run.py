@@ -253,24 +253,15 @@ def start_relay(config: RelayConfig, workdir: str | os.PathLike[str]) -> Iterato
             "--node-aggregation with I/O nodes on other hosts (one relay per compute host) "
             "is not implemented yet; on one machine it runs one relay"
         )
-    if uses_remote_hosts(config) and config.launcher == "ssh":
-        daemons = SshDaemons(
-            config.hosts,
-            root,
-            prefix,
-            work / "daemons",
-            scheduler=config.scheduler,
-            extra_args=config.daemon_args,
-            interface=config.interface,
-        )
-    elif uses_remote_hosts(config):
-        if not os.environ.get("SLURM_JOB_ID"):
+    if uses_remote_hosts(config):
+        if config.launcher != "ssh" and not os.environ.get("SLURM_JOB_ID"):
             remote = sorted({h for h in config.hosts if not is_local_host(h)})
             raise RunError(
                 f"hosts {', '.join(remote)} are not this machine and this is not a Slurm "
                 "allocation: start the daemons over ssh with --launcher ssh"
             )
-        daemons = SlurmDaemons(
+        launcher = SshDaemons if config.launcher == "ssh" else SlurmDaemons
+        daemons = launcher(
             config.hosts,
             root,
             prefix,
