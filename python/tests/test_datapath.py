@@ -74,7 +74,8 @@ def test_fio_verifies_through_daemons_and_on_disk(daemon_factory: DaemonFactory,
     for node, sections in enumerate(halves):
         env = {**os.environ, **d.env(), "IORELAY_NODE_ID": str(node), "IORELAY_NODES": "2"}
         argv = ["fio", "--output-format=terse", *(f"--section={s}" for s in sections), str(job)]
-        procs.append(subprocess.Popen(argv, env=env, stdout=subprocess.PIPE,
+        # fio's verify state files go to its working directory: the test's own.
+        procs.append(subprocess.Popen(argv, env=env, stdout=subprocess.PIPE, cwd=d.workdir,
                                       stderr=subprocess.STDOUT, text=True))  # fmt: skip
     for p in procs:
         out, _ = p.communicate(timeout=SUBPROCESS_TIMEOUT_S)
@@ -84,7 +85,7 @@ def test_fio_verifies_through_daemons_and_on_disk(daemon_factory: DaemonFactory,
     # Read the backend files with fio directly (no relay): the bytes on disk are right.
     direct_job = Path(d.workdir) / "verify-direct.fio"
     direct_job.write_text(FIO_JOBS.format(directory=d.root_dir))
-    direct = run(["fio", "--verify_only", "--output-format=terse", str(direct_job)])
+    direct = run(["fio", "--verify_only", "--output-format=terse", str(direct_job)], cwd=d.workdir)
     assert direct.returncode == 0, direct.stdout + direct.stderr
     served = [total_requests(d, i) for i in range(count)]
     assert all(n > 0 for n in served), f"every daemon should have served requests: {served}"
@@ -317,7 +318,7 @@ def test_posix_aio_keeps_requests_in_flight_and_they_merge(daemon_factory: Daemo
         "[aio]\nioengine=posixaio\niodepth=16\nrw=write\nbs=8k\nsize=4m\ndirect=1\n"
         "verify=crc32c\nverify_fatal=1\ndo_verify=1\n"
     )
-    result = run(["fio", f"--directory={d.prefix}", "-"], d.env(), input=job)
+    result = run(["fio", f"--directory={d.prefix}", "-"], d.env(), input=job, cwd=d.workdir)
     assert result.returncode == 0, result.stdout + result.stderr
     total = query_stats(d.addresses()[0], d.credential_file)["total"]
     assert total["by_op"]["pwrite"] == 512 and total["by_op"]["pread"] == 512

@@ -105,8 +105,8 @@ def test_fio_verifies_when_a_daemon_dies_mid_run(disk_tmp: Path):
         env = {**os.environ, **d.env(), "IORELAY_TIMEOUT_MS": "2000"}
         job = disk_tmp / "job.fio"
         job.write_text(FIO_JOB.format(directory=d.prefix))
-        with subprocess.Popen(["fio", str(job)], env=env, text=True, stdout=subprocess.PIPE,
-                              stderr=subprocess.PIPE) as p:  # fmt: skip
+        with subprocess.Popen(["fio", str(job)], env=env, text=True, cwd=disk_tmp,
+                              stdout=subprocess.PIPE, stderr=subprocess.PIPE) as p:  # fmt: skip
             victim = None
             for _ in range(100):  # until fio has its file open (it lays it out first)
                 time.sleep(0.1)

@@ -1,4 +1,5 @@
 // Address parsing and non-blocking connect with a bound; only socket-level libc calls.
+#include "common/raw_close.h"
 #include "client/address.h"
 
 #include <fcntl.h>
@@ -93,7 +94,7 @@ Result<int> ConnectSocket(const Address& addr, int timeout_ms) {
     if (fd < 0) return Status::LastError("socket");
     int err = ConnectWithin(fd, reinterpret_cast<sockaddr*>(&sun), sizeof sun, timeout_ms);
     if (err != 0) {
-      syscall(SYS_close, fd);
+      RawClose(fd);
       return ConnectFailed(addr, err);
     }
     return AdoptInternalFd(fd);
@@ -123,7 +124,7 @@ Result<int> ConnectSocket(const Address& addr, int timeout_ms) {
       return AdoptInternalFd(fd);
     }
     last_err = err;
-    syscall(SYS_close, fd);
+    RawClose(fd);
   }
   ::freeaddrinfo(res);
   return ConnectFailed(addr, last_err);

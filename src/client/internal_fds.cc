@@ -1,4 +1,5 @@
 // Bitmap of the client's own descriptors; raw syscalls only, so the interposer never sees them.
+#include "common/raw_close.h"
 #include "client/internal_fds.h"
 
 #include <fcntl.h>
@@ -48,7 +49,7 @@ int DupHigh(int fd) {
 int AdoptInternalFd(int fd) {
   int high = DupHigh(fd);
   if (high >= 0) {
-    syscall(SYS_close, fd);
+    RawClose(fd);
     fd = high;
   } else {
     syscall(SYS_fcntl, fd, F_SETFD, FD_CLOEXEC);
@@ -62,14 +63,14 @@ Result<int> RelocateInternalFd(int fd) {
   if (high < 0) return Status::LastError("relocate internal descriptor");
   SetBit(high, true);
   SetBit(fd, false);
-  syscall(SYS_close, fd);
+  RawClose(fd);
   return high;
 }
 
 void CloseInternalFd(int fd) {
   if (fd < 0) return;
   SetBit(fd, false);
-  syscall(SYS_close, fd);
+  RawClose(fd);
 }
 
 bool IsInternalFd(int fd) {

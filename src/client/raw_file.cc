@@ -1,5 +1,6 @@
 // Small-file reads through syscall(): the placement map is read while the interposer may be
 // initialising, so libc's wrapped open/read must not be re-entered.
+#include "common/raw_close.h"
 #include "client/raw_file.h"
 
 #include <fcntl.h>
@@ -13,7 +14,7 @@ namespace {
 struct RawFd {
   int fd;
   ~RawFd() {
-    if (fd >= 0) syscall(SYS_close, fd);
+    if (fd >= 0) RawClose(fd);
   }
 };
 

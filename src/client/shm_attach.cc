@@ -3,14 +3,13 @@
 // doorbells as SCM_RIGHTS on the authenticated socket, which is kept only to notice the
 // daemon's end.
 #include <sys/socket.h>
-#include <sys/syscall.h>
 #include <time.h>
 #include <unistd.h>
 
 #include <cstring>
-#include <mutex>
 #include <vector>
 
+#include "common/raw_close.h"
 #include "client/connection.h"
 #include "client/internal_fds.h"
 #include "proto/wire.h"
@@ -38,7 +37,7 @@ void TakeFds(struct msghdr* m, std::vector<int>* fds) {
       if (fds->size() < kShmFds) {
         fds->push_back(AdoptInternalFd(fd));
       } else {
-        ::syscall(SYS_close, fd);
+        RawClose(fd);
       }
     }
   }
@@ -47,15 +46,6 @@ void TakeFds(struct msghdr* m, std::vector<int>* fds) {
 void CloseAll(std::vector<int>& fds) {
   for (int fd : fds) CloseInternalFd(fd);
   fds.clear();
-}
-
-// Receiving descriptors and moving them to high numbers (AdoptInternalFd closes the received
-// number with a raw system call, which ThreadSanitizer does not see) is serialised across the
-// process's connections: two threads attaching at once receive the same low numbers, which
-// ThreadSanitizer would take for a race on one descriptor. Held for one non-blocking recvmsg.
-std::mutex& ReceiveFdsMutex() {
-  static std::mutex mu;
-  return mu;
 }
 
 }  // namespace
@@ -82,12 +72,8 @@ Status Connection::AttachShm() {
     m.msg_iovlen = 1;
     m.msg_control = control;
     m.msg_controllen = sizeof control;
-    ssize_t n;
-    {
-      std::lock_guard<std::mutex> lock(ReceiveFdsMutex());
-      n = ::recvmsg(fd_, &m, MSG_DONTWAIT | MSG_CMSG_CLOEXEC);
-      if (n > 0) TakeFds(&m, &fds);
-    }
+    const ssize_t n = ::recvmsg(fd_, &m, MSG_DONTWAIT | MSG_CMSG_CLOEXEC);
+    if (n > 0) TakeFds(&m, &fds);
     if (n > 0) got += static_cast<size_t>(n);
     Status s = AfterReceive(n);
     if (!s.ok()) {

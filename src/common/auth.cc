@@ -1,4 +1,5 @@
 // Credential files and HMAC challenge-response, on libsodium.
+#include "common/raw_close.h"
 #include "common/auth.h"
 
 #include <fcntl.h>
@@ -34,7 +35,7 @@ Result<Secret> LoadSecretFile(const std::string& path) {
   if (fd < 0) return Status::LastError("credential file " + path);
   struct FdCloser {
     int fd;
-    ~FdCloser() { syscall(SYS_close, fd); }
+    ~FdCloser() { RawClose(fd); }
   } closer{fd};
   struct stat st {};
   if (syscall(SYS_fstat, fd, &st) != 0) return Status::LastError("credential file " + path);

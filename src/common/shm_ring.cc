@@ -3,6 +3,7 @@
 // the peer's flag; set my flag, then read the peer's position), so a write is never missed by
 // a reader that went to sleep, nor room by a writer that waits. (No fences: ThreadSanitizer
 // does not model them.)
+#include "common/raw_close.h"
 #include "common/shm_ring.h"
 
 #include <fcntl.h>
@@ -132,7 +133,7 @@ Result<HostIdentity> ReadHostIdentity(pid_t pid) {
   if (fd < 0) return Status::LastError(boot);
   char buf[64];
   long n = ::syscall(SYS_read, fd, buf, sizeof buf);
-  ::syscall(SYS_close, fd);
+  RawClose(fd);
   if (n <= 0) return Status::IOError(std::string("reading ") + boot);
   id.boot_id.assign(buf, static_cast<size_t>(n));
   while (!id.boot_id.empty() && (id.boot_id.back() == '\n' || id.boot_id.back() == ' ')) {

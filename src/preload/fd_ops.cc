@@ -1,4 +1,5 @@
 // Forwarded-descriptor life cycle: placeholder, entry, duplicate, close.
+#include "common/raw_close.h"
 #include "preload/fd_ops.h"
 
 #include <fcntl.h>
@@ -18,7 +19,7 @@ int ReservePlaceholder(bool cloexec) {
   long fd = syscall(SYS_openat, AT_FDCWD, "/", flags);
   if (fd < 0) return -errno;
   if (static_cast<size_t>(fd) >= g_table.capacity()) {
-    syscall(SYS_close, fd);
+    RawClose(fd);
     return -EMFILE;
   }
   return static_cast<int>(fd);
@@ -26,7 +27,7 @@ int ReservePlaceholder(bool cloexec) {
 
 void ClosePlaceholder(int fd) {
   int saved = errno;
-  syscall(SYS_close, fd);
+  RawClose(fd);
   errno = saved;
 }
 

@@ -1,5 +1,6 @@
 // The dlsym(RTLD_NEXT) table and the syscall() stand-ins used before it is filled
 // (dlsym and libc start-up may call open/read/fstat/mmap through the interposer).
+#include "common/raw_close.h"
 #include "preload/libc_next.h"
 
 #include <dlfcn.h>
@@ -33,7 +34,7 @@ int SysFcntl(int fd, int cmd, ...) {
   va_end(ap);
   return static_cast<int>(syscall(SYS_fcntl, fd, cmd, arg));
 }
-int SysClose(int fd) { return static_cast<int>(syscall(SYS_close, fd)); }
+int SysClose(int fd) { return RawClose(fd); }
 ssize_t SysRead(int fd, void* b, size_t n) { return syscall(SYS_read, fd, b, n); }
 ssize_t SysWrite(int fd, const void* b, size_t n) { return syscall(SYS_write, fd, b, n); }
 ssize_t SysPread(int fd, void* b, size_t n, off_t o) { return syscall(SYS_pread64, fd, b, n, o); }

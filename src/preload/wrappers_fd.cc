@@ -7,6 +7,7 @@
 #include <algorithm>
 #include <vector>
 
+#include "common/raw_close.h"
 #include "preload/fd_ops.h"
 #include "preload/libc_next.h"
 #include "preload/state.h"
@@ -68,7 +69,7 @@ bool OpenFdsInRange(unsigned first, unsigned last, std::vector<int>* out) {
       if (fd != dir && fd >= first && fd <= last) out->push_back(static_cast<int>(fd));
     }
   }
-  syscall(SYS_close, dir);
+  iorelay::RawClose(dir);
   std::sort(out->begin(), out->end());
   return true;
 }
