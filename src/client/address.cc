@@ -1,5 +1,4 @@
 // Address parsing and non-blocking connect with a bound; only socket-level libc calls.
-#include "common/raw_close.h"
 #include "client/address.h"
 
 #include <fcntl.h>
@@ -15,6 +14,7 @@
 #include <cstring>
 
 #include "client/internal_fds.h"
+#include "common/raw_close.h"
 
 namespace iorelay::client {
 namespace {

@@ -1,5 +1,4 @@
 // Bitmap of the client's own descriptors; raw syscalls only, so the interposer never sees them.
-#include "common/raw_close.h"
 #include "client/internal_fds.h"
 
 #include <fcntl.h>
@@ -10,6 +9,8 @@
 #include <algorithm>
 #include <atomic>
 #include <cstdint>
+
+#include "common/raw_close.h"
 
 namespace iorelay::client {
 namespace {

@@ -1,12 +1,13 @@
 // Small-file reads through syscall(): the placement map is read while the interposer may be
 // initialising, so libc's wrapped open/read must not be re-entered.
-#include "common/raw_close.h"
 #include "client/raw_file.h"
 
 #include <fcntl.h>
 #include <sys/stat.h>
 #include <sys/syscall.h>
 #include <unistd.h>
+
+#include "common/raw_close.h"
 
 namespace iorelay::client {
 namespace {

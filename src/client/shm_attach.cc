@@ -9,9 +9,9 @@
 #include <cstring>
 #include <vector>
 
-#include "common/raw_close.h"
 #include "client/connection.h"
 #include "client/internal_fds.h"
+#include "common/raw_close.h"
 #include "proto/wire.h"
 
 namespace iorelay::client {

@@ -1,5 +1,4 @@
 // Credential files and HMAC challenge-response, on libsodium.
-#include "common/raw_close.h"
 #include "common/auth.h"
 
 #include <fcntl.h>
@@ -10,6 +9,8 @@
 
 #include <cstring>
 #include <mutex>
+
+#include "common/raw_close.h"
 
 namespace iorelay {
 namespace {

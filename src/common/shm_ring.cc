@@ -3,7 +3,6 @@
 // the peer's flag; set my flag, then read the peer's position), so a write is never missed by
 // a reader that went to sleep, nor room by a writer that waits. (No fences: ThreadSanitizer
 // does not model them.)
-#include "common/raw_close.h"
 #include "common/shm_ring.h"
 
 #include <fcntl.h>
@@ -13,6 +12,8 @@
 
 #include <algorithm>
 #include <cstring>
+
+#include "common/raw_close.h"
 
 namespace iorelay {
 namespace {

@@ -1,5 +1,4 @@
 // Forwarded-descriptor life cycle: placeholder, entry, duplicate, close.
-#include "common/raw_close.h"
 #include "preload/fd_ops.h"
 
 #include <fcntl.h>
@@ -9,6 +8,7 @@
 
 #include <new>
 
+#include "common/raw_close.h"
 #include "preload/state.h"
 #include "preload/std_streams.h"
 

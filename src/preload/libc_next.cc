@@ -1,11 +1,12 @@
 // The dlsym(RTLD_NEXT) table and the syscall() stand-ins used before it is filled
 // (dlsym and libc start-up may call open/read/fstat/mmap through the interposer).
-#include "common/raw_close.h"
 #include "preload/libc_next.h"
 
 #include <dlfcn.h>
 #include <stdarg.h>
 #include <sys/syscall.h>
+
+#include "common/raw_close.h"
 
 namespace iorelay::preload {
 namespace {
