@@ -291,6 +291,66 @@ TEST_F(Relay, KilledRelayGivesEioNotAHang) {
   iorelay_client_destroy(c);
 }
 
+// A relay told to stop while one of its clients waits for a record lock upstream: the waiter
+// gets an error instead of hanging, the relay exits within its drain deadline, and the I/O node
+// is left with no lock of the relay's: the range is free once its holder lets go.
+TEST_F(Relay, StoppedRelayEndsALockWaitAndLeavesNoLockBehind) {
+  iorelay_client* holder = ClientOf(*ion_);
+  ASSERT_NE(holder, nullptr);
+  iorelay_file* hf = nullptr;
+  ASSERT_EQ(iorelay_open(holder, "/fwd/locked", O_RDWR | O_CREAT, 0644, &hf), 0);
+  struct flock lk {};
+  lk.l_type = F_WRLCK;
+  lk.l_whence = SEEK_SET;
+  lk.l_len = 4096;
+  ASSERT_EQ(iorelay_lock(hf, F_SETLK, &lk), 0);
+
+  iorelay_client* waiter = ClientOf(*relay_);
+  ASSERT_NE(waiter, nullptr);
+  iorelay_file* wf = nullptr;
+  ASSERT_EQ(iorelay_open(waiter, "/fwd/locked", O_RDWR, 0, &wf), 0);
+  std::atomic<int> wait_rc{1};
+  std::thread wait_thread([&] {
+    struct flock want = lk;
+    wait_rc = iorelay_lock(wf, F_SETLKW, &want);
+  });
+  for (int i = 0; i < 500 && StatsOf(*relay_)["relay_locks"].value("waits", uint64_t{0}) == 0;
+       ++i) {
+    std::this_thread::sleep_for(std::chrono::milliseconds(10));
+  }
+  ASSERT_GE(StatsOf(*relay_)["relay_locks"].value("waits", uint64_t{0}), 1u);
+
+  auto t0 = Clock::now();
+  relay_->Signal(SIGTERM);
+  wait_thread.join();
+  EXPECT_LT(wait_rc.load(), 0) << "the wait must end with an error, not a lock";
+  EXPECT_LT(std::chrono::duration<double>(Clock::now() - t0).count(), 10.0);
+  bool exited = false;  // a zombie until the fixture reaps it
+  for (int i = 0; i < 1000 && !exited; ++i) {
+    std::string stat = ReadWholeFile("/proc/" + std::to_string(relay_->pid()) + "/stat");
+    size_t paren = stat.rfind(')');
+    exited = paren != std::string::npos && paren + 2 < stat.size() && stat[paren + 2] == 'Z';
+    if (!exited) std::this_thread::sleep_for(std::chrono::milliseconds(10));
+  }
+  EXPECT_TRUE(exited) << "the relay did not exit within 10 s of SIGTERM";
+  (void)iorelay_close(wf);
+  iorelay_client_destroy(waiter);
+
+  lk.l_type = F_UNLCK;
+  ASSERT_EQ(iorelay_lock(hf, F_SETLK, &lk), 0);
+  iorelay_client* other = ClientOf(*ion_);
+  ASSERT_NE(other, nullptr);
+  iorelay_file* of = nullptr;
+  ASSERT_EQ(iorelay_open(other, "/fwd/locked", O_RDWR, 0, &of), 0);
+  struct flock again = lk;
+  again.l_type = F_WRLCK;
+  EXPECT_EQ(iorelay_lock(of, F_SETLK, &again), 0) << "a lock of the relay's was left behind";
+  EXPECT_EQ(iorelay_close(of), 0);
+  iorelay_client_destroy(other);
+  EXPECT_EQ(iorelay_close(hf), 0);
+  iorelay_client_destroy(holder);
+}
+
 TEST_F(Relay, KilledIoNodeGivesEioThroughTheRelay) {
   iorelay_client* c = ClientOf(*relay_);
   ASSERT_NE(c, nullptr);
