@@ -53,8 +53,9 @@ struct Row {
   OpInfo info;
 };
 
+// Never destroyed: a thread still decoding while the process exits must find it intact.
 const std::vector<Row>& Rows() {
-  static const std::vector<Row> rows = {
+  static const auto* rows = new std::vector<Row>{
 #define IORELAY_OP_ROW(Name, code, name, Request, family, handler, tail) \
   {Op::k##Name,                                                          \
    {name, Family::family, Handler::handler, tail, MaxFields<Request>(),  \
@@ -63,7 +64,7 @@ const std::vector<Row>& Rows() {
       IORELAY_PROTOCOL_OPS(IORELAY_OP_ROW)
 #undef IORELAY_OP_ROW
   };
-  return rows;
+  return *rows;
 }
 
 }  // namespace
