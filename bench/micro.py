@@ -7,8 +7,9 @@ second against one local daemon. One JSON file per program in the output folder.
 The programs: sched_bench (scheduler decision cost per queue depth), placement_bench (placement
 policies and metrics up to 49,152 nodes), frame_mac_bench (one frame's tag on a sealed
 connection: heartbeat, 4 KiB, 4 MiB), fencing_poll_bench (the daemon's check before each queued
-write), request_rate (4 KiB pwrites through the C API, 1 and 8
-threads, null and POSIX backends; the same rows as bench/datapath.py).
+write), lock_table_bench (record locks against 1,000 and 60,000 held ranges), request_rate
+(4 KiB pwrites through the C API, 1 and 8 threads, null and POSIX backends; the same rows as
+bench/datapath.py).
 """
 
 from __future__ import annotations
@@ -27,7 +28,9 @@ sys.path.insert(0, str(REPO / "python"))
 
 from datapath import TIMEOUT_S, program, request_rate_rows  # noqa: E402
 
-GOOGLE_BENCHMARKS = ("sched_bench", "placement_bench", "frame_mac_bench", "fencing_poll_bench")
+GOOGLE_BENCHMARKS = (
+    "sched_bench", "placement_bench", "frame_mac_bench", "fencing_poll_bench", "lock_table_bench",
+)  # fmt: skip
 
 
 def run_google_benchmark(name: str, out: Path, min_time_s: float) -> None:

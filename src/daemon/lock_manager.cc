@@ -2,6 +2,7 @@
 #include "daemon/lock_manager.h"
 
 #include <algorithm>
+#include <iterator>
 
 namespace iorelay::daemon {
 namespace {
@@ -37,88 +38,128 @@ Result<LockSpan> MakeSpan(int64_t start, int64_t length) {
   return s;
 }
 
+const LockSpan* LockManager::FirstConflict(const OwnerSpans& spans, const LockSpan& want) {
+  // The span starting last at or before want.start may reach into it; the others that overlap
+  // start inside [want.start, want.end).
+  auto it = spans.upper_bound(want.start);
+  if (it != spans.begin() && std::prev(it)->second.end > want.start) --it;
+  for (; it != spans.end() && it->second.start < want.end; ++it) {
+    if (Conflicts(it->second, want)) return &it->second;
+  }
+  return nullptr;
+}
+
 std::optional<LockSpan> LockManager::FindConflict(const sched::FileKey& key,
                                                   const LockSpan& want) const {
-  auto it = files_.find(key);
-  if (it == files_.end()) return std::nullopt;
-  for (const LockSpan& held : it->second) {
-    if (Conflicts(held, want)) return held;
+  auto file = files_.find(key);
+  if (file == files_.end()) return std::nullopt;
+  const LockSpan* first = nullptr;
+  for (const auto& [owner, spans] : file->second) {
+    if (owner == want.owner) continue;
+    const LockSpan* c = FirstConflict(spans, want);
+    if (c != nullptr && (first == nullptr || c->start < first->start ||
+                         (c->start == first->start && c->owner < first->owner))) {
+      first = c;
+    }
   }
-  return std::nullopt;
+  if (first == nullptr) return std::nullopt;
+  return *first;
 }
 
 std::vector<uint64_t> LockManager::ConflictingOwners(const sched::FileKey& key,
                                                      const LockSpan& want) const {
   std::vector<uint64_t> owners;
-  auto it = files_.find(key);
-  if (it == files_.end()) return owners;
-  for (const LockSpan& held : it->second) {
-    if (Conflicts(held, want) &&
-        std::find(owners.begin(), owners.end(), held.owner) == owners.end()) {
-      owners.push_back(held.owner);
-    }
+  auto file = files_.find(key);
+  if (file == files_.end()) return owners;
+  for (const auto& [owner, spans] : file->second) {
+    if (owner != want.owner && FirstConflict(spans, want) != nullptr) owners.push_back(owner);
   }
   return owners;
+}
+
+void LockManager::Insert(OwnerSpans& spans, const LockSpan& span) {
+  spans.emplace(span.start, span);
+  ++spans_;
+}
+
+void LockManager::Erase(OwnerSpans& spans, OwnerSpans::iterator it) {
+  spans.erase(it);
+  --spans_;
+}
+
+void LockManager::Cut(OwnerSpans& spans, const LockSpan& want) {
+  auto it = spans.upper_bound(want.start);
+  if (it != spans.begin() && std::prev(it)->second.end > want.start) --it;
+  std::vector<LockSpan> rest;  // parts of covered spans outside [want.start, want.end)
+  while (it != spans.end() && it->second.start < want.end) {
+    const LockSpan s = it->second;
+    auto next = std::next(it);
+    Erase(spans, it);
+    it = next;
+    if (s.start < want.start) {
+      LockSpan left = s;
+      left.end = want.start;
+      rest.push_back(left);
+    }
+    if (s.end > want.end) {
+      LockSpan right = s;
+      right.start = want.end;
+      rest.push_back(right);
+    }
+  }
+  for (const LockSpan& s : rest) Insert(spans, s);
 }
 
 bool LockManager::Apply(const sched::FileKey& key, const LockSpan& span, int16_t type) {
   LockSpan want = span;
   want.type = type;
-  std::vector<LockSpan>& spans = files_[key];
-  if (type != F_UNLCK) {
-    for (const LockSpan& held : spans) {
-      if (Conflicts(held, want)) {
-        if (spans.empty()) files_.erase(key);
-        return false;
-      }
+  auto file = files_.find(key);
+  if (type != F_UNLCK && file != files_.end()) {
+    for (const auto& [owner, spans] : file->second) {
+      if (owner != want.owner && FirstConflict(spans, want) != nullptr) return false;
     }
   }
-  // Cut the owner's coverage of [start, end) out.
-  std::vector<LockSpan> out;
-  out.reserve(spans.size() + 2);
-  for (const LockSpan& s : spans) {
-    if (s.owner != want.owner || !Overlap(s, want)) {
-      out.push_back(s);
-      continue;
-    }
-    if (s.start < want.start) {
-      LockSpan left = s;
-      left.end = want.start;
-      out.push_back(left);
-    }
-    if (s.end > want.end) {
-      LockSpan right = s;
-      right.start = want.end;
-      out.push_back(right);
+  if (type == F_UNLCK) {
+    if (file == files_.end()) return true;
+    auto mine = file->second.find(want.owner);
+    if (mine == file->second.end()) return true;
+    Cut(mine->second, want);
+    Forget(key, want.owner);
+    return true;
+  }
+  OwnerSpans& spans = files_[key][want.owner];
+  owner_files_[want.owner].insert(key);
+  Cut(spans, want);
+  // Merge with the owner's ranges of the same type that end where it starts or start where
+  // it ends (after the cut, nothing of the owner's overlaps it).
+  auto after = spans.lower_bound(want.end);
+  if (after != spans.end() && after->second.start == want.end && after->second.type == type) {
+    want.end = after->second.end;
+    Erase(spans, after);
+  }
+  auto before = spans.lower_bound(want.start);
+  if (before != spans.begin()) {
+    --before;
+    if (before->second.end == want.start && before->second.type == type) {
+      want.start = before->second.start;
+      Erase(spans, before);
     }
   }
-  if (type != F_UNLCK) {
-    // Merge with the owner's adjacent ranges of the same type.
-    std::vector<LockSpan> kept;
-    kept.reserve(out.size() + 1);
-    for (const LockSpan& s : out) {
-      bool touches = s.owner == want.owner && s.type == want.type &&
-                     (s.end == want.start || s.start == want.end);
-      if (touches) {
-        want.start = std::min(want.start, s.start);
-        want.end = std::max(want.end, s.end);
-      } else {
-        kept.push_back(s);
-      }
-    }
-    kept.push_back(want);
-    out.swap(kept);
-  }
-  std::sort(out.begin(), out.end(), [](const LockSpan& a, const LockSpan& b) {
-    return a.start != b.start ? a.start < b.start : a.owner < b.owner;
-  });
-  spans_ = spans_ - spans.size() + out.size();
-  if (out.empty()) {
-    files_.erase(key);
-  } else {
-    spans.swap(out);
-  }
+  Insert(spans, want);
   return true;
+}
+
+void LockManager::Forget(const sched::FileKey& key, uint64_t owner) {
+  auto file = files_.find(key);
+  if (file == files_.end()) return;
+  auto mine = file->second.find(owner);
+  if (mine == file->second.end() || !mine->second.empty()) return;
+  file->second.erase(mine);
+  if (file->second.empty()) files_.erase(file);
+  auto held = owner_files_.find(owner);
+  if (held == owner_files_.end()) return;
+  held->second.erase(key);
+  if (held->second.empty()) owner_files_.erase(held);
 }
 
 void LockManager::ReleaseFile(const sched::FileKey& key, uint64_t owner) {
@@ -130,22 +171,24 @@ void LockManager::ReleaseFile(const sched::FileKey& key, uint64_t owner) {
 }
 
 std::vector<sched::FileKey> LockManager::ReleaseOwner(uint64_t owner) {
-  std::vector<sched::FileKey> touched;
-  for (const auto& [key, spans] : files_) {
-    for (const LockSpan& s : spans) {
-      if (s.owner == owner) {
-        touched.push_back(key);
-        break;
-      }
-    }
-  }
+  auto held = owner_files_.find(owner);
+  if (held == owner_files_.end()) return {};
+  std::vector<sched::FileKey> touched(held->second.begin(), held->second.end());
   for (const sched::FileKey& key : touched) ReleaseFile(key, owner);
   return touched;
 }
 
 std::vector<LockSpan> LockManager::Locks(const sched::FileKey& key) const {
-  auto it = files_.find(key);
-  return it == files_.end() ? std::vector<LockSpan>{} : it->second;
+  std::vector<LockSpan> all;
+  auto file = files_.find(key);
+  if (file == files_.end()) return all;
+  for (const auto& [owner, spans] : file->second) {
+    for (const auto& [start, s] : spans) all.push_back(s);
+  }
+  std::sort(all.begin(), all.end(), [](const LockSpan& a, const LockSpan& b) {
+    return a.start != b.start ? a.start < b.start : a.owner < b.owner;
+  });
+  return all;
 }
 
 }  // namespace iorelay::daemon

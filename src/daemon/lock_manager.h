@@ -7,8 +7,10 @@
 
 #include <cstdint>
 #include <limits>
+#include <map>
 #include <optional>
 #include <unordered_map>
+#include <unordered_set>
 #include <vector>
 
 #include "common/status.h"
@@ -37,9 +39,13 @@ struct LockSpan {
 // length covers [start + length, start). EINVAL for a range before 0 or overflowing.
 Result<LockSpan> MakeSpan(int64_t start, int64_t length);
 
+// Each owner's locks on a file are disjoint ranges kept ordered by start, so a request looks
+// at the ranges it overlaps (a binary search per owner holding locks on the file) instead of
+// copying and sorting the file's whole list: an F_SETLK against 60,000 held ranges costs
+// microseconds, not the milliseconds that held every other file's locks waiting.
 class LockManager {
  public:
-  // F_GETLK: the first lock of another owner that conflicts with `want`, if any.
+  // F_GETLK: the conflicting lock of another owner with the lowest start (then owner), if any.
   std::optional<LockSpan> FindConflict(const sched::FileKey& key, const LockSpan& want) const;
   // Every owner holding a lock that conflicts with `want` (deadlock detection).
   std::vector<uint64_t> ConflictingOwners(const sched::FileKey& key, const LockSpan& want) const;
@@ -52,13 +58,25 @@ class LockManager {
   void ReleaseFile(const sched::FileKey& key, uint64_t owner);
   // The owner's locks on every file; returns the files that had some.
   std::vector<sched::FileKey> ReleaseOwner(uint64_t owner);
-  // All locks on a file, sorted by start (tests and diagnostics).
+  // All locks on a file, sorted by start, then owner (tests and diagnostics).
   std::vector<LockSpan> Locks(const sched::FileKey& key) const;
   // Locked ranges held on all files (what the lock table's bound counts).
   size_t spans() const { return spans_; }
 
  private:
-  std::unordered_map<sched::FileKey, std::vector<LockSpan>, FileKeyHash> files_;
+  using OwnerSpans = std::map<int64_t, LockSpan>;              // by start; disjoint
+  using FileLocks = std::unordered_map<uint64_t, OwnerSpans>;  // by owner
+  // The first of `spans` (ordered, disjoint) that conflicts with `want`.
+  static const LockSpan* FirstConflict(const OwnerSpans& spans, const LockSpan& want);
+  // Removes the owner's coverage of [want.start, want.end), keeping the parts outside it.
+  void Cut(OwnerSpans& spans, const LockSpan& want);
+  void Insert(OwnerSpans& spans, const LockSpan& span);
+  void Erase(OwnerSpans& spans, OwnerSpans::iterator it);
+  // Drops the owner's entry (and the file's) once it holds nothing there.
+  void Forget(const sched::FileKey& key, uint64_t owner);
+
+  std::unordered_map<sched::FileKey, FileLocks, FileKeyHash> files_;
+  std::unordered_map<uint64_t, std::unordered_set<sched::FileKey, FileKeyHash>> owner_files_;
   size_t spans_ = 0;
 };
 

@@ -3,6 +3,10 @@
 
 #include <gtest/gtest.h>
 
+#include <array>
+#include <map>
+#include <random>
+
 namespace iorelay::daemon {
 namespace {
 
@@ -124,6 +128,83 @@ TEST(LockManager, FailedApplyChangesNothing) {
   auto locks = m.Locks(kFile);
   ASSERT_EQ(locks.size(), 2u);
   EXPECT_EQ(locks[0].type, F_RDLCK);
+}
+
+// Random lock and unlock requests of three owners on bytes [0, 64) and the range past them,
+// checked against a byte-by-byte model: the same answer for every request, the same locks
+// after it, and each owner's ranges in their canonical form (disjoint, same-type neighbours
+// merged).
+TEST(LockManager, AgreesWithAByteModel) {
+  constexpr int kCells = 65;  // bytes 0..63, and cell 64 for everything from 64 to EOF
+  // [owner][cell]: 0 free, 1 read lock, 2 write lock (F_RDLCK is 0, so not the types themselves)
+  std::array<std::array<int, kCells>, 4> model{};
+  auto code = [](int16_t type) { return type == F_RDLCK ? 1 : type == F_WRLCK ? 2 : 0; };
+  auto cell_end = [](const LockSpan& s) { return s.end == kLockEof ? kCells : s.end; };
+  LockManager m;
+  std::mt19937 rng(7);
+  for (int step = 0; step < 20000; ++step) {
+    const uint64_t owner = 1 + rng() % 3;
+    const int64_t start = rng() % 64;
+    const int64_t length = rng() % 8 == 0 ? 0 : 1 + rng() % (64 - start);
+    const int16_t types[] = {F_RDLCK, F_WRLCK, F_UNLCK};
+    const int16_t type = types[rng() % 3];
+    LockSpan want = Span(owner, start, length);
+    want.type = type;
+    bool conflict = false;
+    for (uint64_t other = 1; other <= 3; ++other) {
+      if (other == owner || type == F_UNLCK) continue;
+      for (int c = static_cast<int>(start); c < cell_end(want); ++c) {
+        const int held = model[other][c];
+        if (held == 2 || (held == 1 && type == F_WRLCK)) conflict = true;
+      }
+    }
+    if (type != F_UNLCK) {
+      std::optional<LockSpan> found = m.FindConflict(kFile, want);
+      ASSERT_EQ(found.has_value(), conflict) << "step " << step;
+      if (found) {
+        EXPECT_NE(found->owner, owner);
+        EXPECT_TRUE(found->start < want.end && want.start < found->end);
+      }
+    }
+    ASSERT_EQ(m.Apply(kFile, want, type), !conflict) << "step " << step;
+    if (!conflict) {
+      for (int c = static_cast<int>(start); c < cell_end(want); ++c) {
+        model[owner][c] = code(type);
+      }
+    }
+    std::array<std::array<int, kCells>, 4> seen{};
+    std::map<uint64_t, LockSpan> last;  // each owner's previous range, by start
+    size_t count = 0;
+    for (const LockSpan& s : m.Locks(kFile)) {
+      ++count;
+      auto prev = last.find(s.owner);
+      if (prev != last.end()) {
+        ASSERT_LE(prev->second.end, s.start) << "overlap at step " << step;
+        ASSERT_FALSE(prev->second.end == s.start && prev->second.type == s.type)
+            << "unmerged neighbours at step " << step;
+      }
+      last[s.owner] = s;
+      for (int c = static_cast<int>(s.start); c < cell_end(s); ++c) seen[s.owner][c] = code(s.type);
+    }
+    ASSERT_EQ(seen, model) << "step " << step;
+    ASSERT_EQ(m.spans(), count);
+  }
+}
+
+// A file with 60,000 ranges of one owner: another owner's lock and unlock still answer (the
+// red-team measured 1.3 ms per request at this size when every request copied and sorted the
+// whole list under the table's lock); here only correctness, the cost is in lock_table_bench.
+TEST(LockManager, ManyRangesOfOneOwner) {
+  LockManager m;
+  for (int64_t i = 0; i < 60000; ++i) ASSERT_TRUE(m.Apply(kFile, Span(1, 2 * i, 1), F_WRLCK));
+  EXPECT_EQ(m.spans(), 60000u);
+  EXPECT_FALSE(m.Apply(kFile, Span(2, 2 * 30000, 1), F_RDLCK));
+  EXPECT_TRUE(m.Apply(kFile, Span(2, 2 * 30000 + 1, 1), F_WRLCK));  // the gap
+  EXPECT_TRUE(m.Apply(kFile, Span(1, 0, 0), F_UNLCK));
+  EXPECT_EQ(m.spans(), 1u);
+  EXPECT_EQ(m.ReleaseOwner(2).size(), 1u);
+  EXPECT_EQ(m.spans(), 0u);
+  EXPECT_TRUE(m.Locks(kFile).empty());
 }
 
 }  // namespace
