@@ -89,18 +89,27 @@ ci:
 	$(MAKE) test-tsan
 	$(MAKE) fuzz
 
-# A verified fio run through 2 daemons, then the default exploration (its wall time is in the
-# README; resumable: a second `make demo` reuses results/demo) and its analysis.
+# A verified fio run through 2 daemons, then the default exploration and its report: on the
+# testbed when this machine can build one (root, /dev/fuse, `make testbed-deps`), else on local
+# daemons, saying why. DEMO_ON=local or DEMO_ON=testbed chooses. Both are resumable (a second
+# `make demo` reuses the results directory); their wall times are in the README.
+DEMO_ON ?= auto
 DEMO_DIR ?= results/demo
+DEMO_TESTBED_DIR ?= results/demo-testbed
 demo: build
 	$(VBIN)/iorelay demo
-	$(VBIN)/iorelay explore --out $(DEMO_DIR)
-	$(VBIN)/iorelay analyze $(DEMO_DIR) --out $(DEMO_DIR)/report
-	@echo "report: $(DEMO_DIR)/report/report.html"
+	@if [[ $(DEMO_ON) == testbed ]] || { [[ $(DEMO_ON) == auto ]] && $(VBIN)/iorelay testbed check; }; then \
+		echo "make demo: the exploration runs on the testbed (DEMO_ON=local: on local daemons)"; \
+		$(MAKE) --no-print-directory demo-testbed; \
+	else \
+		echo "make demo: the exploration runs on local daemons, where direct access usually wins"; \
+		$(VBIN)/iorelay explore --out $(DEMO_DIR); \
+		$(VBIN)/iorelay analyze $(DEMO_DIR) --out $(DEMO_DIR)/report; \
+		echo "report: $(DEMO_DIR)/report/report.html"; \
+	fi
 
 # The exploration on the testbed (root; make testbed-deps): brings a testbed up unless one is up,
 # runs sweep_testbed.toml (resumable), writes the report, takes down the testbed it made.
-DEMO_TESTBED_DIR ?= results/demo-testbed
 demo-testbed: build
 	$(VBIN)/iorelay demo --testbed --out $(DEMO_TESTBED_DIR)
 	@echo "report: $(DEMO_TESTBED_DIR)/report/report.html"

@@ -278,6 +278,7 @@ def testbed_hint() -> str:
         )
     return (
         "On one machine direct access usually wins: nothing stands between the processes and "
-        "the storage. This machine can build the testbed: `make demo-testbed` (root) shows where "
-        "forwarding wins across capped links to GlusterFS (docs/testbed.md)."
+        "the storage. This machine can build the testbed, so `make demo` explores there "
+        "(`make demo-testbed` alone): where forwarding wins across capped links to GlusterFS "
+        "(docs/testbed.md)."
     )

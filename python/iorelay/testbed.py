@@ -233,7 +233,11 @@ def add_parser(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None
         "compute, I/O-node and storage hosts on a bridge with rate-capped links, GlusterFS "
         "mounted on every compute and I/O-node host, and Slurm (docs/testbed.md).",
     )
-    p.add_argument("action", choices=("up", "down", "status"))
+    p.add_argument(
+        "action",
+        choices=("up", "down", "status", "check"),
+        help="check: whether this machine can build a testbed (exit 0) or why not (exit 1)",
+    )
     p.add_argument("--compute", type=int, default=3, help="compute hosts (3)")
     p.add_argument("--ionodes", type=int, default=2, help="I/O-node hosts (2)")
     p.add_argument("--storage", type=int, default=1, help="storage hosts (1)")
@@ -273,6 +277,13 @@ def run(args: argparse.Namespace) -> int:
             print(f"export SLURM_CONF={facts['slurm_conf']}")
             if facts.get("ssh_config"):
                 print(f"export IORELAY_SSH='ssh -F {facts['ssh_config']}'")
+            return 0
+        if args.action == "check":
+            why = unmet_requirements()
+            if why:
+                print("iorelay testbed: cannot build a testbed here: " + "; ".join(why))
+                return 1
+            print("iorelay testbed: this machine can build a testbed (root, /dev/fuse, packages)")
             return 0
         if args.action == "down":
             seconds = down(args.state_file)
