@@ -94,6 +94,19 @@ def test_status_and_down_without_a_testbed(tmp_path: Path) -> None:
     assert testbed.down(tmp_path / "state.json") == 0.0
 
 
+def test_check_says_whether_a_testbed_can_be_built_and_why_not() -> None:
+    """`iorelay testbed check` (which `make demo` asks): exit 0 where one can be built, else 1
+    with every unmet requirement named."""
+    proc = subprocess.run(
+        [sys.executable, "-m", "iorelay", "testbed", "check"],
+        capture_output=True, text=True, timeout=60,
+    )  # fmt: skip
+    why = testbed.unmet_requirements()
+    assert proc.returncode == (1 if why else 0), proc.stdout + proc.stderr
+    for reason in why:
+        assert reason in proc.stdout
+
+
 # -- on a real testbed ------------------------------------------------------------------------
 
 
@@ -285,6 +298,59 @@ def test_iorelay_run_puts_daemons_on_the_ionode_hosts(
                 ["ip", "netns", "pids", h.netns], capture_output=True, text=True
             ).stdout
         )
+
+
+FIO_SCRIPT = r"""
+set -eu
+out=$1
+srun --exclude=$IORELAY_IONODE_HOSTS -N2 -n2 sh -c 'hostname > {out}/host-$SLURM_PROCID; \
+  exec fio --name=v --filename=/fwd/fio-$SLURM_PROCID --rw=write --bs=64k --size=4m \
+  --direct=1 --verify=crc32c --do_verify=1 --verify_fatal=1 --verify_state_save=0 \
+  --output={out}/fio-$SLURM_PROCID.txt'
+i=0
+for a in $(echo $IORELAY_SERVERS | tr , ' '); do
+  {iorelay} stats $a --json > $out/stats-$i.json; i=$((i+1))
+done
+"""
+
+
+@needs_testbed
+@pytest.mark.needs_build("iorelayd", "libiorelay_preload.so", "iorelay-ctl")
+def test_fio_verifies_through_the_ionodes_from_both_compute_hosts(
+    tb: tuple[dict[str, Host], set[int]],
+) -> None:
+    """fio with crc32c verification, one job on each compute host, O_DIRECT through
+    `iorelay run --ionodes 2` inside salloc: both verify, the files are on GlusterFS, and the
+    daemons' counters and the I/O nodes' links carried the writes and the verifying reads."""
+    hosts, _ = tb
+    ions = [h for h in hosts.values() if h.role == "ionode"]
+    out = SHARED_PATH / "fio-out"
+    out.mkdir()
+    root = SHARED_PATH / "fio-root"
+    script = FIO_SCRIPT.format(out=out, iorelay=Path(sys.executable).with_name("iorelay"))
+    before = {h.name: link_bytes(h) for h in ions}
+    env = {**os.environ, **testbed_slurm.env()}
+    proc = subprocess.run(
+        ["salloc", f"--nodes={len(hosts) - 1}", "--quiet", sys.executable, "-m", "iorelay",
+         "run", "--ionodes", "2", "--shared-dir", str(SHARED_PATH), "--root", str(root),
+         "--prefix", "/fwd", "--", "sh", "-c", script, "sh", str(out)],
+        capture_output=True, text=True, timeout=180, env=env,
+    )  # fmt: skip
+    logs = "".join(p.read_text() for p in out.glob("fio-*.txt"))
+    assert proc.returncode == 0, proc.stderr + logs
+    size = 4 << 20
+    ranks_on = {(out / f"host-{i}").read_text().strip() for i in range(2)}
+    assert ranks_on == {h.name for h in hosts.values() if h.role == "compute"}
+    for i in range(2):  # --verify_fatal: a bad block would also have failed the run
+        assert "err= 0" in (out / f"fio-{i}.txt").read_text()
+        assert (root / f"fio-{i}").stat().st_size == size  # on GlusterFS, through the daemons
+    stats = [json.loads(p.read_text()) for p in out.glob("stats-*.json")]
+    assert len(stats) == 2
+    assert sum(_max_key(s, "bytes_written") for s in stats) >= 2 * size
+    assert sum(_max_key(s, "bytes_read") for s in stats) >= 2 * size  # the verify
+    after = {h.name: link_bytes(h) for h in ions}
+    assert sum(after[n]["received"] - before[n]["received"] for n in after) >= 2 * size
+    assert sum(after[n]["sent"] - before[n]["sent"] for n in after) >= 2 * size
 
 
 @needs_testbed
