@@ -18,6 +18,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from types import TracebackType
+from typing import Self
 
 from iorelay import paths
 from iorelay.credential import create_credential
@@ -31,6 +32,57 @@ _MAX_UNIX_PATH_BYTES = 100  # sun_path is 108 bytes on Linux, keep a margin
 
 class DaemonError(RuntimeError):
     """A daemon failed to start (exited, or did not become ready in time)."""
+
+
+class DaemonGroup:
+    """A set of daemons as a context manager: started on entry, always stopped on exit."""
+
+    def start(self) -> None:
+        raise NotImplementedError
+
+    def stop(self) -> list[int | None]:
+        raise NotImplementedError
+
+    def __enter__(self) -> Self:
+        self.start()
+        return self
+
+    def __exit__(
+        self,
+        exc_type: type[BaseException] | None,
+        exc: BaseException | None,
+        tb: TracebackType | None,
+    ) -> None:
+        self.stop()
+
+
+class RemoteDaemons(DaemonGroup):
+    """What the launchers of daemons on other hosts (Slurm, ssh) are given: one iorelayd per
+    host, exporting root_dir at prefix, with its files in workdir."""
+
+    def __init__(
+        self,
+        hosts: Sequence[str],
+        root_dir: str | os.PathLike[str],
+        prefix: str,
+        workdir: str | os.PathLike[str],
+        scheduler: str,
+        extra_args: Sequence[str],
+        interface: str | None,
+        ready_timeout_s: float,
+    ) -> None:
+        if not hosts:
+            raise ValueError("no host to start iorelayd on")
+        self.hosts = list(hosts)
+        self.root_dir = Path(root_dir)
+        self.prefix = prefix
+        self.workdir = Path(workdir)
+        self.scheduler = scheduler
+        self.extra_args = tuple(extra_args)
+        self.interface = interface
+        self.ready_timeout_s = ready_timeout_s
+        self.credential_file: Path | None = None
+        self.exit_codes: list[int | None] = []
 
 
 @dataclass(frozen=True)
@@ -67,7 +119,7 @@ def _tail(path: Path, max_bytes: int = 4000) -> str:
     return text or "(no output)"
 
 
-class LocalDaemons:
+class LocalDaemons(DaemonGroup):
     """Context manager running `count` iorelayd processes on loopback.
 
     with LocalDaemons(2, root_dir, "/fwd", workdir) as d:
@@ -116,18 +168,6 @@ class LocalDaemons:
         self._sock_dir: Path | None = None
 
     # -- lifecycle ----------------------------------------------------------------------------
-
-    def __enter__(self) -> LocalDaemons:
-        self.start()
-        return self
-
-    def __exit__(
-        self,
-        exc_type: type[BaseException] | None,
-        exc: BaseException | None,
-        tb: TracebackType | None,
-    ) -> None:
-        self.stop()
 
     def start(self) -> None:
         """Starts all daemons and waits until each has announced its addresses."""

@@ -18,18 +18,17 @@ import sys
 import time
 from collections.abc import Sequence
 from pathlib import Path
-from types import TracebackType
 
 from iorelay import paths
 from iorelay.credential import create_credential
-from iorelay.daemons import DaemonError, _tail
+from iorelay.daemons import DaemonError, RemoteDaemons, _tail
 
 READY_TIMEOUT_S = 10.0
 STOP_TIMEOUT_S = 5.0
 _POLL_S = 0.1
 
 
-class SlurmDaemons:
+class SlurmDaemons(RemoteDaemons):
     """Context manager: one iorelayd per host of `hosts`, as steps of the current allocation.
 
     workdir must be on a file system every host sees (credential, ready files); root_dir is
@@ -50,35 +49,14 @@ class SlurmDaemons:
         ready_timeout_s: float = READY_TIMEOUT_S,
         environ: dict[str, str] | None = None,
     ) -> None:
-        if not hosts:
-            raise ValueError("no host to start iorelayd on")
-        self.hosts = list(hosts)
-        self.root_dir = Path(root_dir)
-        self.prefix = prefix
-        self.workdir = Path(workdir)
-        self.scheduler = scheduler
-        self.extra_args = tuple(extra_args)
-        self.interface = interface
+        super().__init__(
+            hosts, root_dir, prefix, workdir, scheduler, extra_args, interface, ready_timeout_s
+        )
         self.app_name = app_name
-        self.ready_timeout_s = ready_timeout_s
         self.environ = dict(os.environ if environ is None else environ)
-        self.credential_file: Path | None = None
         self._addresses: list[str] = []
         self._procs: list[subprocess.Popen[bytes]] = []
         self._ready: set[int] = set()  # indexes of the daemons that announced their address
-        self.exit_codes: list[int | None] = []
-
-    def __enter__(self) -> SlurmDaemons:
-        self.start()
-        return self
-
-    def __exit__(
-        self,
-        exc_type: type[BaseException] | None,
-        exc: BaseException | None,
-        tb: TracebackType | None,
-    ) -> None:
-        self.stop()
 
     @property
     def job_id(self) -> str:

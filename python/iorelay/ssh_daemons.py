@@ -24,11 +24,10 @@ import threading
 import time
 from collections.abc import Sequence
 from pathlib import Path
-from types import TracebackType
 
 from iorelay import paths
 from iorelay.credential import create_credential
-from iorelay.daemons import DaemonError
+from iorelay.daemons import DaemonError, RemoteDaemons
 
 READY_TIMEOUT_S = 10.0
 STOP_TIMEOUT_S = 5.0
@@ -106,7 +105,7 @@ class _Remote:
                 pipe.close()
 
 
-class SshDaemons:
+class SshDaemons(RemoteDaemons):
     """Context manager: one iorelayd per host of `hosts`, started over ssh. Same interface as
     LocalDaemons and SlurmDaemons."""
 
@@ -123,32 +122,11 @@ class SshDaemons:
         ready_timeout_s: float = READY_TIMEOUT_S,
         environ: dict[str, str] | None = None,
     ) -> None:
-        if not hosts:
-            raise ValueError("no host to start iorelayd on")
-        self.hosts = list(hosts)
-        self.root_dir = Path(root_dir)
-        self.prefix = prefix
-        self.workdir = Path(workdir)
-        self.scheduler = scheduler
-        self.extra_args = tuple(extra_args)
-        self.interface = interface
-        self.ready_timeout_s = ready_timeout_s
+        super().__init__(
+            hosts, root_dir, prefix, workdir, scheduler, extra_args, interface, ready_timeout_s
+        )
         self.ssh = ssh_command(environ)
-        self.credential_file: Path | None = None
         self._remotes: list[_Remote] = []
-        self.exit_codes: list[int | None] = []
-
-    def __enter__(self) -> SshDaemons:
-        self.start()
-        return self
-
-    def __exit__(
-        self,
-        exc_type: type[BaseException] | None,
-        exc: BaseException | None,
-        tb: TracebackType | None,
-    ) -> None:
-        self.stop()
 
     def start(self) -> None:
         binary = paths.find("iorelayd")
