@@ -4,7 +4,9 @@ positional requests it had not acknowledged are repeated there; appends get EIO.
 from __future__ import annotations
 
 import contextlib
+import json
 import os
+import shutil
 import signal
 import subprocess
 import sys
@@ -14,7 +16,9 @@ from pathlib import Path
 import pytest
 from conftest import SUBPROCESS_TIMEOUT_S, require_built
 
+from iorelay import mpi, paths
 from iorelay.daemons import LocalDaemons
+from iorelay.explore import mpirun_argv
 from iorelay.stats import query_stats
 
 pytestmark = pytest.mark.needs_build()
@@ -121,6 +125,46 @@ def test_fio_verifies_when_a_daemon_dies_mid_run(disk_tmp: Path):
         d.stop()
     assert p.returncode == 0, out[-2000:] + err[-2000:]
     assert "move to daemon" in err, err
+
+
+def test_mpi_bench_verifies_when_a_daemon_dies_mid_run(disk_tmp: Path):
+    """iorelay-bench, 2 MPI ranks writing one 1D-strided shared file through 2 daemons, then
+    reading it back word by word: the file's daemon is SIGKILLed during the write phase (its
+    backend calls slowed to 5 ms so that the phase lasts), the ranks' writes move to the
+    survivor, and every word reads back right."""
+    require_built("iorelayd", "iorelay-bench")
+    if shutil.which("mpirun") is None:
+        pytest.skip("mpirun not installed")
+    (disk_tmp / "root").mkdir()
+    with LocalDaemons(2, disk_tmp / "root", str(disk_tmp / "fwd"), disk_tmp / "work",
+                      extra_args=("--delay-us", "5000")) as d:  # fmt: skip
+        relay_env = {k: v for k, v in d.env().items() if k != "LD_PRELOAD"}
+        relay_env["IORELAY_TIMEOUT_MS"] = "2000"
+        argv = [*mpirun_argv(2, list(relay_env), [str(paths.find("iorelay-bench"))]),
+                "--write", "--read", "--verify", "--spatiality", "strided", "--request", "64K",
+                "--segments", "256", "--dir", d.prefix]  # fmt: skip
+        env = {**os.environ, **mpi.launcher().run_env, **relay_env}
+        with subprocess.Popen(argv, env=env, text=True, stdin=subprocess.DEVNULL,
+                              stdout=subprocess.PIPE, stderr=subprocess.PIPE) as p:  # fmt: skip
+            victim = None
+            for _ in range(300):  # until the file's daemon has taken 64 of the 512 writes
+                time.sleep(0.05)
+                with contextlib.suppress(AssertionError):
+                    victim = holder(d)
+                    by_op = query_stats(d.addresses()[victim], d.credential_file)["total"]["by_op"]
+                    if by_op.get("pwrite", 0) >= 64:
+                        break
+            assert victim is not None and p.poll() is None
+            os.kill(d.daemons[victim].pid, signal.SIGKILL)
+            out, err = p.communicate(timeout=SUBPROCESS_TIMEOUT_S)
+        survivor = 1 - victim
+        moved = query_stats(d.addresses()[survivor], d.credential_file)["total"]["by_op"]
+        d.stop()
+    assert p.returncode == 0, out[-2000:] + err[-2000:]
+    result = json.loads(out)
+    assert result["ok"] and [ph["wrong_words"] for ph in result["phases"]] == [0, 0, 0]
+    assert "move to daemon" in err, err[-2000:]
+    assert moved.get("pwrite", 0) > 0 and moved.get("pread", 0) > 0, moved
 
 
 def test_failover_off_keeps_eio(disk_tmp: Path):
