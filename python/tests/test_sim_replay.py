@@ -66,7 +66,7 @@ def test_fifo_replay_of_a_real_trace_makes_the_daemons_dispatches(
     assert data["dispatch"].nunique() == len(data)
 
     result = _replay(trace, "fifo")
-    assert result["requests"] == len(data)
+    assert result["requests"] == result["trace_requests"] == len(data)
     assert result["errors"] == 0
     assert result["bytes"] == result["bytes_at_storage"] == int(data["size"].sum())
     assert result["sessions"] == data["session"].nunique() == RANKS

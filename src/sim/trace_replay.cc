@@ -31,7 +31,15 @@ constexpr std::string_view kHeader =
     "arrival_ns\tcompletion_ns\tsession\tapp\tdev\tino\top\thandle\toffset\tsize\tflags\t"
     "dispatch\tqueue_ns\tresult";
 constexpr size_t kColumns = 14;
-enum Column : size_t { kArrival = 0, kSession = 2, kApp = 3, kDev = 4, kIno = 5, kOp = 6 };
+enum Column : size_t {
+  kArrival = 0,
+  kCompletion = 1,
+  kSession = 2,
+  kApp = 3,
+  kDev = 4,
+  kIno = 5,
+  kOp = 6
+};
 constexpr size_t kOffset = 8, kSize = 9, kFlags = 10, kDispatch = 11;
 
 template <typename T>
@@ -100,9 +108,10 @@ Result<ReplayTrace> ParseReplayTrace(std::istream& in, const std::string& name) 
     uint64_t session = 0;
     uint64_t dev = 0;
     uint64_t ino = 0;
-    if (!ParseInt(f[kArrival], &r.arrival_ns) || !ParseInt(f[kSession], &session) ||
-        !ParseInt(f[kDev], &dev) || !ParseInt(f[kIno], &ino) || !ParseInt(f[kOffset], &r.offset) ||
-        !ParseInt(f[kSize], &r.length) || !ParseInt(f[kDispatch], &r.dispatch)) {
+    if (!ParseInt(f[kArrival], &r.arrival_ns) || !ParseInt(f[kCompletion], &r.completion_ns) ||
+        !ParseInt(f[kSession], &session) || !ParseInt(f[kDev], &dev) || !ParseInt(f[kIno], &ino) ||
+        !ParseInt(f[kOffset], &r.offset) || !ParseInt(f[kSize], &r.length) ||
+        !ParseInt(f[kDispatch], &r.dispatch)) {
       return Status::InvalidArgument(
           fmt::format("{}:{}: a number column is not a number", name, number));
     }
@@ -124,6 +133,7 @@ Result<ReplayTrace> ParseReplayTrace(std::istream& in, const std::string& name) 
       t.sessions.emplace_back();
     }
     t.first_arrival_ns = any ? std::min(t.first_arrival_ns, r.arrival_ns) : r.arrival_ns;
+    t.last_completion_ns = any ? std::max(t.last_completion_ns, r.completion_ns) : r.completion_ns;
     any = true;
     t.sessions[it->second].push_back(r);
   }
@@ -303,7 +313,15 @@ nlohmann::json ReplayJson(const RunConfig& config, const ReplayTrace& trace,
       {"storage_accesses", r.storage_accesses},
       {"simulated_time_s", r.simulated_s},
       {"bandwidth_MiBps", r.simulated_s > 0 ? mib / r.simulated_s : 0},
+      {"trace_requests", trace.requests()},
       {"trace_dispatches", result.trace_dispatches},
+      {"trace_requests_per_dispatch",
+       result.trace_dispatches > 0
+           ? static_cast<double>(trace.requests()) / static_cast<double>(result.trace_dispatches)
+           : 0},
+      // The daemon's time for the same requests: first arrival to last reply.
+      {"trace_time_s",
+       static_cast<double>(trace.last_completion_ns - trace.first_arrival_ns) * 1e-9},
       {"identical_dispatches", result.identical_dispatches},
       {"identical_dispatch_share", result.identical_dispatch_share},
       {"dispatch_digest", fmt::format("{:016x}", digest)},

@@ -32,6 +32,7 @@ struct TraceRequest {
   uint64_t offset = 0;
   uint64_t length = 0;
   int64_t arrival_ns = 0;
+  int64_t completion_ns = 0;
   uint64_t dispatch = 0;  // the daemon's dispatch (0: outside the scheduler)
 };
 
@@ -43,7 +44,8 @@ struct ReplayTrace {
   std::vector<std::vector<TraceRequest>> sessions;
   uint64_t files = 0;
   uint64_t apps = 0;
-  int64_t first_arrival_ns = 0;
+  int64_t first_arrival_ns = 0;    // of the data requests
+  int64_t last_completion_ns = 0;  // of the data requests
   uint64_t requests() const;
 };
 

@@ -174,6 +174,8 @@ TEST(TraceReplayTest, FifoReplaysClosedLoopAndMatchesEveryDispatch) {
   EXPECT_EQ(fifo["dispatches"], 36);
   EXPECT_EQ(fifo["identical_dispatch_share"], 1.0);
   EXPECT_EQ(fifo["identical_dispatches"], 36);
+  EXPECT_EQ(fifo["trace_requests"], 36);
+  EXPECT_DOUBLE_EQ(fifo["trace_time_s"].get<double>(), 36000e-9);  // 1000 ns to 37000 ns
   // Deterministic: the same replay gives the same dispatches.
   EXPECT_EQ(ReplayForked(Config("fifo"), t)["dispatch_digest"], fifo["dispatch_digest"]);
 }
