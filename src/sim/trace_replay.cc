@@ -31,6 +31,7 @@ constexpr std::string_view kHeader =
     "arrival_ns\tcompletion_ns\tsession\tapp\tdev\tino\top\thandle\toffset\tsize\tflags\t"
     "dispatch\tqueue_ns\tresult";
 constexpr size_t kColumns = 14;
+// The version-2 columns replay reads (trace.h's TraceRecord, in order).
 enum Column : size_t {
   kArrival = 0,
   kCompletion = 1,
@@ -38,9 +39,12 @@ enum Column : size_t {
   kApp = 3,
   kDev = 4,
   kIno = 5,
-  kOp = 6
+  kOp = 6,
+  kOffset = 8,
+  kSize = 9,
+  kFlags = 10,
+  kDispatch = 11,
 };
-constexpr size_t kOffset = 8, kSize = 9, kFlags = 10, kDispatch = 11;
 
 template <typename T>
 bool ParseInt(std::string_view s, T* out) {
