@@ -2,7 +2,9 @@
 dispatch core and placement policies.
 
 `iorelay simulate run` is one run of an iorelay-bench pattern through the C++ tool iorelay-sim;
-the result is its JSON (docs/simulator.md).
+the result is its JSON (docs/simulator.md). `iorelay simulate replay TRACE` replays an iorelayd
+request trace (`iorelayd --trace`) closed-loop through one simulated I/O node and reports which
+of the daemon's dispatches the simulator made identically.
 """
 
 from __future__ import annotations
@@ -62,6 +64,15 @@ def tool_args(args: argparse.Namespace) -> list[str]:
     return out
 
 
+def replay_args(args: argparse.Namespace) -> list[str]:
+    """The iorelay-sim command line for parsed `iorelay simulate replay` arguments."""
+    out = ["--platform", str(platform_path(args.platform)), "--replay", str(args.trace)]
+    out += ["--scheduler", args.scheduler, "--seed", str(args.seed)]
+    if args.list_dispatches:
+        out.append("--list-dispatches")
+    return out
+
+
 def run_tool(argv: list[str], timeout_s: float = TOOL_TIMEOUT_S) -> dict[str, Any]:
     """Runs `iorelay-sim ARGV` and returns its JSON result."""
     return run_json_tool([str(paths.find(TOOL)), *argv], error=SimulateError, timeout_s=timeout_s)
@@ -102,10 +113,44 @@ def add_parser(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None
     )
     r.set_defaults(func=run)
 
+    rp = actions.add_parser(
+        "replay",
+        help="replay an iorelayd trace closed-loop through one simulated I/O node; JSON on stdout",
+        description=(
+            "Replay the data requests of an iorelayd --trace file (format version 2): each "
+            "session is one client issuing its requests in recorded order, the next when the "
+            "previous one completed, through one I/O node running SCHEDULER. The result "
+            "includes identical_dispatch_share, the fraction of the daemon's dispatches the "
+            "simulator made with the same requests."
+        ),
+    )
+    rp.add_argument("trace", help="the trace file")
+    rp.add_argument("--scheduler", default="fifo", help="scheduler spec, e.g. to-agg")
+    rp.add_argument(
+        "--platform", default="local", help="platforms/NAME.json by NAME, or a path (local)"
+    )
+    rp.add_argument("--seed", type=int, default=1)
+    rp.add_argument(
+        "--list-dispatches",
+        action="store_true",
+        help="include the simulated dispatches as [session, index] pairs",
+    )
+    rp.set_defaults(func=replay)
+
 
 def run(args: argparse.Namespace) -> int:
     try:
         result = run_tool(tool_args(args))
+    except SimulateError as e:
+        print(f"iorelay simulate: {e}")
+        return 2
+    print(json.dumps(result, indent=1))
+    return 0
+
+
+def replay(args: argparse.Namespace) -> int:
+    try:
+        result = run_tool(replay_args(args))
     except SimulateError as e:
         print(f"iorelay simulate: {e}")
         return 2

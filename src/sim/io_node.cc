@@ -83,6 +83,8 @@ void IoNode::ScheduleLoop() {
       q.length = r->length;
       q.arrival_ns = NowNs();
       q.merge_class = r->merge_class;
+      q.app = r->app;
+      q.mergeable = r->positional && !r->append;
       in_scheduler_.emplace(q.id, r);
       scheduler_->Add(q);
       ++counters_.requests;
@@ -140,12 +142,18 @@ void IoNode::RunDispatch(sched::Dispatch d) {
       in_scheduler_.erase(it);
     }
   }
+  if (dispatch_log_ != nullptr) {
+    auto& members = dispatch_log_->emplace_back();
+    for (const IoRequest* r : requests) members.emplace_back(r->rank, r->index);
+  }
   for (const IoRequest* r : requests) {
     dispatch::RequestDesc desc;
     desc.offset = r->offset;
     desc.length = r->length;
+    desc.positional = r->positional;
+    desc.append = r->append;
     desc.merge_class = r->merge_class;
-    desc.direct_align = r->merge_class != 0 ? kDirectAlignBytes : 0;
+    desc.direct_align = (r->merge_class & kMergeClassDirect) != 0 ? kDirectAlignBytes : 0;
     descs.push_back(desc);
   }
   dispatch::Plan plan;

@@ -13,6 +13,7 @@
 #include <simgrid/s4u/Mutex.hpp>
 #include <string>
 #include <unordered_map>
+#include <utility>
 #include <vector>
 
 #include "sched/scheduler.h"
@@ -47,6 +48,10 @@ class IoNode {
   // Where compute nodes send their requests.
   simgrid::s4u::Mailbox* mailbox() const { return mailbox_; }
   const IoNodeCounters& counters() const { return counters_; }
+  // Records every dispatch as its requests' (rank, index) in the order dispatches start; null
+  // (the default) records nothing. `log` must outlive the simulation.
+  using DispatchLog = std::vector<std::vector<std::pair<uint32_t, uint64_t>>>;
+  void set_dispatch_log(DispatchLog* log) { dispatch_log_ = log; }
 
  private:
   struct Done {
@@ -79,6 +84,7 @@ class IoNode {
   bool stopping_ = false;
   IoRequest stop_message_;  // sent by Stop(): its address ends the receiver
   IoNodeCounters counters_;
+  DispatchLog* dispatch_log_ = nullptr;
 };
 
 }  // namespace iorelay::sim

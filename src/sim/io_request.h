@@ -11,6 +11,9 @@ namespace iorelay::sim {
 
 // Bytes of a request or reply without its data (the protocol's 24-byte header and fields).
 inline constexpr uint64_t kMessageHeaderBytes = 64;
+// IoRequest::merge_class bits: O_DIRECT, and O_SYNC/O_DSYNC (trace replay).
+inline constexpr uint32_t kMergeClassDirect = 1;
+inline constexpr uint32_t kMergeClassSync = 2;
 
 struct IoRequest {
   uint32_t rank = 0;
@@ -19,7 +22,11 @@ struct IoRequest {
   bool write = true;
   uint64_t offset = 0;
   uint64_t length = 0;
-  uint32_t merge_class = 0;  // O_DIRECT requests only merge with each other
+  uint32_t merge_class = 0;  // bit 0: O_DIRECT; only requests of one class merge
+  uint32_t app = 0;          // application index (the schedulers' fairness)
+  uint64_t index = 0;        // the request's number within its rank (trace replay)
+  bool positional = true;    // false: read/write at the file offset (dispatched alone)
+  bool append = false;       // O_APPEND (dispatched alone)
   simgrid::s4u::Mailbox* reply_to = nullptr;
   // Intra-node aggregation: the next request of the same message (one message carries a node's
   // requests of one step); null for a message of one request.
@@ -38,7 +45,7 @@ inline IoRequest DataRequest(const Pattern& pattern, uint32_t rank, uint64_t i,
   r.write = pattern.spec.write;
   r.offset = pattern.Offset(rank, i);
   r.length = pattern.spec.request_bytes;
-  r.merge_class = pattern.spec.odirect ? 1 : 0;
+  r.merge_class = pattern.spec.odirect ? kMergeClassDirect : 0;
   r.reply_to = reply_to;
   return r;
 }

@@ -7,6 +7,7 @@
 #include "common/version_flag.h"
 #include "sim/sim_options.h"
 #include "sim/simulation.h"
+#include "sim/trace_replay.h"
 
 int main(int argc, char** argv) {
   if (iorelay::PrintVersionIfAsked(argc, argv, "iorelay-sim")) return 0;
@@ -22,6 +23,17 @@ int main(int argc, char** argv) {
   }
   if (!options->printed_config.is_null()) {
     std::printf("%s\n", options->printed_config.dump(2).c_str());
+    return 0;
+  }
+  if (!options->replay_path.empty()) {
+    auto replayed = iorelay::sim::RunReplay(options->run, options->replay);
+    if (!replayed.ok()) {
+      std::fprintf(stderr, "iorelay-sim: %s\n", replayed.status().message().c_str());
+      return replayed.status().code() == EINVAL ? 2 : 1;
+    }
+    const nlohmann::json j = iorelay::sim::ReplayJson(options->run, options->replay, *replayed,
+                                                      options->list_dispatches);
+    std::printf("%s\n", j.dump(2).c_str());
     return 0;
   }
   auto result = iorelay::sim::Run(options->run);

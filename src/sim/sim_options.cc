@@ -18,7 +18,8 @@ cli::OptionTable Table(SimOptions* o) {
   cli::OptionTable t(
       "usage: iorelay-sim --platform FILE [options]\n"
       "Simulates one run of an iorelay-bench pattern on SimGrid (the daemon's schedulers, "
-      "dispatch\ncore and placement policies) and prints one JSON result on stdout.\n",
+      "dispatch\ncore and placement policies), or replays a daemon trace (--replay), and "
+      "prints one JSON\nresult on stdout.\n",
       "Sizes: K, M, G or KiB, MiB, GiB (1024-based), kB, MB, GB (1000-based).\n"
       "Exit status: 0 ok, 1 simulation failed, 2 usage or bad platform.\n");
   t.Add(cli::Text("platform", "FILE", &o->platform_path, "platform JSON (platforms/*.json)"))
@@ -61,7 +62,13 @@ cli::OptionTable Table(SimOptions* o) {
                        "one at a time through its NIC, or aggregated: one message per step\n"
                        "with every rank's request (needs I/O nodes) (rank)"))
       .Add(cli::Integer("seed", "N", &c.seed, 0, INT64_MAX,
-                        "seed of the ranks' start jitter and the storage noise (1)"));
+                        "seed of the ranks' start jitter and the storage noise (1)"))
+      .Add(cli::Text("replay", "TRACE", &o->replay_path,
+                     "replay an iorelayd --trace file (version 2) closed-loop through one\n"
+                     "I/O node with --scheduler, instead of a pattern; prints the share of\n"
+                     "the daemon's dispatches the simulator made identically"))
+      .Add(cli::Flag("list-dispatches", &o->list_dispatches,
+                     "with --replay: list the simulated dispatches as [session, index] pairs"));
   return t;
 }
 
@@ -83,6 +90,11 @@ Result<SimOptions> ParseSimOptions(const std::vector<std::string>& args) {
   auto platform = LoadPlatform(o.platform_path);
   if (!platform.ok()) return platform.status();
   o.run.platform = *platform;
+  if (!o.replay_path.empty()) {
+    auto trace = ReadReplayTrace(o.replay_path);
+    if (!trace.ok()) return trace.status();
+    o.replay = std::move(*trace);
+  }
   return o;  // the run itself is checked by Run (EINVAL before anything is simulated)
 }
 

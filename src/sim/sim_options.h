@@ -8,12 +8,18 @@
 
 #include "common/status.h"
 #include "sim/simulation.h"
+#include "sim/trace_replay.h"
 
 namespace iorelay::sim {
 
 struct SimOptions {
   std::string platform_path;
   RunConfig run;  // run.platform is loaded from platform_path
+  // --replay TRACE: replay an iorelayd trace through one I/O node instead of a pattern
+  // (sim/trace_replay.h); the trace is read by ParseSimOptions.
+  std::string replay_path;
+  bool list_dispatches = false;
+  ReplayTrace replay;
   bool help = false;
   nlohmann::json printed_config;  // --print-config: the options as given (null otherwise)
 };

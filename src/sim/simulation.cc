@@ -25,7 +25,7 @@ namespace iorelay::sim {
 
 namespace sg4 = simgrid::s4u;
 
-namespace {
+namespace detail {
 
 Result<std::unique_ptr<sched::Scheduler>> MakeScheduler(const std::string& spec) {
   sched::SchedulerRegistry registry;
@@ -51,7 +51,10 @@ std::vector<std::string> EngineArgs(const RunConfig& config) {
   return args;
 }
 
-}  // namespace
+}  // namespace detail
+
+using detail::EngineArgs;
+using detail::MakeScheduler;
 
 const char* IssuerName(Issuer issuer) {
   switch (issuer) {

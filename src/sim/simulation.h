@@ -4,10 +4,13 @@
 #pragma once
 
 #include <cstdint>
+#include <memory>
 #include <nlohmann/json.hpp>
 #include <string>
+#include <vector>
 
 #include "common/status.h"
+#include "sched/scheduler.h"
 #include "sim/platform.h"
 #include "sim/workload_pattern.h"
 
@@ -56,6 +59,14 @@ Result<RunResult> Run(const RunConfig& config);
 nlohmann::json ToJson(const RunConfig& config, const RunResult& result);
 // The same without the wall-clock numbers (deterministic: golden outputs).
 nlohmann::json DeterministicJson(const RunConfig& config, const RunResult& result);
+
+namespace detail {
+// Shared by Run and RunReplay (sim/trace_replay.h).
+Result<std::unique_ptr<sched::Scheduler>> MakeScheduler(const std::string& spec);
+// SimGrid's command line for a run: the network model, small stacks, quiet logs, the context
+// factory.
+std::vector<std::string> EngineArgs(const RunConfig& config);
+}  // namespace detail
 
 // The network model every run uses, stated in the output.
 inline constexpr const char* kNetworkModel = "CM02";
