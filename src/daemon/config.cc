@@ -128,6 +128,9 @@ cli::OptionTable Table(Config* c) {
       .Add(cli::Text("ready-file", "FILE", &c->ready_file,
                      "write the listening addresses there once ready"))
       .Add(cli::Integer("workers", "N", &c->workers, 1, 1024, "worker threads (4)"))
+      .Add(cli::Integer("inline-max-us", "N", &c->inline_max_us, 0, 1'000'000,
+                        "an event loop runs a dispatch itself only while recent\n"
+                        "dispatches took at most N us; 0: never (50)"))
       .Add(cli::Text("scheduler", "SPEC", &c->scheduler,
                      "request scheduler: NAME[:key=value,...] or JSON, e.g.\n"
                      "aioli:quantum=64KiB (fifo; see docs/schedulers.md)"))

@@ -6,12 +6,13 @@
 namespace iorelay::daemon {
 
 Dispatcher::Dispatcher(std::unique_ptr<sched::Scheduler> scheduler, const sched::Clock* clock,
-                       int slots, Executor executor)
+                       int slots, int64_t inline_max_ns, Executor executor)
     : clock_(clock),
       executor_(std::move(executor)),
       slots_(slots),
       scheduler_(std::move(scheduler)),
-      free_slots_(slots) {
+      free_slots_(slots),
+      inline_max_ns_(inline_max_ns) {
   for (int i = 0; i < slots; ++i) workers_.emplace_back([this] { WorkerLoop(); });
 }
 
@@ -54,6 +55,7 @@ void Dispatcher::Run(Taken* t, bool inline_run) {
   t->works.clear();  // drops file references outside the lock
   std::lock_guard<std::mutex> lock(mu_);
   for (size_t i = 0; i < n; ++i) scheduler_->Release(ids[i], results[i], duration);
+  mean_run_ns_ += (duration - mean_run_ns_) / 8;
   if (inline_run) --inline_running_;
   ++free_slots_;
   if (scheduler_->queued() > 0 && free_slots_ > 0) work_cv_.notify_one();
@@ -67,7 +69,8 @@ void Dispatcher::Submit(std::unique_ptr<Work> work, bool may_run_inline) {
   work->request.id = id;
   scheduler_->Add(work->request);
   queued_.emplace(id, std::move(work));
-  if (may_run_inline && TakeLocked(&taken, true).kind == sched::Decision::Kind::kDispatch) {
+  if (may_run_inline && inline_max_ns_ > 0 && mean_run_ns_ <= inline_max_ns_ &&
+      TakeLocked(&taken, true).kind == sched::Decision::Kind::kDispatch) {
     lock.unlock();
     Run(&taken, true);
     return;

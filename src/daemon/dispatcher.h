@@ -1,9 +1,12 @@
 // Drives the Scheduler: requests go in, dispatches come out. The submitting thread (a
 // connection's event loop) first asks the scheduler itself and runs what it is given, which
-// saves two thread hand-offs per request; whatever the scheduler holds back is run later
-// by the worker pool. At most `slots` dispatches run at once, inline ones included, so
-// requests arriving while all slots are busy queue in the scheduler and can be merged.
-// The scheduler alone picks what runs.
+// saves two thread hand-offs per request, but only while recent dispatches took at most
+// `inline_max_ns` (a mean over the last few): a slow backend call run by a loop would keep it
+// from reading, so no queue could form for the scheduler to order and merge. Whatever the
+// scheduler holds back, and every dispatch while calls are slow, is run by the worker pool.
+// At most `slots` dispatches run at once, inline ones included, so requests arriving while
+// all slots are busy queue in the scheduler and can be merged. The scheduler alone picks
+// what runs.
 #pragma once
 
 #include <chrono>
@@ -30,11 +33,12 @@ class Dispatcher {
       std::function<void(const sched::Dispatch&, Work* const* works, size_t n, int* results)>;
 
   Dispatcher(std::unique_ptr<sched::Scheduler> scheduler, const sched::Clock* clock, int slots,
-             Executor executor);
+             int64_t inline_max_ns, Executor executor);
   ~Dispatcher();
 
   // Queues `work` (its request id is assigned here). With `may_run_inline`, the calling
-  // thread runs the scheduler's next dispatch itself, if there is one now.
+  // thread runs the scheduler's next dispatch itself, if there is one now and dispatches have
+  // been fast.
   void Submit(std::unique_ptr<Work> work, bool may_run_inline);
   // The scheduler's EffectiveConfig() (taken under the lock: some report live state).
   nlohmann::json SchedulerConfig();
@@ -70,7 +74,9 @@ class Dispatcher {
   uint64_t next_id_ = 1;                                        // guarded by mu_
   int free_slots_;                                              // guarded by mu_
   int inline_running_ = 0;                                      // guarded by mu_
-  bool stop_ = false;                                           // guarded by mu_
+  const int64_t inline_max_ns_;
+  int64_t mean_run_ns_ = 0;  // guarded by mu_: each dispatch's duration weighs 1/8
+  bool stop_ = false;        // guarded by mu_
   std::vector<std::thread> workers_;
 };
 
