@@ -1,6 +1,8 @@
 // Lock request handling, parking and retry.
 #include "daemon/lock_service.h"
 
+#include <iterator>
+
 namespace iorelay::daemon {
 
 void LockService::Complete(Ready* ready) {
@@ -47,7 +49,8 @@ void LockService::Lock(const proto::LockRequest& req, uint64_t owner, Done done)
         if (WouldDeadlockLocked(owner, manager_.ConflictingOwners(key, *span), &seen)) {
           err = EDEADLK;
         } else {
-          waiters_.push_back(Waiter{key, *span, std::move(done)});
+          waiters_[key].push_back(Waiter{*span, std::move(done)});
+          ++parked_;
           Complete(&ready);  // (empty)
           return;
         }
@@ -65,10 +68,12 @@ bool LockService::WouldDeadlockLocked(uint64_t owner, const std::vector<uint64_t
   for (uint64_t b : blockers) {
     if (b == owner) return true;
     if (!seen->insert(b).second) continue;
-    for (const Waiter& w : waiters_) {
-      if (w.span.owner != b) continue;
-      if (WouldDeadlockLocked(owner, manager_.ConflictingOwners(w.key, w.span), seen)) {
-        return true;
+    for (const auto& [key, waiters] : waiters_) {
+      for (const Waiter& w : waiters) {
+        if (w.span.owner != b) continue;
+        if (WouldDeadlockLocked(owner, manager_.ConflictingOwners(key, w.span), seen)) {
+          return true;
+        }
       }
     }
   }
@@ -76,14 +81,19 @@ bool LockService::WouldDeadlockLocked(uint64_t owner, const std::vector<uint64_t
 }
 
 void LockService::RetryLocked(const sched::FileKey& key, Ready* ready) {
-  for (auto it = waiters_.begin(); it != waiters_.end();) {
-    if (it->key == key && manager_.Apply(key, it->span, it->span.type)) {
+  auto file = waiters_.find(key);
+  if (file == waiters_.end()) return;
+  Waiters& waiters = file->second;
+  for (auto it = waiters.begin(); it != waiters.end();) {
+    if (manager_.Apply(key, it->span, it->span.type)) {
       ready->emplace_back(std::move(it->done), 0);
-      it = waiters_.erase(it);
+      it = waiters.erase(it);
+      --parked_;
     } else {
       ++it;
     }
   }
+  if (waiters.empty()) waiters_.erase(file);
 }
 
 void LockService::UnlockAll(const sched::FileKey& key, uint64_t owner) {
@@ -100,13 +110,18 @@ void LockService::ReleaseOwner(uint64_t owner) {
   Ready ready;
   {
     std::lock_guard<std::mutex> lock(mu_);
-    for (auto it = waiters_.begin(); it != waiters_.end();) {
-      if (it->span.owner == owner) {
-        ready.emplace_back(std::move(it->done), EINTR);
-        it = waiters_.erase(it);
-      } else {
-        ++it;
+    for (auto file = waiters_.begin(); file != waiters_.end();) {
+      Waiters& waiters = file->second;
+      for (auto it = waiters.begin(); it != waiters.end();) {
+        if (it->span.owner == owner) {
+          ready.emplace_back(std::move(it->done), EINTR);
+          it = waiters.erase(it);
+          --parked_;
+        } else {
+          ++it;
+        }
       }
+      file = waiters.empty() ? waiters_.erase(file) : std::next(file);
     }
     for (const sched::FileKey& key : manager_.ReleaseOwner(owner)) RetryLocked(key, &ready);
   }
@@ -117,15 +132,18 @@ void LockService::CancelAll(int err) {
   Ready ready;
   {
     std::lock_guard<std::mutex> lock(mu_);
-    for (Waiter& w : waiters_) ready.emplace_back(std::move(w.done), err);
+    for (auto& [key, waiters] : waiters_) {
+      for (Waiter& w : waiters) ready.emplace_back(std::move(w.done), err);
+    }
     waiters_.clear();
+    parked_ = 0;
   }
   Complete(&ready);
 }
 
 size_t LockService::parked() const {
   std::lock_guard<std::mutex> lock(mu_);
-  return waiters_.size();
+  return parked_;
 }
 
 }  // namespace iorelay::daemon

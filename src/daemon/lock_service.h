@@ -6,6 +6,7 @@
 #include <functional>
 #include <list>
 #include <mutex>
+#include <unordered_map>
 #include <unordered_set>
 #include <vector>
 
@@ -36,10 +37,10 @@ class LockService {
 
  private:
   struct Waiter {
-    sched::FileKey key;
     LockSpan span;
     Done done;
   };
+  using Waiters = std::list<Waiter>;  // one file's, in arrival order
   using Ready = std::vector<std::pair<Done, int>>;
   void RetryLocked(const sched::FileKey& key, Ready* ready);
   bool WouldDeadlockLocked(uint64_t owner, const std::vector<uint64_t>& blockers,
@@ -48,8 +49,10 @@ class LockService {
 
   const size_t max_spans_;
   mutable std::mutex mu_;
-  LockManager manager_;        // guarded by mu_
-  std::list<Waiter> waiters_;  // guarded by mu_, in arrival order
+  LockManager manager_;  // guarded by mu_
+  // Guarded by mu_: parked waits by file, so a release retries only its own file's.
+  std::unordered_map<sched::FileKey, Waiters, FileKeyHash> waiters_;
+  size_t parked_ = 0;  // guarded by mu_
 };
 
 }  // namespace iorelay::daemon

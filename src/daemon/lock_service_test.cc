@@ -64,6 +64,28 @@ TEST(LockService, SetlkwParksUntilUnlock) {
   EXPECT_EQ(s.parked(), 0u);
 }
 
+TEST(LockService, ReleaseWakesOnlyItsOwnFilesWaits) {
+  LockService s;
+  proto::LockRequest other_file = Req(F_SETLK, F_WRLCK, 0, 10);
+  other_file.ino = 3;
+  Answer a, b, c, d;
+  s.Lock(Req(F_SETLK, F_WRLCK, 0, 10), 1, Into(&a));
+  s.Lock(other_file, 1, Into(&b));
+  s.Lock(Req(F_SETLKW, F_WRLCK, 0, 10), 2, Into(&c));
+  other_file.cmd = F_SETLKW;
+  s.Lock(other_file, 2, Into(&d));
+  EXPECT_EQ(s.parked(), 2u);
+  s.UnlockAll(sched::FileKey{1, 3}, 1);
+  EXPECT_TRUE(d.called);
+  EXPECT_EQ(d.err, 0);
+  EXPECT_FALSE(c.called);
+  EXPECT_EQ(s.parked(), 1u);
+  s.ReleaseOwner(1);
+  EXPECT_TRUE(c.called);
+  EXPECT_EQ(c.err, 0);
+  EXPECT_EQ(s.parked(), 0u);
+}
+
 TEST(LockService, GetlkReportsHolder) {
   LockService s;
   Answer a, g;
