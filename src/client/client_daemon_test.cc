@@ -394,7 +394,9 @@ TEST_F(ClientDaemonFast, DaemonKilledMidPipelinedWriteLosesNothingAcknowledged) 
   iorelay_client_destroy(c_);
   c_ = nullptr;
   d_ = std::make_unique<DaemonProcess>();
-  ASSERT_TRUE(d_->Start({"--delay-us", "60000"}));  // each backend call takes 60 ms
+  // Each backend call takes 200 ms; with 4 pieces in flight on the daemon's 4 workers the 16
+  // pieces need 800 ms, so the kill at 300 ms lands mid-transfer.
+  ASSERT_TRUE(d_->Start({"--delay-us", "200000"}));
   d_->ExportClientEnv(timeout_ms_);
   int err = 0;
   c_ = iorelay_client_from_env(&err);
@@ -404,7 +406,7 @@ TEST_F(ClientDaemonFast, DaemonKilledMidPipelinedWriteLosesNothingAcknowledged) 
   constexpr size_t kBytes = 16u << 20;
   std::string data(kBytes, 'q');
   std::thread killer([&] {
-    std::this_thread::sleep_for(std::chrono::milliseconds(400));
+    std::this_thread::sleep_for(std::chrono::milliseconds(300));
     d_->Kill();
   });
   const ssize_t n = iorelay_pwrite(f, data.data(), kBytes, 0);
