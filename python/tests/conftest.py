@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import os
 import shutil
+import subprocess
 import tempfile
 from collections.abc import Callable, Iterator
 from pathlib import Path
@@ -90,3 +91,25 @@ def daemon_factory(disk_tmp: Path) -> Iterator[DaemonFactory]:
 def daemons(daemon_factory: DaemonFactory) -> LocalDaemons:
     """Two running iorelayd on loopback serving an on-disk export root."""
     return daemon_factory(2)
+
+
+def run_strided_writers(d: LocalDaemons, path: str, ranks: int, segments: int, block: int) -> None:
+    """`ranks` strided_writer processes writing one 1D-strided file through the daemons `d`,
+    all at once; returns when every one exited 0."""
+    writer = require_built("strided_writer")["strided_writer"]
+    procs = []
+    for rank in range(ranks):
+        argv = [writer, "--file", path, "--rank", rank, "--ranks", ranks, "--segments", segments,
+                "--block", block]  # fmt: skip
+        procs.append(
+            subprocess.Popen(
+                [str(a) for a in argv],
+                env={**os.environ, **d.env()},
+                stdout=subprocess.PIPE,
+                stderr=subprocess.PIPE,
+                text=True,
+            )
+        )
+    for p in procs:
+        out, err = p.communicate(timeout=SUBPROCESS_TIMEOUT_S)
+        assert p.returncode == 0, out + err

@@ -5,12 +5,10 @@ identically."""
 from __future__ import annotations
 
 import argparse
-import os
-import subprocess
 from pathlib import Path
 
 import pytest
-from conftest import SUBPROCESS_TIMEOUT_S, DaemonFactory, require_built
+from conftest import DaemonFactory, run_strided_writers
 
 from iorelay import cli, simulate
 from iorelay.trace import read_trace
@@ -20,29 +18,13 @@ RANKS, SEGMENTS, BLOCK = 4, 8, 8192
 
 def _record_trace(daemon_factory: DaemonFactory, trace: Path, scheduler: str) -> None:
     """Four strided_writer processes through one iorelayd on an emulated disk, traced."""
-    writer = require_built("strided_writer")["strided_writer"]
     d = daemon_factory(
         1,
         scheduler=scheduler,
         backend="emulated:seek=200us,bw=400MBps",
         extra_args=["--trace", str(trace)],
     )
-    procs = []
-    for rank in range(RANKS):
-        argv = [writer, "--file", f"{d.prefix}/t.dat", "--rank", rank, "--ranks", RANKS,
-                "--segments", SEGMENTS, "--block", BLOCK]  # fmt: skip
-        procs.append(
-            subprocess.Popen(
-                [str(a) for a in argv],
-                env={**os.environ, **d.env()},
-                stdout=subprocess.PIPE,
-                stderr=subprocess.PIPE,
-                text=True,
-            )
-        )
-    for p in procs:
-        out, err = p.communicate(timeout=SUBPROCESS_TIMEOUT_S)
-        assert p.returncode == 0, out + err
+    run_strided_writers(d, f"{d.prefix}/t.dat", RANKS, SEGMENTS, BLOCK)
     assert d.stop() == [0]  # the trace is complete once the daemon has stopped
 
 

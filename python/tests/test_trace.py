@@ -2,38 +2,20 @@
 
 from __future__ import annotations
 
-import os
-import subprocess
 from pathlib import Path
 
 import pytest
-from conftest import SUBPROCESS_TIMEOUT_S, DaemonFactory, require_built
+from conftest import DaemonFactory, run_strided_writers
 
 from iorelay.trace import TraceError, read_trace
 
 
 @pytest.mark.needs_build
 def test_trace_of_a_real_run(daemon_factory: DaemonFactory, disk_tmp: Path) -> None:
-    writer = require_built("strided_writer")["strided_writer"]
     trace = disk_tmp / "d.trace"
     d = daemon_factory(1, extra_args=["--trace", str(trace), "--scheduler", "sjf"])
     ranks, segments, block = 4, 16, 8192
-    procs = []
-    for rank in range(ranks):
-        argv = [writer, "--file", f"{d.prefix}/t.dat", "--rank", rank, "--ranks", ranks,
-                "--segments", segments, "--block", block]  # fmt: skip
-        procs.append(
-            subprocess.Popen(
-                [str(a) for a in argv],
-                env={**os.environ, **d.env()},
-                stdout=subprocess.PIPE,
-                stderr=subprocess.PIPE,
-                text=True,
-            )
-        )
-    for p in procs:
-        out, err = p.communicate(timeout=SUBPROCESS_TIMEOUT_S)
-        assert p.returncode == 0, out + err
+    run_strided_writers(d, f"{d.prefix}/t.dat", ranks, segments, block)
     assert d.stop() == [0]  # the trace is complete once the daemon has stopped
 
     t = read_trace(trace)

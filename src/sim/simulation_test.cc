@@ -4,8 +4,6 @@
 #include "sim/simulation.h"
 
 #include <gtest/gtest.h>
-#include <sys/wait.h>
-#include <unistd.h>
 
 #include <cstdio>
 #include <fstream>
@@ -13,6 +11,7 @@
 
 #include "sim/ionode_placement.h"
 #include "sim/platform.h"
+#include "testutil/forked_json_testutil.h"
 
 namespace iorelay::sim {
 namespace {
@@ -54,32 +53,11 @@ RunConfig Config(const std::string& storage_kind, int ionodes, const std::string
 // Runs the simulation in a child process and returns its deterministic JSON (or an error
 // object {"error": message}).
 json RunForked(const RunConfig& config) {
-  int fds[2];
-  if (pipe(fds) != 0) return {{"error", "pipe"}};
-  const pid_t pid = fork();
-  if (pid == 0) {
-    close(fds[0]);
+  return testutil::ForkedJson([&] {
     auto r = Run(config);
-    const std::string out = r.ok() ? DeterministicJson(config, *r).dump()
-                                   : json{{"error", r.status().message()}}.dump();
-    size_t done = 0;
-    while (done < out.size()) {
-      const ssize_t n = write(fds[1], out.data() + done, out.size() - done);
-      if (n <= 0) _exit(3);
-      done += static_cast<size_t>(n);
-    }
-    _exit(0);
-  }
-  close(fds[1]);
-  std::string text;
-  char buf[4096];
-  ssize_t n;
-  while ((n = read(fds[0], buf, sizeof buf)) > 0) text.append(buf, static_cast<size_t>(n));
-  close(fds[0]);
-  int status = 0;
-  waitpid(pid, &status, 0);
-  if (!WIFEXITED(status) || WEXITSTATUS(status) != 0) return {{"error", "child failed"}};
-  return json::parse(text, nullptr, /*allow_exceptions=*/false);
+    return r.ok() ? DeterministicJson(config, *r).dump()
+                  : json{{"error", r.status().message()}}.dump();
+  });
 }
 
 TEST(SimulationTest, BytesAtStorageAreTheBytesWritten) {

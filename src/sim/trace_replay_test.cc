@@ -7,8 +7,6 @@
 
 #include <fmt/format.h>
 #include <gtest/gtest.h>
-#include <sys/wait.h>
-#include <unistd.h>
 
 #include <cstdio>
 #include <map>
@@ -17,6 +15,7 @@
 
 #include "sim/platform.h"
 #include "sim/sim_options.h"
+#include "testutil/forked_json_testutil.h"
 
 namespace iorelay::sim {
 namespace {
@@ -83,34 +82,11 @@ RunConfig Config(const std::string& scheduler) {
 
 // Replays in a child process; ReplayJson with the dispatch list, or {"error": message}.
 json ReplayForked(const RunConfig& config, const ReplayTrace& trace) {
-  int fds[2];
-  if (pipe(fds) != 0) return {{"error", "pipe"}};
-  const pid_t pid = fork();
-  if (pid == 0) {
-    close(fds[0]);
+  return testutil::ForkedJson([&] {
     auto r = RunReplay(config, trace);
-    const std::string out = r.ok() ? ReplayJson(config, trace, *r, true).dump()
-                                   : json{{"error", r.status().message()}}.dump();
-    size_t done = 0;
-    while (done < out.size()) {
-      const ssize_t n = write(fds[1], out.data() + done, out.size() - done);
-      if (n <= 0) _exit(3);
-      done += static_cast<size_t>(n);
-    }
-    _exit(0);
-  }
-  close(fds[1]);
-  std::string text;
-  char buf[4096];
-  ssize_t n;
-  while ((n = read(fds[0], buf, sizeof buf)) > 0) text.append(buf, static_cast<size_t>(n));
-  close(fds[0]);
-  int status = 0;
-  waitpid(pid, &status, 0);
-  if (!WIFEXITED(status) || WEXITSTATUS(status) != 0 || text.empty()) {
-    return {{"error", "child failed"}};
-  }
-  return json::parse(text);
+    return r.ok() ? ReplayJson(config, trace, *r, true).dump()
+                  : json{{"error", r.status().message()}}.dump();
+  });
 }
 
 ReplayTrace Parse(const std::string& text) {
