@@ -29,6 +29,7 @@ SAN_ENV := ASAN_OPTIONS=detect_leaks=1 \
 
 help:
 	@echo "make demo        install deps, build, fio through 2 daemons, default exploration, report"
+	@echo "                 (on the testbed where one can be built; DEMO_ON=local|testbed chooses)"
 	@echo "make demo-testbed  (root) the exploration on the testbed: where forwarding wins"
 	@echo "make test        install deps, build, run the C++ (ctest) and Python (pytest) tests"
 	@echo "make test-asan   build in build-asan with AddressSanitizer and run ctest"
