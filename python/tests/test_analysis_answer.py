@@ -6,7 +6,7 @@ import re
 
 import pandas as pd
 
-from iorelay.analysis import answer, compute
+from iorelay.analysis import answer, compute, labels
 
 
 def runs_with_two_phases() -> pd.DataFrame:
@@ -52,3 +52,14 @@ def test_readable_headings() -> None:
     shown = answer.readable(analysis.best, "ionodes")
     assert "share_best" not in shown.columns and "share of patterns where best" in shown.columns
     assert "0 (direct)" in set(shown.iloc[:, 0])
+
+
+def test_pattern_key_names_the_access_when_only_spatiality_varies() -> None:
+    """A sweep of one shared file, contiguous and strided: each label says which, in full."""
+    shown = ["spatiality", "request_bytes", "operation"]
+    contiguous = {"layout": "shared", "spatiality": "contiguous", "request_bytes": 8192,
+                  "operation": "read"}  # fmt: skip
+    strided = {**contiguous, "spatiality": "strided"}
+    assert labels.key(contiguous, shown).startswith("shared-contiguous ")
+    assert labels.key(strided, shown).startswith("shared-strided ")
+    assert labels.key({"spatiality": "strided", "operation": "read"}, ["spatiality"]) == "strided"

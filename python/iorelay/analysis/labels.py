@@ -66,8 +66,13 @@ def access(layout: str, spatiality: str) -> str:
 def key(pattern: Mapping[str, Any], columns: list[str] | tuple[str, ...]) -> str:
     """A pattern as short text: "shared-strided 16 nodes 384 procs 1M"."""
     parts: list[str] = []
-    if "layout" in columns and "spatiality" in columns:
-        parts.append(access(pattern["layout"], pattern["spatiality"]))
+    if "layout" in columns or "spatiality" in columns:
+        # Either one varying names the access pair (only spatiality varies in a sweep of one
+        # shared file, and "8K write" alone would name two patterns).
+        if "layout" in pattern and "spatiality" in pattern:
+            parts.append(access(pattern["layout"], pattern["spatiality"]))
+        else:
+            parts.append(str(pattern["layout" if "layout" in columns else "spatiality"]))
     for c in columns:
         if c in ("layout", "spatiality"):
             continue
