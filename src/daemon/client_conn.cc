@@ -9,6 +9,8 @@
 #include <chrono>
 #include <cstring>
 
+#include "daemon/stats.h"
+
 namespace iorelay::daemon {
 namespace {
 
@@ -246,8 +248,18 @@ void ClientConn::RestartSendWindow(int64_t now_ns) {
   }
 }
 
+uint64_t ClientConn::app_inflight_bytes() const {
+  return session ? session->stats()->inflight_bytes.load(std::memory_order_relaxed) : 0;
+}
+
+void ClientConn::Charge(uint64_t n) {
+  charged_bytes_.fetch_add(n, std::memory_order_relaxed);
+  session->stats()->inflight_bytes.fetch_add(n, std::memory_order_relaxed);
+}
+
 void ClientConn::Uncharge(uint64_t n) {
   charged_bytes_.fetch_sub(n, std::memory_order_relaxed);
+  session->stats()->inflight_bytes.fetch_sub(n, std::memory_order_relaxed);
   MaybeWake();
 }
 

@@ -82,12 +82,15 @@ class ClientConn {
   void RestartSendWindow(int64_t now_ns);
 
   // Back-pressure: bytes of data requests admitted and not yet answered (reads: the length
-  // asked; writes: the data received), plus queued_bytes().
-  void Charge(uint64_t n) { charged_bytes_.fetch_add(n, std::memory_order_relaxed); }
+  // asked; writes: the data received), plus queued_bytes(). The admitted bytes count for the
+  // session's application too (app_inflight_bytes()).
+  void Charge(uint64_t n);
   void Uncharge(uint64_t n);
   uint64_t held_bytes() const {
     return charged_bytes_.load(std::memory_order_relaxed) + queued_bytes();
   }
+  // The admitted bytes of every connection of this connection's application (0 before auth).
+  uint64_t app_inflight_bytes() const;
   // Set by the event loop while it does not read this connection (held_bytes() over the limit);
   // `wake` is called (any thread) when held bytes fall and reading may resume.
   void SetPaused(bool paused) { paused_.store(paused, std::memory_order_release); }

@@ -154,6 +154,9 @@ cli::OptionTable Table(Config* c) {
                         "the slow-reader window (5000)"))
       .Add(cli::Bytes("max-inflight-bytes", "SIZE", &c->max_inflight_bytes,
                       "stop reading a connection holding more request and reply bytes (256MiB)"))
+      .Add(cli::Bytes("max-app-inflight-bytes", "SIZE", &c->max_app_inflight_bytes,
+                      "stop reading an application's connections while its requests\n"
+                      "in flight, over all of them, hold more bytes (1GiB)"))
       .Add(cli::Integer("shutdown-timeout-ms", "N", &c->shutdown_timeout_ms, 1, 3'600'000,
                         "SIGTERM: finish and send replies for at most N ms (3000)"))
       .Add(cli::Text("trace", "FILE", &c->trace,

@@ -51,8 +51,11 @@ struct Config {
   uint64_t min_send_rate = 1 << 20;            // bytes/s a connection with replies queued ...
   int send_window_ms = 5'000;                  // ... must take over this window, or is closed
   uint64_t max_inflight_bytes = 256ull << 20;  // not read while holding more
-  int shutdown_timeout_ms = 3'000;             // SIGTERM: drain at most this long, then close
-  std::string trace;                           // empty: no trace
+  // An application's connections are not read while its data requests admitted and not yet
+  // answered, over all of them, exceed this (one application cannot fill the daemon alone).
+  uint64_t max_app_inflight_bytes = 1ull << 30;
+  int shutdown_timeout_ms = 3'000;  // SIGTERM: drain at most this long, then close
+  std::string trace;                // empty: no trace
   // Open files one session (client process) may hold; more opens get EMFILE.
   int max_open_files = 65'536;
   // Let clients set set-user-ID/set-group-ID bits (daemon/mode_policy.h).

@@ -225,6 +225,46 @@ TEST_F(ConnectionLimitsTest, InflightLimitPausesReadingAndResumes) {
   }
 }
 
+// One application's requests in flight over --max-app-inflight-bytes pause all of its
+// connections, and only its: another application is served at once, and the paused
+// connection resumes once the reads in flight are answered.
+TEST_F(ConnectionLimitsTest, AppInflightLimitPausesThatApplicationOnly) {
+  Config c = Base();
+  c.max_app_inflight_bytes = 1 << 20;
+  c.delay_us = 300'000;  // every backend call takes 300 ms
+  c.inline_max_us = 0;   // dispatches on the workers: the loops stay free
+  Start(c);
+  MakeFile("big", 1 << 20);
+  auto a1 = Admitted(secret_a_);
+  auto a2 = Admitted(secret_a_);
+  auto b = Admitted(secret_b_);
+  const int64_t h = Open(*a1, "/data/big", O_RDONLY);
+  ASSERT_GT(h, 0);
+  for (int i = 0; i < 3; ++i) {  // 3 MiB asked for, 1 MiB allowed for appA
+    ASSERT_TRUE(a1->SendFrame(
+        Op::kPread, 100 + i,
+        proto::EncodeFields(proto::PreadRequest{static_cast<uint64_t>(h), 0, 1u << 20})));
+  }
+  ASSERT_TRUE(WaitCounter("connections_paused_app_inflight_limit", 1, 3000));
+  Frame f;
+  auto t0 = Clock::now();
+  ASSERT_TRUE(b->Call(Op::kPing, {}, &f));
+  EXPECT_EQ(f.header.status, 0);
+  const auto other_app = Clock::now() - t0;
+  t0 = Clock::now();
+  ASSERT_TRUE(a2->SendFrame(Op::kPing, 7, {}));
+  ASSERT_TRUE(a2->ReadFrame(&f, 5000));
+  EXPECT_EQ(f.header.status, 0);
+  const auto same_app = Clock::now() - t0;
+  EXPECT_GE(same_app, std::chrono::milliseconds(100)) << "appA's other connection was read";
+  EXPECT_LT(other_app, same_app);
+  for (int i = 0; i < 3; ++i) {
+    ASSERT_TRUE(a1->ReadFrame(&f, 5000)) << "reply " << i;
+    EXPECT_EQ(f.header.status, 0);
+  }
+  EXPECT_EQ(daemon_->StatsJson()["apps"]["appA"]["inflight_bytes"], 0u);
+}
+
 TEST_F(ConnectionLimitsTest, SlowMetadataHoldsOnlyItsOwnConnection) {
   Config c = Base();
   c.io_threads = 1;      // both connections on the same loop

@@ -209,19 +209,29 @@ void IoLoop::Service(uint64_t id) {
   Read(id, e);
 }
 
+IoLoop::InflightLimit IoLoop::OverLimit(const ClientConn& c) const {
+  if (c.held_bytes() > core_.config.max_inflight_bytes) return InflightLimit::kConnection;
+  if (c.app_inflight_bytes() > core_.config.max_app_inflight_bytes) {
+    return InflightLimit::kApplication;
+  }
+  return InflightLimit::kNone;
+}
+
 void IoLoop::Read(uint64_t id, Entry& e) {
   if (e.read_eof || draining_.load()) return;
-  const uint64_t limit = core_.config.max_inflight_bytes;
   e.reader.NewTurn();
   for (int frames = 0; frames < kFramesPerTurn; ++frames) {
-    if (e.conn->held_bytes() > limit) {
+    if (const InflightLimit over = OverLimit(*e.conn); over != InflightLimit::kNone) {
       if (!e.paused) {
         e.paused = true;
         e.conn->SetPaused(true);
-        core_.stats->conn.paused_inflight_limit.fetch_add(1);
+        (over == InflightLimit::kConnection ? core_.stats->conn.paused_inflight_limit
+                                            : core_.stats->conn.paused_app_inflight_limit)
+            .fetch_add(1);
       }
-      // Checked again after publishing the pause: a fall in between would wake nobody.
-      if (e.conn->held_bytes() > limit) return;
+      // Checked again after publishing the pause: a fall in between would wake nobody. (A fall
+      // of the application's other connections' bytes is seen at the next tick.)
+      if (OverLimit(*e.conn) != InflightLimit::kNone) return;
     }
     if (e.paused) {
       e.paused = false;
@@ -356,7 +366,7 @@ void IoLoop::Tick(int64_t now) {
         c.RestartSendWindow(now);
       }
       to_service.push_back(id);  // (a safety net: the socket's writable edge also flushes)
-    } else if (e.paused && c.held_bytes() <= cfg.max_inflight_bytes) {
+    } else if (e.paused && OverLimit(c) == InflightLimit::kNone) {
       to_service.push_back(id);
     }
     const int outstanding = c.outstanding.load(std::memory_order_acquire);

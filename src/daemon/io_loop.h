@@ -57,7 +57,7 @@ class IoLoop {
     FrameReader reader;
     HandshakeState hs;
     int64_t accepted_ns;
-    bool paused = false;    // not read: held bytes over --max-inflight-bytes
+    bool paused = false;    // not read: over --max-inflight-bytes or --max-app-inflight-bytes
     bool read_eof = false;  // the client finished sending; closed once answered
     bool ended = false;     // EndConnection done
     int poll_fd = -1;       // the transport's PollFd as registered
@@ -69,6 +69,9 @@ class IoLoop {
   // Flushes, resumes reading when allowed, reads.
   void Service(uint64_t id);
   void Read(uint64_t id, Entry& e);
+  // Which in-flight limit, if any, keeps `c` from being read.
+  enum class InflightLimit { kNone, kConnection, kApplication };
+  InflightLimit OverLimit(const ClientConn& c) const;
   // The connection's transport changed (moved to shared memory): register its descriptors.
   void Reregister(uint64_t id, Entry& e);
   // The transport's second descriptor fired (a shared-memory client's socket).

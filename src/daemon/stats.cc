@@ -150,6 +150,7 @@ nlohmann::json Stats::ToJson() const {
     DataSum data;
     data.Add(*a);
     data.Render(&apps[a->name]);
+    apps[a->name]["inflight_bytes"] = a->inflight_bytes.load();
     total_data.Add(*a);
   }
   nlohmann::json total_json = Render(total, total_read, total_written);
@@ -184,6 +185,7 @@ nlohmann::json Stats::ToJson() const {
   j["connections_closed_handshake_deadline"] = conn.closed_handshake_deadline.load();
   j["connections_closed_slow_reader"] = conn.closed_slow_reader.load();
   j["connections_paused_inflight_limit"] = conn.paused_inflight_limit.load();
+  j["connections_paused_app_inflight_limit"] = conn.paused_app_inflight_limit.load();
   j["connections_closed_protocol_error"] = conn.closed_protocol_error.load();
   j["connections_closed_integrity_check"] = conn.closed_integrity_check.load();
   j["connections_closed_at_shutdown"] = conn.closed_at_shutdown.load();

@@ -52,6 +52,9 @@ struct AppStats {
   std::atomic<uint64_t> dispatched_requests{0};  // its requests in those dispatches
   Log2Histogram queue_hist;
   Log2Histogram service_hist;
+  // Back-pressure across the application's connections (--max-app-inflight-bytes): bytes of its
+  // data requests admitted and not yet answered (read lengths, write data).
+  std::atomic<uint64_t> inflight_bytes{0};
 };
 
 // Per file (dev, ino): data requests, bytes and dispatches.
@@ -69,6 +72,7 @@ struct ConnCounters {
   std::atomic<uint64_t> closed_handshake_deadline{0};  // --handshake-timeout-ms
   std::atomic<uint64_t> closed_slow_reader{0};         // --min-send-rate over --send-window-ms
   std::atomic<uint64_t> paused_inflight_limit{0};      // --max-inflight-bytes reached
+  std::atomic<uint64_t> paused_app_inflight_limit{0};  // --max-app-inflight-bytes reached
   std::atomic<uint64_t> closed_protocol_error{0};      // malformed frame, failed handshake
   std::atomic<uint64_t> closed_integrity_check{0};     // a sealed frame's tag did not match
   std::atomic<uint64_t> closed_at_shutdown{0};         // still busy at --shutdown-timeout-ms
