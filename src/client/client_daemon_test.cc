@@ -9,6 +9,7 @@
 #include <chrono>
 #include <cstring>
 #include <fstream>
+#include <limits>
 #include <memory>
 #include <nlohmann/json.hpp>
 #include <set>
@@ -566,6 +567,27 @@ TEST_F(ClientDaemon, ThreadsSharingADescriptionSerialiseOnItsOffset) {
   for (size_t i = 0; i < all.size(); i += 8) {  // no write overwrote or tore another
     EXPECT_EQ(all.substr(i, 7), std::string(7, all[i])) << i;
   }
+  EXPECT_EQ(iorelay_close(f), 0);
+}
+
+// Ranges past the largest offset are refused before any arithmetic overflows (it was
+// undefined behaviour in the client) or an empty range reaches the daemon's lock table.
+TEST_F(ClientDaemon, LockRangesThatOverflowAreRefused) {
+  iorelay_file* f = Open("/fwd/lk-overflow", O_RDWR | O_CREAT);
+  ASSERT_NE(f, nullptr);
+  ASSERT_EQ(iorelay_pwrite(f, "0123456789", 10, 0), 10);
+  struct flock lk {};
+  lk.l_type = F_WRLCK;
+  lk.l_whence = SEEK_END;
+  lk.l_start = std::numeric_limits<off_t>::max();  // 10 + INT64_MAX
+  EXPECT_EQ(iorelay_lock(f, F_SETLK, &lk), -EOVERFLOW);
+  lk.l_whence = SEEK_SET;
+  lk.l_len = std::numeric_limits<off_t>::min();
+  lk.l_start = 0;
+  EXPECT_EQ(iorelay_lock(f, F_SETLK, &lk), -EINVAL);
+  lk.l_start = std::numeric_limits<off_t>::max();  // [INT64_MAX, EOF): nothing to lock
+  lk.l_len = 0;
+  EXPECT_EQ(iorelay_lock(f, F_SETLK, &lk), -EOVERFLOW);
   EXPECT_EQ(iorelay_close(f), 0);
 }
 

@@ -5,6 +5,8 @@
 #include <sys/syscall.h>
 #include <unistd.h>
 
+#include <limits>
+
 #include "client/file_ops.h"
 #include "client/placement.h"
 
@@ -101,10 +103,12 @@ int iorelay_lock(iorelay_file* f, int cmd, struct flock* lk) {
   } else if (lk->l_whence != SEEK_SET) {
     return -EINVAL;
   }
-  int64_t start = base + lk->l_start;
+  int64_t start = 0;
+  if (__builtin_add_overflow(base, static_cast<int64_t>(lk->l_start), &start)) return -EOVERFLOW;
   int64_t length = lk->l_len;
   if (length < 0) {  // POSIX: the range [start + len, start)
-    start += length;
+    if (length == std::numeric_limits<int64_t>::min()) return -EINVAL;
+    if (__builtin_add_overflow(start, length, &start)) return -EINVAL;
     length = -length;
   }
   if (start < 0) return -EINVAL;

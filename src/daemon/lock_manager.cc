@@ -27,6 +27,8 @@ Result<LockSpan> MakeSpan(int64_t start, int64_t length) {
     s.start = start + length;
     s.end = start;
   } else {
+    // A lock at the last offset would be the empty range [kLockEof, kLockEof) here.
+    if (start == kLockEof) return Status::FromErrno(EOVERFLOW, "lock range overflows");
     s.start = start;
     if (length == 0) {
       s.end = kLockEof;
@@ -78,8 +80,8 @@ std::vector<uint64_t> LockManager::ConflictingOwners(const sched::FileKey& key,
 }
 
 void LockManager::Insert(OwnerSpans& spans, const LockSpan& span) {
-  spans.emplace(span.start, span);
-  ++spans_;
+  // Never a taken start: Cut cleared [start, end) and spans are never empty (MakeSpan).
+  if (spans.emplace(span.start, span).second) ++spans_;
 }
 
 void LockManager::Erase(OwnerSpans& spans, OwnerSpans::iterator it) {

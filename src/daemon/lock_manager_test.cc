@@ -27,6 +27,9 @@ TEST(MakeSpan, LengthZeroNegativeAndInvalid) {
   EXPECT_EQ(MakeSpan(2, -4).status().code(), EINVAL);
   EXPECT_EQ(MakeSpan(-1, 5).status().code(), EINVAL);
   EXPECT_EQ(MakeSpan(kLockEof - 1, 5).status().code(), EOVERFLOW);
+  // Regression: [INT64_MAX, INT64_MAX) was an empty span that no unlock removed and that a
+  // second lock of the other type counted again without storing it.
+  EXPECT_EQ(MakeSpan(kLockEof, 0).status().code(), EOVERFLOW);
   // Regression: start + length overflowed (undefined) and made a span never released.
   EXPECT_EQ(MakeSpan(std::numeric_limits<int64_t>::min(), -1).status().code(), EINVAL);
   EXPECT_EQ(MakeSpan(-5, -1).status().code(), EINVAL);
