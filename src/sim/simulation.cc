@@ -199,8 +199,7 @@ Result<RunResult> Run(const RunConfig& config) {
 nlohmann::json DeterministicJson(const RunConfig& config, const RunResult& r) {
   const PatternSpec& p = config.pattern;
   const Pattern pattern = *MakePattern(p);
-  const double mib = static_cast<double>(r.bytes) / (1024.0 * 1024.0);
-  return {
+  nlohmann::json j = {
       {"platform", config.platform.name},
       {"network_model", kNetworkModel},
       {"network", config.platform.network.link_Bps > 0 && config.ionodes > 0
@@ -222,6 +221,15 @@ nlohmann::json DeterministicJson(const RunConfig& config, const RunResult& r) {
       {"placement", config.ionodes > 0 ? config.placement : "none"},
       {"seed", config.seed},
       {"issuer", IssuerName(config.issuer)},
+  };
+  j.update(ResultNumbers(r));
+  j["metadata_ops"] = r.metadata_ops;
+  return j;
+}
+
+nlohmann::json ResultNumbers(const RunResult& r) {
+  const double mib = static_cast<double>(r.bytes) / (1024.0 * 1024.0);
+  return {
       {"requests", r.requests},
       {"errors", r.errors},
       {"bytes", r.bytes},
@@ -231,7 +239,6 @@ nlohmann::json DeterministicJson(const RunConfig& config, const RunResult& r) {
        r.dispatches > 0 ? static_cast<double>(r.requests) / static_cast<double>(r.dispatches) : 0},
       {"storage_calls", r.storage_calls},
       {"storage_accesses", r.storage_accesses},
-      {"metadata_ops", r.metadata_ops},
       {"simulated_time_s", r.simulated_s},
       {"bandwidth_MiBps", r.simulated_s > 0 ? mib / r.simulated_s : 0},
   };

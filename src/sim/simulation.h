@@ -59,6 +59,9 @@ Result<RunResult> Run(const RunConfig& config);
 nlohmann::json ToJson(const RunConfig& config, const RunResult& result);
 // The same without the wall-clock numbers (deterministic: golden outputs).
 nlohmann::json DeterministicJson(const RunConfig& config, const RunResult& result);
+// The numbers every simulated run reports (requests, bytes, dispatches, storage calls,
+// simulated time, bandwidth), as the pattern runs and the trace replays print them.
+nlohmann::json ResultNumbers(const RunResult& result);
 
 namespace detail {
 // Shared by Run and RunReplay (sim/trace_replay.h).

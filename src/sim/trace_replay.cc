@@ -294,7 +294,6 @@ nlohmann::json ReplayJson(const RunConfig& config, const ReplayTrace& trace,
     Fnv(&digest, ";");
     if (list_dispatches) list.push_back(std::move(members));
   }
-  const double mib = static_cast<double>(r.bytes) / (1024.0 * 1024.0);
   nlohmann::json j = {
       {"mode", "replay"},
       {"trace", trace.path},
@@ -306,17 +305,6 @@ nlohmann::json ReplayJson(const RunConfig& config, const ReplayTrace& trace,
       {"sessions", trace.sessions.size()},
       {"files", trace.files},
       {"trace_rows", trace.rows},
-      {"requests", r.requests},
-      {"errors", r.errors},
-      {"bytes", r.bytes},
-      {"bytes_at_storage", r.bytes_at_storage},
-      {"dispatches", r.dispatches},
-      {"requests_per_dispatch",
-       r.dispatches > 0 ? static_cast<double>(r.requests) / static_cast<double>(r.dispatches) : 0},
-      {"storage_calls", r.storage_calls},
-      {"storage_accesses", r.storage_accesses},
-      {"simulated_time_s", r.simulated_s},
-      {"bandwidth_MiBps", r.simulated_s > 0 ? mib / r.simulated_s : 0},
       {"trace_requests", trace.requests()},
       {"trace_dispatches", result.trace_dispatches},
       {"trace_requests_per_dispatch",
@@ -331,6 +319,7 @@ nlohmann::json ReplayJson(const RunConfig& config, const ReplayTrace& trace,
       {"dispatch_digest", fmt::format("{:016x}", digest)},
       {"wall_time_s", r.wall_s},
   };
+  j.update(ResultNumbers(r));
   if (list_dispatches) j["dispatch_list"] = std::move(list);
   return j;
 }
