@@ -50,7 +50,6 @@ void LockService::Lock(const proto::LockRequest& req, uint64_t owner, Done done)
           err = EDEADLK;
         } else {
           waiters_[key].push_back(Waiter{*span, std::move(done)});
-          ++parked_;
           Complete(&ready);  // (empty)
           return;
         }
@@ -88,7 +87,6 @@ void LockService::RetryLocked(const sched::FileKey& key, Ready* ready) {
     if (manager_.Apply(key, it->span, it->span.type)) {
       ready->emplace_back(std::move(it->done), 0);
       it = waiters.erase(it);
-      --parked_;
     } else {
       ++it;
     }
@@ -116,7 +114,6 @@ void LockService::ReleaseOwner(uint64_t owner) {
         if (it->span.owner == owner) {
           ready.emplace_back(std::move(it->done), EINTR);
           it = waiters.erase(it);
-          --parked_;
         } else {
           ++it;
         }
@@ -136,14 +133,15 @@ void LockService::CancelAll(int err) {
       for (Waiter& w : waiters) ready.emplace_back(std::move(w.done), err);
     }
     waiters_.clear();
-    parked_ = 0;
   }
   Complete(&ready);
 }
 
 size_t LockService::parked() const {
   std::lock_guard<std::mutex> lock(mu_);
-  return parked_;
+  size_t n = 0;
+  for (const auto& [key, waiters] : waiters_) n += waiters.size();
+  return n;
 }
 
 }  // namespace iorelay::daemon

@@ -52,7 +52,6 @@ class LockService {
   LockManager manager_;  // guarded by mu_
   // Guarded by mu_: parked waits by file, so a release retries only its own file's.
   std::unordered_map<sched::FileKey, Waiters, FileKeyHash> waiters_;
-  size_t parked_ = 0;  // guarded by mu_
 };
 
 }  // namespace iorelay::daemon
