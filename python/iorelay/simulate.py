@@ -138,21 +138,20 @@ def add_parser(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None
     rp.set_defaults(func=replay)
 
 
-def run(args: argparse.Namespace) -> int:
+def _print_result(argv: list[str]) -> int:
+    """Runs iorelay-sim with `argv` and prints its JSON; 2 with the tool's error."""
     try:
-        result = run_tool(tool_args(args))
+        result = run_tool(argv)
     except SimulateError as e:
         print(f"iorelay simulate: {e}")
         return 2
     print(json.dumps(result, indent=1))
     return 0
+
+
+def run(args: argparse.Namespace) -> int:
+    return _print_result(tool_args(args))
 
 
 def replay(args: argparse.Namespace) -> int:
-    try:
-        result = run_tool(replay_args(args))
-    except SimulateError as e:
-        print(f"iorelay simulate: {e}")
-        return 2
-    print(json.dumps(result, indent=1))
-    return 0
+    return _print_result(replay_args(args))
