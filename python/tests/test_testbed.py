@@ -241,6 +241,27 @@ echo "$IORELAY_SERVERS" > $out/servers.txt
 """
 
 
+def _run_through_two_ionodes(
+    hosts: dict[str, Host], root: Path, script: str, out: Path, timeout_s: float
+) -> subprocess.CompletedProcess[str]:
+    """`sh -c SCRIPT sh OUT` under `iorelay run --ionodes 2` inside salloc over every host but
+    the storage one, exporting `root` at /fwd."""
+    env = {**os.environ, **testbed_slurm.env()}
+    return subprocess.run(
+        ["salloc", f"--nodes={len(hosts) - 1}", "--quiet", sys.executable, "-m", "iorelay",
+         "run", "--ionodes", "2", "--shared-dir", str(SHARED_PATH), "--root", str(root),
+         "--prefix", "/fwd", "--", "sh", "-c", script, "sh", str(out)],
+        capture_output=True, text=True, timeout=timeout_s, env=env,
+    )  # fmt: skip
+
+
+def _assert_links_carried(ions: list[Host], before: dict[str, dict[str, int]], size: int) -> None:
+    """The I/O nodes' links together took in and sent out at least `size` bytes since `before`."""
+    after = {h.name: link_bytes(h) for h in ions}
+    assert sum(after[n]["received"] - before[n]["received"] for n in after) >= size
+    assert sum(after[n]["sent"] - before[n]["sent"] for n in after) >= size
+
+
 def _max_key(doc: object, key: str) -> int:
     if isinstance(doc, dict):
         return max([int(v) if k == key else _max_key(v, key) for k, v in doc.items()] or [0])
@@ -271,13 +292,7 @@ def test_iorelay_run_puts_daemons_on_the_ionode_hosts(
         iorelay=Path(sys.executable).with_name("iorelay"),
     )
     before = {h.name: link_bytes(h) for h in ions}
-    env = {**os.environ, **testbed_slurm.env()}
-    proc = subprocess.run(
-        ["salloc", f"--nodes={len(hosts) - 1}", "--quiet", sys.executable, "-m", "iorelay",
-         "run", "--ionodes", "2", "--shared-dir", str(SHARED_PATH), "--root", str(root),
-         "--prefix", "/fwd", "--", "sh", "-c", script, "sh", str(out)],
-        capture_output=True, text=True, timeout=120, env=env,
-    )  # fmt: skip
+    proc = _run_through_two_ionodes(hosts, root, script, out, timeout_s=120)
     assert proc.returncode == 0, proc.stderr
     servers = (out / "servers.txt").read_text().strip().split(",")
     assert sorted(s.split(":")[1] for s in servers) == sorted(h.address for h in ions)
@@ -288,9 +303,7 @@ def test_iorelay_run_puts_daemons_on_the_ionode_hosts(
     assert (root / "out").read_bytes() == data  # on GlusterFS, through the daemons
     written = sum(_max_key(json.loads(p.read_text()), "bytes_written") for p in out.glob("stats-*"))
     assert written >= size
-    after = {h.name: link_bytes(h) for h in ions}
-    assert sum(after[n]["received"] - before[n]["received"] for n in after) >= size
-    assert sum(after[n]["sent"] - before[n]["sent"] for n in after) >= size
+    _assert_links_carried(ions, before, size)
     for h in ions:  # stopped at the end
         assert (
             "iorelayd"
@@ -329,13 +342,7 @@ def test_fio_verifies_through_the_ionodes_from_both_compute_hosts(
     root = SHARED_PATH / "fio-root"
     script = FIO_SCRIPT.format(out=out, iorelay=Path(sys.executable).with_name("iorelay"))
     before = {h.name: link_bytes(h) for h in ions}
-    env = {**os.environ, **testbed_slurm.env()}
-    proc = subprocess.run(
-        ["salloc", f"--nodes={len(hosts) - 1}", "--quiet", sys.executable, "-m", "iorelay",
-         "run", "--ionodes", "2", "--shared-dir", str(SHARED_PATH), "--root", str(root),
-         "--prefix", "/fwd", "--", "sh", "-c", script, "sh", str(out)],
-        capture_output=True, text=True, timeout=180, env=env,
-    )  # fmt: skip
+    proc = _run_through_two_ionodes(hosts, root, script, out, timeout_s=180)
     logs = "".join(p.read_text() for p in out.glob("fio-*.txt"))
     assert proc.returncode == 0, proc.stderr + logs
     size = 4 << 20
@@ -348,9 +355,7 @@ def test_fio_verifies_through_the_ionodes_from_both_compute_hosts(
     assert len(stats) == 2
     assert sum(_max_key(s, "bytes_written") for s in stats) >= 2 * size
     assert sum(_max_key(s, "bytes_read") for s in stats) >= 2 * size  # the verify
-    after = {h.name: link_bytes(h) for h in ions}
-    assert sum(after[n]["received"] - before[n]["received"] for n in after) >= 2 * size
-    assert sum(after[n]["sent"] - before[n]["sent"] for n in after) >= 2 * size
+    _assert_links_carried(ions, before, 2 * size)
 
 
 @needs_testbed
