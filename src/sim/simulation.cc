@@ -167,12 +167,7 @@ Result<RunResult> Run(const RunConfig& config) {
   engine.run();
 
   RunResult out;
-  for (const RankResult& r : ranks) {
-    out.requests += r.requests;
-    out.bytes += r.bytes;
-    out.errors += r.errors;
-    out.simulated_s = std::max(out.simulated_s, r.end_s);
-  }
+  AddRankResults(ranks, &out);
   if (running != 0) {
     // SimGrid ran out of events with ranks still waiting: a request was never answered.
     return Status::IOError(fmt::format(
@@ -225,6 +220,15 @@ nlohmann::json DeterministicJson(const RunConfig& config, const RunResult& r) {
   j.update(ResultNumbers(r));
   j["metadata_ops"] = r.metadata_ops;
   return j;
+}
+
+void AddRankResults(const std::vector<RankResult>& ranks, RunResult* out) {
+  for (const RankResult& r : ranks) {
+    out->requests += r.requests;
+    out->bytes += r.bytes;
+    out->errors += r.errors;
+    out->simulated_s = std::max(out->simulated_s, r.end_s);
+  }
 }
 
 nlohmann::json ResultNumbers(const RunResult& r) {

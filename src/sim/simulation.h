@@ -11,6 +11,7 @@
 
 #include "common/status.h"
 #include "sched/scheduler.h"
+#include "sim/compute_node.h"
 #include "sim/platform.h"
 #include "sim/workload_pattern.h"
 
@@ -59,6 +60,9 @@ Result<RunResult> Run(const RunConfig& config);
 nlohmann::json ToJson(const RunConfig& config, const RunResult& result);
 // The same without the wall-clock numbers (deterministic: golden outputs).
 nlohmann::json DeterministicJson(const RunConfig& config, const RunResult& result);
+// Adds the ranks' (or replayed sessions') requests, bytes and errors to `out`; its simulated
+// time is the latest rank's last completion.
+void AddRankResults(const std::vector<RankResult>& ranks, RunResult* out);
 // The numbers every simulated run reports (requests, bytes, dispatches, storage calls,
 // simulated time, bandwidth), as the pattern runs and the trace replays print them.
 nlohmann::json ResultNumbers(const RunResult& result);

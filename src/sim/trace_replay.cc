@@ -252,12 +252,7 @@ Result<ReplayResult> RunReplay(const RunConfig& config, const ReplayTrace& trace
 
   ReplayResult out;
   RunResult& run = out.run;
-  for (const RankResult& r : results) {
-    run.requests += r.requests;
-    run.bytes += r.bytes;
-    run.errors += r.errors;
-    run.simulated_s = std::max(run.simulated_s, r.end_s);
-  }
+  AddRankResults(results, &run);
   if (running != 0) {
     return Status::IOError(
         fmt::format("the replay stopped with {} of {} sessions unfinished ({} requests answered; a "
