@@ -21,42 +21,54 @@ namespace {
 constexpr uint32_t kDirectAlignBytes = 4096;
 }  // namespace
 
-IoNode::IoNode(int index, sg4::Host* front, sg4::Host* storage_side,
+IoNode::IoNode(int index, std::vector<sg4::Host*> fronts, sg4::Host* storage_side,
                std::unique_ptr<sched::Scheduler> scheduler, int slots, int64_t request_overhead_ns,
                StorageModel* storage)
     : index_(index),
-      front_(front),
+      fronts_(std::move(fronts)),
       storage_side_(storage_side),
       scheduler_(std::move(scheduler)),
       slots_(slots),
       request_overhead_ns_(request_overhead_ns),
       storage_(storage),
-      mailbox_(sg4::Mailbox::by_name("io" + std::to_string(index))),
       mutex_(sg4::Mutex::create()),
-      wakeup_(sg4::ConditionVariable::create()) {}
+      wakeup_(sg4::ConditionVariable::create()) {
+  for (size_t e = 0; e < fronts_.size(); ++e) {
+    const std::string name = "io" + std::to_string(index) + (e > 0 ? "/" + std::to_string(e) : "");
+    mailboxes_.push_back(sg4::Mailbox::by_name(name));
+  }
+}
 
 int64_t IoNode::NowNs() const { return std::llround(sg4::Engine::get_clock() * 1e9); }
 
 void IoNode::Start() {
   const std::string name = "io" + std::to_string(index_);
-  sg4::ActorPtr receiver = sg4::Actor::create(name + "-recv", front_, [this] { ReceiveLoop(); });
-  mailbox_->set_receiver(receiver);
-  sg4::Actor::create(name + "-sched", front_, [this] { ScheduleLoop(); });
+  receivers_running_ = fronts_.size();
+  for (size_t e = 0; e < fronts_.size(); ++e) {
+    sg4::ActorPtr receiver = sg4::Actor::create(name + "-recv", fronts_[e],
+                                                [this, e] { ReceiveLoop(static_cast<int>(e)); });
+    mailboxes_[e]->set_receiver(receiver);
+  }
+  sg4::Actor::create(name + "-sched", fronts_[0], [this] { ScheduleLoop(); });
 }
 
-void IoNode::Stop() { mailbox_->put(&stop_message_, 0); }
+void IoNode::Stop() {
+  for (sg4::Mailbox* mailbox : mailboxes_) mailbox->put(&stop_message_, 0);
+}
 
-void IoNode::ReceiveLoop() {
+void IoNode::ReceiveLoop(int entry) {
   for (;;) {
-    auto* request = mailbox_->get<IoRequest>();
+    auto* request = mailboxes_[entry]->get<IoRequest>();
     std::unique_lock lock(*mutex_);
-    if (request == &stop_message_) {
-      stopping_ = true;
+    const bool stop = request == &stop_message_;
+    if (stop) {
+      stopping_ = --receivers_running_ == 0;
     } else {
       for (IoRequest* r = request; r != nullptr; r = r->next_in_message) {
+        r->entry = static_cast<uint32_t>(entry);
         if (r->open) {
           // Opens bypass the scheduler, as in the daemon (its session handles them).
-          sg4::Actor::create("open", front_, [this, r] {
+          sg4::Actor::create("open", fronts_[entry], [this, r] {
             storage_->Open(storage_side_);
             r->reply_to->put_init(r, kMessageHeaderBytes)->detach();
           });
@@ -66,8 +78,18 @@ void IoNode::ReceiveLoop() {
       }
     }
     wakeup_->notify_one();
-    if (stopping_) return;
+    if (stop) return;
   }
+}
+
+void IoNode::Reply(IoRequest* r) {
+  const uint64_t bytes = kMessageHeaderBytes + (r->write ? 0 : r->bytes_done);
+  if (r->entry == 0) {
+    r->reply_to->put_init(r, bytes)->detach();  // from this actor's host, fronts_[0]
+    return;
+  }
+  // A comm leaves from its sender's host: an actor on the front the request came in at.
+  sg4::Actor::create("reply", fronts_[r->entry], [r, bytes] { r->reply_to->put(r, bytes); });
 }
 
 void IoNode::ScheduleLoop() {
@@ -91,11 +113,8 @@ void IoNode::ScheduleLoop() {
     }
     inbox_.clear();
     for (const Done& done : done_) {
-      // Replies leave from the front host (the dispatch ran on the storage side).
-      for (IoRequest* r : done.requests) {
-        const uint64_t bytes = kMessageHeaderBytes + (r->write ? 0 : r->bytes_done);
-        r->reply_to->put_init(r, bytes)->detach();
-      }
+      // Replies leave from the front hosts (the dispatch ran on the storage side).
+      for (IoRequest* r : done.requests) Reply(r);
       for (uint64_t id : done.ids) scheduler_->Release(id, 0, done.duration_ns);
     }
     done_.clear();

@@ -31,9 +31,10 @@ struct IoNodeCounters {
 class IoNode {
  public:
   // `storage` must outlive the simulation. Nothing runs before Start().
-  // Requests arrive and replies leave at `front`; storage calls leave from `storage_side` (the
-  // same host on a star network).
-  IoNode(int index, simgrid::s4u::Host* front, simgrid::s4u::Host* storage_side,
+  // Requests arrive and replies leave at the `fronts` hosts (its bridge nodes: one, or Blue
+  // Gene/Q's two; a request's reply leaves where it arrived); storage calls leave from
+  // `storage_side` (the same host on a star network).
+  IoNode(int index, std::vector<simgrid::s4u::Host*> fronts, simgrid::s4u::Host* storage_side,
          std::unique_ptr<sched::Scheduler> scheduler, int slots, int64_t request_overhead_ns,
          StorageModel* storage);
   IoNode(const IoNode&) = delete;
@@ -45,8 +46,8 @@ class IoNode {
   // last request was answered). Not daemon actors: SimGrid kills those by unwinding their
   // stacks, which then release an s4u::Mutex from a dying actor (a hang under thread contexts).
   void Stop();
-  // Where compute nodes send their requests.
-  simgrid::s4u::Mailbox* mailbox() const { return mailbox_; }
+  // Where compute nodes entering at front `entry` send their requests.
+  simgrid::s4u::Mailbox* mailbox(int entry = 0) const { return mailboxes_[entry]; }
   const IoNodeCounters& counters() const { return counters_; }
   // Records every dispatch as its requests' (rank, index) in the order dispatches start; null
   // (the default) records nothing. `log` must outlive the simulation.
@@ -59,19 +60,20 @@ class IoNode {
     std::vector<IoRequest*> requests;  // answered by the loop, from the front host
     int64_t duration_ns = 0;
   };
-  void ReceiveLoop();
+  void ReceiveLoop(int entry);
+  void Reply(IoRequest* r);
   void ScheduleLoop();
   void RunDispatch(sched::Dispatch d);
   int64_t NowNs() const;
 
   int index_;
-  simgrid::s4u::Host* front_;
+  std::vector<simgrid::s4u::Host*> fronts_;
   simgrid::s4u::Host* storage_side_;
   std::unique_ptr<sched::Scheduler> scheduler_;
   int slots_;
   int64_t request_overhead_ns_;
   StorageModel* storage_;
-  simgrid::s4u::Mailbox* mailbox_;
+  std::vector<simgrid::s4u::Mailbox*> mailboxes_;  // by front
   simgrid::s4u::MutexPtr mutex_;
   simgrid::s4u::ConditionVariablePtr wakeup_;
   // Guarded by mutex_ (actors interleave only at SimGrid calls, but the condition variable
@@ -81,8 +83,9 @@ class IoNode {
   std::unordered_map<uint64_t, IoRequest*> in_scheduler_;  // scheduler id → request
   uint64_t next_id_ = 1;
   int busy_slots_ = 0;
-  bool stopping_ = false;
-  IoRequest stop_message_;  // sent by Stop(): its address ends the receiver
+  size_t receivers_running_ = 0;
+  bool stopping_ = false;   // every receiver got the stop message
+  IoRequest stop_message_;  // sent by Stop() to every front: its address ends a receiver
   IoNodeCounters counters_;
   DispatchLog* dispatch_log_ = nullptr;
 };

@@ -28,6 +28,7 @@ struct IoRequest {
   bool positional = true;    // false: read/write at the file offset (dispatched alone)
   bool append = false;       // O_APPEND (dispatched alone)
   simgrid::s4u::Mailbox* reply_to = nullptr;
+  uint32_t entry = 0;  // set by the I/O node: the front it arrived at (its reply leaves there)
   // Intra-node aggregation: the next request of the same message (one message carries a node's
   // requests of one step); null for a message of one request.
   IoRequest* next_in_message = nullptr;

@@ -41,10 +41,10 @@ Hosts BuildStarNetwork(const Platform& platform, int compute_nodes, int ionodes)
         AddHost(zone, "c" + std::to_string(i), platform.compute.nic_Bps, lat, backbone));
   }
   for (int k = 0; k < ionodes; ++k) {
-    h.ionode_front.push_back(
+    h.ionode_storage.push_back(
         AddHost(zone, "io" + std::to_string(k), platform.ionode.nic_Bps, lat, backbone));
+    h.ionode_front.push_back({h.ionode_storage.back()});
   }
-  h.ionode_storage = h.ionode_front;
   for (int j = 0; j < platform.storage.targets; ++j) {
     h.storage.push_back(
         AddHost(zone, "st" + std::to_string(j), platform.storage.nic_Bps, lat, backbone));
@@ -57,20 +57,23 @@ Hosts BuildStarNetwork(const Platform& platform, int compute_nodes, int ionodes)
 }
 
 Hosts BuildTopologyNetwork(const Platform& platform, const placement::Topology& topology,
-                           int compute_nodes, const std::vector<int32_t>& bridge_of) {
+                           int compute_nodes, const std::vector<std::vector<int32_t>>& bridges) {
   sg4::NetZone* root = sg4::create_full_zone("machine");
   const double lat = platform.network.latency_s;
   TopologyZone* net = TopologyZone::Create(
       "net", root, topology, LinkParams{platform.network.link_Bps, lat}, kHostSpeedFlops);
   Hosts h;
   for (int i = 0; i < compute_nodes; ++i) h.compute.push_back(net->host(i));
-  for (int32_t bridge : bridge_of) h.ionode_front.push_back(net->host(bridge));
+  for (const std::vector<int32_t>& at : bridges) {
+    std::vector<sg4::Host*>& front = h.ionode_front.emplace_back();
+    for (int32_t bridge : at) front.push_back(net->host(bridge));
+  }
   sg4::NetZone* storage = sg4::create_star_zone("storage")->set_parent(root);
   sg4::Link* backbone = nullptr;
   if (platform.network.backbone_Bps > 0) {
     backbone = storage->create_link("backbone", platform.network.backbone_Bps);
   }
-  for (size_t k = 0; k < bridge_of.size(); ++k) {
+  for (size_t k = 0; k < bridges.size(); ++k) {
     h.ionode_storage.push_back(
         AddHost(storage, "io" + std::to_string(k), platform.ionode.nic_Bps, lat, backbone));
   }

@@ -3,8 +3,9 @@
 //    split-duplex link to one switch, optionally behind a shared backbone link;
 //  - topology (platform network.topology with network.link): the compute nodes are the hosts of a
 //    TopologyZone routed by src/placement (torus, fat tree, dragonfly); each I/O node receives
-//    requests at its bridge node's host there and reaches the storage from a second host, its
-//    storage side, in a star zone with the storage servers. No route crosses the two zones.
+//    requests at its bridge nodes' hosts there (one, or Blue Gene/Q's two) and reaches the
+//    storage from another host, its storage side, in a star zone with the storage servers. No
+//    route crosses the two zones.
 #pragma once
 
 #include <memory>
@@ -18,8 +19,9 @@
 namespace iorelay::sim {
 
 struct Hosts {
-  std::vector<simgrid::s4u::Host*> compute;         // by compute node
-  std::vector<simgrid::s4u::Host*> ionode_front;    // where an I/O node's requests arrive
+  std::vector<simgrid::s4u::Host*> compute;  // by compute node
+  // I/O node → the hosts its requests arrive at and its replies leave from (its bridge nodes')
+  std::vector<std::vector<simgrid::s4u::Host*>> ionode_front;
   std::vector<simgrid::s4u::Host*> ionode_storage;  // where its storage calls leave from
   std::vector<simgrid::s4u::Host*> storage;         // "st<j>", one per data target
   simgrid::s4u::Host* metadata = nullptr;           // "mds", with storage.metadata_service
@@ -29,8 +31,8 @@ struct Hosts {
 Hosts BuildStarNetwork(const Platform& platform, int compute_nodes, int ionodes);
 
 // Topology form: `topology` (which must outlive the engine) has at least `compute_nodes` nodes;
-// I/O node k's front is the host of compute node bridge_of[k].
+// I/O node k's fronts are the hosts of compute nodes bridges[k].
 Hosts BuildTopologyNetwork(const Platform& platform, const placement::Topology& topology,
-                           int compute_nodes, const std::vector<int32_t>& bridge_of);
+                           int compute_nodes, const std::vector<std::vector<int32_t>>& bridges);
 
 }  // namespace iorelay::sim

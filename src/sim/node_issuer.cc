@@ -7,7 +7,10 @@
 #include <simgrid/s4u/Comm.hpp>
 #include <simgrid/s4u/Engine.hpp>
 #include <string>
+#include <utility>
+#include <vector>
 
+#include "dispatch/plan.h"
 #include "sim/io_request.h"
 
 namespace iorelay::sim {
@@ -84,6 +87,31 @@ void NodeLoop(const Pattern& pattern, uint32_t node, uint32_t first_rank, uint32
   }
 }
 
+// Intra-node aggregation's one sender writes the gathered buffer: runs of the step's requests
+// that continue each other in one file become one request. Fills `sent` (the requests to send)
+// and `members` (for each, its first rank-local index and its per-rank lengths).
+void Coalesce(std::vector<IoRequest>& step, std::vector<IoRequest>* sent,
+              std::vector<std::pair<uint32_t, std::vector<uint64_t>>>* members) {
+  sent->clear();
+  members->clear();
+  for (uint32_t local = 0; local < step.size(); ++local) {
+    const IoRequest& r = step[local];
+    if (!sent->empty()) {
+      IoRequest& last = sent->back();
+      if (last.file == r.file && last.write == r.write && last.offset + last.length == r.offset) {
+        last.length += r.length;
+        members->back().second.push_back(r.length);
+        continue;
+      }
+    }
+    sent->push_back(r);
+    members->push_back({local, {r.length}});
+  }
+  for (size_t k = 0; k < sent->size(); ++k) {
+    (*sent)[k].next_in_message = k + 1 < sent->size() ? &(*sent)[k + 1] : nullptr;
+  }
+}
+
 void AggregatingNodeLoop(const Pattern& pattern, uint32_t node, uint32_t first_rank, uint32_t count,
                          sg4::Mailbox* ionode, double start_s, bool opens,
                          std::vector<RankResult>* out, const std::function<void()>* finished) {
@@ -91,22 +119,32 @@ void AggregatingNodeLoop(const Pattern& pattern, uint32_t node, uint32_t first_r
   sg4::Mailbox* replies = sg4::Mailbox::by_name("n" + std::to_string(node));
   if (opens) OpenFiles(first_rank, count, ionode, replies, /*aggregate=*/true);
   std::vector<IoRequest> step(count);
+  std::vector<IoRequest> sent;
+  std::vector<std::pair<uint32_t, std::vector<uint64_t>>> members;
+  std::vector<dispatch::Share> shares;
   for (uint64_t i = 0;
        i < pattern.IssuedPerRank() && pattern.BeforeStonewall(sg4::Engine::get_clock()); ++i) {
-    uint64_t bytes = 0;
     for (uint32_t local = 0; local < count; ++local) {
-      IoRequest& r = step[local];
-      r = DataRequest(pattern, first_rank + local, i, replies);
-      r.next_in_message = local + 1 < count ? &step[local + 1] : nullptr;
-      bytes += kMessageHeaderBytes + (r.write ? r.length : 0);
+      step[local] = DataRequest(pattern, first_rank + local, i, replies);
     }
-    ionode->put(&step[0], bytes);
-    for (uint32_t k = 0; k < count; ++k) {
+    Coalesce(step, &sent, &members);
+    uint64_t bytes = 0;
+    for (const IoRequest& r : sent) bytes += kMessageHeaderBytes + (r.write ? r.length : 0);
+    ionode->put(&sent[0], bytes);
+    for (size_t k = 0; k < sent.size(); ++k) {
       const IoRequest* answered = replies->get<IoRequest>();
-      RankResult& result = (*out)[answered->rank];
-      ++result.requests;
-      result.bytes += answered->bytes_done;
-      if (answered->error != 0) ++result.errors;
+      const auto& [first_local, lengths] = members[answered - sent.data()];
+      // Each rank's share of the gathered write, as the daemon splits a merged call.
+      dispatch::SplitResult(answered->error != 0
+                                ? Result<size_t>(Status::IOError("aggregated write failed"))
+                                : Result<size_t>(static_cast<size_t>(answered->bytes_done)),
+                            lengths, &shares);
+      for (size_t m = 0; m < lengths.size(); ++m) {
+        RankResult& result = (*out)[first_rank + first_local + m];
+        ++result.requests;
+        result.bytes += shares[m].bytes;
+        if (answered->error != 0 || shares[m].error != 0) ++result.errors;
+      }
     }
   }
   for (uint32_t local = 0; local < count; ++local) {

@@ -22,8 +22,11 @@ namespace iorelay::sim {
 //
 // `aggregate` (intra-node aggregation, as Malakar & Vishwanath's ranks gathering to one sender):
 // the node works in steps; step i sends request i of every rank in ONE message (the sum of their
-// bytes), and step i + 1 starts when every request of step i is answered. The gather inside the
-// node costs nothing in this model. `opens`: each rank opens its file first (a metadata server).
+// bytes), and step i + 1 starts when every request of step i is answered. Requests of the step
+// that continue each other in one file are one request, as the sender writes the gathered
+// buffer (each rank is answered its share); others stay separate requests of the message. The
+// gather inside the node costs nothing in this model. `opens`: each rank opens its file first (a
+// metadata server).
 void StartNodeIssuer(const Pattern& pattern, uint32_t node, uint32_t first_rank, uint32_t count,
                      simgrid::s4u::Host* host, simgrid::s4u::Mailbox* ionode, double start_s,
                      bool aggregate, bool opens, std::vector<RankResult>* out,

@@ -130,6 +130,18 @@ Status ParseIoNode(const Section& s, IoNodeParams* io) {
     if (!r.ok()) return r.status();
     io->slots = static_cast<int>(*r);
   }
+  if (s.Has("layout")) {
+    auto layout = s.String("layout");
+    if (!layout.ok()) return layout.status();
+    if (*layout == "spread") {
+      io->layout = IoLayoutKind::kSpread;
+    } else if (*layout == "bgq") {
+      io->layout = IoLayoutKind::kBgq;
+    } else {
+      return Status::InvalidArgument(
+          fmt::format("platform: ionode.layout '{}' unknown (valid: spread, bgq)", *layout));
+    }
+  }
   return Optional(s, "request_overhead", &Section::Duration, &io->request_overhead_ns);
 }
 
@@ -202,7 +214,12 @@ Result<Platform> ParsePlatform(const json& doc) {
   IORELAY_RETURN_IF_ERROR(
       ParseCompute(Section(doc["compute"], "compute", {"nic", "start_jitter"}), &p.compute));
   IORELAY_RETURN_IF_ERROR(ParseIoNode(
-      Section(doc["ionode"], "ionode", {"nic", "slots", "request_overhead"}), &p.ionode));
+      Section(doc["ionode"], "ionode", {"nic", "slots", "request_overhead", "layout"}), &p.ionode));
+  if (p.ionode.layout == IoLayoutKind::kBgq && p.network.link_Bps == 0) {
+    return Status::InvalidArgument(
+        "platform: ionode.layout bgq needs network.topology and network.link (its bridge nodes "
+        "are nodes of the topology)");
+  }
   IORELAY_RETURN_IF_ERROR(
       ParseStorage(Section(doc["storage"], "storage",
                            {"kind", "targets", "nic", "stripe_size", "stripe_count", "device",
@@ -248,6 +265,7 @@ json ToJson(const Platform& p) {
       {"ionode",
        {{"nic_bytes_per_s", p.ionode.nic_Bps},
         {"slots", p.ionode.slots},
+        {"layout", p.ionode.layout == IoLayoutKind::kBgq ? "bgq" : "spread"},
         {"request_overhead", units::FormatDurationNs(p.ionode.request_overhead_ns)}}},
       {"storage", storage},
   };

@@ -28,8 +28,13 @@ struct ComputeParams {
   int64_t start_jitter_ns = 0;  // each rank starts at a seeded uniform time in [0, jitter]
 };
 
+// Where I/O nodes attach to the compute network (sim/ionode_placement.h): one bridge node each,
+// spread over the job's nodes; or Blue Gene/Q's two bridge nodes each, 8 per midplane.
+enum class IoLayoutKind { kSpread, kBgq };
+
 struct IoNodeParams {
   double nic_Bps = 1.25e9;
+  IoLayoutKind layout = IoLayoutKind::kSpread;
   int slots = 4;                    // dispatches in flight per I/O node
   int64_t request_overhead_ns = 0;  // I/O-node CPU per dispatch, before the storage call
 };

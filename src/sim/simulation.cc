@@ -88,8 +88,9 @@ Result<Prepared> Prepare(const RunConfig& config) {
   if (config.ionodes > 0) {
     auto s = MakeScheduler(config.scheduler);
     if (!s.ok()) return s.status();
-    auto placed = PlaceIoNodes(config.platform.network.topology, config.placement,
-                               static_cast<int32_t>(config.pattern.nodes), config.ionodes);
+    auto placed =
+        PlaceIoNodes(config.platform.network.topology, config.platform.ionode.layout,
+                     config.placement, static_cast<int32_t>(config.pattern.nodes), config.ionodes);
     if (!placed.ok()) return placed.status();
     p.placed = std::move(*placed);
   }
@@ -107,12 +108,11 @@ Result<RunResult> Run(const RunConfig& config) {
   const Pattern& pattern = prepared->pattern;
   const IoNodePlacement& placed = prepared->placed;
   const auto nodes = static_cast<int32_t>(config.pattern.nodes);
-  const std::vector<int32_t>& ionode_of = placed.ionode_of;
   // The topology is the compute side's network when the platform gives its link bandwidth and
   // there are I/O nodes (direct access uses the star network: storage lives in another zone).
   std::unique_ptr<placement::Topology> topology;
   if (config.platform.network.link_Bps > 0 && config.ionodes > 0) {
-    topology = std::move(placement::ParseTopology(config.platform.network.topology).value());
+    topology = std::move(placement::ParseTopology(placed.topology).value());
   }
 
   std::vector<std::string> args = EngineArgs(config);
@@ -122,12 +122,14 @@ Result<RunResult> Run(const RunConfig& config) {
   int argc = static_cast<int>(args.size());
   sg4::Engine engine(&argc, argv.data());
 
-  const Hosts hosts =
-      topology != nullptr
-          ? BuildTopologyNetwork(config.platform, *topology, nodes, placed.bridge_of)
-          : BuildStarNetwork(config.platform, nodes, config.ionodes);
+  const Hosts hosts = topology != nullptr
+                          ? BuildTopologyNetwork(config.platform, *topology, nodes, placed.bridges)
+                          : BuildStarNetwork(config.platform, nodes, config.ionodes);
   StorageModel storage(config.platform.storage, hosts.storage, hosts.metadata, config.seed);
   std::vector<std::unique_ptr<IoNode>> ionodes;
+  const auto mailbox_of = [&placed, &ionodes](uint32_t node) {
+    return ionodes[placed.ionode_of[node]]->mailbox(placed.entry_of[node]);
+  };
   for (int k = 0; k < config.ionodes; ++k) {
     ionodes.push_back(std::make_unique<IoNode>(
         k, hosts.ionode_front[k], hosts.ionode_storage[k], MakeScheduler(config.scheduler).value(),
@@ -149,16 +151,15 @@ Result<RunResult> Run(const RunConfig& config) {
     const uint32_t count = std::min(pattern.ranks_per_node, config.pattern.ranks - first);
     const int64_t start_ns =
         jitter_ns > 0 ? static_cast<int64_t>(rng() % static_cast<uint64_t>(jitter_ns + 1)) : 0;
-    StartNodeIssuer(pattern, node, first, count, hosts.compute[node],
-                    ionodes[ionode_of[node]]->mailbox(), static_cast<double>(start_ns) * 1e-9,
-                    config.issuer == Issuer::kNodeAggregate, storage.has_metadata(), &ranks,
-                    &finished);
+    StartNodeIssuer(pattern, node, first, count, hosts.compute[node], mailbox_of(node),
+                    static_cast<double>(start_ns) * 1e-9, config.issuer == Issuer::kNodeAggregate,
+                    storage.has_metadata(), &ranks, &finished);
   }
   for (uint32_t r = 0; config.issuer == Issuer::kRank && r < config.pattern.ranks; ++r) {
     const uint32_t node = pattern.NodeOf(r);
     RankTarget target;
     target.storage = &storage;
-    if (config.ionodes > 0) target.ionode = ionodes[ionode_of[node]]->mailbox();
+    if (config.ionodes > 0) target.ionode = mailbox_of(node);
     const int64_t start_ns =
         jitter_ns > 0 ? static_cast<int64_t>(rng() % static_cast<uint64_t>(jitter_ns + 1)) : 0;
     StartRank(pattern, r, hosts.compute[node], target, static_cast<double>(start_ns) * 1e-9,
@@ -197,9 +198,11 @@ nlohmann::json DeterministicJson(const RunConfig& config, const RunResult& r) {
   nlohmann::json j = {
       {"platform", config.platform.name},
       {"network_model", kNetworkModel},
-      {"network", config.platform.network.link_Bps > 0 && config.ionodes > 0
-                      ? config.platform.network.topology
-                      : "star"},
+      {"network",
+       config.platform.network.link_Bps > 0 && config.ionodes > 0
+           ? ResolveTopology(config.platform.network.topology, static_cast<int32_t>(p.nodes))
+                 .value()
+           : "star"},
       {"pattern",
        {{"layout", LayoutName(p.layout)},
         {"spatiality", SpatialityName(p.spatiality)},
@@ -217,6 +220,7 @@ nlohmann::json DeterministicJson(const RunConfig& config, const RunResult& r) {
       {"seed", config.seed},
       {"issuer", IssuerName(config.issuer)},
   };
+  if (config.platform.ionode.layout == IoLayoutKind::kBgq) j["ionode_layout"] = "bgq";
   j.update(ResultNumbers(r));
   j["metadata_ops"] = r.metadata_ops;
   return j;

@@ -127,6 +127,56 @@ TEST(SimulationTest, OneActorPerNodeStillSendsEveryRanksRequests) {
   }
 }
 
+// Intra-node aggregation's sender writes the gathered buffer: the requests of a node's ranks
+// that continue each other in one file reach the I/O node as one request, and each rank is
+// answered its share.
+TEST(SimulationTest, AggregatedNodeWritesItsContiguousRequestsAsOne) {
+  RunConfig c = Config("pfs", 2, "fifo");  // strided: ranks 2n and 2n+1 (node n) are adjacent
+  c.issuer = Issuer::kNodeAggregate;
+  const json out = RunForked(c);
+  ASSERT_FALSE(out.contains("error")) << out.dump();
+  EXPECT_EQ(out["requests"], 8 * 8);    // every rank's request answered
+  EXPECT_EQ(out["dispatches"], 4 * 8);  // one per node and segment: FIFO merges nothing
+  EXPECT_EQ(out["bytes"], 8 * 8 * 64 * 1024);
+  EXPECT_EQ(out["bytes_at_storage"], out["bytes"]);
+  EXPECT_EQ(out["errors"], 0);
+}
+
+// A Blue Gene/Q partition: the job fills the Mira partition torus, each of its 4 I/O nodes is
+// reached through 2 bridge nodes (a node's requests enter and its replies leave at its own
+// bridge), by the default shares and by route-aware placement.
+TEST(SimulationTest, BlueGeneQPartitionWritesThroughBothBridgesOfEachIoNode) {
+  json doc = PlatformDoc("pfs");
+  doc["network"] = {{"latency", "1us"}, {"topology", kMiraPartitionTopology}, {"link", "2GBps"}};
+  doc["ionode"]["layout"] = "bgq";
+  RunConfig c = Config("pfs", 4, "fifo");
+  auto platform = ParsePlatform(doc);
+  ASSERT_TRUE(platform.ok()) << platform.status().message();
+  c.platform = *platform;
+  c.pattern.spatiality = Spatiality::kContiguous;
+  c.pattern.request_bytes = 64 * 1024;
+  c.pattern.block_bytes = 64 * 1024;
+  c.pattern.segments = 1;
+  c.pattern.ranks = 512;
+  c.pattern.nodes = 512;
+  c.issuer = Issuer::kNode;
+  for (const char* placement : {"default", "route-aware"}) {
+    c.placement = placement;
+    const json out = RunForked(c);
+    ASSERT_FALSE(out.contains("error")) << out.dump();
+    EXPECT_EQ(out["network"], "torus:4x4x4x4x2");
+    EXPECT_EQ(out["ionode_layout"], "bgq");
+    EXPECT_EQ(out["requests"], 512) << placement;
+    EXPECT_EQ(out["bytes_at_storage"], 512 * 64 * 1024) << placement;
+  }
+  c.ionodes = 2;  // a 512-node partition has 4
+  EXPECT_NE(Validate(c).message().find("has 4 I/O nodes"), std::string::npos);
+  doc["network"].erase("link");
+  doc["network"].erase("topology");
+  EXPECT_NE(ParsePlatform(doc).status().message().find("needs network.topology"),
+            std::string::npos);
+}
+
 // With network.topology and network.link, requests cross the placement topology's links (routed
 // by src/placement), so slower links give a slower run; the bytes are the same.
 TEST(SimulationTest, TopologyLinksCarryTheRequests) {
@@ -278,14 +328,42 @@ TEST(SimulationTest, BadRunInputIsRefusedBeforeSimulating) {
 }
 
 TEST(PlacementTest, PoliciesMapNodesToIoNodes) {
-  auto block = PlaceIoNodes("", "block", 4, 2);
+  const auto spread = IoLayoutKind::kSpread;
+  auto block = PlaceIoNodes("", spread, "block", 4, 2);
   ASSERT_TRUE(block.ok()) << block.status().message();
   EXPECT_EQ(block->ionode_of, (std::vector<int32_t>{0, 0, 1, 1}));
-  EXPECT_EQ(block->bridge_of, (std::vector<int32_t>{0, 2}));
-  auto rr = PlaceIoNodes("", "round-robin", 4, 2);
+  EXPECT_EQ(block->entry_of, (std::vector<int32_t>{0, 0, 0, 0}));
+  EXPECT_EQ(block->bridges, (std::vector<std::vector<int32_t>>{{0}, {2}}));
+  auto rr = PlaceIoNodes("", spread, "round-robin", 4, 2);
   ASSERT_TRUE(rr.ok()) << rr.status().message();
   EXPECT_EQ(rr->ionode_of, (std::vector<int32_t>{0, 1, 0, 1}));
-  EXPECT_FALSE(PlaceIoNodes("torus:2x2", "block", 8, 2).ok());  // too few nodes
+  EXPECT_FALSE(PlaceIoNodes("torus:2x2", spread, "block", 8, 2).ok());  // too few nodes
+}
+
+TEST(PlacementTest, BlueGeneQLayoutHasTwoBridgesPerIoNodeAnd128NodesEach) {
+  auto placed = PlaceIoNodes(kMiraPartitionTopology, IoLayoutKind::kBgq, "default", 1024, 8);
+  ASSERT_TRUE(placed.ok()) << placed.status().message();
+  EXPECT_EQ(placed->topology, "torus:4x4x4x8x2");
+  std::vector<std::vector<int>> per_entry(8, std::vector<int>(2, 0));
+  for (int32_t v = 0; v < 1024; ++v) ++per_entry[placed->ionode_of[v]][placed->entry_of[v]];
+  for (int k = 0; k < 8; ++k) {
+    ASSERT_EQ(placed->bridges[k].size(), 2u);
+    EXPECT_EQ(per_entry[k], (std::vector<int>{64, 64}));  // the default shares
+  }
+  // Route-aware moves nodes between bridges, within the balance bound of docs/placement.md.
+  auto aware = PlaceIoNodes(kMiraPartitionTopology, IoLayoutKind::kBgq, "route-aware", 1024, 8);
+  ASSERT_TRUE(aware.ok()) << aware.status().message();
+  EXPECT_NE(aware->ionode_of, placed->ionode_of);
+  // Only the partition's own I/O node count, on a torus the job fills.
+  auto wrong = PlaceIoNodes(kMiraPartitionTopology, IoLayoutKind::kBgq, "default", 1024, 4);
+  ASSERT_FALSE(wrong.ok());
+  EXPECT_NE(wrong.status().message().find("has 8 I/O nodes"), std::string::npos);
+  EXPECT_FALSE(PlaceIoNodes("torus:4x4x4x4x2", IoLayoutKind::kBgq, "default", 256, 2).ok());
+  EXPECT_FALSE(PlaceIoNodes("fattree:1x512x1", IoLayoutKind::kBgq, "default", 512, 4).ok());
+  auto size = PlaceIoNodes(kMiraPartitionTopology, IoLayoutKind::kBgq, "default", 700, 5);
+  ASSERT_FALSE(size.ok());
+  EXPECT_NE(size.status().message().find("512, 1024"), std::string::npos)
+      << size.status().message();
 }
 
 }  // namespace
