@@ -8,6 +8,7 @@ choice); then the same calibrated only on 0, 1 and 2 forwarders (extrapolation t
         [--requests-per-rank 4] [--max-evaluations 60] [--out-dir bench/results/sim-forge]
         [--parts all,extrapolation,uncalibrated]   # none: only summarize what --out-dir holds
     ... bench/sim_forge.py --cap-check [--patterns 9]   # does the request cap change rankings?
+    ... bench/sim_forge.py --speed-check [--reps 5]     # the whole sweep, repeated: how long?
 
 Writes the calibrated platforms, every cell (measured median, simulated) as CSV, and a Markdown
 summary (also on stdout) to --out-dir.
@@ -18,8 +19,12 @@ from __future__ import annotations
 import argparse
 import json
 import random
+import shutil
+import subprocess
 import sys
+import tempfile
 import time
+from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 
 import pandas as pd
@@ -27,7 +32,7 @@ import pandas as pd
 REPO = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(REPO / "python"))
 
-from iorelay import calibrate, sim_cells, sim_score  # noqa: E402
+from iorelay import calibrate, paths, sim_cells, sim_score  # noqa: E402
 from iorelay.analysis.reader import read_results  # noqa: E402
 
 FORGE = REPO.parent / "shared" / "data" / "forge-marenostrum4"
@@ -196,6 +201,44 @@ def run_cap_check(args: argparse.Namespace, cells: pd.DataFrame) -> list[str]:
     ]
 
 
+def run_speed_check(args: argparse.Namespace, cells: pd.DataFrame) -> list[str]:
+    """Every cell (all patterns x options) --reps times with seeds 1..reps on the calibrated
+    platform, its noise on (repetitions differ), --jobs at a time: the sweep's wall time,
+    simulated requests per wall second and the largest run's peak memory."""
+    doc = json.loads(calibrate.platform_path(args.cap_platform or args.platform).read_text())
+    runs = cells.to_dict("records")
+    time_bin = shutil.which("time") or "/usr/bin/time"
+    with tempfile.TemporaryDirectory(prefix="iorelay-speed-") as tmp:
+        platform = Path(tmp) / "platform.json"
+        platform.write_text(json.dumps(doc))
+        tool = str(paths.find("iorelay-sim"))
+
+        def one(job: tuple[int, dict]) -> tuple[int, int]:
+            seed, cell = job
+            argv = sim_cells.sim_argv(cell, platform, args.requests_per_rank, args.scheduler, seed)
+            with tempfile.NamedTemporaryFile("r", dir=tmp, suffix=".rss") as rss:
+                out = subprocess.run([time_bin, "-f", "%M", "-o", rss.name, tool, *argv],
+                                     capture_output=True, text=True, check=True)  # fmt: skip
+                peak_kb = int(rss.read().split()[-1])
+            return json.loads(out.stdout)["requests"], peak_kb
+
+        jobs = [(seed, cell) for seed in range(1, args.reps + 1) for cell in runs]
+        start = time.monotonic()
+        with ThreadPoolExecutor(max_workers=args.jobs) as pool:
+            results = list(pool.map(one, jobs))
+        wall = time.monotonic() - start
+    requests = sum(r for r, _ in results)
+    return [
+        f"Speed: {cells['pattern'].nunique()} patterns x {cells['ionodes'].nunique()} options x "
+        f"{args.reps} repetitions = {len(jobs)} runs, {args.requests_per_rank} requests per rank, "
+        f"{args.jobs} at a time, platform {doc.get('name')} "
+        f"(noise {doc['storage'].get('noise', 0)})",
+        f"- wall time {wall:.0f} s ({wall / len(jobs) * 1000:.0f} ms per run)",
+        f"- simulated requests {requests:,}, {requests / wall:,.0f} per wall second",
+        f"- peak RSS of the largest run {max(k for _, k in results) / 1024:.0f} MB",
+    ]
+
+
 def main() -> int:
     p = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawTextHelpFormatter)
     p.add_argument("--platform", default="marenostrum4")
@@ -218,12 +261,17 @@ def main() -> int:
     p.add_argument("--cap-check", action="store_true", help="only the request-cap check")
     p.add_argument("--patterns", type=int, default=9, help="--cap-check: patterns to simulate")
     p.add_argument("--max-processes", type=int, default=1536, help="--cap-check: pattern size")
-    p.add_argument("--cap-platform", help="--cap-check: platform (default: --platform)")
+    p.add_argument("--cap-platform", help="--cap-check, --speed-check: platform (default: "
+                   "--platform)")  # fmt: skip
+    p.add_argument("--speed-check", action="store_true", help="only time the whole sweep")
+    p.add_argument("--reps", type=int, default=5, help="--speed-check: repetitions")
     p.add_argument("--caps", type=lambda s: [int(v) for v in s.split(",")], default=[4, 32])
     args = p.parse_args()
     args.out_dir.mkdir(parents=True, exist_ok=True)
     cells = sim_cells.measured_cells(read_results([FORGE]), forge_total())
-    if args.cap_check:
+    if args.speed_check:
+        lines = run_speed_check(args, cells)
+    elif args.cap_check:
         lines = run_cap_check(args, cells)
     else:
         for part in args.parts:
@@ -235,7 +283,9 @@ def main() -> int:
                 raise SystemExit(f"unknown part {part!r}; valid: all, extrapolation, uncalibrated")
         lines = summarize(args, cells)
     text = "\n".join(lines) + "\n"
-    name = "cap-check.md" if args.cap_check else "summary.md"
+    name = (
+        "speed-check.md" if args.speed_check else "cap-check.md" if args.cap_check else "summary.md"
+    )
     (args.out_dir / name).write_text(text)
     print(text)
     return 0
