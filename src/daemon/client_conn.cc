@@ -249,17 +249,17 @@ void ClientConn::RestartSendWindow(int64_t now_ns) {
 }
 
 uint64_t ClientConn::app_inflight_bytes() const {
-  return session ? session->stats()->inflight_bytes.load(std::memory_order_relaxed) : 0;
+  return session ? session->stats()->inflight.bytes() : 0;
 }
 
 void ClientConn::Charge(uint64_t n) {
   charged_bytes_.fetch_add(n, std::memory_order_relaxed);
-  session->stats()->inflight_bytes.fetch_add(n, std::memory_order_relaxed);
+  session->stats()->inflight.Add(n);
 }
 
 void ClientConn::Uncharge(uint64_t n) {
   charged_bytes_.fetch_sub(n, std::memory_order_relaxed);
-  session->stats()->inflight_bytes.fetch_sub(n, std::memory_order_relaxed);
+  session->stats()->inflight.Sub(n);  // (wakes the application's paused connections)
   MaybeWake();
 }
 

@@ -95,6 +95,8 @@ class ClientConn {
   // `wake` is called (any thread) when held bytes fall and reading may resume.
   void SetPaused(bool paused) { paused_.store(paused, std::memory_order_release); }
   void SetWake(std::function<void()> wake) { wake_ = std::move(wake); }
+  // Calls the wake callback if reading is paused (any thread).
+  void MaybeWake();
   // Called (under the queue lock) with true when the queue stops being empty, false when it
   // empties again: the loop then waits for the socket's writability only while it matters.
   void SetArmWrite(std::function<void(bool)> arm) { arm_write_ = std::move(arm); }
@@ -133,7 +135,6 @@ class ClientConn {
   void Enqueue(OutFrame f);
   // With out_mu_ held: a send failed; logs it, drops the queue, shuts the transport down.
   void FailLocked(const Status& s);
-  void MaybeWake();
 
   std::unique_ptr<Connection> transport_;
   BufferPool* pool_;

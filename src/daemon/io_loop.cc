@@ -229,13 +229,22 @@ void IoLoop::Read(uint64_t id, Entry& e) {
                                             : core_.stats->conn.paused_app_inflight_limit)
             .fetch_add(1);
       }
-      // Checked again after publishing the pause: a fall in between would wake nobody. (A fall
-      // of the application's other connections' bytes is seen at the next tick.)
+      if (over == InflightLimit::kApplication) {
+        // A fall of the application's bytes on another connection wakes this one.
+        // (Weak: the wake may run on a worker just after the loop closed the connection.)
+        std::weak_ptr<ClientConn> weak = e.conn;
+        e.conn->session->stats()->inflight.Park(e.conn.get(), core_.config.max_app_inflight_bytes,
+                                                [weak] {
+                                                  if (auto conn = weak.lock()) conn->MaybeWake();
+                                                });
+      }
+      // Checked again after publishing the pause: a fall in between would wake nobody.
       if (OverLimit(*e.conn) != InflightLimit::kNone) return;
     }
     if (e.paused) {
       e.paused = false;
       e.conn->SetPaused(false);
+      if (e.conn->session != nullptr) e.conn->session->stats()->inflight.Unpark(e.conn.get());
     }
     // A metadata request of it is running on the handler pool: the next one waits (woken by
     // HandlerDone).
@@ -317,6 +326,7 @@ void IoLoop::Close(uint64_t id, const std::string& why) {
     ::epoll_ctl(epoll_fd_, EPOLL_CTL_DEL, aux, nullptr);
   }
   e->conn->SetPaused(false);
+  if (e->conn->session != nullptr) e->conn->session->stats()->inflight.Unpark(e->conn.get());
   e->conn->Shutdown();  // queued replies dropped; requests still queued are cancelled
   if (!e->ended) EndConnection(core_, e->conn);
   core_.stats->conn.open.fetch_sub(1);

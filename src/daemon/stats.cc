@@ -150,7 +150,7 @@ nlohmann::json Stats::ToJson() const {
     DataSum data;
     data.Add(*a);
     data.Render(&apps[a->name]);
-    apps[a->name]["inflight_bytes"] = a->inflight_bytes.load();
+    apps[a->name]["inflight_bytes"] = a->inflight.bytes();
     total_data.Add(*a);
   }
   nlohmann::json total_json = Render(total, total_read, total_written);

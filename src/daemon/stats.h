@@ -11,6 +11,7 @@
 #include <string>
 #include <vector>
 
+#include "daemon/app_inflight.h"
 #include "proto/messages.h"
 
 namespace iorelay::daemon {
@@ -40,7 +41,7 @@ struct Log2Histogram {
   static uint64_t Quantile(const uint64_t (&counts)[kBuckets], double q);
 };
 
-// Lock-free: every field is a relaxed atomic.
+// Lock-free: every field is a relaxed atomic, but `inflight` (its parked connections).
 struct AppStats {
   explicit AppStats(std::string n) : name(std::move(n)) {}
   const std::string name;
@@ -54,7 +55,7 @@ struct AppStats {
   Log2Histogram service_hist;
   // Back-pressure across the application's connections (--max-app-inflight-bytes): bytes of its
   // data requests admitted and not yet answered (read lengths, write data).
-  std::atomic<uint64_t> inflight_bytes{0};
+  AppInflight inflight;
 };
 
 // Per file (dev, ino): data requests, bytes and dispatches.

@@ -1,0 +1,38 @@
+#include "daemon/app_inflight.h"
+
+#include <utility>
+#include <vector>
+
+namespace iorelay::daemon {
+
+void AppInflight::Sub(uint64_t n) {
+  const uint64_t now = bytes_.fetch_sub(n) - n;
+  if (parked_count_.load() == 0) return;
+  std::vector<std::function<void()>> wakes;
+  {
+    std::lock_guard<std::mutex> lock(mu_);
+    if (now > limit_) return;
+    for (auto& [key, wake] : parked_) wakes.push_back(std::move(wake));
+    parked_.clear();
+    parked_count_.store(0);
+  }
+  for (const auto& wake : wakes) wake();  // (outside the lock: a wake takes the loop's lock)
+}
+
+void AppInflight::Park(const void* key, uint64_t limit, std::function<void()> wake) {
+  std::lock_guard<std::mutex> lock(mu_);
+  limit_ = limit;
+  parked_[key] = std::move(wake);
+  parked_count_.store(parked_.size());
+}
+
+void AppInflight::Unpark(const void* key) {
+  if (parked_count_.load() == 0) return;
+  std::lock_guard<std::mutex> lock(mu_);
+  parked_.erase(key);
+  parked_count_.store(parked_.size());
+}
+
+size_t AppInflight::parked() const { return parked_count_.load(); }
+
+}  // namespace iorelay::daemon
