@@ -66,7 +66,9 @@ def tool_args(args: argparse.Namespace) -> list[str]:
 
 def replay_args(args: argparse.Namespace) -> list[str]:
     """The iorelay-sim command line for parsed `iorelay simulate replay` arguments."""
-    out = ["--platform", str(platform_path(args.platform)), "--replay", str(args.trace)]
+    traces = args.trace if isinstance(args.trace, list) else [args.trace]
+    out = ["--platform", str(platform_path(args.platform))]
+    out += ["--replay", ",".join(str(t) for t in traces)]
     out += ["--scheduler", args.scheduler, "--seed", str(args.seed)]
     if args.list_dispatches:
         out.append("--list-dispatches")
@@ -115,16 +117,17 @@ def add_parser(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None
 
     rp = actions.add_parser(
         "replay",
-        help="replay an iorelayd trace closed-loop through one simulated I/O node; JSON on stdout",
+        help="replay iorelayd traces closed-loop, one simulated I/O node per trace; JSON on stdout",
         description=(
-            "Replay the data requests of an iorelayd --trace file (format version 2): each "
+            "Replay the data requests of iorelayd --trace files (format version 2): each "
             "session is one client issuing its requests in recorded order, the next when the "
-            "previous one completed, through one I/O node running SCHEDULER. The result "
-            "includes identical_dispatch_share, the fraction of the daemon's dispatches the "
-            "simulator made with the same requests."
+            "previous one completed, through the I/O node of its daemon's trace (one per "
+            "TRACE, each running SCHEDULER; several traces must come from one host's clock). "
+            "The result includes identical_dispatch_share, the fraction of the daemons' "
+            "dispatches the simulator made with the same requests."
         ),
     )
-    rp.add_argument("trace", help="the trace file")
+    rp.add_argument("trace", nargs="+", help="the trace file(s), one per daemon")
     rp.add_argument("--scheduler", default="fifo", help="scheduler spec, e.g. to-agg")
     rp.add_argument(
         "--platform", default="local", help="platforms/NAME.json by NAME, or a path (local)"

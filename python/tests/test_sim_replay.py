@@ -64,6 +64,27 @@ def test_fifo_replay_of_a_real_trace_makes_the_daemons_dispatches(
         assert indexes == list(range(SEGMENTS))
 
 
+@pytest.mark.needs_build("iorelayd", "libiorelay_preload.so", "iorelay-ctl", "iorelay-sim")
+def test_two_daemons_traces_replay_through_one_io_node_each(
+    daemon_factory: DaemonFactory, disk_tmp: Path
+) -> None:
+    traces = [disk_tmp / "a.trace", disk_tmp / "b.trace"]
+    for trace in traces:
+        _record_trace(daemon_factory, trace, "fifo")
+    args = cli.build_parser().parse_args(
+        ["simulate", "replay", *map(str, traces), "--scheduler", "aioli", "--list-dispatches"]
+    )
+    result = simulate.run_tool(simulate.replay_args(args))
+    assert result["ionodes"] == 2
+    assert result["sessions"] == 2 * RANKS
+    assert result["requests"] == result["trace_requests"] == 2 * RANKS * SEGMENTS
+    assert result["bytes_at_storage"] == 2 * RANKS * SEGMENTS * BLOCK
+    assert result["trace_dispatches"] == 2 * RANKS * SEGMENTS  # FIFO in both daemons
+    # [trace, session, index]: a dispatch never mixes the two daemons' requests.
+    for d in result["dispatch_list"]:
+        assert len({m[0] for m in d}) == 1
+
+
 @pytest.mark.needs_build("iorelay-sim")
 def test_a_trace_of_another_version_is_one_line_naming_it(tmp_path: Path) -> None:
     old = tmp_path / "old.trace"

@@ -63,10 +63,10 @@ cli::OptionTable Table(SimOptions* o) {
                        "with every rank's request (needs I/O nodes) (rank)"))
       .Add(cli::Integer("seed", "N", &c.seed, 0, INT64_MAX,
                         "seed of the ranks' start jitter and the storage noise (1)"))
-      .Add(cli::Text("replay", "TRACE", &o->replay_path,
-                     "replay an iorelayd --trace file (version 2) closed-loop through one\n"
-                     "I/O node with --scheduler, instead of a pattern; prints the share of\n"
-                     "the daemon's dispatches the simulator made identically"))
+      .Add(cli::Text("replay", "TRACE[,TRACE...]", &o->replay_path,
+                     "replay iorelayd --trace files (version 2) closed-loop, each daemon's\n"
+                     "through its own I/O node with --scheduler, instead of a pattern; prints\n"
+                     "the share of the daemons' dispatches the simulator made identically"))
       .Add(cli::Flag("list-dispatches", &o->list_dispatches,
                      "with --replay: list the simulated dispatches as [session, index] pairs"));
   return t;
@@ -91,7 +91,7 @@ Result<SimOptions> ParseSimOptions(const std::vector<std::string>& args) {
   if (!platform.ok()) return platform.status();
   o.run.platform = *platform;
   if (!o.replay_path.empty()) {
-    auto trace = ReadReplayTrace(o.replay_path);
+    auto trace = ReadReplayTraces(o.replay_path);
     if (!trace.ok()) return trace.status();
     o.replay = std::move(*trace);
   }

@@ -125,15 +125,19 @@ Result<ReplayTrace> ParseReplayTrace(std::istream& in, const std::string& name) 
     if (flags.find('D') != std::string_view::npos) r.merge_class |= kMergeClassDirect;
     if (flags.find('S') != std::string_view::npos) r.merge_class |= kMergeClassSync;
     r.append = flags.find('A') != std::string_view::npos;
-    r.file = files.try_emplace({dev, ino}, files.size()).first->second;
+    auto [file, new_file] = files.try_emplace({dev, ino}, files.size());
+    if (new_file) t.file_keys.emplace_back(dev, ino);
+    r.file = file->second;
     auto app = apps.find(f[kApp]);
     if (app == apps.end()) {
       app = apps.emplace(std::string(f[kApp]), static_cast<uint32_t>(apps.size())).first;
+      t.app_names.emplace_back(f[kApp]);
     }
     r.app = app->second;
     auto [it, added] = session_index.try_emplace(session, t.sessions.size());
     if (added) {
       t.session_ids.push_back(session);
+      t.ionode_of_session.push_back(0);
       t.sessions.emplace_back();
     }
     t.first_arrival_ns = any ? std::min(t.first_arrival_ns, r.arrival_ns) : r.arrival_ns;
@@ -157,6 +161,65 @@ Result<ReplayTrace> ReadReplayTrace(const std::string& path) {
   std::ifstream in(path);
   if (!in) return Status::InvalidArgument(fmt::format("{}: cannot open the trace", path));
   return ParseReplayTrace(in, path);
+}
+
+ReplayTrace MergeReplayTraces(std::vector<ReplayTrace> traces) {
+  if (traces.size() == 1) return std::move(traces[0]);
+  ReplayTrace out;
+  out.ionodes = static_cast<uint32_t>(traces.size());
+  std::map<std::pair<uint64_t, uint64_t>, uint64_t> files;
+  std::map<std::string, uint32_t, std::less<>> apps;
+  bool any = false;
+  for (uint32_t k = 0; k < traces.size(); ++k) {
+    ReplayTrace& t = traces[k];
+    out.path += (k > 0 ? "," : "") + t.path;
+    out.rows += t.rows;
+    std::vector<uint64_t> file_of;  // t's file index → merged
+    for (const auto& key : t.file_keys) {
+      auto [it, added] = files.try_emplace(key, files.size());
+      if (added) out.file_keys.push_back(key);
+      file_of.push_back(it->second);
+    }
+    std::vector<uint32_t> app_of;
+    for (const std::string& name : t.app_names) {
+      auto [it, added] = apps.try_emplace(name, static_cast<uint32_t>(apps.size()));
+      if (added) out.app_names.push_back(name);
+      app_of.push_back(it->second);
+    }
+    for (size_t s = 0; s < t.sessions.size(); ++s) {
+      for (TraceRequest& r : t.sessions[s]) {
+        r.file = file_of[r.file];
+        r.app = app_of[r.app];
+        // The daemons number their dispatches independently: trace k's in their own range.
+        if (r.dispatch != 0) r.dispatch += (uint64_t{k} + 1) << 40;
+      }
+      out.session_ids.push_back(t.session_ids[s]);
+      out.ionode_of_session.push_back(k);
+      out.sessions.push_back(std::move(t.sessions[s]));
+    }
+    if (!t.sessions.empty()) {
+      out.first_arrival_ns =
+          any ? std::min(out.first_arrival_ns, t.first_arrival_ns) : t.first_arrival_ns;
+      out.last_completion_ns =
+          any ? std::max(out.last_completion_ns, t.last_completion_ns) : t.last_completion_ns;
+      any = true;
+    }
+  }
+  out.files = out.file_keys.size();
+  out.apps = out.app_names.size();
+  return out;
+}
+
+Result<ReplayTrace> ReadReplayTraces(const std::string& paths) {
+  std::vector<ReplayTrace> traces;
+  for (size_t start = 0; start <= paths.size();) {
+    const size_t comma = std::min(paths.find(',', start), paths.size());
+    auto t = ReadReplayTrace(paths.substr(start, comma - start));
+    if (!t.ok()) return t.status();
+    traces.push_back(std::move(*t));
+    start = comma + 1;
+  }
+  return MergeReplayTraces(std::move(traces));
 }
 
 std::vector<DispatchSet> TraceDispatches(const ReplayTrace& trace) {
@@ -204,21 +267,28 @@ Result<ReplayResult> RunReplay(const RunConfig& config, const ReplayTrace& trace
   int argc = static_cast<int>(args.size());
   sg4::Engine engine(&argc, argv.data());
 
-  // One compute host per session (a client process), one I/O node, the platform's storage.
+  // One compute host per session (a client process), an I/O node per trace, the platform's
+  // storage.
   const int clients = static_cast<int>(trace.sessions.size());
-  const Hosts hosts = BuildStarNetwork(config.platform, clients, 1);
+  const Hosts hosts = BuildStarNetwork(config.platform, clients, static_cast<int>(trace.ionodes));
   StorageModel storage(config.platform.storage, hosts.storage, nullptr, config.seed);
-  IoNode ionode(0, hosts.ionode_front[0], hosts.ionode_storage[0], std::move(*scheduler),
-                config.platform.ionode.slots, config.platform.ionode.request_overhead_ns, &storage);
-  IoNode::DispatchLog log;
-  ionode.set_dispatch_log(&log);
-  ionode.Start();
+  IoNode::DispatchLog log;  // every I/O node's dispatches, in the order they started
+  std::vector<std::unique_ptr<IoNode>> ionodes;
+  for (uint32_t k = 0; k < trace.ionodes; ++k) {
+    ionodes.push_back(std::make_unique<IoNode>(
+        static_cast<int>(k), hosts.ionode_front[k], hosts.ionode_storage[k],
+        k == 0 ? std::move(*scheduler) : detail::MakeScheduler(config.scheduler).value(),
+        config.platform.ionode.slots, config.platform.ionode.request_overhead_ns, &storage));
+    ionodes.back()->set_dispatch_log(&log);
+    ionodes.back()->Start();
+  }
 
   std::vector<RankResult> results(trace.sessions.size());
   int running = clients;
   for (uint32_t s = 0; s < trace.sessions.size(); ++s) {
     sg4::Actor::create(
-        "session" + std::to_string(s), hosts.compute[s], [&trace, &results, &running, &ionode, s] {
+        "session" + std::to_string(s), hosts.compute[s], [&trace, &results, &running, &ionodes, s] {
+          IoNode& ionode = *ionodes[trace.ionode_of_session[s]];
           const std::vector<TraceRequest>& requests = trace.sessions[s];
           const int64_t start_ns = requests.front().arrival_ns - trace.first_arrival_ns;
           if (start_ns > 0) sg4::this_actor::sleep_until(static_cast<double>(start_ns) * 1e-9);
@@ -245,7 +315,9 @@ Result<ReplayResult> RunReplay(const RunConfig& config, const ReplayTrace& trace
             if (r.error != 0) ++out.errors;
           }
           out.end_s = sg4::Engine::get_clock();
-          if (--running == 0) ionode.Stop();
+          if (--running == 0) {
+            for (const auto& io : ionodes) io->Stop();
+          }
         });
   }
   engine.run();
@@ -261,8 +333,10 @@ Result<ReplayResult> RunReplay(const RunConfig& config, const ReplayTrace& trace
   }
   run.bytes_at_storage = storage.bytes_written() + storage.bytes_read();
   run.storage_accesses = storage.accesses();
-  run.dispatches = ionode.counters().dispatches;
-  run.storage_calls = ionode.counters().calls;
+  for (const auto& io : ionodes) {
+    run.dispatches += io->counters().dispatches;
+    run.storage_calls += io->counters().calls;
+  }
   for (auto& d : log) std::sort(d.begin(), d.end());
   out.dispatches = std::move(log);
   const std::vector<DispatchSet> theirs = TraceDispatches(trace);
@@ -283,8 +357,14 @@ nlohmann::json ReplayJson(const RunConfig& config, const ReplayTrace& trace,
   for (const DispatchSet& d : result.dispatches) {
     nlohmann::json members = nlohmann::json::array();
     for (const auto& [s, i] : d) {
-      Fnv(&digest, fmt::format("{}:{},", trace.session_ids[s], i));
-      if (list_dispatches) members.push_back({trace.session_ids[s], i});
+      // (One trace: the digest and the list of the single-daemon format.)
+      const uint32_t k = trace.ionode_of_session[s];
+      Fnv(&digest, trace.ionodes == 1 ? fmt::format("{}:{},", trace.session_ids[s], i)
+                                      : fmt::format("{}:{}:{},", k, trace.session_ids[s], i));
+      if (list_dispatches) {
+        members.push_back(trace.ionodes == 1 ? nlohmann::json::array({trace.session_ids[s], i})
+                                             : nlohmann::json::array({k, trace.session_ids[s], i}));
+      }
     }
     Fnv(&digest, ";");
     if (list_dispatches) list.push_back(std::move(members));
@@ -295,7 +375,7 @@ nlohmann::json ReplayJson(const RunConfig& config, const ReplayTrace& trace,
       {"platform", config.platform.name},
       {"network_model", kNetworkModel},
       {"scheduler", config.scheduler},
-      {"ionodes", 1},
+      {"ionodes", trace.ionodes},
       {"seed", config.seed},
       {"sessions", trace.sessions.size()},
       {"files", trace.files},

@@ -1,11 +1,14 @@
-// Closed-loop replay of an iorelayd request trace (`iorelayd --trace FILE`, format version 2,
-// docs/daemon.md "Trace") through one simulated I/O node, and the same-code check: which of the
-// daemon's real dispatches the simulator's run of the same scheduler also made.
+// Closed-loop replay of iorelayd request traces (`iorelayd --trace FILE`, format version 2,
+// docs/daemon.md "Trace"), each daemon's trace through its own simulated I/O node, and the
+// same-code check: which of the daemons' real dispatches the simulator's run of the same
+// scheduler also made.
 //
 // Each trace session is one client: it issues its data requests (pread, pwrite, read, write) in
 // their recorded arrival order, the next one when the previous one was answered, starting at
-// its first recorded arrival (relative to the trace's first). Each (dev, ino) is one simulated
-// file. A request is named by its session and its index among that session's data requests.
+// its first recorded arrival (relative to the first of all traces: the traces of several daemons
+// must come from one clock, i.e. one host or network namespaces of one kernel). Each (dev, ino)
+// is one simulated file, across traces too. A request is named by its session and its index
+// among that session's data requests.
 #pragma once
 
 #include <cstdint>
@@ -37,21 +40,31 @@ struct TraceRequest {
 };
 
 struct ReplayTrace {
-  std::string path;
-  uint64_t rows = 0;                  // all rows, data or not
-  std::vector<uint64_t> session_ids;  // the trace's session numbers, by session index
+  std::string path;                         // several traces: their paths joined by ','
+  uint64_t rows = 0;                        // all rows, data or not
+  std::vector<uint64_t> session_ids;        // the trace's session numbers, by session index
+  uint32_t ionodes = 1;                     // one per daemon's trace
+  std::vector<uint32_t> ionode_of_session;  // by session index: the trace it came from
   // By session index, each session's data requests in arrival order.
   std::vector<std::vector<TraceRequest>> sessions;
   uint64_t files = 0;
+  std::vector<std::pair<uint64_t, uint64_t>> file_keys;  // simulated file → (dev, ino)
   uint64_t apps = 0;
-  int64_t first_arrival_ns = 0;    // of the data requests
-  int64_t last_completion_ns = 0;  // of the data requests
+  std::vector<std::string> app_names;  // by app index
+  int64_t first_arrival_ns = 0;        // of the data requests
+  int64_t last_completion_ns = 0;      // of the data requests
   uint64_t requests() const;
 };
 
 // One line naming `name` on a wrong version line, header or row.
 Result<ReplayTrace> ParseReplayTrace(std::istream& in, const std::string& name);
 Result<ReplayTrace> ReadReplayTrace(const std::string& path);
+// Several daemons' traces as one replay: trace k's sessions go through I/O node k, files are
+// matched by (dev, ino), the daemons' dispatch numbers are kept apart, app names are numbered
+// anew over all traces.
+ReplayTrace MergeReplayTraces(std::vector<ReplayTrace> traces);
+// `paths`: one trace, or several joined by ','.
+Result<ReplayTrace> ReadReplayTraces(const std::string& paths);
 
 // A dispatch as its requests' (session index, request index), sorted.
 using DispatchSet = std::vector<std::pair<uint32_t, uint64_t>>;
@@ -70,13 +83,15 @@ std::vector<DispatchSet> TraceDispatches(const ReplayTrace& trace);
 uint64_t CountIdentical(const std::vector<DispatchSet>& theirs,
                         const std::vector<DispatchSet>& ours);
 
-// Replays `trace` on config.platform through one I/O node running config.scheduler (the other
-// RunConfig fields but seed and context_factory are unused). One SimGrid engine per process.
+// Replays `trace` on config.platform through trace.ionodes I/O nodes running config.scheduler
+// (the other RunConfig fields but seed and context_factory are unused). One SimGrid engine per
+// process.
 Result<ReplayResult> RunReplay(const RunConfig& config, const ReplayTrace& trace);
 
 // The result as JSON: requests, bytes, dispatches, requests per dispatch, simulated time, the
 // share of identical dispatches, a digest of the simulator's dispatches and, with
-// `list_dispatches`, the dispatches themselves as [[session, index], ...] (trace session ids).
+// `list_dispatches`, the dispatches themselves as [[session, index], ...] (trace session ids;
+// [trace, session, index] when several traces are replayed).
 nlohmann::json ReplayJson(const RunConfig& config, const ReplayTrace& trace,
                           const ReplayResult& result, bool list_dispatches);
 

@@ -171,6 +171,45 @@ TEST(TraceReplayTest, OneSessionIsNeverMergedWithItself) {
   EXPECT_GT(out["simulated_time_s"].get<double>(), 0.008);
 }
 
+// Two daemons' traces (the same session number in both): each daemon's sessions go through its
+// own I/O node, so no dispatch mixes them even under a scheduler that merges; a file is one file
+// by (dev, ino) across both; the daemons' dispatch numbers stay apart (FIFO makes all 24).
+TEST(TraceReplayTest, SeveralDaemonsTracesReplayThroughOneIoNodeEach) {
+  std::vector<Row> first, second;
+  for (uint64_t i = 0; i < 12; ++i) {
+    const auto t = static_cast<int64_t>(i) * 2000;
+    first.push_back({t, 1, 11, "pwrite", i * 65536, 65536, i + 1});
+    first.push_back({t + 500, 2, 11, "pwrite", (12 + i) * 65536, 65536, 0});  // (queued alone)
+    second.push_back({t + 1000, 1, 11, "pwrite", (24 + i) * 65536, 65536, i + 1});
+  }
+  for (Row& r : first) {
+    if (r.dispatch == 0) r.dispatch = 100 + r.offset / 65536;
+  }
+  std::vector<ReplayTrace> traces = {Parse(TraceText(first)), Parse(TraceText(second))};
+  traces[1].path = "second.trace";
+  const ReplayTrace t = MergeReplayTraces(std::move(traces));
+  EXPECT_EQ(t.ionodes, 2u);
+  EXPECT_EQ(t.path, "test.trace,second.trace");
+  EXPECT_EQ(t.files, 1u);
+  EXPECT_EQ(t.apps, 1u);
+  EXPECT_EQ(t.session_ids, (std::vector<uint64_t>{1, 2, 1}));
+  EXPECT_EQ(t.ionode_of_session, (std::vector<uint32_t>{0, 0, 1}));
+  EXPECT_EQ(TraceDispatches(t).size(), 36u);
+  const json fifo = ReplayForked(Config("fifo"), t);
+  ASSERT_FALSE(fifo.contains("error")) << fifo.dump();
+  EXPECT_EQ(fifo["ionodes"], 2);
+  EXPECT_EQ(fifo["requests"], 36);
+  EXPECT_EQ(fifo["bytes_at_storage"], 36 * 65536);
+  EXPECT_EQ(fifo["identical_dispatch_share"], 1.0);
+  const json aioli = ReplayForked(Config("aioli"), t);
+  ASSERT_FALSE(aioli.contains("error")) << aioli.dump();
+  EXPECT_EQ(aioli["requests"], 36);
+  for (const json& d : aioli["dispatch_list"]) {
+    ASSERT_EQ(d[0].size(), 3u);  // [trace, session, index]
+    for (const json& m : d) EXPECT_EQ(m[0], d[0][0]) << "a dispatch mixes two I/O nodes";
+  }
+}
+
 TEST(TraceReplayTest, CountsIdenticalDispatchesBySet) {
   const std::vector<DispatchSet> theirs = {{{0, 0}, {1, 0}}, {{0, 1}}, {{1, 1}}};
   const std::vector<DispatchSet> ours = {{{1, 0}, {0, 0}}, {{0, 1}, {1, 1}}};
