@@ -71,12 +71,24 @@ NOISE_SEEDS = 5
 # -- reading and writing parameters in a platform document -------------------------------------
 
 
+# The named device profiles of src/device/device_profile.cc, which a platform may give as
+# "hdd" or "hdd,bw=150MBps"; a fitted device is written out as "seek=...,bw=...".
+DEVICE_PROFILES: dict[str, dict[str, str]] = {
+    "hdd": {"seek": "8ms", "bw": "100MBps"},
+    "ssd": {"seek": "100us", "bw": "500MBps"},
+}
+
+
 def _device(doc: Mapping[str, Any]) -> dict[str, str]:
-    """storage.device "seek=200us,bw=2.5GBps" as {"seek": ..., "bw": ...} (both required)."""
+    """storage.device "seek=200us,bw=2.5GBps" (or a named profile with overrides, "hdd",
+    "hdd,bw=150MBps") as {"seek": ..., "bw": ...}."""
     text = str(doc["storage"]["device"])
-    parts = dict(p.split("=", 1) for p in text.split(",") if "=" in p)
+    items = text.split(",")
+    parts = dict(DEVICE_PROFILES.get(items[0], {}))
+    parts.update(p.split("=", 1) for p in items if "=" in p)
     if set(parts) != {"seek", "bw"}:
-        raise CalibrateError(f"storage.device must be 'seek=<duration>,bw=<rate>' to be fitted, "
+        raise CalibrateError(f"storage.device must be 'seek=<duration>,bw=<rate>' or a named "
+                             f"profile ({', '.join(DEVICE_PROFILES)}) to be fitted, "
                              f"not {text!r}")  # fmt: skip
     return parts
 

@@ -195,8 +195,43 @@ class RunOutcome:
     info: dict[str, Any] = field(default_factory=dict)  # extra result columns of the run
 
 
+def daemon_columns(
+    daemons: Sequence[Mapping[str, Any]], bench: Mapping[str, Any]
+) -> tuple[dict[str, Any], str]:
+    """Result columns from the daemons' counters, and an error if they did not carry the
+    benchmark's bytes (a forwarded run that went direct would pass verification too)."""
+    per_host = {}
+    totals = {"bytes_written": 0, "bytes_read": 0, "requests": 0, "dispatches": 0}
+    for d in daemons:
+        if isinstance(d["stats"], str):
+            return {}, f"no counters from iorelayd on {d['host']}: {d['stats']}"
+        total = d["stats"]["total"]
+        for key in totals:
+            totals[key] += int(total.get(key, 0))
+        per_host[d["host"]] = int(total["bytes_written"]) + int(total["bytes_read"])
+    cols: dict[str, Any] = {
+        "daemon_bytes_written": totals["bytes_written"],
+        "daemon_bytes_read": totals["bytes_read"],
+        "daemon_requests": totals["requests"],
+        "requests_per_dispatch": round(totals["requests"] / totals["dispatches"], 2)
+        if totals["dispatches"]
+        else None,
+        "daemon_bytes_by_host": ";".join(f"{h}={b}" for h, b in per_host.items()),
+    }
+    moved = {p["operation"]: int(p["bytes"]) for p in bench.get("phases", [])}
+    need_w, need_r = moved.get("write", 0), moved.get("read", 0)
+    if totals["bytes_written"] < need_w or totals["bytes_read"] < need_r:
+        return cols, (
+            f"the daemons carried {totals['bytes_written']} bytes written and "
+            f"{totals['bytes_read']} read, the benchmark moved {need_w} and {need_r}: "
+            "not forwarded"
+        )
+    return cols, ""
+
+
 def run_one(config: Mapping[str, Any], operations: tuple[str, ...], timeout_s: float) -> RunOutcome:
-    """One run in a fresh disk-backed directory under /tmp (not /dev/shm: O_DIRECT)."""
+    """One run in a fresh disk-backed directory under /tmp (not /dev/shm: O_DIRECT). A
+    forwarded run's daemons' counters become columns; a run they did not carry fails."""
     start = time.monotonic()
     work = Path(tempfile.mkdtemp(prefix="iorelay-explore-", dir="/tmp"))
     relay_config = RelayConfig(
@@ -223,15 +258,16 @@ def run_one(config: Mapping[str, Any], operations: tuple[str, ...], timeout_s: f
                 timeout=timeout_s,
                 check=False,
             )
+            daemons = [{"host": addr, "stats": stats} for addr, stats in relay.stats()]
         out = work / "bench.json"
         bench = json.loads(out.read_text()) if out.exists() else None
         if proc.returncode != 0 or bench is None:
             tail = (proc.stderr or proc.stdout).strip()[-2000:]
             return RunOutcome(bench, time.monotonic() - start, f"exit {proc.returncode}: {tail}")
-        if any(code != 0 for code in relay.daemon_exit_codes):
+        info, error = daemon_columns(daemons, bench) if daemons else ({}, "")
+        if not error and any(code != 0 for code in relay.daemon_exit_codes):
             error = f"daemons exited with {relay.daemon_exit_codes} on SIGTERM (expected 0)"
-            return RunOutcome(bench, time.monotonic() - start, error, command)
-        return RunOutcome(bench, time.monotonic() - start, "", command)
+        return RunOutcome(bench, time.monotonic() - start, error, command, info)
     except subprocess.TimeoutExpired:
         return RunOutcome(None, time.monotonic() - start, f"timeout after {timeout_s:g} s", command)
     except (DaemonError, RunError, paths.NotBuiltError, OSError, ValueError) as e:

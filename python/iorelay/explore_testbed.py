@@ -26,7 +26,7 @@ from typing import Any
 
 from iorelay import mpi, paths, testbed, testbed_slurm
 from iorelay.daemons import DaemonError
-from iorelay.explore import RunOutcome, bench_argv
+from iorelay.explore import RunOutcome, bench_argv, daemon_columns
 from iorelay.run import RelayConfig, RunError, start_relay
 from iorelay.testbed_net import link_bytes
 from iorelay.testbed_plan import BRIDGE, SHARED_PATH
@@ -165,40 +165,6 @@ def _allocation(hosts: Sequence[str], work: Path, timeout_s: float) -> tuple[int
             proc.communicate()
         return -1, f"allocation not done within {timeout_s:g} s"
     return proc.returncode, out.strip()[-2000:]
-
-
-def daemon_columns(
-    daemons: Sequence[Mapping[str, Any]], bench: Mapping[str, Any]
-) -> tuple[dict[str, Any], str]:
-    """Result columns from the daemons' counters, and an error if they did not carry the
-    benchmark's bytes (a forwarded run that went direct would pass verification too)."""
-    per_host = {}
-    totals = {"bytes_written": 0, "bytes_read": 0, "requests": 0, "dispatches": 0}
-    for d in daemons:
-        if isinstance(d["stats"], str):
-            return {}, f"no counters from iorelayd on {d['host']}: {d['stats']}"
-        total = d["stats"]["total"]
-        for key in totals:
-            totals[key] += int(total.get(key, 0))
-        per_host[d["host"]] = int(total["bytes_written"]) + int(total["bytes_read"])
-    cols: dict[str, Any] = {
-        "daemon_bytes_written": totals["bytes_written"],
-        "daemon_bytes_read": totals["bytes_read"],
-        "daemon_requests": totals["requests"],
-        "requests_per_dispatch": round(totals["requests"] / totals["dispatches"], 2)
-        if totals["dispatches"]
-        else None,
-        "daemon_bytes_by_host": ";".join(f"{h}={b}" for h, b in per_host.items()),
-    }
-    moved = {p["operation"]: int(p["bytes"]) for p in bench.get("phases", [])}
-    need_w, need_r = moved.get("write", 0), moved.get("read", 0)
-    if totals["bytes_written"] < need_w or totals["bytes_read"] < need_r:
-        return cols, (
-            f"the daemons carried {totals['bytes_written']} bytes written and "
-            f"{totals['bytes_read']} read, the benchmark moved {need_w} and {need_r}: "
-            "not forwarded"
-        )
-    return cols, ""
 
 
 def run_one(config: Mapping[str, Any], operations: tuple[str, ...], timeout_s: float) -> RunOutcome:

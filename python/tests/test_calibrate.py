@@ -32,6 +32,21 @@ def test_values_round_trip_through_the_platform_units() -> None:
     assert calibrate.get_value(doc, "ionode.request_overhead") == pytest.approx(0.00125)
 
 
+def test_a_named_device_profile_is_fitted_from_its_values() -> None:
+    doc = json.loads((PLATFORMS_DIR / "local.json").read_text())
+    doc["storage"]["device"] = "hdd"
+    assert calibrate.get_value(doc, "storage.device.seek") == pytest.approx(8e-3)
+    assert calibrate.get_value(doc, "storage.device.bw") == pytest.approx(100e6)
+    doc["storage"]["device"] = "ssd,bw=150MBps"
+    assert calibrate.get_value(doc, "storage.device.seek") == pytest.approx(100e-6)
+    assert calibrate.get_value(doc, "storage.device.bw") == pytest.approx(150e6)
+    calibrate.set_value(doc, "storage.device.seek", 250e-6)
+    assert doc["storage"]["device"] == "seek=250us,bw=150MBps"
+    doc["storage"]["device"] = "tape"
+    with pytest.raises(calibrate.CalibrateError, match=r"named profile \(hdd, ssd\)"):
+        calibrate.get_value(doc, "storage.device.bw")
+
+
 def test_unknown_parameter_names_the_valid_ones() -> None:
     with pytest.raises(calibrate.CalibrateError, match=r"valid: compute\.nic"):
         calibrate.check_parameters(["storage.speed"])

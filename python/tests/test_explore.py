@@ -170,3 +170,8 @@ def test_sweep_direct_and_one_daemon_resumes_and_is_analysed(disk_tmp: Path) -> 
     rows = explore_resume_analyse(disk_tmp, [0, 1])
     check_rows(rows)
     assert set(rows["ionodes"]) == {0, 1}
+    # The daemon's counters say it carried every forwarded byte (each run's write and read).
+    forwarded = rows[rows["ionodes"] == 1]
+    assert (forwarded["daemon_bytes_written"] >= forwarded["bytes"]).all()
+    assert (forwarded["daemon_bytes_read"] >= forwarded["bytes"]).all()
+    assert rows.loc[rows["ionodes"] == 0, "daemon_bytes_written"].isna().all()

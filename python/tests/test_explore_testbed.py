@@ -10,7 +10,8 @@ import pytest
 
 from iorelay import explore, explore_testbed
 from iorelay.demo_testbed import summary
-from iorelay.explore_testbed import daemon_columns, mpi_argv
+from iorelay.explore import daemon_columns
+from iorelay.explore_testbed import mpi_argv
 
 
 def test_ranks_go_only_to_the_compute_hosts(monkeypatch: pytest.MonkeyPatch) -> None:
