@@ -7,6 +7,9 @@
 #include <fstream>
 #include <initializer_list>
 #include <set>
+#include <string_view>
+#include <utility>
+#include <vector>
 
 #include "common/units.h"
 
@@ -58,6 +61,20 @@ class Section {
       return Bad(key, fmt::format("an integer >= {}", min));
     }
     return doc_[key].get<int64_t>();
+  }
+  // A string naming one of `choices` (the error lists them).
+  template <typename T>
+  Result<T> Choice(const char* key,
+                   std::initializer_list<std::pair<std::string_view, T>> choices) const {
+    auto value = String(key);
+    if (!value.ok()) return value.status();
+    std::vector<std::string_view> names;
+    for (const auto& [name, v] : choices) {
+      if (*value == name) return v;
+      names.push_back(name);
+    }
+    return Status::InvalidArgument(fmt::format("platform: {}.{} '{}' unknown (valid: {})", path_,
+                                               key, *value, fmt::join(names, ", ")));
   }
   const json& Sub(const char* key) const { return doc_[key]; }
   const std::string& path() const { return path_; }
@@ -131,32 +148,20 @@ Status ParseIoNode(const Section& s, IoNodeParams* io) {
     io->slots = static_cast<int>(*r);
   }
   if (s.Has("layout")) {
-    auto layout = s.String("layout");
+    auto layout = s.Choice<IoLayoutKind>(
+        "layout", {{"spread", IoLayoutKind::kSpread}, {"bgq", IoLayoutKind::kBgq}});
     if (!layout.ok()) return layout.status();
-    if (*layout == "spread") {
-      io->layout = IoLayoutKind::kSpread;
-    } else if (*layout == "bgq") {
-      io->layout = IoLayoutKind::kBgq;
-    } else {
-      return Status::InvalidArgument(
-          fmt::format("platform: ionode.layout '{}' unknown (valid: spread, bgq)", *layout));
-    }
+    io->layout = *layout;
   }
   return Optional(s, "request_overhead", &Section::Duration, &io->request_overhead_ns);
 }
 
 Status ParseStorage(const Section& s, StorageParams* st) {
   IORELAY_RETURN_IF_ERROR(s.CheckKeys());
-  auto kind = s.String("kind");
+  auto kind =
+      s.Choice<StorageKind>("kind", {{"pfs", StorageKind::kPfs}, {"nfs", StorageKind::kNfs}});
   if (!kind.ok()) return kind.status();
-  if (*kind == "pfs") {
-    st->kind = StorageKind::kPfs;
-  } else if (*kind == "nfs") {
-    st->kind = StorageKind::kNfs;
-  } else {
-    return Status::InvalidArgument(
-        fmt::format("platform: storage.kind '{}' unknown (valid: pfs, nfs)", *kind));
-  }
+  st->kind = *kind;
   IORELAY_RETURN_IF_ERROR(Required(s, "nic", &Section::Rate, &st->nic_Bps));
   auto device = s.String("device");
   if (!device.ok()) return device.status();

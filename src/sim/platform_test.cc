@@ -69,6 +69,11 @@ TEST(PlatformTest, BadUnitsAndChoicesAreRefused) {
   doc["storage"]["kind"] = "lustre";
   EXPECT_NE(Error(doc).find("valid: pfs, nfs"), std::string::npos) << Error(doc);
   doc = Minimal();
+  doc["ionode"]["layout"] = "torus";
+  EXPECT_NE(Error(doc).find("ionode.layout 'torus' unknown (valid: spread, bgq)"),
+            std::string::npos)
+      << Error(doc);
+  doc = Minimal();
   doc["storage"]["device"] = "tape";
   EXPECT_NE(Error(doc).find("storage.device"), std::string::npos) << Error(doc);
   doc = Minimal();
