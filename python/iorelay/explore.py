@@ -208,7 +208,7 @@ def daemon_columns(
         total = d["stats"]["total"]
         for key in totals:
             totals[key] += int(total.get(key, 0))
-        per_host[d["host"]] = int(total["bytes_written"]) + int(total["bytes_read"])
+        per_host[d["host"]] = int(total.get("bytes_written", 0)) + int(total.get("bytes_read", 0))
     cols: dict[str, Any] = {
         "daemon_bytes_written": totals["bytes_written"],
         "daemon_bytes_read": totals["bytes_read"],
@@ -227,6 +227,25 @@ def daemon_columns(
             "not forwarded"
         )
     return cols, ""
+
+
+def settled_stats(
+    query: Callable[[], list[tuple[str, Any]]], bench_file: Path, tries: int = 20
+) -> list[tuple[str, Any]]:
+    """The daemons' counters (address, stats) once they cover the bytes the benchmark wrote to
+    `bench_file` reports, or the last ones read after `tries` queries 50 ms apart: a daemon counts
+    a request just after sending its reply, so the last one may be uncounted when the client
+    exits."""
+    for attempt in range(tries):
+        stats = query()
+        if not stats or not bench_file.exists():
+            return stats
+        bench = json.loads(bench_file.read_text())
+        daemons = [{"host": addr, "stats": s} for addr, s in stats]
+        if not daemon_columns(daemons, bench)[1] or attempt == tries - 1:
+            return stats
+        time.sleep(0.05)
+    return []
 
 
 def run_one(config: Mapping[str, Any], operations: tuple[str, ...], timeout_s: float) -> RunOutcome:
@@ -258,7 +277,8 @@ def run_one(config: Mapping[str, Any], operations: tuple[str, ...], timeout_s: f
                 timeout=timeout_s,
                 check=False,
             )
-            daemons = [{"host": addr, "stats": stats} for addr, stats in relay.stats()]
+            stats = settled_stats(relay.stats, work / "bench.json")
+            daemons = [{"host": addr, "stats": s} for addr, s in stats]
         out = work / "bench.json"
         bench = json.loads(out.read_text()) if out.exists() else None
         if proc.returncode != 0 or bench is None:

@@ -26,7 +26,7 @@ from typing import Any
 
 from iorelay import mpi, paths, testbed, testbed_slurm
 from iorelay.daemons import DaemonError
-from iorelay.explore import RunOutcome, bench_argv, daemon_columns
+from iorelay.explore import RunOutcome, bench_argv, daemon_columns, settled_stats
 from iorelay.run import RelayConfig, RunError, start_relay
 from iorelay.testbed_net import link_bytes
 from iorelay.testbed_plan import BRIDGE, SHARED_PATH
@@ -128,7 +128,8 @@ def inside(work: Path) -> int:
             )
             outcome["returncode"] = proc.returncode
             outcome["stderr"] = (proc.stderr or proc.stdout).strip()[-2000:]
-            for host, (addr, stats) in zip(spec["ionode_hosts"], relay.stats(), strict=True):
+            counters = settled_stats(relay.stats, relay_config.root.parent / "bench.json")
+            for host, (addr, stats) in zip(spec["ionode_hosts"], counters, strict=True):
                 outcome["daemons"].append({"host": host, "address": addr, "stats": stats})
         outcome["daemon_exit_codes"] = relay.daemon_exit_codes
     except subprocess.TimeoutExpired:

@@ -107,6 +107,26 @@ def test_default_sweep_covers_the_brief() -> None:
     assert len(sweep.runs) == 3 * 3 * 4 * 5
 
 
+def test_counters_are_read_again_until_they_cover_the_benchmarks_bytes(tmp_path: Path) -> None:
+    """A daemon counts a request just after replying: the last one may lag the client's exit."""
+    bench = tmp_path / "bench.json"
+    bench.write_text('{"phases": [{"operation": "write", "bytes": 100}]}')
+
+    def counters(written: int) -> list[tuple[str, object]]:
+        total = {"bytes_written": written, "bytes_read": 0, "requests": 1, "dispatches": 1}
+        return [("unix:/d0", {"total": total})]
+
+    answers = iter([counters(60), counters(60), counters(100), counters(100)])
+    settled = explore.settled_stats(lambda: next(answers), bench)
+    assert settled[0][1]["total"]["bytes_written"] == 100
+    # Never enough: the last answer is kept (and then judged "not forwarded" by daemon_columns).
+    short = explore.settled_stats(lambda: counters(10), bench, tries=3)
+    assert short[0][1]["total"]["bytes_written"] == 10
+    daemons = [{"host": a, "stats": s} for a, s in short]
+    assert "not forwarded" in explore.daemon_columns(daemons, {"phases": [
+        {"operation": "write", "bytes": 100}]})[1]  # fmt: skip
+
+
 def test_dry_run_lists_and_runs_nothing(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
     sweep_file = tmp_path / "s.toml"
     sweep_file.write_text(tiny_sweep([0, 1]))
