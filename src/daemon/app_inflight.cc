@@ -7,11 +7,12 @@ namespace iorelay::daemon {
 
 void AppInflight::Sub(uint64_t n) {
   const uint64_t now = bytes_.fetch_sub(n) - n;
-  if (parked_count_.load() == 0) return;
+  // (Still over: no lock taken, so an application held over its limit does not serialise its
+  // answers on mu_.)
+  if (parked_count_.load() == 0 || now > limit_.load()) return;
   std::vector<std::function<void()>> wakes;
   {
     std::lock_guard<std::mutex> lock(mu_);
-    if (now > limit_) return;
     for (auto& [key, wake] : parked_) wakes.push_back(std::move(wake));
     parked_.clear();
     parked_count_.store(0);
@@ -21,7 +22,7 @@ void AppInflight::Sub(uint64_t n) {
 
 void AppInflight::Park(const void* key, uint64_t limit, std::function<void()> wake) {
   std::lock_guard<std::mutex> lock(mu_);
-  limit_ = limit;
+  limit_.store(limit);
   parked_[key] = std::move(wake);
   parked_count_.store(parked_.size());
 }

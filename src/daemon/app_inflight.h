@@ -34,7 +34,7 @@ class AppInflight {
   std::atomic<uint64_t> bytes_{0};
   std::atomic<size_t> parked_count_{0};  // parked_.size(), read without the lock
   mutable std::mutex mu_;
-  uint64_t limit_ = 0;  // guarded by mu_; every connection parks with the daemon's one limit
+  std::atomic<uint64_t> limit_{0};  // every connection parks with the daemon's one limit
   std::unordered_map<const void*, std::function<void()>> parked_;  // guarded by mu_
 };
 

@@ -1,6 +1,6 @@
-// The I/O node's actors: a receiver (the mailbox's permanent receiver, so requests flow in
-// concurrently), the scheduling loop (the daemon's Dispatcher on SimGrid's clock), and one short
-// actor per dispatch in flight.
+// The I/O node's actors: a receiver per front (its mailbox's permanent receiver, so requests flow
+// in concurrently), the scheduling loop (the daemon's Dispatcher on SimGrid's clock), one short
+// actor per dispatch in flight, and one per reply that leaves from a front other than the first.
 #include "sim/io_node.h"
 
 #include <algorithm>

@@ -57,7 +57,7 @@ class IoNode {
  private:
   struct Done {
     std::vector<uint64_t> ids;
-    std::vector<IoRequest*> requests;  // answered by the loop, from the front host
+    std::vector<IoRequest*> requests;  // answered by the loop, from the front each came in at
     int64_t duration_ns = 0;
   };
   void ReceiveLoop(int entry);

@@ -98,7 +98,11 @@ void Coalesce(std::vector<IoRequest>& step, std::vector<IoRequest>* sent,
     const IoRequest& r = step[local];
     if (!sent->empty()) {
       IoRequest& last = sent->back();
-      if (last.file == r.file && last.write == r.write && last.offset + last.length == r.offset) {
+      // (Only what the daemon would merge: one file, direction, merge class and application,
+      // positional, not O_APPEND.)
+      if (last.file == r.file && last.write == r.write && last.merge_class == r.merge_class &&
+          last.app == r.app && last.positional && r.positional && !last.append && !r.append &&
+          last.offset + last.length == r.offset) {
         last.length += r.length;
         members->back().second.push_back(r.length);
         continue;
@@ -136,7 +140,7 @@ void AggregatingNodeLoop(const Pattern& pattern, uint32_t node, uint32_t first_r
       const auto& [first_local, lengths] = members[answered - sent.data()];
       // Each rank's share of the gathered write, as the daemon splits a merged call.
       dispatch::SplitResult(answered->error != 0
-                                ? Result<size_t>(Status::IOError("aggregated write failed"))
+                                ? Result<size_t>(Status::IOError("aggregated request failed"))
                                 : Result<size_t>(static_cast<size_t>(answered->bytes_done)),
                             lengths, &shares);
       for (size_t m = 0; m < lengths.size(); ++m) {

@@ -68,7 +68,8 @@ cli::OptionTable Table(SimOptions* o) {
                      "through its own I/O node with --scheduler, instead of a pattern; prints\n"
                      "the share of the daemons' dispatches the simulator made identically"))
       .Add(cli::Flag("list-dispatches", &o->list_dispatches,
-                     "with --replay: list the simulated dispatches as [session, index] pairs"));
+                     "with --replay: list the simulated dispatches as [session, index] pairs\n"
+                     "([trace, session, index] with several traces)"));
   return t;
 }
 

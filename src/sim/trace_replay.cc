@@ -211,13 +211,21 @@ ReplayTrace MergeReplayTraces(std::vector<ReplayTrace> traces) {
 }
 
 Result<ReplayTrace> ReadReplayTraces(const std::string& paths) {
-  std::vector<ReplayTrace> traces;
+  std::vector<std::string> names;
   for (size_t start = 0; start <= paths.size();) {
     const size_t comma = std::min(paths.find(',', start), paths.size());
-    auto t = ReadReplayTrace(paths.substr(start, comma - start));
+    names.push_back(paths.substr(start, comma - start));
+    start = comma + 1;
+  }
+  if (std::find(names.begin(), names.end(), "") != names.end()) {
+    return Status::InvalidArgument(
+        fmt::format("--replay '{}': an empty trace name (paths are joined by ',')", paths));
+  }
+  std::vector<ReplayTrace> traces;
+  for (const std::string& name : names) {
+    auto t = ReadReplayTrace(name);
     if (!t.ok()) return t.status();
     traces.push_back(std::move(*t));
-    start = comma + 1;
   }
   return MergeReplayTraces(std::move(traces));
 }

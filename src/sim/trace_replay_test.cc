@@ -173,7 +173,7 @@ TEST(TraceReplayTest, OneSessionIsNeverMergedWithItself) {
 
 // Two daemons' traces (the same session number in both): each daemon's sessions go through its
 // own I/O node, so no dispatch mixes them even under a scheduler that merges; a file is one file
-// by (dev, ino) across both; the daemons' dispatch numbers stay apart (FIFO makes all 24).
+// by (dev, ino) across both; the daemons' dispatch numbers stay apart (FIFO makes all 36).
 TEST(TraceReplayTest, SeveralDaemonsTracesReplayThroughOneIoNodeEach) {
   std::vector<Row> first, second;
   for (uint64_t i = 0; i < 12; ++i) {
@@ -253,6 +253,11 @@ TEST(TraceReplayTest, TheToolRefusesABadTraceBeforeSimulating) {
                                   "--replay", "/nonexistent/x.trace"});
   ASSERT_FALSE(missing.ok());
   EXPECT_NE(missing.status().message().find("/nonexistent/x.trace"), std::string::npos);
+  auto empty = ParseSimOptions({"--platform", std::string(PLATFORMS_DIR) + "/local.json",
+                                "--replay", "/nonexistent/x.trace,"});
+  ASSERT_FALSE(empty.ok());
+  EXPECT_NE(empty.status().message().find("empty trace name"), std::string::npos)
+      << empty.status().message();
 }
 
 }  // namespace
