@@ -60,7 +60,8 @@ cli::OptionTable Table(SimOptions* o) {
                         {"node-aggregate", Issuer::kNodeAggregate}},
                        "an actor per rank; or per compute node, sending its ranks' requests\n"
                        "one at a time through its NIC, or aggregated: one message per step\n"
-                       "with every rank's request (needs I/O nodes) (rank)"))
+                       "with every rank's request, adjacent ones as one write (needs I/O\n"
+                       "nodes) (rank)"))
       .Add(cli::Integer("seed", "N", &c.seed, 0, INT64_MAX,
                         "seed of the ranks' start jitter and the storage noise (1)"))
       .Add(cli::Text("replay", "TRACE[,TRACE...]", &o->replay_path,
