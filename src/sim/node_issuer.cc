@@ -90,7 +90,7 @@ void NodeLoop(const Pattern& pattern, uint32_t node, uint32_t first_rank, uint32
 // Intra-node aggregation's one sender writes the gathered buffer: runs of the step's requests
 // that continue each other in one file become one request. Fills `sent` (the requests to send)
 // and `members` (for each, its first rank-local index and its per-rank lengths).
-void Coalesce(std::vector<IoRequest>& step, std::vector<IoRequest>* sent,
+void Coalesce(const std::vector<IoRequest>& step, std::vector<IoRequest>* sent,
               std::vector<std::pair<uint32_t, std::vector<uint64_t>>>* members) {
   sent->clear();
   members->clear();
