@@ -474,7 +474,11 @@ def run(args: argparse.Namespace) -> int:
                 status = run_command(command, env, args.timeout)
                 print_stats(relay, console)
         finally:
-            keep = args.keep or args.root is None
+            # Without --root the command's files are in WORKDIR/root: kept unless there are none.
+            default_root = workdir / "root"
+            keep = args.keep or (
+                args.root is None and default_root.is_dir() and any(default_root.iterdir())
+            )
             if made_workdir and not keep:
                 shutil.rmtree(workdir, ignore_errors=True)
             elif made_workdir:

@@ -2,6 +2,7 @@
 // inside the export root. The root holds symlinks that point out of it (relative, absolute,
 // chained, through /proc/self/root) so that the inputs can try every way out.
 #include <fcntl.h>
+#include <ftw.h>
 #include <limits.h>
 #include <stdlib.h>
 #include <sys/stat.h>
@@ -22,6 +23,11 @@ struct Root {
   iorelay::daemon::Exports exports;
 };
 
+int RemoveEntry(const char* path, const struct stat*, int, struct FTW*) {
+  ::remove(path);  // (depth first: a directory is empty when its turn comes)
+  return 0;
+}
+
 Root* MakeRoot() {
   char tmpl[] = "/tmp/iorelay-path-fuzz-XXXXXX";
   if (::mkdtemp(tmpl) == nullptr) std::abort();
@@ -29,6 +35,10 @@ Root* MakeRoot() {
   char real[PATH_MAX];
   if (::realpath(tmpl, real) == nullptr) std::abort();
   r->base = real;
+  // Removed when the fuzzer ends normally (a crash leaves it, with the input that made it).
+  static std::string made;
+  made = r->base;
+  std::atexit([] { ::nftw(made.c_str(), RemoveEntry, 16, FTW_DEPTH | FTW_PHYS); });
   r->dir = r->base + "/root";
   bool ok = ::mkdir(r->dir.c_str(), 0755) == 0 && ::mkdir((r->dir + "/d").c_str(), 0755) == 0;
   std::FILE* outside = std::fopen((r->base + "/secret").c_str(), "w");
