@@ -40,6 +40,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "python"))
 
 from iorelay import paths
 from iorelay.simulate import run_tool
+from iorelay.units import UnitError, parse_bytes
 
 PLATFORM = paths.REPO_ROOT / "platforms" / "mira.json"
 RANKS_PER_NODE = 16
@@ -56,14 +57,6 @@ UNLIMITED = {
     "ionode": {"nic": "1000GBps", "request_overhead": "0us", "slots": 64},
     "storage": {"nic": "1000GBps", "device": "seek=0us,bw=1000GBps"},
 }
-SIZE_BYTES = {"KiB": 1 << 10, "MiB": 1 << 20, "GiB": 1 << 30}
-
-
-def size_bytes(size: str) -> int:
-    for unit, factor in SIZE_BYTES.items():
-        if size.endswith(unit):
-            return int(size[: -len(unit)]) * factor
-    raise SystemExit(f"--sizes: '{size}' needs a unit (KiB, MiB, GiB)")
 
 
 def platform_file(network_only: bool, settings: list[str], directory: Path) -> Path:
@@ -108,7 +101,7 @@ def table(cells: dict[tuple[int, str, str], dict], nodes: list[int], sizes: list
             base = cells[(n, s, labels[0])]["simulated_time_s"]
             times = [cells[(n, s, v)]["simulated_time_s"] for v in labels]
             shown = [f"{times[0]:.3g}"] + [f"{t:.3g} ({change(t, base)})" for t in times[1:]]
-            data_gb = n * RANKS_PER_NODE * size_bytes(s) / 1e9
+            data_gb = n * RANKS_PER_NODE * parse_bytes(s) / 1e9
             gbs = [data_gb / cells[(n, s, v)]["simulated_time_s"] for v in (labels[0], labels[2])]
             wall = sum(cells[(n, s, v)]["wall_time_s"] for v in labels)
             lines.append(
@@ -141,8 +134,11 @@ def main() -> int:
     args = ap.parse_args()
     nodes = [int(n) for n in args.nodes.split(",")]
     sizes = args.sizes.split(",")
-    for s in sizes:
-        size_bytes(s)
+    try:
+        for s in sizes:
+            parse_bytes(s)
+    except UnitError as e:
+        raise SystemExit(f"--sizes: {e}") from e
     start = time.monotonic()
     with tempfile.TemporaryDirectory() as tmp:
         platform = platform_file(args.network_only, args.set, Path(tmp))
