@@ -72,6 +72,18 @@ void Fnv(uint64_t* h, std::string_view s) {
   }
 }
 
+// Numbers keys by first appearance: the index of `key` in `keys`, appended when new (`index`
+// maps each key to its number). Files and application names of a trace, and of merged traces.
+template <typename Key>
+uint32_t Intern(const Key& key, std::map<Key, uint32_t>* index, std::vector<Key>* keys) {
+  auto [it, added] = index->try_emplace(key, static_cast<uint32_t>(keys->size()));
+  if (added) keys->push_back(key);
+  return it->second;
+}
+
+using FileIndex = std::map<std::pair<uint64_t, uint64_t>, uint32_t>;
+using AppIndex = std::map<std::string, uint32_t>;
+
 }  // namespace
 
 uint64_t ReplayTrace::requests() const {
@@ -93,8 +105,8 @@ Result<ReplayTrace> ParseReplayTrace(std::istream& in, const std::string& name) 
     return Status::InvalidArgument(
         fmt::format("{}: line 2 is not the version {} header", name, kReplayTraceVersion));
   }
-  std::map<std::pair<uint64_t, uint64_t>, uint64_t> files;
-  std::map<std::string, uint32_t, std::less<>> apps;
+  FileIndex files;
+  AppIndex apps;
   std::map<uint64_t, uint32_t> session_index;
   bool any = false;
   for (uint64_t number = 3; std::getline(in, line); ++number) {
@@ -125,15 +137,8 @@ Result<ReplayTrace> ParseReplayTrace(std::istream& in, const std::string& name) 
     if (flags.find('D') != std::string_view::npos) r.merge_class |= kMergeClassDirect;
     if (flags.find('S') != std::string_view::npos) r.merge_class |= kMergeClassSync;
     r.append = flags.find('A') != std::string_view::npos;
-    auto [file, new_file] = files.try_emplace({dev, ino}, files.size());
-    if (new_file) t.file_keys.emplace_back(dev, ino);
-    r.file = file->second;
-    auto app = apps.find(f[kApp]);
-    if (app == apps.end()) {
-      app = apps.emplace(std::string(f[kApp]), static_cast<uint32_t>(apps.size())).first;
-      t.app_names.emplace_back(f[kApp]);
-    }
-    r.app = app->second;
+    r.file = Intern(std::pair{dev, ino}, &files, &t.file_keys);
+    r.app = Intern(std::string(f[kApp]), &apps, &t.app_names);
     auto [it, added] = session_index.try_emplace(session, t.sessions.size());
     if (added) {
       t.session_ids.push_back(session);
@@ -167,24 +172,18 @@ ReplayTrace MergeReplayTraces(std::vector<ReplayTrace> traces) {
   if (traces.size() == 1) return std::move(traces[0]);
   ReplayTrace out;
   out.ionodes = static_cast<uint32_t>(traces.size());
-  std::map<std::pair<uint64_t, uint64_t>, uint64_t> files;
-  std::map<std::string, uint32_t, std::less<>> apps;
+  FileIndex files;
+  AppIndex apps;
   bool any = false;
   for (uint32_t k = 0; k < traces.size(); ++k) {
     ReplayTrace& t = traces[k];
     out.path += (k > 0 ? "," : "") + t.path;
     out.rows += t.rows;
-    std::vector<uint64_t> file_of;  // t's file index → merged
-    for (const auto& key : t.file_keys) {
-      auto [it, added] = files.try_emplace(key, files.size());
-      if (added) out.file_keys.push_back(key);
-      file_of.push_back(it->second);
-    }
+    std::vector<uint32_t> file_of;  // t's file index → merged
+    for (const auto& key : t.file_keys) file_of.push_back(Intern(key, &files, &out.file_keys));
     std::vector<uint32_t> app_of;
     for (const std::string& name : t.app_names) {
-      auto [it, added] = apps.try_emplace(name, static_cast<uint32_t>(apps.size()));
-      if (added) out.app_names.push_back(name);
-      app_of.push_back(it->second);
+      app_of.push_back(Intern(name, &apps, &out.app_names));
     }
     for (size_t s = 0; s < t.sessions.size(); ++s) {
       for (TraceRequest& r : t.sessions[s]) {
