@@ -144,4 +144,9 @@ size_t LockService::parked() const {
   return n;
 }
 
+size_t LockService::spans() const {
+  std::lock_guard<std::mutex> lock(mu_);
+  return manager_.spans();
+}
+
 }  // namespace iorelay::daemon

@@ -34,6 +34,8 @@ class LockService {
   // Shutdown: every parked wait ends with `err`.
   void CancelAll(int err);
   size_t parked() const;
+  // Ranges held over all files.
+  size_t spans() const;
 
  private:
   struct Waiter {
