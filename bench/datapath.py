@@ -199,6 +199,12 @@ def markdown(res: dict) -> str:
         a, b = bw[i], bw[i + 1]
         lines.append(f"| {a['mode']} | {a['op']} | {a['MiB_s']:.0f} | {b['MiB_s']:.0f} | "
                      f"{b['MiB_s'] / a['MiB_s']:.2f} |")  # fmt: skip
+    if "writes_in_place" in res:
+        lines += [
+            "",
+            f"The daemon wrote {res['writes_in_place']} of its {res['write_requests']} "
+            "write requests from the shared-memory ring in place (no copy out).",
+        ]
     lines += ["", "| backend | client threads | forwarded 4 KiB pwrite/s |", "|---|---|---|"]
     for r in res.get("request_rate", []):
         lines.append(f"| {r['backend']} | {r['threads']} | {r['requests_per_s']:.0f} |")
@@ -247,6 +253,9 @@ def main() -> int:
                 res["bandwidth"] = bandwidth_rows(root, d, size, reps, args.transport,
                                                   args.request_mib * MIB,
                                                   args.modes.split(","))  # fmt: skip
+                s = query_stats(d.addresses("tcp")[0], d.credential_file)
+                res["write_requests"] = s["total"]["by_family"]["write"]["requests"]
+                res["writes_in_place"] = s["connections_shm_writes_in_place"]
             if "meta" in parts:
                 res["meta"] = meta_rows(root, d, seconds, args.transport)
         if "rate" in parts:

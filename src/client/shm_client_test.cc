@@ -17,6 +17,8 @@
 #include <fstream>
 #include <memory>
 #include <nlohmann/json.hpp>
+#include <set>
+#include <sstream>
 #include <string>
 #include <thread>
 #include <vector>
@@ -50,12 +52,20 @@ int CountFds(pid_t pid) {
   if (d != nullptr) ::closedir(d);
   return n;
 }
+// Rings mapped by the process: distinct memfds in its maps (the daemon maps one connection's
+// memfd in several pieces).
 int CountRingMappings(pid_t pid) {
   std::ifstream in("/proc/" + std::to_string(pid) + "/maps");
   std::string line;
-  int n = 0;
-  while (std::getline(in, line)) n += line.find("iorelay-shm") != std::string::npos;
-  return n;
+  std::set<std::string> inodes;
+  while (std::getline(in, line)) {
+    if (line.find("iorelay-shm") == std::string::npos) continue;
+    std::istringstream fields(line);
+    std::string range, perms, offset, dev, inode;
+    fields >> range >> perms >> offset >> dev >> inode;
+    inodes.insert(inode);
+  }
+  return static_cast<int>(inodes.size());
 }
 
 std::vector<char> Pattern(size_t n, unsigned seed) {
@@ -78,9 +88,10 @@ class ShmClient : public ::testing::Test {
     alarm(0);
   }
   // A daemon with 64 KiB rings (so large transfers wrap many times) and a client of it.
-  void StartBoth(std::vector<std::string> extra = {}, int timeout_ms = 5000) {
+  void StartBoth(std::vector<std::string> extra = {}, int timeout_ms = 5000,
+                 const std::string& ring = "64KiB") {
     extra.push_back("--shm-ring-bytes");
-    extra.push_back("64KiB");
+    extra.push_back(ring);
     d_ = std::make_unique<DaemonProcess>();
     ASSERT_TRUE(d_->Start(extra));
     d_->ExportClientEnv(timeout_ms);
@@ -134,6 +145,52 @@ TEST_F(ShmClient, EveryKindOfRequestTravelsThroughTheRings) {
   EXPECT_EQ(j["connections_shm_attached"], j["connections_accepted"]);
   EXPECT_EQ(j["connections_shm_refused"].get<uint64_t>(), 0u);
   EXPECT_GE(j["connections_shm_open"].get<uint64_t>(), 1u);
+}
+
+// Writes of 64 KiB and more are served from the daemon's ring (its mirrored mapping: runs that
+// wrap around the ring's end are contiguous), held there until written, and O_DIRECT writes are
+// copied into an aligned buffer first.
+TEST_F(ShmClient, LargeWritesAreWrittenFromTheRingInPlace) {
+  // 1 MiB rings; two workers and slow backend calls, so lent runs are given back out of order.
+  StartBoth({"--workers", "2", "--delay-us", "2000"}, 5000, "1MiB");
+  iorelay_file* f = nullptr;
+  ASSERT_EQ(iorelay_open(c_, "/fwd/inplace", O_RDWR | O_CREAT | O_TRUNC, 0644, &f), 0);
+  constexpr size_t kWrite = 300'001;  // not a divisor of the ring: the runs wrap
+  constexpr int kWrites = 12;
+  std::vector<char> all;
+  std::vector<std::thread> threads;
+  for (int t = 0; t < 2; ++t) {
+    threads.emplace_back([&, t] {
+      for (int i = t; i < kWrites; i += 2) {
+        std::vector<char> out = Pattern(kWrite, static_cast<unsigned>(i));
+        EXPECT_EQ(iorelay_pwrite(f, out.data(), kWrite, static_cast<off_t>(i) * kWrite),
+                  static_cast<ssize_t>(kWrite));
+      }
+    });
+  }
+  for (std::thread& t : threads) t.join();
+  for (int i = 0; i < kWrites; ++i) {
+    std::vector<char> want = Pattern(kWrite, static_cast<unsigned>(i)), got(kWrite);
+    ASSERT_EQ(iorelay_pread(f, got.data(), kWrite, static_cast<off_t>(i) * kWrite),
+              static_cast<ssize_t>(kWrite));
+    EXPECT_EQ(got, want) << "write " << i;
+  }
+  EXPECT_EQ(iorelay_close(f), 0);
+  const uint64_t in_place = Stats(c_)["connections_shm_writes_in_place"].get<uint64_t>();
+  EXPECT_GE(in_place, 1u);
+  EXPECT_LE(in_place, static_cast<uint64_t>(kWrites));
+  // O_DIRECT: the ring's bytes are not aligned; the write still succeeds, from a copy.
+  iorelay_file* d = nullptr;
+  ASSERT_EQ(iorelay_open(c_, "/fwd/direct", O_RDWR | O_CREAT | O_TRUNC | O_DIRECT, 0644, &d), 0);
+  void* aligned = nullptr;
+  ASSERT_EQ(::posix_memalign(&aligned, 4096, 256 << 10), 0);
+  std::memset(aligned, 0x5c, 256 << 10);
+  EXPECT_EQ(iorelay_pwrite(d, aligned, 256 << 10, 0), 256 << 10);
+  std::memset(aligned, 0, 256 << 10);
+  EXPECT_EQ(iorelay_pread(d, aligned, 256 << 10, 0), 256 << 10);
+  EXPECT_EQ(static_cast<unsigned char*>(aligned)[(256 << 10) - 1], 0x5c);
+  std::free(aligned);
+  EXPECT_EQ(iorelay_close(d), 0);
 }
 
 TEST_F(ShmClient, HeartbeatsKeepASlowRequestAlive) {
@@ -205,9 +262,13 @@ TEST_F(ShmClient, AnotherNetworkNamespaceIsRefusedAndServedOverTheSocket) {
   EXPECT_GT(Counter(c_, "connections_shm_refused"), refused_before);
 }
 
-TEST_F(ShmClient, ClientKilledMidRequestFreesItsRings) {
+// With 64 KiB rings the child's 1 MiB writes are copied out of the ring; with 2 MiB rings they
+// are written in place, so the rings outlive the connection until those writes are done.
+class ShmClientKilled : public ShmClient, public ::testing::WithParamInterface<const char*> {};
+
+TEST_P(ShmClientKilled, MidRequestFreesItsRings) {
   // Slow backend calls, so the child is killed with requests in flight.
-  StartBoth({"--delay-us", "200000", "--workers", "2"});
+  StartBoth({"--delay-us", "200000", "--workers", "2"}, 5000, GetParam());
   iorelay_file* mine = nullptr;
   ASSERT_EQ(iorelay_open(c_, "/fwd/mine", O_RDWR | O_CREAT, 0644, &mine), 0);
   const uint64_t open_before = Counter(c_, "connections_shm_open");
@@ -229,10 +290,17 @@ TEST_F(ShmClient, ClientKilledMidRequestFreesItsRings) {
     std::this_thread::sleep_for(std::chrono::milliseconds(10));
   }
   std::this_thread::sleep_for(std::chrono::milliseconds(300));
+  const bool in_place = std::string(GetParam()) == "2MiB";
+  while (in_place && Counter(c_, "connections_shm_writes_in_place") == 0 && Clock::now() < end) {
+    std::this_thread::sleep_for(std::chrono::milliseconds(10));  // until a write is in place
+  }
   ::kill(pid, SIGKILL);
   int status = 0;
   ::waitpid(pid, &status, 0);
   ASSERT_TRUE(WIFSIGNALED(status));
+  if (in_place) {
+    EXPECT_GE(Counter(c_, "connections_shm_writes_in_place"), 1u);
+  }
   // The daemon frees the rings and the descriptors.
   while ((Counter(c_, "connections_shm_open") != open_before ||
           CountRingMappings(d_->pid()) != maps_before || CountFds(d_->pid()) != fds_before) &&
@@ -249,6 +317,8 @@ TEST_F(ShmClient, ClientKilledMidRequestFreesItsRings) {
   EXPECT_EQ(std::string(back, 5), "still");
   EXPECT_EQ(iorelay_close(mine), 0);
 }
+
+INSTANTIATE_TEST_SUITE_P(RingSizes, ShmClientKilled, ::testing::Values("64KiB", "2MiB"));
 
 }  // namespace
 }  // namespace iorelay::client

@@ -96,12 +96,53 @@ Result<size_t> ShmRingReader::ReadV(const struct iovec* iov, int count, bool mar
         in_iov = 0;
       }
     }
-    if (got > 0) ctl_->head.store(head_, std::memory_order_seq_cst);
+    if (got > 0) Publish();
     if (got == want || !mark_when_short) return got;
     Result<bool> sleep = PrepareToSleep();
     if (!sleep.ok()) return sleep.status();
     if (*sleep) return got;
   }
+}
+
+void ShmRingReader::Publish() {
+  if (lending_ == nullptr) {
+    ctl_->head.store(head_, std::memory_order_seq_cst);
+    return;
+  }
+  std::lock_guard<std::mutex> lock(lending_->mu);
+  lending_->head = head_;
+  ctl_->head.store(lending_->lent.empty() ? head_ : lending_->lent.front().first,
+                   std::memory_order_seq_cst);
+}
+
+void ShmRingReader::EnableLending() { lending_ = std::make_unique<Lending>(); }
+
+Result<std::optional<uint64_t>> ShmRingReader::Borrow(size_t n) {
+  Result<uint64_t> avail = Available();
+  if (!avail.ok()) return avail.status();
+  if (*avail < n || n == 0) return std::optional<uint64_t>();
+  const uint64_t start = head_;
+  {
+    std::lock_guard<std::mutex> lock(lending_->mu);
+    lending_->lent.emplace_back(start, false);
+  }
+  head_ += n;
+  Publish();
+  return std::optional<uint64_t>(start);
+}
+
+bool ShmRingReader::Return(uint64_t position) {
+  {
+    std::lock_guard<std::mutex> lock(lending_->mu);
+    auto& lent = lending_->lent;
+    for (auto& run : lent) {
+      if (run.first == position) run.second = true;
+    }
+    if (lent.empty() || !lent.front().second) return false;  // the room is not the writer's yet
+    while (!lent.empty() && lent.front().second) lent.pop_front();
+    ctl_->head.store(lent.empty() ? lending_->head : lent.front().first, std::memory_order_seq_cst);
+  }
+  return WriterNeedsWake();
 }
 
 Result<size_t> ShmRingReader::Read(void* buf, size_t n, bool mark_when_short) {

@@ -11,6 +11,10 @@
 #include <atomic>
 #include <cstddef>
 #include <cstdint>
+#include <deque>
+#include <memory>
+#include <mutex>
+#include <optional>
 #include <string>
 
 #include "common/status.h"
@@ -91,14 +95,38 @@ class ShmRingReader {
   // After a Read that took bytes: whether the writer waits for room and must be rung.
   bool WriterNeedsWake();
 
+  // Lending, the daemon's end only: the ring's data must be mapped twice in a row (the second
+  // mapping right after the first), so that any run of bytes is contiguous. Borrow then takes
+  // `n` bytes in place instead of copying them out, and their room goes back to the writer only
+  // when Return is called for them; until then the writer cannot overwrite them.
+  void EnableLending();
+  // The stream position of `n` bytes now taken in place (their bytes: At(position)), or
+  // nullopt when fewer than `n` are there (nothing taken). Called by the reading thread.
+  Result<std::optional<uint64_t>> Borrow(size_t n);
+  const uint8_t* At(uint64_t position) const { return data_ + (position & (size_ - 1)); }
+  // Any thread: gives back the bytes lent at `position`. True when the writer waits for room
+  // that this made (the caller rings it).
+  bool Return(uint64_t position);
+
  private:
   // Bytes readable now; EPROTO when impossible.
   Result<uint64_t> Available();
+  // Makes the bytes read so far room for the writer: up to head_, or with lending, up to the
+  // first byte still lent.
+  void Publish();
+
+  // Lent runs, in stream order: start, and whether given back.
+  struct Lending {
+    std::mutex mu;
+    std::deque<std::pair<uint64_t, bool>> lent;  // guarded by mu
+    uint64_t head = 0;                           // guarded by mu: head_ as last published
+  };
 
   ShmRingControl* ctl_ = nullptr;
   uint8_t* data_ = nullptr;
   uint64_t size_ = 0;
   uint64_t head_ = 0;  // private: never read back from the shared page
+  std::unique_ptr<Lending> lending_;
 };
 
 // Where a process runs, as far as the shared-memory transport cares: the kernel's boot and the

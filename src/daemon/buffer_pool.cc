@@ -60,7 +60,7 @@ Buffer BufferPool::Get(size_t n) {
 }
 
 void BufferPool::Put(Buffer b) {
-  if (b.data() == nullptr) return;
+  if (b.data() == nullptr || b.leased()) return;  // (a lease is given back by ~Buffer)
   int c = ClassOf(b.capacity());
   if (c >= kClasses || (kBufferAlign << c) != b.capacity()) return;  // freed by ~Buffer
   if (c < kLocalClasses && t_cache.free[c].size() < kLocalKeep) {

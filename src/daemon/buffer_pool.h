@@ -4,6 +4,7 @@
 
 #include <cstddef>
 #include <cstdlib>
+#include <memory>
 #include <mutex>
 #include <vector>
 
@@ -11,22 +12,38 @@ namespace iorelay::daemon {
 
 inline constexpr size_t kBufferAlign = 4096;
 
+// What owns the memory of a Buffer that lends it (bytes left in place in a shared-memory
+// ring): the Buffer does not free that memory, and destroying the lease gives it back.
+class BufferLease {
+ public:
+  virtual ~BufferLease() = default;
+};
+
 class Buffer {
  public:
   Buffer() = default;
   Buffer(void* p, size_t cap) : data_(static_cast<char*>(p)), capacity_(cap) {}
-  Buffer(Buffer&& o) noexcept : data_(o.data_), capacity_(o.capacity_) {
+  Buffer(void* p, size_t cap, std::unique_ptr<BufferLease> lease)
+      : data_(static_cast<char*>(p)), capacity_(cap), lease_(std::move(lease)) {}
+  Buffer(Buffer&& o) noexcept
+      : data_(o.data_), capacity_(o.capacity_), lease_(std::move(o.lease_)) {
     o.data_ = nullptr;
     o.capacity_ = 0;
   }
   Buffer& operator=(Buffer&& o) noexcept {
     std::swap(data_, o.data_);
     std::swap(capacity_, o.capacity_);
+    std::swap(lease_, o.lease_);
     return *this;
   }
-  ~Buffer() { std::free(data_); }
+  ~Buffer() {
+    if (lease_ == nullptr) std::free(data_);
+  }
   char* data() const { return data_; }
   size_t capacity() const { return capacity_; }
+  // Lent memory (not from the pool, not aligned): see BufferLease.
+  bool leased() const { return lease_ != nullptr; }
+  // Gives up an owned buffer's memory (never a leased one's).
   char* release() {
     char* p = data_;
     data_ = nullptr;
@@ -37,6 +54,7 @@ class Buffer {
  private:
   char* data_ = nullptr;
   size_t capacity_ = 0;
+  std::unique_ptr<BufferLease> lease_;
 };
 
 // Thread-safe. Keeps a few free buffers per power-of-two size up to 1 MiB.

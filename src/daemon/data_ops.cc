@@ -19,6 +19,9 @@ using proto::Op;
 bool IsRead(Op op) { return op == Op::kPread || op == Op::kRead; }
 
 void Answer(Core& core, Work* w, Result<size_t> r, int64_t start_ns) {
+  // A write's data goes back before its reply: when it was lent by a shared-memory ring, the
+  // client's next request then finds that room free.
+  if (!IsRead(w->op)) core.buffers.Put(std::move(w->data));
   Outcome o;
   o.handle = w->handle;
   o.offset = w->offset;
@@ -241,6 +244,13 @@ void SubmitDataOp(Core& core, const ConnPtr& conn, const proto::FrameHeader& h,
   if (IsRead(op)) {
     data = core.buffers.Get(w->length);
     if (data.data() == nullptr) return refuse.Error(ENOMEM, w->handle);
+  } else if (data.leased() && (w->file->flags() & O_DIRECT) != 0) {
+    // Data left in place in a shared-memory ring sits where the client's frame put it, not
+    // aligned as O_DIRECT wants: copied into an aligned buffer, as from a socket.
+    Buffer aligned = core.buffers.Get(data_len);
+    if (aligned.data() == nullptr) return refuse.Error(ENOMEM, w->handle);
+    if (data_len > 0) std::memcpy(aligned.data(), data.data(), data_len);
+    data = std::move(aligned);
   }
   w->data = std::move(data);
   conn->Charge(w->length);  // released by Answer

@@ -10,6 +10,9 @@
 namespace iorelay::daemon {
 namespace {
 constexpr uint64_t kFirstDataChunk = 64 * 1024;
+// A write's data of at least this many bytes is taken in place from a connection that lends
+// (Connection::Borrow): copying it out would cost more than the ring room it holds meanwhile.
+constexpr uint64_t kBorrowMinBytes = 64 * 1024;
 }  // namespace
 
 FrameReader::~FrameReader() { pool_->Put(std::move(data_)); }
@@ -135,10 +138,28 @@ FrameReader::Step FrameReader::Next(Connection* conn, bool authed, std::span<uin
       if (state_ == State::kDone) return Step::kFrame;
       continue;
     }
+    // A connection that lends gives a large write's data in place when it has all arrived
+    // (otherwise it is received as from a socket).
+    const bool lends = conn->Lends() && !seal_;
+    if (lends && state_ == State::kData && data_got_ == 0 && data_len_ >= kBorrowMinBytes) {
+      Buffer lent = conn->Borrow(data_len_);
+      if (lent.data() != nullptr) {
+        pool_->Put(std::move(data_));
+        data_ = std::move(lent);
+        data_got_ = data_len_;
+        state_ = AfterPayload();
+        return Step::kFrame;
+      }
+    }
     // A large rest of data goes straight into its buffer (no copy through the scratch).
     const bool direct = state_ == State::kData && data_len_ - data_got_ >= scratch.size();
     uint8_t* dst = scratch.data();
     size_t room = scratch.size();
+    if (lends && state_ == State::kHeader) {
+      room = sizeof header_bytes_ - header_got_;  // (leaves a large write's data unread)
+    } else if (lends && state_ == State::kFields && data_len_ >= kBorrowMinBytes) {
+      room = fields_want_ - fields_.size();
+    }
     if (direct) {
       if (!GrowData(scratch.size())) return Step::kError;
       dst = reinterpret_cast<uint8_t*>(data_.data()) + data_got_;

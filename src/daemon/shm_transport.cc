@@ -15,6 +15,66 @@
 
 namespace iorelay::daemon {
 
+struct ShmConnection::Mapping {
+  // [header][requests' ring][the requests' ring again] when `lends`, else [header][requests'
+  // ring][replies' ring]; the replies' ring is then at `replies`, in a mapping of its own.
+  void* front = nullptr;
+  size_t front_bytes = 0;
+  void* replies = nullptr;  // (null when inside `front`)
+  size_t replies_bytes = 0;
+  bool lends = false;
+  int client_bell = -1;  // this side rings it: replies written, or room made for requests
+  ShmRingReader in;      // client → daemon (the event loop's thread; Return from any)
+
+  ~Mapping() {
+    if (front != nullptr) ::munmap(front, front_bytes);
+    if (replies != nullptr) ::munmap(replies, replies_bytes);
+    if (client_bell >= 0) ::close(client_bell);
+  }
+};
+
+// Request bytes lent to a write: given back to the client's ring when the write is done.
+class ShmConnection::Lease final : public BufferLease {
+ public:
+  Lease(std::shared_ptr<Mapping> map, uint64_t position)
+      : map_(std::move(map)), position_(position) {}
+  ~Lease() override {
+    if (map_->in.Return(position_)) RingDoorbell(map_->client_bell);
+  }
+
+ private:
+  std::shared_ptr<Mapping> map_;
+  uint64_t position_;
+};
+
+namespace {
+
+// Maps the requests' ring twice in a row behind the header (so that a run of request bytes is
+// contiguous across the ring's end and can be lent) and the replies' ring apart. False when the
+// kernel refuses (a page size above the header's 4 KiB); the caller then maps the file as is.
+bool MapMirrored(int memfd, uint64_t ring_bytes, void** front, void** replies) {
+  const size_t front_bytes = kShmHeaderBytes + 2 * ring_bytes;
+  void* base = ::mmap(nullptr, front_bytes, PROT_NONE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+  if (base == MAP_FAILED) return false;
+  auto* b = static_cast<uint8_t*>(base);
+  const size_t head_and_ring = kShmHeaderBytes + ring_bytes;
+  const int prot = PROT_READ | PROT_WRITE;
+  void* r = nullptr;
+  if (::mmap(b, head_and_ring, prot, MAP_SHARED | MAP_FIXED, memfd, 0) == MAP_FAILED ||
+      ::mmap(b + head_and_ring, ring_bytes, prot, MAP_SHARED | MAP_FIXED, memfd,
+             static_cast<off_t>(kShmHeaderBytes)) == MAP_FAILED ||
+      (r = ::mmap(nullptr, ring_bytes, prot, MAP_SHARED, memfd,
+                  static_cast<off_t>(head_and_ring))) == MAP_FAILED) {
+    ::munmap(base, front_bytes);
+    return false;
+  }
+  *front = base;
+  *replies = r;
+  return true;
+}
+
+}  // namespace
+
 Result<std::unique_ptr<ShmConnection>> ShmConnection::Create(uint64_t ring_bytes,
                                                              std::atomic<uint64_t>* open_count) {
   if (ring_bytes < kShmMinRingBytes || ring_bytes > kShmMaxRingBytes ||
@@ -25,46 +85,57 @@ Result<std::unique_ptr<ShmConnection>> ShmConnection::Create(uint64_t ring_bytes
   }
   std::unique_ptr<ShmConnection> c(new ShmConnection());
   c->ring_bytes_ = ring_bytes;
-  c->map_bytes_ = ShmMappingBytes(ring_bytes);
+  auto map = std::make_shared<Mapping>();
+  c->map_ = map;
+  const size_t file_bytes = ShmMappingBytes(ring_bytes);
   c->memfd_ = ::memfd_create("iorelay-shm", MFD_CLOEXEC | MFD_ALLOW_SEALING);
   if (c->memfd_ < 0) return Status::LastError("memfd_create");
-  if (::ftruncate(c->memfd_, static_cast<off_t>(c->map_bytes_)) != 0) {
+  if (::ftruncate(c->memfd_, static_cast<off_t>(file_bytes)) != 0) {
     return Status::LastError("ftruncate of the shared-memory rings");
   }
   // Sealed: the client gets a writable descriptor, and a shrunk file would fault the daemon.
   if (::fcntl(c->memfd_, F_ADD_SEALS, F_SEAL_SHRINK | F_SEAL_GROW | F_SEAL_SEAL) != 0) {
     return Status::LastError("sealing the shared-memory rings");
   }
-  void* p = ::mmap(nullptr, c->map_bytes_, PROT_READ | PROT_WRITE, MAP_SHARED, c->memfd_, 0);
-  if (p == MAP_FAILED) return Status::LastError("mmap of the shared-memory rings");
-  c->map_ = p;
+  uint8_t* replies_data;
+  if (MapMirrored(c->memfd_, ring_bytes, &map->front, &map->replies)) {
+    map->lends = true;
+    map->front_bytes = kShmHeaderBytes + 2 * ring_bytes;
+    map->replies_bytes = ring_bytes;
+    replies_data = static_cast<uint8_t*>(map->replies);
+  } else {
+    void* p = ::mmap(nullptr, file_bytes, PROT_READ | PROT_WRITE, MAP_SHARED, c->memfd_, 0);
+    if (p == MAP_FAILED) return Status::LastError("mmap of the shared-memory rings");
+    map->front = p;
+    map->front_bytes = file_bytes;
+    replies_data = static_cast<uint8_t*>(p) + kShmHeaderBytes + ring_bytes;
+  }
   c->daemon_bell_ = ::eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK);
-  c->client_bell_ = ::eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK);
-  if (c->daemon_bell_ < 0 || c->client_bell_ < 0) return Status::LastError("eventfd");
-  auto* h = new (p) ShmHeader{};
+  map->client_bell = ::eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK);
+  if (c->daemon_bell_ < 0 || map->client_bell < 0) return Status::LastError("eventfd");
+  auto* h = new (map->front) ShmHeader{};
   h->magic = kShmMagic;
   h->ring_bytes = ring_bytes;
   // The daemon starts asleep: the client's first request rings it.
   h->to_daemon.reader_waiting.store(1);
-  auto* base = static_cast<uint8_t*>(p) + kShmHeaderBytes;
-  c->in_ = ShmRingReader(&h->to_daemon, base, ring_bytes);
-  c->out_ = ShmRingWriter(&h->to_client, base + ring_bytes, ring_bytes);
+  map->in =
+      ShmRingReader(&h->to_daemon, static_cast<uint8_t*>(map->front) + kShmHeaderBytes, ring_bytes);
+  if (map->lends) map->in.EnableLending();
+  c->out_ = ShmRingWriter(&h->to_client, replies_data, ring_bytes);
   c->open_count_ = open_count;
   if (open_count != nullptr) open_count->fetch_add(1);
   return c;
 }
 
 ShmConnection::~ShmConnection() {
-  if (map_ != nullptr) ::munmap(map_, map_bytes_);
   if (memfd_ >= 0) ::close(memfd_);
   if (daemon_bell_ >= 0) ::close(daemon_bell_);
-  if (client_bell_ >= 0) ::close(client_bell_);
   if (open_count_ != nullptr) open_count_->fetch_sub(1);
 }
 
 Status ShmConnection::HandOver(std::unique_ptr<Connection>& socket, const uint8_t* frame,
                                size_t len) {
-  const int fds[3] = {memfd_, daemon_bell_, client_bell_};
+  const int fds[3] = {memfd_, daemon_bell_, map_->client_bell};
   alignas(struct cmsghdr) char control[CMSG_SPACE(sizeof fds)] = {};
   struct iovec iov = {const_cast<uint8_t*>(frame), len};
   struct msghdr msg = {};
@@ -96,9 +167,9 @@ Result<size_t> ShmConnection::Recv(void* buf, size_t n) {
   if (violated_.load()) {
     return Status::FromErrno(EPROTO, "bytes on the socket of a shared-memory connection");
   }
-  Result<size_t> got = in_.Read(buf, n, /*mark_when_short=*/true);
+  Result<size_t> got = map_->in.Read(buf, n, /*mark_when_short=*/true);
   if (!got.ok()) return got.status();
-  if (*got > 0 && in_.WriterNeedsWake()) RingDoorbell(client_bell_);
+  if (*got > 0 && map_->in.WriterNeedsWake()) RingDoorbell(map_->client_bell);
   // (The doorbell is never drained: with edge-triggered epoll every ring is an event, whatever
   // the counter, and draining could drop one rung just before.)
   if (*got == 0) {
@@ -106,6 +177,17 @@ Result<size_t> ShmConnection::Recv(void* buf, size_t n) {
     return Status::FromErrno(EAGAIN, "ring empty");
   }
   return got;
+}
+
+bool ShmConnection::Lends() const { return map_->lends; }
+
+Buffer ShmConnection::Borrow(size_t n) {
+  if (!map_->lends || violated_.load()) return Buffer();
+  Result<std::optional<uint64_t>> at = map_->in.Borrow(n);
+  // (A broken ring position is left for Recv to report.)
+  if (!at.ok() || !at->has_value()) return Buffer();
+  auto* p = const_cast<uint8_t*>(map_->in.At(**at));
+  return Buffer(p, n, std::make_unique<Lease>(map_, **at));
 }
 
 Result<size_t> ShmConnection::SendSome(const struct iovec* iov, int iovcnt) {
@@ -138,7 +220,7 @@ Result<size_t> ShmConnection::SendSome(const struct iovec* iov, int iovcnt) {
     if (!wait.ok()) return wait.status();
     if (*wait) break;
   }
-  if (total > 0 && out_.ReaderNeedsWake()) RingDoorbell(client_bell_);
+  if (total > 0 && out_.ReaderNeedsWake()) RingDoorbell(map_->client_bell);
   return total;
 }
 

@@ -28,6 +28,8 @@ class ShmConnection final : public Connection {
   Status HandOver(std::unique_ptr<Connection>& socket, const uint8_t* frame, size_t len);
 
   Result<size_t> Recv(void* buf, size_t n) override;
+  bool Lends() const override;
+  Buffer Borrow(size_t n) override;
   Result<size_t> SendSome(const struct iovec* iov, int iovcnt) override;
   void Shutdown() override;
   int PollFd() const override { return daemon_bell_; }
@@ -39,16 +41,18 @@ class ShmConnection final : public Connection {
   uint64_t ring_bytes() const { return ring_bytes_; }
 
  private:
+  // The rings' memory and what a lent run of request bytes needs to be given back; shared by
+  // the connection and the data it lends (a queued write can outlive its connection).
+  struct Mapping;
+  class Lease;
+
   ShmConnection() = default;
 
   std::unique_ptr<Connection> socket_;
-  void* map_ = nullptr;
-  size_t map_bytes_ = 0;
+  std::shared_ptr<Mapping> map_;
   uint64_t ring_bytes_ = 0;
   int memfd_ = -1;        // closed once handed over
   int daemon_bell_ = -1;  // the client rings it: requests written, or room made for replies
-  int client_bell_ = -1;  // this side rings it: replies written, or room made for requests
-  ShmRingReader in_;      // client → daemon (the event loop's thread)
   ShmRingWriter out_;     // daemon → client (under the connection's send lock)
   std::atomic<bool> hung_up_{false};
   std::atomic<bool> violated_{false};  // the client wrote on the socket after the switch

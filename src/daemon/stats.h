@@ -77,10 +77,11 @@ struct ConnCounters {
   std::atomic<uint64_t> closed_protocol_error{0};      // malformed frame, failed handshake
   std::atomic<uint64_t> closed_integrity_check{0};     // a sealed frame's tag did not match
   std::atomic<uint64_t> closed_at_shutdown{0};         // still busy at --shutdown-timeout-ms
-  std::atomic<uint64_t> fenced_writes{0};  // queued writes dropped: their client was gone
-  std::atomic<uint64_t> shm_attached{0};   // connections moved to shared memory
-  std::atomic<uint64_t> shm_refused{0};    // attach refused (off, namespace, not Unix, busy)
-  std::atomic<uint64_t> shm_open{0};       // shared-memory connections whose rings are mapped
+  std::atomic<uint64_t> fenced_writes{0};        // queued writes dropped: their client was gone
+  std::atomic<uint64_t> shm_attached{0};         // connections moved to shared memory
+  std::atomic<uint64_t> shm_refused{0};          // attach refused (off, namespace, not Unix, busy)
+  std::atomic<uint64_t> shm_open{0};             // shared-memory connections whose rings are mapped
+  std::atomic<uint64_t> shm_writes_in_place{0};  // writes served from the ring (no copy)
 };
 
 class Stats {

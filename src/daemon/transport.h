@@ -9,6 +9,7 @@
 #include <string>
 
 #include "common/status.h"
+#include "daemon/buffer_pool.h"
 
 namespace iorelay::daemon {
 
@@ -21,6 +22,13 @@ class Connection {
   virtual ~Connection() = default;
   // Up to `n` bytes; 0 at end of stream; EAGAIN when nothing is there now.
   virtual Result<size_t> Recv(void* buf, size_t n) = 0;
+  // Whether Borrow can take bytes in place (shared memory): the frame reader then receives a
+  // frame's header and fields alone, so that a large write's data is still unread when its
+  // turn comes.
+  virtual bool Lends() const { return false; }
+  // The next `n` bytes of the stream, taken where they are (no copy) when all of them have
+  // arrived; an empty Buffer otherwise (nothing taken: Recv them).
+  virtual Buffer Borrow(size_t /*n*/) { return Buffer(); }
   // As many bytes of `iov` as the transport takes now (0 when it takes none), or an error.
   virtual Result<size_t> SendSome(const struct iovec* iov, int iovcnt) = 0;
   // Ends both directions; the loop then sees end of stream or an error.

@@ -1,0 +1,114 @@
+// The ring's lending (ShmRingReader::Borrow/Return): bytes lent stay the reader's until given
+// back, in any order, and the writer gets their room only then.
+#include "common/shm_ring.h"
+
+#include <gtest/gtest.h>
+#include <sys/mman.h>
+#include <unistd.h>
+
+#include <cstring>
+#include <numeric>
+#include <vector>
+
+namespace iorelay {
+namespace {
+
+constexpr uint64_t kRing = 64 * 1024;
+
+// A ring in an anonymous memfd, its data mapped twice in a row as the daemon maps it.
+class MirroredRing : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    fd_ = ::memfd_create("shm-ring-test", MFD_CLOEXEC);
+    ASSERT_GE(fd_, 0);
+    ASSERT_EQ(::ftruncate(fd_, kRing), 0);
+    void* base = ::mmap(nullptr, 2 * kRing, PROT_NONE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+    ASSERT_NE(base, MAP_FAILED);
+    data_ = static_cast<uint8_t*>(base);
+    for (uint64_t at : {uint64_t{0}, kRing}) {
+      ASSERT_NE(::mmap(data_ + at, kRing, PROT_READ | PROT_WRITE, MAP_SHARED | MAP_FIXED, fd_, 0),
+                MAP_FAILED);
+    }
+    writer_ = ShmRingWriter(&ctl_, data_, kRing);
+    reader_ = ShmRingReader(&ctl_, data_, kRing);
+    reader_.EnableLending();
+  }
+  void TearDown() override {
+    ::munmap(data_, 2 * kRing);
+    ::close(fd_);
+  }
+  size_t Write(const std::vector<uint8_t>& bytes) {
+    struct iovec v = {const_cast<uint8_t*>(bytes.data()), bytes.size()};
+    Result<size_t> n = writer_.Write(&v, 1);
+    EXPECT_TRUE(n.ok());
+    return n.ok() ? *n : 0;
+  }
+  uint64_t Lend(size_t n) {
+    Result<std::optional<uint64_t>> at = reader_.Borrow(n);
+    EXPECT_TRUE(at.ok() && at->has_value());
+    return at.ok() && at->has_value() ? **at : 0;
+  }
+
+  int fd_ = -1;
+  uint8_t* data_ = nullptr;
+  ShmRingControl ctl_{};
+  ShmRingWriter writer_;
+  ShmRingReader reader_;
+};
+
+std::vector<uint8_t> Bytes(size_t n, uint8_t seed) {
+  std::vector<uint8_t> v(n);
+  std::iota(v.begin(), v.end(), seed);
+  return v;
+}
+
+TEST_F(MirroredRing, LentBytesAreContiguousAcrossTheEndAndKeptUntilGivenBack) {
+  // Move the positions near the end, so the next run wraps.
+  ASSERT_EQ(Write(Bytes(kRing - 1000, 0)), kRing - 1000);
+  std::vector<uint8_t> sink(kRing);
+  ASSERT_EQ(*reader_.Read(sink.data(), kRing - 1000, false), kRing - 1000);
+
+  const std::vector<uint8_t> a = Bytes(30000, 1), b = Bytes(20000, 2);
+  ASSERT_EQ(Write(a), a.size());
+  ASSERT_EQ(Write(b), b.size());
+  const uint64_t at_a = Lend(a.size());
+  const uint64_t at_b = Lend(b.size());
+  EXPECT_EQ(std::memcmp(reader_.At(at_a), a.data(), a.size()), 0);  // wrapped, still whole
+  EXPECT_EQ(std::memcmp(reader_.At(at_b), b.data(), b.size()), 0);
+  // Nothing more is there, so nothing more is lent.
+  Result<std::optional<uint64_t>> none = reader_.Borrow(1);
+  ASSERT_TRUE(none.ok());
+  EXPECT_FALSE(none->has_value());
+
+  // The writer has only the room that was never lent, and cannot overwrite a or b.
+  const size_t free_room = kRing - a.size() - b.size();
+  EXPECT_EQ(Write(Bytes(kRing, 9)), free_room);
+  EXPECT_EQ(std::memcmp(reader_.At(at_a), a.data(), a.size()), 0);
+  EXPECT_EQ(std::memcmp(reader_.At(at_b), b.data(), b.size()), 0);
+
+  // b given back first: its room stays behind a, which is still lent.
+  ASSERT_TRUE(writer_.PrepareToWait().ok());  // the writer waits for room
+  EXPECT_FALSE(reader_.Return(at_b));
+  EXPECT_EQ(Write(Bytes(1, 0)), 0u);
+  EXPECT_EQ(std::memcmp(reader_.At(at_a), a.data(), a.size()), 0);
+  // a given back: both runs' room is the writer's, and the waiting writer is to be rung.
+  EXPECT_TRUE(reader_.Return(at_a));
+  EXPECT_EQ(Write(Bytes(kRing, 3)), a.size() + b.size());
+}
+
+TEST_F(MirroredRing, BytesReadAfterALentRunGiveTheirRoomBackOnlyWithIt) {
+  const std::vector<uint8_t> a = Bytes(1000, 1), b = Bytes(500, 2);
+  ASSERT_EQ(Write(a), a.size());
+  ASSERT_EQ(Write(b), b.size());
+  const uint64_t at_a = Lend(a.size());
+  std::vector<uint8_t> got(b.size());
+  ASSERT_EQ(*reader_.Read(got.data(), got.size(), false), b.size());
+  EXPECT_EQ(got, b);
+  // The room is the ring's free run after the oldest byte still lent: neither a's nor b's.
+  EXPECT_EQ(Write(Bytes(kRing, 0)), kRing - a.size() - b.size());
+  EXPECT_FALSE(reader_.Return(at_a));  // (the writer is not waiting)
+  EXPECT_EQ(Write(Bytes(kRing, 0)), a.size() + b.size());
+}
+
+}  // namespace
+}  // namespace iorelay
