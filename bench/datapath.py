@@ -203,7 +203,8 @@ def markdown(res: dict) -> str:
         lines += [
             "",
             f"The daemon wrote {res['writes_in_place']} of its {res['write_requests']} "
-            "write requests from the shared-memory ring in place (no copy out).",
+            "write requests from the shared-memory ring in place (no copy out), and read "
+            f"{res['reads_in_place']} of its {res['read_requests']} read requests into it.",
         ]
     lines += ["", "| backend | client threads | forwarded 4 KiB pwrite/s |", "|---|---|---|"]
     for r in res.get("request_rate", []):
@@ -256,6 +257,8 @@ def main() -> int:
                 s = query_stats(d.addresses("tcp")[0], d.credential_file)
                 res["write_requests"] = s["total"]["by_family"]["write"]["requests"]
                 res["writes_in_place"] = s["connections_shm_writes_in_place"]
+                res["read_requests"] = s["total"]["by_family"]["read"]["requests"]
+                res["reads_in_place"] = s["connections_shm_reads_in_place"]
             if "meta" in parts:
                 res["meta"] = meta_rows(root, d, seconds, args.transport)
         if "rate" in parts:

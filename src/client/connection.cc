@@ -297,6 +297,8 @@ ssize_t Connection::RawSend(struct iovec* iov, int count) {
 
 Status Connection::WaitFor(short events) {
   for (;;) {
+    // A daemon writing a reply in place signals life in the shared page instead of by frames.
+    if (shm_ && shm_->DaemonSignalledAlive()) deadline_ms_ = NowMs() + timeout_ms_;
     int64_t left = deadline_ms_ - NowMs();
     if (left <= 0) {
       return Fail(Status::IOError("no reply nor heartbeat from the daemon within " +

@@ -99,6 +99,13 @@ ssize_t ShmChannel::Send(const struct iovec* iov, int count) {
   }
 }
 
+bool ShmChannel::DaemonSignalledAlive() {
+  const uint64_t now = static_cast<ShmHeader*>(map_)->daemon_alive.load();
+  if (now == alive_seen_) return false;
+  alive_seen_ = now;
+  return true;
+}
+
 int ShmChannel::Wait(bool for_read, int socket, int timeout_ms) {
   Result<bool> sleep = for_read ? in_.PrepareToSleep() : out_.PrepareToWait();
   if (!sleep.ok()) {

@@ -30,6 +30,8 @@ class ShmChannel {
   // Waits up to `timeout_ms` for replies (`for_read`) or room, or for `socket` to hang up (the
   // daemon closed it or died): 1 ready or woken, 0 timed out, -1 the socket ended (errno set).
   int Wait(bool for_read, int socket, int timeout_ms);
+  // Whether the daemon signalled that it lives (ShmHeader::daemon_alive) since the last call.
+  bool DaemonSignalledAlive();
 
   // Descriptor bookkeeping for the interposer (an application dup2 onto one of them).
   bool UsesFd(int fd) const { return fd == daemon_bell_ || fd == client_bell_; }
@@ -43,10 +45,11 @@ class ShmChannel {
 
   void* map_ = nullptr;
   size_t map_bytes_ = 0;
-  int daemon_bell_ = -1;  // rung after writing requests or making room for replies
-  int client_bell_ = -1;  // the daemon rings it; waited on
-  ShmRingWriter out_;     // client → daemon
-  ShmRingReader in_;      // daemon → client
+  int daemon_bell_ = -1;     // rung after writing requests or making room for replies
+  int client_bell_ = -1;     // the daemon rings it; waited on
+  uint64_t alive_seen_ = 0;  // daemon_alive when last looked at
+  ShmRingWriter out_;        // client → daemon
+  ShmRingReader in_;         // daemon → client
 };
 
 }  // namespace iorelay::client

@@ -148,9 +148,9 @@ TEST_F(ShmClient, EveryKindOfRequestTravelsThroughTheRings) {
 }
 
 // Writes of 64 KiB and more are served from the daemon's ring (its mirrored mapping: runs that
-// wrap around the ring's end are contiguous), held there until written, and O_DIRECT writes are
-// copied into an aligned buffer first.
-TEST_F(ShmClient, LargeWritesAreWrittenFromTheRingInPlace) {
+// wrap around the ring's end are contiguous), held there until written, and reads of 64 KiB and
+// more are read into the reply ring; O_DIRECT goes through aligned buffers as before.
+TEST_F(ShmClient, LargeWritesAndReadsAreServedInPlace) {
   // 1 MiB rings; two workers and slow backend calls, so lent runs are given back out of order.
   StartBoth({"--workers", "2", "--delay-us", "2000"}, 5000, "1MiB");
   iorelay_file* f = nullptr;
@@ -176,9 +176,11 @@ TEST_F(ShmClient, LargeWritesAreWrittenFromTheRingInPlace) {
     EXPECT_EQ(got, want) << "write " << i;
   }
   EXPECT_EQ(iorelay_close(f), 0);
-  const uint64_t in_place = Stats(c_)["connections_shm_writes_in_place"].get<uint64_t>();
+  nlohmann::json j = Stats(c_);
+  const uint64_t in_place = j["connections_shm_writes_in_place"].get<uint64_t>();
   EXPECT_GE(in_place, 1u);
   EXPECT_LE(in_place, static_cast<uint64_t>(kWrites));
+  EXPECT_GE(j["connections_shm_reads_in_place"].get<uint64_t>(), 1u);
   // O_DIRECT: the ring's bytes are not aligned; the write still succeeds, from a copy.
   iorelay_file* d = nullptr;
   ASSERT_EQ(iorelay_open(c_, "/fwd/direct", O_RDWR | O_CREAT | O_TRUNC | O_DIRECT, 0644, &d), 0);
@@ -202,6 +204,20 @@ TEST_F(ShmClient, HeartbeatsKeepASlowRequestAlive) {
   EXPECT_EQ(iorelay_pwrite(f, "abc", 3, 0), 3);
   EXPECT_EQ(iorelay_close(f), 0);
   EXPECT_GE(Counter(c_, "connections_shm_open"), 1u);
+}
+
+// A read into the reply ring holds the stream, so no heartbeat frame can pass it: the daemon
+// signals life in the shared page instead, and the client waits.
+TEST_F(ShmClient, ASlowReadInPlaceKeepsTheClientWaiting) {
+  StartBoth({"--delay-us", "1200000", "--heartbeat-ms", "50"}, /*timeout_ms=*/400, "1MiB");
+  iorelay_file* f = nullptr;
+  ASSERT_EQ(iorelay_open(c_, "/fwd/slowread", O_RDWR | O_CREAT, 0644, &f), 0);
+  std::vector<char> out = Pattern(256 << 10, 3), in(256 << 10);
+  ASSERT_EQ(iorelay_pwrite(f, out.data(), out.size(), 0), static_cast<ssize_t>(out.size()));
+  ASSERT_EQ(iorelay_pread(f, in.data(), in.size(), 0), static_cast<ssize_t>(in.size()));
+  EXPECT_EQ(in, out);
+  EXPECT_EQ(iorelay_close(f), 0);
+  EXPECT_GE(Counter(c_, "connections_shm_reads_in_place"), 1u);
 }
 
 TEST_F(ShmClient, OffOnTheClientOrTheDaemonKeepsTheSocket) {

@@ -52,6 +52,17 @@ Result<size_t> ShmRingWriter::Write(const struct iovec* iov, int count) {
   return taken;
 }
 
+uint8_t* ShmRingWriter::Reserve(size_t n) {
+  Result<uint64_t> room = Room();
+  if (!room.ok() || *room < n) return nullptr;
+  return data_ + (tail_ & (size_ - 1));
+}
+
+void ShmRingWriter::Commit(size_t m) {
+  tail_ += m;
+  ctl_->tail.store(tail_, std::memory_order_seq_cst);
+}
+
 bool ShmRingWriter::ReaderNeedsWake() {
   return ctl_->reader_waiting.load(std::memory_order_seq_cst) != 0 &&
          ctl_->reader_waiting.exchange(0, std::memory_order_seq_cst) != 0;

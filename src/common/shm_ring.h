@@ -43,6 +43,10 @@ struct ShmHeader {
   uint64_t ring_bytes;  // each ring's data size, a power of two
   ShmRingControl to_daemon;
   ShmRingControl to_client;
+  // Raised by the daemon in place of a heartbeat frame while a reply it is writing in place
+  // holds the replies' ring (no frame can pass it): the client counts a change as a sign of
+  // life. (Added last: a client that does not know it reads the rest as before.)
+  alignas(64) std::atomic<uint64_t> daemon_alive;
 };
 static_assert(sizeof(ShmHeader) <= kShmHeaderBytes);
 static_assert(std::atomic<uint64_t>::is_always_lock_free);
@@ -66,6 +70,13 @@ class ShmRingWriter {
   bool ReaderNeedsWake();
   // Before waiting for room: marks the writer as waiting; false when room appeared meanwhile.
   Result<bool> PrepareToWait();
+
+  // In place, the daemon's end only (the ring's data mapped twice in a row, as for lending):
+  // `n` contiguous bytes of room at the tail to be filled by the caller, or null when there is
+  // not that much room now (or the reader's position is impossible). Commit then publishes the
+  // first `m` <= n of them; nothing else is written in between.
+  uint8_t* Reserve(size_t n);
+  void Commit(size_t m);
 
  private:
   Result<uint64_t> Room();

@@ -59,7 +59,7 @@ void ClientConn::SendLocked(struct iovec* iov, int n, Buffer* data, size_t data_
     all[count++] = {f.tag.data(), f.tag_len};
   }
   size_t done = 0;
-  if (out_.empty()) {
+  if (out_.empty() && in_place_ == nullptr) {
     Result<size_t> r = transport_->SendSome(all, count);
     if (!r.ok()) {
       FailLocked(r.status());
@@ -147,55 +147,89 @@ void ClientConn::SendHeartbeat() {
   proto::EncodeHeader(h, header);
   struct iovec iov = {header, sizeof header};
   std::lock_guard<std::mutex> lock(out_mu_);
+  // A reply written in place holds the stream: a frame would wait behind it.
+  if (in_place_ != nullptr && transport_->SignalAlive()) return;
   SendLocked(&iov, 1, nullptr, 0);
 }
 
 bool ClientConn::Flush() {
   uint64_t sent_total = 0;
-  bool ok = true;
+  bool ok;
   {
     std::lock_guard<std::mutex> lock(out_mu_);
-    while (!out_.empty() && !closed_.load()) {
-      OutFrame& f = out_.front();
-      struct iovec iov[3];
-      int n = 0;
-      if (f.bytes_sent < f.bytes.size()) {
-        iov[n++] = {f.bytes.data() + f.bytes_sent, f.bytes.size() - f.bytes_sent};
-      }
-      if (f.data_sent < f.data_len) {
-        iov[n++] = {f.data.data() + f.data_sent, f.data_len - f.data_sent};
-      }
-      if (f.tag_sent < f.tag_len) iov[n++] = {f.tag.data() + f.tag_sent, f.tag_len - f.tag_sent};
-      Result<size_t> r = n == 0 ? Result<size_t>(size_t{0}) : transport_->SendSome(iov, n);
-      if (!r.ok()) {
-        FailLocked(r.status());
-        ok = false;
-        break;
-      }
-      size_t done = *r;
-      sent_total += done;
-      size_t from_bytes = std::min(done, f.bytes.size() - f.bytes_sent);
-      f.bytes_sent += from_bytes;
-      done -= from_bytes;
-      size_t from_data = std::min(done, f.data_len - f.data_sent);
-      f.data_sent += from_data;
-      f.tag_sent += done - from_data;
-      if (f.left() > 0) break;  // the socket is full
-      pool_->Put(std::move(f.data));
-      out_.pop_front();
-    }
-    window_sent_ += sent_total;
-    queued_bytes_.fetch_sub(sent_total, std::memory_order_relaxed);
-    if (out_.empty()) {
-      window_start_ns_ = 0;
-      if (write_armed_ && arm_write_) {
-        write_armed_ = false;
-        arm_write_(false);
-      }
-    }
+    ok = FlushLocked(&sent_total);
   }
   if (sent_total > 0) MaybeWake();
   return ok && !closed_.load();
+}
+
+bool ClientConn::FlushLocked(uint64_t* sent) {
+  uint64_t sent_total = 0;
+  bool ok = true;
+  while (!out_.empty() && !closed_.load() && in_place_ == nullptr) {
+    OutFrame& f = out_.front();
+    struct iovec iov[3];
+    int n = 0;
+    if (f.bytes_sent < f.bytes.size()) {
+      iov[n++] = {f.bytes.data() + f.bytes_sent, f.bytes.size() - f.bytes_sent};
+    }
+    if (f.data_sent < f.data_len) {
+      iov[n++] = {f.data.data() + f.data_sent, f.data_len - f.data_sent};
+    }
+    if (f.tag_sent < f.tag_len) iov[n++] = {f.tag.data() + f.tag_sent, f.tag_len - f.tag_sent};
+    Result<size_t> r = n == 0 ? Result<size_t>(size_t{0}) : transport_->SendSome(iov, n);
+    if (!r.ok()) {
+      FailLocked(r.status());
+      ok = false;
+      break;
+    }
+    size_t done = *r;
+    sent_total += done;
+    size_t from_bytes = std::min(done, f.bytes.size() - f.bytes_sent);
+    f.bytes_sent += from_bytes;
+    done -= from_bytes;
+    size_t from_data = std::min(done, f.data_len - f.data_sent);
+    f.data_sent += from_data;
+    f.tag_sent += done - from_data;
+    if (f.left() > 0) break;  // the socket is full
+    pool_->Put(std::move(f.data));
+    out_.pop_front();
+  }
+  window_sent_ += sent_total;
+  queued_bytes_.fetch_sub(sent_total, std::memory_order_relaxed);
+  if (out_.empty()) {
+    window_start_ns_ = 0;
+    if (write_armed_ && arm_write_) {
+      write_armed_ = false;
+      arm_write_(false);
+    }
+  }
+  *sent += sent_total;
+  return ok;
+}
+
+uint8_t* ClientConn::BeginInPlace(size_t len) {
+  std::lock_guard<std::mutex> lock(out_mu_);
+  if (closed_.load() || seal_ || in_place_ != nullptr || !out_.empty()) return nullptr;
+  uint8_t* p = transport_->Reserve(proto::kHeaderBytes + len);
+  if (p == nullptr) return nullptr;
+  in_place_ = p;
+  return p + proto::kHeaderBytes;
+}
+
+void ClientConn::FinishInPlace(proto::Op op, uint64_t id, const Result<size_t>& r) {
+  uint64_t sent = 0;
+  {
+    std::lock_guard<std::mutex> lock(out_mu_);
+    const size_t n = r.ok() ? *r : 0;
+    uint8_t header[proto::kHeaderBytes];
+    EncodeReplyHeader(op, id, r.ok() ? 0 : r.status().code(), n, header);
+    std::memcpy(in_place_, header, sizeof header);
+    in_place_ = nullptr;
+    if (!closed_.load()) transport_->CommitReserved(sizeof header + n);
+    FlushLocked(&sent);  // what waited meanwhile
+  }
+  if (sent > 0) MaybeWake();
 }
 
 Status ClientConn::ReplaceTransport(

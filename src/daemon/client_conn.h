@@ -41,6 +41,13 @@ class ClientConn {
   // given back to the pool once sent or dropped.
   void SendData(proto::Op op, uint64_t id, std::span<const uint8_t> fields, Buffer data,
                 size_t len);
+  // A read's reply written in place (shared memory): room for the reply's header and `len`
+  // bytes of data is taken in the outgoing stream, and where the data goes is returned; null
+  // when that is not possible now (a socket, a sealed connection, replies queued, no room).
+  // Until FinishInPlace, the connection's other frames wait in its queue.
+  uint8_t* BeginInPlace(size_t len);
+  // Sends the reply begun: its `*r` bytes of data (at most `len`), or an error reply.
+  void FinishInPlace(proto::Op op, uint64_t id, const Result<size_t>& r);
   template <typename Msg>
   void Reply(proto::Op op, uint64_t id, const Msg& msg, std::span<const uint8_t> tail = {}) {
     std::vector<uint8_t>& fields = ScratchFields();
@@ -133,6 +140,8 @@ class ClientConn {
   // tail) when sealed, sends it directly when nothing is queued, queues the rest.
   void SendLocked(struct iovec* iov, int n, Buffer* data, size_t data_len);
   void Enqueue(OutFrame f);
+  // With out_mu_ held: Flush; adds the bytes sent to `*sent`.
+  bool FlushLocked(uint64_t* sent);
   // With out_mu_ held: a send failed; logs it, drops the queue, shuts the transport down.
   void FailLocked(const Status& s);
 
@@ -147,6 +156,7 @@ class ClientConn {
   std::atomic<bool> closed_{false};
   std::atomic<bool> paused_{false};
   bool write_armed_ = false;             // guarded by out_mu_
+  uint8_t* in_place_ = nullptr;          // guarded by out_mu_: the reply begun in place
   std::optional<FrameSealer> seal_;      // guarded by out_mu_
   std::function<void()> wake_;           // set before the connection is shared
   std::function<void(bool)> arm_write_;  // likewise

@@ -18,7 +18,8 @@ using proto::Op;
 
 bool IsRead(Op op) { return op == Op::kPread || op == Op::kRead; }
 
-void Answer(Core& core, Work* w, Result<size_t> r, int64_t start_ns) {
+// Answers `w` with `r` (unless `replied`: its reply already went), and accounts for it.
+void Answer(Core& core, Work* w, Result<size_t> r, int64_t start_ns, bool replied = false) {
   // A write's data goes back before its reply: when it was lent by a shared-memory ring, the
   // client's next request then finds that room free.
   if (!IsRead(w->op)) core.buffers.Put(std::move(w->data));
@@ -32,11 +33,11 @@ void Answer(Core& core, Work* w, Result<size_t> r, int64_t start_ns) {
   o.dispatch = w->dispatch;
   if (!r.ok()) {
     o.error = r.status().code();
-    w->conn->ReplyError(w->op, w->client_id, o.error);
+    if (!replied) w->conn->ReplyError(w->op, w->client_id, o.error);
   } else if (IsRead(w->op)) {
     o.bytes_read = *r;
     // The buffer goes with the reply (no copy); the connection gives it back to the pool.
-    w->conn->SendData(w->op, w->client_id, {}, std::move(w->data), *r);
+    if (!replied) w->conn->SendData(w->op, w->client_id, {}, std::move(w->data), *r);
   } else {
     o.bytes_written = *r;
     // CountReply is one u64; encoded by hand on this hot path (no vector, and no g++ 12
@@ -142,9 +143,31 @@ bool ClientGone(const Work& w) {
   return ::poll(&p, 1, 0) == 1 && (p.revents & (POLLRDHUP | POLLHUP | POLLERR)) != 0;
 }
 
+// A positional read of this many bytes or more, alone in its dispatch and not O_DIRECT, is read
+// straight into its reply in the connection's shared-memory ring when there is room (the ring's
+// bytes are not aligned as O_DIRECT wants).
+constexpr uint64_t kInPlaceReadMinBytes = 64 * 1024;
+
+// Reads `w` into its reply in place; false when the connection cannot take it now.
+bool ReadInPlace(Core& core, Work* w, int64_t start, int* result) {
+  if (w->op != Op::kPread || w->length < kInPlaceReadMinBytes ||
+      (w->file->flags() & O_DIRECT) != 0) {
+    return false;
+  }
+  uint8_t* dst = w->conn->BeginInPlace(w->length);
+  if (dst == nullptr) return false;
+  Result<size_t> r = core.backend->Pread(w->file->fd(), dst, w->length, w->offset);
+  w->conn->FinishInPlace(w->op, w->client_id, r);
+  core.stats->conn.shm_reads_in_place.fetch_add(1, std::memory_order_relaxed);
+  *result = r.ok() ? 0 : r.status().code();
+  Answer(core, w, std::move(r), start, /*replied=*/true);
+  return true;
+}
+
 void RunAlone(Core& core, Work* w, int* result) {
   int64_t start = core.clock.NowNs();
   const bool gone = ClientGone(*w);
+  if (!gone && ReadInPlace(core, w, start, result)) return;
   if (gone && IsWrite(*w)) core.stats->conn.fenced_writes.fetch_add(1, std::memory_order_relaxed);
   Result<size_t> r =
       gone ? Result<size_t>(Status::FromErrno(ECANCELED, "cancelled")) : RunOne(core, w);

@@ -1,6 +1,7 @@
 // The scheduler loop: slots, workers, inline runs and timed holds.
 #include "daemon/dispatcher.h"
 
+#include <algorithm>
 #include <chrono>
 
 namespace iorelay::daemon {
@@ -37,6 +38,14 @@ sched::Decision Dispatcher::TakeLocked(Taken* t, bool inline_run) {
   return d;
 }
 
+int64_t RunCost(int64_t duration_ns, uint64_t bytes) {
+  constexpr uint64_t kUnit = 64 * 1024;
+  const int64_t per_unit =
+      bytes <= kUnit ? duration_ns
+                     : static_cast<int64_t>(static_cast<double>(duration_ns) * kUnit / bytes);
+  return std::max(per_unit, duration_ns / 4);
+}
+
 void Dispatcher::Run(Taken* t, bool inline_run) {
   const size_t n = t->works.size();
   thread_local std::vector<Work*> ptrs;
@@ -49,13 +58,15 @@ void Dispatcher::Run(Taken* t, bool inline_run) {
     ptrs.push_back(w.get());
     ids.push_back(w->request.id);
   }
+  uint64_t bytes = 0;
+  for (const auto& w : t->works) bytes += w->request.length;
   int64_t start = clock_->NowNs();
   executor_(t->dispatch, ptrs.data(), n, results.data());
   int64_t duration = clock_->NowNs() - start;
   t->works.clear();  // drops file references outside the lock
   std::lock_guard<std::mutex> lock(mu_);
   for (size_t i = 0; i < n; ++i) scheduler_->Release(ids[i], results[i], duration);
-  mean_run_ns_ += (duration - mean_run_ns_) / 8;
+  mean_run_ns_ += (RunCost(duration, bytes) - mean_run_ns_) / 8;
   if (inline_run) --inline_running_;
   ++free_slots_;
   if (scheduler_->queued() > 0 && free_slots_ > 0) work_cv_.notify_one();

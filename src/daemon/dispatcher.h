@@ -1,8 +1,10 @@
 // Drives the Scheduler: requests go in, dispatches come out. The submitting thread (a
 // connection's event loop) first asks the scheduler itself and runs what it is given, which
-// saves two thread hand-offs per request, but only while recent dispatches took at most
-// `inline_max_ns` (a mean over the last few): a slow backend call run by a loop would keep it
-// from reading, so no queue could form for the scheduler to order and merge. Whatever the
+// saves two thread hand-offs per request, but only while recent dispatches were fast (a mean
+// over the last few of their cost, RunCost, at most `inline_max_ns`): a slow backend call run by
+// a loop would keep it from reading, so no queue could form for the scheduler to order and
+// merge. A large call at memory speed (a MiB copied to or from the page cache) counts as fast
+// by its cost per 64 KiB, up to 4 times the bound in all. Whatever the
 // scheduler holds back, and every dispatch while calls are slow, is run by the worker pool.
 // At most `slots` dispatches run at once, inline ones included, so requests arriving while
 // all slots are busy queue in the scheduler and can be merged. The scheduler alone picks
@@ -24,6 +26,10 @@
 #include "sched/scheduler.h"
 
 namespace iorelay::daemon {
+
+// What a dispatch of `bytes` that took `duration_ns` counts for against the inline bound: its
+// time per 64 KiB moved (small dispatches: their time), but at least a quarter of its time.
+int64_t RunCost(int64_t duration_ns, uint64_t bytes);
 
 class Dispatcher {
  public:
@@ -75,7 +81,7 @@ class Dispatcher {
   int free_slots_;                                              // guarded by mu_
   int inline_running_ = 0;                                      // guarded by mu_
   const int64_t inline_max_ns_;
-  int64_t mean_run_ns_ = 0;  // guarded by mu_: each dispatch's duration weighs 1/8
+  int64_t mean_run_ns_ = 0;  // guarded by mu_: each dispatch's RunCost weighs 1/8
   bool stop_ = false;        // guarded by mu_
   std::vector<std::thread> workers_;
 };

@@ -22,18 +22,19 @@ std::unique_ptr<sched::Scheduler> Fifo() {
   return s.ok() ? std::move(*s) : nullptr;
 }
 
-std::unique_ptr<Work> Write(uint64_t offset) {
+std::unique_ptr<Work> Write(uint64_t offset, uint64_t length) {
   auto w = std::make_unique<Work>();
   w->request.file = sched::FileKey{1, 2};
   w->request.op = sched::IoOp::kWrite;
   w->request.offset = offset;
-  w->request.length = 4096;
+  w->request.length = length;
   return w;
 }
 
-// Submits `n` writes from this thread, one after the other completing (as one client would);
-// counts the dispatches that ran on this thread.
-int RunOnCaller(std::chrono::microseconds call, int n, int64_t inline_max_ns) {
+// Submits `n` writes of `length` bytes from this thread, one after the other completing (as one
+// client would); counts the dispatches that ran on this thread.
+int RunOnCaller(std::chrono::microseconds call, int n, int64_t inline_max_ns,
+                uint64_t length = 4096) {
   sched::RealClock clock;
   const std::thread::id caller = std::this_thread::get_id();
   std::atomic<int> on_caller{0};
@@ -46,7 +47,7 @@ int RunOnCaller(std::chrono::microseconds call, int n, int64_t inline_max_ns) {
                  done.fetch_add(static_cast<int>(n_works));
                });
   for (int i = 0; i < n; ++i) {
-    d.Submit(Write(static_cast<uint64_t>(i) * 4096), /*may_run_inline=*/true);
+    d.Submit(Write(static_cast<uint64_t>(i) * length, length), /*may_run_inline=*/true);
     while (done.load() <= i) std::this_thread::yield();
   }
   d.Drain();
@@ -63,6 +64,24 @@ TEST(Dispatcher, SlowDispatchesGoToTheWorkersAfterTheFirst) {
   // The first call is inline (nothing measured yet); from then on the mean is far above
   // 50 us, and the caller is free to read on while a worker waits.
   EXPECT_EQ(RunOnCaller(std::chrono::milliseconds(2), 10, 50'000), 1);
+}
+
+TEST(Dispatcher, LargeDispatchesCountTheirTimePer64KiBUpToFourTimesTheBound) {
+  // 2 ms for 1 MiB is 125 us per 64 KiB: fast against a 1 ms bound (and under 4 ms in all).
+  EXPECT_EQ(RunOnCaller(std::chrono::milliseconds(2), 10, 1'000'000, 1 << 20), 10);
+  // The same time for 4 KiB is slow against it: once the mean has risen above the bound (after
+  // about six calls), the calls go to the workers.
+  EXPECT_LT(RunOnCaller(std::chrono::milliseconds(2), 10, 1'000'000, 4096), 10);
+  // And 2 ms is slow against a 50 us bound, however large the call: more than 4 times it.
+  EXPECT_EQ(RunOnCaller(std::chrono::milliseconds(2), 10, 50'000, 64 << 20), 1);
+}
+
+TEST(Dispatcher, RunCostIsTimePer64KiBButAtLeastAQuarterOfTheTime) {
+  EXPECT_EQ(RunCost(100'000, 8192), 100'000);
+  EXPECT_EQ(RunCost(64'000, 1 << 20), 16'000);      // 4,000 per 64 KiB; a quarter is more
+  EXPECT_EQ(RunCost(1'600'000, 1 << 20), 400'000);  // 100,000 per 64 KiB; a quarter is more
+  EXPECT_EQ(RunCost(1'600'000, 64 << 20), 400'000);
+  EXPECT_EQ(RunCost(640'000, 256 << 10), 160'000);  // 160,000 per 64 KiB, as a quarter
 }
 
 TEST(Dispatcher, ZeroBoundNeverRunsOnTheSubmittingThread) {

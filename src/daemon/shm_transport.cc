@@ -16,8 +16,8 @@
 namespace iorelay::daemon {
 
 struct ShmConnection::Mapping {
-  // [header][requests' ring][the requests' ring again] when `lends`, else [header][requests'
-  // ring][replies' ring]; the replies' ring is then at `replies`, in a mapping of its own.
+  // With `lends`: [header][requests' ring][the requests' ring again] at `front`, and [replies'
+  // ring][the replies' ring again] at `replies`. Else the file as it is at `front`.
   void* front = nullptr;
   size_t front_bytes = 0;
   void* replies = nullptr;  // (null when inside `front`)
@@ -49,28 +49,34 @@ class ShmConnection::Lease final : public BufferLease {
 
 namespace {
 
-// Maps the requests' ring twice in a row behind the header (so that a run of request bytes is
-// contiguous across the ring's end and can be lent) and the replies' ring apart. False when the
-// kernel refuses (a page size above the header's 4 KiB); the caller then maps the file as is.
-bool MapMirrored(int memfd, uint64_t ring_bytes, void** front, void** replies) {
-  const size_t front_bytes = kShmHeaderBytes + 2 * ring_bytes;
-  void* base = ::mmap(nullptr, front_bytes, PROT_NONE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
-  if (base == MAP_FAILED) return false;
+// Maps `bytes` of the file at `offset` (prefixed by `prefix` bytes from `offset - prefix`)
+// followed by the same `bytes` again, so that any run of them is contiguous across their end.
+void* MapTwice(int memfd, size_t offset, size_t prefix, size_t bytes) {
+  const size_t total = prefix + 2 * bytes;
+  void* base = ::mmap(nullptr, total, PROT_NONE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+  if (base == MAP_FAILED) return nullptr;
   auto* b = static_cast<uint8_t*>(base);
-  const size_t head_and_ring = kShmHeaderBytes + ring_bytes;
   const int prot = PROT_READ | PROT_WRITE;
-  void* r = nullptr;
-  if (::mmap(b, head_and_ring, prot, MAP_SHARED | MAP_FIXED, memfd, 0) == MAP_FAILED ||
-      ::mmap(b + head_and_ring, ring_bytes, prot, MAP_SHARED | MAP_FIXED, memfd,
-             static_cast<off_t>(kShmHeaderBytes)) == MAP_FAILED ||
-      (r = ::mmap(nullptr, ring_bytes, prot, MAP_SHARED, memfd,
-                  static_cast<off_t>(head_and_ring))) == MAP_FAILED) {
-    ::munmap(base, front_bytes);
-    return false;
+  if (::mmap(b, prefix + bytes, prot, MAP_SHARED | MAP_FIXED, memfd,
+             static_cast<off_t>(offset - prefix)) == MAP_FAILED ||
+      ::mmap(b + prefix + bytes, bytes, prot, MAP_SHARED | MAP_FIXED, memfd,
+             static_cast<off_t>(offset)) == MAP_FAILED) {
+    ::munmap(base, total);
+    return nullptr;
   }
-  *front = base;
-  *replies = r;
-  return true;
+  return base;
+}
+
+// Maps each ring twice in a row (the requests' one behind the header), so that request bytes
+// can be lent and replies written in place. False when the kernel refuses (a page size above
+// the header's 4 KiB); the caller then maps the file as it is.
+bool MapMirrored(int memfd, uint64_t ring_bytes, void** front, void** replies) {
+  *front = MapTwice(memfd, kShmHeaderBytes, kShmHeaderBytes, ring_bytes);
+  if (*front == nullptr) return false;
+  *replies = MapTwice(memfd, kShmHeaderBytes + ring_bytes, 0, ring_bytes);
+  if (*replies != nullptr) return true;
+  ::munmap(*front, kShmHeaderBytes + 2 * ring_bytes);
+  return false;
 }
 
 }  // namespace
@@ -101,7 +107,7 @@ Result<std::unique_ptr<ShmConnection>> ShmConnection::Create(uint64_t ring_bytes
   if (MapMirrored(c->memfd_, ring_bytes, &map->front, &map->replies)) {
     map->lends = true;
     map->front_bytes = kShmHeaderBytes + 2 * ring_bytes;
-    map->replies_bytes = ring_bytes;
+    map->replies_bytes = 2 * ring_bytes;
     replies_data = static_cast<uint8_t*>(map->replies);
   } else {
     void* p = ::mmap(nullptr, file_bytes, PROT_READ | PROT_WRITE, MAP_SHARED, c->memfd_, 0);
@@ -188,6 +194,22 @@ Buffer ShmConnection::Borrow(size_t n) {
   if (!at.ok() || !at->has_value()) return Buffer();
   auto* p = const_cast<uint8_t*>(map_->in.At(**at));
   return Buffer(p, n, std::make_unique<Lease>(map_, **at));
+}
+
+uint8_t* ShmConnection::Reserve(size_t n) {
+  if (!map_->lends || shut_.load() || hung_up_.load()) return nullptr;
+  return out_.Reserve(n);
+}
+
+void ShmConnection::CommitReserved(size_t m) {
+  out_.Commit(m);
+  if (out_.ReaderNeedsWake()) RingDoorbell(map_->client_bell);
+}
+
+bool ShmConnection::SignalAlive() {
+  static_cast<ShmHeader*>(map_->front)->daemon_alive.fetch_add(1);
+  RingDoorbell(map_->client_bell);
+  return true;
 }
 
 Result<size_t> ShmConnection::SendSome(const struct iovec* iov, int iovcnt) {

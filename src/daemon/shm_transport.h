@@ -31,6 +31,9 @@ class ShmConnection final : public Connection {
   bool Lends() const override;
   Buffer Borrow(size_t n) override;
   Result<size_t> SendSome(const struct iovec* iov, int iovcnt) override;
+  uint8_t* Reserve(size_t n) override;
+  void CommitReserved(size_t m) override;
+  bool SignalAlive() override;
   void Shutdown() override;
   int PollFd() const override { return daemon_bell_; }
   std::string peer() const override;

@@ -194,6 +194,7 @@ nlohmann::json Stats::ToJson() const {
   j["connections_shm_refused"] = conn.shm_refused.load();
   j["connections_shm_open"] = conn.shm_open.load();
   j["connections_shm_writes_in_place"] = conn.shm_writes_in_place.load();
+  j["connections_shm_reads_in_place"] = conn.shm_reads_in_place.load();
   return j;
 }
 

@@ -82,6 +82,7 @@ struct ConnCounters {
   std::atomic<uint64_t> shm_refused{0};          // attach refused (off, namespace, not Unix, busy)
   std::atomic<uint64_t> shm_open{0};             // shared-memory connections whose rings are mapped
   std::atomic<uint64_t> shm_writes_in_place{0};  // writes served from the ring (no copy)
+  std::atomic<uint64_t> shm_reads_in_place{0};   // reads made into the reply ring (no copy)
 };
 
 class Stats {

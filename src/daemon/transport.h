@@ -31,6 +31,14 @@ class Connection {
   virtual Buffer Borrow(size_t /*n*/) { return Buffer(); }
   // As many bytes of `iov` as the transport takes now (0 when it takes none), or an error.
   virtual Result<size_t> SendSome(const struct iovec* iov, int iovcnt) = 0;
+  // In place (shared memory): `n` contiguous bytes of the outgoing stream for the caller to
+  // fill, or null when the transport cannot give them now. Nothing else is sent until
+  // CommitReserved(m), which sends the first m <= n of them.
+  virtual uint8_t* Reserve(size_t /*n*/) { return nullptr; }
+  virtual void CommitReserved(size_t /*m*/) {}
+  // Tells the peer the daemon lives without sending a frame (a heartbeat while a reservation
+  // holds the stream); false when the transport cannot.
+  virtual bool SignalAlive() { return false; }
   // Ends both directions; the loop then sees end of stream or an error.
   virtual void Shutdown() = 0;
   // A descriptor that polls readable/writable with the connection (epoll).
