@@ -135,6 +135,10 @@ Result<std::optional<uint64_t>> ShmRingReader::Borrow(size_t n) {
   const uint64_t start = head_;
   {
     std::lock_guard<std::mutex> lock(lending_->mu);
+    // The writer gets no room back behind a lent run until it is returned, so lending stops at
+    // half the ring: the other half keeps the client's next requests flowing meanwhile.
+    const uint64_t held = lending_->lent.empty() ? 0 : head_ - lending_->lent.front().first;
+    if (held + n > size_ / 2) return std::optional<uint64_t>();
     lending_->lent.emplace_back(start, false);
   }
   head_ += n;

@@ -112,7 +112,8 @@ class ShmRingReader {
   // when Return is called for them; until then the writer cannot overwrite them.
   void EnableLending();
   // The stream position of `n` bytes now taken in place (their bytes: At(position)), or
-  // nullopt when fewer than `n` are there (nothing taken). Called by the reading thread.
+  // nullopt (nothing taken) when fewer than `n` are there, or when the bytes held back by
+  // lending would then exceed half the ring. Called by the reading thread.
   Result<std::optional<uint64_t>> Borrow(size_t n);
   const uint8_t* At(uint64_t position) const { return data_ + (position & (size_ - 1)); }
   // Any thread: gives back the bytes lent at `position`. True when the writer waits for room

@@ -68,7 +68,7 @@ TEST_F(MirroredRing, LentBytesAreContiguousAcrossTheEndAndKeptUntilGivenBack) {
   std::vector<uint8_t> sink(kRing);
   ASSERT_EQ(*reader_.Read(sink.data(), kRing - 1000, false), kRing - 1000);
 
-  const std::vector<uint8_t> a = Bytes(30000, 1), b = Bytes(20000, 2);
+  const std::vector<uint8_t> a = Bytes(18000, 1), b = Bytes(14000, 2);  // half the ring
   ASSERT_EQ(Write(a), a.size());
   ASSERT_EQ(Write(b), b.size());
   const uint64_t at_a = Lend(a.size());
@@ -94,6 +94,23 @@ TEST_F(MirroredRing, LentBytesAreContiguousAcrossTheEndAndKeptUntilGivenBack) {
   // a given back: both runs' room is the writer's, and the waiting writer is to be rung.
   EXPECT_TRUE(reader_.Return(at_a));
   EXPECT_EQ(Write(Bytes(kRing, 3)), a.size() + b.size());
+}
+
+TEST_F(MirroredRing, LendsAtMostHalfTheRing) {
+  ASSERT_EQ(Write(Bytes(kRing, 0)), kRing);
+  Result<std::optional<uint64_t>> whole = reader_.Borrow(kRing / 2 + 1);
+  ASSERT_TRUE(whole.ok());
+  EXPECT_FALSE(whole->has_value());  // more than half at once
+  const uint64_t at = Lend(kRing / 4);
+  std::vector<uint8_t> sink(100);
+  ASSERT_EQ(*reader_.Read(sink.data(), sink.size(), false), sink.size());  // held too
+  Result<std::optional<uint64_t>> more = reader_.Borrow(kRing / 4);
+  ASSERT_TRUE(more.ok());
+  EXPECT_FALSE(more->has_value());              // 1/4 + 100 + 1/4 > 1/2
+  const uint64_t next = Lend(kRing / 4 - 100);  // exactly half held
+  EXPECT_FALSE(reader_.Return(at));
+  EXPECT_FALSE(reader_.Return(next));
+  EXPECT_EQ(*reader_.Borrow(kRing / 2 - 100), std::optional<uint64_t>(kRing / 2));
 }
 
 TEST_F(MirroredRing, BytesReadAfterALentRunGiveTheirRoomBackOnlyWithIt) {

@@ -147,8 +147,10 @@ void ClientConn::SendHeartbeat() {
   proto::EncodeHeader(h, header);
   struct iovec iov = {header, sizeof header};
   std::lock_guard<std::mutex> lock(out_mu_);
-  // A reply written in place holds the stream: a frame would wait behind it.
-  if (in_place_ != nullptr && transport_->SignalAlive()) return;
+  // Over shared memory the client also learns it from the shared page, which it looks at even
+  // while it waits for room to send (a lent run can hold the requests' ring for a whole backend
+  // call) and while a reply written in place holds the stream (no frame can pass it).
+  if (transport_->SignalAlive() && in_place_ != nullptr) return;
   SendLocked(&iov, 1, nullptr, 0);
 }
 
@@ -214,6 +216,7 @@ uint8_t* ClientConn::BeginInPlace(size_t len) {
   uint8_t* p = transport_->Reserve(proto::kHeaderBytes + len);
   if (p == nullptr) return nullptr;
   in_place_ = p;
+  in_place_len_ = len;
   return p + proto::kHeaderBytes;
 }
 
@@ -221,13 +224,17 @@ void ClientConn::FinishInPlace(proto::Op op, uint64_t id, const Result<size_t>& 
   uint64_t sent = 0;
   {
     std::lock_guard<std::mutex> lock(out_mu_);
-    const size_t n = r.ok() ? *r : 0;
+    const size_t n = r.ok() ? std::min(*r, in_place_len_) : 0;
     uint8_t header[proto::kHeaderBytes];
     EncodeReplyHeader(op, id, r.ok() ? 0 : r.status().code(), n, header);
     std::memcpy(in_place_, header, sizeof header);
     in_place_ = nullptr;
     if (!closed_.load()) transport_->CommitReserved(sizeof header + n);
-    FlushLocked(&sent);  // what waited meanwhile
+    if (!out_.empty()) {  // what waited meanwhile: its window starts now
+      window_start_ns_ = NowNs();
+      window_sent_ = 0;
+    }
+    FlushLocked(&sent);
   }
   if (sent > 0) MaybeWake();
 }
@@ -270,7 +277,9 @@ void ClientConn::Shutdown() {
 
 void ClientConn::SendWindow(int64_t* start_ns, uint64_t* sent) const {
   std::lock_guard<std::mutex> lock(out_mu_);
-  *start_ns = window_start_ns_;
+  // While a reply is written in place, frames queued behind it wait for the backend, not for
+  // the client: no window runs.
+  *start_ns = in_place_ != nullptr ? 0 : window_start_ns_;
   *sent = window_sent_;
 }
 

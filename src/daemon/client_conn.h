@@ -157,6 +157,7 @@ class ClientConn {
   std::atomic<bool> paused_{false};
   bool write_armed_ = false;             // guarded by out_mu_
   uint8_t* in_place_ = nullptr;          // guarded by out_mu_: the reply begun in place
+  size_t in_place_len_ = 0;              // guarded by out_mu_: its data room
   std::optional<FrameSealer> seal_;      // guarded by out_mu_
   std::function<void()> wake_;           // set before the connection is shared
   std::function<void(bool)> arm_write_;  // likewise

@@ -98,7 +98,7 @@ cli::Option Rate(std::string name, uint64_t* field, std::string help) {
 cli::Option ShmRingBytes(Config* c) {
   cli::Option o = cli::Bytes("shm-ring-bytes", "SIZE", &c->shm_ring_bytes,
                              "each shared-memory ring (one per direction and connection):\n"
-                             "a power of two in [64KiB, 64MiB] (2MiB)");
+                             "a power of two in [64KiB, 64MiB] (4MiB)");
   auto parse = o.set;
   o.set = [c, parse](const std::string& v) {
     IORELAY_RETURN_IF_ERROR(parse(v));

@@ -65,7 +65,7 @@ struct Config {
   bool seal = true;
   // Shared-memory transport for clients on this host and network namespace (docs/daemon.md).
   bool shm = true;
-  uint64_t shm_ring_bytes = 2ull << 20;  // each direction, per connection
+  uint64_t shm_ring_bytes = 4ull << 20;  // each direction, per connection
 };
 
 // What the command line asked for besides the configuration.

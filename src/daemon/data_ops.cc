@@ -274,6 +274,8 @@ void SubmitDataOp(Core& core, const ConnPtr& conn, const proto::FrameHeader& h,
     if (aligned.data() == nullptr) return refuse.Error(ENOMEM, w->handle);
     if (data_len > 0) std::memcpy(aligned.data(), data.data(), data_len);
     data = std::move(aligned);
+  } else if (data.leased()) {
+    core.stats->conn.shm_writes_in_place.fetch_add(1, std::memory_order_relaxed);
   }
   w->data = std::move(data);
   conn->Charge(w->length);  // released by Answer

@@ -78,9 +78,13 @@ void Dispatcher::Submit(std::unique_ptr<Work> work, bool may_run_inline) {
   std::unique_lock<std::mutex> lock(mu_);
   uint64_t id = next_id_++;
   work->request.id = id;
+  const uint64_t work_length = work->request.length;
   scheduler_->Add(work->request);
   queued_.emplace(id, std::move(work));
+  // (The cost is a mean of past dispatches: a request larger than a client's pieces is not
+  // bet on it.)
   if (may_run_inline && inline_max_ns_ > 0 && mean_run_ns_ <= inline_max_ns_ &&
+      work_length <= kInlineMaxBytes &&
       TakeLocked(&taken, true).kind == sched::Decision::Kind::kDispatch) {
     lock.unlock();
     Run(&taken, true);

@@ -27,6 +27,10 @@
 
 namespace iorelay::daemon {
 
+// A submitted request larger than this is never run by the submitting thread (the client's
+// pipelined pieces are 1 MiB).
+inline constexpr uint64_t kInlineMaxBytes = 1 << 20;
+
 // What a dispatch of `bytes` that took `duration_ns` counts for against the inline bound: its
 // time per 64 KiB moved (small dispatches: their time), but at least a quarter of its time.
 int64_t RunCost(int64_t duration_ns, uint64_t bytes);

@@ -31,17 +31,29 @@ std::unique_ptr<Work> Write(uint64_t offset, uint64_t length) {
   return w;
 }
 
+// Virtual time that only the calls advance (so the measured durations are exact), safe to read
+// from the caller and the workers alike.
+class CallClock final : public sched::Clock {
+ public:
+  int64_t NowNs() const override { return now_ns_.load(); }
+  void Advance(std::chrono::nanoseconds d) { now_ns_.fetch_add(d.count()); }
+
+ private:
+  std::atomic<int64_t> now_ns_{0};
+};
+
 // Submits `n` writes of `length` bytes from this thread, one after the other completing (as one
-// client would); counts the dispatches that ran on this thread.
+// client would), each call taking `call` of virtual time; counts the dispatches that ran on this
+// thread.
 int RunOnCaller(std::chrono::microseconds call, int n, int64_t inline_max_ns,
                 uint64_t length = 4096) {
-  sched::RealClock clock;
+  CallClock clock;
   const std::thread::id caller = std::this_thread::get_id();
   std::atomic<int> on_caller{0};
   std::atomic<int> done{0};
   Dispatcher d(Fifo(), &clock, 4, inline_max_ns,
                [&](const sched::Dispatch&, Work* const*, size_t n_works, int* results) {
-                 std::this_thread::sleep_for(call);
+                 clock.Advance(call);
                  if (std::this_thread::get_id() == caller) on_caller.fetch_add(1);
                  for (size_t i = 0; i < n_works; ++i) results[i] = 0;
                  done.fetch_add(static_cast<int>(n_works));
@@ -69,11 +81,14 @@ TEST(Dispatcher, SlowDispatchesGoToTheWorkersAfterTheFirst) {
 TEST(Dispatcher, LargeDispatchesCountTheirTimePer64KiBUpToFourTimesTheBound) {
   // 2 ms for 1 MiB is 125 us per 64 KiB: fast against a 1 ms bound (and under 4 ms in all).
   EXPECT_EQ(RunOnCaller(std::chrono::milliseconds(2), 10, 1'000'000, 1 << 20), 10);
-  // The same time for 4 KiB is slow against it: once the mean has risen above the bound (after
-  // about six calls), the calls go to the workers.
-  EXPECT_LT(RunOnCaller(std::chrono::milliseconds(2), 10, 1'000'000, 4096), 10);
+  // The same time for 4 KiB is slow against it: once the mean (each call weighing 1/8) has risen
+  // above the bound, after six calls (0.25, 0.47, 0.66, 0.83, 0.98, 1.10 ms), they go to the
+  // workers.
+  EXPECT_EQ(RunOnCaller(std::chrono::milliseconds(2), 10, 1'000'000, 4096), 6);
   // And 2 ms is slow against a 50 us bound, however large the call: more than 4 times it.
-  EXPECT_EQ(RunOnCaller(std::chrono::milliseconds(2), 10, 50'000, 64 << 20), 1);
+  EXPECT_EQ(RunOnCaller(std::chrono::milliseconds(2), 10, 50'000, 1 << 20), 1);
+  // A request larger than a client's 1 MiB pieces is never run by the caller.
+  EXPECT_EQ(RunOnCaller(std::chrono::microseconds(0), 10, 100'000'000, (1 << 20) + 1), 0);
 }
 
 TEST(Dispatcher, RunCostIsTimePer64KiBButAtLeastAQuarterOfTheTime) {

@@ -158,9 +158,7 @@ bool HandleFrame(Core& core, const ConnPtr& conn, FrameReader& in, HandshakeStat
     conn->outstanding.fetch_add(1, std::memory_order_acq_rel);
     core.stats->CountOp(op);
     const uint64_t data_len = in.data_len();
-    Buffer data = in.TakeData();
-    if (data.leased()) core.stats->conn.shm_writes_in_place.fetch_add(1, std::memory_order_relaxed);
-    SubmitDataOp(core, conn, h, payload, std::move(data), data_len, arrival_ns, MayRunInline(core));
+    SubmitDataOp(core, conn, h, payload, in.TakeData(), data_len, arrival_ns, MayRunInline(core));
     return !conn->closed();
   }
   if (op == Op::kShmAttach) return AttachShm(core, conn, h, payload);
