@@ -118,7 +118,11 @@ void Stats::RecordAppDispatch(AppStats* app, uint64_t requests) {
 
 void Stats::RecordFileDispatch(uint64_t dev, uint64_t ino, uint64_t requests, uint64_t bytes) {
   std::lock_guard<std::mutex> lock(files_mu_);
-  FileCounters& f = files_[{dev, ino}];
+  auto it = files_.find({dev, ino});
+  if (it == files_.end() && files_.size() < kMaxFileCounters) {
+    it = files_.emplace(std::make_pair(dev, ino), FileCounters{}).first;
+  }
+  FileCounters& f = it != files_.end() ? it->second : files_other_;
   f.requests += requests;
   f.bytes += bytes;
   ++f.dispatches;
@@ -162,23 +166,28 @@ nlohmann::json Stats::ToJson() const {
   total_json["by_op"] = std::move(by_op);
   total_data.Render(&total_json);
   nlohmann::json files = nlohmann::json::object();
+  nlohmann::json files_other;
   {
     // A dispatch may carry several applications' requests: the total counts it once.
-    uint64_t dispatches = 0, requests = 0;
     std::lock_guard<std::mutex> lock(files_mu_);
+    auto render = [](const FileCounters& f) {
+      return nlohmann::json{{"requests", f.requests},
+                            {"bytes", f.bytes},
+                            {"dispatches", f.dispatches},
+                            {"mean_requests_per_dispatch", Mean(f.requests, f.dispatches)}};
+    };
+    uint64_t dispatches = files_other_.dispatches, requests = files_other_.requests;
     for (const auto& [key, f] : files_) {
       dispatches += f.dispatches;
       requests += f.requests;
-      files[std::to_string(key.first) + ":" + std::to_string(key.second)] = {
-          {"requests", f.requests},
-          {"bytes", f.bytes},
-          {"dispatches", f.dispatches},
-          {"mean_requests_per_dispatch", Mean(f.requests, f.dispatches)}};
+      files[std::to_string(key.first) + ":" + std::to_string(key.second)] = render(f);
     }
+    if (files_other_.dispatches > 0) files_other = render(files_other_);
     total_json["dispatches"] = dispatches;
     total_json["mean_requests_per_dispatch"] = Mean(requests, dispatches);
   }
   nlohmann::json j{{"total", total_json}, {"apps", apps}, {"files", files}};
+  if (!files_other.is_null()) j["files_other"] = std::move(files_other);
   j["connections_accepted"] = conn.accepted.load();
   j["connections_open"] = conn.open.load();
   j["connections_refused_max_connections"] = conn.refused_max_connections.load();

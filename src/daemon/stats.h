@@ -58,6 +58,10 @@ struct AppStats {
   AppInflight inflight;
 };
 
+// Files counted one by one; the daemon's later files are counted together ("files_other"), so a
+// daemon that serves files for days keeps its memory and its statistics' size bounded.
+inline constexpr size_t kMaxFileCounters = 4096;
+
 // Per file (dev, ino): data requests, bytes and dispatches.
 struct FileCounters {
   uint64_t requests = 0;
@@ -119,6 +123,7 @@ class Stats {
   std::atomic<uint64_t> by_op_[256] = {};
   mutable std::mutex files_mu_;
   std::map<std::pair<uint64_t, uint64_t>, FileCounters> files_;  // guarded by files_mu_
+  FileCounters files_other_;  // guarded by files_mu_: files beyond kMaxFileCounters
 };
 
 }  // namespace iorelay::daemon

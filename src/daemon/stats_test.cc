@@ -1,4 +1,5 @@
-// The daemon's counters: an existence check answered ENOENT or EEXIST is not an error.
+// The daemon's counters: an existence check answered ENOENT or EEXIST is not an error; per-file
+// counters are bounded.
 #include "daemon/stats.h"
 
 #include <gtest/gtest.h>
@@ -25,6 +26,20 @@ TEST(StatsTest, MetadataEnoentAndEexistAreAnswersNotErrors) {
     EXPECT_EQ(counters["by_family"]["metadata"]["errors"], 1);
     EXPECT_EQ(counters["by_family"]["read"]["errors"], 1);
   }
+}
+
+TEST(StatsTest, FilesBeyondTheBoundAreCountedTogether) {
+  Stats stats({"app0"});
+  for (uint64_t ino = 0; ino < kMaxFileCounters + 10; ++ino) {
+    stats.RecordFileDispatch(1, ino, 2, 8192);
+  }
+  stats.RecordFileDispatch(1, 0, 1, 4096);  // a counted file goes on being counted alone
+  nlohmann::json j = stats.ToJson();
+  EXPECT_EQ(j["files"].size(), kMaxFileCounters);
+  EXPECT_EQ(j["files"]["1:0"]["requests"], 3);
+  EXPECT_EQ(j["files_other"]["requests"], 20);
+  EXPECT_EQ(j["files_other"]["dispatches"], 10);
+  EXPECT_EQ(j["total"]["dispatches"], kMaxFileCounters + 11);  // every dispatch, once
 }
 
 }  // namespace
