@@ -173,7 +173,10 @@ cli::OptionTable Table(Config* c) {
       .Add(cli::Choice("shm", &c->shm, {{"on", true}, {"off", false}},
                        "move Unix-socket clients of this host and network namespace\n"
                        "to shared-memory rings when they ask (on)"))
-      .Add(ShmRingBytes(c));
+      .Add(ShmRingBytes(c))
+      .Add(cli::Choice("shm-in-place", &c->shm_in_place, {{"on", true}, {"off", false}},
+                       "write large requests' data from the shared-memory ring and\n"
+                       "read large replies into it, without a copy (on)"));
   return t;
 }
 

@@ -65,6 +65,7 @@ struct Config {
   bool seal = true;
   // Shared-memory transport for clients on this host and network namespace (docs/daemon.md).
   bool shm = true;
+  bool shm_in_place = true;              // lend request data, read into replies (docs/daemon.md)
   uint64_t shm_ring_bytes = 4ull << 20;  // each direction, per connection
 };
 

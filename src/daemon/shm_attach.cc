@@ -76,7 +76,8 @@ bool AttachShm(Core& core, const ConnPtr& conn, const proto::FrameHeader& h,
   int refusal = Refusal(core, *conn, m);
   Result<std::unique_ptr<ShmConnection>> shm = Status::Ok();
   if (refusal == 0) {
-    shm = ShmConnection::Create(core.config.shm_ring_bytes, &counters.shm_open);
+    shm = ShmConnection::Create(core.config.shm_ring_bytes, core.config.shm_in_place,
+                                &counters.shm_open);
     if (!shm.ok()) {
       fmt::print(stderr, "iorelayd: shared memory for {}: {}; it stays on its socket\n",
                  conn->transport()->peer(), shm.status().ToString());

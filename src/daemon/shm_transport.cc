@@ -86,7 +86,7 @@ bool MapMirrored(int memfd, uint64_t ring_bytes, void** front, void** replies) {
 
 }  // namespace
 
-Result<std::unique_ptr<ShmConnection>> ShmConnection::Create(uint64_t ring_bytes,
+Result<std::unique_ptr<ShmConnection>> ShmConnection::Create(uint64_t ring_bytes, bool in_place,
                                                              std::atomic<uint64_t>* open_count) {
   if (ring_bytes < kShmMinRingBytes || ring_bytes > kShmMaxRingBytes ||
       (ring_bytes & (ring_bytes - 1)) != 0) {
@@ -109,7 +109,8 @@ Result<std::unique_ptr<ShmConnection>> ShmConnection::Create(uint64_t ring_bytes
     return Status::LastError("sealing the shared-memory rings");
   }
   uint8_t* replies_data;
-  const bool mirror = open_count == nullptr || open_count->load() < kMaxMirroredConnections;
+  const bool mirror =
+      in_place && (open_count == nullptr || open_count->load() < kMaxMirroredConnections);
   if (mirror && MapMirrored(c->memfd_, ring_bytes, &map->front, &map->replies)) {
     map->lends = true;
     map->front_bytes = kShmHeaderBytes + 2 * ring_bytes;

@@ -19,7 +19,8 @@ class ShmConnection final : public Connection {
   // Rings of `ring_bytes` each (a power of two in [kShmMinRingBytes, kShmMaxRingBytes]): a
   // memfd sealed against resizing (a client cannot truncate it under the daemon), mapped, and
   // two non-blocking eventfds. `open_count` (may be null) counts live shared-memory connections.
-  static Result<std::unique_ptr<ShmConnection>> Create(uint64_t ring_bytes,
+  // With `in_place`, the rings are mapped so that data can stay in them (Borrow, Reserve).
+  static Result<std::unique_ptr<ShmConnection>> Create(uint64_t ring_bytes, bool in_place,
                                                        std::atomic<uint64_t>* open_count);
   ~ShmConnection() override;
 
