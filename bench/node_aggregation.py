@@ -92,8 +92,8 @@ def main() -> int:
     ap.add_argument("--writes", type=int, default=256, help="requests per job")
     ap.add_argument("--reps", type=int, default=3)
     ap.add_argument("--scheduler", default="sjf", help="the I/O node's scheduler")
-    ap.add_argument("--relay-scheduler", default="aioli")
-    ap.add_argument("--relay-workers", type=int, default=2, help="upstream requests at once")
+    ap.add_argument("--relay-scheduler", default="sjf", help="as iorelay run's default (sjf)")
+    ap.add_argument("--relay-workers", type=int, default=1, help="upstream requests at once (1)")
     ap.add_argument(
         "--ionode-args",
         default="",
