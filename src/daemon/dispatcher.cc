@@ -54,12 +54,12 @@ void Dispatcher::Run(Taken* t, bool inline_run) {
   ptrs.clear();
   ids.clear();
   results.assign(n, 0);
+  uint64_t bytes = 0;
   for (auto& w : t->works) {
     ptrs.push_back(w.get());
     ids.push_back(w->request.id);
+    bytes += w->request.length;
   }
-  uint64_t bytes = 0;
-  for (const auto& w : t->works) bytes += w->request.length;
   int64_t start = clock_->NowNs();
   executor_(t->dispatch, ptrs.data(), n, results.data());
   int64_t duration = clock_->NowNs() - start;

@@ -67,14 +67,14 @@ void* MapTwice(int memfd, size_t offset, size_t prefix, size_t bytes) {
   return base;
 }
 
-// Maps each ring twice in a row (the requests' one behind the header), so that request bytes
-// can be lent and replies written in place. False when the kernel refuses (a page size above
-// the header's 4 KiB); the caller then maps the file as it is.
 // Connections mapped twice: each costs four mappings instead of one, and the kernel's limit
 // (vm.max_map_count, 65,530 by default) is the whole daemon's; beyond this many, rings are
 // mapped once and their data copied.
 constexpr uint64_t kMaxMirroredConnections = 4096;
 
+// Maps each ring twice in a row (the requests' one behind the header), so that request bytes
+// can be lent and replies written in place. False when the kernel refuses (a page size above
+// the header's 4 KiB); the caller then maps the file as it is.
 bool MapMirrored(int memfd, uint64_t ring_bytes, void** front, void** replies) {
   *front = MapTwice(memfd, kShmHeaderBytes, kShmHeaderBytes, ring_bytes);
   if (*front == nullptr) return false;
