@@ -210,14 +210,30 @@ bool ClientConn::FlushLocked(uint64_t* sent) {
   return ok;
 }
 
-uint8_t* ClientConn::BeginInPlace(size_t len) {
+uint8_t* ClientConn::BeginInPlace(size_t len, size_t align) {
   std::lock_guard<std::mutex> lock(out_mu_);
   if (closed_.load() || seal_ || in_place_ != nullptr || !out_.empty()) return nullptr;
-  uint8_t* p = transport_->Reserve(proto::kHeaderBytes + len);
+  // Room for a padding frame as well (a header and up to align - 1 bytes), when asked to align.
+  const size_t pad_room = align > 1 ? proto::kHeaderBytes + align - 1 : 0;
+  uint8_t* p = transport_->Reserve(pad_room + proto::kHeaderBytes + len);
   if (p == nullptr) return nullptr;
+  size_t pad = 0;  // the padding frame's whole size (0: none)
+  if (align > 1) {
+    const uintptr_t data = reinterpret_cast<uintptr_t>(p) + proto::kHeaderBytes;
+    if (data % align != 0) {
+      // The padding frame's header, then its payload, then the reply's header: the data after it
+      // starts on the next multiple of `align`.
+      const uintptr_t after_pad_header = data + proto::kHeaderBytes;
+      pad = proto::kHeaderBytes + (align - after_pad_header % align) % align;
+      uint8_t header[proto::kHeaderBytes];
+      EncodeReplyHeader(proto::Op::kHeartbeat, 0, 0, pad - proto::kHeaderBytes, header);
+      std::memcpy(p, header, sizeof header);
+    }
+  }
   in_place_ = p;
+  in_place_pad_ = pad;
   in_place_len_ = len;
-  return p + proto::kHeaderBytes;
+  return p + pad + proto::kHeaderBytes;
 }
 
 void ClientConn::FinishInPlace(proto::Op op, uint64_t id, const Result<size_t>& r) {
@@ -227,9 +243,9 @@ void ClientConn::FinishInPlace(proto::Op op, uint64_t id, const Result<size_t>& 
     const size_t n = r.ok() ? std::min(*r, in_place_len_) : 0;
     uint8_t header[proto::kHeaderBytes];
     EncodeReplyHeader(op, id, r.ok() ? 0 : r.status().code(), n, header);
-    std::memcpy(in_place_, header, sizeof header);
+    std::memcpy(in_place_ + in_place_pad_, header, sizeof header);
     in_place_ = nullptr;
-    if (!closed_.load()) transport_->CommitReserved(sizeof header + n);
+    if (!closed_.load()) transport_->CommitReserved(in_place_pad_ + sizeof header + n);
     if (!out_.empty()) {  // what waited meanwhile: its window starts now
       window_start_ns_ = NowNs();
       window_sent_ = 0;

@@ -44,8 +44,10 @@ class ClientConn {
   // A read's reply written in place (shared memory): room for the reply's header and `len`
   // bytes of data is taken in the outgoing stream, and where the data goes is returned; null
   // when that is not possible now (a socket, a sealed connection, replies queued, no room).
-  // Until FinishInPlace, the connection's other frames wait in its queue.
-  uint8_t* BeginInPlace(size_t len);
+  // Until FinishInPlace, the connection's other frames wait in its queue. With `align` > 1 the
+  // data starts at a multiple of it in memory (O_DIRECT), after a padding frame (a heartbeat
+  // reply whose payload the client skips) when the stream's position needs one.
+  uint8_t* BeginInPlace(size_t len, size_t align = 0);
   // Sends the reply begun: its `*r` bytes of data (at most `len`), or an error reply.
   void FinishInPlace(proto::Op op, uint64_t id, const Result<size_t>& r);
   template <typename Msg>
@@ -157,6 +159,7 @@ class ClientConn {
   std::atomic<bool> paused_{false};
   bool write_armed_ = false;             // guarded by out_mu_
   uint8_t* in_place_ = nullptr;          // guarded by out_mu_: the reply begun in place
+  size_t in_place_pad_ = 0;              // guarded by out_mu_: its padding frame's bytes
   size_t in_place_len_ = 0;              // guarded by out_mu_: its data room
   std::optional<FrameSealer> seal_;      // guarded by out_mu_
   std::function<void()> wake_;           // set before the connection is shared

@@ -143,18 +143,16 @@ bool ClientGone(const Work& w) {
   return ::poll(&p, 1, 0) == 1 && (p.revents & (POLLRDHUP | POLLHUP | POLLERR)) != 0;
 }
 
-// A positional read of this many bytes or more, alone in its dispatch and not O_DIRECT, is read
-// straight into its reply in the connection's shared-memory ring when there is room (the ring's
-// bytes are not aligned as O_DIRECT wants).
+// A positional read of this many bytes or more, alone in its dispatch, is read straight into
+// its reply in the connection's shared-memory ring when there is room; an O_DIRECT one lands on
+// a page boundary there (ClientConn::BeginInPlace pads the stream to it).
 constexpr uint64_t kInPlaceReadMinBytes = 64 * 1024;
 
 // Reads `w` into its reply in place; false when the connection cannot take it now.
 bool ReadInPlace(Core& core, Work* w, int64_t start, int* result) {
-  if (w->op != Op::kPread || w->length < kInPlaceReadMinBytes ||
-      (w->file->flags() & O_DIRECT) != 0) {
-    return false;
-  }
-  uint8_t* dst = w->conn->BeginInPlace(w->length);
+  if (w->op != Op::kPread || w->length < kInPlaceReadMinBytes) return false;
+  const bool direct = (w->file->flags() & O_DIRECT) != 0;
+  uint8_t* dst = w->conn->BeginInPlace(w->length, direct ? w->file->direct_align() : 0);
   if (dst == nullptr) return false;
   Result<size_t> r = core.backend->Pread(w->file->fd(), dst, w->length, w->offset);
   w->conn->FinishInPlace(w->op, w->client_id, r);

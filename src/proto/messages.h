@@ -6,7 +6,9 @@
 // (unique per connection) and the daemon answers each once, in any order. While a
 // connection has requests outstanding the daemon sends kHeartbeat frames (id 0, no
 // payload) every heartbeat_ms, so a client tells a slow request (a lock wait, a
-// scheduler hold) from a dead or stopped daemon.
+// scheduler hold) from a dead or stopped daemon. A heartbeat with the reply bit may carry a
+// payload, which the client skips: over shared memory the daemon sends one as padding so that
+// the data of the O_DIRECT read reply after it starts on the file's alignment in the ring.
 //
 // Handles are daemon-wide ids of open file descriptions (offset, flags). A session is
 // one client process: several connections may join it (kAuth with join_*), and its
