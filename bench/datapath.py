@@ -23,6 +23,7 @@ import json
 import os
 import platform
 import shutil
+import statistics
 import subprocess
 import sys
 import tempfile
@@ -31,6 +32,8 @@ from pathlib import Path
 
 REPO = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(REPO / "python"))
+
+from ratio_interval import ratio_interval  # noqa: E402
 
 from iorelay import paths  # noqa: E402
 from iorelay.daemons import LocalDaemons  # noqa: E402
@@ -141,7 +144,7 @@ def bandwidth_rows(
                     vals[path_kind].append(fpp_bandwidth(where, 4, size, request, op, direct, env))
             for path_kind, v in vals.items():
                 rows.append({"mode": "O_DIRECT" if direct else "buffered", "op": op,
-                             "path": path_kind, "MiB_s": sorted(v)[len(v) // 2],
+                             "path": path_kind, "MiB_s": statistics.median(v),
                              "all": v})  # fmt: skip
     check_transport(d, transport, before)
     return rows
@@ -192,13 +195,15 @@ def markdown(res: dict) -> str:
     lines = [f"## Data path, {res['date']} on {res['host']}", "",
              f"Command: `{res['command']}`", "", f"dd, O_DIRECT, 4 MiB blocks: {res['dd']}", "",
              f"Requests of {res['request_mib']} MiB, 4 processes, file per process.", "",
-             "| mode | op | direct MiB/s | forwarded MiB/s | forwarded/direct |",
-             "|---|---|---|---|---|"]  # fmt: skip
+             "| mode | op | direct MiB/s | forwarded MiB/s | forwarded/direct "
+             "[95% bootstrap interval] | runs |", "|---|---|---|---|---|---|"]  # fmt: skip
     bw = res.get("bandwidth", [])
     for i in range(0, len(bw), 2):
         a, b = bw[i], bw[i + 1]
+        low, high = ratio_interval(b["all"], a["all"])
         lines.append(f"| {a['mode']} | {a['op']} | {a['MiB_s']:.0f} | {b['MiB_s']:.0f} | "
-                     f"{b['MiB_s'] / a['MiB_s']:.2f} |")  # fmt: skip
+                     f"{b['MiB_s'] / a['MiB_s']:.2f} [{low:.2f}, {high:.2f}] | "
+                     f"{len(a['all'])} |")  # fmt: skip
     if "writes_in_place" in res:
         lines += [
             "",

@@ -17,7 +17,6 @@ build/ior (bench/vendor_tools.py).
 from __future__ import annotations
 
 import argparse
-import random
 import re
 import statistics
 import sys
@@ -28,6 +27,7 @@ from pathlib import Path
 REPO = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(REPO / "python"))
 
+from ratio_interval import ratio_interval  # noqa: E402
 from vendor_tools import build_ior, run_mpi  # noqa: E402
 
 from iorelay.daemons import LocalDaemons  # noqa: E402
@@ -55,17 +55,6 @@ def ior_mib_s(ior: Path, args: argparse.Namespace, path: str, env: dict[str, str
             raise RuntimeError(f"no {phase} summary in IOR's output: {stdout[-1500:]}")
         out[phase] = float(m.group(1))
     return out
-
-
-def ratio_interval(fwd: list[float], direct: list[float], draws: int = 2000) -> tuple[float, float]:
-    """95% bootstrap interval of median(fwd) / median(direct), seeded."""
-    rng = random.Random(1)
-    ratios = sorted(
-        statistics.median(rng.choices(fwd, k=len(fwd)))
-        / statistics.median(rng.choices(direct, k=len(direct)))
-        for _ in range(draws)
-    )
-    return ratios[int(0.025 * draws)], ratios[int(0.975 * draws) - 1]
 
 
 def markdown(args: argparse.Namespace, rows: dict[str, dict]) -> str:

@@ -238,6 +238,23 @@ Status Connection::Post(proto::Op op, std::span<const uint8_t> fields) {
   return Status::Ok();
 }
 
+void Connection::PadBeforeData(uint64_t position, size_t before_data, std::vector<uint8_t>* pad) {
+  pad->clear();
+  if ((position + before_data) % kShmDataAlign == 0) return;
+  // The smallest kPad frame is its header and an empty string's length.
+  constexpr size_t kMinPad = proto::kHeaderBytes + sizeof(uint32_t);
+  const size_t skip =
+      (kShmDataAlign - (position + kMinPad + before_data) % kShmDataAlign) % kShmDataAlign;
+  proto::PadRequest msg;
+  msg.bytes.assign(skip, '\0');
+  std::vector<uint8_t> fields = proto::EncodeFields(msg);
+  pad->resize(proto::kHeaderBytes);
+  proto::FrameHeader h{static_cast<uint16_t>(proto::Op::kPad), 0,
+                       static_cast<uint32_t>(fields.size()), 0};
+  proto::EncodeHeader(h, pad->data());
+  pad->insert(pad->end(), fields.begin(), fields.end());
+}
+
 Status Connection::Send(proto::Op op, uint64_t id, std::span<const uint8_t> fields, IoSpan tx) {
   size_t tail = tx.Bytes();
   if (fields.size() + tail > proto::kMaxPayloadBytes) return Status::InvalidArgument("too large");
@@ -248,7 +265,11 @@ Status Connection::Send(proto::Op op, uint64_t id, std::span<const uint8_t> fiel
   if (!fields.empty())
     std::memcpy(sbuf_.data() + proto::kHeaderBytes, fields.data(), fields.size());
   std::vector<struct iovec> iovs;
-  iovs.reserve(2 + tx.count);
+  iovs.reserve(3 + tx.count);
+  if (shm_ && !send_seal_ && tail >= kShmInPlaceMinBytes) {
+    PadBeforeData(shm_->SendPosition(), sbuf_.size(), &pbuf_);
+    if (!pbuf_.empty()) iovs.push_back({pbuf_.data(), pbuf_.size()});
+  }
   iovs.push_back({sbuf_.data(), sbuf_.size()});
   CopyIov(tx, tail, &iovs);
   FrameTag tag;

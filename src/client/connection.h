@@ -99,6 +99,11 @@ class Connection {
   // it arrives. A failed Status (EIO) means the transport failed.
   Status Post(proto::Op op, std::span<const uint8_t> fields);
 
+  // Into `pad`, the kPad frame that makes data sent after `before_data` bytes from stream
+  // `position` start at a multiple of kShmDataAlign (nothing when it already does), so the
+  // daemon can write it in place even with O_DIRECT.
+  static void PadBeforeData(uint64_t position, size_t before_data, std::vector<uint8_t>* pad);
+
   const SessionInfo& session() const { return session_; }
   bool broken() const { return broken_; }
   // The failure was the peer going away (reset, EOF, refused), not a timeout.
@@ -150,6 +155,7 @@ class Connection {
   // sends, and for what it receives.
   std::optional<FrameSealer> send_seal_, recv_seal_;
   std::vector<uint8_t> sbuf_;        // header and fields of the request being sent
+  std::vector<uint8_t> pbuf_;        // a kPad frame sent before them (shared memory)
   std::unique_ptr<ShmChannel> shm_;  // set when the daemon moved this connection
   std::array<uint8_t, 512> rbuf_{};
   size_t rpos_ = 0, rend_ = 0;

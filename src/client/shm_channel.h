@@ -27,6 +27,9 @@ class ShmChannel {
   // read, or no room) or EPROTO (a ring position out of range).
   ssize_t RecvV(struct iovec* iov, int count);
   ssize_t Send(const struct iovec* iov, int count);
+  // The stream position of the next byte Send writes (its offset in the ring, modulo the
+  // ring's size).
+  uint64_t SendPosition() const { return out_.position(); }
   // Waits up to `timeout_ms` for replies (`for_read`) or room, or for `socket` to hang up (the
   // daemon closed it or died): 1 ready or woken, 0 timed out, -1 the socket ended (errno set).
   int Wait(bool for_read, int socket, int timeout_ms);

@@ -149,8 +149,7 @@ TEST_F(ShmClient, EveryKindOfRequestTravelsThroughTheRings) {
 
 // Writes of 64 KiB and more are served from the daemon's ring (its mirrored mapping: runs that
 // wrap around the ring's end are contiguous), held there until written, and reads of 64 KiB and
-// more are read into the reply ring (O_DIRECT ones aligned there); O_DIRECT writes go through
-// aligned buffers.
+// more are read into the reply ring, O_DIRECT ones too (aligned there by padding frames).
 TEST_F(ShmClient, LargeWritesAndReadsAreServedInPlace) {
   // 1 MiB rings (so a run of 300,001 bytes is lent: at most half a ring is); two client threads,
   // so two connections, each with its own rings.
@@ -181,9 +180,9 @@ TEST_F(ShmClient, LargeWritesAndReadsAreServedInPlace) {
   // Each frame is published whole into an empty ring: every write and read is in place.
   EXPECT_EQ(j["connections_shm_writes_in_place"].get<uint64_t>(), static_cast<uint64_t>(kWrites));
   EXPECT_EQ(j["connections_shm_reads_in_place"].get<uint64_t>(), static_cast<uint64_t>(kWrites));
-  // O_DIRECT: a write's ring bytes are not aligned, so it is written from an aligned copy; a
-  // read lands in the reply ring on the file's alignment, after a padding frame where the ring's
-  // position needs one (small replies in between move that position by odd amounts).
+  // O_DIRECT, in place both ways: the client pads its stream so that a write's data starts on
+  // a page in the ring, and the daemon pads its replies so that a read's data does (small
+  // requests and replies in between move both positions by odd amounts).
   iorelay_file* d = nullptr;
   const int opened =
       iorelay_open(c_, "/fwd/direct", O_RDWR | O_CREAT | O_TRUNC | O_DIRECT, 0644, &d);
@@ -194,12 +193,14 @@ TEST_F(ShmClient, LargeWritesAndReadsAreServedInPlace) {
   void* aligned = nullptr;
   ASSERT_EQ(::posix_memalign(&aligned, 4096, kBlock), 0);
   auto* block = static_cast<char*>(aligned);
+  char small[64] = {};
   for (int i = 0; i < kBlocks; ++i) {
+    const size_t odd = 1 + static_cast<size_t>(i) * 11;
+    EXPECT_EQ(iorelay_pwrite(f, small, odd, 0), static_cast<ssize_t>(odd));
     std::vector<char> out = Pattern(kBlock, 100 + static_cast<unsigned>(i));
     std::memcpy(block, out.data(), kBlock);
     EXPECT_EQ(iorelay_pwrite(d, block, kBlock, static_cast<off_t>(i) * kBlock), kBlock);
   }
-  char small[64];
   for (int i = 0; i < kBlocks; ++i) {
     const size_t odd = 1 + static_cast<size_t>(i) * 11;
     EXPECT_EQ(iorelay_pread(f, small, odd, 0), static_cast<ssize_t>(odd));
@@ -210,7 +211,8 @@ TEST_F(ShmClient, LargeWritesAndReadsAreServedInPlace) {
   std::free(aligned);
   EXPECT_EQ(iorelay_close(d), 0);
   EXPECT_EQ(iorelay_close(f), 0);
-  EXPECT_EQ(Counter(c_, "connections_shm_writes_in_place"), static_cast<uint64_t>(kWrites));
+  EXPECT_EQ(Counter(c_, "connections_shm_writes_in_place"),
+            static_cast<uint64_t>(kWrites + kBlocks));
   EXPECT_EQ(Counter(c_, "connections_shm_reads_in_place"),
             static_cast<uint64_t>(kWrites + kBlocks));
 }

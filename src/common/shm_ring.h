@@ -25,6 +25,12 @@ inline constexpr uint64_t kShmMagic = 0x69726c7973686d31ull;  // "irlyshm1"
 inline constexpr size_t kShmHeaderBytes = 4096;               // then the two rings' data
 inline constexpr uint64_t kShmMinRingBytes = 64 * 1024;
 inline constexpr uint64_t kShmMaxRingBytes = 64ull << 20;
+// Data of at least this many bytes stays in the rings (the daemon writes a write's data from
+// the requests' ring and reads a read's data into the replies' ring); the client pads the
+// stream so that such a write's data starts at a multiple of kShmDataAlign in the ring (and so
+// in both mappings, which are page-aligned), as O_DIRECT wants.
+inline constexpr uint64_t kShmInPlaceMinBytes = 64 * 1024;
+inline constexpr uint64_t kShmDataAlign = 4096;
 
 // One direction's control words, each on its own cache line.
 struct ShmRingControl {
@@ -77,6 +83,9 @@ class ShmRingWriter {
   // first `m` <= n of them; nothing else is written in between.
   uint8_t* Reserve(size_t n);
   void Commit(size_t m);
+
+  // Bytes ever written: the stream position of the next byte.
+  uint64_t position() const { return tail_; }
 
  private:
   Result<uint64_t> Room();

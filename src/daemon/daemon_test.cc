@@ -159,6 +159,24 @@ TEST_F(DaemonTest, MalformedFramesCloseOnlyThatConnection) {
   EXPECT_TRUE(Ping(*again));
 }
 
+// kPad frames (a shared-memory client aligns its large writes with them) are skipped: no
+// reply, and the next request is answered as usual; one over its bound closes the connection.
+TEST_F(DaemonTest, PadFramesAreSkippedWithoutAReply) {
+  StartDaemon();
+  auto c = Admitted(secret_a_);
+  ASSERT_TRUE(
+      c->SendFrame(Op::kPad, 7, proto::EncodeFields(proto::PadRequest{std::string(100, '\0')})));
+  ASSERT_TRUE(c->SendFrame(Op::kPing, 8, {}));
+  Frame f;
+  ASSERT_TRUE(c->ReadFrame(&f));
+  EXPECT_EQ(f.header.id, 8u);
+  EXPECT_EQ(f.header.op, static_cast<uint16_t>(Op::kPing) | proto::kReplyBit);
+  ASSERT_TRUE(c->SendFrame(
+      Op::kPad, 9,
+      proto::EncodeFields(proto::PadRequest{std::string(proto::kMaxPathBytes + 1, '\0')})));
+  EXPECT_TRUE(c->WaitClosed());
+}
+
 TEST_F(DaemonTest, OpenPwritePreadFstatClose) {
   StartDaemon();
   auto c = Admitted(secret_a_);

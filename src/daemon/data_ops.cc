@@ -6,6 +6,7 @@
 #include <algorithm>
 #include <cstring>
 
+#include "common/shm_ring.h"
 #include "daemon/core.h"
 #include "daemon/replier.h"
 #include "daemon/work.h"
@@ -146,7 +147,7 @@ bool ClientGone(const Work& w) {
 // A positional read of this many bytes or more, alone in its dispatch, is read straight into
 // its reply in the connection's shared-memory ring when there is room; an O_DIRECT one lands on
 // a page boundary there (ClientConn::BeginInPlace pads the stream to it).
-constexpr uint64_t kInPlaceReadMinBytes = 64 * 1024;
+constexpr uint64_t kInPlaceReadMinBytes = kShmInPlaceMinBytes;
 
 // Reads `w` into its reply in place; false when the connection cannot take it now.
 bool ReadInPlace(Core& core, Work* w, int64_t start, int* result) {
@@ -265,9 +266,12 @@ void SubmitDataOp(Core& core, const ConnPtr& conn, const proto::FrameHeader& h,
   if (IsRead(op)) {
     data = core.buffers.Get(w->length);
     if (data.data() == nullptr) return refuse.Error(ENOMEM, w->handle);
-  } else if (data.leased() && (w->file->flags() & O_DIRECT) != 0) {
-    // Data left in place in a shared-memory ring sits where the client's frame put it, not
-    // aligned as O_DIRECT wants: copied into an aligned buffer, as from a socket.
+  } else if (data.leased() && (w->file->flags() & O_DIRECT) != 0 &&
+             reinterpret_cast<uintptr_t>(data.data()) % std::max(w->file->direct_align(), 1u) !=
+                 0) {
+    // Data left in place in a shared-memory ring sits where the client's frame put it; when
+    // that is not aligned as O_DIRECT wants (the client pads to kShmDataAlign), it is copied
+    // into an aligned buffer, as from a socket.
     Buffer aligned = core.buffers.Get(data_len);
     if (aligned.data() == nullptr) return refuse.Error(ENOMEM, w->handle);
     if (data_len > 0) std::memcpy(aligned.data(), data.data(), data_len);

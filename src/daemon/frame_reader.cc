@@ -5,6 +5,7 @@
 #include <algorithm>
 #include <cstring>
 
+#include "common/shm_ring.h"
 #include "proto/messages.h"
 
 namespace iorelay::daemon {
@@ -12,7 +13,7 @@ namespace {
 constexpr uint64_t kFirstDataChunk = 64 * 1024;
 // A write's data of at least this many bytes is taken in place from a connection that lends
 // (Connection::Borrow): copying it out would cost more than the ring room it holds meanwhile.
-constexpr uint64_t kBorrowMinBytes = 64 * 1024;
+constexpr uint64_t kBorrowMinBytes = kShmInPlaceMinBytes;
 }  // namespace
 
 FrameReader::~FrameReader() { pool_->Put(std::move(data_)); }
@@ -157,7 +158,11 @@ FrameReader::Step FrameReader::Next(Connection* conn, bool authed, std::span<uin
     size_t room = scratch.size();
     if (lends && state_ == State::kHeader) {
       room = sizeof header_bytes_ - header_got_;  // (leaves a large write's data unread)
-    } else if (lends && state_ == State::kFields && data_len_ >= kBorrowMinBytes) {
+    } else if (lends && state_ == State::kFields &&
+               (data_len_ >= kBorrowMinBytes ||
+                header_.op == static_cast<uint16_t>(proto::Op::kPad))) {
+      // (A kPad frame comes before a large write: reading past it would take that write's
+      // header, fields and first data with it.)
       room = fields_want_ - fields_.size();
     }
     if (direct) {

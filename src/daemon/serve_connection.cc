@@ -162,6 +162,7 @@ bool HandleFrame(Core& core, const ConnPtr& conn, FrameReader& in, HandshakeStat
     return !conn->closed();
   }
   if (op == Op::kShmAttach) return AttachShm(core, conn, h, payload);
+  if (op == Op::kPad) return true;  // framing only: nothing to do, nothing to answer
   if (op == Op::kHello || op == Op::kAuth) {
     conn->ReplyError(op, h.id, EINVAL);  // already authenticated
     return true;

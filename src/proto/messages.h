@@ -105,6 +105,16 @@ struct AuthReply {
   }
 };
 
+// kPad: bytes the daemon skips, with no reply. Over shared memory the client sends one before
+// a large write so that the write's data lands aligned in the ring (common/shm_ring.h).
+struct PadRequest {
+  std::string bytes;
+  template <class V>
+  void Visit(V& v) {
+    v(bytes);
+  }
+};
+
 // After auth, on a Unix socket: asks to move this connection's frames to shared memory
 // (docs/daemon.md, Shared-memory transport). The client's network namespace and boot id: the
 // daemon refuses unless both are its own. The reply (ShmReply) carries the memfd and the

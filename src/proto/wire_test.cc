@@ -147,9 +147,10 @@ TEST(OpTableTest, EveryOpHasARowAndPayloadBounds) {
   EXPECT_GE(Info(Op::k##Name).max_fields, EncodeFields(Request{}).size());
   IORELAY_PROTOCOL_OPS(IORELAY_COUNT_OP)
 #undef IORELAY_COUNT_OP
-  EXPECT_EQ(ops, 34);
-  EXPECT_FALSE(IsKnownOp(9));
-  EXPECT_STREQ(OpName(static_cast<Op>(9)), "unknown");
+  EXPECT_EQ(ops, 35);
+  EXPECT_FALSE(IsKnownOp(9999));
+  EXPECT_STREQ(OpName(static_cast<Op>(9999)), "unknown");
+  EXPECT_EQ(Info(Op::kPad).max_payload, 4 + kMaxPathBytes);
   // Fixed-size requests are bounded by their size; paths by kMaxPathBytes; data by kMaxIoBytes.
   EXPECT_EQ(Info(Op::kClose).max_payload, 8u);
   EXPECT_EQ(Info(Op::kPing).max_payload, 0u);

@@ -65,6 +65,7 @@ int main(int argc, char** argv) {
   seeds.emplace_back("file_io", Seed()
                                     .Add(Op::kOpen, proto::OpenRequest{"/data/f", rw, 0644})
                                     .Add(Op::kPwrite, proto::PwriteRequest{1, 0}, data)
+                                    .Add(Op::kPad, proto::PadRequest{std::string(37, '\0')})
                                     .Add(Op::kPwrite, proto::PwriteRequest{1, 300}, data)
                                     .Add(Op::kPread, proto::PreadRequest{1, 100, 400})
                                     .Add(Op::kFstat, proto::HandleRequest{1})
