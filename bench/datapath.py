@@ -238,6 +238,7 @@ def main() -> int:
     ap.add_argument("--parts", default="bandwidth,meta,rate,overhead")
     ap.add_argument("--modes", default="odirect,buffered", help="bandwidth modes")
     ap.add_argument("--reps", type=int, default=None, help="bandwidth repetitions (5; quick 1)")
+    ap.add_argument("--daemon-args", default="", help="more iorelayd options, one string")
     args = ap.parse_args()
     parts = set(args.parts.split(","))
     size = (64 if args.quick else 256) * MIB
@@ -251,10 +252,12 @@ def main() -> int:
                      "command": "python bench/datapath.py" + (" --quick" if args.quick else "")
                      + f" --transport {args.transport} --request-mib {args.request_mib}"
                      + f" --parts {args.parts} --modes {args.modes}"
-                     + (f" --reps {args.reps}" if args.reps else ""),
+                     + (f" --reps {args.reps}" if args.reps else "")
+                     + (f" --daemon-args '{args.daemon_args}'" if args.daemon_args else ""),
                      "request_mib": args.request_mib, "cpus": os.cpu_count()}  # fmt: skip
         res["dd"] = dd_direct(str(root), size)
-        with LocalDaemons(1, root, "/iorelay-bench", work / "w") as d:
+        with LocalDaemons(1, root, "/iorelay-bench", work / "w",
+                          extra_args=args.daemon_args.split()) as d:  # fmt: skip
             if "bandwidth" in parts:
                 res["bandwidth"] = bandwidth_rows(root, d, size, reps, args.transport,
                                                   args.request_mib * MIB,
