@@ -2,13 +2,14 @@
 iorelayd per scheduler against direct access, in the same run, alternating.
 
     .venv/bin/python bench/fio_strided.py [--jobs 32] [--bs 8k] [--writes 256] [--reps 3]
-                                           [--schedulers sjf,aioli,fifo]
+                                           [--schedulers sjf,aioli,fifo] [--out FILE.md]
 
 Job j writes bs bytes at j * bs, then skips (jobs - 1) * bs (`rw=write:SKIP`,
 `offset_increment=bs`), `writes` times: the pattern of IOR's strided run, but with no barrier
 between the jobs (fio processes, `ioengine=psync`, i.e. pwrite). Reports fio's aggregate write
-bandwidth (MiB/s, median), the ratio to direct, the daemon's mean requests per dispatch and its
-requests by op, and writes bench/results/fio-strided-JOBS.md.
+bandwidth (MiB/s, median), the ratio to direct, the whole machine's busy CPU time per request
+(every process and the kernel: run it on otherwise idle cores), the daemon's mean requests per
+dispatch and its requests by op, and writes bench/results/fio-strided-JOBS.md.
 """
 
 from __future__ import annotations
@@ -31,19 +32,29 @@ from iorelay.daemons import LocalDaemons  # noqa: E402
 from iorelay.stats import query_stats  # noqa: E402
 
 
-def fio_mib_s(args: argparse.Namespace, path: str, env: dict[str, str]) -> float:
+def busy_jiffies() -> int:
+    """The machine's CPU time so far in clock ticks, all cores, less idle and I/O wait."""
+    fields = [int(v) for v in Path("/proc/stat").read_text().splitlines()[0].split()[1:9]]
+    return sum(fields) - fields[3] - fields[4]
+
+
+def fio_run(args: argparse.Namespace, path: str, env: dict[str, str]) -> tuple[float, float]:
+    """(MiB/s, busy CPU microseconds per request) of one fio run."""
     bs = units.parse_bytes(args.bs)
     cmd = ["fio", "--name=strided", f"--filename={path}", "--ioengine=psync", "--direct=1",
            f"--rw=write:{(args.jobs - 1) * bs}", f"--bs={bs}", f"--numjobs={args.jobs}",
            f"--offset_increment={bs}", f"--size={args.writes * args.jobs * bs}",
            f"--io_size={args.writes * bs}", "--group_reporting",
            "--output-format=json"]  # fmt: skip
+    busy = busy_jiffies()
     out = subprocess.run(cmd, env={**os.environ, **env}, capture_output=True, text=True,
                          timeout=600, check=False)  # fmt: skip
+    busy = busy_jiffies() - busy
     if out.returncode != 0:
         raise RuntimeError(f"fio failed: {out.stderr[-1500:]}")
     job = json.loads(out.stdout[out.stdout.index("{") :])["jobs"][0]
-    return job["write"]["bw_bytes"] / (1 << 20)
+    cpu_us = busy * 1e6 / os.sysconf("SC_CLK_TCK")
+    return job["write"]["bw_bytes"] / (1 << 20), cpu_us / job["write"]["total_ios"]
 
 
 def main() -> int:
@@ -53,19 +64,24 @@ def main() -> int:
     ap.add_argument("--writes", type=int, default=256, help="requests per job")
     ap.add_argument("--reps", type=int, default=3)
     ap.add_argument("--schedulers", default="sjf,aioli,fifo")
+    ap.add_argument("--out", default=None, help="default: bench/results/fio-strided-JOBS.md")
     args = ap.parse_args()
     schedulers = args.schedulers.split(",")
-    rows = {p: {"runs": [], "per_dispatch": [], "by_op": {}} for p in ["direct", *schedulers]}
+    rows = {p: {"runs": [], "cpu": [], "per_dispatch": [], "by_op": {}}
+            for p in ["direct", *schedulers]}  # fmt: skip
     with tempfile.TemporaryDirectory(prefix="iorelay-fio-", dir="/var/tmp") as tmp:
         root = Path(tmp) / "root"
         root.mkdir()
         for rep in range(args.reps):
-            rows["direct"]["runs"].append(fio_mib_s(args, str(root / "direct.dat"), {}))
+            mib_s, cpu = fio_run(args, str(root / "direct.dat"), {})
+            rows["direct"]["runs"].append(mib_s)
+            rows["direct"]["cpu"].append(cpu)
             for sched in schedulers:
                 with LocalDaemons(1, root, "/iorelay-fio", Path(tmp) / f"{sched}{rep}",
                                   scheduler=sched) as d:  # fmt: skip
-                    rows[sched]["runs"].append(fio_mib_s(args, f"{d.prefix}/fwd.dat",
-                                                         d.env("unix")))  # fmt: skip
+                    mib_s, cpu = fio_run(args, f"{d.prefix}/fwd.dat", d.env("unix"))
+                    rows[sched]["runs"].append(mib_s)
+                    rows[sched]["cpu"].append(cpu)
                     total = query_stats(d.addresses("unix")[0], d.credential_file)["total"]
                 rows[sched]["per_dispatch"].append(float(total["mean_requests_per_dispatch"]))
                 rows[sched]["by_op"] = total.get("by_op", {})
@@ -75,18 +91,22 @@ def main() -> int:
     cmd = "python bench/fio_strided.py " + " ".join(sys.argv[1:])
     lines = [f"## fio, {args.jobs} unsynchronised jobs, 1D-strided {args.bs} O_DIRECT writes to "
              f"one file, {time.strftime('%Y-%m-%d')}", "", f"Command: `{cmd}`", "",
-             "| path | write MiB/s (median) | / direct | runs | requests per dispatch | "
-             "requests by op (last run) |", "|---|---:|---:|---|---:|---|"]  # fmt: skip
+             "| path | write MiB/s (median) | / direct | runs | busy CPU us per request | "
+             "requests per dispatch | requests by op (last run) |",
+             "|---|---:|---:|---|---:|---:|---|"]  # fmt: skip
     for path, r in rows.items():
         med = statistics.median(r["runs"])
         ratio = f"{med / direct:.2f}" if path != "direct" else ""
         per = f"{statistics.median(r['per_dispatch']):.2f}" if r["per_dispatch"] else ""
         ops = ", ".join(f"{k} {v}" for k, v in sorted(r["by_op"].items()))
+        cpu = statistics.median(r["cpu"])
         lines.append(f"| {path} | {med:.1f} | {ratio} | "
-                     f"{', '.join(f'{v:.1f}' for v in r['runs'])} | {per} | {ops} |")  # fmt: skip
+                     f"{', '.join(f'{v:.1f}' for v in r['runs'])} | {cpu:.1f} | {per} | "
+                     f"{ops} |")  # fmt: skip
     table = "\n".join(lines) + "\n"
     print(table)
-    (REPO / "bench" / "results" / f"fio-strided-{args.jobs}.md").write_text(table)
+    out = args.out or REPO / "bench" / "results" / f"fio-strided-{args.jobs}.md"
+    Path(out).write_text(table)
     return 0
 
 
