@@ -131,7 +131,8 @@ cli::OptionTable Table(Config* c) {
       .Add(cli::Integer("inline-max-us", "N", &c->inline_max_us, 0, 1'000'000,
                         "an event loop runs a dispatch itself only while recent\n"
                         "dispatches took at most N us (per 64 KiB moved, and 4N in\n"
-                        "all); 0: never (50)"))
+                        "all), and a quick metadata request while recent ones took\n"
+                        "at most N us; 0: never (50)"))
       .Add(cli::Text("scheduler", "SPEC", &c->scheduler,
                      "request scheduler: NAME[:key=value,...] or JSON, e.g.\n"
                      "aioli:quantum=64KiB (fifo; see docs/schedulers.md)"))

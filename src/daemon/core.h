@@ -19,6 +19,7 @@
 #include "daemon/exports.h"
 #include "daemon/lock_forwarder.h"
 #include "daemon/lock_service.h"
+#include "daemon/metadata_inline.h"
 #include "daemon/session.h"
 #include "daemon/stats.h"
 #include "daemon/task_pool.h"
@@ -51,7 +52,8 @@ struct Core {
   LockService locks;
   sched::RealClock clock;
   std::unique_ptr<Dispatcher> dispatcher;
-  std::atomic<uint64_t> next_dispatch{1};  // dispatch ids, for the trace
+  std::unique_ptr<MetadataInline> metadata_inline;  // where metadata requests run
+  std::atomic<uint64_t> next_dispatch{1};           // dispatch ids, for the trace
   // The handshake's server nonces: fresh random ones; the session fuzz target fixes them so that
   // a recorded handshake reproduces.
   Nonce (*make_nonce)() = RandomNonce;

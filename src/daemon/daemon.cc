@@ -114,6 +114,7 @@ Result<std::unique_ptr<Core>> BuildCore(const Config& config,
   if (!config.trace.empty()) IORELAY_RETURN_IF_ERROR(core->trace.Open(config.trace));
   core->stats = std::make_unique<Stats>(names);
   core->handlers = std::make_unique<TaskPool>(config.workers);
+  core->metadata_inline = std::make_unique<MetadataInline>(config.inline_max_us * 1000);
   Core* c = core.get();
   core->dispatcher = std::make_unique<Dispatcher>(
       std::move(*scheduler), &core->clock, config.workers, config.inline_max_us * 1000,

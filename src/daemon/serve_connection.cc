@@ -102,17 +102,28 @@ bool Handshake(Core& core, const ConnPtr& conn, const proto::FrameHeader& h,
   return true;
 }
 
-// Runs a metadata handler on the handler pool (it may block in the backend: open, fsync,
-// readdir...); the connection is not read until it is done.
-void Offload(Core& core, const ConnPtr& conn, const proto::FrameHeader& h,
-             std::span<const uint8_t> payload, int64_t arrival_ns,
-             void (*handler)(Core&, const ConnPtr&, const proto::FrameHeader&,
-                             std::span<const uint8_t>, int64_t)) {
+using MetadataHandler = void (*)(Core&, const ConnPtr&, const proto::FrameHeader&,
+                                 std::span<const uint8_t>, int64_t);
+
+// Runs a metadata handler, on this loop when MetadataInline allows, else on the handler pool
+// (it may block in the backend: open, fsync, readdir...), and then the connection is not read
+// until it is done.
+void RunMetadata(Core& core, const ConnPtr& conn, const proto::FrameHeader& h,
+                 std::span<const uint8_t> payload, int64_t arrival_ns, MetadataHandler handler) {
+  MetadataInline& rule = *core.metadata_inline;
+  if (MayRunInline(core) && rule.RunOnLoop(static_cast<Op>(h.op))) {
+    const int64_t start = core.clock.NowNs();
+    handler(core, conn, h, payload, arrival_ns);
+    rule.Record(core.clock.NowNs() - start);
+    return;
+  }
   conn->handler_busy.store(true, std::memory_order_release);
-  core.handlers->Post([&core, conn, h,
+  core.handlers->Post([&core, &rule, conn, h,
                        fields = std::vector<uint8_t>(payload.begin(), payload.end()), arrival_ns,
                        handler] {
+    const int64_t start = core.clock.NowNs();
     handler(core, conn, h, fields, arrival_ns);
+    rule.Record(core.clock.NowNs() - start);
     conn->HandlerDone();
   });
 }
@@ -129,13 +140,13 @@ void Route(Core& core, const ConnPtr& conn, const proto::FrameHeader& h,
     case proto::Handler::kLock:
       return HandleLockOp(core, conn, h, payload, arrival_ns);
     case proto::Handler::kPath:
-      return Offload(core, conn, h, payload, arrival_ns, HandlePathOp);
+      return RunMetadata(core, conn, h, payload, arrival_ns, HandlePathOp);
     case proto::Handler::kFile:
     case proto::Handler::kSession:  // (hello and auth are answered before routing)
       if (op == Op::kPing || op == Op::kStats) {
         return HandleFileOp(core, conn, h, payload, arrival_ns);
       }
-      return Offload(core, conn, h, payload, arrival_ns, HandleFileOp);
+      return RunMetadata(core, conn, h, payload, arrival_ns, HandleFileOp);
   }
 }
 
