@@ -1,22 +1,26 @@
 #!/usr/bin/env python3
-"""This machine as a simulated platform (issue 15, criterion 6): a real `iorelay explore` sweep A
-calibrates a copy of platforms/local.json (`iorelay calibrate`), which then predicts a real sweep
-B of other patterns; the prediction is scored by Spearman's rho over B's cells and the regret
-ratio of its I/O-node choice per pattern, next to platforms/local.json as shipped.
+"""This machine, or the testbed on it, as a simulated platform (issue 15, criterion 6): a real
+`iorelay explore` sweep A calibrates a copy of platforms/MACHINE.json (`iorelay calibrate`),
+which then predicts a real sweep B of other patterns; the prediction is scored by Spearman's rho
+over B's cells and the regret ratio of its I/O-node choice per pattern, next to the platform as
+shipped.
 
-    .venv/bin/python bench/sim_local.py [--max-evaluations 100] [--jobs 2] [--parameters
-        ionode.request_overhead,ionode.nic,storage.nic,storage.device.seek,storage.device.bw]
-        [--out-dir bench/results/sim-local]
+    .venv/bin/python bench/sim_local.py [--machine local|testbed] [--max-evaluations 100]
+        [--jobs 2] [--parameters NAME,...] [--out-dir bench/results/sim-MACHINE]
     .venv/bin/python bench/sim_local.py --no-real   # calibrate and predict from --out-dir only
 
-Sweeps: bench/sweeps/local-a.toml (4 ranks; 8K, 64K, 512K requests) and local-b.toml (2 and 8
+local: bench/sweeps/local-a.toml (4 ranks; 8K, 64K, 512K requests) and local-b.toml (2 and 8
 ranks; 16K, 128K, 1M), both O_DIRECT, file per process / shared contiguous / shared strided,
 write then read of 128 MiB, 0, 1 and 2 I/O nodes, fifo, 5 repetitions, run by
-`python -m iorelay.explore SWEEP --out OUT/measured-{a,b}` (resumable). explore records each
-forwarded run's daemon counters and fails a run they did not carry; this script checks them
-again. Every cell is simulated whole (no request cap), noise off. Writes to --out-dir:
-measured-{a,b}/results.csv, local-calibrated.json, cells-a.csv (fit), cells-b.csv (prediction),
-measure-log.json (load and wall time of the real sweeps) and summary.md (also on stdout).
+`python -m iorelay.explore SWEEP --out OUT/measured-{a,b}` (resumable). testbed: a testbed
+that is up (`iorelay testbed up`), bench/sweeps/testbed-a.toml (16 ranks on 2 compute hosts;
+8K, 1M) and testbed-b.toml (8 ranks on 2 hosts; 64K, 256K), shared strided and contiguous,
+16 MiB written then read, aioli, 3 repetitions, run by `iorelay.explore --testbed`. explore
+records each forwarded run's daemon counters and fails a run they did not carry; this script
+checks them again. Every cell is simulated whole (no request cap), noise off. Writes to
+--out-dir: measured-{a,b}/results.csv, MACHINE-calibrated.json, cells-a.csv (fit), cells-b.csv
+(prediction), measure-log.json (load and wall time of the real sweeps) and summary.md (also on
+stdout).
 """
 
 from __future__ import annotations
@@ -41,16 +45,31 @@ from sim_forge import markdown, predict  # noqa: E402  (noise-free cells; Markdo
 from iorelay import calibrate, explore, paths, sim_cells, sim_score  # noqa: E402
 from iorelay.analysis.reader import read_results  # noqa: E402
 
-SWEEPS = {"a": REPO / "bench/sweeps/local-a.toml", "b": REPO / "bench/sweeps/local-b.toml"}
-PLATFORM = REPO / "platforms/local.json"
 OPTIONS = (0, 1, 2)
-DEFAULT_PARAMETERS = (
-    "ionode.request_overhead",
-    "ionode.nic",
-    "storage.nic",
-    "storage.device.seek",
-    "storage.device.bw",
-)
+# Per machine: the free parameters by default, and what the summary calls it. The testbed's
+# compute and I/O-node link caps are what tc enforces, so they stay fixed; its storage "NIC"
+# stands for GlusterFS's server side as a whole (FUSE, the brick, the capped link).
+MACHINES = {
+    "local": {
+        "parameters": ("ionode.request_overhead", "ionode.nic", "storage.nic",
+                       "storage.device.seek", "storage.device.bw"),
+        "title": "This machine",
+    },
+    "testbed": {
+        "parameters": ("ionode.request_overhead", "storage.nic", "storage.device.seek",
+                       "storage.device.bw"),
+        "title": "The testbed (`iorelay testbed up`)",
+    },
+}  # fmt: skip
+SWEEPS: dict[str, Path] = {}
+PLATFORM = Path()
+
+
+def choose_machine(machine: str) -> None:
+    """Points SWEEPS and PLATFORM at `machine`'s sweeps and platform file."""
+    global PLATFORM
+    SWEEPS.update({n: REPO / f"bench/sweeps/{machine}-{n}.toml" for n in ("a", "b")})
+    PLATFORM = REPO / f"platforms/{machine}.json"
 
 
 def sweep_facts(name: str) -> dict:
@@ -75,6 +94,8 @@ def run_sweep(args: argparse.Namespace, name: str) -> None:
     started = time.strftime("%Y-%m-%d %H:%M:%S %Z")
     sweep, out = (os.path.relpath(f, REPO) for f in (SWEEPS[name], csv.parent))
     cmd = [sys.executable, "-m", "iorelay.explore", sweep, "--out", out]
+    if args.machine == "testbed":
+        cmd.append("--testbed")
     code = subprocess.run(cmd, cwd=REPO, check=False).returncode
     shutil.rmtree(csv.parent / "parquet", ignore_errors=True)  # a copy of results.csv
     if code != 0:
@@ -115,18 +136,16 @@ def check_measured(name: str, rows: pd.DataFrame, facts: dict) -> list[str]:
 
 
 def with_predictions(args: argparse.Namespace, cells: pd.DataFrame, fitted: Path) -> pd.DataFrame:
-    """Cells with `simulated` (calibrated) and `uncalibrated` (platforms/local.json) columns."""
+    """Cells with `simulated` (calibrated) and `uncalibrated` (the shipped platform) columns."""
     out = predict(fitted, cells, args)
     out["uncalibrated"] = predict(PLATFORM, cells, args)["simulated"]
     return out
 
 
-PREDICTIONS = (("calibrated on A", "simulated"), ("local.json as shipped", "uncalibrated"))
-
-
 def scores_table(cells: pd.DataFrame) -> pd.DataFrame:
     rows = []
-    for name, column in PREDICTIONS:
+    for name, column in (("calibrated on A", "simulated"),
+                         (f"{PLATFORM.name} as shipped", "uncalibrated")):  # fmt: skip
         log_ratio = np.log(cells[column] / cells["median"])
         rows.append({"platform": name, "cells": len(cells), "patterns": cells["pattern"].nunique(),
                      "Spearman rho": sim_score.spearman(cells, column),
@@ -191,12 +210,12 @@ def cell_table(cells: pd.DataFrame) -> pd.DataFrame:
 
 def fit_lines(doc: dict) -> list[str]:
     cal, source = doc["calibration"], json.loads(PLATFORM.read_text())
-    rows = [{"parameter": n, "local.json": calibrate.doc_value(source, n), "fitted": v}
+    rows = [{"parameter": n, PLATFORM.name: calibrate.doc_value(source, n), "fitted": v}
             for n, v in cal["parameters"].items()]  # fmt: skip
     return [
         f"Fit on sweep A ({cal['cells']} cells, {len(cal['patterns'])} patterns, "
         f"{cal['evaluations']} evaluations): mean squared log error {cal['error_before']:.3f} "
-        f"(local.json) -> {cal['error_after']:.3f}; storage.noise {doc['storage']['noise']} "
+        f"({PLATFORM.name}) -> {cal['error_after']:.3f}; storage.noise {doc['storage']['noise']} "
         f"(measured median cv {cal['noise']['measured_median_cv']}; off for every prediction "
         "below).",
         "",
@@ -205,7 +224,7 @@ def fit_lines(doc: dict) -> list[str]:
 
 
 def summary(args: argparse.Namespace, a: pd.DataFrame, b: pd.DataFrame, facts: dict) -> str:
-    doc = json.loads((args.out_dir / "local-calibrated.json").read_text())
+    doc = json.loads((args.out_dir / f"{args.machine}-calibrated.json").read_text())
     log_path = args.out_dir / "measure-log.json"
     log = json.loads(log_path.read_text()) if log_path.exists() else {}
     b_scores = scores_table(b)
@@ -215,7 +234,8 @@ def summary(args: argparse.Namespace, a: pd.DataFrame, b: pd.DataFrame, facts: d
     built = time.strftime("%Y-%m-%d %H:%M", time.localtime(built_s))
     met = b_scores.loc[0, "Spearman rho"] >= 0.8
     lines = [
-        f"## This machine, calibrated on sweep A, predicting sweep B ({time.strftime('%Y-%m-%d')})",
+        f"## {MACHINES[args.machine]['title']}, calibrated on sweep A, predicting sweep B "
+        f"({time.strftime('%Y-%m-%d')})",
         "",
         f"Host {os.uname().nodename}, {os.cpu_count()} cores, commit {commit}, iorelay-sim "
         f"built {built}. This summary: "
@@ -223,8 +243,8 @@ def summary(args: argparse.Namespace, a: pd.DataFrame, b: pd.DataFrame, facts: d
         f"{', '.join(args.parameters)}; every cell simulated whole (--max-requests 0), fifo, "
         "noise off.",
         "",
-        "Real sweeps (`iorelay explore`, O_DIRECT, 128 MiB written then read per run, "
-        "5 repetitions, cells = median of the repetitions):",
+        f"Real sweeps (`iorelay explore`: {SWEEPS['a'].name}, {SWEEPS['b'].name}; cells = median "
+        "of the repetitions):",
         "",
     ]
     for name in ("a", "b"):
@@ -257,12 +277,16 @@ def summary(args: argparse.Namespace, a: pd.DataFrame, b: pd.DataFrame, facts: d
 
 def main() -> int:
     p = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawTextHelpFormatter)
-    p.add_argument("--parameters", type=lambda s: s.split(","), default=list(DEFAULT_PARAMETERS))
+    p.add_argument("--machine", choices=sorted(MACHINES), default="local")
+    p.add_argument("--parameters", type=lambda s: s.split(","), default=None)
     p.add_argument("--max-evaluations", type=int, default=100)
     p.add_argument("--jobs", type=int, default=sim_cells.default_jobs())
     p.add_argument("--no-real", action="store_true", help="use the results --out-dir holds")
-    p.add_argument("--out-dir", type=Path, default=REPO / "bench/results/sim-local")
+    p.add_argument("--out-dir", type=Path, default=None, help="bench/results/sim-MACHINE")
     args = p.parse_args()
+    choose_machine(args.machine)
+    args.parameters = args.parameters or list(MACHINES[args.machine]["parameters"])
+    args.out_dir = args.out_dir or REPO / f"bench/results/sim-{args.machine}"
     args.requests_per_rank = 0  # whole patterns: 128 MiB in requests of 8 KiB and more is cheap
     args.out_dir.mkdir(parents=True, exist_ok=True)
     facts = {n: sweep_facts(n) for n in SWEEPS}
@@ -274,7 +298,7 @@ def main() -> int:
     for name in SWEEPS:
         checks += check_measured(name, pd.read_csv(results_csv(args, name)), facts[name])
     start = time.monotonic()
-    fitted = args.out_dir / "local-calibrated.json"
+    fitted = args.out_dir / f"{args.machine}-calibrated.json"
     calibrate.calibrate(
         [str(results_csv(args, "a"))], str(PLATFORM), fitted, names=args.parameters,
         requests_per_rank=0, total_bytes=facts["a"]["total_bytes"], scheduler=args.scheduler,

@@ -94,7 +94,7 @@ TEST(PlatformTest, LinkNeedsATopology) {
 }
 
 TEST(PlatformTest, ShippedPlatformsParse) {
-  for (const char* name : {"local", "marenostrum4", "santos-dumont", "mira", "cori"}) {
+  for (const char* name : {"local", "marenostrum4", "santos-dumont", "mira", "cori", "testbed"}) {
     auto p = LoadPlatform(std::string(PLATFORMS_DIR) + "/" + name + ".json");
     EXPECT_TRUE(p.ok()) << name << ": " << p.status().message();
   }
