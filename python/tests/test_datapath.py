@@ -312,8 +312,11 @@ os.close(fd)
 
 def test_posix_aio_keeps_requests_in_flight_and_they_merge(daemon_factory: DaemonFactory):
     """fio's posixaio engine at iodepth 16: the requests wait at the daemon together, aioli
-    merges them, and fio's verification passes."""
-    d = daemon_factory(1, scheduler="aioli")
+    merges them, and fio's verification passes. Each backend call costs 300 us more, so that
+    requests in flight together queue behind a running call whatever the machine's load (calls
+    faster than the requests arrive would each run alone, which is no sign of one request in
+    flight at a time)."""
+    d = daemon_factory(1, scheduler="aioli", extra_args=["--delay-us", "300"])
     job = (
         "[aio]\nioengine=posixaio\niodepth=16\nrw=write\nbs=8k\nsize=4m\ndirect=1\n"
         "verify=crc32c\nverify_fatal=1\ndo_verify=1\n"
