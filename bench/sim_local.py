@@ -104,11 +104,15 @@ def run_sweep(args: argparse.Namespace, name: str) -> None:
         return
     log_path = args.out_dir / "measure-log.json"
     log = json.loads(log_path.read_text()) if log_path.exists() else {}
-    log[name] = {"command": " ".join([".venv/bin/python", *cmd[1:]]), "started": started,
-                 "wall_s": round(time.monotonic() - start, 1),
-                 "rows_added": len(pd.read_csv(csv)) - before,
-                 "load_start": [round(v, 2) for v in load],
-                 "load_end": [round(v, 2) for v in os.getloadavg()]}  # fmt: skip
+    entry = {"command": " ".join([".venv/bin/python", *cmd[1:]]), "started": started,
+             "wall_s": round(time.monotonic() - start, 1),
+             "rows_added": len(pd.read_csv(csv)) - before,
+             "load_start": [round(v, 2) for v in load],
+             "load_end": [round(v, 2) for v in os.getloadavg()]}  # fmt: skip
+    if name in log:  # a later invocation (failed runs retried): the first one stays the record
+        log[name].setdefault("retries", []).append(entry)
+    else:
+        log[name] = entry
     log_path.write_text(json.dumps(log, indent=1) + "\n")
 
 
@@ -240,8 +244,8 @@ def summary(args: argparse.Namespace, a: pd.DataFrame, b: pd.DataFrame, facts: d
         f"Host {os.uname().nodename}, {os.cpu_count()} cores, commit {commit}, iorelay-sim "
         f"built {built}. This summary: "
         f"`{' '.join(['.venv/bin/python bench/sim_local.py', *sys.argv[1:]])}`; free parameters "
-        f"{', '.join(args.parameters)}; every cell simulated whole (--max-requests 0), fifo, "
-        "noise off.",
+        f"{', '.join(args.parameters)}; every cell simulated whole (--max-requests 0), "
+        f"{args.scheduler}, noise off.",
         "",
         f"Real sweeps (`iorelay explore`: {SWEEPS['a'].name}, {SWEEPS['b'].name}; cells = median "
         "of the repetitions):",
