@@ -15,10 +15,15 @@ from iorelay.testbed_sys import TestbedError, exited, in_netns, new_entries, sh,
 
 # O_DIRECT is honoured end to end: the FUSE client's write-behind does not acknowledge an
 # O_DIRECT write before the brick has it (strict-o-direct), and the brick opens files with
-# O_DIRECT when the application did (remote-dio off: the flag is not filtered out).
+# O_DIRECT when the application did (remote-dio off: the flag is not filtered out). A file
+# written on one host reads at once at its new end on another, as on a parallel file system:
+# the clients' metadata cache (stat-prefetch, the md-cache translator) is off, since with it a
+# mount kept a file's old size for up to a second (an O_DIRECT read of a block just appended
+# through another mount returned 0 bytes in 197 of 200 tries; with it off, in none).
 VOLUME_OPTIONS = {
     "performance.strict-o-direct": "on",
     "network.remote-dio": "off",
+    "performance.stat-prefetch": "off",
 }
 GLUSTERD_PORT = 24007
 READY_TIMEOUT_S = 30.0

@@ -215,10 +215,34 @@ def test_glusterfs_file_written_on_one_host_is_read_on_another(
 
 
 @needs_testbed
+def test_a_block_appended_on_one_host_reads_at_once_on_another(
+    tb: tuple[dict[str, Host], set[int]],
+) -> None:
+    """What a rank that reads another's data after a barrier relies on: the other mount knows
+    the file's new size at once (a stale size gives a short read at the end of the file)."""
+    script = r"""
+set -eu
+a=$1; b=$2; f=appended.$$; short=0
+for i in $(seq 1 20); do
+  dd if=/dev/urandom of=$a/$f bs=256K count=1 seek=$i oflag=direct conv=notrunc status=none
+  n=$(dd if=$b/$f bs=256K count=1 skip=$i iflag=direct status=none | wc -c)
+  [ "$n" -eq 262144 ] || short=$((short + 1))
+done
+rm -f $a/$f
+echo $short
+"""
+    mnt = RUN_DIR / "mnt"
+    out = subprocess.run(["bash", "-c", script, "-", str(mnt / "ion1"), str(mnt / "ion2")],
+                         capture_output=True, text=True, timeout=120, check=True)  # fmt: skip
+    assert out.stdout.strip() == "0", out.stdout + out.stderr
+
+
+@needs_testbed
 def test_status_reports_the_volume_options(tb: tuple[dict[str, Host], set[int]]) -> None:
     doc = testbed.status()
     assert doc is not None and doc["phase"] == "up"
     assert doc["facts"]["volume_options"]["performance.strict-o-direct"] == "on"
+    assert doc["facts"]["volume_options"]["performance.stat-prefetch"] == "off"
     assert all(p["alive"] for p in doc["processes"])
     assert all(h["mounted"] for h in doc["hosts"] if h["role"] != "storage")
 
