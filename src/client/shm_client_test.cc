@@ -252,8 +252,14 @@ TEST_F(ShmClient, ASlowReadInPlaceKeepsTheClientWaiting) {
   ASSERT_EQ(iorelay_open(c_, "/fwd/slowread", O_RDWR | O_CREAT, 0644, &f), 0);
   std::vector<char> out = Pattern(256 << 10, 3), in(256 << 10);
   ASSERT_EQ(iorelay_pwrite(f, out.data(), out.size(), 0), static_cast<ssize_t>(out.size()));
-  ASSERT_EQ(iorelay_pread(f, in.data(), in.size(), 0), static_cast<ssize_t>(in.size()));
-  EXPECT_EQ(in, out);
+  // A read is copied instead when the replies' ring is not free at that moment (allowed: the
+  // fallback); on a loaded machine that can happen once, so up to three reads.
+  for (int attempt = 0; attempt < 3; ++attempt) {
+    std::fill(in.begin(), in.end(), 0);
+    ASSERT_EQ(iorelay_pread(f, in.data(), in.size(), 0), static_cast<ssize_t>(in.size()));
+    EXPECT_EQ(in, out);
+    if (Counter(c_, "connections_shm_reads_in_place") >= 1) break;
+  }
   EXPECT_EQ(iorelay_close(f), 0);
   EXPECT_GE(Counter(c_, "connections_shm_reads_in_place"), 1u);
 }
