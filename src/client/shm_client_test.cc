@@ -264,6 +264,23 @@ TEST_F(ShmClient, ASlowReadInPlaceKeepsTheClientWaiting) {
   EXPECT_GE(Counter(c_, "connections_shm_reads_in_place"), 1u);
 }
 
+// --max-io-bytes: the handshake tells the client, which splits larger calls into requests of at
+// most that many bytes; the data arrives whole.
+TEST_F(ShmClient, ASmallerMaxIoBytesSplitsEveryCall) {
+  StartBoth({"--max-io-bytes", "64KiB"});
+  iorelay_file* f = nullptr;
+  ASSERT_EQ(iorelay_open(c_, "/fwd/split", O_RDWR | O_CREAT | O_TRUNC, 0644, &f), 0);
+  constexpr size_t kBytes = (1 << 20) + 1;  // 16 requests of 64 KiB and one of 1 byte
+  std::vector<char> out = Pattern(kBytes, 9), in(kBytes);
+  ASSERT_EQ(iorelay_pwrite(f, out.data(), kBytes, 0), static_cast<ssize_t>(kBytes));
+  ASSERT_EQ(iorelay_pread(f, in.data(), kBytes, 0), static_cast<ssize_t>(kBytes));
+  EXPECT_EQ(in, out);
+  EXPECT_EQ(iorelay_close(f), 0);
+  nlohmann::json by_op = Stats(c_)["total"]["by_op"];
+  EXPECT_EQ(by_op["pwrite"].get<uint64_t>(), 17u);
+  EXPECT_EQ(by_op["pread"].get<uint64_t>(), 17u);
+}
+
 TEST_F(ShmClient, OffOnTheClientOrTheDaemonKeepsTheSocket) {
   ::setenv("IORELAY_SHM", "off", 1);
   StartBoth();

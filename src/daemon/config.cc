@@ -4,6 +4,7 @@
 
 #include "common/option_table.h"
 #include "common/units.h"
+#include "proto/wire.h"
 
 namespace iorelay::daemon {
 namespace {
@@ -95,6 +96,21 @@ cli::Option Rate(std::string name, uint64_t* field, std::string help) {
   return o;
 }
 
+cli::Option MaxIoBytes(Config* c) {
+  cli::Option o = cli::Bytes("max-io-bytes", "SIZE", &c->max_io_bytes,
+                             "the largest read or write of one request; clients split\n"
+                             "larger calls: in [4KiB, 64MiB] (64MiB)");
+  auto parse = o.set;
+  o.set = [c, parse](const std::string& v) {
+    IORELAY_RETURN_IF_ERROR(parse(v));
+    if (c->max_io_bytes < 4096 || c->max_io_bytes > proto::kMaxIoBytes) {
+      return Status::InvalidArgument("max-io-bytes wants a size in [4KiB, 64MiB], got '" + v + "'");
+    }
+    return Status::Ok();
+  };
+  return o;
+}
+
 cli::Option ShmRingBytes(Config* c) {
   cli::Option o = cli::Bytes("shm-ring-bytes", "SIZE", &c->shm_ring_bytes,
                              "each shared-memory ring (one per direction and connection):\n"
@@ -156,6 +172,7 @@ cli::OptionTable Table(Config* c) {
                         "the slow-reader window (5000)"))
       .Add(cli::Bytes("max-inflight-bytes", "SIZE", &c->max_inflight_bytes,
                       "stop reading a connection holding more request and reply bytes (256MiB)"))
+      .Add(MaxIoBytes(c))
       .Add(cli::Bytes("max-app-inflight-bytes", "SIZE", &c->max_app_inflight_bytes,
                       "stop reading an application's connections while its requests\n"
                       "in flight, over all of them, hold more bytes (1GiB)"))

@@ -51,6 +51,9 @@ struct Config {
   uint64_t min_send_rate = 1 << 20;            // bytes/s a connection with replies queued ...
   int send_window_ms = 5'000;                  // ... must take over this window, or is closed
   uint64_t max_inflight_bytes = 256ull << 20;  // not read while holding more
+  // The largest read or write one request may ask for (EINVAL beyond); clients learn it at the
+  // handshake and split larger calls. At most proto::kMaxIoBytes.
+  uint64_t max_io_bytes = 64ull << 20;
   // An application's connections are not read while its data requests admitted and not yet
   // answered, over all of them, exceed this (one application cannot fill the daemon alone).
   uint64_t max_app_inflight_bytes = 1ull << 30;

@@ -212,6 +212,27 @@ TEST_F(DaemonTest, OpenPwritePreadFstatClose) {
   EXPECT_EQ(static_cast<uint64_t>(local.st_size), 100 + text.size());
 }
 
+// --max-io-bytes bounds one request: a larger read or write is refused (EINVAL) before any
+// buffer is taken for it; the handshake told the client the bound.
+TEST_F(DaemonTest, RequestsOverMaxIoBytesAreRefused) {
+  Config c = BaseConfig();
+  c.max_io_bytes = 64 << 10;
+  Start(c);
+  auto conn = Admitted(secret_a_);
+  int64_t h = Open(*conn, "/data/bounded", O_RDWR | O_CREAT, 0640);
+  ASSERT_GT(h, 0);
+  const auto handle = static_cast<uint64_t>(h);
+  EXPECT_EQ(
+      Status(*conn, Op::kPread, proto::EncodeFields(proto::PreadRequest{handle, 0, 64 << 10})), 0);
+  EXPECT_EQ(Status(*conn, Op::kPread,
+                   proto::EncodeFields(proto::PreadRequest{handle, 0, (64 << 10) + 1})),
+            EINVAL);
+  Frame f;
+  ASSERT_TRUE(conn->Call(Op::kPwrite, proto::EncodeFields(proto::PwriteRequest{handle, 0}), &f,
+                         std::vector<uint8_t>((64 << 10) + 1, 'x')));
+  EXPECT_EQ(f.header.status, EINVAL);
+}
+
 TEST_F(DaemonTest, SharedOffsetReadWriteAndAppend) {
   StartDaemon();
   auto c = Admitted(secret_a_);

@@ -260,7 +260,7 @@ void SubmitDataOp(Core& core, const ConnPtr& conn, const proto::FrameHeader& h,
   if (IsRead(op) ? acc == O_WRONLY : acc == O_RDONLY) {
     return refuse.Error(EBADF, w->handle);
   }
-  if (w->length > proto::kMaxIoBytes) {
+  if (w->length > core.config.max_io_bytes) {  // (clients split larger calls)
     return refuse.Error(EINVAL, w->handle);
   }
   if (IsRead(op)) {

@@ -89,7 +89,7 @@ bool Handshake(Core& core, const ConnPtr& conn, const proto::FrameHeader& h,
   reply.token = session->token();
   reply.app = cred->name;
   reply.heartbeat_ms = static_cast<uint32_t>(core.config.heartbeat_ms);
-  reply.max_io_bytes = proto::kMaxIoBytes;
+  reply.max_io_bytes = static_cast<uint32_t>(core.config.max_io_bytes);
   reply.daemon_proof = ComputeProof(cred->secret, Prover::kDaemon, *server_nonce, m.client_nonce);
   const bool seal = core.config.seal && conn->transport()->OverNetwork();
   reply.sealed = seal ? 1 : 0;
