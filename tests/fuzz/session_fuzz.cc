@@ -198,12 +198,8 @@ std::unique_ptr<daemon::Core> MakeCore(const Setup& s) {
   c.exports = {{"/data", s.root}};
   c.credentials = {{"app", s.key_file, 1}};
   c.workers = 1;
-  // Small bounds, so that the input can reach them. Requests of at most 1 MiB: a read of up to
-  // 64 MiB of a tiny file otherwise gets a buffer of its full length, whose shadow memory ASan
-  // poisons and unpoisons (a third of the time on a grown corpus); the bound's refusal is what
-  // larger lengths exercise.
+  // Small bounds, so that the input can reach them.
   c.max_open_files = 8;
-  c.max_io_bytes = 1 << 20;
   iorelay::Result<std::unique_ptr<daemon::Core>> core = daemon::BuildCore(c);
   if (!core.ok()) {
     std::fprintf(stderr, "session_fuzz: %s\n", core.status().ToString().c_str());
