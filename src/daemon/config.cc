@@ -96,36 +96,36 @@ cli::Option Rate(std::string name, uint64_t* field, std::string help) {
   return o;
 }
 
-cli::Option MaxIoBytes(Config* c) {
-  cli::Option o = cli::Bytes("max-io-bytes", "SIZE", &c->max_io_bytes,
-                             "the largest read or write of one request; clients split\n"
-                             "larger calls: in [4KiB, 64MiB] (64MiB)");
+// A size that must also pass `ok`; otherwise the error says what the option `wants`.
+cli::Option CheckedBytes(const std::string& name, uint64_t* field, std::string help,
+                         bool (*ok)(uint64_t), const std::string& wants) {
+  cli::Option o = cli::Bytes(name, "SIZE", field, std::move(help));
   auto parse = o.set;
-  o.set = [c, parse](const std::string& v) {
+  o.set = [=](const std::string& v) {
     IORELAY_RETURN_IF_ERROR(parse(v));
-    if (c->max_io_bytes < 4096 || c->max_io_bytes > proto::kMaxIoBytes) {
-      return Status::InvalidArgument("max-io-bytes wants a size in [4KiB, 64MiB], got '" + v + "'");
+    if (!ok(*field)) {
+      return Status::InvalidArgument(name + " wants " + wants + ", got '" + v + "'");
     }
     return Status::Ok();
   };
   return o;
 }
 
+cli::Option MaxIoBytes(Config* c) {
+  return CheckedBytes(
+      "max-io-bytes", &c->max_io_bytes,
+      "the largest read or write of one request; clients split\n"
+      "larger calls: in [4KiB, 64MiB] (64MiB)",
+      [](uint64_t n) { return n >= 4096 && n <= proto::kMaxIoBytes; }, "a size in [4KiB, 64MiB]");
+}
+
 cli::Option ShmRingBytes(Config* c) {
-  cli::Option o = cli::Bytes("shm-ring-bytes", "SIZE", &c->shm_ring_bytes,
-                             "each shared-memory ring (one per direction and connection):\n"
-                             "a power of two in [64KiB, 64MiB] (4MiB)");
-  auto parse = o.set;
-  o.set = [c, parse](const std::string& v) {
-    IORELAY_RETURN_IF_ERROR(parse(v));
-    const uint64_t n = c->shm_ring_bytes;
-    if (n < (64u << 10) || n > (64u << 20) || (n & (n - 1)) != 0) {
-      return Status::InvalidArgument(
-          "shm-ring-bytes wants a power of two in [64KiB, 64MiB], got '" + v + "'");
-    }
-    return Status::Ok();
-  };
-  return o;
+  return CheckedBytes(
+      "shm-ring-bytes", &c->shm_ring_bytes,
+      "each shared-memory ring (one per direction and connection):\n"
+      "a power of two in [64KiB, 64MiB] (4MiB)",
+      [](uint64_t n) { return n >= (64u << 10) && n <= (64u << 20) && (n & (n - 1)) == 0; },
+      "a power of two in [64KiB, 64MiB]");
 }
 
 // The table binds to `c`: parsing writes into it, ToJson reads it.
