@@ -240,13 +240,12 @@ Status Connection::Post(proto::Op op, std::span<const uint8_t> fields) {
 
 void Connection::PadBeforeData(uint64_t position, size_t before_data, std::vector<uint8_t>* pad) {
   pad->clear();
-  if ((position + before_data) % kShmDataAlign == 0) return;
   // The smallest kPad frame is its header and an empty string's length.
   constexpr size_t kMinPad = proto::kHeaderBytes + sizeof(uint32_t);
-  const size_t skip =
-      (kShmDataAlign - (position + kMinPad + before_data) % kShmDataAlign) % kShmDataAlign;
+  const uint64_t bytes = ShmPadBytes(position, before_data, kMinPad, kShmDataAlign);
+  if (bytes == 0) return;
   proto::PadRequest msg;
-  msg.bytes.assign(skip, '\0');
+  msg.bytes.assign(bytes - kMinPad, '\0');
   std::vector<uint8_t> fields = proto::EncodeFields(msg);
   pad->resize(proto::kHeaderBytes);
   proto::FrameHeader h{static_cast<uint16_t>(proto::Op::kPad), 0,

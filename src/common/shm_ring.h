@@ -32,6 +32,16 @@ inline constexpr uint64_t kShmMaxRingBytes = 64ull << 20;
 inline constexpr uint64_t kShmInPlaceMinBytes = 64 * 1024;
 inline constexpr uint64_t kShmDataAlign = 4096;
 
+// The size of a padding frame to put at stream (or memory) `position` so that data coming
+// `before_data` bytes after the padding starts on a multiple of `align`: 0 when it already
+// does, else at least `min_pad` (the padding frame's smallest encoding). The client pads its
+// requests with it, the daemon its in-place O_DIRECT replies.
+inline uint64_t ShmPadBytes(uint64_t position, uint64_t before_data, uint64_t min_pad,
+                            uint64_t align) {
+  if ((position + before_data) % align == 0) return 0;
+  return min_pad + (align - (position + min_pad + before_data) % align) % align;
+}
+
 // One direction's control words, each on its own cache line.
 struct ShmRingControl {
   alignas(64) std::atomic<uint64_t> tail;  // bytes ever written (the producer's)

@@ -9,6 +9,7 @@
 #include <chrono>
 #include <cstring>
 
+#include "common/shm_ring.h"
 #include "daemon/stats.h"
 
 namespace iorelay::daemon {
@@ -217,18 +218,15 @@ uint8_t* ClientConn::BeginInPlace(size_t len, size_t align) {
   const size_t pad_room = align > 1 ? proto::kHeaderBytes + align - 1 : 0;
   uint8_t* p = transport_->Reserve(pad_room + proto::kHeaderBytes + len);
   if (p == nullptr) return nullptr;
-  size_t pad = 0;  // the padding frame's whole size (0: none)
-  if (align > 1) {
-    const uintptr_t data = reinterpret_cast<uintptr_t>(p) + proto::kHeaderBytes;
-    if (data % align != 0) {
-      // The padding frame's header, then its payload, then the reply's header: the data after it
-      // starts on the next multiple of `align`.
-      const uintptr_t after_pad_header = data + proto::kHeaderBytes;
-      pad = proto::kHeaderBytes + (align - after_pad_header % align) % align;
-      uint8_t header[proto::kHeaderBytes];
-      EncodeReplyHeader(proto::Op::kHeartbeat, 0, 0, pad - proto::kHeaderBytes, header);
-      std::memcpy(p, header, sizeof header);
-    }
+  // The padding frame (its header, then its payload) and then the reply's header: the data
+  // after them starts on a multiple of `align`.
+  const size_t pad = align > 1 ? ShmPadBytes(reinterpret_cast<uintptr_t>(p), proto::kHeaderBytes,
+                                             proto::kHeaderBytes, align)
+                               : 0;
+  if (pad > 0) {
+    uint8_t header[proto::kHeaderBytes];
+    EncodeReplyHeader(proto::Op::kHeartbeat, 0, 0, pad - proto::kHeaderBytes, header);
+    std::memcpy(p, header, sizeof header);
   }
   in_place_ = p;
   in_place_pad_ = pad;

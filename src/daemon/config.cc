@@ -3,6 +3,7 @@
 #include "daemon/config.h"
 
 #include "common/option_table.h"
+#include "common/shm_ring.h"
 #include "common/units.h"
 #include "proto/wire.h"
 
@@ -124,7 +125,9 @@ cli::Option ShmRingBytes(Config* c) {
       "shm-ring-bytes", &c->shm_ring_bytes,
       "each shared-memory ring (one per direction and connection):\n"
       "a power of two in [64KiB, 64MiB] (4MiB)",
-      [](uint64_t n) { return n >= (64u << 10) && n <= (64u << 20) && (n & (n - 1)) == 0; },
+      [](uint64_t n) {
+        return n >= kShmMinRingBytes && n <= kShmMaxRingBytes && (n & (n - 1)) == 0;
+      },
       "a power of two in [64KiB, 64MiB]");
 }
 
