@@ -154,7 +154,7 @@ void HandleFileOp(Core& core, const ConnPtr& conn, const proto::FrameHeader& h,
       if (f == nullptr) return r.Error(EBADF, m.handle);
       // Only the last reference closes: no other session (fork, adopt) or request in flight
       // holds the file, and none can take it any more, once it left the session.
-      return r.Done(f.use_count() == 1 ? f->Close() : Status::Ok(), m.handle);
+      return r.Done(OpenFile::Release(std::move(f)), m.handle);
     }
     case Op::kLseek: {
       proto::LseekRequest m;

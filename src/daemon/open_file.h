@@ -1,7 +1,8 @@
 // An open file description as the daemon keeps it: the backend fd, the status flags and
 // the shared offset. Refcounted (shared_ptr) by every session holding its handle and by
-// requests in flight; the backend fd is closed by Close() or, failing that, when the last
-// reference goes.
+// requests in flight; the backend fd is closed when the last reference goes, by whichever
+// thread drops it (its drop, an acq_rel decrement, orders every other holder's use of the fd
+// before the close).
 #pragma once
 
 #include <fcntl.h>
@@ -9,6 +10,7 @@
 
 #include <atomic>
 #include <cstdint>
+#include <memory>
 #include <mutex>
 
 #include "backend/backend.h"
@@ -26,13 +28,17 @@ class OpenFile {
         mode_(mode),
         direct_align_(backend->DirectIoAlignment(fd)) {}
   ~OpenFile() {
-    if (!closed_) (void)backend_->Close(fd_);
+    close_report_->status = backend_->Close(fd_);
+    close_report_->done.store(true, std::memory_order_release);
   }
-  // Closes the backend fd now, for a caller holding the last reference (kClose), so that the
-  // backend's close error (network file systems report write-back errors there) is returned.
-  Status Close() {
-    closed_ = true;
-    return backend_->Close(fd_);
+  // Drops `file`, kClose's reference after the handle left its session. Returns the backend
+  // close's status (network file systems report write-back errors there) when the fd is closed
+  // by now: this was the last reference, or the last other holder let go meanwhile. Otherwise
+  // the last holder closes it later, and this returns Ok.
+  static Status Release(std::shared_ptr<OpenFile> file) {
+    std::shared_ptr<CloseReport> report = file->close_report_;
+    file.reset();
+    return report->done.load(std::memory_order_acquire) ? report->status : Status::Ok();
   }
   OpenFile(const OpenFile&) = delete;
   OpenFile& operator=(const OpenFile&) = delete;
@@ -67,7 +73,12 @@ class OpenFile {
   sched::FileKey key_;
   uint32_t mode_;
   uint32_t direct_align_;
-  bool closed_ = false;
+  // Written once, by the destructor; read by Release, which may run in another thread.
+  struct CloseReport {
+    std::atomic<bool> done{false};
+    Status status = Status::Ok();
+  };
+  std::shared_ptr<CloseReport> close_report_ = std::make_shared<CloseReport>();
 };
 
 }  // namespace iorelay::daemon
