@@ -56,6 +56,7 @@ FREE_PARAMETERS: dict[str, Parameter] = {
         Parameter("storage.device.seek", "duration", 1e-6, 1e-1),
         Parameter("storage.device.bw", "rate", 1e6, 1e11),
         Parameter("storage.token_handoff", "duration", 1e-6, 1.0, start=1e-3),
+        Parameter("network.latency", "duration", 1e-7, 1e-2),
     )
 }
 DEFAULT_PARAMETERS = (

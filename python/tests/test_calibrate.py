@@ -47,6 +47,14 @@ def test_a_named_device_profile_is_fitted_from_its_values() -> None:
         calibrate.get_value(doc, "storage.device.bw")
 
 
+def test_network_latency_is_read_and_written_in_the_network_section() -> None:
+    doc = {"network": {"latency": "50us"}, "storage": {"device": "seek=1ms,bw=1GBps"}}
+    assert calibrate.get_value(doc, "network.latency") == pytest.approx(50e-6)
+    calibrate.set_value(doc, "network.latency", 172e-6)
+    assert doc["network"]["latency"] == "172us"
+    assert calibrate.get_value(doc, "network.latency") == pytest.approx(172e-6)
+
+
 def test_unknown_parameter_names_the_valid_ones() -> None:
     with pytest.raises(calibrate.CalibrateError, match=r"valid: compute\.nic"):
         calibrate.check_parameters(["storage.speed"])
