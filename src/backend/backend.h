@@ -41,6 +41,8 @@ class Backend {
   virtual const char* name() const = 0;
 
   // open(2) of `rel` beneath `root_fd` ("" or "." is the root itself). O_CLOEXEC is added.
+  // Regular files and directories only: anything else (a FIFO, a device, a socket) is ENXIO,
+  // found without blocking.
   virtual Result<int> Open(int root_fd, const std::string& rel, int flags, mode_t mode) = 0;
   virtual Status Close(int fd) = 0;
   virtual Result<size_t> Pread(int fd, void* buf, size_t n, uint64_t offset) = 0;

@@ -8,6 +8,8 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include <utility>
+
 #include "backend/beneath.h"
 
 namespace iorelay::backend {
@@ -23,6 +25,7 @@ class FdGuard {
   FdGuard(const FdGuard&) = delete;
   FdGuard& operator=(const FdGuard&) = delete;
   int get() const { return fd_; }
+  int Release() { return std::exchange(fd_, -1); }
 
  private:
   int fd_;
@@ -37,8 +40,23 @@ Status Check(int rc, const char* what) { return rc == 0 ? Status::Ok() : Status:
 
 }  // namespace
 
+// Regular files and directories only. The open itself is non-blocking: opening a FIFO (or a
+// device) may wait for a peer indefinitely, which would hold a handler thread, or an event loop
+// running the request inline, for every client. The caller's own O_NONBLOCK choice is then
+// restored on what was opened (F_SETFL sets the status flags the caller asked for).
 Result<int> PosixBackend::Open(int root_fd, const std::string& rel, int flags, mode_t mode) {
-  return OpenBeneath(root_fd, rel, flags, mode);
+  Result<int> fd = OpenBeneath(root_fd, rel, flags | O_NONBLOCK, mode);
+  if (!fd.ok()) return fd;
+  FdGuard guard(*fd);
+  struct stat st;
+  if (::fstat(*fd, &st) != 0) return Status::LastError("fstat");
+  if (!S_ISREG(st.st_mode) && !S_ISDIR(st.st_mode)) {
+    return Status::FromErrno(ENXIO, "not a regular file or directory: not forwarded");
+  }
+  if ((flags & O_NONBLOCK) == 0 && ::fcntl(*fd, F_SETFL, flags) != 0) {
+    return Status::LastError("fcntl(F_SETFL)");
+  }
+  return guard.Release();
 }
 
 Status PosixBackend::Close(int fd) { return Check(::close(fd), "close"); }

@@ -4,6 +4,7 @@
 #include <fcntl.h>
 #include <gtest/gtest.h>
 #include <stdlib.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include <cstdlib>
@@ -45,6 +46,29 @@ TEST_F(PosixBackendTest, DataRoundTrip) {
   EXPECT_TRUE(b_.Ftruncate(*fd, 3).ok());
   EXPECT_EQ(b_.Stat(root_fd_, "f", false)->st_size, 3);
   EXPECT_TRUE(b_.Close(*fd).ok());
+}
+
+// Only regular files and directories open: a FIFO is ENXIO at once for readers and writers
+// (a blocking open would wait for a peer, holding the thread that serves it); the caller's own
+// O_NONBLOCK choice is what the opened file keeps.
+TEST_F(PosixBackendTest, OpensRegularFilesAndDirectoriesOnly) {
+  ASSERT_EQ(::mkfifo((base_ + "/root/fifo").c_str(), 0600), 0);
+  for (int flags : {O_RDONLY, O_WRONLY, O_RDWR}) {
+    Result<int> fd = b_.Open(root_fd_, "fifo", flags, 0);
+    ASSERT_FALSE(fd.ok());
+    EXPECT_EQ(fd.status().code(), ENXIO) << fd.status().ToString();
+  }
+  Result<int> plain = b_.Open(root_fd_, "f", O_RDWR | O_CREAT, 0644);
+  ASSERT_TRUE(plain.ok());
+  EXPECT_EQ(::fcntl(*plain, F_GETFL) & O_NONBLOCK, 0);
+  EXPECT_TRUE(b_.Close(*plain).ok());
+  Result<int> nonblocking = b_.Open(root_fd_, "f", O_RDONLY | O_NONBLOCK, 0);
+  ASSERT_TRUE(nonblocking.ok());
+  EXPECT_NE(::fcntl(*nonblocking, F_GETFL) & O_NONBLOCK, 0);
+  EXPECT_TRUE(b_.Close(*nonblocking).ok());
+  Result<int> dir = b_.Open(root_fd_, ".", O_RDONLY | O_DIRECTORY, 0);
+  ASSERT_TRUE(dir.ok());
+  EXPECT_TRUE(b_.Close(*dir).ok());
 }
 
 // The reported alignment is what the file system enforces: an O_DIRECT write at it works,

@@ -55,5 +55,26 @@ TEST_F(CloseErrorTest, LastCloseReportsTheBackendError) {
   EXPECT_EQ(Close(*c, h), EBADF) << "the handle is gone even though its close failed";
 }
 
+// A request drops its reference to the file before its reply goes (data requests in
+// TakeOutcome, handle requests through their deferred Replier): a close sent on seeing a
+// write's or an fstat's reply is then always the last reference, and reports the error.
+TEST_F(CloseErrorTest, ACloseRightAfterAReplyIsTheLastReference) {
+  auto c = Admitted(secret_a_);
+  for (int i = 0; i < 200; ++i) {
+    int64_t h = Open(*c, "/data/g", O_RDWR | O_CREAT);
+    ASSERT_GT(h, 0);
+    const auto handle = static_cast<uint64_t>(h);
+    testing::Frame f;
+    if (i % 2 == 0) {
+      ASSERT_TRUE(c->Call(proto::Op::kPwrite, proto::EncodeFields(proto::PwriteRequest{handle, 0}),
+                          &f, std::vector<uint8_t>(4096, 'x')));
+    } else {
+      ASSERT_TRUE(c->Call(proto::Op::kFstat, proto::EncodeFields(proto::HandleRequest{handle}), &f));
+    }
+    ASSERT_EQ(f.header.status, 0);
+    ASSERT_EQ(Close(*c, h), EIO) << "iteration " << i;
+  }
+}
+
 }  // namespace
 }  // namespace iorelay::daemon

@@ -116,8 +116,10 @@ cli::Option MaxIoBytes(Config* c) {
   return CheckedBytes(
       "max-io-bytes", &c->max_io_bytes,
       "the largest read or write of one request; clients split\n"
-      "larger calls: in [4KiB, 64MiB] (64MiB)",
-      [](uint64_t n) { return n >= 4096 && n <= proto::kMaxIoBytes; }, "a size in [4KiB, 64MiB]");
+      "larger calls: a multiple of 4KiB in [4KiB, 64MiB] (64MiB)",
+      // (A multiple of 4 KiB, so that the pieces of an aligned O_DIRECT call stay aligned.)
+      [](uint64_t n) { return n >= 4096 && n <= proto::kMaxIoBytes && n % 4096 == 0; },
+      "a multiple of 4KiB in [4KiB, 64MiB]");
 }
 
 cli::Option ShmRingBytes(Config* c) {

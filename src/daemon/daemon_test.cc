@@ -212,8 +212,9 @@ TEST_F(DaemonTest, OpenPwritePreadFstatClose) {
   EXPECT_EQ(static_cast<uint64_t>(local.st_size), 100 + text.size());
 }
 
-// --max-io-bytes bounds one request: a larger read or write is refused (EINVAL) before any
-// buffer is taken for it; the handshake told the client the bound.
+// --max-io-bytes bounds one request, and the handshake told the client the bound: a larger
+// read is refused (EINVAL) before any buffer is taken for it; a write frame announcing more
+// data closes the connection before any of its data is read.
 TEST_F(DaemonTest, RequestsOverMaxIoBytesAreRefused) {
   Config c = BaseConfig();
   c.max_io_bytes = 64 << 10;
@@ -229,8 +230,18 @@ TEST_F(DaemonTest, RequestsOverMaxIoBytesAreRefused) {
             EINVAL);
   Frame f;
   ASSERT_TRUE(conn->Call(Op::kPwrite, proto::EncodeFields(proto::PwriteRequest{handle, 0}), &f,
-                         std::vector<uint8_t>((64 << 10) + 1, 'x')));
-  EXPECT_EQ(f.header.status, EINVAL);
+                         std::vector<uint8_t>(64 << 10, 'x')));
+  EXPECT_EQ(f.header.status, 0);
+  // The header and fields of a write one byte over; its data never comes.
+  const std::vector<uint8_t> fields = proto::EncodeFields(proto::PwriteRequest{handle, 0});
+  uint8_t header[proto::kHeaderBytes];
+  proto::EncodeHeader(
+      proto::FrameHeader{static_cast<uint16_t>(Op::kPwrite), 9,
+                         static_cast<uint32_t>(fields.size() + (64 << 10) + 1), 0},
+      header);
+  ASSERT_TRUE(conn->SendBytes(header, sizeof header));
+  ASSERT_TRUE(conn->SendBytes(fields.data(), fields.size()));
+  EXPECT_TRUE(conn->WaitClosed());
 }
 
 TEST_F(DaemonTest, SharedOffsetReadWriteAndAppend) {

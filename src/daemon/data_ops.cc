@@ -19,11 +19,10 @@ using proto::Op;
 
 bool IsRead(Op op) { return op == Op::kPread || op == Op::kRead; }
 
-// Answers `w` with `r` (unless `replied`: its reply already went), and accounts for it.
-void Answer(Core& core, Work* w, Result<size_t> r, int64_t start_ns, bool replied = false) {
-  // A write's data goes back before its reply: when it was lent by a shared-memory ring, the
-  // client's next request then finds that room free.
-  if (!IsRead(w->op)) core.buffers.Put(std::move(w->data));
+// What the trace and the counters record of `w`, taken before its reply goes. It drops the
+// request's reference to the file: a close the client sends on seeing the reply must find its
+// own reference the last, so that it reports the backend's close error (OpenFile::Release).
+Outcome TakeOutcome(Work* w, int64_t start_ns) {
   Outcome o;
   o.handle = w->handle;
   o.offset = w->offset;
@@ -32,6 +31,15 @@ void Answer(Core& core, Work* w, Result<size_t> r, int64_t start_ns, bool replie
   o.file = w->file->key();
   o.open_flags = w->file->flags();
   o.dispatch = w->dispatch;
+  w->file.reset();
+  return o;
+}
+
+// Answers `w` with `r` (unless `replied`: its reply already went), and accounts for it.
+void Answer(Core& core, Work* w, Result<size_t> r, Outcome o, bool replied = false) {
+  // A write's data goes back before its reply: when it was lent by a shared-memory ring, the
+  // client's next request then finds that room free.
+  if (!IsRead(w->op)) core.buffers.Put(std::move(w->data));
   if (!r.ok()) {
     o.error = r.status().code();
     if (!replied) w->conn->ReplyError(w->op, w->client_id, o.error);
@@ -152,14 +160,18 @@ constexpr uint64_t kInPlaceReadMinBytes = kShmInPlaceMinBytes;
 // Reads `w` into its reply in place; false when the connection cannot take it now.
 bool ReadInPlace(Core& core, Work* w, int64_t start, int* result) {
   if (w->op != Op::kPread || w->length < kInPlaceReadMinBytes) return false;
+  // O_DIRECT: the file's alignment is an offset alignment (512 where the kernel does not say);
+  // the memory is aligned to a page as well, as a pool buffer would be.
   const bool direct = (w->file->flags() & O_DIRECT) != 0;
-  uint8_t* dst = w->conn->BeginInPlace(w->length, direct ? w->file->direct_align() : 0);
+  const size_t align = direct ? std::max<size_t>(w->file->direct_align(), kShmDataAlign) : 0;
+  uint8_t* dst = w->conn->BeginInPlace(w->length, align);
   if (dst == nullptr) return false;
   Result<size_t> r = core.backend->Pread(w->file->fd(), dst, w->length, w->offset);
+  Outcome o = TakeOutcome(w, start);  // (before the reply, which FinishInPlace sends)
   w->conn->FinishInPlace(w->op, w->client_id, r);
   core.stats->conn.shm_reads_in_place.fetch_add(1, std::memory_order_relaxed);
   *result = r.ok() ? 0 : r.status().code();
-  Answer(core, w, std::move(r), start, /*replied=*/true);
+  Answer(core, w, std::move(r), o, /*replied=*/true);
   return true;
 }
 
@@ -171,7 +183,7 @@ void RunAlone(Core& core, Work* w, int* result) {
   Result<size_t> r =
       gone ? Result<size_t>(Status::FromErrno(ECANCELED, "cancelled")) : RunOne(core, w);
   *result = r.ok() ? 0 : r.status().code();
-  Answer(core, w, std::move(r), start);
+  Answer(core, w, std::move(r), TakeOutcome(w, start));
 }
 
 // Contiguous requests of one file and open mode, possibly from different handles and
@@ -201,10 +213,10 @@ void RunMerged(Core& core, std::span<Work* const> works, int* const* results) {
       RunAlone(core, works[i], results[i]);
     } else if (share.error != 0) {
       *results[i] = share.error;
-      Answer(core, works[i], r.status(), start);
+      Answer(core, works[i], r.status(), TakeOutcome(works[i], start));
     } else {
       *results[i] = 0;
-      Answer(core, works[i], share.bytes, start);
+      Answer(core, works[i], share.bytes, TakeOutcome(works[i], start));
     }
   }
 }
@@ -316,7 +328,7 @@ void ExecuteDispatch(Core& core, const sched::Dispatch& d, Work* const* works, s
     if (step.kind == dispatch::Step::Kind::kRefuse) {
       results[idx[0]] = step.error;
       Answer(core, works[idx[0]], Status::FromErrno(step.error, "O_DIRECT alignment"),
-             core.clock.NowNs());
+             TakeOutcome(works[idx[0]], core.clock.NowNs()));
     } else if (idx.size() == 1) {
       RunAlone(core, works[idx[0]], &results[idx[0]]);
     } else if (std::any_of(idx.begin(), idx.end(),

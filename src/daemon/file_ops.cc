@@ -116,7 +116,8 @@ std::shared_ptr<OpenFile> FindFile(Session& s, uint64_t handle, Replier& r) {
 
 void HandleFileOp(Core& core, const ConnPtr& conn, const proto::FrameHeader& h,
                   std::span<const uint8_t> payload, int64_t arrival_ns) {
-  Replier r(core, conn, h, arrival_ns);
+  // Deferred: the reply goes when this returns, after the handle's reference is dropped.
+  Replier r(core, conn, h, arrival_ns, /*deferred=*/true);
   Session& s = *conn->session;
   backend::Backend& b = *core.backend;
   switch (static_cast<Op>(h.op)) {
@@ -153,7 +154,8 @@ void HandleFileOp(Core& core, const ConnPtr& conn, const proto::FrameHeader& h,
       std::shared_ptr<OpenFile> f = s.Take(m.handle);
       if (f == nullptr) return r.Error(EBADF, m.handle);
       // Only the last reference closes: no other session (fork, adopt) or request in flight
-      // holds the file, and none can take it any more, once it left the session.
+      // holds the file (requests drop theirs before their replies: TakeOutcome, the deferred
+      // Replier), and none can take it any more, once it left the session.
       return r.Done(OpenFile::Release(std::move(f)), m.handle);
     }
     case Op::kLseek: {

@@ -4,6 +4,7 @@
 
 #include <algorithm>
 #include <cstring>
+#include <string>
 
 #include "common/shm_ring.h"
 #include "proto/messages.h"
@@ -63,6 +64,11 @@ bool FrameReader::DecodeHeaderBytes(bool authed) {
     }
     fields_want_ = field_bytes;
     data_len_ = header_.length - field_bytes;
+    if (data_len_ > max_data_) {
+      error_ = "a write of " + std::to_string(data_len_) + " bytes, over the daemon's " +
+               std::to_string(max_data_) + " (--max-io-bytes, told at the handshake)";
+      return false;
+    }
   } else {
     fields_want_ = header_.length;
     data_len_ = 0;

@@ -23,7 +23,11 @@ inline constexpr uint32_t kPreAuthMaxPayload = 1024;
 
 class FrameReader {
  public:
-  explicit FrameReader(BufferPool* pool) : pool_(pool) {}
+  // `max_data`: the largest write data a frame may carry (the daemon's --max-io-bytes, which
+  // the handshake told the client); a frame announcing more is an error before its data is
+  // read, so that the bound also bounds what a write makes the daemon allocate.
+  explicit FrameReader(BufferPool* pool, uint64_t max_data = proto::kMaxIoBytes)
+      : pool_(pool), max_data_(max_data) {}
   ~FrameReader();
 
   enum class Step {
@@ -77,6 +81,7 @@ class FrameReader {
   void Reset();
 
   BufferPool* pool_;
+  const uint64_t max_data_;
   State state_ = State::kHeader;
   uint8_t header_bytes_[proto::kHeaderBytes];
   size_t header_got_ = 0;

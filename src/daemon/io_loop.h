@@ -51,8 +51,8 @@ class IoLoop {
 
  private:
   struct Entry {
-    Entry(ConnPtr c, BufferPool* pool, int64_t t)
-        : conn(std::move(c)), reader(pool), accepted_ns(t) {}
+    Entry(ConnPtr c, BufferPool* pool, uint64_t max_io_bytes, int64_t t)
+        : conn(std::move(c)), reader(pool, max_io_bytes), accepted_ns(t) {}
     ConnPtr conn;
     FrameReader reader;
     HandshakeState hs;

@@ -31,7 +31,8 @@ class MetadataInline {
   }
 
   // Ops whose cost does not grow with a file's size or a directory's length: not fsync,
-  // ftruncate, truncate, fallocate (work proportional to data) nor readdir (to a directory).
+  // ftruncate, truncate, fallocate (work proportional to data) nor readdir (to a directory);
+  // nor lseek, which waits for a shared offset that a worker holds for a whole kRead or kWrite.
   static bool QuickByNature(proto::Op op) {
     switch (op) {
       case proto::Op::kFsync:
@@ -39,6 +40,7 @@ class MetadataInline {
       case proto::Op::kTruncate:
       case proto::Op::kFallocate:
       case proto::Op::kReaddir:
+      case proto::Op::kLseek:
         return false;
       default:
         return true;

@@ -4,38 +4,59 @@
 
 #include <fmt/core.h>
 
+#include <optional>
+#include <span>
+#include <vector>
+
 #include "daemon/core.h"
 
 namespace iorelay::daemon {
 
-// The reply of a handler: an error, or fields (and maybe a tail).
+// The reply of a handler: an error, or fields (and maybe a tail). A Replier made `deferred`
+// holds its reply until it is destroyed (or Flush): the handler's references to an open file,
+// taken after it, are gone by then, so that a close the client sends on seeing the reply finds
+// its own reference the last and reports the backend's close error (OpenFile::Release).
 class Replier {
  public:
-  Replier(Core& core, const ConnPtr& conn, const proto::FrameHeader& h, int64_t arrival_ns)
+  Replier(Core& core, const ConnPtr& conn, const proto::FrameHeader& h, int64_t arrival_ns,
+          bool deferred = false)
       : core_(core),
         conn_(conn),
         op_(static_cast<proto::Op>(h.op)),
         id_(h.id),
-        arrival_ns_(arrival_ns) {}
+        arrival_ns_(arrival_ns),
+        deferred_(deferred) {}
+  ~Replier() { Flush(); }
+  Replier(const Replier&) = delete;
+  Replier& operator=(const Replier&) = delete;
+
   void Error(int err, uint64_t handle = 0) {
-    conn_->ReplyError(op_, id_, err);
-    Outcome o;
-    o.error = err;
-    o.handle = handle;
-    FinishRequest(core_, *conn_, *conn_->session, op_, arrival_ns_, o);
+    if (!deferred_) {
+      conn_->ReplyError(op_, id_, err);
+      return Account(err, handle);
+    }
+    pending_ = Pending{err, handle};
+    fields_.clear();
+    tail_.clear();
   }
   template <typename Msg>
   void Ok(const Msg& m, uint64_t handle = 0, std::span<const uint8_t> tail = {}) {
-    conn_->Reply(op_, id_, m, tail);
-    Outcome o;
-    o.handle = handle;
-    FinishRequest(core_, *conn_, *conn_->session, op_, arrival_ns_, o);
+    if (!deferred_) {
+      conn_->Reply(op_, id_, m, tail);
+      return Account(0, handle);
+    }
+    pending_ = Pending{0, handle};
+    fields_.clear();
+    proto::Writer w(&fields_);
+    w(m);
+    tail_.assign(tail.begin(), tail.end());
   }
   // A well-framed request whose fields do not decode: answer EPROTO and close the connection.
   void Malformed() {
     fmt::print(stderr, "iorelayd: malformed {} request from {}; closing the connection\n",
                proto::OpName(op_), conn_->transport()->peer());
     Error(EPROTO);
+    Flush();  // (before the shutdown, which would drop it)
     conn_->Shutdown();
   }
   void Done(const Status& s, uint64_t handle) {
@@ -45,13 +66,36 @@ class Replier {
       Error(s.code(), handle);
     }
   }
+  // Sends the reply held back, if any, and accounts for the request.
+  void Flush() {
+    if (!pending_) return;
+    const Pending p = *pending_;
+    pending_.reset();
+    conn_->Send(op_, id_, p.error, fields_, tail_);
+    Account(p.error, p.handle);
+  }
 
  private:
+  void Account(int error, uint64_t handle) {
+    Outcome o;
+    o.error = error;
+    o.handle = handle;
+    FinishRequest(core_, *conn_, *conn_->session, op_, arrival_ns_, o);
+  }
+
+  struct Pending {
+    int error;
+    uint64_t handle;
+  };
   Core& core_;
   const ConnPtr& conn_;
   proto::Op op_;
   uint64_t id_;
   int64_t arrival_ns_;
+  bool deferred_;
+  std::optional<Pending> pending_;
+  std::vector<uint8_t> fields_;
+  std::vector<uint8_t> tail_;
 };
 
 template <typename Msg>
