@@ -311,6 +311,35 @@ TEST_F(ClientDaemon, ForkChildSharesOffsetsWithParent) {
   EXPECT_EQ(iorelay_close(f), 0);
 }
 
+// The parent closes its copy before the child has adopted it (the child waits for that): the
+// child's copy stays open, as a forked child's descriptor outlives the parent's close.
+TEST_F(ClientDaemon, AForkChildKeepsTheFileWhenTheParentClosesFirst) {
+  iorelay_file* f = Open("/fwd/parent-closes", O_RDWR | O_CREAT | O_TRUNC);
+  ASSERT_NE(f, nullptr);
+  ASSERT_EQ(iorelay_write(f, "abc", 3), 3);
+  int go[2];
+  ASSERT_EQ(::pipe(go), 0);
+  iorelay_before_fork(c_);
+  pid_t pid = fork();
+  if (pid == 0) {
+    alarm(20);
+    char byte;
+    if (::read(go[0], &byte, 1) != 1) _exit(101);
+    if (iorelay_after_fork_child(c_) != 0) _exit(100);
+    const bool ok = iorelay_write(f, "def", 3) == 3 && iorelay_close(f) == 0;
+    _exit(ok ? 0 : 1);
+  }
+  ASSERT_GT(pid, 0);
+  EXPECT_EQ(iorelay_close(f), 0);
+  ASSERT_EQ(::write(go[1], "g", 1), 1);
+  int status = 0;
+  ASSERT_EQ(waitpid(pid, &status, 0), pid);
+  EXPECT_TRUE(WIFEXITED(status) && WEXITSTATUS(status) == 0) << status;
+  ::close(go[0]);
+  ::close(go[1]);
+  EXPECT_EQ(ReadWholeFile(Real("parent-closes")), "abcdef");
+}
+
 // Requests of `op` ("write", "lseek", ...) daemon 0 has received, from its stats JSON.
 uint64_t Requests(iorelay_client* c, const std::string& op) {
   char* json = nullptr;

@@ -80,16 +80,14 @@ void Adopt(Core& core, Session& s, const proto::AdoptRequest& m, Replier& r) {
   if (parent == nullptr || parent->app_index() != s.app_index()) return r.Error(EACCES);
   bool all = true;
   for (uint64_t h : m.handles) {
-    std::shared_ptr<OpenFile> f = parent->Find(h);
+    // (The parent's announcement, if any, is spent: it held the file in case the parent
+    // closed its handle first.)
+    std::shared_ptr<OpenFile> f = parent->TakeForAdopt(h);
     if (f == nullptr) {
       all = false;
       continue;
     }
     if (!s.Insert(h, f, static_cast<size_t>(core.config.max_open_files))) return r.Error(EMFILE);
-    // Now that this session holds it, the parent's announcement (if any) is spent.
-    for (int e = f->expected_adopts.load(); e > 0;) {
-      if (f->expected_adopts.compare_exchange_weak(e, e - 1)) break;
-    }
   }
   all ? r.Ok(proto::Empty{}) : r.Error(EBADF);
 }
@@ -101,7 +99,7 @@ void ExpectAdopt(Session& s, const proto::ExpectAdoptRequest& m, Replier& r) {
     if (f == nullptr) return r.Error(EBADF, h);
     files.push_back(std::move(f));
   }
-  for (const auto& f : files) f->expected_adopts.fetch_add(1);
+  for (size_t i = 0; i < files.size(); ++i) s.Offer(m.handles[i], std::move(files[i]));
   r.Ok(proto::Empty{});
 }
 
@@ -153,9 +151,9 @@ void HandleFileOp(Core& core, const ConnPtr& conn, const proto::FrameHeader& h,
       if (!Decode(payload, &m, r)) return;
       std::shared_ptr<OpenFile> f = s.Take(m.handle);
       if (f == nullptr) return r.Error(EBADF, m.handle);
-      // Only the last reference closes: no other session (fork, adopt) or request in flight
-      // holds the file (requests drop theirs before their replies: TakeOutcome, the deferred
-      // Replier), and none can take it any more, once it left the session.
+      // Only the last reference closes: no other session (fork, adopt), announced adoption
+      // (Session::Offer) or request in flight holds the file (requests drop theirs before
+      // their replies: TakeOutcome, the deferred Replier); none can take it once it left here.
       return r.Done(OpenFile::Release(std::move(f)), m.handle);
     }
     case Op::kLseek: {

@@ -33,14 +33,38 @@ std::shared_ptr<OpenFile> Session::Take(uint64_t handle) {
   return file;
 }
 
+void Session::Offer(uint64_t handle, std::shared_ptr<OpenFile> file) {
+  file->expected_adopts.fetch_add(1);
+  std::lock_guard<std::mutex> lock(mu_);
+  auto& [held, count] = offers_[handle];
+  held = std::move(file);
+  ++count;
+}
+
+std::shared_ptr<OpenFile> Session::TakeForAdopt(uint64_t handle) {
+  std::lock_guard<std::mutex> lock(mu_);
+  auto offer = offers_.find(handle);
+  if (offer == offers_.end()) {
+    auto it = handles_.find(handle);
+    return it == handles_.end() ? nullptr : it->second;
+  }
+  std::shared_ptr<OpenFile> file = offer->second.first;
+  if (--offer->second.second == 0) offers_.erase(offer);
+  file->expected_adopts.fetch_sub(1);
+  return file;
+}
+
 void Session::Clear() {
   std::unordered_map<uint64_t, std::shared_ptr<OpenFile>> dropped;
+  std::unordered_map<uint64_t, std::pair<std::shared_ptr<OpenFile>, int>> unadopted;
   {
     std::lock_guard<std::mutex> lock(mu_);
     dropped.swap(handles_);
+    unadopted.swap(offers_);
     open_files_.clear();
   }
   for (auto& [handle, file] : dropped) file->holders.fetch_sub(1);
+  for (auto& [handle, offer] : unadopted) offer.first->expected_adopts.fetch_sub(offer.second);
 }
 
 bool Session::HoldsFile(const sched::FileKey& key) {

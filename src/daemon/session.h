@@ -36,7 +36,15 @@ class Session {
   bool Insert(uint64_t handle, std::shared_ptr<OpenFile> file, size_t max_open);
   // Takes the handle out of the session and returns its file; null when it held none (EBADF).
   std::shared_ptr<OpenFile> Take(uint64_t handle);
-  // Drops every reference (the session ended).
+  // kExpectAdopt: a forked child of this process will adopt `handle`. The announcement holds
+  // the file, so that it stays open when this process closes its handle before the child has
+  // adopted it (as a forked child's copy of a descriptor outlives the parent's close), until
+  // the child adopts it or this session ends. Counted in the file's expected_adopts.
+  void Offer(uint64_t handle, std::shared_ptr<OpenFile> file);
+  // kAdopt: the file behind `handle`, spending one announcement of it if there is one, else
+  // the session's own handle; null when there is neither.
+  std::shared_ptr<OpenFile> TakeForAdopt(uint64_t handle);
+  // Drops every reference and announcement (the session ended).
   void Clear();
   // Whether the session holds a handle on the file (record locks are taken only on those).
   bool HoldsFile(const sched::FileKey& key);
@@ -52,6 +60,8 @@ class Session {
   AppStats* const stats_;
   std::mutex mu_;
   std::unordered_map<uint64_t, std::shared_ptr<OpenFile>> handles_;  // guarded by mu_
+  // Announced adoptions not yet made: the file and how many children will adopt it.
+  std::unordered_map<uint64_t, std::pair<std::shared_ptr<OpenFile>, int>> offers_;  // mu_
   // How many of handles_ are on each file (dev, ino).
   std::map<std::pair<uint64_t, uint64_t>, int> open_files_;  // guarded by mu_
   // Counts a handle on `file` in or out (open_files_ and the file's holders).
