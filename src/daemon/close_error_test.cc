@@ -69,7 +69,8 @@ TEST_F(CloseErrorTest, ACloseRightAfterAReplyIsTheLastReference) {
       ASSERT_TRUE(c->Call(proto::Op::kPwrite, proto::EncodeFields(proto::PwriteRequest{handle, 0}),
                           &f, std::vector<uint8_t>(4096, 'x')));
     } else {
-      ASSERT_TRUE(c->Call(proto::Op::kFstat, proto::EncodeFields(proto::HandleRequest{handle}), &f));
+      ASSERT_TRUE(
+          c->Call(proto::Op::kFstat, proto::EncodeFields(proto::HandleRequest{handle}), &f));
     }
     ASSERT_EQ(f.header.status, 0);
     ASSERT_EQ(Close(*c, h), EIO) << "iteration " << i;

@@ -235,10 +235,9 @@ TEST_F(DaemonTest, RequestsOverMaxIoBytesAreRefused) {
   // The header and fields of a write one byte over; its data never comes.
   const std::vector<uint8_t> fields = proto::EncodeFields(proto::PwriteRequest{handle, 0});
   uint8_t header[proto::kHeaderBytes];
-  proto::EncodeHeader(
-      proto::FrameHeader{static_cast<uint16_t>(Op::kPwrite), 9,
-                         static_cast<uint32_t>(fields.size() + (64 << 10) + 1), 0},
-      header);
+  proto::EncodeHeader(proto::FrameHeader{static_cast<uint16_t>(Op::kPwrite), 9,
+                                         static_cast<uint32_t>(fields.size() + (64 << 10) + 1), 0},
+                      header);
   ASSERT_TRUE(conn->SendBytes(header, sizeof header));
   ASSERT_TRUE(conn->SendBytes(fields.data(), fields.size()));
   EXPECT_TRUE(conn->WaitClosed());

@@ -143,8 +143,8 @@ void IoLoop::TakeInbox() {
       std::lock_guard<std::mutex> lock(registry_mu_);
       registry_.emplace(id, conn);
     }
-    auto entry = std::make_unique<Entry>(std::move(conn), &core_.buffers,
-                                         core_.config.max_io_bytes, accepted_ns);
+    auto entry = std::make_unique<Entry>(std::move(conn), &core_.buffers, core_.config.max_io_bytes,
+                                         accepted_ns);
     entry->poll_fd = fd;
     conns_.emplace(id, std::move(entry));
     if (draining_.load()) Close(id, "daemon stopping");
