@@ -117,8 +117,9 @@ int ShmChannel::Wait(bool for_read, int socket, int timeout_ms) {
   int r = ::poll(p, 2, timeout_ms);
   if (r < 0) return errno == EINTR ? 1 : -1;
   if (r == 0) return 0;
-  // After the switch the daemon never writes on the socket: any event there is its end.
-  if (p[1].revents != 0) {
+  // After the switch the daemon never writes on the socket: any event there is its end, as is
+  // a hang-up of the doorbell (the daemon's end of its socket pair closed).
+  if (p[1].revents != 0 || (p[0].revents & (POLLHUP | POLLERR)) != 0) {
     errno = ECONNRESET;
     return -1;
   }

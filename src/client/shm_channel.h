@@ -16,7 +16,8 @@ namespace iorelay::client {
 class ShmChannel {
  public:
   // Maps `memfd` (closed here whatever happens) holding rings of `ring_bytes`; takes the two
-  // eventfds (closed by the channel). All three are internal descriptors.
+  // doorbells (the daemon's eventfd, this side's end of the daemon's socket pair; closed by the
+  // channel). All three are internal descriptors.
   static Result<std::unique_ptr<ShmChannel>> Map(int memfd, int daemon_bell, int client_bell,
                                                  uint64_t ring_bytes);
   ~ShmChannel();

@@ -6,6 +6,7 @@
 #include "common/shm_ring.h"
 
 #include <fcntl.h>
+#include <sys/socket.h>
 #include <sys/stat.h>
 #include <sys/syscall.h>
 #include <unistd.h>
@@ -205,9 +206,15 @@ void RingDoorbell(int eventfd) {
   [[maybe_unused]] long r = ::syscall(SYS_write, eventfd, &one, sizeof one);
 }
 
-void DrainDoorbell(int eventfd) {
-  uint64_t count;
-  [[maybe_unused]] long r = ::syscall(SYS_read, eventfd, &count, sizeof count);
+void RingSocketDoorbell(int socket) {
+  const char ring = 1;
+  [[maybe_unused]] long r =
+      ::syscall(SYS_sendto, socket, &ring, 1, MSG_DONTWAIT | MSG_NOSIGNAL, nullptr, 0);
+}
+
+void DrainDoorbell(int fd) {
+  char rings[64];  // (an eventfd's read wants 8 bytes at least, and gives 8)
+  [[maybe_unused]] long r = ::syscall(SYS_read, fd, rings, sizeof rings);
 }
 
 }  // namespace iorelay

@@ -2,8 +2,10 @@
 // back, in any order, and the writer gets their room only then.
 #include "common/shm_ring.h"
 
+#include <fcntl.h>
 #include <gtest/gtest.h>
 #include <sys/mman.h>
+#include <sys/socket.h>
 #include <unistd.h>
 
 #include <cstring>
@@ -125,6 +127,23 @@ TEST_F(MirroredRing, BytesReadAfterALentRunGiveTheirRoomBackOnlyWithIt) {
   EXPECT_EQ(Write(Bytes(kRing, 0)), kRing - a.size() - b.size());
   EXPECT_FALSE(reader_.Return(at_a));  // (the writer is not waiting)
   EXPECT_EQ(Write(Bytes(kRing, 0)), a.size() + b.size());
+}
+
+// The daemon's doorbell to a client never blocks, even on a socket whose ends are blocking and
+// whose reader never reads (a send buffer fills after a few hundred rings); draining takes
+// what is pending.
+TEST(SocketDoorbell, RingingNeverBlocksAndDrainingTakesTheRings) {
+  int ends[2];
+  ASSERT_EQ(::socketpair(AF_UNIX, SOCK_STREAM, 0, ends), 0);
+  for (int i = 0; i < 100000; ++i) RingSocketDoorbell(ends[0]);
+  char byte;
+  ASSERT_EQ(::recv(ends[1], &byte, 1, MSG_DONTWAIT), 1);  // rung
+  ASSERT_EQ(::fcntl(ends[1], F_SETFL, O_NONBLOCK), 0);    // (as the client's end is)
+  for (int i = 0; i < 100000; ++i) DrainDoorbell(ends[1]);
+  EXPECT_EQ(::recv(ends[1], &byte, 1, MSG_DONTWAIT), -1);  // all taken
+  ::close(ends[1]);
+  RingSocketDoorbell(ends[0]);  // the client gone: no SIGPIPE, no error
+  ::close(ends[0]);
 }
 
 }  // namespace

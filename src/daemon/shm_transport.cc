@@ -23,8 +23,10 @@ struct ShmConnection::Mapping {
   void* replies = nullptr;  // (null when inside `front`)
   size_t replies_bytes = 0;
   bool lends = false;
-  int client_bell = -1;  // this side rings it: replies written, or room made for requests
-  ShmRingReader in;      // client → daemon (the event loop's thread; Return from any)
+  // This side rings it (RingSocketDoorbell): replies written, or room made for requests. The
+  // daemon's end of a socket pair; the client has the other (shm_ring.h says why a socket).
+  int client_bell = -1;
+  ShmRingReader in;  // client → daemon (the event loop's thread; Return from any)
 
   ~Mapping() {
     if (front != nullptr) ::munmap(front, front_bytes);
@@ -39,7 +41,7 @@ class ShmConnection::Lease final : public BufferLease {
   Lease(std::shared_ptr<Mapping> map, uint64_t position)
       : map_(std::move(map)), position_(position) {}
   ~Lease() override {
-    if (map_->in.Return(position_)) RingDoorbell(map_->client_bell);
+    if (map_->in.Return(position_)) RingSocketDoorbell(map_->client_bell);
   }
 
  private:
@@ -124,8 +126,13 @@ Result<std::unique_ptr<ShmConnection>> ShmConnection::Create(uint64_t ring_bytes
     replies_data = static_cast<uint8_t*>(p) + kShmHeaderBytes + ring_bytes;
   }
   c->daemon_bell_ = ::eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK);
-  map->client_bell = ::eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK);
-  if (c->daemon_bell_ < 0 || map->client_bell < 0) return Status::LastError("eventfd");
+  if (c->daemon_bell_ < 0) return Status::LastError("eventfd");
+  int bell[2];
+  if (::socketpair(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC | SOCK_NONBLOCK, 0, bell) != 0) {
+    return Status::LastError("socketpair for the client's doorbell");
+  }
+  map->client_bell = bell[0];
+  c->client_bell_end_ = bell[1];
   auto* h = new (map->front) ShmHeader{};
   h->magic = kShmMagic;
   h->ring_bytes = ring_bytes;
@@ -143,12 +150,13 @@ Result<std::unique_ptr<ShmConnection>> ShmConnection::Create(uint64_t ring_bytes
 ShmConnection::~ShmConnection() {
   if (memfd_ >= 0) ::close(memfd_);
   if (daemon_bell_ >= 0) ::close(daemon_bell_);
+  if (client_bell_end_ >= 0) ::close(client_bell_end_);
   if (open_count_ != nullptr) open_count_->fetch_sub(1);
 }
 
 Status ShmConnection::HandOver(std::unique_ptr<Connection>& socket, const uint8_t* frame,
                                size_t len) {
-  const int fds[3] = {memfd_, daemon_bell_, map_->client_bell};
+  const int fds[3] = {memfd_, daemon_bell_, client_bell_end_};
   alignas(struct cmsghdr) char control[CMSG_SPACE(sizeof fds)] = {};
   struct iovec iov = {const_cast<uint8_t*>(frame), len};
   struct msghdr msg = {};
@@ -172,6 +180,8 @@ Status ShmConnection::HandOver(std::unique_ptr<Connection>& socket, const uint8_
   }
   ::close(memfd_);  // the mapping stays; the client has its own descriptor
   memfd_ = -1;
+  ::close(client_bell_end_);  // (the client's now)
+  client_bell_end_ = -1;
   socket_ = std::move(socket);
   return Status::Ok();
 }
@@ -182,7 +192,7 @@ Result<size_t> ShmConnection::Recv(void* buf, size_t n) {
   }
   Result<size_t> got = map_->in.Read(buf, n, /*mark_when_short=*/true);
   if (!got.ok()) return got.status();
-  if (*got > 0 && map_->in.WriterNeedsWake()) RingDoorbell(map_->client_bell);
+  if (*got > 0 && map_->in.WriterNeedsWake()) RingSocketDoorbell(map_->client_bell);
   // (The doorbell is never drained: with edge-triggered epoll every ring is an event, whatever
   // the counter, and draining could drop one rung just before.)
   if (*got == 0) {
@@ -210,12 +220,12 @@ uint8_t* ShmConnection::Reserve(size_t n) {
 
 void ShmConnection::CommitReserved(size_t m) {
   out_.Commit(m);
-  if (out_.ReaderNeedsWake()) RingDoorbell(map_->client_bell);
+  if (out_.ReaderNeedsWake()) RingSocketDoorbell(map_->client_bell);
 }
 
 bool ShmConnection::SignalAlive() {
   static_cast<ShmHeader*>(map_->front)->daemon_alive.fetch_add(1);
-  RingDoorbell(map_->client_bell);
+  RingSocketDoorbell(map_->client_bell);
   return true;
 }
 
@@ -249,7 +259,7 @@ Result<size_t> ShmConnection::SendSome(const struct iovec* iov, int iovcnt) {
     if (!wait.ok()) return wait.status();
     if (*wait) break;
   }
-  if (total > 0 && out_.ReaderNeedsWake()) RingDoorbell(map_->client_bell);
+  if (total > 0 && out_.ReaderNeedsWake()) RingSocketDoorbell(map_->client_bell);
   return total;
 }
 

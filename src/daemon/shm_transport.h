@@ -24,8 +24,9 @@ class ShmConnection final : public Connection {
                                                        std::atomic<uint64_t>* open_count);
   ~ShmConnection() override;
 
-  // Sends `frame` (the attach reply) on `socket` with the memfd and both eventfds as
-  // SCM_RIGHTS, then takes the socket over. On failure the socket is left to the caller.
+  // Sends `frame` (the attach reply) on `socket` with the memfd and both doorbells (the
+  // client's eventfd, its end of the daemon's socket pair) as SCM_RIGHTS, then takes the
+  // socket over. On failure the socket is left to the caller.
   Status HandOver(std::unique_ptr<Connection>& socket, const uint8_t* frame, size_t len);
 
   Result<size_t> Recv(void* buf, size_t n) override;
@@ -55,9 +56,10 @@ class ShmConnection final : public Connection {
   std::unique_ptr<Connection> socket_;
   std::shared_ptr<Mapping> map_;
   uint64_t ring_bytes_ = 0;
-  int memfd_ = -1;        // closed once handed over
-  int daemon_bell_ = -1;  // the client rings it: requests written, or room made for replies
-  ShmRingWriter out_;     // daemon → client (under the connection's send lock)
+  int memfd_ = -1;            // closed once handed over
+  int daemon_bell_ = -1;      // the client rings it: requests written, or room made for replies
+  int client_bell_end_ = -1;  // the client's end of its doorbell; closed once handed over
+  ShmRingWriter out_;         // daemon → client (under the connection's send lock)
   std::atomic<bool> hung_up_{false};
   std::atomic<bool> violated_{false};  // the client wrote on the socket after the switch
   std::atomic<bool> shut_{false};

@@ -3,10 +3,12 @@
 // of range, a bad frame length, bytes on the socket after the switch) that must close only
 // their own connection and leave the rings unmapped and their descriptors closed.
 #include <dirent.h>
+#include <fcntl.h>
 #include <gtest/gtest.h>
 #include <poll.h>
 #include <sys/mman.h>
 #include <sys/socket.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include <chrono>
@@ -116,8 +118,9 @@ class RawShm {
     ASSERT_EQ(*n, sizeof header + fields.size());
     Ring();
   }
-  // The next reply frame from the ring (heartbeats skipped); false after 5 s.
-  bool ReadFrame(Frame* f) {
+  // The next reply frame from the ring (heartbeats skipped); false after 5 s. Without `drain`,
+  // the doorbell is never read (the ring is polled instead).
+  bool ReadFrame(Frame* f, bool drain = true) {
     const auto end = Clock::now() + std::chrono::seconds(5);
     std::vector<uint8_t> got;
     while (Clock::now() < end) {
@@ -135,15 +138,18 @@ class RawShm {
           return true;
         }
       }
-      if (*n == 0) {
+      if (*n == 0 && drain) {
         struct pollfd p = {client_bell_, POLLIN, 0};
         ::poll(&p, 1, 20);
         DrainDoorbell(client_bell_);
+      } else if (*n == 0) {
+        std::this_thread::sleep_for(std::chrono::microseconds(20));
       }
     }
     return false;
   }
   ShmHeader* header() { return header_; }
+  int client_bell() const { return client_bell_; }
 
  private:
   void* map_ = nullptr;
@@ -227,6 +233,30 @@ TEST_F(ShmTransportTest, RequestsAndRepliesTravelThroughTheRings) {
   }
   c.reset();  // the socket hangs up: the daemon frees the rings
   ExpectRingsFreed();
+}
+
+// The daemon's doorbell to the client is a socket whose end the client holds alone: a client
+// that makes its end blocking, marks itself asleep before every request so that every reply
+// rings, and never reads its doorbell (its buffer fills after a few hundred rings) stalls
+// nothing. (With an eventfd the client shares the daemon's open file description: clearing
+// O_NONBLOCK and filling the counter blocked the daemon's next ring forever.)
+TEST_F(ShmTransportTest, AClientCannotMakeItsDoorbellBlockTheDaemon) {
+  StartWith(true);
+  std::unique_ptr<RawClient> c = Admitted(secret_a_);
+  RawShm shm;
+  ASSERT_EQ(shm.Attach(*c), 0);
+  struct stat st;
+  ASSERT_EQ(::fstat(shm.client_bell(), &st), 0);
+  EXPECT_TRUE(S_ISSOCK(st.st_mode));
+  ASSERT_EQ(::fcntl(shm.client_bell(), F_SETFL, 0), 0);
+  for (uint64_t id = 1; id <= 3000; ++id) {
+    shm.header()->to_client.reader_waiting.store(1);
+    shm.WriteFrame(Op::kPing, id, {}, 0);
+    Frame f;
+    ASSERT_TRUE(shm.ReadFrame(&f, /*drain=*/false)) << "ping " << id;
+    ASSERT_EQ(f.header.id, id);
+  }
+  ExpectOthersServed();
 }
 
 TEST_F(ShmTransportTest, RefusedWhenOffOrFromAnotherNamespaceAndTheSocketCarriesOn) {
