@@ -249,6 +249,8 @@ TEST_F(ShmTransportTest, AClientCannotMakeItsDoorbellBlockTheDaemon) {
   ASSERT_EQ(::fstat(shm.client_bell(), &st), 0);
   EXPECT_TRUE(S_ISSOCK(st.st_mode));
   ASSERT_EQ(::fcntl(shm.client_bell(), F_SETFL, 0), 0);
+  const uint64_t nearly_full = 0xfffffffffffffffe;  // (what filled an eventfd's counter)
+  ASSERT_EQ(::write(shm.client_bell(), &nearly_full, sizeof nearly_full), 8);
   for (uint64_t id = 1; id <= 3000; ++id) {
     shm.header()->to_client.reader_waiting.store(1);
     shm.WriteFrame(Op::kPing, id, {}, 0);
