@@ -232,15 +232,57 @@ TEST_F(DaemonTest, RequestsOverMaxIoBytesAreRefused) {
   ASSERT_TRUE(conn->Call(Op::kPwrite, proto::EncodeFields(proto::PwriteRequest{handle, 0}), &f,
                          std::vector<uint8_t>(64 << 10, 'x')));
   EXPECT_EQ(f.header.status, 0);
-  // The header and fields of a write one byte over; its data never comes.
+  // The header and fields of a write one byte over, in one send (the daemon closes at the
+  // header: a second send could find the connection gone); its data never comes.
   const std::vector<uint8_t> fields = proto::EncodeFields(proto::PwriteRequest{handle, 0});
-  uint8_t header[proto::kHeaderBytes];
+  std::vector<uint8_t> frame(proto::kHeaderBytes);
   proto::EncodeHeader(proto::FrameHeader{static_cast<uint16_t>(Op::kPwrite), 9,
                                          static_cast<uint32_t>(fields.size() + (64 << 10) + 1), 0},
-                      header);
-  ASSERT_TRUE(conn->SendBytes(header, sizeof header));
-  ASSERT_TRUE(conn->SendBytes(fields.data(), fields.size()));
+                      frame.data());
+  frame.insert(frame.end(), fields.begin(), fields.end());
+  ASSERT_TRUE(conn->SendBytes(frame.data(), frame.size()));
   EXPECT_TRUE(conn->WaitClosed());
+}
+
+// Offsets are off_t: one past its range, or a request whose end would be, is EINVAL (as
+// pread and pwrite say), before any backend call.
+TEST_F(DaemonTest, OffsetsBeyondAnOffTAreRefused) {
+  StartDaemon();
+  auto c = Admitted(secret_a_);
+  const auto h = static_cast<uint64_t>(Open(*c, "/data/far", O_RDWR | O_CREAT));
+  Frame f;
+  const uint64_t last = static_cast<uint64_t>(INT64_MAX);
+  ASSERT_TRUE(c->Call(Op::kPwrite, proto::EncodeFields(proto::PwriteRequest{h, last - 10}), &f,
+                      std::vector<uint8_t>(4096, 'x')));
+  EXPECT_EQ(f.header.status, EINVAL);
+  EXPECT_EQ(Status(*c, Op::kPread, proto::EncodeFields(proto::PreadRequest{h, ~uint64_t{0}, 1})),
+            EINVAL);
+  EXPECT_EQ(Status(*c, Op::kPread, proto::EncodeFields(proto::PreadRequest{h, last - 4096, 4096})),
+            0);  // (at EOF: nothing read)
+}
+
+// open, announce an adoption, close: the handle's file stays held for the child, and counts
+// against the session's open files, so that this loop ends at --max-open-files with EMFILE
+// instead of holding a descriptor per round.
+TEST_F(DaemonTest, AnnouncedAdoptionsOfClosedHandlesCountAsOpenFiles) {
+  Config config = BaseConfig();
+  config.max_open_files = 8;
+  Start(config);
+  auto c = Admitted(secret_a_);
+  int emfile_at = -1;
+  for (int round = 0; round < 20 && emfile_at < 0; ++round) {
+    const int64_t h = Open(*c, "/data/offered", O_RDWR | O_CREAT);
+    if (h == -EMFILE) {
+      emfile_at = round;
+      break;
+    }
+    ASSERT_GT(h, 0);
+    const auto handle = static_cast<uint64_t>(h);
+    ASSERT_EQ(
+        Status(*c, Op::kExpectAdopt, proto::EncodeFields(proto::ExpectAdoptRequest{{handle}})), 0);
+    ASSERT_EQ(Status(*c, Op::kClose, proto::EncodeFields(proto::HandleRequest{handle})), 0);
+  }
+  EXPECT_EQ(emfile_at, 8);
 }
 
 TEST_F(DaemonTest, SharedOffsetReadWriteAndAppend) {

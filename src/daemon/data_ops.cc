@@ -4,6 +4,7 @@
 #include <poll.h>
 
 #include <algorithm>
+#include <cstdint>
 #include <cstring>
 
 #include "common/shm_ring.h"
@@ -273,6 +274,11 @@ void SubmitDataOp(Core& core, const ConnPtr& conn, const proto::FrameHeader& h,
     return refuse.Error(EBADF, w->handle);
   }
   if (w->length > core.config.max_io_bytes) {  // (clients split larger calls)
+    return refuse.Error(EINVAL, w->handle);
+  }
+  // A file offset is an off_t: past its range, pwrite and pread say EINVAL (and the contiguity
+  // of two requests, offset + length, must not wrap).
+  if (w->offset > static_cast<uint64_t>(INT64_MAX) - w->length) {
     return refuse.Error(EINVAL, w->handle);
   }
   if (IsRead(op)) {

@@ -86,6 +86,12 @@ void Dispatcher::Submit(std::unique_ptr<Work> work, bool may_run_inline) {
   if (may_run_inline && inline_max_ns_ > 0 && mean_run_ns_ <= inline_max_ns_ &&
       work_length <= kInlineMaxBytes &&
       TakeLocked(&taken, true).kind == sched::Decision::Kind::kDispatch) {
+    if (!RunsOnLoop(taken)) {  // a worker runs it, in the slot it holds
+      --inline_running_;
+      handoff_.push_back(std::move(taken));
+      work_cv_.notify_one();
+      return;
+    }
     lock.unlock();
     Run(&taken, true);
     return;
@@ -93,10 +99,27 @@ void Dispatcher::Submit(std::unique_ptr<Work> work, bool may_run_inline) {
   if (free_slots_ > 0) work_cv_.notify_one();
 }
 
+bool Dispatcher::RunsOnLoop(const Taken& t) {
+  uint64_t bytes = 0;
+  for (const auto& w : t.works) {
+    if (w->op == proto::Op::kRead || w->op == proto::Op::kWrite) return false;
+    bytes += w->request.length;
+  }
+  return bytes <= kInlineMaxBytes;
+}
+
 void Dispatcher::WorkerLoop() {
   Taken taken;
   std::unique_lock<std::mutex> lock(mu_);
   while (!stop_) {
+    if (!handoff_.empty()) {
+      taken = std::move(handoff_.front());
+      handoff_.pop_front();
+      lock.unlock();
+      Run(&taken, false);
+      lock.lock();
+      continue;
+    }
     sched::Decision d = TakeLocked(&taken, false);
     if (d.kind == sched::Decision::Kind::kDispatch) {
       lock.unlock();

@@ -13,6 +13,7 @@
 
 #include <chrono>
 #include <condition_variable>
+#include <deque>
 #include <functional>
 #include <memory>
 #include <mutex>
@@ -27,8 +28,8 @@
 
 namespace iorelay::daemon {
 
-// A submitted request larger than this is never run by the submitting thread (the client's
-// pipelined pieces are 1 MiB).
+// A dispatch larger than this is never run by the submitting thread (the client's pipelined
+// pieces are 1 MiB).
 inline constexpr uint64_t kInlineMaxBytes = 1 << 20;
 
 // What a dispatch of `bytes` that took `duration_ns` counts for against the inline bound: its
@@ -66,6 +67,12 @@ class Dispatcher {
   };
   // With mu_ held: asks the scheduler; on a dispatch takes a slot and its works.
   sched::Decision TakeLocked(Taken* t, bool inline_run);
+  // Whether a submitting thread (an event loop) may run `t` itself: the scheduler's next
+  // dispatch need not be the request just submitted, so this is decided on what was taken.
+  // Not when it moves more than kInlineMaxBytes, nor when it holds a read or write at the
+  // description's offset, which waits for the offset's lock while a worker holds it for a
+  // whole backend call.
+  static bool RunsOnLoop(const Taken& t);
   // Without mu_: executes, then releases (takes mu_).
   void Run(Taken* t, bool inline_run);
   bool QuietLocked() const {
@@ -81,9 +88,12 @@ class Dispatcher {
   std::condition_variable drain_cv_;                            // Drain waits for quiet
   std::unique_ptr<sched::Scheduler> scheduler_;                 // guarded by mu_
   std::unordered_map<uint64_t, std::unique_ptr<Work>> queued_;  // guarded by mu_
-  uint64_t next_id_ = 1;                                        // guarded by mu_
-  int free_slots_;                                              // guarded by mu_
-  int inline_running_ = 0;                                      // guarded by mu_
+  // Dispatches a submitting thread took but may not run (RunsOnLoop): a worker runs them
+  // first. Each holds its slot already.
+  std::deque<Taken> handoff_;  // guarded by mu_
+  uint64_t next_id_ = 1;       // guarded by mu_
+  int free_slots_;             // guarded by mu_
+  int inline_running_ = 0;     // guarded by mu_
   const int64_t inline_max_ns_;
   int64_t mean_run_ns_ = 0;  // guarded by mu_: each dispatch's RunCost weighs 1/8
   bool stop_ = false;        // guarded by mu_

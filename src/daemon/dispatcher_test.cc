@@ -22,8 +22,9 @@ std::unique_ptr<sched::Scheduler> Fifo() {
   return s.ok() ? std::move(*s) : nullptr;
 }
 
-std::unique_ptr<Work> Write(uint64_t offset, uint64_t length) {
+std::unique_ptr<Work> Write(uint64_t offset, uint64_t length, proto::Op op) {
   auto w = std::make_unique<Work>();
+  w->op = op;
   w->request.file = sched::FileKey{1, 2};
   w->request.op = sched::IoOp::kWrite;
   w->request.offset = offset;
@@ -46,7 +47,7 @@ class CallClock final : public sched::Clock {
 // client would), each call taking `call` of virtual time; counts the dispatches that ran on this
 // thread.
 int RunOnCaller(std::chrono::microseconds call, int n, int64_t inline_max_ns,
-                uint64_t length = 4096) {
+                uint64_t length = 4096, proto::Op op = proto::Op::kPwrite) {
   CallClock clock;
   const std::thread::id caller = std::this_thread::get_id();
   std::atomic<int> on_caller{0};
@@ -59,7 +60,7 @@ int RunOnCaller(std::chrono::microseconds call, int n, int64_t inline_max_ns,
                  done.fetch_add(static_cast<int>(n_works));
                });
   for (int i = 0; i < n; ++i) {
-    d.Submit(Write(static_cast<uint64_t>(i) * length, length), /*may_run_inline=*/true);
+    d.Submit(Write(static_cast<uint64_t>(i) * length, length, op), /*may_run_inline=*/true);
     while (done.load() <= i) std::this_thread::yield();
   }
   d.Drain();
@@ -97,6 +98,13 @@ TEST(Dispatcher, RunCostIsTimePer64KiBButAtLeastAQuarterOfTheTime) {
   EXPECT_EQ(RunCost(1'600'000, 1 << 20), 400'000);  // 100,000 per 64 KiB; a quarter is more
   EXPECT_EQ(RunCost(1'600'000, 64 << 20), 400'000);
   EXPECT_EQ(RunCost(640'000, 256 << 10), 160'000);  // 160,000 per 64 KiB, as a quarter
+}
+
+// A write or read at the description's offset waits for the offset's lock, which a worker
+// holds for a whole backend call: it is handed to a worker, however fast dispatches are.
+TEST(Dispatcher, ReadsAndWritesAtTheFileOffsetNeverRunOnTheSubmittingThread) {
+  EXPECT_EQ(RunOnCaller(std::chrono::microseconds(0), 20, 100'000'000, 4096, proto::Op::kWrite), 0);
+  EXPECT_EQ(RunOnCaller(std::chrono::microseconds(0), 20, 100'000'000, 4096, proto::Op::kRead), 0);
 }
 
 TEST(Dispatcher, ZeroBoundNeverRunsOnTheSubmittingThread) {

@@ -99,7 +99,9 @@ void ExpectAdopt(Session& s, const proto::ExpectAdoptRequest& m, Replier& r) {
     if (f == nullptr) return r.Error(EBADF, h);
     files.push_back(std::move(f));
   }
-  for (size_t i = 0; i < files.size(); ++i) s.Offer(m.handles[i], std::move(files[i]));
+  for (size_t i = 0; i < files.size(); ++i) {
+    if (!s.Offer(m.handles[i], std::move(files[i]))) return r.Error(EMFILE, m.handles[i]);
+  }
   r.Ok(proto::Empty{});
 }
 

@@ -16,7 +16,7 @@ std::shared_ptr<OpenFile> Session::Find(uint64_t handle) {
 bool Session::Insert(uint64_t handle, std::shared_ptr<OpenFile> file, size_t max_open) {
   std::lock_guard<std::mutex> lock(mu_);
   auto it = handles_.find(handle);
-  if (it == handles_.end() && handles_.size() >= max_open) return false;
+  if (it == handles_.end() && handles_.size() + closed_offers_ >= max_open) return false;
   if (it != handles_.end()) CountFile(*it->second, -1);
   CountFile(*file, +1);
   handles_[handle] = std::move(file);
@@ -30,15 +30,18 @@ std::shared_ptr<OpenFile> Session::Take(uint64_t handle) {
   std::shared_ptr<OpenFile> file = std::move(it->second);
   handles_.erase(it);
   CountFile(*file, -1);
+  if (offers_.count(handle) > 0) ++closed_offers_;
   return file;
 }
 
-void Session::Offer(uint64_t handle, std::shared_ptr<OpenFile> file) {
-  file->expected_adopts.fetch_add(1);
+bool Session::Offer(uint64_t handle, std::shared_ptr<OpenFile> file) {
   std::lock_guard<std::mutex> lock(mu_);
   auto& [held, count] = offers_[handle];
+  if (count >= kMaxPendingAdopts) return false;
+  file->expected_adopts.fetch_add(1);
   held = std::move(file);
   ++count;
+  return true;
 }
 
 std::shared_ptr<OpenFile> Session::TakeForAdopt(uint64_t handle) {
@@ -49,7 +52,10 @@ std::shared_ptr<OpenFile> Session::TakeForAdopt(uint64_t handle) {
     return it == handles_.end() ? nullptr : it->second;
   }
   std::shared_ptr<OpenFile> file = offer->second.first;
-  if (--offer->second.second == 0) offers_.erase(offer);
+  if (--offer->second.second == 0) {
+    offers_.erase(offer);
+    if (handles_.count(handle) == 0) --closed_offers_;
+  }
   file->expected_adopts.fetch_sub(1);
   return file;
 }
@@ -61,6 +67,7 @@ void Session::Clear() {
     std::lock_guard<std::mutex> lock(mu_);
     dropped.swap(handles_);
     unadopted.swap(offers_);
+    closed_offers_ = 0;
     open_files_.clear();
   }
   for (auto& [handle, file] : dropped) file->holders.fetch_sub(1);

@@ -39,8 +39,11 @@ class Session {
   // kExpectAdopt: a forked child of this process will adopt `handle`. The announcement holds
   // the file, so that it stays open when this process closes its handle before the child has
   // adopted it (as a forked child's copy of a descriptor outlives the parent's close), until
-  // the child adopts it or this session ends. Counted in the file's expected_adopts.
-  void Offer(uint64_t handle, std::shared_ptr<OpenFile> file);
+  // the child adopts it or this session ends. Counted in the file's expected_adopts. A handle
+  // closed while announced still counts against the session's open files (Insert); false,
+  // nothing announced, when `handle` already has kMaxPendingAdopts announcements pending.
+  bool Offer(uint64_t handle, std::shared_ptr<OpenFile> file);
+  static constexpr int kMaxPendingAdopts = 1024;
   // kAdopt: the file behind `handle`, spending one announcement of it if there is one, else
   // the session's own handle; null when there is neither.
   std::shared_ptr<OpenFile> TakeForAdopt(uint64_t handle);
@@ -62,6 +65,7 @@ class Session {
   std::unordered_map<uint64_t, std::shared_ptr<OpenFile>> handles_;  // guarded by mu_
   // Announced adoptions not yet made: the file and how many children will adopt it.
   std::unordered_map<uint64_t, std::pair<std::shared_ptr<OpenFile>, int>> offers_;  // mu_
+  size_t closed_offers_ = 0;  // guarded by mu_: offers_ whose handle is no longer in handles_
   // How many of handles_ are on each file (dev, ino).
   std::map<std::pair<uint64_t, uint64_t>, int> open_files_;  // guarded by mu_
   // Counts a handle on `file` in or out (open_files_ and the file's holders).
