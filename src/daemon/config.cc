@@ -172,7 +172,8 @@ cli::OptionTable Table(Config* c) {
                         "refuse connections beyond N open ones (16384)"))
       .Add(Rate("min-send-rate", &c->min_send_rate,
                 "what a connection with replies queued must take, averaged over\n"
-                "--send-window-ms, or be closed as a slow reader (1MiB/s)"))
+                "--send-window-ms, or be closed as a slow reader; and what one\n"
+                "inside a frame must send, or be closed as a slow sender (1MiB/s)"))
       .Add(cli::Integer("send-window-ms", "N", &c->send_window_ms, 1, 3'600'000,
                         "the slow-reader window (5000)"))
       .Add(cli::Bytes("max-inflight-bytes", "SIZE", &c->max_inflight_bytes,

@@ -111,6 +111,54 @@ TEST_F(ConnectionLimitsTest, ClientsThatDoNotReadStallNobodyAndAreClosed) {
   EXPECT_EQ(f.header.status, 0);
 }
 
+// A client that announces a large write and stops sending it would hold the frame's buffer
+// for ever: below --min-send-rate over the window, it is closed as a slow sender. One that
+// sends its frame in full, if in pieces, is not.
+TEST_F(ConnectionLimitsTest, ClientsThatStopInsideAFrameAreClosed) {
+  Config c = Base();
+  c.min_send_rate = 1 << 20;
+  c.send_window_ms = 500;
+  Start(c);
+  auto stalled = Admitted(secret_a_);
+  const int64_t h = Open(*stalled, "/data/w", O_RDWR | O_CREAT);
+  ASSERT_GT(h, 0);
+  const std::vector<uint8_t> fields =
+      proto::EncodeFields(proto::PwriteRequest{static_cast<uint64_t>(h), 0});
+  std::vector<uint8_t> frame(proto::kHeaderBytes);
+  proto::EncodeHeader(proto::FrameHeader{static_cast<uint16_t>(Op::kPwrite), 7,
+                                         static_cast<uint32_t>(fields.size() + (8 << 20)), 0},
+                      frame.data());
+  frame.insert(frame.end(), fields.begin(), fields.end());
+  frame.resize(frame.size() + (1 << 20), 'x');  // 1 MiB of the 8 announced, then nothing
+  ASSERT_TRUE(stalled->SendBytes(frame.data(), frame.size()));
+  const auto stalled_at = Clock::now();
+  auto steady = Admitted(secret_b_);  // sends a 2 MiB write in 8 pieces, 50 ms apart
+  const int64_t g = Open(*steady, "/data/v", O_RDWR | O_CREAT);
+  ASSERT_GT(g, 0);
+  std::vector<uint8_t> piece(proto::kHeaderBytes);
+  const std::vector<uint8_t> gfields =
+      proto::EncodeFields(proto::PwriteRequest{static_cast<uint64_t>(g), 0});
+  proto::EncodeHeader(proto::FrameHeader{static_cast<uint16_t>(Op::kPwrite), 8,
+                                         static_cast<uint32_t>(gfields.size() + (2 << 20)), 0},
+                      piece.data());
+  piece.insert(piece.end(), gfields.begin(), gfields.end());
+  ASSERT_TRUE(steady->SendBytes(piece.data(), piece.size()));
+  const std::vector<uint8_t> quarter(256 << 10, 'y');
+  for (int i = 0; i < 8; ++i) {
+    std::this_thread::sleep_for(std::chrono::milliseconds(50));
+    ASSERT_TRUE(steady->SendBytes(quarter.data(), quarter.size()));
+  }
+  Frame f;
+  ASSERT_TRUE(steady->ReadFrame(&f));
+  EXPECT_EQ(f.header.id, 8u);
+  EXPECT_EQ(f.header.status, 0);
+  ASSERT_TRUE(WaitCounter("connections_closed_slow_sender", 1, 3000));
+  EXPECT_TRUE(stalled->WaitClosed(1000));
+  EXPECT_LT(Clock::now() - stalled_at, std::chrono::milliseconds(2000));
+  ASSERT_TRUE(steady->Call(Op::kPing, {}, &f));
+  EXPECT_EQ(f.header.status, 0);
+}
+
 TEST_F(ConnectionLimitsTest, MaxConnectionsRefusesBeyondTheLimit) {
   Config c = Base();
   c.max_connections = 2;

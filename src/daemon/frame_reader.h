@@ -64,6 +64,9 @@ class FrameReader {
   const std::string& error() const { return error_; }
   // Bytes of the frame being read that have arrived (its header included).
   uint64_t partial_bytes() const { return header_got_ + fields_.size() + data_got_ + tag_got_; }
+  // The same while a frame has begun and is not complete; 0 between frames (a complete frame
+  // waiting for the next Next counts as between).
+  uint64_t incomplete_bytes() const { return state_ == State::kDone ? 0 : partial_bytes(); }
 
  private:
   enum class State { kHeader, kFields, kData, kTag, kDone };

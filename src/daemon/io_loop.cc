@@ -333,6 +333,36 @@ void IoLoop::Close(uint64_t id, const std::string& why) {
   core_.stats->conn.open.fetch_sub(1);
 }
 
+bool IoLoop::SlowSender(Entry& e, int64_t now,
+                        std::vector<std::pair<uint64_t, std::string>>* to_close, uint64_t id) {
+  const Config& cfg = core_.config;
+  const uint64_t arrived = e.reader.incomplete_bytes();
+  if (arrived == 0 || e.paused) {  // between frames, or held back here
+    e.frame_window_ns = 0;
+    return false;
+  }
+  if (e.frame_window_ns == 0 || arrived < e.frame_window_bytes) {  // (a new frame)
+    e.frame_window_ns = now;
+    e.frame_window_bytes = arrived;
+    return false;
+  }
+  const int64_t elapsed = now - e.frame_window_ns;
+  if (elapsed < int64_t{cfg.send_window_ms} * 1'000'000) return false;
+  const double floor = static_cast<double>(cfg.min_send_rate) * static_cast<double>(elapsed) / 1e9;
+  const uint64_t got = arrived - e.frame_window_bytes;
+  if (static_cast<double>(got) >= floor) {
+    e.frame_window_ns = now;
+    e.frame_window_bytes = arrived;
+    return false;
+  }
+  core_.stats->conn.closed_slow_sender.fetch_add(1);
+  to_close->emplace_back(
+      id, fmt::format("slow sender: {} bytes of a frame in {} ms ({} of it so far), below "
+                      "--min-send-rate {} bytes/s over --send-window-ms {}",
+                      got, elapsed / 1'000'000, arrived, cfg.min_send_rate, cfg.send_window_ms));
+  return true;
+}
+
 void IoLoop::Tick(int64_t now) {
   const Config& cfg = core_.config;
   const int64_t handshake_ns = int64_t{cfg.handshake_timeout_ms} * 1'000'000;
@@ -355,6 +385,7 @@ void IoLoop::Tick(int64_t now) {
                           cfg.handshake_timeout_ms));
       continue;
     }
+    if (SlowSender(e, now, &to_close, id)) continue;
     const uint64_t queued = c.queued_bytes();
     // (A safety net for a hung-up shared-memory client whose end the aux event did not reach.)
     if (!e.read_eof && c.transport()->HungUp()) to_service.push_back(id);

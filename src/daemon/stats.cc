@@ -193,6 +193,7 @@ nlohmann::json Stats::ToJson() const {
   j["connections_refused_max_connections"] = conn.refused_max_connections.load();
   j["connections_closed_handshake_deadline"] = conn.closed_handshake_deadline.load();
   j["connections_closed_slow_reader"] = conn.closed_slow_reader.load();
+  j["connections_closed_slow_sender"] = conn.closed_slow_sender.load();
   j["connections_paused_inflight_limit"] = conn.paused_inflight_limit.load();
   j["connections_paused_app_inflight_limit"] = conn.paused_app_inflight_limit.load();
   j["connections_closed_protocol_error"] = conn.closed_protocol_error.load();

@@ -76,6 +76,7 @@ struct ConnCounters {
   std::atomic<uint64_t> refused_max_connections{0};    // --max-connections
   std::atomic<uint64_t> closed_handshake_deadline{0};  // --handshake-timeout-ms
   std::atomic<uint64_t> closed_slow_reader{0};         // --min-send-rate over --send-window-ms
+  std::atomic<uint64_t> closed_slow_sender{0};         // the same, for a frame begun
   std::atomic<uint64_t> paused_inflight_limit{0};      // --max-inflight-bytes reached
   std::atomic<uint64_t> paused_app_inflight_limit{0};  // --max-app-inflight-bytes reached
   std::atomic<uint64_t> closed_protocol_error{0};      // malformed frame, failed handshake
