@@ -91,8 +91,8 @@ class ClientConn {
   void RestartSendWindow(int64_t now_ns);
 
   // Back-pressure: bytes of data requests admitted and not yet answered (reads: the length
-  // asked; writes: the data received), plus queued_bytes(). The admitted bytes count for the
-  // session's application too (app_inflight_bytes()).
+  // asked; writes: the data received; at least 4 KiB a request), plus queued_bytes(). The admitted
+  // bytes count for the session's application too (app_inflight_bytes()).
   void Charge(uint64_t n);
   void Uncharge(uint64_t n);
   uint64_t held_bytes() const {

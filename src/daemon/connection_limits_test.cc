@@ -275,6 +275,31 @@ TEST_F(ConnectionLimitsTest, InflightLimitPausesReadingAndResumes) {
   }
 }
 
+// Requests of no data count 4 KiB each (what a buffer and a request's state cost the daemon
+// anyway), so a flood of zero-length writes meets the in-flight limit like any other.
+TEST_F(ConnectionLimitsTest, EmptyRequestsCountAgainstTheInflightLimit) {
+  Config c = Base();
+  c.max_inflight_bytes = 16 << 10;  // four requests of no data
+  c.delay_us = 20'000;
+  c.inline_max_us = 0;
+  Start(c);
+  auto conn = Admitted(secret_a_);
+  const int64_t h = Open(*conn, "/data/empty", O_RDWR | O_CREAT);
+  ASSERT_GT(h, 0);
+  constexpr int kWrites = 32;
+  for (int i = 0; i < kWrites; ++i) {
+    ASSERT_TRUE(
+        conn->SendFrame(Op::kPwrite, 100 + i,
+                        proto::EncodeFields(proto::PwriteRequest{static_cast<uint64_t>(h), 0})));
+  }
+  ASSERT_TRUE(WaitCounter("connections_paused_inflight_limit", 1, 3000));
+  for (int i = 0; i < kWrites; ++i) {
+    Frame f;
+    ASSERT_TRUE(conn->ReadFrame(&f, 5000)) << "reply " << i;
+    EXPECT_EQ(f.header.status, 0);
+  }
+}
+
 // One application's requests in flight over --max-app-inflight-bytes pause all of its
 // connections, and only its: another application is served at once, and the paused
 // connection resumes once the reads in flight are answered.

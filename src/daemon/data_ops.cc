@@ -20,6 +20,11 @@ using proto::Op;
 
 bool IsRead(Op op) { return op == Op::kPread || op == Op::kRead; }
 
+// What a data request counts for against the in-flight limits: its length, but at least a
+// pool buffer's 4 KiB, so that requests of 0 or 1 byte, which cost a buffer, a Work and the
+// scheduler's state all the same, cannot be queued without bound.
+uint64_t ChargeOf(uint64_t length) { return std::max<uint64_t>(length, 4096); }
+
 // What the trace and the counters record of `w`, taken before its reply goes. It drops the
 // request's reference to the file: a close the client sends on seeing the reply must find its
 // own reference the last, so that it reports the backend's close error (OpenFile::Release).
@@ -57,7 +62,7 @@ void Answer(Core& core, Work* w, Result<size_t> r, Outcome o, bool replied = fal
     std::memcpy(fields, &count, sizeof count);
     w->conn->Send(w->op, w->client_id, 0, fields);
   }
-  w->conn->Uncharge(w->length);
+  w->conn->Uncharge(ChargeOf(w->length));
   FinishRequest(core, *w->conn, *w->session, w->op, w->arrival_ns, o);
   core.buffers.Put(std::move(w->data));
 }
@@ -298,7 +303,7 @@ void SubmitDataOp(Core& core, const ConnPtr& conn, const proto::FrameHeader& h,
     core.stats->conn.shm_writes_in_place.fetch_add(1, std::memory_order_relaxed);
   }
   w->data = std::move(data);
-  conn->Charge(w->length);  // released by Answer
+  conn->Charge(ChargeOf(w->length));  // released by Answer
   w->conn = conn;
   w->session = conn->session;
   sched::Request& r = w->request;
