@@ -129,6 +129,33 @@ TEST(WriteOrder, TrackedWritesDropToZeroAfterRelease) {
   EXPECT_EQ(guard->tracked_files(), 0u);
 }
 
+// A flood of appends costs the guard one dependency each (they chain), not one per write queued
+// before it; they still run in arrival order, and ranged writes between them wait for them.
+TEST(WriteOrder, AppendsChainInsteadOfWaitingForEveryEarlierWrite) {
+  auto s = New("fifo");
+  auto* guard = dynamic_cast<WriteOrderGuard*>(s.get());
+  ASSERT_NE(guard, nullptr);
+  constexpr uint64_t kWrites = 20000;
+  for (uint64_t id = 1; id <= kWrites; ++id) {
+    Request r = MakeRequest(id, 1, id * 4 * K, 4 * K);
+    r.mergeable = id % 10 == 0;  // one in ten a ranged write (none overlap), the rest appends
+    s->Add(r);
+  }
+  EXPECT_LE(guard->dependencies(), 2 * kWrites);  // (20000^2 / 2 before)
+  uint64_t last = 0;
+  while (s->queued() > 0) {
+    Dispatch d;
+    ASSERT_EQ(s->Next(0, &d).kind, Decision::Kind::kDispatch);
+    ASSERT_EQ(d.request_ids.size(), 1u);
+    EXPECT_EQ(d.request_ids[0], last + 1) << "arrival order";
+    last = d.request_ids[0];
+    s->Release(last, 0, 1000);
+  }
+  EXPECT_EQ(last, kWrites);
+  EXPECT_EQ(guard->tracked_writes(), 0u);
+  EXPECT_EQ(guard->dependencies(), 0u);
+}
+
 }  // namespace
 }  // namespace iorelay::sched
 

@@ -7,6 +7,14 @@
 
 namespace iorelay::sched {
 
+bool WriteOrderGuard::Tracked(const FileWrites& f, uint64_t offset, uint64_t id) const {
+  for (auto e = f.by_offset.lower_bound(offset); e != f.by_offset.end() && e->first == offset;
+       ++e) {
+    if (e->second.id == id) return true;
+  }
+  return false;
+}
+
 void WriteOrderGuard::Add(const Request& request) {
   if (request.op != IoOp::kWrite) {
     inner_->Add(request);
@@ -23,14 +31,20 @@ void WriteOrderGuard::Add(const Request& request) {
   auto depend = [&](uint64_t earlier) {
     dependents_[earlier].push_back(request.id);
     ++blockers;
+    ++dependencies_;
   };
-  for (uint64_t id : f.whole) depend(id);
+  // The latest whole-file write comes after every earlier write of the file.
+  if (f.last_whole != 0) depend(f.last_whole);
   const bool whole_file = !request.mergeable;
   // Where the scan stopped: for a write that overlaps nothing (the common case) the new
   // entry goes right before it, so the insert does not walk the tree again.
   auto hint = f.by_offset.end();
   if (whole_file) {
-    for (const auto& [offset, range] : f.by_offset) depend(range.id);
+    // And the ranged writes since it (the earlier ones are before it already).
+    for (const auto& [offset, id] : f.ranged_since_whole) {
+      if (Tracked(f, offset, id)) depend(id);
+    }
+    f.ranged_since_whole.clear();
   } else if (request.length > 0) {
     const uint64_t begin = request.offset;
     const uint64_t end = begin + request.length;
@@ -41,11 +55,13 @@ void WriteOrderGuard::Add(const Request& request) {
     }
   }
   if (whole_file) {
-    f.whole.push_back(request.id);
+    f.whole.insert(request.id);
+    f.last_whole = request.id;
   } else {
     f.by_offset.emplace_hint(hint, request.offset,
                              Range{request.offset + request.length, request.id});
     f.max_length = std::max(f.max_length, request.length);
+    f.ranged_since_whole.emplace_back(request.offset, request.id);
   }
   ++tracked_writes_;
   if (blockers > 0) {
@@ -69,7 +85,7 @@ void WriteOrderGuard::TrackDispatch(const Dispatch& d) {
   uint64_t at = d.offset;
   auto e = f.by_offset.end();
   for (uint64_t id : d.request_ids) {
-    if (std::find(f.whole.begin(), f.whole.end(), id) != f.whole.end()) {
+    if (f.whole.contains(id)) {
       in_flight_[id] = InFlight{&f, 0, true};  // appends are dispatched alone
       continue;
     }
@@ -102,25 +118,33 @@ void WriteOrderGuard::Release(uint64_t request_id, int result, int64_t duration_
   --tracked_writes_;
   FileWrites& f = *done.file;
   if (done.whole_file) {
-    f.whole.erase(std::find(f.whole.begin(), f.whole.end(), request_id));
+    f.whole.erase(request_id);
+    if (f.last_whole == request_id) f.last_whole = 0;
   } else {
     auto e = f.by_offset.lower_bound(done.offset);
     while (e->second.id != request_id) ++e;
     f.by_offset.erase(e);
+    // (Released entries of ranged_since_whole are dropped when they outnumber tracked ones.)
+    if (f.ranged_since_whole.size() > 2 * f.by_offset.size() + 16) {
+      std::erase_if(f.ranged_since_whole,
+                    [&](const auto& r) { return !Tracked(f, r.first, r.second); });
+    }
+  }
+  auto dit = dependents_.find(request_id);
+  if (dit != dependents_.end()) {
+    const std::vector<uint64_t> dependents = std::move(dit->second);
+    dependents_.erase(dit);
+    dependencies_ -= dependents.size();
+    for (uint64_t id : dependents) {
+      auto h = held_.find(id);
+      if (h == held_.end() || --h->second.blockers > 0) continue;
+      inner_->Add(h->second.request);
+      held_.erase(h);
+    }
   }
   if (f.whole.empty() && f.by_offset.empty()) {
     const FileId file = f.id;
     files_.erase(file);
-  }
-  auto dit = dependents_.find(request_id);
-  if (dit == dependents_.end()) return;
-  const std::vector<uint64_t> dependents = std::move(dit->second);
-  dependents_.erase(dit);
-  for (uint64_t id : dependents) {
-    auto h = held_.find(id);
-    if (h == held_.end() || --h->second.blockers > 0) continue;
-    inner_->Add(h->second.request);
-    held_.erase(h);
   }
 }
 
