@@ -36,6 +36,13 @@ bool IsTransientAcceptError(int err) {
   return err == EMFILE || err == ENFILE || err == ENOBUFS || err == ENOMEM || err == EPERM;
 }
 
+// Whether `bytes` moved in `elapsed_ns` fall below `rate` bytes per second (the slow-reader
+// and slow-sender rules' floor).
+bool BelowRate(uint64_t bytes, int64_t elapsed_ns, uint64_t rate) {
+  return static_cast<double>(bytes) <
+         static_cast<double>(rate) * static_cast<double>(elapsed_ns) / 1e9;
+}
+
 }  // namespace
 
 IoLoop::IoLoop(Core& core, std::vector<IoLoop*>* peers)
@@ -348,9 +355,8 @@ bool IoLoop::SlowSender(Entry& e, int64_t now,
   }
   const int64_t elapsed = now - e.frame_window_ns;
   if (elapsed < int64_t{cfg.send_window_ms} * 1'000'000) return false;
-  const double floor = static_cast<double>(cfg.min_send_rate) * static_cast<double>(elapsed) / 1e9;
   const uint64_t got = arrived - e.frame_window_bytes;
-  if (static_cast<double>(got) >= floor) {
+  if (!BelowRate(got, elapsed, cfg.min_send_rate)) {
     e.frame_window_ns = now;
     e.frame_window_bytes = arrived;
     return false;
@@ -394,9 +400,7 @@ void IoLoop::Tick(int64_t now) {
       uint64_t sent = 0;
       c.SendWindow(&start, &sent);
       if (start != 0 && now - start >= window_ns) {
-        const double floor =
-            static_cast<double>(cfg.min_send_rate) * static_cast<double>(now - start) / 1e9;
-        if (static_cast<double>(sent) < floor) {
+        if (BelowRate(sent, now - start, cfg.min_send_rate)) {
           core_.stats->conn.closed_slow_reader.fetch_add(1);
           to_close.emplace_back(
               id, fmt::format("slow reader: took {} bytes in {} ms with {} bytes queued, below "
