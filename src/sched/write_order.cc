@@ -12,7 +12,56 @@ bool WriteOrderGuard::Tracked(const FileWrites& f, uint64_t offset, uint64_t id)
        ++e) {
     if (e->second.id == id) return true;
   }
-  return false;
+  return f.covered.contains(id);
+}
+
+bool WriteOrderGuard::FindOverlaps(FileWrites& f, uint64_t begin, uint64_t end, Earlier* earlier,
+                                   Index::iterator* hint) {
+  const size_t had = earlier->size();
+  const uint64_t from = begin > f.max_length ? begin - f.max_length : 0;
+  int visited = 0;
+  bool contains_one = false;
+  auto e = f.by_offset.lower_bound(from);
+  for (; e != f.by_offset.end() && e->first < end; ++e) {
+    if (++visited > kMaxOverlapScan) {
+      earlier->resize(had);
+      return false;
+    }
+    if (e->second.end > begin) {
+      earlier->push_back(e->second.id);
+      contains_one |= e->first >= begin && e->second.end <= end;
+    }
+  }
+  if (contains_one) {
+    // A later write overlapping one this write contains overlaps this one too: looking up
+    // this one is enough from now on.
+    for (e = f.by_offset.lower_bound(begin); e != f.by_offset.end() && e->first < end;) {
+      if (e->second.end > end) {
+        ++e;
+        continue;
+      }
+      f.covered.emplace(e->second.id, Extent{e->first, e->second.end});
+      e = f.by_offset.erase(e);
+    }
+  }
+  *hint = e;
+  return true;
+}
+
+void WriteOrderGuard::BecomeBarrier(FileWrites& f, const Request& request, Earlier* earlier) {
+  for (const auto& [offset, r] : f.by_offset) f.covered.emplace(r.id, Extent{offset, r.end});
+  f.by_offset.clear();
+  f.max_length = 0;
+  for (const auto& [offset, id] : f.ranged_since_barrier) {
+    if (f.covered.contains(id)) earlier->push_back(id);
+  }
+  f.ranged_since_barrier.clear();
+  f.last_barrier = request.id;
+  if (request.mergeable) {
+    f.covered.emplace(request.id, Extent{request.offset, request.offset + request.length});
+  } else {
+    f.whole.insert(request.id);
+  }
 }
 
 void WriteOrderGuard::Add(const Request& request) {
@@ -27,45 +76,26 @@ void WriteOrderGuard::Add(const Request& request) {
     owned->id = file;
   }
   FileWrites& f = *owned;
-  uint32_t blockers = 0;
-  auto depend = [&](uint64_t earlier) {
-    dependents_[earlier].push_back(request.id);
-    ++blockers;
-    ++dependencies_;
-  };
-  // The latest whole-file write comes after every earlier write of the file.
-  if (f.last_whole != 0) depend(f.last_whole);
-  const bool whole_file = !request.mergeable;
+  Earlier earlier;
+  // The latest barrier comes after every earlier write of the file not found below.
+  if (f.last_barrier != 0) earlier.push_back(f.last_barrier);
   // Where the scan stopped: for a write that overlaps nothing (the common case) the new
   // entry goes right before it, so the insert does not walk the tree again.
   auto hint = f.by_offset.end();
-  if (whole_file) {
-    // And the ranged writes since it (the earlier ones are before it already).
-    for (const auto& [offset, id] : f.ranged_since_whole) {
-      if (Tracked(f, offset, id)) depend(id);
-    }
-    f.ranged_since_whole.clear();
-  } else if (request.length > 0) {
-    const uint64_t begin = request.offset;
-    const uint64_t end = begin + request.length;
-    const uint64_t from = begin > f.max_length ? begin - f.max_length : 0;
-    hint = f.by_offset.lower_bound(from);
-    for (; hint != f.by_offset.end() && hint->first < end; ++hint) {
-      if (hint->second.end > begin) depend(hint->second.id);
-    }
-  }
-  if (whole_file) {
-    f.whole.insert(request.id);
-    f.last_whole = request.id;
+  const uint64_t end = request.offset + request.length;
+  if (!request.mergeable ||
+      (request.length > 0 && !FindOverlaps(f, request.offset, end, &earlier, &hint))) {
+    BecomeBarrier(f, request, &earlier);
   } else {
-    f.by_offset.emplace_hint(hint, request.offset,
-                             Range{request.offset + request.length, request.id});
+    f.by_offset.emplace_hint(hint, request.offset, Range{end, request.id});
     f.max_length = std::max(f.max_length, request.length);
-    f.ranged_since_whole.emplace_back(request.offset, request.id);
+    f.ranged_since_barrier.emplace_back(request.offset, request.id);
   }
+  for (uint64_t id : earlier) dependents_[id].push_back(request.id);
+  dependencies_ += earlier.size();
   ++tracked_writes_;
-  if (blockers > 0) {
-    held_.emplace(request.id, Held{request, blockers});
+  if (!earlier.empty()) {
+    held_.emplace(request.id, Held{request, static_cast<uint32_t>(earlier.size())});
   } else {
     inner_->Add(request);
   }
@@ -87,6 +117,11 @@ void WriteOrderGuard::TrackDispatch(const Dispatch& d) {
   for (uint64_t id : d.request_ids) {
     if (f.whole.contains(id)) {
       in_flight_[id] = InFlight{&f, 0, true};  // appends are dispatched alone
+      continue;
+    }
+    if (auto c = f.covered.find(id); c != f.covered.end()) {
+      in_flight_[id] = InFlight{&f, c->second.offset, false};
+      at = c->second.end;
       continue;
     }
     // Usually the next entry; otherwise look the offset up (others may share it).
@@ -117,18 +152,18 @@ void WriteOrderGuard::Release(uint64_t request_id, int result, int64_t duration_
   in_flight_.erase(it);
   --tracked_writes_;
   FileWrites& f = *done.file;
+  if (f.last_barrier == request_id) f.last_barrier = 0;
   if (done.whole_file) {
     f.whole.erase(request_id);
-    if (f.last_whole == request_id) f.last_whole = 0;
-  } else {
+  } else if (f.covered.erase(request_id) == 0) {
     auto e = f.by_offset.lower_bound(done.offset);
-    while (e->second.id != request_id) ++e;
+    while (e->second.id != request_id) ++e;  // (Add moves entries only into covered)
     f.by_offset.erase(e);
-    // (Released entries of ranged_since_whole are dropped when they outnumber tracked ones.)
-    if (f.ranged_since_whole.size() > 2 * f.by_offset.size() + 16) {
-      std::erase_if(f.ranged_since_whole,
-                    [&](const auto& r) { return !Tracked(f, r.first, r.second); });
-    }
+  }
+  // Released entries of ranged_since_barrier are dropped when they outnumber tracked ones.
+  if (f.ranged_since_barrier.size() > 2 * (f.by_offset.size() + f.covered.size()) + 16) {
+    std::erase_if(f.ranged_since_barrier,
+                  [&](const auto& r) { return !Tracked(f, r.first, r.second); });
   }
   auto dit = dependents_.find(request_id);
   if (dit != dependents_.end()) {
@@ -142,7 +177,7 @@ void WriteOrderGuard::Release(uint64_t request_id, int result, int64_t duration_
       held_.erase(h);
     }
   }
-  if (f.whole.empty() && f.by_offset.empty()) {
+  if (f.whole.empty() && f.by_offset.empty() && f.covered.empty()) {
     const FileId file = f.id;
     files_.erase(file);
   }
