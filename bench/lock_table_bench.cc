@@ -19,9 +19,9 @@ LockSpan Span(uint64_t owner, int64_t start, int64_t length) {
   return s;
 }
 
-LockManager Held(int64_t ranges) {
+LockManager Held(int64_t ranges, int16_t type = F_WRLCK) {
   LockManager m;
-  for (int64_t i = 0; i < ranges; ++i) m.Apply(kFile, Span(1, 2 * i, 1), F_WRLCK);
+  for (int64_t i = 0; i < ranges; ++i) m.Apply(kFile, Span(1, 2 * i, 1), type);
   return m;
 }
 
@@ -42,6 +42,16 @@ void BM_GetLkFindsAConflict(benchmark::State& state) {
   for (auto _ : state) benchmark::DoNotOptimize(m.FindConflict(kFile, want));
 }
 BENCHMARK(BM_GetLkFindsAConflict)->Arg(1000)->Arg(60000);
+
+void BM_ReadLockOverReadLockedRanges(benchmark::State& state) {
+  LockManager m = Held(state.range(0), F_RDLCK);
+  const LockSpan whole = Span(2, 0, 0);
+  for (auto _ : state) {
+    benchmark::DoNotOptimize(m.Apply(kFile, whole, F_RDLCK));
+    benchmark::DoNotOptimize(m.Apply(kFile, whole, F_UNLCK));
+  }
+}
+BENCHMARK(BM_ReadLockOverReadLockedRanges)->Arg(1000)->Arg(60000);
 
 }  // namespace
 

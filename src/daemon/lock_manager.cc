@@ -9,11 +9,6 @@ namespace {
 
 bool Overlap(const LockSpan& a, const LockSpan& b) { return a.start < b.end && b.start < a.end; }
 
-bool Conflicts(const LockSpan& held, const LockSpan& want) {
-  return held.owner != want.owner && Overlap(held, want) &&
-         (held.type == F_WRLCK || want.type == F_WRLCK);
-}
-
 }  // namespace
 
 Result<LockSpan> MakeSpan(int64_t start, int64_t length) {
@@ -40,15 +35,21 @@ Result<LockSpan> MakeSpan(int64_t start, int64_t length) {
   return s;
 }
 
-const LockSpan* LockManager::FirstConflict(const OwnerSpans& spans, const LockSpan& want) {
-  // The span starting last at or before want.start may reach into it; the others that overlap
-  // start inside [want.start, want.end).
+const LockSpan* LockManager::FirstOverlap(const OwnerSpans& spans, const LockSpan& want) {
+  // The span starting last at or before want.start may reach into it; else the first span
+  // starting after it, if it starts before want.end.
   auto it = spans.upper_bound(want.start);
   if (it != spans.begin() && std::prev(it)->second.end > want.start) --it;
-  for (; it != spans.end() && it->second.start < want.end; ++it) {
-    if (Conflicts(it->second, want)) return &it->second;
-  }
-  return nullptr;
+  if (it == spans.end() || !Overlap(it->second, want)) return nullptr;
+  return &it->second;
+}
+
+const LockSpan* LockManager::FirstConflict(const OwnerLocks& locks, const LockSpan& want) {
+  const LockSpan* w = FirstOverlap(locks.write, want);
+  if (want.type != F_WRLCK) return w;  // read locks do not conflict with read locks
+  const LockSpan* r = FirstOverlap(locks.read, want);
+  if (w == nullptr || (r != nullptr && r->start < w->start)) return r;
+  return w;
 }
 
 std::optional<LockSpan> LockManager::FindConflict(const sched::FileKey& key,
@@ -56,9 +57,9 @@ std::optional<LockSpan> LockManager::FindConflict(const sched::FileKey& key,
   auto file = files_.find(key);
   if (file == files_.end()) return std::nullopt;
   const LockSpan* first = nullptr;
-  for (const auto& [owner, spans] : file->second) {
+  for (const auto& [owner, locks] : file->second) {
     if (owner == want.owner) continue;
-    const LockSpan* c = FirstConflict(spans, want);
+    const LockSpan* c = FirstConflict(locks, want);
     if (c != nullptr && (first == nullptr || c->start < first->start ||
                          (c->start == first->start && c->owner < first->owner))) {
       first = c;
@@ -73,8 +74,8 @@ std::vector<uint64_t> LockManager::ConflictingOwners(const sched::FileKey& key,
   std::vector<uint64_t> owners;
   auto file = files_.find(key);
   if (file == files_.end()) return owners;
-  for (const auto& [owner, spans] : file->second) {
-    if (owner != want.owner && FirstConflict(spans, want) != nullptr) owners.push_back(owner);
+  for (const auto& [owner, locks] : file->second) {
+    if (owner != want.owner && FirstConflict(locks, want) != nullptr) owners.push_back(owner);
   }
   return owners;
 }
@@ -117,32 +118,35 @@ bool LockManager::Apply(const sched::FileKey& key, const LockSpan& span, int16_t
   want.type = type;
   auto file = files_.find(key);
   if (type != F_UNLCK && file != files_.end()) {
-    for (const auto& [owner, spans] : file->second) {
-      if (owner != want.owner && FirstConflict(spans, want) != nullptr) return false;
+    for (const auto& [owner, locks] : file->second) {
+      if (owner != want.owner && FirstConflict(locks, want) != nullptr) return false;
     }
   }
   if (type == F_UNLCK) {
     if (file == files_.end()) return true;
     auto mine = file->second.find(want.owner);
     if (mine == file->second.end()) return true;
-    Cut(mine->second, want);
+    Cut(mine->second.read, want);
+    Cut(mine->second.write, want);
     Forget(key, want.owner);
     return true;
   }
-  OwnerSpans& spans = files_[key][want.owner];
+  OwnerLocks& locks = files_[key][want.owner];
   owner_files_[want.owner].insert(key);
-  Cut(spans, want);
+  Cut(locks.read, want);
+  Cut(locks.write, want);
   // Merge with the owner's ranges of the same type that end where it starts or start where
   // it ends (after the cut, nothing of the owner's overlaps it).
+  OwnerSpans& spans = locks.of(type);
   auto after = spans.lower_bound(want.end);
-  if (after != spans.end() && after->second.start == want.end && after->second.type == type) {
+  if (after != spans.end() && after->second.start == want.end) {
     want.end = after->second.end;
     Erase(spans, after);
   }
   auto before = spans.lower_bound(want.start);
   if (before != spans.begin()) {
     --before;
-    if (before->second.end == want.start && before->second.type == type) {
+    if (before->second.end == want.start) {
       want.start = before->second.start;
       Erase(spans, before);
     }
@@ -184,8 +188,9 @@ std::vector<LockSpan> LockManager::Locks(const sched::FileKey& key) const {
   std::vector<LockSpan> all;
   auto file = files_.find(key);
   if (file == files_.end()) return all;
-  for (const auto& [owner, spans] : file->second) {
-    for (const auto& [start, s] : spans) all.push_back(s);
+  for (const auto& [owner, locks] : file->second) {
+    for (const auto& [start, s] : locks.read) all.push_back(s);
+    for (const auto& [start, s] : locks.write) all.push_back(s);
   }
   std::sort(all.begin(), all.end(), [](const LockSpan& a, const LockSpan& b) {
     return a.start != b.start ? a.start < b.start : a.owner < b.owner;

@@ -39,10 +39,11 @@ struct LockSpan {
 // length covers [start + length, start). EINVAL for a range before 0 or overflowing.
 Result<LockSpan> MakeSpan(int64_t start, int64_t length);
 
-// Each owner's locks on a file are disjoint ranges kept ordered by start, so a request looks
-// at the ranges it overlaps (a binary search per owner holding locks on the file) instead of
-// copying and sorting the file's whole list: an F_SETLK against 60,000 held ranges costs
-// microseconds, not the milliseconds that held every other file's locks waiting.
+// Each owner's locks on a file are disjoint ranges kept ordered by start, its read and its
+// write locks apart, so a request looks only at the first range it overlaps of each kind (a
+// binary search per owner holding locks on the file) instead of copying and sorting the
+// file's whole list: an F_SETLK against 60,000 held ranges costs microseconds, and a read
+// lock over 500,000 read-locked ranges of another owner does not walk them.
 class LockManager {
  public:
   // F_GETLK: the conflicting lock of another owner with the lowest start (then owner), if any.
@@ -64,10 +65,17 @@ class LockManager {
   size_t spans() const { return spans_; }
 
  private:
-  using OwnerSpans = std::map<int64_t, LockSpan>;              // by start; disjoint
-  using FileLocks = std::unordered_map<uint64_t, OwnerSpans>;  // by owner
-  // The first of `spans` (ordered, disjoint) that conflicts with `want`.
-  static const LockSpan* FirstConflict(const OwnerSpans& spans, const LockSpan& want);
+  using OwnerSpans = std::map<int64_t, LockSpan>;  // by start; disjoint
+  struct OwnerLocks {
+    OwnerSpans read, write;  // disjoint from each other too
+    OwnerSpans& of(int16_t type) { return type == F_WRLCK ? write : read; }
+    bool empty() const { return read.empty() && write.empty(); }
+  };
+  using FileLocks = std::unordered_map<uint64_t, OwnerLocks>;  // by owner
+  // The first (lowest start) of `spans` (ordered, disjoint) overlapping `want`.
+  static const LockSpan* FirstOverlap(const OwnerSpans& spans, const LockSpan& want);
+  // The first of another owner's locks that conflicts with `want`.
+  static const LockSpan* FirstConflict(const OwnerLocks& locks, const LockSpan& want);
   // Removes the owner's coverage of [want.start, want.end), keeping the parts outside it.
   void Cut(OwnerSpans& spans, const LockSpan& want);
   void Insert(OwnerSpans& spans, const LockSpan& span);

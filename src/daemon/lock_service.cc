@@ -1,6 +1,7 @@
 // Lock request handling, parking and retry.
 #include "daemon/lock_service.h"
 
+#include <algorithm>
 #include <iterator>
 
 namespace iorelay::daemon {
@@ -46,13 +47,18 @@ void LockService::Lock(const proto::LockRequest& req, uint64_t owner, Done done)
         err = EAGAIN;
       } else {
         std::unordered_set<uint64_t> seen;
+        auto& mine = parked_by_owner_[owner];
         if (WouldDeadlockLocked(owner, manager_.ConflictingOwners(key, *span), &seen)) {
           err = EDEADLK;
+        } else if (mine.size() >= kMaxParkedPerOwner) {
+          err = ENOLCK;
         } else {
-          waiters_[key].push_back(Waiter{*span, std::move(done)});
-          Complete(&ready);  // (empty)
+          Waiters& waiters = waiters_[key];
+          waiters.push_back(Waiter{*span, std::move(done)});
+          mine.emplace_back(key, std::prev(waiters.end()));
           return;
         }
+        if (mine.empty()) parked_by_owner_.erase(owner);
       }
     } else {
       err = EINVAL;
@@ -67,16 +73,24 @@ bool LockService::WouldDeadlockLocked(uint64_t owner, const std::vector<uint64_t
   for (uint64_t b : blockers) {
     if (b == owner) return true;
     if (!seen->insert(b).second) continue;
-    for (const auto& [key, waiters] : waiters_) {
-      for (const Waiter& w : waiters) {
-        if (w.span.owner != b) continue;
-        if (WouldDeadlockLocked(owner, manager_.ConflictingOwners(key, w.span), seen)) {
-          return true;
-        }
+    auto waits = parked_by_owner_.find(b);
+    if (waits == parked_by_owner_.end()) continue;
+    for (const auto& [key, w] : waits->second) {
+      if (WouldDeadlockLocked(owner, manager_.ConflictingOwners(key, w->span), seen)) {
+        return true;
       }
     }
   }
   return false;
+}
+
+LockService::Waiters::iterator LockService::Unpark(Waiters& waiters, Waiters::iterator it) {
+  auto mine = parked_by_owner_.find(it->span.owner);
+  if (mine != parked_by_owner_.end()) {
+    std::erase_if(mine->second, [&](const auto& parked) { return parked.second == it; });
+    if (mine->second.empty()) parked_by_owner_.erase(mine);
+  }
+  return waiters.erase(it);
 }
 
 void LockService::RetryLocked(const sched::FileKey& key, Ready* ready) {
@@ -86,7 +100,7 @@ void LockService::RetryLocked(const sched::FileKey& key, Ready* ready) {
   for (auto it = waiters.begin(); it != waiters.end();) {
     if (manager_.Apply(key, it->span, it->span.type)) {
       ready->emplace_back(std::move(it->done), 0);
-      it = waiters.erase(it);
+      it = Unpark(waiters, it);
     } else {
       ++it;
     }
@@ -108,17 +122,14 @@ void LockService::ReleaseOwner(uint64_t owner) {
   Ready ready;
   {
     std::lock_guard<std::mutex> lock(mu_);
-    for (auto file = waiters_.begin(); file != waiters_.end();) {
-      Waiters& waiters = file->second;
-      for (auto it = waiters.begin(); it != waiters.end();) {
-        if (it->span.owner == owner) {
-          ready.emplace_back(std::move(it->done), EINTR);
-          it = waiters.erase(it);
-        } else {
-          ++it;
-        }
+    if (auto mine = parked_by_owner_.find(owner); mine != parked_by_owner_.end()) {
+      for (auto& [key, it] : mine->second) {
+        ready.emplace_back(std::move(it->done), EINTR);
+        auto file = waiters_.find(key);
+        file->second.erase(it);
+        if (file->second.empty()) waiters_.erase(file);
       }
-      file = waiters.empty() ? waiters_.erase(file) : std::next(file);
+      parked_by_owner_.erase(mine);
     }
     for (const sched::FileKey& key : manager_.ReleaseOwner(owner)) RetryLocked(key, &ready);
   }
@@ -133,6 +144,7 @@ void LockService::CancelAll(int err) {
       for (Waiter& w : waiters) ready.emplace_back(std::move(w.done), err);
     }
     waiters_.clear();
+    parked_by_owner_.clear();
   }
   Complete(&ready);
 }

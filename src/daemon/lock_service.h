@@ -18,6 +18,9 @@ namespace iorelay::daemon {
 // The lock table holds at most this many ranges over all files; a lock that would need
 // more fails with ENOLCK, as the kernel's does when its lock table is full.
 inline constexpr size_t kMaxLockSpans = 1 << 20;
+// An owner (a process) has at most this many F_SETLKW waits parked (one per thread blocked in
+// fcntl); one more fails with ENOLCK, so no owner makes every release retry without bound.
+inline constexpr size_t kMaxParkedPerOwner = 256;
 
 class LockService {
  public:
@@ -45,6 +48,8 @@ class LockService {
   using Waiters = std::list<Waiter>;  // one file's, in arrival order
   using Ready = std::vector<std::pair<Done, int>>;
   void RetryLocked(const sched::FileKey& key, Ready* ready);
+  // Removes a parked wait (its owner's index entry too); returns the next of its file's.
+  Waiters::iterator Unpark(Waiters& waiters, Waiters::iterator it);
   bool WouldDeadlockLocked(uint64_t owner, const std::vector<uint64_t>& blockers,
                            std::unordered_set<uint64_t>* seen) const;
   static void Complete(Ready* ready);
@@ -54,6 +59,9 @@ class LockService {
   LockManager manager_;  // guarded by mu_
   // Guarded by mu_: parked waits by file, so a release retries only its own file's.
   std::unordered_map<sched::FileKey, Waiters, FileKeyHash> waiters_;
+  // Guarded by mu_: the same waits by owner (the deadlock check follows owners).
+  std::unordered_map<uint64_t, std::vector<std::pair<sched::FileKey, Waiters::iterator>>>
+      parked_by_owner_;
 };
 
 }  // namespace iorelay::daemon

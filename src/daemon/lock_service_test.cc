@@ -3,6 +3,8 @@
 
 #include <gtest/gtest.h>
 
+#include <vector>
+
 namespace iorelay::daemon {
 namespace {
 
@@ -124,6 +126,65 @@ TEST(LockService, OwnerGoneEndsItsWaitsAndCancelAll) {
   EXPECT_FALSE(w2.called);
   s.CancelAll(EINTR);
   EXPECT_EQ(w2.err, EINTR);
+}
+
+// One owner's parked waits are capped (ENOLCK beyond, as for a full table); other owners
+// still park, and the owner parks again once its waits end.
+TEST(LockService, ParkedWaitsPerOwnerAreCapped) {
+  LockService s;
+  Answer held;
+  s.Lock(Req(F_SETLK, F_WRLCK, 0, 0), 1, Into(&held));
+  std::vector<Answer> waits(kMaxParkedPerOwner + 1);
+  for (size_t i = 0; i < waits.size(); ++i) {
+    s.Lock(Req(F_SETLKW, F_RDLCK, static_cast<int64_t>(i), 1), 2, Into(&waits[i]));
+  }
+  EXPECT_EQ(s.parked(), kMaxParkedPerOwner);
+  EXPECT_EQ(waits.back().err, ENOLCK);
+  Answer other;
+  s.Lock(Req(F_SETLKW, F_RDLCK, 0, 1), 3, Into(&other));
+  EXPECT_FALSE(other.called);
+  Answer unlock;
+  s.Lock(Req(F_SETLK, F_UNLCK, 0, 0), 1, Into(&unlock));
+  EXPECT_EQ(waits.front().err, 0);
+  EXPECT_EQ(other.err, 0);
+  EXPECT_EQ(s.parked(), 0u);
+  Answer again, blocked;
+  s.Lock(Req(F_SETLK, F_WRLCK, 1000, 1), 3, Into(&again));
+  s.Lock(Req(F_SETLKW, F_WRLCK, 1000, 1), 2, Into(&blocked));
+  EXPECT_FALSE(blocked.called);
+  s.ReleaseOwner(2);
+  EXPECT_EQ(blocked.err, EINTR);
+  EXPECT_EQ(s.parked(), 0u);
+}
+
+// A cycle through several owners and files is found, whichever owner's waits it follows;
+// waits that ended (granted or their owner gone) no longer count.
+TEST(LockService, DeadlockThroughThreeOwnersAndFiles) {
+  LockService s;
+  auto on = [](uint64_t file, int cmd, int16_t type) {
+    proto::LockRequest r = Req(cmd, type, 0, 1);
+    r.ino = file;
+    return r;
+  };
+  Answer h1, h2, h3, w1, w2, w3;
+  s.Lock(on(11, F_SETLK, F_WRLCK), 1, Into(&h1));
+  s.Lock(on(12, F_SETLK, F_WRLCK), 2, Into(&h2));
+  s.Lock(on(13, F_SETLK, F_WRLCK), 3, Into(&h3));
+  s.Lock(on(12, F_SETLKW, F_WRLCK), 1, Into(&w1));  // 1 waits for 2
+  s.Lock(on(13, F_SETLKW, F_WRLCK), 2, Into(&w2));  // 2 waits for 3
+  EXPECT_FALSE(w1.called);
+  EXPECT_FALSE(w2.called);
+  s.Lock(on(11, F_SETLKW, F_WRLCK), 3, Into(&w3));  // 3 would wait for 1: a cycle
+  EXPECT_EQ(w3.err, EDEADLK);
+  s.ReleaseOwner(2);  // 1 gets file 12; 2's wait ends
+  EXPECT_EQ(w1.err, 0);
+  EXPECT_EQ(w2.err, EINTR);
+  Answer w3again;
+  s.Lock(on(11, F_SETLKW, F_WRLCK), 3, Into(&w3again));  // 1 waits for nobody now
+  EXPECT_FALSE(w3again.called);
+  s.ReleaseOwner(1);
+  EXPECT_EQ(w3again.err, 0);
+  EXPECT_EQ(s.parked(), 0u);
 }
 
 }  // namespace
