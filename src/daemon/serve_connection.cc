@@ -7,6 +7,7 @@
 #include <vector>
 
 #include "common/frame_mac.h"
+#include "daemon/frees_data.h"
 #include "daemon/shm_attach.h"
 #include "iorelay/version.h"
 
@@ -105,13 +106,14 @@ bool Handshake(Core& core, const ConnPtr& conn, const proto::FrameHeader& h,
 using MetadataHandler = void (*)(Core&, const ConnPtr&, const proto::FrameHeader&,
                                  std::span<const uint8_t>, int64_t);
 
-// Runs a metadata handler, on this loop when MetadataInline allows, else on the handler pool
-// (it may block in the backend: open, fsync, readdir...), and then the connection is not read
-// until it is done.
+// Runs a metadata handler, on this loop when MetadataInline allows and the request frees no
+// large file's data, else on the handler pool (it may block in the backend: open, fsync,
+// readdir...), and then the connection is not read until it is done.
 void RunMetadata(Core& core, const ConnPtr& conn, const proto::FrameHeader& h,
                  std::span<const uint8_t> payload, int64_t arrival_ns, MetadataHandler handler) {
   MetadataInline& rule = *core.metadata_inline;
-  if (MayRunInline(core) && rule.RunOnLoop(static_cast<Op>(h.op))) {
+  const Op op = static_cast<Op>(h.op);
+  if (MayRunInline(core) && rule.RunOnLoop(op) && !MayFreeData(core, *conn->session, op, payload)) {
     const int64_t start = core.clock.NowNs();
     handler(core, conn, h, payload, arrival_ns);
     rule.Record(core.clock.NowNs() - start);
@@ -188,7 +190,8 @@ void EndConnection(Core& core, const ConnPtr& conn) {
   if (conn->session != nullptr && core.sessions.Leave(conn->session)) {
     core.locks.ReleaseOwner(conn->session->id());
     if (core.lock_forwarder != nullptr) core.lock_forwarder->ReleaseOwner(conn->session->id());
-    conn->session->Clear();
+    // On the pool: the session's files may be many, and closing them may free their data.
+    core.handlers->Post([session = conn->session] { session->Clear(); });
   }
 }
 
