@@ -116,16 +116,16 @@ void RunMetadata(Core& core, const ConnPtr& conn, const proto::FrameHeader& h,
   if (MayRunInline(core) && rule.RunOnLoop(op) && !MayFreeData(core, *conn->session, op, payload)) {
     const int64_t start = core.clock.NowNs();
     handler(core, conn, h, payload, arrival_ns);
-    rule.Record(core.clock.NowNs() - start);
+    rule.Record(op, core.clock.NowNs() - start);
     return;
   }
   conn->handler_busy.store(true, std::memory_order_release);
-  core.handlers->Post([&core, &rule, conn, h,
+  core.handlers->Post([&core, &rule, op, conn, h,
                        fields = std::vector<uint8_t>(payload.begin(), payload.end()), arrival_ns,
                        handler] {
     const int64_t start = core.clock.NowNs();
     handler(core, conn, h, fields, arrival_ns);
-    rule.Record(core.clock.NowNs() - start);
+    rule.Record(op, core.clock.NowNs() - start);
     conn->HandlerDone();
   });
 }
@@ -145,7 +145,7 @@ void Route(Core& core, const ConnPtr& conn, const proto::FrameHeader& h,
       return RunMetadata(core, conn, h, payload, arrival_ns, HandlePathOp);
     case proto::Handler::kFile:
     case proto::Handler::kSession:  // (hello and auth are answered before routing)
-      if (op == Op::kPing || op == Op::kStats) {
+      if (op == Op::kPing) {
         return HandleFileOp(core, conn, h, payload, arrival_ns);
       }
       return RunMetadata(core, conn, h, payload, arrival_ns, HandleFileOp);

@@ -4,6 +4,7 @@
 #include <algorithm>
 #include <bit>
 #include <cerrno>
+#include <vector>
 
 namespace iorelay::daemon {
 namespace {
@@ -165,27 +166,32 @@ nlohmann::json Stats::ToJson() const {
   }
   total_json["by_op"] = std::move(by_op);
   total_data.Render(&total_json);
-  nlohmann::json files = nlohmann::json::object();
-  nlohmann::json files_other;
+  // Copied under the lock, rendered after it: dispatches record into it meanwhile.
+  std::vector<std::pair<std::pair<uint64_t, uint64_t>, FileCounters>> copied;
+  FileCounters other;
   {
-    // A dispatch may carry several applications' requests: the total counts it once.
     std::lock_guard<std::mutex> lock(files_mu_);
-    auto render = [](const FileCounters& f) {
-      return nlohmann::json{{"requests", f.requests},
-                            {"bytes", f.bytes},
-                            {"dispatches", f.dispatches},
-                            {"mean_requests_per_dispatch", Mean(f.requests, f.dispatches)}};
-    };
-    uint64_t dispatches = files_other_.dispatches, requests = files_other_.requests;
-    for (const auto& [key, f] : files_) {
-      dispatches += f.dispatches;
-      requests += f.requests;
-      files[std::to_string(key.first) + ":" + std::to_string(key.second)] = render(f);
-    }
-    if (files_other_.dispatches > 0) files_other = render(files_other_);
-    total_json["dispatches"] = dispatches;
-    total_json["mean_requests_per_dispatch"] = Mean(requests, dispatches);
+    copied.assign(files_.begin(), files_.end());
+    other = files_other_;
   }
+  auto render = [](const FileCounters& f) {
+    return nlohmann::json{{"requests", f.requests},
+                          {"bytes", f.bytes},
+                          {"dispatches", f.dispatches},
+                          {"mean_requests_per_dispatch", Mean(f.requests, f.dispatches)}};
+  };
+  // A dispatch may carry several applications' requests: the total counts it once.
+  nlohmann::json files = nlohmann::json::object();
+  uint64_t dispatches = other.dispatches, requests = other.requests;
+  for (const auto& [key, f] : copied) {
+    dispatches += f.dispatches;
+    requests += f.requests;
+    files[std::to_string(key.first) + ":" + std::to_string(key.second)] = render(f);
+  }
+  total_json["dispatches"] = dispatches;
+  total_json["mean_requests_per_dispatch"] = Mean(requests, dispatches);
+  nlohmann::json files_other;
+  if (other.dispatches > 0) files_other = render(other);
   nlohmann::json j{{"total", total_json}, {"apps", apps}, {"files", files}};
   if (!files_other.is_null()) j["files_other"] = std::move(files_other);
   j["connections_accepted"] = conn.accepted.load();
