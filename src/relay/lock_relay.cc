@@ -10,12 +10,14 @@
 
 #include "client/client.h"
 #include "client/placement.h"
+#include "daemon/lock_service.h"
 
 namespace iorelay::relay {
 
 struct LockRelay::Upstream {
   explicit Upstream(ClientPtr c) : client(std::move(c)) {}
   ClientPtr client;
+  size_t running = 0;  // guarded by State::mu: this session's requests in flight
   // The handle this session holds at the lock owner on each file it locked.
   struct Anchor {
     int server = -1;
@@ -125,11 +127,14 @@ void LockRelay::Run(uint64_t owner, Done done,
       if (slot == nullptr) {
         st->sessions.erase(owner);
         refuse = EIO;
+      } else if (slot->running >= daemon::kMaxParkedPerOwner) {
+        refuse = ENOLCK;  // one process's threads cannot take every thread of the relay
       } else {
         up = slot;
         seq = st->next++;
         st->pending.emplace(seq, std::move(done));
         ++st->running;
+        ++up->running;
       }
     }
     if (refuse != 0) ++st->errors;
@@ -153,6 +158,7 @@ void LockRelay::Run(uint64_t owner, Done done,
     std::lock_guard<std::mutex> lock(st->mu);
     if (d) --st->answering;
     --st->running;
+    --up->running;
     st->cv.notify_all();
   };
   try {
@@ -162,6 +168,7 @@ void LockRelay::Run(uint64_t owner, Done done,
     {
       std::lock_guard<std::mutex> lock(st->mu);
       --st->running;
+      --up->running;
       ++st->errors;
       auto it = st->pending.find(seq);
       if (it != st->pending.end()) {

@@ -27,8 +27,8 @@ class LockRelay : public daemon::LockForwarder {
   using MakeClient = std::function<ClientPtr()>;
   // The upstream path behind a relay backend fd (RelayBackend::PathOf).
   using PathOf = std::function<Result<std::string>(int fd)>;
-  // At most `max_requests` lock requests in flight at once; more fail with ENOLCK, as a full
-  // lock table does locally.
+  // At most `max_requests` lock requests in flight at once, and daemon::kMaxParkedPerOwner of
+  // one session; more fail with ENOLCK, as a full lock table does locally.
   LockRelay(MakeClient make_client, PathOf path_of, int max_requests = 4096);
   ~LockRelay() override;
 

@@ -291,6 +291,75 @@ TEST_F(Relay, KilledRelayGivesEioNotAHang) {
   iorelay_client_destroy(c);
 }
 
+// One process's waits take at most kMaxParkedPerOwner (256) of the relay's lock threads: its
+// 257th wait fails with ENOLCK at once, another process still waits, and every wait is granted
+// once the holder lets go.
+TEST_F(Relay, OneProcessCannotTakeEveryLockThread) {
+  iorelay_client* holder = ClientOf(*ion_);
+  ASSERT_NE(holder, nullptr);
+  iorelay_file* hf = nullptr;
+  ASSERT_EQ(iorelay_open(holder, "/fwd/crowd", O_RDWR | O_CREAT, 0644, &hf), 0);
+  struct flock all {};
+  all.l_type = F_WRLCK;
+  all.l_whence = SEEK_SET;
+  ASSERT_EQ(iorelay_lock(hf, F_SETLK, &all), 0);
+
+  // (The client's pool opens a connection per call in flight, up to IORELAY_MAX_CONNECTIONS.)
+  setenv("IORELAY_MAX_CONNECTIONS", "512", 1);
+  iorelay_client* greedy = ClientOf(*relay_);
+  unsetenv("IORELAY_MAX_CONNECTIONS");
+  ASSERT_NE(greedy, nullptr);
+  iorelay_file* gf = nullptr;
+  ASSERT_EQ(iorelay_open(greedy, "/fwd/crowd", O_RDWR, 0, &gf), 0);
+  constexpr int kWaits = 256;
+  std::vector<std::atomic<int>> rc(kWaits);
+  std::vector<std::thread> waits;
+  auto wait_for = [](iorelay_file* f, int64_t byte, std::atomic<int>* out) {
+    struct flock want {};
+    want.l_type = F_WRLCK;
+    want.l_whence = SEEK_SET;
+    want.l_start = byte;
+    want.l_len = 1;
+    *out = iorelay_lock(f, F_SETLKW, &want);
+  };
+  for (int i = 0; i < kWaits; ++i) {
+    rc[i] = 1;
+    waits.emplace_back(wait_for, gf, i, &rc[i]);
+  }
+  for (int i = 0; i < 1000 && StatsOf(*relay_)["relay_locks"].value("in_flight", 0) < kWaits; ++i) {
+    std::this_thread::sleep_for(std::chrono::milliseconds(10));
+  }
+  EXPECT_EQ(StatsOf(*relay_)["relay_locks"].value("in_flight", 0), kWaits);
+  std::atomic<int> one_more{1};
+  wait_for(gf, kWaits, &one_more);
+  EXPECT_EQ(one_more.load(), -ENOLCK);
+
+  iorelay_client* other = ClientOf(*relay_);
+  iorelay_file* of = nullptr;
+  EXPECT_EQ(iorelay_open(other, "/fwd/crowd", O_RDWR, 0, &of), 0);
+  std::atomic<int> other_rc{1};
+  std::thread other_wait(wait_for, of, kWaits + 1, &other_rc);
+  for (int i = 0; i < 1000 && StatsOf(*relay_)["relay_locks"].value("in_flight", 0) <= kWaits;
+       ++i) {
+    std::this_thread::sleep_for(std::chrono::milliseconds(10));
+  }
+  EXPECT_EQ(StatsOf(*relay_)["relay_locks"].value("in_flight", 0), kWaits + 1);
+  EXPECT_EQ(other_rc.load(), 1) << "another process still waits";
+
+  all.l_type = F_UNLCK;
+  ASSERT_EQ(iorelay_lock(hf, F_SETLK, &all), 0);
+  for (auto& t : waits) t.join();
+  other_wait.join();
+  for (int i = 0; i < kWaits; ++i) EXPECT_EQ(rc[i].load(), 0) << "wait " << i;
+  EXPECT_EQ(other_rc.load(), 0);
+  (void)iorelay_close(of);
+  (void)iorelay_close(gf);
+  (void)iorelay_close(hf);
+  iorelay_client_destroy(other);
+  iorelay_client_destroy(greedy);
+  iorelay_client_destroy(holder);
+}
+
 // A relay told to stop while one of its clients waits for a record lock upstream: the waiter
 // gets an error instead of hanging, the relay exits within its drain deadline, and the I/O node
 // is left with no lock of the relay's: the range is free once its holder lets go.
