@@ -190,8 +190,7 @@ void EndConnection(Core& core, const ConnPtr& conn) {
   if (conn->session != nullptr && core.sessions.Leave(conn->session)) {
     core.locks.ReleaseOwner(conn->session->id());
     if (core.lock_forwarder != nullptr) core.lock_forwarder->ReleaseOwner(conn->session->id());
-    // On the pool: the session's files may be many, and closing them may free their data.
-    core.handlers->Post([session = conn->session] { session->Clear(); });
+    conn->session->Clear();
   }
 }
 
