@@ -87,7 +87,10 @@ bool LockService::WouldDeadlockLocked(uint64_t owner, const std::vector<uint64_t
 LockService::Waiters::iterator LockService::Unpark(Waiters& waiters, Waiters::iterator it) {
   auto mine = parked_by_owner_.find(it->span.owner);
   if (mine != parked_by_owner_.end()) {
-    std::erase_if(mine->second, [&](const auto& parked) { return parked.second == it; });
+    // (Iterators of different lists do not compare: the wait's own list first.)
+    std::erase_if(mine->second, [&](const auto& parked) {
+      return &waiters_.at(parked.first) == &waiters && parked.second == it;
+    });
     if (mine->second.empty()) parked_by_owner_.erase(mine);
   }
   return waiters.erase(it);

@@ -203,6 +203,26 @@ TEST(WriteOrder, WritesOverlappingManyEarlierOnesStayBounded) {
   EXPECT_EQ(guard->dependencies(), 0u);
 }
 
+// Positional writes of no bytes change nothing: the guard does not track them (thousands at
+// one offset would otherwise be walked one by one at every release).
+TEST(WriteOrder, ZeroLengthWritesAreNotTracked) {
+  auto s = New("fifo");
+  auto* guard = dynamic_cast<WriteOrderGuard*>(s.get());
+  s->Add(MakeRequest(1, 1, 0, 8 * K));
+  for (uint64_t id = 2; id <= 5000; ++id) s->Add(MakeRequest(id, 1, 0, 0));
+  EXPECT_EQ(guard->tracked_writes(), 1u);
+  EXPECT_EQ(guard->dependencies(), 0u);
+  size_t dispatched = 0;
+  while (s->queued() > 0) {
+    Dispatch d;
+    ASSERT_EQ(s->Next(0, &d).kind, Decision::Kind::kDispatch);
+    for (uint64_t id : d.request_ids) s->Release(id, 0, 1000), ++dispatched;
+  }
+  EXPECT_EQ(dispatched, 5000u);
+  EXPECT_EQ(guard->tracked_writes(), 0u);
+  EXPECT_EQ(guard->tracked_files(), 0u);
+}
+
 // Random writes (some appends) over a small file, dispatched and released in random order:
 // no write is dispatched while an earlier overlapping one (any earlier one, for an append)
 // is unreleased, and every write is dispatched in the end.

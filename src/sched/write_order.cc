@@ -65,7 +65,8 @@ void WriteOrderGuard::BecomeBarrier(FileWrites& f, const Request& request, Earli
 }
 
 void WriteOrderGuard::Add(const Request& request) {
-  if (request.op != IoOp::kWrite) {
+  // Reads are not ordered, and a positional write of no bytes changes nothing.
+  if (request.op != IoOp::kWrite || (request.mergeable && request.length == 0)) {
     inner_->Add(request);
     return;
   }
@@ -119,6 +120,7 @@ void WriteOrderGuard::TrackDispatch(const Dispatch& d) {
       in_flight_[id] = InFlight{&f, 0, true};  // appends are dispatched alone
       continue;
     }
+    if (d.length == 0) continue;  // a zero-length write (dispatched alone): not tracked
     if (auto c = f.covered.find(id); c != f.covered.end()) {
       in_flight_[id] = InFlight{&f, c->second.offset, false};
       at = c->second.end;
