@@ -1,4 +1,5 @@
-// DeviceModel: seek + transfer, with a busy-until clock for one call at a time.
+// DeviceModel: seek + transfer (TransferNs: a straight line or measured access times), with a
+// busy-until clock for one call at a time.
 #include "device/device_model.h"
 
 #include <algorithm>
@@ -7,7 +8,7 @@
 namespace iorelay::device {
 
 int64_t DeviceModel::CostNs(const Access& a) const {
-  const double transfer_ns = static_cast<double>(a.length) * 1e9 / profile_.bytes_per_s;
+  const double transfer_ns = TransferNs(profile_, a.length);
   return (Continues(a) ? 0 : profile_.seek_ns) + static_cast<int64_t>(std::llround(transfer_ns));
 }
 

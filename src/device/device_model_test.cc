@@ -56,5 +56,26 @@ TEST(DeviceModel, SequentialBeatsRandomByTheSeekCount) {
   EXPECT_EQ(t_rnd - t_seq, 99 * 8'000'000);
 }
 
+TEST(DeviceModel, MeasuredAccessTimesReplaceTheStraightLine) {
+  auto p = ParseDeviceProfile("seek=1ms,bw=1GBps,access=64KiB:200us/1MiB:4ms/8MiB:9ms");
+  ASSERT_TRUE(p.ok()) << p.status().message();
+  DeviceModel m(*p);
+  // Below the first point: the first point's time; on a point: its time (plus the first seek).
+  EXPECT_EQ(m.Submit(0, Access{1, 0, 4096}), 1'200'000);
+  EXPECT_EQ(m.CostNs(Access{1, 4096, 1 << 20}), 4'000'000);
+  // Between points: linear (halfway from 1 MiB to 8 MiB: 6.5 ms), a 512 KiB access takes less
+  // than a 1 MiB one but more than a 64 KiB one.
+  EXPECT_EQ(m.CostNs(Access{1, 4096, (1 << 20) + 7 * (1 << 19)}), 6'500'000);
+  EXPECT_LT(m.CostNs(Access{1, 4096, 1 << 19}), 4'000'000);
+  EXPECT_GT(m.CostNs(Access{1, 4096, 1 << 19}), 200'000);
+  // Beyond the last point: its time plus the rest at the bandwidth (1 MiB at 1 GB/s).
+  EXPECT_EQ(m.CostNs(Access{1, 4096, 9 << 20}), 9'000'000 + 1'048'576);
+  EXPECT_EQ(ToJson(*p)["access"], "64KiB:200us/1MiB:4ms/8MiB:9ms");
+  EXPECT_FALSE(ParseDeviceProfile("access=1MiB:4ms/64KiB:1ms").ok());  // not increasing
+  EXPECT_FALSE(ParseDeviceProfile("access=1MiB").ok());
+  EXPECT_FALSE(ParseDeviceProfile("access=").ok());
+  EXPECT_FALSE(ParseDeviceProfile("access=1MiB:fast").ok());
+}
+
 }  // namespace
 }  // namespace iorelay::device

@@ -174,6 +174,11 @@ Status ParseStorage(const Section& s, StorageParams* st) {
   IORELAY_RETURN_IF_ERROR(
       Optional(s, "metadata_service", &Section::Duration, &st->metadata_service_ns));
   IORELAY_RETURN_IF_ERROR(Optional(s, "token_handoff", &Section::Duration, &st->token_handoff_ns));
+  if (s.Has("file_writes_per_client")) {
+    auto n = s.Integer("file_writes_per_client", 0);
+    if (!n.ok()) return n.status();
+    st->file_writes_per_client = static_cast<int>(*n);
+  }
   if (st->kind == StorageKind::kNfs) {
     for (const char* key : {"targets", "stripe_size", "stripe_count"}) {
       if (s.Has(key)) {
@@ -225,11 +230,11 @@ Result<Platform> ParsePlatform(const json& doc) {
         "platform: ionode.layout bgq needs network.topology and network.link (its bridge nodes "
         "are nodes of the topology)");
   }
-  IORELAY_RETURN_IF_ERROR(
-      ParseStorage(Section(doc["storage"], "storage",
-                           {"kind", "targets", "nic", "stripe_size", "stripe_count", "device",
-                            "noise", "metadata_service", "token_handoff"}),
-                   &p.storage));
+  IORELAY_RETURN_IF_ERROR(ParseStorage(
+      Section(doc["storage"], "storage",
+              {"kind", "targets", "nic", "stripe_size", "stripe_count", "device", "noise",
+               "metadata_service", "token_handoff", "file_writes_per_client"}),
+      &p.storage));
   return p;
 }
 
@@ -256,6 +261,7 @@ json ToJson(const Platform& p) {
       {"noise", p.storage.noise_cv},
       {"metadata_service", units::FormatDurationNs(p.storage.metadata_service_ns)},
       {"token_handoff", units::FormatDurationNs(p.storage.token_handoff_ns)},
+      {"file_writes_per_client", p.storage.file_writes_per_client},
   };
   return {
       {"name", p.name},

@@ -55,10 +55,15 @@ struct StorageParams {
   // first request, served one at a time in this time each (0: opens cost nothing).
   int64_t metadata_service_ns = 0;
   // A file's write token (GPFS's: the file's metadata and byte ranges are held by one client
-  // node at a time): a write from a client host that does not hold it waits for a revoke of
-  // this duration, one at a time per file, then holds it. A file written by one client (file
-  // per process, or one I/O node) never pays; 0: no tokens.
+  // node at a time): a write from a client host that does not hold it waits until the holder's
+  // writes already at the targets are done, then for a revoke of this duration (one at a time
+  // per file), then holds it; the new holder's other writes wait for the same grant. A file
+  // written by one client (file per process, or one I/O node) never pays; 0: no tokens.
   int64_t token_handoff_ns = 0;
+  // Writes to one file in service at once from one client host (0: no limit): a node's file
+  // system client serialises direct writes to a file, as a per-file (inode) lock does, so the
+  // processes of a node writing one shared file take turns; a file per process never waits.
+  int file_writes_per_client = 0;
 };
 
 struct Platform {

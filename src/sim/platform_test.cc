@@ -83,6 +83,29 @@ TEST(PlatformTest, BadUnitsAndChoicesAreRefused) {
   doc = Minimal();
   doc["storage"]["stripe_count"] = 5;
   EXPECT_NE(Error(doc).find("stripe_count"), std::string::npos) << Error(doc);
+  doc = Minimal();
+  doc["storage"]["file_writes_per_client"] = -1;
+  EXPECT_NE(Error(doc).find("storage.file_writes_per_client must be an integer >= 0"),
+            std::string::npos)
+      << Error(doc);
+  doc = Minimal();
+  doc["storage"]["device"] = "ssd,access=1MiB:4ms/64KiB:1ms";
+  EXPECT_NE(Error(doc).find("device access sizes must increase"), std::string::npos) << Error(doc);
+}
+
+TEST(PlatformTest, StorageAccessTimesAndFileWriteLimitRoundTrip) {
+  json doc = Minimal();
+  doc["storage"]["device"] = "seek=0us,bw=1GBps,access=32KiB:1ms/1MiB:4ms";
+  doc["storage"]["file_writes_per_client"] = 2;
+  auto p = ParsePlatform(doc);
+  ASSERT_TRUE(p.ok()) << p.status().message();
+  EXPECT_EQ(p->storage.file_writes_per_client, 2);
+  ASSERT_EQ(p->storage.device.access_ns.size(), 2u);
+  EXPECT_EQ(p->storage.device.access_ns[1].first, 1u << 20);
+  EXPECT_EQ(p->storage.device.access_ns[1].second, 4'000'000);
+  const json out = ToJson(*p);
+  EXPECT_EQ(out["storage"]["device"]["access"], "32KiB:1ms/1MiB:4ms");
+  EXPECT_EQ(out["storage"]["file_writes_per_client"], 2);
 }
 
 TEST(PlatformTest, LinkNeedsATopology) {

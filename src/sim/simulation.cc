@@ -223,6 +223,7 @@ nlohmann::json DeterministicJson(const RunConfig& config, const RunResult& r) {
   if (config.platform.ionode.layout == IoLayoutKind::kBgq) j["ionode_layout"] = "bgq";
   j.update(ResultNumbers(r));
   j["metadata_ops"] = r.metadata_ops;
+  if (config.platform.storage.token_handoff_ns > 0) j["token_handoffs"] = r.token_handoffs;
   return j;
 }
 
@@ -254,7 +255,6 @@ nlohmann::json ResultNumbers(const RunResult& r) {
 
 nlohmann::json ToJson(const RunConfig& config, const RunResult& r) {
   nlohmann::json j = DeterministicJson(config, r);
-  if (config.platform.storage.token_handoff_ns > 0) j["token_handoffs"] = r.token_handoffs;
   if (config.pattern.max_requests > 0) j["pattern"]["max_requests"] = config.pattern.max_requests;
   j["wall_time_s"] = r.wall_s;
   j["requests_per_wall_s"] = r.wall_s > 0 ? static_cast<double>(r.requests) / r.wall_s : 0;

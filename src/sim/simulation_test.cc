@@ -252,6 +252,63 @@ TEST(SimulationTest, TokenHandoffsSlowOnlyFilesWithSeveralWriters) {
   }
 }
 
+// The token is held by one host at a time: while one host writes a shared file, no other does,
+// and writers queued on many hosts all finish (many ranks per node, direct access, where a
+// token handed to a host before its waiting writes ran could be taken away from them).
+TEST(SimulationTest, TokenHoldersWriteOneHostAtATimeAndEveryWriterFinishes) {
+  json doc = PlatformDoc("pfs");
+  doc["storage"]["token_handoff"] = "1ms";
+  doc["storage"]["stripe_size"] = "8MiB";
+  for (int ionodes : {0, 2}) {
+    RunConfig c = Config("pfs", ionodes, "fifo");
+    c.platform = *ParsePlatform(doc);
+    c.pattern.ranks = 48;
+    c.pattern.nodes = 4;
+    c.pattern.spatiality = Spatiality::kContiguous;
+    c.pattern.request_bytes = 1 << 20;
+    c.pattern.block_bytes = 4 << 20;
+    c.pattern.segments = 0;
+    RunConfig fpp = c;
+    fpp.pattern.layout = Layout::kFilePerProcess;
+    const json shared = RunForked(c);
+    const json separate = RunForked(fpp);
+    ASSERT_FALSE(shared.contains("error")) << shared.dump();
+    ASSERT_FALSE(separate.contains("error")) << separate.dump();
+    EXPECT_EQ(shared["requests"], 48 * 4) << ionodes;
+    EXPECT_GT(shared["token_handoffs"].get<int>(), 0) << ionodes;
+    EXPECT_EQ(separate["token_handoffs"], 0) << ionodes;
+    // Two hosts taking turns on one file move it at most as fast as one file per writer.
+    EXPECT_LT(shared["bandwidth_MiBps"].get<double>(), separate["bandwidth_MiBps"].get<double>())
+        << ionodes;
+  }
+}
+
+// storage.file_writes_per_client: one I/O node's writes to one shared file take turns; its
+// writes to a file per process do not wait.
+TEST(SimulationTest, FileWritesPerClientLimitOnlySharedFiles) {
+  json doc = PlatformDoc("pfs");
+  doc["storage"]["file_writes_per_client"] = 1;
+  for (Layout layout : {Layout::kShared, Layout::kFilePerProcess}) {
+    RunConfig plain = Config("pfs", 1, "fifo");
+    plain.pattern.layout = layout;
+    plain.pattern.spatiality = Spatiality::kContiguous;
+    plain.pattern.block_bytes = 8 * 64 * 1024;
+    plain.pattern.segments = 0;
+    RunConfig limited = plain;
+    limited.platform = *ParsePlatform(doc);
+    const json a = RunForked(plain);
+    const json b = RunForked(limited);
+    ASSERT_FALSE(b.contains("error")) << b.dump();
+    EXPECT_EQ(b["requests"], 8 * 8);
+    const double ratio = b["bandwidth_MiBps"].get<double>() / a["bandwidth_MiBps"].get<double>();
+    if (layout == Layout::kShared) {
+      EXPECT_LT(ratio, 0.6);
+    } else {
+      EXPECT_DOUBLE_EQ(ratio, 1.0);
+    }
+  }
+}
+
 // storage.noise: repetitions with other seeds differ, a repetition with the same seed does not.
 TEST(SimulationTest, StorageNoiseVariesWithTheSeed) {
   json doc = PlatformDoc("pfs");

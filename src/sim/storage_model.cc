@@ -7,6 +7,7 @@
 #include <random>
 #include <simgrid/s4u/Actor.hpp>
 #include <simgrid/s4u/Comm.hpp>
+#include <simgrid/s4u/ConditionVariable.hpp>
 #include <simgrid/s4u/Engine.hpp>
 #include <simgrid/s4u/Host.hpp>
 
@@ -29,6 +30,9 @@ StorageModel::StorageModel(const StorageParams& params, std::vector<sg4::Host*> 
       const double slowdown = std::exp(normal(rng));
       profile.bytes_per_s /= slowdown;
       profile.seek_ns = std::llround(static_cast<double>(profile.seek_ns) * slowdown);
+      for (auto& point : profile.access_ns) {
+        point.second = std::llround(static_cast<double>(point.second) * slowdown);
+      }
     }
     devices_.emplace_back(profile);
   }
@@ -93,20 +97,52 @@ void StorageModel::Open(sg4::Host* client) {
   sg4::Comm::sendto(metadata_, client, kMetadataMessageBytes);
 }
 
+// A file's token: its holder host's writes run together; another host's write queues the host
+// (each host once, in arrival order) and the holder's later writes queue behind it, so the
+// token moves once the holder's writes in progress are done, and comes back in turn.
 void StorageModel::AcquireToken(sg4::Host* client, uint64_t file) {
-  Token& token = tokens_[file];
-  if (token.holder == client) return;
-  if (token.holder == nullptr) {  // the first writer gets the token from the manager at once
-    token.holder = client;
-    return;
+  Token& t = tokens_[file];
+  if (!t.mutex) {
+    t.mutex = sg4::Mutex::create();
+    t.changed = sg4::ConditionVariable::create();
   }
-  // The revoke is granted now (the handoffs of a file queue in request order); a writer of the
-  // old holder that arrives meanwhile pays to get it back, as GPFS's token ping-pong does.
+  std::unique_lock lock(*t.mutex);
+  if (t.holder == nullptr) t.holder = client;  // the first writer gets it from the manager
+  auto queued = [&] { return std::find(t.queue.begin(), t.queue.end(), client) != t.queue.end(); };
+  if (t.holder == client && t.queue.empty()) {
+    ++t.active;
+  } else {  // wait for a handoff to this host, which counts this write as in progress
+    if (!queued()) t.queue.push_back(client);
+    ++t.waiting[client];
+    HandOffIfIdle(t);
+    t.changed->wait(lock, [&] { return t.holder == client && !queued(); });
+    --t.waiting[client];
+  }
+  const int64_t granted_ns = t.granted_ns;
+  lock.unlock();
+  if (static_cast<double>(granted_ns) * 1e-9 > sg4::Engine::get_clock()) {
+    sg4::this_actor::sleep_until(static_cast<double>(granted_ns) * 1e-9);
+  }
+}
+
+void StorageModel::ReleaseToken(uint64_t file) {
+  Token& t = tokens_[file];
+  std::unique_lock lock(*t.mutex);
+  --t.active;
+  HandOffIfIdle(t);
+}
+
+void StorageModel::HandOffIfIdle(Token& t) {
+  if (t.active > 0 || t.queue.empty()) return;
   const int64_t now_ns = std::llround(sg4::Engine::get_clock() * 1e9);
-  token.busy_until_ns = std::max(now_ns, token.busy_until_ns) + params_.token_handoff_ns;
-  token.holder = client;
+  t.holder = t.queue.front();
+  t.queue.pop_front();
+  // The new holder's waiting writes are in progress from now on, before they next run: a host
+  // queueing meanwhile must not see an idle token and take it from them.
+  t.active = t.waiting[t.holder];
+  t.granted_ns = std::max(now_ns, t.granted_ns) + params_.token_handoff_ns;
   ++token_handoffs_;
-  sg4::this_actor::sleep_until(static_cast<double>(token.busy_until_ns) * 1e-9);
+  t.changed->notify_all();
 }
 
 uint64_t StorageModel::Call(sg4::Host* client, uint64_t file, bool write, uint64_t offset,
@@ -114,9 +150,18 @@ uint64_t StorageModel::Call(sg4::Host* client, uint64_t file, bool write, uint64
   std::vector<Piece> pieces;
   Split(file, offset, length, &pieces);
   if (write) {
+    simgrid::s4u::SemaphorePtr file_lock;
+    if (params_.file_writes_per_client > 0) {
+      auto& lock = file_locks_[{client, file}];
+      if (!lock) lock = sg4::Semaphore::create(params_.file_writes_per_client);
+      file_lock = lock;
+      file_lock->acquire();
+    }
     if (params_.token_handoff_ns > 0) AcquireToken(client, file);
     Transfer(client, /*to_storage=*/true, pieces);
     Serve(pieces);
+    if (params_.token_handoff_ns > 0) ReleaseToken(file);
+    if (file_lock) file_lock->release();
     bytes_written_ += length;
   } else {
     Serve(pieces);

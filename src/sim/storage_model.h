@@ -10,8 +10,14 @@
 #pragma once
 
 #include <cstdint>
+#include <deque>
+#include <map>
+#include <simgrid/s4u/ConditionVariable.hpp>
 #include <simgrid/s4u/Host.hpp>
+#include <simgrid/s4u/Mutex.hpp>
+#include <simgrid/s4u/Semaphore.hpp>
 #include <unordered_map>
+#include <utility>
 #include <vector>
 
 #include "device/device_model.h"
@@ -53,10 +59,23 @@ class StorageModel {
   // other in the target's object merged.
   void Split(uint64_t file, uint64_t offset, uint64_t length, std::vector<Piece>* out) const;
   void Transfer(simgrid::s4u::Host* client, bool to_storage, const std::vector<Piece>& pieces);
+  // Queues the pieces at their targets and sleeps (the calling actor) until the last is done.
   void Serve(const std::vector<Piece>& pieces);
+  struct Token {
+    simgrid::s4u::Host* holder = nullptr;
+    int active = 0;                                        // the holder's writes in progress
+    std::deque<simgrid::s4u::Host*> queue;                 // hosts waiting for it, each once
+    std::unordered_map<simgrid::s4u::Host*, int> waiting;  // writes waiting, by host
+    int64_t granted_ns = 0;        // when the last handoff reaches its new holder
+    simgrid::s4u::MutexPtr mutex;  // SimGrid's condition variables need one
+    simgrid::s4u::ConditionVariablePtr changed;
+  };
   // Waits, in the calling actor, until `client` holds `file`'s write token (see
-  // StorageParams::token_handoff_ns).
+  // StorageParams::token_handoff_ns); every AcquireToken is followed by one ReleaseToken.
   void AcquireToken(simgrid::s4u::Host* client, uint64_t file);
+  void ReleaseToken(uint64_t file);
+  // Moves the token to the first queued host when the holder has no write in progress.
+  void HandOffIfIdle(Token& t);
 
   StorageParams params_;
   std::vector<simgrid::s4u::Host*> servers_;
@@ -67,11 +86,9 @@ class StorageModel {
   simgrid::s4u::Host* metadata_ = nullptr;
   int64_t metadata_busy_until_ns_ = 0;
   uint64_t metadata_ops_ = 0;
-  struct Token {
-    simgrid::s4u::Host* holder = nullptr;
-    int64_t busy_until_ns = 0;  // the end of the last handoff granted
-  };
   std::unordered_map<uint64_t, Token> tokens_;  // by file
+  // StorageParams::file_writes_per_client: a semaphore per (client host, file) written.
+  std::map<std::pair<simgrid::s4u::Host*, uint64_t>, simgrid::s4u::SemaphorePtr> file_locks_;
   uint64_t token_handoffs_ = 0;
 };
 

@@ -12,13 +12,16 @@
 namespace iorelay::testutil {
 
 // `produce` runs in the child and returns the JSON text to hand back. Returns the parsed
-// JSON, or {"error": ...} when the child failed, printed nothing or printed no JSON.
-inline nlohmann::json ForkedJson(const std::function<std::string()>& produce) {
+// JSON, or {"error": ...} when the child failed, printed nothing or printed no JSON, or did not
+// finish within `limit_s` seconds (a deadlocked simulation fails its test instead of hanging).
+inline nlohmann::json ForkedJson(const std::function<std::string()>& produce,
+                                 unsigned limit_s = 300) {
   int fds[2];
   if (pipe(fds) != 0) return {{"error", "pipe"}};
   const pid_t pid = fork();
   if (pid == 0) {
     close(fds[0]);
+    alarm(limit_s);  // SIGALRM's default action ends the child
     const std::string out = produce();
     size_t done = 0;
     while (done < out.size()) {
