@@ -40,7 +40,7 @@ class Parameter:
     """One free parameter: where it lives in the platform document, its kind, and its bounds."""
 
     name: str
-    kind: str  # "rate" (bytes/s) or "duration" (s)
+    kind: str  # "rate" (bytes/s), "duration" (s) or "count" (an integer, fitted rounded)
     low: float
     high: float
     start: float | None = None  # where the fit starts when the platform has no value
@@ -57,8 +57,14 @@ FREE_PARAMETERS: dict[str, Parameter] = {
         Parameter("storage.device.bw", "rate", 1e6, 1e11),
         Parameter("storage.token_handoff", "duration", 1e-6, 1.0, start=1e-3),
         Parameter("network.latency", "duration", 1e-7, 1e-2),
+        Parameter("ionode.slots", "count", 1, 64),
+        Parameter("storage.file_writes_per_client", "count", 1, 64, start=64),
     )
 }
+# The device's time per access by size (storage.device's access=...): one value per request size
+# of the cells, fitted apart from the others (fit_access_times), so it is named on its own.
+ACCESS_TIMES = "storage.device.access"
+ACCESS_BOUNDS_S = (1e-7, 10.0)
 DEFAULT_PARAMETERS = (
     "ionode.request_overhead",
     "storage.nic",
@@ -81,17 +87,49 @@ DEVICE_PROFILES: dict[str, dict[str, str]] = {
 
 
 def _device(doc: Mapping[str, Any]) -> dict[str, str]:
-    """storage.device "seek=200us,bw=2.5GBps" (or a named profile with overrides, "hdd",
-    "hdd,bw=150MBps") as {"seek": ..., "bw": ...}."""
+    """storage.device "seek=200us,bw=2.5GBps[,access=...]" (or a named profile with
+    overrides, "hdd", "hdd,bw=150MBps") as {"seek": ..., "bw": ...[, "access": ...]}."""
     text = str(doc["storage"]["device"])
     items = text.split(",")
     parts = dict(DEVICE_PROFILES.get(items[0], {}))
     parts.update(p.split("=", 1) for p in items if "=" in p)
-    if set(parts) != {"seek", "bw"}:
+    if set(parts) - {"access"} != {"seek", "bw"}:
         raise CalibrateError(f"storage.device must be 'seek=<duration>,bw=<rate>' or a named "
                              f"profile ({', '.join(DEVICE_PROFILES)}) to be fitted, "
                              f"not {text!r}")  # fmt: skip
     return parts
+
+
+def _set_device(doc: dict[str, Any], parts: Mapping[str, str]) -> None:
+    text = f"seek={parts['seek']},bw={parts['bw']}"
+    if "access" in parts:
+        text += f",access={parts['access']}"
+    doc["storage"]["device"] = text
+
+
+def access_times(doc: Mapping[str, Any], sizes: Sequence[int]) -> np.ndarray:
+    """The device's time (s) to move each of `sizes` bytes, as src/device's TransferNs reads
+    it: its access points (linear between them), or size / bw without."""
+    parts = _device(doc)
+    bw = units.parse_bytes_per_second(parts["bw"])
+    if "access" not in parts:
+        return np.array([s / bw for s in sizes], dtype=float)
+    points = [p.split(":", 1) for p in parts["access"].split("/")]
+    xs = np.array([units.parse_bytes(x) for x, _ in points], dtype=float)
+    ys = np.array([units.parse_duration_ns(y) * 1e-9 for _, y in points], dtype=float)
+    sizes_f = np.asarray(sizes, dtype=float)
+    inside = np.interp(sizes_f, xs, ys)
+    beyond = ys[-1] + (sizes_f - xs[-1]) / bw
+    return np.where(sizes_f > xs[-1], beyond, inside)
+
+
+def set_access_times(doc: dict[str, Any], sizes: Sequence[int], seconds: Sequence[float]) -> None:
+    parts = _device(doc)
+    parts["access"] = "/".join(
+        f"{units.format_bytes(int(b))}:{_format('duration', float(t))}"
+        for b, t in zip(sizes, seconds, strict=True)
+    )
+    _set_device(doc, parts)
 
 
 def get_value(doc: Mapping[str, Any], name: str) -> float:
@@ -105,6 +143,8 @@ def get_value(doc: Mapping[str, Any], name: str) -> float:
         raise CalibrateError(f"the platform has no {name} to start the fit from")
     if p.kind == "rate":
         return units.parse_bytes_per_second(str(text))
+    if p.kind == "count":
+        return float(text)
     return units.parse_duration_ns(str(text)) * 1e-9
 
 
@@ -118,17 +158,18 @@ def set_value(doc: dict[str, Any], name: str, value: float) -> None:
     if key.startswith("device."):
         parts = _device(doc)
         parts[key.split(".")[1]] = _format(p.kind, value)
-        doc["storage"]["device"] = f"seek={parts['seek']},bw={parts['bw']}"
+        _set_device(doc, parts)
+    elif p.kind == "count":
+        doc[section][key] = round(value)
     else:
         doc[section][key] = _format(p.kind, value)
 
 
 def check_parameters(names: Sequence[str]) -> None:
-    unknown = [n for n in names if n not in FREE_PARAMETERS]
+    unknown = [n for n in names if n not in FREE_PARAMETERS and n != ACCESS_TIMES]
     if unknown:
-        raise CalibrateError(
-            f"unknown parameter {', '.join(unknown)}; valid: {', '.join(FREE_PARAMETERS)}"
-        )
+        valid = ", ".join([*FREE_PARAMETERS, ACCESS_TIMES])
+        raise CalibrateError(f"unknown parameter {', '.join(unknown)}; valid: {valid}")
 
 
 # -- choosing patterns --------------------------------------------------------------------------
@@ -175,8 +216,86 @@ def fit(
     simulate: Simulator,
     max_evaluations: int,
 ) -> Fit:
-    """Bounded Nelder-Mead over log10 of the parameters, from the platform's own values."""
+    """Fits `names` on `cells`: with ACCESS_TIMES among them, the device's access times first
+    (fit_access_times); then each count parameter by a grid of powers of two (the access
+    times refitted briefly at each point); then the other scalars by bounded Nelder-Mead over
+    their log10, from the platform's own values; then the access times again."""
     check_parameters(names)
+    scalars = [n for n in names if n != ACCESS_TIMES]
+    counts = [n for n in scalars if FREE_PARAMETERS[n].kind == "count"]
+    continuous = [n for n in scalars if n not in counts]
+    access = ACCESS_TIMES in names
+    measured = cells["median"].to_numpy(dtype=float)
+    doc = copy.deepcopy(dict(platform))
+    before = log_error(simulate(doc, cells), measured)
+    evaluations = 1
+    after = before
+    values: dict[str, float] = {}
+    if access:
+        doc, after, n = fit_access_times(doc, cells, simulate, ACCESS_ROUNDS)
+        evaluations += n
+    for name in counts:
+        doc, after, n = _count_grid(doc, cells, name, simulate, access)
+        evaluations += n
+        values[name] = get_value(doc, name)
+    if continuous:
+        doc, after, n, found = _nelder_mead(doc, cells, continuous, simulate, max_evaluations)
+        evaluations += n
+        values.update(found)
+    if access and scalars:
+        doc, after, n = fit_access_times(doc, cells, simulate, ACCESS_ROUNDS // 2)
+        evaluations += n
+    if access:
+        sizes = sorted(int(v) for v in cells["request_bytes"].unique())
+        for size, t in zip(sizes, access_times(doc, sizes), strict=True):
+            values[f"{ACCESS_TIMES}:{units.format_bytes(size)}"] = float(t)
+    return Fit(
+        platform=doc,
+        error_before=before,
+        error_after=after,
+        evaluations=evaluations,
+        values=values,
+    )
+
+
+# Access-time rounds at each point of a count parameter's grid.
+GRID_ACCESS_ROUNDS = 3
+
+
+def _count_grid(
+    platform: dict[str, Any],
+    cells: pd.DataFrame,
+    name: str,
+    simulate: Simulator,
+    access: bool,
+) -> tuple[dict[str, Any], float, int]:
+    """The best power of two within the parameter's bounds (a count's error is a staircase,
+    which Nelder-Mead handles badly)."""
+    p = FREE_PARAMETERS[name]
+    measured = cells["median"].to_numpy(dtype=float)
+    best_doc, best_error, evaluations = platform, float("inf"), 0
+    value = int(p.low)
+    while value <= p.high:
+        doc = copy.deepcopy(platform)
+        set_value(doc, name, value)
+        if access:
+            doc, error, n = fit_access_times(doc, cells, simulate, GRID_ACCESS_ROUNDS)
+        else:
+            error, n = log_error(simulate(doc, cells), measured), 1
+        evaluations += n
+        if error < best_error:
+            best_doc, best_error = doc, error
+        value *= 2
+    return best_doc, best_error, evaluations
+
+
+def _nelder_mead(
+    platform: dict[str, Any],
+    cells: pd.DataFrame,
+    names: Sequence[str],
+    simulate: Simulator,
+    max_evaluations: int,
+) -> tuple[dict[str, Any], float, int, dict[str, float]]:
     params = [FREE_PARAMETERS[n] for n in names]
     lows = np.log10([p.low for p in params])
     highs = np.log10([p.high for p in params])
@@ -185,7 +304,7 @@ def fit(
     seen: dict[tuple[float, ...], float] = {}
 
     def with_values(x: np.ndarray) -> dict[str, Any]:
-        doc = copy.deepcopy(dict(platform))
+        doc = copy.deepcopy(platform)
         for n, v in zip(names, x, strict=True):
             set_value(doc, n, float(10.0**v))
         return doc
@@ -197,7 +316,7 @@ def fit(
             seen[key] = log_error(simulate(with_values(x), cells), measured)
         return seen[key]
 
-    before = objective(start)
+    objective(start)
     # A simplex a factor of 10 wide in each parameter: the start values may be far off.
     simplex = np.vstack([start] + [start + np.eye(len(start))[i] for i in range(len(start))])
     simplex = np.clip(simplex, lows, highs)
@@ -214,13 +333,43 @@ def fit(
         },
     )
     best = np.clip(res.x, lows, highs)
-    return Fit(
-        platform=with_values(best),
-        error_before=before,
-        error_after=objective(best),
-        evaluations=len(seen),
-        values={n: float(10.0**v) for n, v in zip(names, best, strict=True)},
-    )
+    error = objective(best)
+    values = {n: float(10.0**v) for n, v in zip(names, best, strict=True)}
+    return with_values(best), error, len(seen), values
+
+
+# Rounds of the access-time fit before the scalar parameters' fit (half as many after it).
+ACCESS_ROUNDS = 8
+
+
+def fit_access_times(
+    platform: Mapping[str, Any], cells: pd.DataFrame, simulate: Simulator, rounds: int
+) -> tuple[dict[str, Any], float, int]:
+    """The device's time per access at each request size of `cells`: each round multiplies a
+    size's time by the geometric mean of (simulated / measured bandwidth) over that size's
+    cells, as if bandwidth were inversely proportional to it (true where the targets are the
+    bottleneck; where they are not, the time hardly matters). Returns the best platform seen,
+    its error, and the simulations run."""
+    sizes = sorted(int(v) for v in cells["request_bytes"].unique())
+    by_size = cells["request_bytes"].to_numpy()
+    measured = cells["median"].to_numpy(dtype=float)
+    times = access_times(platform, sizes)
+    best_doc: dict[str, Any] = copy.deepcopy(dict(platform))
+    best_error = float("inf")
+    for r in range(rounds + 1):
+        doc = copy.deepcopy(dict(platform))
+        set_access_times(doc, sizes, times)
+        simulated = simulate(doc, cells)
+        error = log_error(simulated, measured)
+        if error < best_error:
+            best_doc, best_error = doc, error
+        if r == rounds:
+            break
+        ratio = np.log(np.maximum(simulated, 1e-3)) - np.log(np.maximum(measured, 1e-3))
+        for i, size in enumerate(sizes):
+            times[i] *= float(np.exp(ratio[by_size == size].mean()))
+        times = np.clip(times, *ACCESS_BOUNDS_S)
+    return best_doc, best_error, rounds + 1
 
 
 def measured_spread(cells: pd.DataFrame) -> float:
@@ -315,7 +464,8 @@ def calibrate(
         "requests_per_rank": requests_per_rank,
         "total_bytes": total_bytes,
         "scheduler": scheduler,
-        "method": "scipy.optimize.minimize Nelder-Mead, log10 parameters, bounded",
+        "method": "scipy.optimize.minimize Nelder-Mead, log10 parameters, bounded"
+        + (", device access times by per-size log residual" if ACCESS_TIMES in names else ""),
         "objective": "mean squared log error of median bandwidth per (pattern, ionodes) cell",
         "error_before": round(result.error_before, 5),
         "error_after": round(result.error_after, 5),
@@ -331,6 +481,8 @@ def calibrate(
 
 
 def doc_value(doc: Mapping[str, Any], name: str) -> str:
+    if name == ACCESS_TIMES:
+        return _device(doc).get("access", "")
     section, key = name.split(".", 1)
     if key.startswith("device."):
         return _device(doc)[key.split(".")[1]]
@@ -357,7 +509,7 @@ def add_parser(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None
     p.add_argument(
         "--parameters",
         default=",".join(DEFAULT_PARAMETERS),
-        help=f"comma-separated; valid: {', '.join(FREE_PARAMETERS)}",
+        help=f"comma-separated; valid: {', '.join([*FREE_PARAMETERS, ACCESS_TIMES])}",
     )
     p.add_argument("--options", type=_ints, help="I/O-node counts to fit on (default: all)")
     p.add_argument("--fraction", type=float, default=1.0, help="share of patterns, stratified")

@@ -113,6 +113,45 @@ def test_fit_recovers_known_parameters() -> None:
     assert result.values["storage.device.bw"] == pytest.approx(400e6, rel=0.05)
 
 
+def test_access_times_read_as_src_device_reads_them() -> None:
+    doc = _platform()
+    doc["storage"]["device"] = "seek=0us,bw=1GBps,access=64KiB:200us/1MiB:4ms/8MiB:9ms"
+    got = calibrate.access_times(doc, [4096, 1 << 20, (1 << 20) + 7 * (1 << 19), 9 << 20])
+    assert got == pytest.approx([200e-6, 4e-3, 6.5e-3, 9e-3 + (1 << 20) / 1e9])
+    calibrate.set_access_times(doc, [32768, 1 << 20], [1e-3, 5e-3])
+    assert doc["storage"]["device"] == "seek=0us,bw=1GBps,access=32KiB:1000us/1MiB:5000us"
+    assert calibrate.get_value(doc, "storage.device.bw") == pytest.approx(1e9)
+    calibrate.set_value(doc, "storage.device.seek", 5e-6)
+    assert doc["storage"]["device"].endswith("access=32KiB:1000us/1MiB:5000us")
+
+
+def _stand_in_slots(doc: Any, cells: pd.DataFrame) -> np.ndarray:
+    """Direct access is one stream; each I/O node runs `ionode.slots` streams; a stream moves
+    one request in the device's access time for its size (not a straight line in the size)."""
+    size = cells["request_bytes"].to_numpy(float)
+    seconds = calibrate.access_times(doc, list(cells["request_bytes"]))
+    k = cells["ionodes"].to_numpy(float)
+    streams = np.where(k > 0, k * calibrate.get_value(doc, "ionode.slots"), 1.0)
+    return streams * size / seconds / 2**20
+
+
+def test_fit_recovers_access_times_and_a_count() -> None:
+    truth = _platform()
+    truth["ionode"]["slots"] = 4
+    sizes = [32768, 1 << 20, 8 << 20]
+    times = [2e-3, 1e-3, 9e-3]  # 1 MiB faster than 32 KiB: no seek + size/bw gives that
+    calibrate.set_access_times(truth, sizes, times)
+    cells = _cells()
+    cells["median"] = _stand_in_slots(truth, cells)
+    names = [calibrate.ACCESS_TIMES, "ionode.slots"]
+    result = calibrate.fit(_platform(), cells, names, _stand_in_slots, max_evaluations=10)
+    assert result.error_after < 1e-4 < result.error_before
+    assert result.values["ionode.slots"] == 4
+    assert result.platform["ionode"]["slots"] == 4
+    got = calibrate.access_times(result.platform, sizes)
+    assert got == pytest.approx(times, rel=0.01)
+
+
 @needs_tool
 def test_command_writes_a_platform_iorelay_sim_reads(tmp_path: Path) -> None:
     rows = [
