@@ -149,7 +149,10 @@ def get_value(doc: Mapping[str, Any], name: str) -> float:
 
 
 def _format(kind: str, value: float) -> str:
-    return f"{value / 1e6:.6g}MBps" if kind == "rate" else f"{value * 1e6:.6g}us"
+    if kind == "rate":
+        return f"{value / 1e6:.6g}MBps"
+    # Positional, never "1.3e+06us" (the platform's units have no exponents).
+    return f"{value * 1e6:.4f}".rstrip("0").rstrip(".") + "us"
 
 
 def set_value(doc: dict[str, Any], name: str, value: float) -> None:

@@ -123,6 +123,8 @@ def test_access_times_read_as_src_device_reads_them() -> None:
     assert calibrate.get_value(doc, "storage.device.bw") == pytest.approx(1e9)
     calibrate.set_value(doc, "storage.device.seek", 5e-6)
     assert doc["storage"]["device"].endswith("access=32KiB:1000us/1MiB:5000us")
+    calibrate.set_access_times(doc, [32768, 1 << 20], [1.32718, 2.5e-7])  # no exponents
+    assert doc["storage"]["device"].endswith("access=32KiB:1327180us/1MiB:0.25us")
 
 
 def _stand_in_slots(doc: Any, cells: pd.DataFrame) -> np.ndarray:
