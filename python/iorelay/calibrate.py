@@ -197,12 +197,10 @@ Simulator = Callable[[Mapping[str, Any], pd.DataFrame], np.ndarray]
 
 
 def log_error(simulated: np.ndarray, measured: np.ndarray) -> float:
-    """Mean absolute natural-log error of bandwidths (a zero is floored at 1e-3 MiB/s).
-    Absolute, not squared: cells the model cannot explain (FORGE's direct runs, whose medians
-    fall in a slow mode no mechanism reproduces) should not bend the fit of all the others."""
+    """Mean squared natural-log error of bandwidths (a zero is floored at 1e-3 MiB/s)."""
     s = np.log(np.maximum(simulated, 1e-3))
     m = np.log(np.maximum(measured, 1e-3))
-    return float(np.mean(np.abs(s - m)))
+    return float(np.mean((s - m) ** 2))
 
 
 @dataclass
@@ -351,9 +349,9 @@ def fit_access_times(
     platform: Mapping[str, Any], cells: pd.DataFrame, simulate: Simulator, rounds: int
 ) -> tuple[dict[str, Any], float, int]:
     """The device's time per access at each request size of `cells`: each round multiplies a
-    size's time by the median of (simulated / measured bandwidth) over that size's cells, as
-    if bandwidth were inversely proportional to it (true where the targets are the bottleneck;
-    where they are not, the time hardly matters). Returns the best platform seen,
+    size's time by the geometric mean of (simulated / measured bandwidth) over that size's
+    cells, as if bandwidth were inversely proportional to it (true where the targets are the
+    bottleneck; where they are not, the time hardly matters). Returns the best platform seen,
     its error, and the simulations run."""
     sizes = sorted(int(v) for v in cells["request_bytes"].unique())
     by_size = cells["request_bytes"].to_numpy()
@@ -372,7 +370,7 @@ def fit_access_times(
             break
         ratio = np.log(np.maximum(simulated, 1e-3)) - np.log(np.maximum(measured, 1e-3))
         for i, size in enumerate(sizes):
-            times[i] *= float(np.exp(np.median(ratio[by_size == size])))
+            times[i] *= float(np.exp(ratio[by_size == size].mean()))
         times = np.clip(times, *ACCESS_BOUNDS_S)
     return best_doc, best_error, rounds + 1
 
@@ -471,7 +469,7 @@ def calibrate(
         "scheduler": scheduler,
         "method": "scipy.optimize.minimize Nelder-Mead, log10 parameters, bounded"
         + (", device access times by per-size log residual" if ACCESS_TIMES in names else ""),
-        "objective": "mean absolute log error of median bandwidth per (pattern, ionodes) cell",
+        "objective": "mean squared log error of median bandwidth per (pattern, ionodes) cell",
         "error_before": round(result.error_before, 5),
         "error_after": round(result.error_after, 5),
         "evaluations": result.evaluations,

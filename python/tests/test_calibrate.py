@@ -108,7 +108,7 @@ def test_fit_recovers_known_parameters() -> None:
     cells["median"] = _stand_in(truth, cells)
     names = ["storage.device.seek", "storage.device.bw"]
     result = calibrate.fit(_platform(), cells, names, _stand_in, max_evaluations=200)
-    assert result.error_after < 1e-2 < result.error_before
+    assert result.error_after < 1e-3 < result.error_before
     assert result.values["storage.device.seek"] == pytest.approx(3e-3, rel=0.05)
     assert result.values["storage.device.bw"] == pytest.approx(400e6, rel=0.05)
 
