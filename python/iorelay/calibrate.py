@@ -218,11 +218,13 @@ def fit(
     names: Sequence[str],
     simulate: Simulator,
     max_evaluations: int,
+    log: Callable[[str], None] = lambda _: None,
 ) -> Fit:
     """Fits `names` on `cells`: with ACCESS_TIMES among them, the device's access times first
     (fit_access_times); then each count parameter by a grid of powers of two (the access
     times refitted briefly at each point); then the other scalars by bounded Nelder-Mead over
-    their log10, from the platform's own values; then the access times again."""
+    their log10, from the platform's own values; then the access times again. Each stage's
+    error and the simulations so far go to `log`."""
     check_parameters(names)
     scalars = [n for n in names if n != ACCESS_TIMES]
     counts = [n for n in scalars if FREE_PARAMETERS[n].kind == "count"]
@@ -234,20 +236,25 @@ def fit(
     evaluations = 1
     after = before
     values: dict[str, float] = {}
+    log(f"  start: log error {before:.3f}")
     if access:
         doc, after, n = fit_access_times(doc, cells, simulate, ACCESS_ROUNDS)
         evaluations += n
+        log(f"  {ACCESS_TIMES}: log error {after:.3f} ({evaluations} simulations so far)")
     for name in counts:
         doc, after, n = _count_grid(doc, cells, name, simulate, access)
         evaluations += n
         values[name] = get_value(doc, name)
+        log(f"  {name} {values[name]:g}: log error {after:.3f} ({evaluations} so far)")
     if continuous:
         doc, after, n, found = _nelder_mead(doc, cells, continuous, simulate, max_evaluations)
         evaluations += n
         values.update(found)
+        log(f"  {', '.join(continuous)}: log error {after:.3f} ({evaluations} so far)")
     if access and scalars:
         doc, after, n = fit_access_times(doc, cells, simulate, ACCESS_ROUNDS // 2)
         evaluations += n
+        log(f"  {ACCESS_TIMES} again: log error {after:.3f} ({evaluations} so far)")
     if access:
         sizes = sorted(int(v) for v in cells["request_bytes"].unique())
         for size, t in zip(sizes, access_times(doc, sizes), strict=True):
@@ -447,7 +454,7 @@ def calibrate(
     def simulate(doc: Mapping[str, Any], c: pd.DataFrame, sim_seed: int = 1) -> np.ndarray:
         return sim_cells.simulate_cells(doc, c, requests_per_rank, scheduler, sim_seed, jobs)
 
-    result = fit(platform, used, names, simulate, max_evaluations)
+    result = fit(platform, used, names, simulate, max_evaluations, log)
     # Noise on a few cells (one per stratum and option count is plenty for a median spread).
     sample = used.groupby(["layout", "spatiality"]).head(2).reset_index(drop=True)
     target = measured_spread(used)

@@ -146,7 +146,16 @@ def test_fit_recovers_access_times_and_a_count() -> None:
     cells = _cells()
     cells["median"] = _stand_in_slots(truth, cells)
     names = [calibrate.ACCESS_TIMES, "ionode.slots"]
-    result = calibrate.fit(_platform(), cells, names, _stand_in_slots, max_evaluations=10)
+    lines: list[str] = []
+    result = calibrate.fit(
+        _platform(), cells, names, _stand_in_slots, max_evaluations=10, log=lines.append
+    )
+    assert [line.split(":")[0].strip() for line in lines] == [
+        "start",
+        calibrate.ACCESS_TIMES,
+        "ionode.slots 4",
+        f"{calibrate.ACCESS_TIMES} again",
+    ]
     assert result.error_after < 1e-4 < result.error_before
     assert result.values["ionode.slots"] == 4
     assert result.platform["ionode"]["slots"] == 4
