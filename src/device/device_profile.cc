@@ -8,13 +8,19 @@
 namespace iorelay::device {
 namespace {
 
+// The text up to the first `separator` (all of it when there is none); `text` keeps the rest.
+std::string_view PopItem(std::string_view* text, char separator) {
+  const size_t at = text->find(separator);
+  const std::string_view item = text->substr(0, at);
+  *text = at == std::string_view::npos ? std::string_view() : text->substr(at + 1);
+  return item;
+}
+
 // "32KiB:200us/1MiB:4ms": sizes strictly increasing, durations not negative.
 Result<std::vector<std::pair<uint64_t, int64_t>>> ParseAccessTimes(std::string_view text) {
   std::vector<std::pair<uint64_t, int64_t>> points;
   while (!text.empty()) {
-    size_t slash = text.find('/');
-    std::string_view point = text.substr(0, slash);
-    text = slash == std::string_view::npos ? std::string_view() : text.substr(slash + 1);
+    const std::string_view point = PopItem(&text, '/');
     size_t colon = point.find(':');
     if (colon == std::string_view::npos) {
       return Status::InvalidArgument("device access point '" + std::string(point) +
@@ -52,9 +58,7 @@ Result<DeviceProfile> ParseDeviceProfile(std::string_view text) {
   p.name = "custom";
   bool first = true;
   while (!text.empty()) {
-    size_t comma = text.find(',');
-    std::string_view item = text.substr(0, comma);
-    text = comma == std::string_view::npos ? std::string_view() : text.substr(comma + 1);
+    const std::string_view item = PopItem(&text, ',');
     size_t eq = item.find('=');
     if (eq == std::string_view::npos) {
       if (!first || !Preset(item, &p)) {
