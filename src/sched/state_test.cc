@@ -14,6 +14,7 @@
 namespace iorelay::sched {
 namespace {
 
+using testing::DrainAll;
 using testing::DrainOrder;
 using testing::MakeRequest;
 using testing::New;
@@ -121,13 +122,7 @@ TEST(WriteOrder, TrackedWritesDropToZeroAfterRelease) {
   }
   EXPECT_EQ(guard->tracked_writes(), id);
   EXPECT_EQ(guard->tracked_files(), 20u);
-  size_t released = 0;
-  while (s->queued() > 0) {
-    Dispatch d;
-    ASSERT_EQ(s->Next(0, &d).kind, Decision::Kind::kDispatch);
-    for (uint64_t r : d.request_ids) s->Release(r, 0, 1000), ++released;
-  }
-  EXPECT_EQ(released, id);
+  EXPECT_EQ(DrainAll(*s), id);
   EXPECT_EQ(guard->tracked_writes(), 0u);
   EXPECT_EQ(guard->tracked_files(), 0u);
 }
@@ -212,13 +207,7 @@ TEST(WriteOrder, ZeroLengthWritesAreNotTracked) {
   for (uint64_t id = 2; id <= 5000; ++id) s->Add(MakeRequest(id, 1, 0, 0));
   EXPECT_EQ(guard->tracked_writes(), 1u);
   EXPECT_EQ(guard->dependencies(), 0u);
-  size_t dispatched = 0;
-  while (s->queued() > 0) {
-    Dispatch d;
-    ASSERT_EQ(s->Next(0, &d).kind, Decision::Kind::kDispatch);
-    for (uint64_t id : d.request_ids) s->Release(id, 0, 1000), ++dispatched;
-  }
-  EXPECT_EQ(dispatched, 5000u);
+  EXPECT_EQ(DrainAll(*s), 5000u);
   EXPECT_EQ(guard->tracked_writes(), 0u);
   EXPECT_EQ(guard->tracked_files(), 0u);
 }

@@ -110,4 +110,18 @@ inline std::vector<uint64_t> DrainOrder(Scheduler& s, int64_t now_ns = 0) {
   return order;
 }
 
+// Dispatches and releases until nothing is queued; returns the requests released. A decision
+// other than a dispatch while requests are queued fails the calling test.
+inline size_t DrainAll(Scheduler& s, int64_t now_ns = 0) {
+  size_t released = 0;
+  while (s.queued() > 0) {
+    Dispatch d;
+    const Decision::Kind kind = s.Next(now_ns, &d).kind;
+    EXPECT_EQ(kind, Decision::Kind::kDispatch);
+    if (kind != Decision::Kind::kDispatch) break;
+    for (uint64_t id : d.request_ids) s.Release(id, 0, 1000), ++released;
+  }
+  return released;
+}
+
 }  // namespace iorelay::sched::testing
