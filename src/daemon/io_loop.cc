@@ -337,6 +337,9 @@ void IoLoop::Close(uint64_t id, const std::string& why) {
   if (e->conn->session != nullptr) e->conn->session->stats()->inflight.Unpark(e->conn.get());
   e->conn->Shutdown();  // queued replies dropped; requests still queued are cancelled
   if (!e->ended) EndConnection(core_, e->conn);
+  // The loop's hold on the connection (and, when it is the last, its descriptors and rings)
+  // goes before the count says it is closed.
+  e.reset();
   core_.stats->conn.open.fetch_sub(1);
 }
 
