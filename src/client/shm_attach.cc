@@ -1,6 +1,6 @@
 // Connection::AttachShm: the client's half of moving a connection to shared memory. The
 // request names this process's network namespace and boot; the reply brings the memfd and the
-// doorbells as SCM_RIGHTS on the authenticated socket, which is kept only to notice the
+// daemon's doorbell as SCM_RIGHTS on the authenticated socket, which is kept only to notice the
 // daemon's end.
 #include <sys/socket.h>
 #include <time.h>
@@ -23,7 +23,7 @@ int64_t NowMs() {
   return int64_t{ts.tv_sec} * 1000 + ts.tv_nsec / 1000000;
 }
 
-constexpr int kShmFds = 3;  // memfd, the daemon's doorbell, the client's doorbell
+constexpr int kShmFds = 2;  // memfd, the daemon's doorbell
 
 // Takes the descriptors of one received message as internal ones (any beyond kShmFds are
 // closed).
@@ -104,8 +104,7 @@ Status Connection::AttachShm() {
     return Fail(Status::IOError("protocol error: bad shm_attach reply"), false);
   }
   // From here the daemon reads only the rings: a failure breaks the connection.
-  Result<std::unique_ptr<ShmChannel>> ch =
-      ShmChannel::Map(fds[0], fds[1], fds[2], reply.ring_bytes);
+  Result<std::unique_ptr<ShmChannel>> ch = ShmChannel::Map(fds[0], fds[1], reply.ring_bytes);
   if (!ch.ok()) return Fail(ch.status(), false);
   shm_ = std::move(*ch);
   return Status::Ok();

@@ -1,6 +1,6 @@
 // ShmChannel: mapping and checking the daemon's rings, and the sleep/wake protocol on the
-// client side (poll on the doorbell and the socket; level-triggered, so the doorbell is
-// drained after each wake-up and before the rings are looked at again).
+// client side (sleep on the flag the daemon clears and wakes, looking at the socket between
+// slices of the wait, since a daemon that dies wakes nobody).
 #include "client/shm_channel.h"
 
 #include <poll.h>
@@ -9,15 +9,22 @@
 #include <sys/syscall.h>
 #include <unistd.h>
 
+#include <algorithm>
+
 #include "client/internal_fds.h"
 
 namespace iorelay::client {
 
-Result<std::unique_ptr<ShmChannel>> ShmChannel::Map(int memfd, int daemon_bell, int client_bell,
+namespace {
+// How long a wait sleeps on its flag before looking at the socket: how late the client notices
+// a daemon that died (one that closes the connection wakes it at once).
+constexpr int kHangUpCheckMs = 20;
+}  // namespace
+
+Result<std::unique_ptr<ShmChannel>> ShmChannel::Map(int memfd, int daemon_bell,
                                                     uint64_t ring_bytes) {
   std::unique_ptr<ShmChannel> c(new ShmChannel());
   c->daemon_bell_ = daemon_bell;
-  c->client_bell_ = client_bell;
   auto fail = [&](Status s) {
     CloseInternalFd(memfd);
     return s;
@@ -51,15 +58,13 @@ void ShmChannel::Release() {
   if (map_ != nullptr) ::munmap(map_, map_bytes_);
   map_ = nullptr;
   if (daemon_bell_ >= 0) CloseInternalFd(daemon_bell_);
-  if (client_bell_ >= 0) CloseInternalFd(client_bell_);
-  daemon_bell_ = client_bell_ = -1;
+  daemon_bell_ = -1;
 }
 
 void ShmChannel::Abandon() { Release(); }
 
 void ShmChannel::ReplaceFd(int old_fd, int new_fd) {
   if (daemon_bell_ == old_fd) daemon_bell_ = new_fd;
-  if (client_bell_ == old_fd) client_bell_ = new_fd;
 }
 
 ssize_t ShmChannel::RecvV(struct iovec* iov, int count) {
@@ -113,18 +118,20 @@ int ShmChannel::Wait(bool for_read, int socket, int timeout_ms) {
     return -1;
   }
   if (!*sleep) return 1;  // arrived meanwhile
-  struct pollfd p[2] = {{client_bell_, POLLIN, 0}, {socket, POLLIN | POLLRDHUP, 0}};
-  int r = ::poll(p, 2, timeout_ms);
-  if (r < 0) return errno == EINTR ? 1 : -1;
-  if (r == 0) return 0;
-  // After the switch the daemon never writes on the socket: any event there is its end, as is
-  // a hang-up of the doorbell (the daemon's end of its socket pair closed).
-  if (p[1].revents != 0 || (p[0].revents & (POLLHUP | POLLERR)) != 0) {
+  auto* h = static_cast<ShmHeader*>(map_);
+  std::atomic<uint32_t>* flag =
+      for_read ? &h->to_client.reader_waiting : &h->to_daemon.writer_waiting;
+  SleepOnFlag(flag, std::min(timeout_ms, kHangUpCheckMs));
+  if (flag->load() != 1) return 1;  // rung
+  // After the switch the daemon never writes on the socket: any event there is its end.
+  struct pollfd p = {socket, POLLIN | POLLRDHUP, 0};
+  int r = ::poll(&p, 1, 0);
+  if (r < 0) return errno == EINTR ? 0 : -1;
+  if (r > 0) {
     errno = ECONNRESET;
     return -1;
   }
-  DrainDoorbell(client_bell_);
-  return 1;
+  return 0;  // a slice over, or woken to look at daemon_alive: the caller waits again
 }
 
 }  // namespace iorelay::client

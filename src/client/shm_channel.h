@@ -15,11 +15,10 @@ namespace iorelay::client {
 
 class ShmChannel {
  public:
-  // Maps `memfd` (closed here whatever happens) holding rings of `ring_bytes`; takes the two
-  // doorbells (the daemon's eventfd, this side's end of the daemon's socket pair; closed by the
-  // channel). All three are internal descriptors.
-  static Result<std::unique_ptr<ShmChannel>> Map(int memfd, int daemon_bell, int client_bell,
-                                                 uint64_t ring_bytes);
+  // Maps `memfd` (closed here whatever happens) holding rings of `ring_bytes`; takes the
+  // daemon's eventfd doorbell (closed by the channel). Both are internal descriptors. The
+  // daemon's doorbell to this side is a futex in the shared page (common/shm_ring.h).
+  static Result<std::unique_ptr<ShmChannel>> Map(int memfd, int daemon_bell, uint64_t ring_bytes);
   ~ShmChannel();
   ShmChannel(const ShmChannel&) = delete;
   ShmChannel& operator=(const ShmChannel&) = delete;
@@ -31,14 +30,16 @@ class ShmChannel {
   // The stream position of the next byte Send writes (its offset in the ring, modulo the
   // ring's size).
   uint64_t SendPosition() const { return out_.position(); }
-  // Waits up to `timeout_ms` for replies (`for_read`) or room, or for `socket` to hang up (the
-  // daemon closed it or died): 1 ready or woken, 0 timed out, -1 the socket ended (errno set).
+  // Waits up to `timeout_ms` (less: it looks at `socket` every few milliseconds) for replies
+  // (`for_read`) or room, or for `socket` to hang up (the daemon closed it or died): 1 ready or
+  // rung, 0 nothing yet (timed out, or woken by a sign of life), -1 the socket ended (errno
+  // set).
   int Wait(bool for_read, int socket, int timeout_ms);
   // Whether the daemon signalled that it lives (ShmHeader::daemon_alive) since the last call.
   bool DaemonSignalledAlive();
 
   // Descriptor bookkeeping for the interposer (an application dup2 onto one of them).
-  bool UsesFd(int fd) const { return fd == daemon_bell_ || fd == client_bell_; }
+  bool UsesFd(int fd) const { return fd == daemon_bell_; }
   void ReplaceFd(int old_fd, int new_fd);
   // Fork child: unmaps and closes without ringing anything.
   void Abandon();
@@ -50,7 +51,6 @@ class ShmChannel {
   void* map_ = nullptr;
   size_t map_bytes_ = 0;
   int daemon_bell_ = -1;     // rung after writing requests or making room for replies
-  int client_bell_ = -1;     // the daemon rings it; waited on
   uint64_t alive_seen_ = 0;  // daemon_alive when last looked at
   ShmRingWriter out_;        // client → daemon
   ShmRingReader in_;         // daemon → client

@@ -6,12 +6,14 @@
 #include "common/shm_ring.h"
 
 #include <fcntl.h>
-#include <sys/socket.h>
+#include <linux/futex.h>
 #include <sys/stat.h>
 #include <sys/syscall.h>
+#include <time.h>
 #include <unistd.h>
 
 #include <algorithm>
+#include <climits>
 #include <cstring>
 
 #include "common/raw_close.h"
@@ -206,15 +208,19 @@ void RingDoorbell(int eventfd) {
   [[maybe_unused]] long r = ::syscall(SYS_write, eventfd, &one, sizeof one);
 }
 
-void RingSocketDoorbell(int socket) {
-  const char ring = 1;
-  [[maybe_unused]] long r =
-      ::syscall(SYS_sendto, socket, &ring, 1, MSG_DONTWAIT | MSG_NOSIGNAL, nullptr, 0);
+// Process-shared futexes (no FUTEX_PRIVATE_FLAG): the flag lives in a MAP_SHARED memfd
+// mapped by both processes, so the kernel keys it by the file page, not by the address.
+static_assert(sizeof(std::atomic<uint32_t>) == sizeof(uint32_t));
+
+void WakeFlag(std::atomic<uint32_t>* flag) {
+  [[maybe_unused]] long r = ::syscall(SYS_futex, reinterpret_cast<uint32_t*>(flag), FUTEX_WAKE,
+                                      INT32_MAX, nullptr, nullptr, 0);
 }
 
-void DrainDoorbell(int fd) {
-  char rings[64];  // (an eventfd's read wants 8 bytes at least, and gives 8)
-  [[maybe_unused]] long r = ::syscall(SYS_read, fd, rings, sizeof rings);
+void SleepOnFlag(std::atomic<uint32_t>* flag, int timeout_ms) {
+  struct timespec t = {timeout_ms / 1000, static_cast<long>(timeout_ms % 1000) * 1000000};
+  [[maybe_unused]] long r =
+      ::syscall(SYS_futex, reinterpret_cast<uint32_t*>(flag), FUTEX_WAIT, 1u, &t, nullptr, 0);
 }
 
 }  // namespace iorelay

@@ -171,21 +171,22 @@ struct HostIdentity {
 // `pid` 0: this process; else that one's network namespace (boot id: this kernel's).
 Result<HostIdentity> ReadHostIdentity(pid_t pid);
 
-// The two doorbells. The client's to the daemon is an eventfd (the daemon only waits on it,
-// edge-triggered, and never reads or writes it). The daemon's to the client is one end of a
-// stream socket pair, the client holding the other: a send with MSG_DONTWAIT never blocks,
-// whatever the client does with its end. An eventfd shared with the client could not promise
-// that: its non-blocking flag belongs to the open file description, which the client shares
-// and can clear, and then fill the counter so that the daemon's next write blocks forever.
+// The two doorbells. The client's to the daemon is an eventfd: the daemon only waits on it
+// (edge-triggered, in its event loop) and never reads or writes it. The daemon's to the client
+// is a futex on the flag the client sleeps on (ShmRingControl::reader_waiting of the replies'
+// ring, writer_waiting of the requests' ring): the daemon clears the flag and wakes it, which
+// never blocks, whatever the client does to the shared page. (An eventfd shared with the
+// client could block: its non-blocking flag belongs to the open file description, which the
+// client could clear and then fill the counter; a socket pair cannot, but costs a send and a
+// poll and a read per wake-up.)
 //
 // Rings an eventfd doorbell (a failed write is ignored: the peer is gone or its counter is
 // saturated, and either way it is awake).
 void RingDoorbell(int eventfd);
-// Rings the daemon's doorbell to the client: one byte, never blocking (a full socket means
-// the client has wake-ups pending; a closed one, that it is gone).
-void RingSocketDoorbell(int socket);
-// Takes the rings pending on a doorbell of either kind (non-blocking): an eventfd's counter, or
-// the bytes a socket holds (up to 64; more only cost another wake-up).
-void DrainDoorbell(int fd);
+// Wakes whoever sleeps on `flag` in the shared mapping (a process-shared futex).
+void WakeFlag(std::atomic<uint32_t>* flag);
+// Sleeps while `*flag` is 1, at most `timeout_ms` (a wake-up, a change of the flag, a signal
+// or the time ends it; the caller looks at the flag and the ring again).
+void SleepOnFlag(std::atomic<uint32_t>* flag, int timeout_ms);
 
 }  // namespace iorelay

@@ -1,15 +1,17 @@
 // The ring's lending (ShmRingReader::Borrow/Return): bytes lent stay the reader's until given
-// back, in any order, and the writer gets their room only then.
+// back, in any order, and the writer gets their room only then; and the futex doorbell.
 #include "common/shm_ring.h"
 
 #include <fcntl.h>
 #include <gtest/gtest.h>
 #include <sys/mman.h>
-#include <sys/socket.h>
 #include <unistd.h>
 
+#include <atomic>
+#include <chrono>
 #include <cstring>
 #include <numeric>
+#include <thread>
 #include <vector>
 
 namespace iorelay {
@@ -129,21 +131,29 @@ TEST_F(MirroredRing, BytesReadAfterALentRunGiveTheirRoomBackOnlyWithIt) {
   EXPECT_EQ(Write(Bytes(kRing, 0)), a.size() + b.size());
 }
 
-// The daemon's doorbell to a client never blocks, even on a socket whose ends are blocking and
-// whose reader never reads (a send buffer fills after a few hundred rings); draining takes
-// what is pending.
-TEST(SocketDoorbell, RingingNeverBlocksAndDrainingTakesTheRings) {
-  int ends[2];
-  ASSERT_EQ(::socketpair(AF_UNIX, SOCK_STREAM, 0, ends), 0);
-  for (int i = 0; i < 100000; ++i) RingSocketDoorbell(ends[0]);
-  char byte;
-  ASSERT_EQ(::recv(ends[1], &byte, 1, MSG_DONTWAIT), 1);  // rung
-  ASSERT_EQ(::fcntl(ends[1], F_SETFL, O_NONBLOCK), 0);    // (as the client's end is)
-  for (int i = 0; i < 100000; ++i) DrainDoorbell(ends[1]);
-  EXPECT_EQ(::recv(ends[1], &byte, 1, MSG_DONTWAIT), -1);  // all taken
-  ::close(ends[1]);
-  RingSocketDoorbell(ends[0]);  // the client gone: no SIGPIPE, no error
-  ::close(ends[0]);
+// The daemon's doorbell to a client: a sleeper on its flag wakes when the flag is cleared and
+// woken, not before; a sleep on a flag already cleared returns at once; a wake with nobody
+// asleep returns.
+TEST(FlagDoorbell, SleepsUntilClearedAndWokenOrTheTimeEnds) {
+  std::atomic<uint32_t> flag{1};
+  WakeFlag(&flag);  // nobody asleep
+  const auto t0 = std::chrono::steady_clock::now();
+  SleepOnFlag(&flag, 30);  // nobody wakes it: the time ends it
+  EXPECT_GE(std::chrono::steady_clock::now() - t0, std::chrono::milliseconds(25));
+  std::atomic<bool> woke{false};
+  std::thread sleeper([&] {
+    while (flag.load() == 1) SleepOnFlag(&flag, 10000);
+    woke.store(true);
+  });
+  std::this_thread::sleep_for(std::chrono::milliseconds(20));
+  EXPECT_FALSE(woke.load());
+  flag.store(0);
+  WakeFlag(&flag);
+  sleeper.join();
+  EXPECT_TRUE(woke.load());
+  const auto t1 = std::chrono::steady_clock::now();
+  SleepOnFlag(&flag, 10000);  // cleared: no sleep
+  EXPECT_LT(std::chrono::steady_clock::now() - t1, std::chrono::seconds(5));
 }
 
 }  // namespace

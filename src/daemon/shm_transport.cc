@@ -23,15 +23,20 @@ struct ShmConnection::Mapping {
   void* replies = nullptr;  // (null when inside `front`)
   size_t replies_bytes = 0;
   bool lends = false;
-  // This side rings it (RingSocketDoorbell): replies written, or room made for requests. The
-  // daemon's end of a socket pair; the client has the other (shm_ring.h says why a socket).
-  int client_bell = -1;
   ShmRingReader in;  // client → daemon (the event loop's thread; Return from any)
 
+  ShmHeader* header() const { return static_cast<ShmHeader*>(front); }
+  // The client's doorbells (shm_ring.h): replies written, or room made for requests.
+  void WakeReader() const { WakeFlag(&header()->to_client.reader_waiting); }
+  void WakeWriter() const { WakeFlag(&header()->to_daemon.writer_waiting); }
+
   ~Mapping() {
-    if (front != nullptr) ::munmap(front, front_bytes);
+    if (front != nullptr) {
+      WakeReader();  // a client asleep on the rings learns of the end at once
+      WakeWriter();
+      ::munmap(front, front_bytes);
+    }
     if (replies != nullptr) ::munmap(replies, replies_bytes);
-    if (client_bell >= 0) ::close(client_bell);
   }
 };
 
@@ -41,7 +46,7 @@ class ShmConnection::Lease final : public BufferLease {
   Lease(std::shared_ptr<Mapping> map, uint64_t position)
       : map_(std::move(map)), position_(position) {}
   ~Lease() override {
-    if (map_->in.Return(position_)) RingSocketDoorbell(map_->client_bell);
+    if (map_->in.Return(position_)) map_->WakeWriter();
   }
 
  private:
@@ -127,12 +132,6 @@ Result<std::unique_ptr<ShmConnection>> ShmConnection::Create(uint64_t ring_bytes
   }
   c->daemon_bell_ = ::eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK);
   if (c->daemon_bell_ < 0) return Status::LastError("eventfd");
-  int bell[2];
-  if (::socketpair(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC | SOCK_NONBLOCK, 0, bell) != 0) {
-    return Status::LastError("socketpair for the client's doorbell");
-  }
-  map->client_bell = bell[0];
-  c->client_bell_end_ = bell[1];
   auto* h = new (map->front) ShmHeader{};
   h->magic = kShmMagic;
   h->ring_bytes = ring_bytes;
@@ -150,13 +149,12 @@ Result<std::unique_ptr<ShmConnection>> ShmConnection::Create(uint64_t ring_bytes
 ShmConnection::~ShmConnection() {
   if (memfd_ >= 0) ::close(memfd_);
   if (daemon_bell_ >= 0) ::close(daemon_bell_);
-  if (client_bell_end_ >= 0) ::close(client_bell_end_);
   if (open_count_ != nullptr) open_count_->fetch_sub(1);
 }
 
 Status ShmConnection::HandOver(std::unique_ptr<Connection>& socket, const uint8_t* frame,
                                size_t len) {
-  const int fds[3] = {memfd_, daemon_bell_, client_bell_end_};
+  const int fds[2] = {memfd_, daemon_bell_};
   alignas(struct cmsghdr) char control[CMSG_SPACE(sizeof fds)] = {};
   struct iovec iov = {const_cast<uint8_t*>(frame), len};
   struct msghdr msg = {};
@@ -180,8 +178,6 @@ Status ShmConnection::HandOver(std::unique_ptr<Connection>& socket, const uint8_
   }
   ::close(memfd_);  // the mapping stays; the client has its own descriptor
   memfd_ = -1;
-  ::close(client_bell_end_);  // (the client's now)
-  client_bell_end_ = -1;
   socket_ = std::move(socket);
   return Status::Ok();
 }
@@ -192,7 +188,7 @@ Result<size_t> ShmConnection::Recv(void* buf, size_t n) {
   }
   Result<size_t> got = map_->in.Read(buf, n, /*mark_when_short=*/true);
   if (!got.ok()) return got.status();
-  if (*got > 0 && map_->in.WriterNeedsWake()) RingSocketDoorbell(map_->client_bell);
+  if (*got > 0 && map_->in.WriterNeedsWake()) map_->WakeWriter();
   // (The doorbell is never drained: with edge-triggered epoll every ring is an event, whatever
   // the counter, and draining could drop one rung just before.)
   if (*got == 0) {
@@ -220,12 +216,13 @@ uint8_t* ShmConnection::Reserve(size_t n) {
 
 void ShmConnection::CommitReserved(size_t m) {
   out_.Commit(m);
-  if (out_.ReaderNeedsWake()) RingSocketDoorbell(map_->client_bell);
+  if (out_.ReaderNeedsWake()) map_->WakeReader();
 }
 
 bool ShmConnection::SignalAlive() {
-  static_cast<ShmHeader*>(map_->front)->daemon_alive.fetch_add(1);
-  RingSocketDoorbell(map_->client_bell);
+  map_->header()->daemon_alive.fetch_add(1);
+  map_->WakeReader();
+  map_->WakeWriter();
   return true;
 }
 
@@ -259,13 +256,15 @@ Result<size_t> ShmConnection::SendSome(const struct iovec* iov, int iovcnt) {
     if (!wait.ok()) return wait.status();
     if (*wait) break;
   }
-  if (total > 0 && out_.ReaderNeedsWake()) RingSocketDoorbell(map_->client_bell);
+  if (total > 0 && out_.ReaderNeedsWake()) map_->WakeReader();
   return total;
 }
 
 void ShmConnection::Shutdown() {
   shut_.store(true);
   if (socket_) socket_->Shutdown();  // the client sees its socket end
+  map_->WakeReader();                // (at once, if it sleeps on the rings)
+  map_->WakeWriter();
 }
 
 std::string ShmConnection::peer() const {

@@ -1,7 +1,8 @@
-// The daemon's end of a shared-memory connection: two byte rings in a sealed memfd, an eventfd
-// doorbell each way, and the authenticated Unix socket kept only to learn when the client
-// goes. It is a Connection like a socket, so the event loop, the frame reader and the reply
-// queue serve it unchanged; the doorbell is its PollFd, the socket its AuxPollFd.
+// The daemon's end of a shared-memory connection: two byte rings in a sealed memfd, a doorbell
+// each way (an eventfd to the daemon, a futex in the shared page to the client), and the
+// authenticated Unix socket kept only to learn when the client goes. It is a Connection like a
+// socket, so the event loop, the frame reader and the reply queue serve it unchanged; the doorbell
+// is its PollFd, the socket its AuxPollFd.
 #pragma once
 
 #include <atomic>
@@ -18,14 +19,15 @@ class ShmConnection final : public Connection {
  public:
   // Rings of `ring_bytes` each (a power of two in [kShmMinRingBytes, kShmMaxRingBytes]): a
   // memfd sealed against resizing (a client cannot truncate it under the daemon), mapped, and
-  // two non-blocking eventfds. `open_count` (may be null) counts live shared-memory connections.
-  // With `in_place`, the rings are mapped so that data can stay in them (Borrow, Reserve).
+  // the daemon's non-blocking eventfd doorbell. `open_count` (may be null) counts live
+  // shared-memory connections. With `in_place`, the rings are mapped so that data can stay in them
+  // (Borrow, Reserve).
   static Result<std::unique_ptr<ShmConnection>> Create(uint64_t ring_bytes, bool in_place,
                                                        std::atomic<uint64_t>* open_count);
   ~ShmConnection() override;
 
-  // Sends `frame` (the attach reply) on `socket` with the memfd and both doorbells (the
-  // client's eventfd, its end of the daemon's socket pair) as SCM_RIGHTS, then takes the
+  // Sends `frame` (the attach reply) on `socket` with the memfd and the daemon's doorbell as
+  // SCM_RIGHTS, then takes the
   // socket over. On failure the socket is left to the caller.
   Status HandOver(std::unique_ptr<Connection>& socket, const uint8_t* frame, size_t len);
 
@@ -56,10 +58,9 @@ class ShmConnection final : public Connection {
   std::unique_ptr<Connection> socket_;
   std::shared_ptr<Mapping> map_;
   uint64_t ring_bytes_ = 0;
-  int memfd_ = -1;            // closed once handed over
-  int daemon_bell_ = -1;      // the client rings it: requests written, or room made for replies
-  int client_bell_end_ = -1;  // the client's end of its doorbell; closed once handed over
-  ShmRingWriter out_;         // daemon → client (under the connection's send lock)
+  int memfd_ = -1;        // closed once handed over
+  int daemon_bell_ = -1;  // the client rings it: requests written, or room made for replies
+  ShmRingWriter out_;     // daemon → client (under the connection's send lock)
   std::atomic<bool> hung_up_{false};
   std::atomic<bool> violated_{false};  // the client wrote on the socket after the switch
   std::atomic<bool> shut_{false};

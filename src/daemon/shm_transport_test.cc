@@ -61,7 +61,7 @@ class RawShm {
     proto::ShmRequest req{me->netns_dev, me->netns_ino + ino_delta, me->boot_id};
     EXPECT_TRUE(c.SendFrame(Op::kShmAttach, 77, proto::EncodeFields(req)));
     uint8_t buf[256];
-    int fds[3] = {-1, -1, -1};
+    int fds[2] = {-1, -1};
     alignas(struct cmsghdr) char control[CMSG_SPACE(sizeof fds)] = {};
     struct iovec v = {buf, proto::kHeaderBytes};
     struct msghdr m = {};
@@ -89,7 +89,6 @@ class RawShm {
     EXPECT_NE(map_, MAP_FAILED);
     ::close(fds[0]);
     daemon_bell_ = fds[1];
-    client_bell_ = fds[2];
     header_ = static_cast<ShmHeader*>(map_);
     auto* base = static_cast<uint8_t*>(map_) + kShmHeaderBytes;
     out_ = ShmRingWriter(&header_->to_daemon, base, ring_);
@@ -100,8 +99,7 @@ class RawShm {
     if (map_ != nullptr) ::munmap(map_, bytes_);
     map_ = nullptr;
     if (daemon_bell_ >= 0) ::close(daemon_bell_);
-    if (client_bell_ >= 0) ::close(client_bell_);
-    daemon_bell_ = client_bell_ = -1;
+    daemon_bell_ = -1;
   }
   void Ring() { RingDoorbell(daemon_bell_); }
   void WriteFrame(Op op, uint64_t id, const std::vector<uint8_t>& fields, uint32_t length) {
@@ -118,9 +116,9 @@ class RawShm {
     ASSERT_EQ(*n, sizeof header + fields.size());
     Ring();
   }
-  // The next reply frame from the ring (heartbeats skipped); false after 5 s. Without `drain`,
-  // the doorbell is never read (the ring is polled instead).
-  bool ReadFrame(Frame* f, bool drain = true) {
+  // The next reply frame from the ring (heartbeats skipped); false after 5 s. With `sleep`, it
+  // sleeps on its doorbell when the ring is empty, else it polls the ring.
+  bool ReadFrame(Frame* f, bool sleep = true) {
     const auto end = Clock::now() + std::chrono::seconds(5);
     std::vector<uint8_t> got;
     while (Clock::now() < end) {
@@ -138,10 +136,10 @@ class RawShm {
           return true;
         }
       }
-      if (*n == 0 && drain) {
-        struct pollfd p = {client_bell_, POLLIN, 0};
-        ::poll(&p, 1, 20);
-        DrainDoorbell(client_bell_);
+      if (*n == 0 && sleep) {
+        Result<bool> empty = in_.PrepareToSleep();
+        if (!empty.ok()) return false;
+        if (*empty) SleepOnFlag(&header_->to_client.reader_waiting, 20);
       } else if (*n == 0) {
         std::this_thread::sleep_for(std::chrono::microseconds(20));
       }
@@ -149,13 +147,12 @@ class RawShm {
     return false;
   }
   ShmHeader* header() { return header_; }
-  int client_bell() const { return client_bell_; }
 
  private:
   void* map_ = nullptr;
   size_t bytes_ = 0;
   uint64_t ring_ = 0;
-  int daemon_bell_ = -1, client_bell_ = -1;
+  int daemon_bell_ = -1;
   ShmHeader* header_ = nullptr;
   ShmRingWriter out_;
   ShmRingReader in_;
@@ -235,27 +232,22 @@ TEST_F(ShmTransportTest, RequestsAndRepliesTravelThroughTheRings) {
   ExpectRingsFreed();
 }
 
-// The daemon's doorbell to the client is a socket whose end the client holds alone: a client
-// that makes its end blocking, marks itself asleep before every request so that every reply
-// rings, and never reads its doorbell (its buffer fills after a few hundred rings) stalls
-// nothing. (With an eventfd the client shares the daemon's open file description: clearing
-// O_NONBLOCK and filling the counter blocked the daemon's next ring forever.)
+// The daemon's doorbell to the client is a futex on a flag in the shared page, which the daemon
+// only wakes: a client that marks itself asleep before every request so that every reply
+// rings, never sleeps, and scribbles the flag of the other ring stalls nothing. (With an
+// eventfd the client shared the daemon's open file description: clearing O_NONBLOCK and
+// filling the counter blocked the daemon's next ring forever.)
 TEST_F(ShmTransportTest, AClientCannotMakeItsDoorbellBlockTheDaemon) {
   StartWith(true);
   std::unique_ptr<RawClient> c = Admitted(secret_a_);
   RawShm shm;
   ASSERT_EQ(shm.Attach(*c), 0);
-  struct stat st;
-  ASSERT_EQ(::fstat(shm.client_bell(), &st), 0);
-  EXPECT_TRUE(S_ISSOCK(st.st_mode));
-  ASSERT_EQ(::fcntl(shm.client_bell(), F_SETFL, 0), 0);
-  const uint64_t nearly_full = 0xfffffffffffffffe;  // (what filled an eventfd's counter)
-  ASSERT_EQ(::write(shm.client_bell(), &nearly_full, sizeof nearly_full), 8);
   for (uint64_t id = 1; id <= 3000; ++id) {
     shm.header()->to_client.reader_waiting.store(1);
+    shm.header()->to_daemon.writer_waiting.store(static_cast<uint32_t>(id * 0x9e3779b1u));
     shm.WriteFrame(Op::kPing, id, {}, 0);
     Frame f;
-    ASSERT_TRUE(shm.ReadFrame(&f, /*drain=*/false)) << "ping " << id;
+    ASSERT_TRUE(shm.ReadFrame(&f, /*sleep=*/false)) << "ping " << id;
     ASSERT_EQ(f.header.id, id);
   }
   ExpectOthersServed();
