@@ -55,6 +55,7 @@ FREE_PARAMETERS: dict[str, Parameter] = {
         Parameter("storage.nic", "rate", 1e7, 1e11),
         Parameter("storage.device.seek", "duration", 1e-6, 1e-1),
         Parameter("storage.device.bw", "rate", 1e6, 1e11),
+        Parameter("storage.device.write", "duration", 1e-7, 1e-1, start=1e-4),
         Parameter("storage.token_handoff", "duration", 1e-6, 1.0, start=1e-3),
         Parameter("network.latency", "duration", 1e-7, 1e-2),
         Parameter("ionode.slots", "count", 1, 64),
@@ -87,13 +88,14 @@ DEVICE_PROFILES: dict[str, dict[str, str]] = {
 
 
 def _device(doc: Mapping[str, Any]) -> dict[str, str]:
-    """storage.device "seek=200us,bw=2.5GBps[,access=...]" (or a named profile with
-    overrides, "hdd", "hdd,bw=150MBps") as {"seek": ..., "bw": ...[, "access": ...]}."""
+    """storage.device "seek=200us,bw=2.5GBps[,write=...][,access=...]" (or a named profile
+    with overrides, "hdd", "hdd,bw=150MBps") as {"seek": ..., "bw": ...[, "write": ...]
+    [, "access": ...]}."""
     text = str(doc["storage"]["device"])
     items = text.split(",")
     parts = dict(DEVICE_PROFILES.get(items[0], {}))
     parts.update(p.split("=", 1) for p in items if "=" in p)
-    if set(parts) - {"access"} != {"seek", "bw"}:
+    if set(parts) - {"write", "access"} != {"seek", "bw"}:
         raise CalibrateError(f"storage.device must be 'seek=<duration>,bw=<rate>' or a named "
                              f"profile ({', '.join(DEVICE_PROFILES)}) to be fitted, "
                              f"not {text!r}")  # fmt: skip
@@ -102,6 +104,8 @@ def _device(doc: Mapping[str, Any]) -> dict[str, str]:
 
 def _set_device(doc: dict[str, Any], parts: Mapping[str, str]) -> None:
     text = f"seek={parts['seek']},bw={parts['bw']}"
+    if "write" in parts:
+        text += f",write={parts['write']}"
     if "access" in parts:
         text += f",access={parts['access']}"
     doc["storage"]["device"] = text
@@ -136,7 +140,9 @@ def get_value(doc: Mapping[str, Any], name: str) -> float:
     """A parameter's value in SI units (bytes/s or s)."""
     p = FREE_PARAMETERS[name]
     section, key = name.split(".", 1)
-    text = _device(doc)[key.split(".")[1]] if key.startswith("device.") else doc[section].get(key)
+    text = (
+        _device(doc).get(key.split(".")[1]) if key.startswith("device.") else doc[section].get(key)
+    )
     if text is None and p.start is not None:
         return p.start
     if text is None:

@@ -30,6 +30,11 @@ def test_values_round_trip_through_the_platform_units() -> None:
     assert doc["storage"]["device"] == "seek=200us,bw=123.4MBps"
     assert doc["ionode"]["request_overhead"] == "1250us"
     assert calibrate.get_value(doc, "ionode.request_overhead") == pytest.approx(0.00125)
+    # The device's write cost: its start value until set, then a key of the device's spec.
+    assert calibrate.get_value(doc, "storage.device.write") == pytest.approx(1e-4)
+    calibrate.set_value(doc, "storage.device.write", 310e-6)
+    assert doc["storage"]["device"] == "seek=200us,bw=123.4MBps,write=310us"
+    assert calibrate.get_value(doc, "storage.device.write") == pytest.approx(310e-6)
 
 
 def test_a_named_device_profile_is_fitted_from_its_values() -> None:

@@ -27,7 +27,7 @@ class EmulatedBackend final : public ForwardingBackend {
 
  private:
   // With mu_ held: sleeps for the model's time of `length` bytes at `offset` of fd's file.
-  void Serve(int fd, uint64_t offset, uint64_t length);
+  void Serve(int fd, uint64_t offset, uint64_t length, bool write);
   std::mutex mu_;
   device::DeviceModel model_;  // guarded by mu_
 };

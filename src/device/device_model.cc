@@ -1,5 +1,5 @@
-// DeviceModel: seek + transfer (TransferNs: a straight line or measured access times), with a
-// busy-until clock for one call at a time.
+// DeviceModel: seek + transfer (TransferNs: a straight line or measured access times) + the
+// write cost for writes, with a busy-until clock for one call at a time.
 #include "device/device_model.h"
 
 #include <algorithm>
@@ -9,7 +9,8 @@ namespace iorelay::device {
 
 int64_t DeviceModel::CostNs(const Access& a) const {
   const double transfer_ns = TransferNs(profile_, a.length);
-  return (Continues(a) ? 0 : profile_.seek_ns) + static_cast<int64_t>(std::llround(transfer_ns));
+  return (Continues(a) ? 0 : profile_.seek_ns) + (a.write ? profile_.write_ns : 0) +
+         static_cast<int64_t>(std::llround(transfer_ns));
 }
 
 int64_t DeviceModel::Submit(int64_t now_ns, const Access& a) {

@@ -15,6 +15,7 @@ struct Access {
   uint64_t object = 0;
   uint64_t offset = 0;  // bytes
   uint64_t length = 0;  // bytes
+  bool write = false;   // pays the profile's write_ns
 };
 
 // One call at a time, like a disk head. Not thread-safe: the caller serialises (the

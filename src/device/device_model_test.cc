@@ -56,6 +56,23 @@ TEST(DeviceModel, SequentialBeatsRandomByTheSeekCount) {
   EXPECT_EQ(t_rnd - t_seq, 99 * 8'000'000);
 }
 
+TEST(DeviceModel, WritesPayTheWriteCostAndReadsDoNot) {
+  auto p = ParseDeviceProfile("seek=100us,bw=1GBps,write=250us");
+  ASSERT_TRUE(p.ok()) << p.status().message();
+  DeviceModel m(*p);
+  const Access read{1, 0, 1'000'000};
+  Access write = read;
+  write.write = true;
+  EXPECT_EQ(m.CostNs(read), 100'000 + 1'000'000);
+  EXPECT_EQ(m.CostNs(write), 100'000 + 250'000 + 1'000'000);
+  m.Submit(0, write);
+  write.offset = 1'000'000;  // continuing: no seek, the write cost still
+  EXPECT_EQ(m.CostNs(write), 250'000 + 1'000'000);
+  EXPECT_EQ(ToJson(*p)["write"], "250us");
+  EXPECT_FALSE(ToJson(*ParseDeviceProfile("ssd")).contains("write"));
+  EXPECT_FALSE(ParseDeviceProfile("ssd,write=soon").ok());
+}
+
 TEST(DeviceModel, MeasuredAccessTimesReplaceTheStraightLine) {
   auto p = ParseDeviceProfile("seek=1ms,bw=1GBps,access=64KiB:200us/1MiB:4ms/8MiB:9ms");
   ASSERT_TRUE(p.ok()) << p.status().message();

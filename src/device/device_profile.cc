@@ -76,13 +76,17 @@ Result<DeviceProfile> ParseDeviceProfile(std::string_view text) {
         auto v = units::ParseBytesPerSecond(value);
         if (!v.ok()) return v.status();
         p.bytes_per_s = *v;
+      } else if (key == "write") {
+        auto v = units::ParseDurationNs(value);
+        if (!v.ok()) return v.status();
+        p.write_ns = *v;
       } else if (key == "access") {
         auto v = ParseAccessTimes(value);
         if (!v.ok()) return v.status();
         p.access_ns = std::move(*v);
       } else {
         return Status::InvalidArgument("unknown device key '" + std::string(key) +
-                                       "' (known: seek, bw, access)");
+                                       "' (known: seek, bw, write, access)");
       }
     }
     first = false;
@@ -119,6 +123,7 @@ nlohmann::json ToJson(const DeviceProfile& p) {
     }
     j["access"] = access;
   }
+  if (p.write_ns != 0) j["write"] = units::FormatDurationNs(p.write_ns);
   return j;
 }
 

@@ -25,13 +25,17 @@ struct DeviceProfile {
   // time plus the rest at bytes_per_s above it) instead of length / bytes_per_s. A seek is
   // still added when the access does not continue the previous one.
   std::vector<std::pair<uint64_t, int64_t>> access_ns;
+  // Added to every write access: storage that acknowledges a write later than a read of the
+  // same size (a file server that writes through, a disk whose cache is off).
+  int64_t write_ns = 0;
 };
 
 // The time to move `length` bytes (no seek) under `p`.
 double TransferNs(const DeviceProfile& p, uint64_t length);
 
 // "hdd" (8 ms, 100 MB/s), "ssd" (100 us, 500 MB/s), "seek=<duration>,bw=<bandwidth>",
-// or "hdd,bw=150MBps". Fails (EINVAL) on unknown names, keys or values.
+// or "hdd,bw=150MBps"; "write=<duration>" and "access=..." are optional. Fails (EINVAL) on unknown
+// names, keys or values.
 Result<DeviceProfile> ParseDeviceProfile(std::string_view text);
 // {"name":..., "seek":"8ms", "bw_bytes_per_s":1e8}: the effective profile.
 nlohmann::json ToJson(const DeviceProfile& p);

@@ -30,6 +30,7 @@ StorageModel::StorageModel(const StorageParams& params, std::vector<sg4::Host*> 
       const double slowdown = std::exp(normal(rng));
       profile.bytes_per_s /= slowdown;
       profile.seek_ns = std::llround(static_cast<double>(profile.seek_ns) * slowdown);
+      profile.write_ns = std::llround(static_cast<double>(profile.write_ns) * slowdown);
       for (auto& point : profile.access_ns) {
         point.second = std::llround(static_cast<double>(point.second) * slowdown);
       }
@@ -38,7 +39,7 @@ StorageModel::StorageModel(const StorageParams& params, std::vector<sg4::Host*> 
   }
 }
 
-void StorageModel::Split(uint64_t file, uint64_t offset, uint64_t length,
+void StorageModel::Split(uint64_t file, bool write, uint64_t offset, uint64_t length,
                          std::vector<Piece>* out) const {
   out->clear();
   const uint64_t stripe = params_.stripe_bytes;
@@ -50,7 +51,7 @@ void StorageModel::Split(uint64_t file, uint64_t offset, uint64_t length,
     const uint64_t piece_end = std::min(end, (k + 1) * stripe);
     Piece p;
     p.target = static_cast<int>((file + k % count) % targets);
-    p.access = {file, (k / count) * stripe + at % stripe, piece_end - at};
+    p.access = {file, (k / count) * stripe + at % stripe, piece_end - at, write};
     auto same = std::find_if(out->begin(), out->end(), [&](const Piece& q) {
       return q.target == p.target && q.access.offset + q.access.length == p.access.offset;
     });
@@ -148,7 +149,7 @@ void StorageModel::HandOffIfIdle(Token& t) {
 uint64_t StorageModel::Call(sg4::Host* client, uint64_t file, bool write, uint64_t offset,
                             uint64_t length) {
   std::vector<Piece> pieces;
-  Split(file, offset, length, &pieces);
+  Split(file, write, offset, length, &pieces);
   if (write) {
     simgrid::s4u::SemaphorePtr file_lock;
     if (params_.file_writes_per_client > 0) {

@@ -57,7 +57,8 @@ class StorageModel {
   };
   // The call's byte range cut at stripe boundaries, pieces on one target that continue each
   // other in the target's object merged.
-  void Split(uint64_t file, uint64_t offset, uint64_t length, std::vector<Piece>* out) const;
+  void Split(uint64_t file, bool write, uint64_t offset, uint64_t length,
+             std::vector<Piece>* out) const;
   void Transfer(simgrid::s4u::Host* client, bool to_storage, const std::vector<Piece>& pieces);
   // Queues the pieces at their targets and sleeps (the calling actor) until the last is done.
   void Serve(const std::vector<Piece>& pieces);
