@@ -57,7 +57,7 @@ MACHINES = {
     },
     "testbed": {
         "parameters": ("ionode.request_overhead", "storage.nic", "storage.device.seek",
-                       "storage.device.bw"),
+                       "storage.device.bw", "storage.device.write"),
         "title": "The testbed (`iorelay testbed up`)",
     },
 }  # fmt: skip
