@@ -109,7 +109,7 @@ class Connection {
   // The failure was the peer going away (reset, EOF, refused), not a timeout.
   bool peer_gone() const { return peer_gone_; }
   int fd() const { return fd_; }
-  // Whether `fd` is one of this connection's descriptors (socket, shared-memory doorbells),
+  // Whether `fd` is one of this connection's descriptors (socket, shared-memory doorbell),
   // and its replacement after the interposer moved it.
   bool UsesFd(int fd) const { return fd == fd_ || (shm_ && shm_->UsesFd(fd)); }
   void ReplaceFd(int old_fd, int new_fd);

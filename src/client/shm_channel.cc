@@ -17,8 +17,10 @@ namespace iorelay::client {
 
 namespace {
 // How long a wait sleeps on its flag before looking at the socket: how late the client notices
-// a daemon that died (one that closes the connection wakes it at once).
-constexpr int kHangUpCheckMs = 20;
+// a daemon that died (one that closes the connection wakes it at once). Half the daemon's
+// default heartbeat period: a thread blocked on a slow request wakes no more often than the
+// heartbeats would wake it.
+constexpr int kHangUpCheckMs = 100;
 }  // namespace
 
 Result<std::unique_ptr<ShmChannel>> ShmChannel::Map(int memfd, int daemon_bell,
@@ -121,8 +123,12 @@ int ShmChannel::Wait(bool for_read, int socket, int timeout_ms) {
   auto* h = static_cast<ShmHeader*>(map_);
   std::atomic<uint32_t>* flag =
       for_read ? &h->to_client.reader_waiting : &h->to_daemon.writer_waiting;
-  SleepOnFlag(flag, std::min(timeout_ms, kHangUpCheckMs));
-  if (flag->load() != 1) return 1;  // rung
+  if (h->daemon_closing.load() == 0) SleepOnFlag(flag, std::min(timeout_ms, kHangUpCheckMs));
+  if (flag->load() != 1) return 1;  // rung (what arrived is read before an end is reported)
+  if (h->daemon_closing.load() != 0) {
+    errno = ECONNRESET;
+    return -1;
+  }
   // After the switch the daemon never writes on the socket: any event there is its end.
   struct pollfd p = {socket, POLLIN | POLLRDHUP, 0};
   int r = ::poll(&p, 1, 0);

@@ -1,5 +1,6 @@
 // The client's end of a shared-memory connection (docs/interposer.md, Shared memory): the two
-// rings the daemon handed over, and the doorbells. Calls look like the socket calls they stand
+// rings the daemon handed over, and the doorbells (an eventfd to the daemon, a futex on a flag in
+// the shared page from it). Calls look like the socket calls they stand
 // in for (-1 with errno), so Connection keeps one framing code for both transports.
 #pragma once
 

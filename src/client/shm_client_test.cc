@@ -103,6 +103,7 @@ class ShmClient : public ::testing::Test {
 
   std::unique_ptr<DaemonProcess> d_;
   iorelay_client* c_ = nullptr;
+  Clock::time_point killed_at_;
 };
 
 TEST_F(ShmClient, EveryKindOfRequestTravelsThroughTheRings) {
@@ -339,6 +340,30 @@ TEST_F(ShmClient, AnotherNetworkNamespaceIsRefusedAndServedOverTheSocket) {
   ASSERT_EQ(verdict, 'y');
   EXPECT_EQ(ReadWholeFile(Real("ns")), "netns");
   EXPECT_GT(Counter(c_, "connections_shm_refused"), refused_before);
+}
+
+// A client asleep on its ring notices a daemon that dies (and so wakes nobody) when it next looks
+// at its socket, well before its liveness timeout of 30 s or the 5 s backend call.
+TEST_F(ShmClient, AClientAsleepOnItsRingNoticesTheDaemonsDeath) {
+  // (An emulated disk whose first access takes 5 s: metadata calls are not slowed.)
+  StartBoth({"--backend", "emulated:seek=5s,bw=1GBps", "--heartbeat-ms", "3600000"},
+            /*timeout_ms=*/30000);
+  iorelay_file* f = nullptr;
+  ASSERT_EQ(iorelay_open(c_, "/fwd/orphan", O_RDWR | O_CREAT, 0644, &f), 0);
+  ASSERT_GE(Counter(c_, "connections_shm_open"), 1u);
+  ssize_t got = 0;
+  std::chrono::steady_clock::duration waited{};
+  std::thread writer([&] {
+    got = iorelay_pwrite(f, "abc", 3, 0);
+    waited = Clock::now() - killed_at_;
+  });
+  std::this_thread::sleep_for(std::chrono::milliseconds(300));  // asleep on its ring by now
+  killed_at_ = Clock::now();
+  d_->Kill();
+  writer.join();
+  EXPECT_LT(got, 0);
+  EXPECT_LT(waited, std::chrono::seconds(2));
+  iorelay_close(f);
 }
 
 // With 64 KiB rings the child's 1 MiB writes are copied out of the ring; with 2 MiB rings they

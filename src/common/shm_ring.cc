@@ -13,7 +13,6 @@
 #include <unistd.h>
 
 #include <algorithm>
-#include <climits>
 #include <cstring>
 
 #include "common/raw_close.h"
@@ -213,14 +212,14 @@ void RingDoorbell(int eventfd) {
 static_assert(sizeof(std::atomic<uint32_t>) == sizeof(uint32_t));
 
 void WakeFlag(std::atomic<uint32_t>* flag) {
-  [[maybe_unused]] long r = ::syscall(SYS_futex, reinterpret_cast<uint32_t*>(flag), FUTEX_WAKE,
-                                      INT32_MAX, nullptr, nullptr, 0);
+  [[maybe_unused]] long r =
+      ::syscall(SYS_futex, reinterpret_cast<uint32_t*>(flag), FUTEX_WAKE, 1, nullptr, nullptr, 0);
 }
 
 void SleepOnFlag(std::atomic<uint32_t>* flag, int timeout_ms) {
   struct timespec t = {timeout_ms / 1000, static_cast<long>(timeout_ms % 1000) * 1000000};
-  [[maybe_unused]] long r =
-      ::syscall(SYS_futex, reinterpret_cast<uint32_t*>(flag), FUTEX_WAIT, 1u, &t, nullptr, 0);
+  [[maybe_unused]] long r = ::syscall(SYS_futex, reinterpret_cast<uint32_t*>(flag), FUTEX_WAIT, 1u,
+                                      timeout_ms < 0 ? nullptr : &t, nullptr, 0);
 }
 
 }  // namespace iorelay

@@ -63,6 +63,9 @@ struct ShmHeader {
   // holds the replies' ring (no frame can pass it): the client counts a change as a sign of
   // life. (Added last: a client that does not know it reads the rest as before.)
   alignas(64) std::atomic<uint64_t> daemon_alive;
+  // Set by the daemon when it ends the connection, before it wakes the client: a client that
+  // marked itself asleep just before the wake-up sees it instead of sleeping a slice.
+  std::atomic<uint32_t> daemon_closing;
 };
 static_assert(sizeof(ShmHeader) <= kShmHeaderBytes);
 static_assert(std::atomic<uint64_t>::is_always_lock_free);
@@ -183,10 +186,12 @@ Result<HostIdentity> ReadHostIdentity(pid_t pid);
 // Rings an eventfd doorbell (a failed write is ignored: the peer is gone or its counter is
 // saturated, and either way it is awake).
 void RingDoorbell(int eventfd);
-// Wakes whoever sleeps on `flag` in the shared mapping (a process-shared futex).
+// Wakes one sleeper on `flag` in the shared mapping (a process-shared futex). One: a flag has
+// one sleeper (a connection is used by one thread at a time), and a client that parked
+// thousands of threads on its flag would make a wake-all cost the daemon milliseconds.
 void WakeFlag(std::atomic<uint32_t>* flag);
-// Sleeps while `*flag` is 1, at most `timeout_ms` (a wake-up, a change of the flag, a signal
-// or the time ends it; the caller looks at the flag and the ring again).
+// Sleeps while `*flag` is 1, at most `timeout_ms` (negative: no limit; a wake-up, a change of
+// the flag, a signal or the time ends it; the caller looks at the flag and the ring again).
 void SleepOnFlag(std::atomic<uint32_t>* flag, int timeout_ms);
 
 }  // namespace iorelay

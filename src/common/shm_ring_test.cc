@@ -10,6 +10,7 @@
 #include <atomic>
 #include <chrono>
 #include <cstring>
+#include <new>
 #include <numeric>
 #include <thread>
 #include <vector>
@@ -154,6 +155,45 @@ TEST(FlagDoorbell, SleepsUntilClearedAndWokenOrTheTimeEnds) {
   const auto t1 = std::chrono::steady_clock::now();
   SleepOnFlag(&flag, 10000);  // cleared: no sleep
   EXPECT_LT(std::chrono::steady_clock::now() - t1, std::chrono::seconds(5));
+}
+
+// The flag is a process-shared futex: a sleeper on one mapping of the file is woken through
+// another mapping of it (as the client's and the daemon's are), and a wake-up wakes one sleeper,
+// so a client that parks many threads on its flag cannot make the daemon's wake-ups cost more.
+TEST(FlagDoorbell, AWakeReachesOneSleeperThroughAnotherMapping) {
+  const int fd = ::memfd_create("flag", MFD_CLOEXEC);
+  ASSERT_GE(fd, 0);
+  ASSERT_EQ(::ftruncate(fd, 4096), 0);
+  void* a = ::mmap(nullptr, 4096, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
+  void* b = ::mmap(nullptr, 4096, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
+  ASSERT_NE(a, MAP_FAILED);
+  ASSERT_NE(b, MAP_FAILED);
+  ASSERT_NE(a, b);
+  auto* sleeping_on = new (a) std::atomic<uint32_t>(1);
+  auto* woken_through = static_cast<std::atomic<uint32_t>*>(b);
+  std::atomic<int> woke{0};
+  std::vector<std::thread> sleepers;
+  for (int i = 0; i < 2; ++i) {
+    sleepers.emplace_back([&] {
+      SleepOnFlag(sleeping_on, 3000);  // the flag stays 1: only a wake-up or the time ends it
+      woke.fetch_add(1);
+    });
+  }
+  std::this_thread::sleep_for(std::chrono::milliseconds(100));  // both asleep
+  const auto t0 = std::chrono::steady_clock::now();
+  WakeFlag(woken_through);
+  while (woke.load() == 0 && std::chrono::steady_clock::now() - t0 < std::chrono::seconds(2)) {
+    std::this_thread::sleep_for(std::chrono::milliseconds(1));
+  }
+  EXPECT_EQ(woke.load(), 1);
+  std::this_thread::sleep_for(std::chrono::milliseconds(200));
+  EXPECT_EQ(woke.load(), 1);  // the other sleeps on
+  WakeFlag(woken_through);
+  for (auto& t : sleepers) t.join();
+  EXPECT_EQ(woke.load(), 2);
+  ::munmap(a, 4096);
+  ::munmap(b, 4096);
+  ::close(fd);
 }
 
 }  // namespace

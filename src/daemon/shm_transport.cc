@@ -32,7 +32,8 @@ struct ShmConnection::Mapping {
 
   ~Mapping() {
     if (front != nullptr) {
-      WakeReader();  // a client asleep on the rings learns of the end at once
+      header()->daemon_closing.store(1);  // a client asleep on the rings learns of the end
+      WakeReader();
       WakeWriter();
       ::munmap(front, front_bytes);
     }
@@ -262,8 +263,9 @@ Result<size_t> ShmConnection::SendSome(const struct iovec* iov, int iovcnt) {
 
 void ShmConnection::Shutdown() {
   shut_.store(true);
-  if (socket_) socket_->Shutdown();  // the client sees its socket end
-  map_->WakeReader();                // (at once, if it sleeps on the rings)
+  if (socket_) socket_->Shutdown();         // the client sees its socket end
+  map_->header()->daemon_closing.store(1);  // and, if it sleeps on the rings, at once
+  map_->WakeReader();
   map_->WakeWriter();
 }
 
