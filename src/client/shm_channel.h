@@ -31,7 +31,7 @@ class ShmChannel {
   // The stream position of the next byte Send writes (its offset in the ring, modulo the
   // ring's size).
   uint64_t SendPosition() const { return out_.position(); }
-  // Waits up to `timeout_ms` (less: it looks at `socket` every few milliseconds) for replies
+  // Waits up to `timeout_ms` (less: it looks at `socket` every 100 ms) for replies
   // (`for_read`) or room, or for `socket` to hang up (the daemon closed it or died): 1 ready or
   // rung, 0 nothing yet (timed out, or woken by a sign of life), -1 the socket ended (errno
   // set).

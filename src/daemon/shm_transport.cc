@@ -29,12 +29,19 @@ struct ShmConnection::Mapping {
   // The client's doorbells (shm_ring.h): replies written, or room made for requests.
   void WakeReader() const { WakeFlag(&header()->to_client.reader_waiting); }
   void WakeWriter() const { WakeFlag(&header()->to_daemon.writer_waiting); }
+  void WakeClient() const {
+    WakeReader();
+    WakeWriter();
+  }
+  // A client asleep on the rings learns of the end at once.
+  void TellClientItEnds() const {
+    header()->daemon_closing.store(1);
+    WakeClient();
+  }
 
   ~Mapping() {
     if (front != nullptr) {
-      header()->daemon_closing.store(1);  // a client asleep on the rings learns of the end
-      WakeReader();
-      WakeWriter();
+      TellClientItEnds();
       ::munmap(front, front_bytes);
     }
     if (replies != nullptr) ::munmap(replies, replies_bytes);
@@ -222,8 +229,7 @@ void ShmConnection::CommitReserved(size_t m) {
 
 bool ShmConnection::SignalAlive() {
   map_->header()->daemon_alive.fetch_add(1);
-  map_->WakeReader();
-  map_->WakeWriter();
+  map_->WakeClient();
   return true;
 }
 
@@ -263,10 +269,8 @@ Result<size_t> ShmConnection::SendSome(const struct iovec* iov, int iovcnt) {
 
 void ShmConnection::Shutdown() {
   shut_.store(true);
-  if (socket_) socket_->Shutdown();         // the client sees its socket end
-  map_->header()->daemon_closing.store(1);  // and, if it sleeps on the rings, at once
-  map_->WakeReader();
-  map_->WakeWriter();
+  if (socket_) socket_->Shutdown();  // the client sees its socket end
+  map_->TellClientItEnds();
 }
 
 std::string ShmConnection::peer() const {
