@@ -49,6 +49,19 @@ class Backend {
   virtual Result<size_t> Pwrite(int fd, const void* buf, size_t n, uint64_t offset) = 0;
   virtual Result<size_t> Preadv(int fd, const struct iovec* iov, int iovcnt, uint64_t offset) = 0;
   virtual Result<size_t> Pwritev(int fd, const struct iovec* iov, int iovcnt, uint64_t offset) = 0;
+  // splice(2) between the file and a pipe, so that data crosses no memory of the daemon's
+  // (docs/daemon.md, Piped data). WriteFromPipe writes up to `n` bytes that the pipe holds at
+  // `offset`; ReadToPipe reads up to `n` bytes at `offset` into the pipe, stopping early at the
+  // end of file or when the pipe is full (it never waits for room). Both return the count moved,
+  // or the error when nothing moved. ENOTSUP: this backend cannot (the caller copies instead).
+  virtual Result<size_t> WriteFromPipe(int fd, int pipe_fd, size_t n, uint64_t offset) {
+    (void)fd, (void)pipe_fd, (void)n, (void)offset;
+    return Status::FromErrno(ENOTSUP, "splice");
+  }
+  virtual Result<size_t> ReadToPipe(int fd, int pipe_fd, size_t n, uint64_t offset) {
+    (void)fd, (void)pipe_fd, (void)n, (void)offset;
+    return Status::FromErrno(ENOTSUP, "splice");
+  }
   virtual Status Fsync(int fd, bool datasync) = 0;
   virtual Status Ftruncate(int fd, int64_t length) = 0;
   virtual Status Fallocate(int fd, int mode, int64_t offset, int64_t length) = 0;

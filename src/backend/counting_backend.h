@@ -43,10 +43,11 @@ class CountingBackend : public ForwardingBackend {
   }
 
  private:
-  static constexpr std::array<const char*, 24> kNames = {
-      "pwritev",   "preadv",    "pwrite",  "pread", "open",      "close",    "fsync", "fstat",
-      "ftruncate", "fallocate", "fstatfs", "seek",  "set_flags", "read_dir", "stat",  "statfs",
-      "access",    "unlink",    "mkdir",   "rmdir", "rename",    "truncate", "chmod", "readlink"};
+  static constexpr std::array<const char*, 26> kNames = {
+      "pwritev",   "preadv",   "pwrite",   "pread",     "splice_write", "splice_read", "open",
+      "close",     "fsync",    "fstat",    "ftruncate", "fallocate",    "fstatfs",     "seek",
+      "set_flags", "read_dir", "stat",     "statfs",    "access",       "unlink",      "mkdir",
+      "rmdir",     "rename",   "truncate", "chmod",     "readlink"};
   std::array<std::atomic<uint64_t>, kNames.size()> counts_{};
 };
 

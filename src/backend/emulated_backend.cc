@@ -57,4 +57,16 @@ Result<size_t> EmulatedBackend::Pwritev(int fd, const struct iovec* iov, int iov
   return inner().Pwritev(fd, iov, iovcnt, offset);
 }
 
+Result<size_t> EmulatedBackend::WriteFromPipe(int fd, int pipe_fd, size_t n, uint64_t offset) {
+  std::lock_guard<std::mutex> lock(mu_);
+  Serve(fd, offset, n, /*write=*/true);
+  return inner().WriteFromPipe(fd, pipe_fd, n, offset);
+}
+
+Result<size_t> EmulatedBackend::ReadToPipe(int fd, int pipe_fd, size_t n, uint64_t offset) {
+  std::lock_guard<std::mutex> lock(mu_);
+  Serve(fd, offset, n, /*write=*/false);
+  return inner().ReadToPipe(fd, pipe_fd, n, offset);
+}
+
 }  // namespace iorelay::backend

@@ -24,6 +24,8 @@ class EmulatedBackend final : public ForwardingBackend {
   Result<size_t> Pwrite(int fd, const void* buf, size_t n, uint64_t offset) override;
   Result<size_t> Preadv(int fd, const struct iovec* iov, int iovcnt, uint64_t offset) override;
   Result<size_t> Pwritev(int fd, const struct iovec* iov, int iovcnt, uint64_t offset) override;
+  Result<size_t> WriteFromPipe(int fd, int pipe_fd, size_t n, uint64_t offset) override;
+  Result<size_t> ReadToPipe(int fd, int pipe_fd, size_t n, uint64_t offset) override;
 
  private:
   // With mu_ held: sleeps for the model's time of `length` bytes at `offset` of fd's file.

@@ -40,6 +40,14 @@ class ForwardingBackend : public Backend {
     BeforeCall("pwritev");
     return inner_->Pwritev(fd, iov, iovcnt, offset);
   }
+  Result<size_t> WriteFromPipe(int fd, int pipe_fd, size_t n, uint64_t offset) override {
+    BeforeCall("splice_write");
+    return inner_->WriteFromPipe(fd, pipe_fd, n, offset);
+  }
+  Result<size_t> ReadToPipe(int fd, int pipe_fd, size_t n, uint64_t offset) override {
+    BeforeCall("splice_read");
+    return inner_->ReadToPipe(fd, pipe_fd, n, offset);
+  }
   Status Fsync(int fd, bool datasync) override {
     BeforeCall("fsync");
     return inner_->Fsync(fd, datasync);

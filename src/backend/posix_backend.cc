@@ -77,6 +77,41 @@ Result<size_t> PosixBackend::Pwritev(int fd, const struct iovec* iov, int iovcnt
   return Count(::pwritev(fd, iov, iovcnt, static_cast<off_t>(offset)), "pwritev");
 }
 
+// A splice may move less than asked (a page at a time from a pipe whose buffers are small, a
+// signal): both loop like a full pread or pwrite would.
+Result<size_t> PosixBackend::WriteFromPipe(int fd, int pipe_fd, size_t n, uint64_t offset) {
+  size_t done = 0;
+  while (done < n) {
+    loff_t at = static_cast<loff_t>(offset + done);
+    ssize_t r = ::splice(pipe_fd, nullptr, fd, &at, n - done, SPLICE_F_MOVE);
+    if (r < 0 && errno == EINTR) continue;
+    if (r <= 0) {
+      if (done > 0) break;
+      // 0: the pipe held less than promised (its writer's end is not the daemon's).
+      return r == 0 ? Status::FromErrno(EIO, "splice: the pipe ran dry")
+                    : Status::LastError("splice");
+    }
+    done += static_cast<size_t>(r);
+  }
+  return done;
+}
+
+Result<size_t> PosixBackend::ReadToPipe(int fd, int pipe_fd, size_t n, uint64_t offset) {
+  size_t done = 0;
+  while (done < n) {
+    loff_t at = static_cast<loff_t>(offset + done);
+    ssize_t r = ::splice(fd, &at, pipe_fd, nullptr, n - done, SPLICE_F_MOVE | SPLICE_F_NONBLOCK);
+    if (r < 0 && errno == EINTR) continue;
+    if (r == 0) break;  // end of file
+    if (r < 0) {
+      if (done > 0 || errno == EAGAIN) break;  // the pipe is full: what moved is the answer
+      return Status::LastError("splice");
+    }
+    done += static_cast<size_t>(r);
+  }
+  return done;
+}
+
 Status PosixBackend::Fsync(int fd, bool datasync) {
   return Check(datasync ? ::fdatasync(fd) : ::fsync(fd), "fsync");
 }

@@ -14,6 +14,8 @@ class PosixBackend final : public Backend {
   Result<size_t> Pwrite(int fd, const void* buf, size_t n, uint64_t offset) override;
   Result<size_t> Preadv(int fd, const struct iovec* iov, int iovcnt, uint64_t offset) override;
   Result<size_t> Pwritev(int fd, const struct iovec* iov, int iovcnt, uint64_t offset) override;
+  Result<size_t> WriteFromPipe(int fd, int pipe_fd, size_t n, uint64_t offset) override;
+  Result<size_t> ReadToPipe(int fd, int pipe_fd, size_t n, uint64_t offset) override;
   Status Fsync(int fd, bool datasync) override;
   Status Ftruncate(int fd, int64_t length) override;
   Status Fallocate(int fd, int mode, int64_t offset, int64_t length) override;

@@ -6,6 +6,7 @@
 #include <poll.h>
 #include <sys/socket.h>
 #include <time.h>
+#include <unistd.h>
 
 #include <algorithm>
 #include <cstdlib>
@@ -169,7 +170,7 @@ Status Connection::Pipeline(std::span<Exchange> batch, size_t window) {
       Exchange& e = batch[next++];
       const uint64_t id = next_id_++;
       deadline_ms_ = NowMs() + timeout_ms_;
-      IORELAY_RETURN_IF_ERROR(Send(e.op, id, e.fields, e.tx));
+      IORELAY_RETURN_IF_ERROR(SendExchange(e, id));
       inflight.push_back(&e);
       ids.push_back(id);
     }
@@ -182,11 +183,11 @@ Status Connection::Pipeline(std::span<Exchange> batch, size_t window) {
   return Status::Ok();
 }
 
-Result<uint64_t> Connection::Start(const Exchange& e) {
+Result<uint64_t> Connection::Start(Exchange& e) {
   if (broken_) return Status::IOError("connection is broken");
   const uint64_t id = next_id_++;
   deadline_ms_ = NowMs() + timeout_ms_;
-  IORELAY_RETURN_IF_ERROR(Send(e.op, id, e.fields, e.tx));
+  IORELAY_RETURN_IF_ERROR(SendExchange(e, id));
   return id;
 }
 
@@ -252,6 +253,84 @@ void Connection::PadBeforeData(uint64_t position, size_t before_data, std::vecto
                        static_cast<uint32_t>(fields.size()), 0};
   proto::EncodeHeader(h, pad->data());
   pad->insert(pad->end(), fields.begin(), fields.end());
+}
+
+namespace {
+// Pages of memory that `span`'s bytes touch: the pipe buffers vmsplice makes of them.
+size_t PagesSpanned(IoSpan span) {
+  const uintptr_t page = static_cast<uintptr_t>(::getpagesize());
+  size_t pages = 0;
+  for (int i = 0; i < span.count; ++i) {
+    if (span.iov[i].iov_len == 0) continue;
+    const auto start = reinterpret_cast<uintptr_t>(span.iov[i].iov_base);
+    pages += (start + span.iov[i].iov_len - 1) / page - start / page + 1;
+  }
+  return pages;
+}
+}  // namespace
+
+bool Connection::FitsPipe(const Exchange& e) const {
+  if (!shm_ || shm_->pipe_pages() == 0 || send_seal_) return false;
+  if (e.op == proto::Op::kPwrite) {
+    return e.tx.Bytes() >= kPipeMinBytes && PagesSpanned(e.tx) <= shm_->pipe_pages();
+  }
+  return e.op == proto::Op::kPread && e.rx.Bytes() >= kPipeMinBytes;
+}
+
+Status Connection::SendExchange(Exchange& e, uint64_t id) {
+  e.piped = FitsPipe(e);
+  if (!e.piped) return Send(e.op, id, e.fields, e.tx);
+  if (e.op == proto::Op::kPread) return Send(proto::Op::kPreadPiped, id, e.fields, {});
+  // The data first: the daemon takes it out of the pipe when it reads the frame.
+  IORELAY_RETURN_IF_ERROR(PipeOut(e.tx));
+  // PwritePipedRequest: kPwrite's fields and the data's length.
+  std::vector<uint8_t> fields(e.fields.begin(), e.fields.end());
+  proto::Writer w(&fields);
+  w(static_cast<uint32_t>(e.tx.Bytes()));
+  return Send(proto::Op::kPwritePiped, id, fields, {});
+}
+
+Status Connection::PipeOut(IoSpan tx) {
+  std::vector<struct iovec> iovs;
+  CopyIov(tx, tx.Bytes(), &iovs);
+  struct iovec* iov = iovs.data();
+  int count = static_cast<int>(iovs.size());
+  while (count > 0) {
+    ssize_t n = shm_->PipeOut(iov, std::min(count, IOV_MAX));
+    if (n > 0) {
+      Advance(iov, count, static_cast<size_t>(n));
+      deadline_ms_ = NowMs() + timeout_ms_;  // the daemon took earlier bytes: progress
+      continue;
+    }
+    if (n < 0 && errno == EINTR) continue;
+    if (n == 0 || errno != EAGAIN) return Fail(Status::LastError("vmsplice to daemon"), true);
+    // Full: the daemon empties it as it reads the frames of the bytes before these.
+    const int64_t left = deadline_ms_ - NowMs();
+    if (left <= 0) return Fail(Status::IOError("the daemon's pipe stayed full"), false);
+    pollfd p[2] = {{shm_->pipe_out_fd(), POLLOUT, 0}, {fd_, POLLRDHUP, 0}};
+    int r = ::poll(p, 2, static_cast<int>(std::min<int64_t>(left, 100)));
+    if (r < 0 && errno != EINTR) return Fail(Status::LastError("poll"), false);
+    if (r > 0 && p[1].revents != 0)
+      return Fail(Status::IOError("the daemon closed the connection"), true);
+  }
+  return Status::Ok();
+}
+
+Status Connection::PipeIn(const struct iovec* iov, int count, size_t bytes) {
+  std::vector<struct iovec> iovs(iov, iov + count);
+  struct iovec* v = iovs.data();
+  while (bytes > 0) {
+    ssize_t n = shm_->PipeIn(v, std::min(count, IOV_MAX));
+    if (n > 0) {
+      bytes -= static_cast<size_t>(n);
+      Advance(v, count, static_cast<size_t>(n));
+      continue;
+    }
+    if (n < 0 && errno == EINTR) continue;
+    return Fail(Status::IOError("protocol error: the daemon's pipe held less than its reply said"),
+                false);
+  }
+  return Status::Ok();
 }
 
 Status Connection::Send(proto::Op op, uint64_t id, std::span<const uint8_t> fields, IoSpan tx) {
@@ -417,10 +496,16 @@ Result<size_t> Connection::Receive(std::span<Exchange* const> inflight,
     }
     size_t which = std::find(ids.begin(), ids.end(), h->id) - ids.begin();
     if (!skip && (which == ids.size() ||
-                  h->op != (static_cast<uint16_t>(inflight[which]->op) | proto::kReplyBit))) {
+                  h->op != (static_cast<uint16_t>(WireOp(*inflight[which])) | proto::kReplyBit))) {
       return Fail(Status::IOError("protocol error: unexpected reply"), false);
     }
     Exchange* e = skip ? nullptr : inflight[which];
+    if (e && e->piped && e->op == proto::Op::kPread && h->status == 0) {
+      Result<size_t> got = ReceivePiped(*e, h->length);
+      if (!got.ok()) return got.status();
+      e->reply = ReplyInfo{0, *got, h->version};
+      return which;
+    }
     if (e && e->rx.iov && h->status == 0) {
       if (h->length > e->rx.Bytes())
         return Fail(Status::IOError("protocol error: reply too long"), false);
@@ -449,6 +534,33 @@ Result<size_t> Connection::Receive(std::span<Exchange* const> inflight,
     e->reply = ReplyInfo{h->status, h->length, h->version};
     return which;
   }
+}
+
+Result<size_t> Connection::ReceivePiped(Exchange& e, size_t length) {
+  proto::PipedReadReply fields;
+  const size_t fields_bytes = sizeof fields.piped;
+  if (length < fields_bytes)
+    return Fail(Status::IOError("protocol error: short piped reply"), false);
+  IORELAY_RETURN_IF_ERROR(Fill(fields_bytes, fields_bytes));
+  std::memcpy(&fields.piped, rbuf_.data() + rpos_, fields_bytes);
+  rpos_ += fields_bytes;
+  const size_t tail = length - fields_bytes;
+  if (fields.piped > e.rx.Bytes() || tail > e.rx.Bytes() - fields.piped) {
+    return Fail(Status::IOError("protocol error: reply too long"), false);
+  }
+  std::vector<struct iovec> iovs;
+  CopyIov(e.rx, e.rx.Bytes(), &iovs);
+  IORELAY_RETURN_IF_ERROR(PipeIn(iovs.data(), static_cast<int>(iovs.size()), fields.piped));
+  struct iovec* rest = iovs.data();
+  int count = static_cast<int>(iovs.size());
+  Advance(rest, count, fields.piped);
+  IORELAY_RETURN_IF_ERROR(ReceiveInto(rest, count, tail));
+  return fields.piped + tail;
+}
+
+proto::Op Connection::WireOp(const Exchange& e) {
+  if (!e.piped) return e.op;
+  return e.op == proto::Op::kPread ? proto::Op::kPreadPiped : proto::Op::kPwritePiped;
 }
 
 Status Connection::Fail(Status s, bool peer_gone) {

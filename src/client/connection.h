@@ -63,6 +63,9 @@ struct Exchange {
   std::vector<uint8_t>* payload = nullptr;  // else the reply's payload goes here (may be null)
   ReplyInfo reply;                          // filled when answered
   bool answered = false;
+  // Set when sent: the data went (or comes back) through the shared-memory pipes, as
+  // kPwritePiped or kPreadPiped (docs/interposer.md, Shared memory).
+  bool piped = false;
 };
 
 class Connection {
@@ -91,7 +94,7 @@ class Connection {
   // One request in flight across calls (iorelay_submit_*): Start sends it and returns its id;
   // ReplyArrived tells, without blocking, whether a reply is waiting (heartbeats skipped);
   // Finish receives its reply into `e`. Nothing else may use the connection in between.
-  Result<uint64_t> Start(const Exchange& e);
+  Result<uint64_t> Start(Exchange& e);
   Result<bool> ReplyArrived();
   Status Finish(Exchange& e, uint64_t id);
 
@@ -130,6 +133,17 @@ class Connection {
   ssize_t RawRecv(struct iovec* iov, int count);
   ssize_t RawSend(struct iovec* iov, int count);
   Status Send(proto::Op op, uint64_t id, std::span<const uint8_t> fields, IoSpan tx);
+  // Sends `e` as it is, or as its piped form when its data is large enough and fits the pipes.
+  Status SendExchange(Exchange& e, uint64_t id);
+  bool FitsPipe(const Exchange& e) const;
+  // All of `tx` into the pipe to the daemon (referenced, not copied), waiting for room.
+  Status PipeOut(IoSpan tx);
+  // Exactly `bytes` from the pipe from the daemon into `iov` (they are there before their frame).
+  Status PipeIn(const struct iovec* iov, int count, size_t bytes);
+  // A piped read's reply of `length` payload bytes (its fields, then the tail) into e.rx, after
+  // the bytes the fields say are in the pipe; the count read.
+  Result<size_t> ReceivePiped(Exchange& e, size_t length);
+  static proto::Op WireOp(const Exchange& e);
   // Receives replies (skipping heartbeats and the replies of posted requests) until one of
   // `inflight` (whose ids are `ids`) is answered; returns its index.
   Result<size_t> Receive(std::span<Exchange* const> inflight, std::span<const uint64_t> ids);

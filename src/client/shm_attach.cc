@@ -23,7 +23,8 @@ int64_t NowMs() {
   return int64_t{ts.tv_sec} * 1000 + ts.tv_nsec / 1000000;
 }
 
-constexpr int kShmFds = 2;  // memfd, the daemon's doorbell
+// memfd, the daemon's doorbell, and with pipes the client's ends of the two pipes.
+constexpr int kShmFds = 4;
 
 // Takes the descriptors of one received message as internal ones (any beyond kShmFds are
 // closed).
@@ -99,12 +100,15 @@ Status Connection::AttachShm() {
     return Status::Ok();
   }
   proto::ShmReply reply;
-  if (!proto::DecodeFields(fields, &reply).ok() || fds.size() != kShmFds) {
+  if (!proto::DecodeFields(fields, &reply).ok() || fds.size() != (reply.pipe_pages > 0 ? 4u : 2u)) {
     CloseAll(fds);
     return Fail(Status::IOError("protocol error: bad shm_attach reply"), false);
   }
   // From here the daemon reads only the rings: a failure breaks the connection.
-  Result<std::unique_ptr<ShmChannel>> ch = ShmChannel::Map(fds[0], fds[1], reply.ring_bytes);
+  Result<std::unique_ptr<ShmChannel>> ch =
+      reply.pipe_pages > 0
+          ? ShmChannel::Map(fds[0], fds[1], reply.ring_bytes, fds[2], fds[3], reply.pipe_pages)
+          : ShmChannel::Map(fds[0], fds[1], reply.ring_bytes);
   if (!ch.ok()) return Fail(ch.status(), false);
   shm_ = std::move(*ch);
   return Status::Ok();

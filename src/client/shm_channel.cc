@@ -3,6 +3,7 @@
 // slices of the wait, since a daemon that dies wakes nobody).
 #include "client/shm_channel.h"
 
+#include <fcntl.h>
 #include <poll.h>
 #include <sys/mman.h>
 #include <sys/stat.h>
@@ -23,10 +24,18 @@ namespace {
 constexpr int kHangUpCheckMs = 100;
 }  // namespace
 
-Result<std::unique_ptr<ShmChannel>> ShmChannel::Map(int memfd, int daemon_bell,
-                                                    uint64_t ring_bytes) {
+Result<std::unique_ptr<ShmChannel>> ShmChannel::Map(int memfd, int daemon_bell, uint64_t ring_bytes,
+                                                    int pipe_out, int pipe_in,
+                                                    uint32_t pipe_pages) {
   std::unique_ptr<ShmChannel> c(new ShmChannel());
   c->daemon_bell_ = daemon_bell;
+  c->pipe_out_ = pipe_out;
+  c->pipe_in_ = pipe_in;
+  if (pipe_pages > 0 && pipe_out >= 0 && pipe_in >= 0 &&
+      ::syscall(SYS_fcntl, pipe_out, F_SETFL, O_NONBLOCK) == 0 &&
+      ::syscall(SYS_fcntl, pipe_in, F_SETFL, O_NONBLOCK) == 0) {
+    c->pipe_pages_ = pipe_pages;
+  }
   auto fail = [&](Status s) {
     CloseInternalFd(memfd);
     return s;
@@ -59,14 +68,27 @@ ShmChannel::~ShmChannel() { Release(); }
 void ShmChannel::Release() {
   if (map_ != nullptr) ::munmap(map_, map_bytes_);
   map_ = nullptr;
-  if (daemon_bell_ >= 0) CloseInternalFd(daemon_bell_);
-  daemon_bell_ = -1;
+  for (int* fd : {&daemon_bell_, &pipe_out_, &pipe_in_}) {
+    if (*fd >= 0) CloseInternalFd(*fd);
+    *fd = -1;
+  }
+  pipe_pages_ = 0;
 }
 
 void ShmChannel::Abandon() { Release(); }
 
 void ShmChannel::ReplaceFd(int old_fd, int new_fd) {
-  if (daemon_bell_ == old_fd) daemon_bell_ = new_fd;
+  for (int* fd : {&daemon_bell_, &pipe_out_, &pipe_in_}) {
+    if (*fd == old_fd) *fd = new_fd;
+  }
+}
+
+ssize_t ShmChannel::PipeOut(const struct iovec* iov, int count) {
+  return ::vmsplice(pipe_out_, iov, static_cast<unsigned long>(count), SPLICE_F_NONBLOCK);
+}
+
+ssize_t ShmChannel::PipeIn(const struct iovec* iov, int count) {
+  return ::syscall(SYS_readv, pipe_in_, iov, count);  // (never the interposed readv)
 }
 
 ssize_t ShmChannel::RecvV(struct iovec* iov, int count) {

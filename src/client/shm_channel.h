@@ -19,7 +19,11 @@ class ShmChannel {
   // Maps `memfd` (closed here whatever happens) holding rings of `ring_bytes`; takes the
   // daemon's eventfd doorbell (closed by the channel). Both are internal descriptors. The
   // daemon's doorbell to this side is a futex in the shared page (common/shm_ring.h).
-  static Result<std::unique_ptr<ShmChannel>> Map(int memfd, int daemon_bell, uint64_t ring_bytes);
+  // With `pipe_pages` > 0, also the client's ends of the two pipes (internal descriptors, made
+  // non-blocking here): `pipe_out` to the daemon, `pipe_in` from it.
+  static Result<std::unique_ptr<ShmChannel>> Map(int memfd, int daemon_bell, uint64_t ring_bytes,
+                                                 int pipe_out = -1, int pipe_in = -1,
+                                                 uint32_t pipe_pages = 0);
   ~ShmChannel();
   ShmChannel(const ShmChannel&) = delete;
   ShmChannel& operator=(const ShmChannel&) = delete;
@@ -39,8 +43,20 @@ class ShmChannel {
   // Whether the daemon signalled that it lives (ShmHeader::daemon_alive) since the last call.
   bool DaemonSignalledAlive();
 
+  // Piped data (docs/interposer.md, Shared memory): pages a piped request's data may span (0:
+  // no pipes), and the pipes' calls, -1 with errno as the syscalls. PipeOut references the
+  // memory of `iov` from the pipe to the daemon (vmsplice; the daemon takes the bytes out when
+  // it reads the request's frame, so the memory must stay as it is until the reply): the bytes
+  // taken, EAGAIN when the pipe is full. PipeIn reads bytes the daemon put in its pipe.
+  uint32_t pipe_pages() const { return pipe_pages_; }
+  ssize_t PipeOut(const struct iovec* iov, int count);
+  ssize_t PipeIn(const struct iovec* iov, int count);
+  int pipe_out_fd() const { return pipe_out_; }
+
   // Descriptor bookkeeping for the interposer (an application dup2 onto one of them).
-  bool UsesFd(int fd) const { return fd == daemon_bell_; }
+  bool UsesFd(int fd) const {
+    return fd == daemon_bell_ || (fd >= 0 && (fd == pipe_out_ || fd == pipe_in_));
+  }
   void ReplaceFd(int old_fd, int new_fd);
   // Fork child: unmaps and closes without ringing anything.
   void Abandon();
@@ -51,7 +67,10 @@ class ShmChannel {
 
   void* map_ = nullptr;
   size_t map_bytes_ = 0;
-  int daemon_bell_ = -1;     // rung after writing requests or making room for replies
+  int daemon_bell_ = -1;  // rung after writing requests or making room for replies
+  int pipe_out_ = -1;     // piped writes' data, to the daemon
+  int pipe_in_ = -1;      // piped reads' data, from the daemon
+  uint32_t pipe_pages_ = 0;
   uint64_t alive_seen_ = 0;  // daemon_alive when last looked at
   ShmRingWriter out_;        // client → daemon
   ShmRingReader in_;         // daemon → client

@@ -155,7 +155,10 @@ TEST_F(ShmClient, LargeWritesAndReadsAreServedInPlace) {
   // so two connections, each with its own rings. No heartbeats: one still unread in the replies'
   // ring when a read arrives leaves no room to lend the read a run there (seen under ASan:
   // 11 of 12 reads in place).
-  StartBoth({"--workers", "2", "--delay-us", "2000", "--heartbeat-ms", "3600000"}, 5000, "1MiB");
+  // (Pipes off: this is the path without them; the PipedData tests cover theirs.)
+  StartBoth(
+      {"--workers", "2", "--delay-us", "2000", "--heartbeat-ms", "3600000", "--shm-pipes", "off"},
+      5000, "1MiB");
   iorelay_file* f = nullptr;
   ASSERT_EQ(iorelay_open(c_, "/fwd/inplace", O_RDWR | O_CREAT | O_TRUNC, 0644, &f), 0);
   constexpr size_t kWrite = 300'001;  // not a divisor of the ring: the runs wrap
@@ -223,7 +226,8 @@ TEST_F(ShmClient, LargeWritesAndReadsAreServedInPlace) {
 // a large transfer's next pieces waits for room meanwhile; it reads no heartbeat frame then, and
 // the daemon's life signal in the shared page keeps it waiting instead of giving up.
 TEST_F(ShmClient, AClientWaitingForRoomBehindALentWriteKeepsWaiting) {
-  StartBoth({"--delay-us", "800000", "--heartbeat-ms", "50"}, /*timeout_ms=*/400, "4MiB");
+  StartBoth({"--delay-us", "800000", "--heartbeat-ms", "50", "--shm-pipes", "off"},
+            /*timeout_ms=*/400, "4MiB");
   iorelay_file* f = nullptr;
   ASSERT_EQ(iorelay_open(c_, "/fwd/big", O_RDWR | O_CREAT, 0644, &f), 0);
   std::vector<char> out = Pattern(4 << 20, 5);  // four 1 MiB pieces, pipelined
@@ -249,7 +253,8 @@ TEST_F(ShmClient, HeartbeatsKeepASlowRequestAlive) {
 // A read into the reply ring holds the stream, so no heartbeat frame can pass it: the daemon
 // signals life in the shared page instead, and the client waits.
 TEST_F(ShmClient, ASlowReadInPlaceKeepsTheClientWaiting) {
-  StartBoth({"--delay-us", "1200000", "--heartbeat-ms", "50"}, /*timeout_ms=*/400, "1MiB");
+  StartBoth({"--delay-us", "1200000", "--heartbeat-ms", "50", "--shm-pipes", "off"},
+            /*timeout_ms=*/400, "1MiB");
   iorelay_file* f = nullptr;
   ASSERT_EQ(iorelay_open(c_, "/fwd/slowread", O_RDWR | O_CREAT, 0644, &f), 0);
   std::vector<char> out = Pattern(256 << 10, 3), in(256 << 10);
@@ -279,8 +284,85 @@ TEST_F(ShmClient, ASmallerMaxIoBytesSplitsEveryCall) {
   EXPECT_EQ(in, out);
   EXPECT_EQ(iorelay_close(f), 0);
   nlohmann::json by_op = Stats(c_)["total"]["by_op"];
-  EXPECT_EQ(by_op["pwrite"].get<uint64_t>(), 17u);
-  EXPECT_EQ(by_op["pread"].get<uint64_t>(), 17u);
+  // (The 64 KiB ones go through the pipes, as kPwritePiped and kPreadPiped.)
+  EXPECT_EQ(by_op.value("pwrite", 0u) + by_op.value("pwrite_piped", 0u), 17u);
+  EXPECT_EQ(by_op.value("pread", 0u) + by_op.value("pread_piped", 0u), 17u);
+}
+
+// Piped data (docs/daemon.md, Piped data): requests of 64 KiB and more move their data through
+// a pipe each way, spliced by the daemon to and from the file: memory aligned or not, pieces of a
+// pipelined transfer, O_DIRECT, a read past the end of file. Every byte arrives, and the daemon's
+// counters show the pipes carried them.
+TEST_F(ShmClient, PipedDataArrivesWhole) {
+  StartBoth({}, 5000, "1MiB");
+  iorelay_file* f = nullptr;
+  ASSERT_EQ(iorelay_open(c_, "/fwd/piped", O_RDWR | O_CREAT | O_TRUNC, 0644, &f), 0);
+  constexpr size_t kMem = 8 << 20;
+  void* aligned = nullptr;
+  ASSERT_EQ(::posix_memalign(&aligned, 4096, kMem), 0);
+  auto* mem = static_cast<char*>(aligned);
+  off_t off = 0;
+  std::vector<char> out;
+  // (bytes, where in the aligned memory they start)
+  const std::pair<size_t, size_t> calls[] = {
+      {64 << 10, 0}, {300'001, 17}, {1 << 20, 0}, {1 << 20, 100}, {(6 << 20) + 5, 3}};
+  for (auto [n, shift] : calls) {
+    out = Pattern(n, static_cast<unsigned>(n));
+    std::memcpy(mem + shift, out.data(), n);
+    ASSERT_EQ(iorelay_pwrite(f, mem + shift, n, off), static_cast<ssize_t>(n)) << n;
+    std::memset(mem, 0, kMem);
+    ASSERT_EQ(iorelay_pread(f, mem + shift, n, off), static_cast<ssize_t>(n)) << n;
+    EXPECT_TRUE(std::equal(out.begin(), out.end(), mem + shift)) << n;
+    off += static_cast<off_t>(n);
+  }
+  // Past the end: the pipe holds what there is, and the call says how much.
+  ASSERT_EQ(iorelay_pread(f, mem, 1 << 20, off - 1000), 1000);
+  EXPECT_TRUE(std::equal(out.end() - 1000, out.end(), mem));
+  EXPECT_EQ(iorelay_close(f), 0);
+  // Memory of 1 MiB that starts off a page spans 257 pages: it fits the pipes where the daemon
+  // got 2 MiB ones (as root), else it goes through the rings.
+  EXPECT_GE(Counter(c_, "connections_shm_writes_piped"), 3u);
+  EXPECT_GE(Counter(c_, "connections_shm_reads_piped"), 3u);
+
+  // O_DIRECT: page-aligned memory goes to the disk from the pipe's pages.
+  iorelay_file* d = nullptr;
+  const int opened =
+      iorelay_open(c_, "/fwd/piped-direct", O_RDWR | O_CREAT | O_TRUNC | O_DIRECT, 0644, &d);
+  if (opened == -EINVAL) GTEST_SKIP() << "no O_DIRECT on this file system";
+  ASSERT_EQ(opened, 0);
+  const uint64_t writes_before = Counter(c_, "connections_shm_writes_piped");
+  for (int i = 0; i < 3; ++i) {
+    out = Pattern(1 << 20, 40 + static_cast<unsigned>(i));
+    std::memcpy(mem, out.data(), out.size());
+    ASSERT_EQ(iorelay_pwrite(d, mem, 1 << 20, static_cast<off_t>(i) << 20), 1 << 20);
+  }
+  for (int i = 0; i < 3; ++i) {
+    std::memset(mem, 0, 1 << 20);
+    ASSERT_EQ(iorelay_pread(d, mem, 1 << 20, static_cast<off_t>(i) << 20), 1 << 20);
+    out = Pattern(1 << 20, 40 + static_cast<unsigned>(i));
+    EXPECT_TRUE(std::equal(out.begin(), out.end(), mem)) << "block " << i;
+  }
+  EXPECT_EQ(iorelay_close(d), 0);
+  EXPECT_EQ(Counter(c_, "connections_shm_writes_piped"), writes_before + 3);
+  std::free(aligned);
+}
+
+// A backend that cannot splice (null): the daemon copies a piped write's data out of the pipe
+// and sends a piped read's data as the reply's tail; the calls behave as without pipes.
+TEST_F(ShmClient, PipedDataWithABackendThatCannotSplice) {
+  StartBoth({"--backend", "null"});
+  iorelay_file* f = nullptr;
+  ASSERT_EQ(iorelay_open(c_, "/fwd/null", O_RDWR | O_CREAT, 0644, &f), 0);
+  std::vector<char> out = Pattern(256 << 10, 1), in(256 << 10, 'x');
+  EXPECT_EQ(iorelay_pwrite(f, out.data(), out.size(), 0), static_cast<ssize_t>(out.size()));
+  EXPECT_EQ(iorelay_pread(f, in.data(), in.size(), 0), static_cast<ssize_t>(in.size()));
+  EXPECT_EQ(in, std::vector<char>(in.size(), '\0'));  // what the null backend reads
+  EXPECT_EQ(iorelay_close(f), 0);
+  nlohmann::json j = Stats(c_);
+  EXPECT_EQ(j["total"]["by_op"].value("pwrite_piped", 0u), 1u);
+  EXPECT_EQ(j["total"]["by_op"].value("pread_piped", 0u), 1u);
+  EXPECT_EQ(j["connections_shm_writes_piped"].get<uint64_t>(), 0u);
+  EXPECT_EQ(j["connections_shm_reads_piped"].get<uint64_t>(), 0u);
 }
 
 TEST_F(ShmClient, OffOnTheClientOrTheDaemonKeepsTheSocket) {

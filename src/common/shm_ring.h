@@ -31,6 +31,11 @@ inline constexpr uint64_t kShmMaxRingBytes = 64ull << 20;
 // in both mappings, which are page-aligned), as O_DIRECT wants.
 inline constexpr uint64_t kShmInPlaceMinBytes = 64 * 1024;
 inline constexpr uint64_t kShmDataAlign = 4096;
+// Piped data (docs/daemon.md, Piped data): a request's data of at least kPipeMinBytes may go
+// through a pipe instead of a ring, when its memory spans at most the pages the daemon allows
+// (ShmReply::pipe_pages: a pipe of kPipeBytes).
+inline constexpr uint64_t kPipeMinBytes = 64 * 1024;
+inline constexpr size_t kPipeBytes = 1u << 20;
 
 // The size of a padding frame to put at stream (or memory) `position` so that data coming
 // `before_data` bytes after the padding starts on a multiple of `align`: 0 when it already

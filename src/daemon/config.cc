@@ -200,7 +200,10 @@ cli::OptionTable Table(Config* c) {
       .Add(ShmRingBytes(c))
       .Add(cli::Choice("shm-in-place", &c->shm_in_place, {{"on", true}, {"off", false}},
                        "write large requests' data from the shared-memory ring and\n"
-                       "read large replies into it, without a copy (on)"));
+                       "read large replies into it, without a copy (on)"))
+      .Add(cli::Choice("shm-pipes", &c->shm_pipes, {{"on", true}, {"off", false}},
+                       "move large requests' data through a pipe each way, spliced\n"
+                       "to and from the file without a copy by the daemon (on)"));
   return t;
 }
 

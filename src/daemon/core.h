@@ -12,6 +12,7 @@
 #include "backend/backend.h"
 #include "backend/counting_backend.h"
 #include "common/auth.h"
+#include "common/shm_ring.h"
 #include "daemon/buffer_pool.h"
 #include "daemon/client_conn.h"
 #include "daemon/config.h"
@@ -20,6 +21,7 @@
 #include "daemon/lock_forwarder.h"
 #include "daemon/lock_service.h"
 #include "daemon/metadata_inline.h"
+#include "daemon/pipe_pool.h"
 #include "daemon/session.h"
 #include "daemon/stats.h"
 #include "daemon/task_pool.h"
@@ -49,6 +51,9 @@ struct Core {
   std::unique_ptr<Stats> stats;
   Trace trace;
   BufferPool buffers;
+  // Piped writes' data from arrival to backend call (docs/daemon.md, Piped data): pipes of
+  // 2 MiB, so that 1 MiB of unaligned memory (257 pages) fits, where the kernel allows.
+  PipePool pipes{2 * kPipeBytes, kPipeBytes};
   LockService locks;
   sched::RealClock clock;
   std::unique_ptr<Dispatcher> dispatcher;

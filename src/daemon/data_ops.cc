@@ -48,11 +48,11 @@ void Answer(Core& core, Work* w, Result<size_t> r, Outcome o, bool replied = fal
   if (!IsRead(w->op)) core.buffers.Put(std::move(w->data));
   if (!r.ok()) {
     o.error = r.status().code();
-    if (!replied) w->conn->ReplyError(w->op, w->client_id, o.error);
+    if (!replied) w->conn->ReplyError(w->reply_op, w->client_id, o.error);
   } else if (IsRead(w->op)) {
     o.bytes_read = *r;
     // The buffer goes with the reply (no copy); the connection gives it back to the pool.
-    if (!replied) w->conn->SendData(w->op, w->client_id, {}, std::move(w->data), *r);
+    if (!replied) w->conn->SendData(w->reply_op, w->client_id, {}, std::move(w->data), *r);
   } else {
     o.bytes_written = *r;
     // CountReply is one u64; encoded by hand on this hot path (no vector, and no g++ 12
@@ -60,11 +60,31 @@ void Answer(Core& core, Work* w, Result<size_t> r, Outcome o, bool replied = fal
     uint64_t count = *r;
     uint8_t fields[sizeof count];
     std::memcpy(fields, &count, sizeof count);
-    w->conn->Send(w->op, w->client_id, 0, fields);
+    w->conn->Send(w->reply_op, w->client_id, 0, fields);
   }
   w->conn->Uncharge(ChargeOf(w->length));
   FinishRequest(core, *w->conn, *w->session, w->op, w->arrival_ns, o);
   core.buffers.Put(std::move(w->data));
+  core.pipes.Put(std::move(w->piped));
+}
+
+// A piped write's data: spliced from its pipe into the file, or, where the backend or the file
+// system cannot splice (O_DIRECT from memory it does not accept, too), copied out of the pipe
+// and written as from a socket.
+Result<size_t> WritePiped(Core& core, Work* w) {
+  const int fd = w->file->fd();
+  Result<size_t> r = core.backend->WriteFromPipe(fd, w->piped.read_fd(), w->length, w->offset);
+  if (r.ok() || (r.status().code() != ENOTSUP && r.status().code() != EINVAL) ||
+      w->piped.Held() != w->length) {
+    if (r.ok()) core.stats->conn.shm_writes_piped.fetch_add(1, std::memory_order_relaxed);
+    return r;
+  }
+  Buffer copy = core.buffers.Get(w->length);
+  if (copy.data() == nullptr) return Status::FromErrno(ENOMEM, "write buffer");
+  Status drained = ReadFromPipe(w->piped.read_fd(), copy.data(), w->length);
+  if (drained.ok()) r = core.backend->Pwrite(fd, copy.data(), w->length, w->offset);
+  core.buffers.Put(std::move(copy));
+  return drained.ok() ? r : Result<size_t>(drained);
 }
 
 // One request, one backend call. kRead/kWrite hold the description's offset lock for the
@@ -76,6 +96,7 @@ Result<size_t> RunOne(Core& core, Work* w) {
     case Op::kPread:
       return b.Pread(f.fd(), w->data.data(), w->length, w->offset);
     case Op::kPwrite:
+      if (w->piped.valid()) return WritePiped(core, w);
       return b.Pwrite(f.fd(), w->data.data(), w->length, w->offset);
     case Op::kRead: {
       std::lock_guard<std::mutex> lock(f.pos_mu);
@@ -165,7 +186,7 @@ constexpr uint64_t kInPlaceReadMinBytes = kShmInPlaceMinBytes;
 
 // Reads `w` into its reply in place; false when the connection cannot take it now.
 bool ReadInPlace(Core& core, Work* w, int64_t start, int* result) {
-  if (w->op != Op::kPread || w->length < kInPlaceReadMinBytes) return false;
+  if (w->reply_op != Op::kPread || w->length < kInPlaceReadMinBytes) return false;
   // O_DIRECT: the file's alignment is an offset alignment (512 where the kernel does not say);
   // the memory is aligned to a page as well, as a pool buffer would be.
   const bool direct = (w->file->flags() & O_DIRECT) != 0;
@@ -181,9 +202,55 @@ bool ReadInPlace(Core& core, Work* w, int64_t start, int* result) {
   return true;
 }
 
+// A piped read (kPreadPiped): what the client's pipe takes now is spliced into it from the
+// file (the page cache's pages, not copied), the rest read into the reply's tail. The pipe lock
+// is held until the reply is in the stream, so the pipe's bytes follow the order of the replies.
+void ReadPiped(Core& core, Work* w, int64_t start, int* result) {
+  Connection* t = w->conn->transport();
+  std::mutex* mu = t->PipeLock();
+  std::unique_lock<std::mutex> lock;
+  if (mu != nullptr) lock = std::unique_lock<std::mutex>(*mu);
+  const int fd = w->file->fd();
+  uint64_t piped = 0;
+  Result<size_t> r = size_t{0};
+  if (t->PipeToClient() >= 0 && !w->conn->closed()) {
+    Result<size_t> p = core.backend->ReadToPipe(fd, t->PipeToClient(), w->length, w->offset);
+    if (p.ok()) {
+      piped = *p;
+    } else if (p.status().code() != ENOTSUP && p.status().code() != EINVAL) {
+      r = p.status();
+    }
+  }
+  size_t tail = 0;
+  if (r.ok() && piped < w->length) {  // the pipe was full, or the end of file (the read says)
+    w->data = core.buffers.Get(w->length - piped);
+    Result<size_t> rest =
+        w->data.data() == nullptr
+            ? Result<size_t>(Status::FromErrno(ENOMEM, "read buffer"))
+            : core.backend->Pread(fd, w->data.data(), w->length - piped, w->offset + piped);
+    if (rest.ok()) tail = *rest;
+    if (!rest.ok() && piped == 0) r = rest.status();  // else a short read, as after a local one
+  }
+  if (r.ok()) r = piped + tail;
+  Outcome o = TakeOutcome(w, start);
+  if (r.ok()) {
+    uint64_t fields[1] = {piped};  // PipedReadReply, by hand like CountReply
+    w->conn->SendData(w->reply_op, w->client_id,
+                      {reinterpret_cast<const uint8_t*>(fields), sizeof fields}, std::move(w->data),
+                      tail);
+    if (piped > 0) core.stats->conn.shm_reads_piped.fetch_add(1, std::memory_order_relaxed);
+  } else {
+    w->conn->ReplyError(w->reply_op, w->client_id, r.status().code());
+  }
+  lock = {};
+  *result = r.ok() ? 0 : r.status().code();
+  Answer(core, w, std::move(r), o, /*replied=*/true);
+}
+
 void RunAlone(Core& core, Work* w, int* result) {
   int64_t start = core.clock.NowNs();
   const bool gone = ClientGone(*w);
+  if (!gone && w->reply_op == Op::kPreadPiped) return ReadPiped(core, w, start, result);
   if (!gone && ReadInPlace(core, w, start, result)) return;
   if (gone && IsWrite(*w)) core.stats->conn.fenced_writes.fetch_add(1, std::memory_order_relaxed);
   Result<size_t> r =
@@ -227,6 +294,24 @@ void RunMerged(Core& core, std::span<Work* const> works, int* const* results) {
   }
 }
 
+// Takes a piped write's `n` bytes out of the connection's pipe: into a pipe of the pool, or,
+// when none can be had (descriptors exhausted), copied into `copy`. EPROTO when the pipe holds
+// fewer, or the connection has none: the client broke the protocol.
+Status TakePiped(Core& core, ClientConn& conn, uint64_t n, Pipe* out, Buffer* copy) {
+  const int from = conn.transport()->PipeFromClient();
+  if (from < 0) return Status::FromErrno(EPROTO, "a piped write on a connection without pipes");
+  if (n > core.pipes.pipe_bytes()) return Status::FromErrno(EPROTO, "more than a pipe holds");
+  Result<Pipe> p = MovePiped(core.pipes, from, n);
+  if (p.ok()) {
+    *out = std::move(*p);
+    return Status::Ok();
+  }
+  if (p.status().code() == EPROTO) return p.status();
+  *copy = core.buffers.Get(n);
+  if (copy->data() == nullptr) return Status::FromErrno(EPROTO, "no memory for piped data");
+  return ReadFromPipe(from, copy->data(), n);
+}
+
 }  // namespace
 
 void SubmitDataOp(Core& core, const ConnPtr& conn, const proto::FrameHeader& h,
@@ -235,12 +320,13 @@ void SubmitDataOp(Core& core, const ConnPtr& conn, const proto::FrameHeader& h,
   Op op = static_cast<Op>(h.op);
   Replier refuse(core, conn, h, arrival_ns);  // for a request that never reaches the scheduler
   auto w = std::make_unique<Work>();
-  w->op = op;
+  w->reply_op = op;
   w->client_id = h.id;
   w->arrival_ns = arrival_ns;
   Status st;
   switch (op) {
-    case Op::kPread: {
+    case Op::kPread:
+    case Op::kPreadPiped: {
       proto::PreadRequest m;
       st = proto::DecodeFields(fields, &m);
       w->handle = m.handle;
@@ -263,6 +349,18 @@ void SubmitDataOp(Core& core, const ConnPtr& conn, const proto::FrameHeader& h,
       w->length = data_len;
       break;
     }
+    case Op::kPwritePiped: {
+      proto::PwritePipedRequest m;
+      st = proto::DecodeFields(fields, &m);
+      w->handle = m.handle;
+      w->offset = m.offset;
+      w->length = m.length;
+      // The data leaves the connection's pipe now, whatever becomes of the request: the next
+      // piped write's data follows it there.
+      if (st.ok()) st = TakePiped(core, *conn, w->length, &w->piped, &data);
+      if (!st.ok()) return refuse.Violation(st.message());
+      break;
+    }
     default: {
       proto::WriteRequest m;
       st = proto::DecodeFields(fields, &m);
@@ -272,6 +370,8 @@ void SubmitDataOp(Core& core, const ConnPtr& conn, const proto::FrameHeader& h,
     }
   }
   if (!st.ok()) return refuse.Malformed();
+  w->op = op == Op::kPreadPiped ? Op::kPread : op == Op::kPwritePiped ? Op::kPwrite : op;
+  op = w->op;
   w->file = conn->session->Find(w->handle);
   if (w->file == nullptr) return refuse.Error(EBADF, w->handle);
   int acc = w->file->access_mode();
@@ -286,7 +386,7 @@ void SubmitDataOp(Core& core, const ConnPtr& conn, const proto::FrameHeader& h,
   if (w->offset > static_cast<uint64_t>(INT64_MAX) - w->length) {
     return refuse.Error(EINVAL, w->handle);
   }
-  if (IsRead(op)) {
+  if (IsRead(op) && w->reply_op != Op::kPreadPiped) {  // (a piped read gets one if it needs it)
     data = core.buffers.Get(w->length);
     if (data.data() == nullptr) return refuse.Error(ENOMEM, w->handle);
   } else if (data.leased() && (w->file->flags() & O_DIRECT) != 0 &&
@@ -313,7 +413,8 @@ void SubmitDataOp(Core& core, const ConnPtr& conn, const proto::FrameHeader& h,
   bool shared_offset = op == Op::kRead || op == Op::kWrite;
   r.offset = shared_offset ? w->file->pos.load() : w->offset;
   // The offset of a kRead/kWrite (and of any O_APPEND write) is decided at the call.
-  r.mergeable = !shared_offset && (w->file->flags() & O_APPEND) == 0;
+  // Piped data is not in memory to be gathered with other requests'.
+  r.mergeable = !shared_offset && (w->file->flags() & O_APPEND) == 0 && w->reply_op == op;
   r.merge_class = static_cast<uint32_t>(w->file->flags() & (O_DIRECT | O_SYNC | O_DSYNC));
   r.length = w->length;
   r.arrival_ns = arrival_ns;
@@ -342,8 +443,9 @@ void ExecuteDispatch(Core& core, const sched::Dispatch& d, Work* const* works, s
              TakeOutcome(works[idx[0]], core.clock.NowNs()));
     } else if (idx.size() == 1) {
       RunAlone(core, works[idx[0]], &results[idx[0]]);
-    } else if (std::any_of(idx.begin(), idx.end(),
-                           [&](size_t i) { return ClientGone(*works[i]); })) {
+    } else if (std::any_of(idx.begin(), idx.end(), [&](size_t i) {
+                 return ClientGone(*works[i]) || works[i]->reply_op != works[i]->op;
+               })) {
       for (size_t i : idx) RunAlone(core, works[i], &results[i]);  // the gone ones cancelled
     } else {
       call.clear();

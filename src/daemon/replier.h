@@ -55,9 +55,13 @@ class Replier {
   void Malformed() {
     fmt::print(stderr, "iorelayd: malformed {} request from {}; closing the connection\n",
                proto::OpName(op_), conn_->transport()->peer());
-    Error(EPROTO);
-    Flush();  // (before the shutdown, which would drop it)
-    conn_->Shutdown();
+    Close();
+  }
+  // A well-formed request that breaks the protocol (`why`): EPROTO, and the connection closes.
+  void Violation(const std::string& why) {
+    fmt::print(stderr, "iorelayd: {} request from {}: {}; closing the connection\n",
+               proto::OpName(op_), conn_->transport()->peer(), why);
+    Close();
   }
   void Done(const Status& s, uint64_t handle) {
     if (s.ok()) {
@@ -76,6 +80,12 @@ class Replier {
   }
 
  private:
+  void Close() {
+    Error(EPROTO);
+    Flush();  // (before the shutdown, which would drop it)
+    conn_->Shutdown();
+  }
+
   void Account(int error, uint64_t handle) {
     Outcome o;
     o.error = error;

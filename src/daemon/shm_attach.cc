@@ -45,9 +45,11 @@ int Refusal(Core& core, ClientConn& conn, const proto::ShmRequest& m) {
   return 0;
 }
 
-std::vector<uint8_t> ReplyFrame(const proto::FrameHeader& request, uint64_t ring_bytes) {
+std::vector<uint8_t> ReplyFrame(const proto::FrameHeader& request, uint64_t ring_bytes,
+                                uint32_t pipe_pages) {
   proto::ShmReply reply;
   reply.ring_bytes = ring_bytes;
+  reply.pipe_pages = pipe_pages;
   std::vector<uint8_t> fields;
   fields.reserve(64);  // (also keeps GCC 12's -Wstringop-overflow false positive away)
   proto::Writer w(&fields);
@@ -77,6 +79,7 @@ bool AttachShm(Core& core, const ConnPtr& conn, const proto::FrameHeader& h,
   Result<std::unique_ptr<ShmConnection>> shm = Status::Ok();
   if (refusal == 0) {
     shm = ShmConnection::Create(core.config.shm_ring_bytes, core.config.shm_in_place,
+                                core.config.shm_pipes ? core.pipes.pipe_bytes() : 0,
                                 &counters.shm_open);
     if (!shm.ok()) {
       fmt::print(stderr, "iorelayd: shared memory for {}: {}; it stays on its socket\n",
@@ -89,7 +92,7 @@ bool AttachShm(Core& core, const ConnPtr& conn, const proto::FrameHeader& h,
     conn->ReplyError(op, h.id, refusal);
     return true;
   }
-  const std::vector<uint8_t> frame = ReplyFrame(h, (*shm)->ring_bytes());
+  const std::vector<uint8_t> frame = ReplyFrame(h, (*shm)->ring_bytes(), (*shm)->pipe_pages());
   bool handed_over = false;
   Status s = conn->ReplaceTransport(
       [&](std::unique_ptr<Connection>& socket) -> Result<std::unique_ptr<Connection>> {

@@ -102,6 +102,7 @@ bool MapMirrored(int memfd, uint64_t ring_bytes, void** front, void** replies) {
 }  // namespace
 
 Result<std::unique_ptr<ShmConnection>> ShmConnection::Create(uint64_t ring_bytes, bool in_place,
+                                                             size_t pipe_bytes,
                                                              std::atomic<uint64_t>* open_count) {
   if (ring_bytes < kShmMinRingBytes || ring_bytes > kShmMaxRingBytes ||
       (ring_bytes & (ring_bytes - 1)) != 0) {
@@ -149,9 +150,26 @@ Result<std::unique_ptr<ShmConnection>> ShmConnection::Create(uint64_t ring_bytes
       ShmRingReader(&h->to_daemon, static_cast<uint8_t*>(map->front) + kShmHeaderBytes, ring_bytes);
   if (map->lends) map->in.EnableLending();
   c->out_ = ShmRingWriter(&h->to_client, replies_data, ring_bytes);
+  if (pipe_bytes > 0) c->MakePipes(pipe_bytes);
   c->open_count_ = open_count;
   if (open_count != nullptr) open_count->fetch_add(1);
   return c;
+}
+
+// The connection's pipes hold several pipelined requests' data where the kernel allows it
+// (a daemon without CAP_SYS_RESOURCE is held to /proc/sys/fs/pipe-max-size, 1 MiB by
+// default); without them the connection carries every byte in its rings.
+void ShmConnection::MakePipes(size_t pipe_bytes) {
+  auto make = [&] {
+    Result<Pipe> p = Pipe::Make(4 * pipe_bytes);
+    return p.ok() ? std::move(p) : Pipe::Make(pipe_bytes);
+  };
+  Result<Pipe> from = make();
+  Result<Pipe> to = make();
+  if (!from.ok() || !to.ok()) return;
+  from_client_ = std::move(*from);
+  to_client_ = std::move(*to);
+  pipe_pages_ = static_cast<uint32_t>(pipe_bytes / static_cast<size_t>(::getpagesize()));
 }
 
 ShmConnection::~ShmConnection() {
@@ -162,19 +180,20 @@ ShmConnection::~ShmConnection() {
 
 Status ShmConnection::HandOver(std::unique_ptr<Connection>& socket, const uint8_t* frame,
                                size_t len) {
-  const int fds[2] = {memfd_, daemon_bell_};
+  const int fds[4] = {memfd_, daemon_bell_, from_client_.write_fd(), to_client_.read_fd()};
+  const size_t fds_bytes = (pipe_pages_ > 0 ? 4 : 2) * sizeof(int);
   alignas(struct cmsghdr) char control[CMSG_SPACE(sizeof fds)] = {};
   struct iovec iov = {const_cast<uint8_t*>(frame), len};
   struct msghdr msg = {};
   msg.msg_iov = &iov;
   msg.msg_iovlen = 1;
   msg.msg_control = control;
-  msg.msg_controllen = sizeof control;
+  msg.msg_controllen = CMSG_SPACE(fds_bytes);
   struct cmsghdr* cm = CMSG_FIRSTHDR(&msg);
   cm->cmsg_level = SOL_SOCKET;
   cm->cmsg_type = SCM_RIGHTS;
-  cm->cmsg_len = CMSG_LEN(sizeof fds);
-  std::memcpy(CMSG_DATA(cm), fds, sizeof fds);
+  cm->cmsg_len = CMSG_LEN(fds_bytes);
+  std::memcpy(CMSG_DATA(cm), fds, fds_bytes);
   ssize_t n;
   do {
     n = ::sendmsg(socket->PollFd(), &msg, MSG_NOSIGNAL | MSG_DONTWAIT);
@@ -186,6 +205,10 @@ Status ShmConnection::HandOver(std::unique_ptr<Connection>& socket, const uint8_
   }
   ::close(memfd_);  // the mapping stays; the client has its own descriptor
   memfd_ = -1;
+  if (pipe_pages_ > 0) {  // the client's ends are the client's alone
+    ::close(from_client_.TakeWriteEnd());
+    ::close(to_client_.TakeReadEnd());
+  }
   socket_ = std::move(socket);
   return Status::Ok();
 }

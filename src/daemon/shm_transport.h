@@ -8,9 +8,11 @@
 #include <atomic>
 #include <cstdint>
 #include <memory>
+#include <mutex>
 #include <string>
 
 #include "common/shm_ring.h"
+#include "daemon/pipe_pool.h"
 #include "daemon/transport.h"
 
 namespace iorelay::daemon {
@@ -21,14 +23,16 @@ class ShmConnection final : public Connection {
   // memfd sealed against resizing (a client cannot truncate it under the daemon), mapped, and
   // the daemon's non-blocking eventfd doorbell. `open_count` (may be null) counts live
   // shared-memory connections. With `in_place`, the rings are mapped so that data can stay in them
-  // (Borrow, Reserve).
+  // (Borrow, Reserve). With `pipe_bytes` > 0, a pipe each way for piped data, whose requests
+  // may span pipe_bytes of pages (without pipes when the kernel refuses them).
   static Result<std::unique_ptr<ShmConnection>> Create(uint64_t ring_bytes, bool in_place,
+                                                       size_t pipe_bytes,
                                                        std::atomic<uint64_t>* open_count);
   ~ShmConnection() override;
 
-  // Sends `frame` (the attach reply) on `socket` with the memfd and the daemon's doorbell as
-  // SCM_RIGHTS, then takes the
-  // socket over. On failure the socket is left to the caller.
+  // Sends `frame` (the attach reply) on `socket` with the memfd, the daemon's doorbell and the
+  // client's ends of the pipes as SCM_RIGHTS, then takes the socket over. On failure the socket
+  // is left to the caller.
   Status HandOver(std::unique_ptr<Connection>& socket, const uint8_t* frame, size_t len);
 
   Result<size_t> Recv(void* buf, size_t n) override;
@@ -45,7 +49,13 @@ class ShmConnection final : public Connection {
   void OnAuxEvent() override;
   bool HungUp() const override { return hung_up_.load() || violated_.load(); }
 
+  int PipeFromClient() const override { return from_client_.read_fd(); }
+  int PipeToClient() const override { return to_client_.write_fd(); }
+  std::mutex* PipeLock() override { return &pipe_mu_; }
+
   uint64_t ring_bytes() const { return ring_bytes_; }
+  // Pages a piped request's data may span (0: no pipes).
+  uint32_t pipe_pages() const { return pipe_pages_; }
 
  private:
   // The rings' memory and what a lent run of request bytes needs to be given back; shared by
@@ -54,6 +64,7 @@ class ShmConnection final : public Connection {
   class Lease;
 
   ShmConnection() = default;
+  void MakePipes(size_t pipe_bytes);
 
   std::unique_ptr<Connection> socket_;
   std::shared_ptr<Mapping> map_;
@@ -61,6 +72,10 @@ class ShmConnection final : public Connection {
   int memfd_ = -1;        // closed once handed over
   int daemon_bell_ = -1;  // the client rings it: requests written, or room made for replies
   ShmRingWriter out_;     // daemon → client (under the connection's send lock)
+  Pipe from_client_;      // the client writes the data of piped writes
+  Pipe to_client_;        // the daemon splices the data of piped reads
+  std::mutex pipe_mu_;
+  uint32_t pipe_pages_ = 0;
   std::atomic<bool> hung_up_{false};
   std::atomic<bool> violated_{false};  // the client wrote on the socket after the switch
   std::atomic<bool> shut_{false};

@@ -61,7 +61,7 @@ class RawShm {
     proto::ShmRequest req{me->netns_dev, me->netns_ino + ino_delta, me->boot_id};
     EXPECT_TRUE(c.SendFrame(Op::kShmAttach, 77, proto::EncodeFields(req)));
     uint8_t buf[256];
-    int fds[2] = {-1, -1};
+    int fds[4] = {-1, -1, -1, -1};
     alignas(struct cmsghdr) char control[CMSG_SPACE(sizeof fds)] = {};
     struct iovec v = {buf, proto::kHeaderBytes};
     struct msghdr m = {};
@@ -80,9 +80,12 @@ class RawShm {
     if (h->status != 0) return h->status;
     struct cmsghdr* cm = CMSG_FIRSTHDR(&m);
     EXPECT_NE(cm, nullptr);
-    std::memcpy(fds, CMSG_DATA(cm), sizeof fds);
+    std::memcpy(fds, CMSG_DATA(cm), cm->cmsg_len - CMSG_LEN(0));
     proto::ShmReply reply;
     EXPECT_TRUE(proto::DecodeFields({buf, h->length}, &reply).ok());
+    EXPECT_EQ(cm->cmsg_len, CMSG_LEN((reply.pipe_pages > 0 ? 4 : 2) * sizeof(int)));
+    pipe_out_ = fds[2];
+    pipe_in_ = fds[3];
     ring_ = reply.ring_bytes;
     bytes_ = ShmMappingBytes(ring_);
     map_ = ::mmap(nullptr, bytes_, PROT_READ | PROT_WRITE, MAP_SHARED, fds[0], 0);
@@ -98,9 +101,12 @@ class RawShm {
   void Unmap() {
     if (map_ != nullptr) ::munmap(map_, bytes_);
     map_ = nullptr;
-    if (daemon_bell_ >= 0) ::close(daemon_bell_);
-    daemon_bell_ = -1;
+    for (int* fd : {&daemon_bell_, &pipe_out_, &pipe_in_}) {
+      if (*fd >= 0) ::close(*fd);
+      *fd = -1;
+    }
   }
+  int pipe_out() const { return pipe_out_; }
   void Ring() { RingDoorbell(daemon_bell_); }
   void WriteFrame(Op op, uint64_t id, const std::vector<uint8_t>& fields, uint32_t length) {
     proto::FrameHeader h;
@@ -153,6 +159,7 @@ class RawShm {
   size_t bytes_ = 0;
   uint64_t ring_ = 0;
   int daemon_bell_ = -1;
+  int pipe_out_ = -1, pipe_in_ = -1;  // the client's ends of the pipes (piped data)
   ShmHeader* header_ = nullptr;
   ShmRingWriter out_;
   ShmRingReader in_;
@@ -275,7 +282,14 @@ TEST_F(ShmTransportTest, RefusedWhenOffOrFromAnotherNamespaceAndTheSocketCarries
 
 // Each way a peer can scribble: the daemon closes that connection (its socket ends), frees
 // its rings, and serves the others.
-enum class Scribble { kTailFarAhead, kTailBehind, kHugeFrameLength, kReaderHead, kSocketBytes };
+enum class Scribble {
+  kTailFarAhead,
+  kTailBehind,
+  kHugeFrameLength,
+  kReaderHead,
+  kSocketBytes,
+  kPipedDataMissing,
+};
 
 class ShmHostileTest : public ShmTransportTest, public ::testing::WithParamInterface<Scribble> {};
 
@@ -307,6 +321,15 @@ TEST_P(ShmHostileTest, ClosesOnlyThatConnection) {
     case Scribble::kSocketBytes:
       ASSERT_TRUE(c->SendFrame(Op::kPing, 1, {}));
       break;
+    case Scribble::kPipedDataMissing: {
+      // A piped write announcing 64 KiB with 4 KiB in the pipe: the daemon does not wait.
+      ASSERT_GE(shm.pipe_out(), 0);
+      std::vector<char> page(4096, 'p');
+      ASSERT_EQ(::write(shm.pipe_out(), page.data(), page.size()), 4096);
+      std::vector<uint8_t> fields = proto::EncodeFields(proto::PwritePipedRequest{1, 0, 65536});
+      shm.WriteFrame(Op::kPwritePiped, 1, fields, static_cast<uint32_t>(fields.size()));
+      break;
+    }
   }
   EXPECT_TRUE(c->WaitClosed(5000));
   EXPECT_TRUE(WaitCounter("connections_shm_open", 0));
@@ -332,6 +355,8 @@ std::string ScribbleName(const ::testing::TestParamInfo<Scribble>& info) {
       return "ReaderHead";
     case Scribble::kSocketBytes:
       return "SocketBytes";
+    case Scribble::kPipedDataMissing:
+      return "PipedDataMissing";
   }
   return "?";
 }
@@ -339,7 +364,7 @@ std::string ScribbleName(const ::testing::TestParamInfo<Scribble>& info) {
 INSTANTIATE_TEST_SUITE_P(Scribbles, ShmHostileTest,
                          ::testing::Values(Scribble::kTailFarAhead, Scribble::kTailBehind,
                                            Scribble::kHugeFrameLength, Scribble::kReaderHead,
-                                           Scribble::kSocketBytes),
+                                           Scribble::kSocketBytes, Scribble::kPipedDataMissing),
                          ScribbleName);
 
 }  // namespace

@@ -211,6 +211,8 @@ nlohmann::json Stats::ToJson() const {
   j["connections_shm_open"] = conn.shm_open.load();
   j["connections_shm_writes_in_place"] = conn.shm_writes_in_place.load();
   j["connections_shm_reads_in_place"] = conn.shm_reads_in_place.load();
+  j["connections_shm_writes_piped"] = conn.shm_writes_piped.load();
+  j["connections_shm_reads_piped"] = conn.shm_reads_piped.load();
   return j;
 }
 

@@ -88,6 +88,8 @@ struct ConnCounters {
   std::atomic<uint64_t> shm_open{0};             // shared-memory connections whose rings are mapped
   std::atomic<uint64_t> shm_writes_in_place{0};  // writes served from the ring (no copy)
   std::atomic<uint64_t> shm_reads_in_place{0};   // reads made into the reply ring (no copy)
+  std::atomic<uint64_t> shm_writes_piped{0};     // writes spliced from the client's pipe
+  std::atomic<uint64_t> shm_reads_piped{0};      // reads spliced (at least partly) to its pipe
 };
 
 class Stats {

@@ -6,6 +6,7 @@
 
 #include <cstddef>
 #include <memory>
+#include <mutex>
 #include <string>
 
 #include "common/status.h"
@@ -55,6 +56,13 @@ class Connection {
   // The peer is gone (or broke the protocol) as OnAuxEvent found; Recv reports it (end of
   // stream or an error) once the bytes already there have been read.
   virtual bool HungUp() const { return false; }
+  // Piped data (shared memory with pipes; docs/daemon.md, Piped data): the read end of the
+  // client's pipe to the daemon and the write end of the daemon's pipe to the client, or -1.
+  // PipeLock serialises the daemon's piped replies, so that their bytes enter the pipe in the
+  // order of their frames.
+  virtual int PipeFromClient() const { return -1; }
+  virtual int PipeToClient() const { return -1; }
+  virtual std::mutex* PipeLock() { return nullptr; }
 };
 
 class Listener {

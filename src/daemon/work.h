@@ -7,6 +7,7 @@
 #include "daemon/buffer_pool.h"
 #include "daemon/client_conn.h"
 #include "daemon/open_file.h"
+#include "daemon/pipe_pool.h"
 #include "daemon/session.h"
 #include "proto/messages.h"
 #include "sched/scheduler.h"
@@ -16,13 +17,15 @@ namespace iorelay::daemon {
 struct Work {
   std::shared_ptr<ClientConn> conn;
   std::shared_ptr<Session> session;
-  proto::Op op = proto::Op::kPread;
+  proto::Op op = proto::Op::kPread;        // what to do: kPread, kPwrite, kRead or kWrite
+  proto::Op reply_op = proto::Op::kPread;  // the request's op, which its reply carries
   uint64_t client_id = 0;
   uint64_t handle = 0;
   std::shared_ptr<OpenFile> file;
   uint64_t offset = 0;  // kPread/kPwrite; kRead/kWrite use the file's shared offset
   uint64_t length = 0;  // bytes to read, or bytes of write data in `data`
   Buffer data;          // aligned; write payload or read destination
+  Pipe piped;           // kPwritePiped: the write's data, in a pipe of the pool
   int64_t arrival_ns = 0;
   sched::Request request;  // what the scheduler saw (id is daemon-wide)
   uint64_t dispatch = 0;   // the dispatch that served it (daemon-wide, from 1; the trace)

@@ -133,9 +133,14 @@ struct ShmRequest {
 
 struct ShmReply {
   uint64_t ring_bytes = 0;  // each ring's size; the memfd holds ShmMappingBytes(ring_bytes)
+  // 0: no pipes. Else the reply carries two more descriptors, the write end of a pipe to the
+  // daemon and the read end of a pipe from it, and a piped request's data may span at most
+  // this many pages (kPreadPiped, kPwritePiped).
+  uint32_t pipe_pages = 0;
   template <class V>
   void Visit(V& v) {
     v(ring_bytes);
+    v(pipe_pages);
   }
 };
 
@@ -241,6 +246,34 @@ struct PwriteRequest {  // [tail]
   void Visit(V& v) {
     v(handle);
     v(offset);
+  }
+};
+
+// kPwritePiped (shared memory with pipes only): a kPwrite whose `length` bytes of data the
+// client put in its pipe to the daemon (vmsplice: references to its pages, no copy) before it
+// sent the frame; the daemon moves them out as it reads the frame, and writes them to the file
+// with splice(2). The reply is kPwrite's (CountReply). kPreadPiped takes kPread's fields; its
+// reply is PipedReadReply.
+struct PwritePipedRequest {
+  uint64_t handle = 0;
+  uint64_t offset = 0;
+  uint32_t length = 0;
+  template <class V>
+  void Visit(V& v) {
+    v(handle);
+    v(offset);
+    v(length);
+  }
+};
+
+// kPreadPiped's reply [tail]: the first `piped` bytes read are in the client's pipe from the
+// daemon (spliced from the page cache, no copy), the rest follow as the tail; piped + the
+// tail's length is the count read.
+struct PipedReadReply {
+  uint64_t piped = 0;
+  template <class V>
+  void Visit(V& v) {
+    v(piped);
   }
 };
 

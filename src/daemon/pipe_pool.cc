@@ -1,0 +1,110 @@
+#include "daemon/pipe_pool.h"
+
+#include <fcntl.h>
+#include <sys/ioctl.h>
+#include <unistd.h>
+
+#include <string>
+#include <utility>
+
+namespace iorelay::daemon {
+
+Result<Pipe> Pipe::Make(size_t min_bytes) {
+  int fds[2];
+  if (::pipe2(fds, O_NONBLOCK | O_CLOEXEC) != 0) return Status::LastError("pipe2");
+  Pipe p;
+  p.read_fd_ = fds[0];
+  p.write_fd_ = fds[1];
+  int got = ::fcntl(p.write_fd_, F_GETPIPE_SZ);
+  if (got >= 0 && static_cast<size_t>(got) < min_bytes) {
+    got = ::fcntl(p.write_fd_, F_SETPIPE_SZ, static_cast<int>(min_bytes));
+  }
+  if (got < 0) return Status::LastError("fcntl(F_SETPIPE_SZ)");
+  p.bytes_ = static_cast<size_t>(got);
+  return p;
+}
+
+Pipe& Pipe::operator=(Pipe&& o) noexcept {
+  if (this != &o) {
+    Close();
+    read_fd_ = std::exchange(o.read_fd_, -1);
+    write_fd_ = std::exchange(o.write_fd_, -1);
+    bytes_ = std::exchange(o.bytes_, 0);
+  }
+  return *this;
+}
+
+size_t Pipe::Held() const {
+  int n = 0;
+  const int fd = read_fd_ >= 0 ? read_fd_ : write_fd_;
+  if (fd < 0 || ::ioctl(fd, FIONREAD, &n) != 0) return 0;
+  return static_cast<size_t>(n);
+}
+
+int Pipe::TakeReadEnd() { return std::exchange(read_fd_, -1); }
+int Pipe::TakeWriteEnd() { return std::exchange(write_fd_, -1); }
+
+void Pipe::Close() {
+  if (read_fd_ >= 0) ::close(read_fd_);
+  if (write_fd_ >= 0) ::close(write_fd_);
+  read_fd_ = write_fd_ = -1;
+}
+
+PipePool::PipePool(size_t preferred, size_t fallback) : pipe_bytes_(fallback) {
+  Result<Pipe> p = Pipe::Make(preferred);
+  if (!p.ok()) return;
+  pipe_bytes_ = preferred;
+  free_.push_back(std::move(*p));
+}
+
+Result<Pipe> PipePool::Get() {
+  {
+    std::lock_guard<std::mutex> lock(mu_);
+    if (!free_.empty()) {
+      Pipe p = std::move(free_.back());
+      free_.pop_back();
+      return p;
+    }
+  }
+  return Pipe::Make(pipe_bytes_);
+}
+
+void PipePool::Put(Pipe p) {
+  if (!p.valid() || p.write_fd() < 0 || p.Held() != 0) return;  // closed here
+  std::lock_guard<std::mutex> lock(mu_);
+  if (free_.size() < kKeep) free_.push_back(std::move(p));
+}
+
+Result<Pipe> MovePiped(PipePool& pool, int from, size_t n) {
+  Result<Pipe> p = pool.Get();
+  if (!p.ok()) return p.status();
+  size_t moved = 0;
+  while (moved < n) {
+    ssize_t r = ::splice(from, nullptr, p->write_fd(), nullptr, n - moved,
+                         SPLICE_F_MOVE | SPLICE_F_NONBLOCK);
+    if (r < 0 && errno == EINTR) continue;
+    if (r <= 0) {
+      return Status::FromErrno(EPROTO, "the client's pipe held " + std::to_string(moved) +
+                                           " of the " + std::to_string(n) +
+                                           " bytes its request announced");
+    }
+    moved += static_cast<size_t>(r);
+  }
+  return p;
+}
+
+Status ReadFromPipe(int from, void* buf, size_t n) {
+  size_t got = 0;
+  while (got < n) {
+    ssize_t r = ::read(from, static_cast<char*>(buf) + got, n - got);
+    if (r < 0 && errno == EINTR) continue;
+    if (r <= 0) {
+      return Status::FromErrno(EPROTO, "a pipe held " + std::to_string(got) + " of the " +
+                                           std::to_string(n) + " bytes expected");
+    }
+    got += static_cast<size_t>(r);
+  }
+  return Status::Ok();
+}
+
+}  // namespace iorelay::daemon

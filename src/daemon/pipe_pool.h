@@ -1,0 +1,71 @@
+// Pipes for piped data (docs/daemon.md, Piped data): a shared-memory connection's two pipes,
+// and the pool of pipes that hold a piped write's data from its arrival to its backend call
+// (the scheduler may run a connection's writes in any order, so each takes its data out of the
+// connection's pipe as it arrives, by moving page references: no byte is copied).
+#pragma once
+
+#include <cstddef>
+#include <mutex>
+#include <vector>
+
+#include "common/status.h"
+
+namespace iorelay::daemon {
+
+// Both ends of a pipe, non-blocking and close-on-exec, closed with it.
+class Pipe {
+ public:
+  // A pipe holding at least `min_bytes` (F_SETPIPE_SZ; EPERM past /proc/sys/fs/pipe-max-size
+  // or the user's pipe quota, for a daemon without CAP_SYS_RESOURCE).
+  static Result<Pipe> Make(size_t min_bytes);
+  Pipe() = default;
+  Pipe(Pipe&& o) noexcept { *this = std::move(o); }
+  Pipe& operator=(Pipe&& o) noexcept;
+  Pipe(const Pipe&) = delete;
+  Pipe& operator=(const Pipe&) = delete;
+  ~Pipe() { Close(); }
+
+  int read_fd() const { return read_fd_; }
+  int write_fd() const { return write_fd_; }
+  // The capacity in bytes (F_GETPIPE_SZ).
+  size_t bytes() const { return bytes_; }
+  bool valid() const { return read_fd_ >= 0; }
+  // Bytes in the pipe now (FIONREAD).
+  size_t Held() const;
+  // Gives an end away (the caller closes it), e.g. to send it to the client.
+  int TakeReadEnd();
+  int TakeWriteEnd();
+  void Close();
+
+ private:
+  int read_fd_ = -1;
+  int write_fd_ = -1;
+  size_t bytes_ = 0;
+};
+
+// Thread-safe. Pipes of one size, kept for reuse while empty.
+class PipePool {
+ public:
+  // Pipes of `preferred` bytes where the kernel grants them, else of `fallback`.
+  PipePool(size_t preferred, size_t fallback);
+  // An empty pipe of pipe_bytes(), or the error making one failed with.
+  Result<Pipe> Get();
+  // Back for reuse when empty (else closed: its bytes belong to no request now).
+  void Put(Pipe p);
+  size_t pipe_bytes() const { return pipe_bytes_; }
+
+ private:
+  static constexpr size_t kKeep = 64;
+  size_t pipe_bytes_;
+  std::mutex mu_;
+  std::vector<Pipe> free_;  // guarded by mu_
+};
+
+// Moves exactly `n` bytes from the pipe `from` (non-blocking) into a pipe of `pool`. EPROTO
+// when fewer are there: the client promised to put them in before sending the frame.
+Result<Pipe> MovePiped(PipePool& pool, int from, size_t n);
+// Reads exactly `n` bytes from the pipe `from` (non-blocking) into `buf`; EPROTO when fewer are
+// there.
+Status ReadFromPipe(int from, void* buf, size_t n);
+
+}  // namespace iorelay::daemon
