@@ -209,7 +209,10 @@ def markdown(res: dict) -> str:
             "",
             f"The daemon wrote {res['writes_in_place']} of its {res['write_requests']} "
             "write requests from the shared-memory ring in place (no copy out), and read "
-            f"{res['reads_in_place']} of its {res['read_requests']} read requests into it.",
+            f"{res['reads_in_place']} of its {res['read_requests']} read requests into it; "
+            f"it spliced {res.get('writes_piped', 0)} write requests' data from the client's "
+            f"pipe to the file and {res.get('reads_piped', 0)} read requests' data (at least "
+            "partly) from the file to the client's pipe.",
         ]
     lines += ["", "| backend | client threads | forwarded 4 KiB pwrite/s |", "|---|---|---|"]
     for r in res.get("request_rate", []):
@@ -267,6 +270,8 @@ def main() -> int:
                 res["writes_in_place"] = s["connections_shm_writes_in_place"]
                 res["read_requests"] = s["total"]["by_family"]["read"]["requests"]
                 res["reads_in_place"] = s["connections_shm_reads_in_place"]
+                res["writes_piped"] = s["connections_shm_writes_piped"]
+                res["reads_piped"] = s["connections_shm_reads_piped"]
             if "meta" in parts:
                 res["meta"] = meta_rows(root, d, seconds, args.transport)
         if "rate" in parts:

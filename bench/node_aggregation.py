@@ -31,7 +31,7 @@ sys.path.insert(0, str(REPO / "python"))
 from iorelay import units  # noqa: E402
 from iorelay.run import RelayConfig, start_relay  # noqa: E402
 
-DATA_OPS = ("pwrite", "write", "pread", "read")
+DATA_OPS = ("pwrite", "write", "pread", "read", "pwrite_piped", "pread_piped")
 
 
 def fio_mib_s(args: argparse.Namespace, path: str, env: dict[str, str]) -> float:

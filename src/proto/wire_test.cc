@@ -147,7 +147,7 @@ TEST(OpTableTest, EveryOpHasARowAndPayloadBounds) {
   EXPECT_GE(Info(Op::k##Name).max_fields, EncodeFields(Request{}).size());
   IORELAY_PROTOCOL_OPS(IORELAY_COUNT_OP)
 #undef IORELAY_COUNT_OP
-  EXPECT_EQ(ops, 35);
+  EXPECT_EQ(ops, 37);
   EXPECT_FALSE(IsKnownOp(9999));
   EXPECT_STREQ(OpName(static_cast<Op>(9999)), "unknown");
   EXPECT_EQ(Info(Op::kPad).max_payload, 4 + kMaxPathBytes);
@@ -155,6 +155,7 @@ TEST(OpTableTest, EveryOpHasARowAndPayloadBounds) {
   EXPECT_EQ(Info(Op::kClose).max_payload, 8u);
   EXPECT_EQ(Info(Op::kPing).max_payload, 0u);
   EXPECT_EQ(Info(Op::kPwrite).max_payload, 16u + kMaxIoBytes);
+  EXPECT_EQ(Info(Op::kPwritePiped).max_payload, 20u);  // the data is in a pipe, not the frame
   EXPECT_EQ(Info(Op::kStat).max_payload, EncodeFields(StatRequest{}).size() + kMaxPathBytes);
   EXPECT_EQ(Info(Op::kRename).max_payload, 2 * (4 + kMaxPathBytes) + 4u);
   EXPECT_EQ(Info(Op::kPread).handler, Handler::kData);
