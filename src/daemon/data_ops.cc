@@ -326,12 +326,19 @@ void SubmitDataOp(Core& core, const ConnPtr& conn, const proto::FrameHeader& h,
   Status st;
   switch (op) {
     case Op::kPread:
-    case Op::kPreadPiped: {
-      proto::PreadRequest m;
+    case Op::kPreadPiped:
+    case Op::kPwritePiped: {
+      proto::PreadRequest m;  // (PwritePipedRequest is the same)
       st = proto::DecodeFields(fields, &m);
       w->handle = m.handle;
       w->offset = m.offset;
       w->length = m.length;
+      // A piped write's data leaves the connection's pipe now, whatever becomes of the request:
+      // the next piped write's data follows it there.
+      if (op == Op::kPwritePiped && st.ok()) {
+        st = TakePiped(core, *conn, w->length, &w->piped, &data);
+        if (!st.ok()) return refuse.Violation(st.message());
+      }
       break;
     }
     case Op::kRead: {
@@ -347,18 +354,6 @@ void SubmitDataOp(Core& core, const ConnPtr& conn, const proto::FrameHeader& h,
       w->handle = m.handle;
       w->offset = m.offset;
       w->length = data_len;
-      break;
-    }
-    case Op::kPwritePiped: {
-      proto::PwritePipedRequest m;
-      st = proto::DecodeFields(fields, &m);
-      w->handle = m.handle;
-      w->offset = m.offset;
-      w->length = m.length;
-      // The data leaves the connection's pipe now, whatever becomes of the request: the next
-      // piped write's data follows it there.
-      if (st.ok()) st = TakePiped(core, *conn, w->length, &w->piped, &data);
-      if (!st.ok()) return refuse.Violation(st.message());
       break;
     }
     default: {

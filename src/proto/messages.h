@@ -252,19 +252,9 @@ struct PwriteRequest {  // [tail]
 // kPwritePiped (shared memory with pipes only): a kPwrite whose `length` bytes of data the
 // client put in its pipe to the daemon (vmsplice: references to its pages, no copy) before it
 // sent the frame; the daemon moves them out as it reads the frame, and writes them to the file
-// with splice(2). The reply is kPwrite's (CountReply). kPreadPiped takes kPread's fields; its
-// reply is PipedReadReply.
-struct PwritePipedRequest {
-  uint64_t handle = 0;
-  uint64_t offset = 0;
-  uint32_t length = 0;
-  template <class V>
-  void Visit(V& v) {
-    v(handle);
-    v(offset);
-    v(length);
-  }
-};
+// with splice(2). Its reply carries a CountReply, as kPwrite's does. kPreadPiped takes kPread's
+// fields; its reply is PipedReadReply.
+using PwritePipedRequest = PreadRequest;  // the same fields: handle, offset, length
 
 // kPreadPiped's reply [tail]: the first `piped` bytes read are in the client's pipe from the
 // daemon (spliced from the page cache, no copy), the rest follow as the tail; piped + the
