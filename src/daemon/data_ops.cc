@@ -65,7 +65,7 @@ void Answer(Core& core, Work* w, Result<size_t> r, Outcome o, bool replied = fal
   w->conn->Uncharge(ChargeOf(w->length));
   FinishRequest(core, *w->conn, *w->session, w->op, w->arrival_ns, o);
   core.buffers.Put(std::move(w->data));
-  core.pipes.Put(std::move(w->piped));
+  w->piped.Reset();
 }
 
 // A piped write's data: spliced from its pipe into the file, or, where the backend or the file
@@ -73,15 +73,16 @@ void Answer(Core& core, Work* w, Result<size_t> r, Outcome o, bool replied = fal
 // and written as from a socket.
 Result<size_t> WritePiped(Core& core, Work* w) {
   const int fd = w->file->fd();
-  Result<size_t> r = core.backend->WriteFromPipe(fd, w->piped.read_fd(), w->length, w->offset);
+  Result<size_t> r =
+      core.backend->WriteFromPipe(fd, w->piped.pipe().read_fd(), w->length, w->offset);
   if (r.ok() || (r.status().code() != ENOTSUP && r.status().code() != EINVAL) ||
-      w->piped.Held() != w->length) {
+      w->piped.pipe().Held() != w->length) {
     if (r.ok()) core.stats->conn.shm_writes_piped.fetch_add(1, std::memory_order_relaxed);
     return r;
   }
   Buffer copy = core.buffers.Get(w->length);
   if (copy.data() == nullptr) return Status::FromErrno(ENOMEM, "write buffer");
-  Status drained = ReadFromPipe(w->piped.read_fd(), copy.data(), w->length);
+  Status drained = ReadFromPipe(w->piped.pipe().read_fd(), copy.data(), w->length);
   if (drained.ok()) r = core.backend->Pwrite(fd, copy.data(), w->length, w->offset);
   core.buffers.Put(std::move(copy));
   return drained.ok() ? r : Result<size_t>(drained);
@@ -295,13 +296,13 @@ void RunMerged(Core& core, std::span<Work* const> works, int* const* results) {
 }
 
 // Takes a piped write's `n` bytes out of the connection's pipe: into a pipe of the pool, or,
-// when none can be had (descriptors exhausted), copied into `copy`. EPROTO when the pipe holds
-// fewer, or the connection has none: the client broke the protocol.
-Status TakePiped(Core& core, ClientConn& conn, uint64_t n, Pipe* out, Buffer* copy) {
+// when none can be had (all lent, descriptors exhausted), copied into `copy`. EPROTO when the pipe
+// holds fewer, or the connection has none: the client broke the protocol.
+Status TakePiped(Core& core, ClientConn& conn, uint64_t n, PooledPipe* out, Buffer* copy) {
   const int from = conn.transport()->PipeFromClient();
   if (from < 0) return Status::FromErrno(EPROTO, "a piped write on a connection without pipes");
   if (n > core.pipes.pipe_bytes()) return Status::FromErrno(EPROTO, "more than a pipe holds");
-  Result<Pipe> p = MovePiped(core.pipes, from, n);
+  Result<PooledPipe> p = MovePiped(core.pipes, from, n);
   if (p.ok()) {
     *out = std::move(*p);
     return Status::Ok();

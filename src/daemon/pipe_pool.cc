@@ -57,30 +57,53 @@ PipePool::PipePool(size_t preferred, size_t fallback) : pipe_bytes_(fallback) {
   free_.push_back(std::move(*p));
 }
 
-Result<Pipe> PipePool::Get() {
+PooledPipe& PooledPipe::operator=(PooledPipe&& o) noexcept {
+  if (this != &o) {
+    Reset();
+    pool_ = std::exchange(o.pool_, nullptr);
+    pipe_ = std::move(o.pipe_);
+  }
+  return *this;
+}
+
+void PooledPipe::Reset() {
+  if (pool_ != nullptr) std::exchange(pool_, nullptr)->Put(std::move(pipe_));
+}
+
+Result<PooledPipe> PipePool::Get() {
+  Pipe p;
   {
     std::lock_guard<std::mutex> lock(mu_);
+    if (out_ >= kMaxOut) return Status::FromErrno(EAGAIN, "every pooled pipe is lent");
+    ++out_;
     if (!free_.empty()) {
-      Pipe p = std::move(free_.back());
+      p = std::move(free_.back());
       free_.pop_back();
-      return p;
+      return PooledPipe(this, std::move(p));
     }
   }
-  return Pipe::Make(pipe_bytes_);
+  Result<Pipe> made = Pipe::Make(pipe_bytes_);
+  if (!made.ok()) {
+    std::lock_guard<std::mutex> lock(mu_);
+    --out_;
+    return made.status();
+  }
+  return PooledPipe(this, std::move(*made));
 }
 
 void PipePool::Put(Pipe p) {
-  if (!p.valid() || p.write_fd() < 0 || p.Held() != 0) return;  // closed here
+  const bool keep = p.valid() && p.write_fd() >= 0 && p.Held() == 0;
   std::lock_guard<std::mutex> lock(mu_);
-  if (free_.size() < kKeep) free_.push_back(std::move(p));
-}
+  --out_;
+  if (keep && free_.size() < kKeep) free_.push_back(std::move(p));
+}  // (else closed here)
 
-Result<Pipe> MovePiped(PipePool& pool, int from, size_t n) {
-  Result<Pipe> p = pool.Get();
+Result<PooledPipe> MovePiped(PipePool& pool, int from, size_t n) {
+  Result<PooledPipe> p = pool.Get();
   if (!p.ok()) return p.status();
   size_t moved = 0;
   while (moved < n) {
-    ssize_t r = ::splice(from, nullptr, p->write_fd(), nullptr, n - moved,
+    ssize_t r = ::splice(from, nullptr, p->pipe().write_fd(), nullptr, n - moved,
                          SPLICE_F_MOVE | SPLICE_F_NONBLOCK);
     if (r < 0 && errno == EINTR) continue;
     if (r <= 0) {

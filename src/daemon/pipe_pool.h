@@ -43,27 +43,53 @@ class Pipe {
   size_t bytes_ = 0;
 };
 
-// Thread-safe. Pipes of one size, kept for reuse while empty.
+class PipePool;
+
+// A pipe lent by a PipePool, given back when destroyed or reset.
+class PooledPipe {
+ public:
+  PooledPipe() = default;
+  PooledPipe(PipePool* pool, Pipe pipe) : pool_(pool), pipe_(std::move(pipe)) {}
+  PooledPipe(PooledPipe&& o) noexcept { *this = std::move(o); }
+  PooledPipe& operator=(PooledPipe&& o) noexcept;
+  ~PooledPipe() { Reset(); }
+  void Reset();
+  bool valid() const { return pool_ != nullptr; }
+  const Pipe& pipe() const { return pipe_; }
+
+ private:
+  PipePool* pool_ = nullptr;
+  Pipe pipe_;
+};
+
+// Thread-safe. Pipes of one size, kept for reuse while empty, and at most kMaxOut lent at once:
+// each holds two of the daemon's descriptors, which its clients' many writes in flight must not
+// use up (past the bound, a piped write's data is copied out of the connection's pipe instead).
 class PipePool {
  public:
+  static constexpr size_t kMaxOut = 256;
   // Pipes of `preferred` bytes where the kernel grants them, else of `fallback`.
   PipePool(size_t preferred, size_t fallback);
-  // An empty pipe of pipe_bytes(), or the error making one failed with.
-  Result<Pipe> Get();
-  // Back for reuse when empty (else closed: its bytes belong to no request now).
-  void Put(Pipe p);
+  // An empty pipe of pipe_bytes(); EAGAIN when kMaxOut are lent, or the error making one failed
+  // with.
+  Result<PooledPipe> Get();
   size_t pipe_bytes() const { return pipe_bytes_; }
 
  private:
+  friend class PooledPipe;
+  // Back for reuse when empty (else closed: its bytes belong to no request now).
+  void Put(Pipe p);
+
   static constexpr size_t kKeep = 64;
   size_t pipe_bytes_;
   std::mutex mu_;
   std::vector<Pipe> free_;  // guarded by mu_
+  size_t out_ = 0;          // guarded by mu_: lent now
 };
 
 // Moves exactly `n` bytes from the pipe `from` (non-blocking) into a pipe of `pool`. EPROTO
 // when fewer are there: the client promised to put them in before sending the frame.
-Result<Pipe> MovePiped(PipePool& pool, int from, size_t n);
+Result<PooledPipe> MovePiped(PipePool& pool, int from, size_t n);
 // Reads exactly `n` bytes from the pipe `from` (non-blocking) into `buf`; EPROTO when fewer are
 // there.
 Status ReadFromPipe(int from, void* buf, size_t n);

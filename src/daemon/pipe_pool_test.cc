@@ -1,0 +1,72 @@
+// PipePool: pipes lent and given back (kept when empty, closed when not), the bound on pipes
+// lent at once, and MovePiped taking exactly what a request announced or refusing.
+#include "daemon/pipe_pool.h"
+
+#include <gtest/gtest.h>
+#include <unistd.h>
+
+#include <string>
+#include <vector>
+
+namespace iorelay::daemon {
+namespace {
+
+constexpr size_t kBytes = 1 << 20;
+
+TEST(PipePool, LendsEmptyPipesAndKeepsOnlyEmptyOnes) {
+  PipePool pool(2 * kBytes, kBytes);
+  ASSERT_GE(pool.pipe_bytes(), kBytes);
+  int kept_fd = -1;
+  {
+    Result<PooledPipe> p = pool.Get();
+    ASSERT_TRUE(p.ok()) << p.status().ToString();
+    EXPECT_GE(p->pipe().bytes(), pool.pipe_bytes());
+    kept_fd = p->pipe().read_fd();
+  }  // empty: kept
+  Result<PooledPipe> again = pool.Get();
+  ASSERT_TRUE(again.ok());
+  EXPECT_EQ(again->pipe().read_fd(), kept_fd);
+  ASSERT_EQ(::write(again->pipe().write_fd(), "x", 1), 1);
+  again->Reset();  // not empty: closed, its byte belongs to nobody
+  Result<PooledPipe> fresh = pool.Get();
+  ASSERT_TRUE(fresh.ok());
+  EXPECT_EQ(fresh->pipe().Held(), 0u);
+}
+
+TEST(PipePool, LendsAtMostKMaxOutAtOnce) {
+  PipePool pool(kBytes, kBytes);
+  std::vector<PooledPipe> lent;
+  for (size_t i = 0; i < PipePool::kMaxOut; ++i) {
+    Result<PooledPipe> p = pool.Get();
+    ASSERT_TRUE(p.ok()) << i << ": " << p.status().ToString();
+    lent.push_back(std::move(*p));
+  }
+  Result<PooledPipe> over = pool.Get();
+  ASSERT_FALSE(over.ok());
+  EXPECT_EQ(over.status().code(), EAGAIN);
+  lent.pop_back();
+  EXPECT_TRUE(pool.Get().ok());
+}
+
+TEST(PipePool, MovePipedTakesExactlyWhatWasAnnounced) {
+  PipePool pool(kBytes, kBytes);
+  Result<Pipe> from = Pipe::Make(kBytes);
+  ASSERT_TRUE(from.ok());
+  const std::string first(70'000, 'a'), second(5'000, 'b');
+  ASSERT_EQ(::write(from->write_fd(), first.data(), first.size()), 70'000);
+  ASSERT_EQ(::write(from->write_fd(), second.data(), second.size()), 5'000);
+  Result<PooledPipe> p = MovePiped(pool, from->read_fd(), first.size());
+  ASSERT_TRUE(p.ok()) << p.status().ToString();
+  EXPECT_EQ(p->pipe().Held(), first.size());
+  EXPECT_EQ(from->Held(), second.size());  // the next request's bytes stay where they were
+  std::string got(first.size(), '\0');
+  ASSERT_TRUE(ReadFromPipe(p->pipe().read_fd(), got.data(), got.size()).ok());
+  EXPECT_EQ(got, first);
+  // Announcing more than is there: refused at once, never waited for.
+  Result<PooledPipe> short_one = MovePiped(pool, from->read_fd(), 6'000);
+  ASSERT_FALSE(short_one.ok());
+  EXPECT_EQ(short_one.status().code(), EPROTO);
+}
+
+}  // namespace
+}  // namespace iorelay::daemon
