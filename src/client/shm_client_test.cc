@@ -443,13 +443,19 @@ TEST_F(ShmClient, AClientAsleepOnItsRingNoticesTheDaemonsDeath) {
   iorelay_close(f);
 }
 
-// With 64 KiB rings the child's 1 MiB writes are copied out of the ring; with 2 MiB rings they
-// are written in place, so the rings outlive the connection until those writes are done.
-class ShmClientKilled : public ShmClient, public ::testing::WithParamInterface<const char*> {};
+// With 64 KiB rings and no pipes the child's 1 MiB writes are copied out of the ring; with 2 MiB
+// rings they are written in place, so the rings outlive the connection until those writes are
+// done; with pipes their data waits in pipes of the daemon's pool, closed when they are done.
+enum class KilledMidWrite { kCopied, kInPlace, kPiped };
+
+class ShmClientKilled : public ShmClient, public ::testing::WithParamInterface<KilledMidWrite> {};
 
 TEST_P(ShmClientKilled, MidRequestFreesItsRings) {
   // Slow backend calls, so the child is killed with requests in flight.
-  StartBoth({"--delay-us", "200000", "--workers", "2"}, 5000, GetParam());
+  const KilledMidWrite how = GetParam();
+  StartBoth({"--delay-us", "200000", "--workers", "2", "--shm-pipes",
+             how == KilledMidWrite::kPiped ? "on" : "off"},
+            5000, how == KilledMidWrite::kCopied ? "64KiB" : "2MiB");
   iorelay_file* mine = nullptr;
   ASSERT_EQ(iorelay_open(c_, "/fwd/mine", O_RDWR | O_CREAT, 0644, &mine), 0);
   const uint64_t open_before = Counter(c_, "connections_shm_open");
@@ -471,16 +477,19 @@ TEST_P(ShmClientKilled, MidRequestFreesItsRings) {
     std::this_thread::sleep_for(std::chrono::milliseconds(10));
   }
   std::this_thread::sleep_for(std::chrono::milliseconds(300));
-  const bool in_place = std::string(GetParam()) == "2MiB";
-  while (in_place && Counter(c_, "connections_shm_writes_in_place") == 0 && Clock::now() < end) {
-    std::this_thread::sleep_for(std::chrono::milliseconds(10));  // until a write is in place
+  // Until a write is in place, or piped.
+  const char* counter = how == KilledMidWrite::kInPlace ? "connections_shm_writes_in_place"
+                        : how == KilledMidWrite::kPiped ? "connections_shm_writes_piped"
+                                                        : nullptr;
+  while (counter != nullptr && Counter(c_, counter) == 0 && Clock::now() < end) {
+    std::this_thread::sleep_for(std::chrono::milliseconds(10));
   }
   ::kill(pid, SIGKILL);
   int status = 0;
   ::waitpid(pid, &status, 0);
   ASSERT_TRUE(WIFSIGNALED(status));
-  if (in_place) {
-    EXPECT_GE(Counter(c_, "connections_shm_writes_in_place"), 1u);
+  if (counter != nullptr) {
+    EXPECT_GE(Counter(c_, counter), 1u);
   }
   // The daemon frees the rings and the descriptors.
   while ((Counter(c_, "connections_shm_open") != open_before ||
@@ -499,7 +508,20 @@ TEST_P(ShmClientKilled, MidRequestFreesItsRings) {
   EXPECT_EQ(iorelay_close(mine), 0);
 }
 
-INSTANTIATE_TEST_SUITE_P(RingSizes, ShmClientKilled, ::testing::Values("64KiB", "2MiB"));
+INSTANTIATE_TEST_SUITE_P(Writes, ShmClientKilled,
+                         ::testing::Values(KilledMidWrite::kCopied, KilledMidWrite::kInPlace,
+                                           KilledMidWrite::kPiped),
+                         [](const ::testing::TestParamInfo<KilledMidWrite>& info) {
+                           switch (info.param) {
+                             case KilledMidWrite::kCopied:
+                               return std::string("Copied");
+                             case KilledMidWrite::kInPlace:
+                               return std::string("InPlace");
+                             case KilledMidWrite::kPiped:
+                               return std::string("Piped");
+                           }
+                           return std::string("?");
+                         });
 
 }  // namespace
 }  // namespace iorelay::client

@@ -50,12 +50,8 @@ void Pipe::Close() {
   read_fd_ = write_fd_ = -1;
 }
 
-PipePool::PipePool(size_t preferred, size_t fallback) : pipe_bytes_(fallback) {
-  Result<Pipe> p = Pipe::Make(preferred);
-  if (!p.ok()) return;
-  pipe_bytes_ = preferred;
-  free_.push_back(std::move(*p));
-}
+PipePool::PipePool(size_t preferred, size_t fallback)
+    : pipe_bytes_(Pipe::Make(preferred).ok() ? preferred : fallback) {}
 
 PooledPipe& PooledPipe::operator=(PooledPipe&& o) noexcept {
   if (this != &o) {
@@ -71,16 +67,10 @@ void PooledPipe::Reset() {
 }
 
 Result<PooledPipe> PipePool::Get() {
-  Pipe p;
   {
     std::lock_guard<std::mutex> lock(mu_);
-    if (out_ >= kMaxOut) return Status::FromErrno(EAGAIN, "every pooled pipe is lent");
+    if (out_ >= kMaxOut) return Status::FromErrno(EAGAIN, "every pipe of the pool is lent");
     ++out_;
-    if (!free_.empty()) {
-      p = std::move(free_.back());
-      free_.pop_back();
-      return PooledPipe(this, std::move(p));
-    }
   }
   Result<Pipe> made = Pipe::Make(pipe_bytes_);
   if (!made.ok()) {
@@ -92,11 +82,10 @@ Result<PooledPipe> PipePool::Get() {
 }
 
 void PipePool::Put(Pipe p) {
-  const bool keep = p.valid() && p.write_fd() >= 0 && p.Held() == 0;
+  p.Close();
   std::lock_guard<std::mutex> lock(mu_);
   --out_;
-  if (keep && free_.size() < kKeep) free_.push_back(std::move(p));
-}  // (else closed here)
+}
 
 Result<PooledPipe> MovePiped(PipePool& pool, int from, size_t n) {
   Result<PooledPipe> p = pool.Get();

@@ -6,7 +6,6 @@
 
 #include <cstddef>
 #include <mutex>
-#include <vector>
 
 #include "common/status.h"
 
@@ -62,29 +61,29 @@ class PooledPipe {
   Pipe pipe_;
 };
 
-// Thread-safe. Pipes of one size, kept for reuse while empty, and at most kMaxOut lent at once:
-// each holds two of the daemon's descriptors, which its clients' many writes in flight must not
-// use up (past the bound, a piped write's data is copied out of the connection's pipe instead).
+// Thread-safe. Pipes of one size, at most kMaxOut lent at once: each holds two of the daemon's
+// descriptors, which its clients' many writes in flight must not use up (past the bound, a piped
+// write's data is copied out of the connection's pipe instead). A pipe is made for each request
+// and closed after it (a few microseconds against a transfer of 64 KiB or more), so that idle
+// pipes hold no descriptors.
 class PipePool {
  public:
   static constexpr size_t kMaxOut = 256;
   // Pipes of `preferred` bytes where the kernel grants them, else of `fallback`.
   PipePool(size_t preferred, size_t fallback);
-  // An empty pipe of pipe_bytes(); EAGAIN when kMaxOut are lent, or the error making one failed
+  // A new pipe of pipe_bytes(); EAGAIN when kMaxOut are lent, or the error making one failed
   // with.
   Result<PooledPipe> Get();
   size_t pipe_bytes() const { return pipe_bytes_; }
 
  private:
   friend class PooledPipe;
-  // Back for reuse when empty (else closed: its bytes belong to no request now).
+  // Closes a lent pipe (its bytes, if any, belong to no request now).
   void Put(Pipe p);
 
-  static constexpr size_t kKeep = 64;
   size_t pipe_bytes_;
   std::mutex mu_;
-  std::vector<Pipe> free_;  // guarded by mu_
-  size_t out_ = 0;          // guarded by mu_: lent now
+  size_t out_ = 0;  // guarded by mu_: lent now
 };
 
 // Moves exactly `n` bytes from the pipe `from` (non-blocking) into a pipe of `pool`. EPROTO

@@ -135,6 +135,12 @@ class RawShm {
       if (got.size() >= proto::kHeaderBytes) {
         Result<proto::FrameHeader> h = proto::DecodeHeader(got.data());
         if (!h.ok()) return false;
+        const bool heartbeat = h->op == (static_cast<uint16_t>(Op::kHeartbeat) | proto::kReplyBit);
+        if (heartbeat && got.size() >= proto::kHeaderBytes + h->length) {
+          got.erase(got.begin(),
+                    got.begin() + static_cast<ptrdiff_t>(proto::kHeaderBytes + h->length));
+          continue;
+        }
         if (got.size() >= proto::kHeaderBytes + h->length) {
           f->header = *h;
           f->payload.assign(got.begin() + proto::kHeaderBytes,

@@ -1,0 +1,107 @@
+"""fio, J jobs each writing then reading its own file in large requests, through one iorelayd
+against direct access, alternating, in the same run.
+
+    .venv/bin/python bench/fio_bandwidth.py [--jobs 4] [--bs 1m] [--size 256m] [--direct]
+                                            [--reps 5] [--daemon-args '...'] [--out FILE.md]
+
+Each repetition runs the write phase and then the read phase (`ioengine=psync`, i.e. pwrite and
+pread; buffered unless --direct), direct first on odd repetitions and forwarded first on even
+ones. The daemon (a new one per repetition, its default transport for a client on its host:
+shared memory) is reached through the interposer, as any unmodified program. Reports fio's
+aggregate bandwidth (median MiB/s), the forwarded/direct ratio of the medians, and the daemon's
+requests by op and shared-memory counters of the last run, which show the run went through it.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+REPO = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(REPO / "python"))
+
+from iorelay.daemons import LocalDaemons  # noqa: E402
+from iorelay.stats import query_stats  # noqa: E402
+
+PHASES = ("write", "read")
+COUNTERS = ("connections_shm_attached", "connections_shm_writes_piped",
+            "connections_shm_reads_piped", "connections_shm_writes_in_place",
+            "connections_shm_reads_in_place")  # fmt: skip
+
+
+def fio_phase(args: argparse.Namespace, directory: str, phase: str, env: dict[str, str]) -> float:
+    """fio's aggregate bandwidth of one phase, MiB/s."""
+    cmd = ["fio", "--name=bw", f"--directory={directory}", "--ioengine=psync",
+           f"--direct={int(args.direct)}", f"--rw={phase}", f"--bs={args.bs}",
+           f"--size={args.size}", f"--numjobs={args.jobs}", "--group_reporting",
+           "--output-format=json"]  # fmt: skip
+    out = subprocess.run(cmd, env={**os.environ, **env}, capture_output=True, text=True,
+                         timeout=900, check=False)  # fmt: skip
+    if out.returncode != 0:
+        raise RuntimeError(f"fio failed: {out.stderr[-1500:]}")
+    job = json.loads(out.stdout[out.stdout.index("{") :])["jobs"][0]
+    return job[phase]["bw_bytes"] / (1 << 20)
+
+
+def main() -> int:
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("--jobs", type=int, default=4)
+    ap.add_argument("--bs", default="1m")
+    ap.add_argument("--size", default="256m", help="per job")
+    ap.add_argument("--direct", action="store_true", help="O_DIRECT (default: buffered)")
+    ap.add_argument("--reps", type=int, default=5)
+    ap.add_argument("--daemon-args", default="", help="more iorelayd options, one string")
+    ap.add_argument("--out", default=None, help="default: bench/results/fio-bandwidth-BS.md")
+    args = ap.parse_args()
+    runs = {(path, phase): [] for path in ("direct", "forwarded") for phase in PHASES}
+    stats: dict = {}
+    with tempfile.TemporaryDirectory(prefix="iorelay-fio-bw-", dir="/var/tmp") as tmp:
+        root = Path(tmp) / "root"
+        (root / "direct").mkdir(parents=True)
+        (root / "fwd").mkdir()
+        for rep in range(args.reps):
+            for path in ("direct", "forwarded") if rep % 2 == 0 else ("forwarded", "direct"):
+                if path == "direct":
+                    for phase in PHASES:
+                        runs[path, phase].append(fio_phase(args, str(root / "direct"), phase, {}))
+                    continue
+                with LocalDaemons(1, root, "/iorelay-fio", Path(tmp) / f"d{rep}",
+                                  extra_args=args.daemon_args.split()) as d:  # fmt: skip
+                    for phase in PHASES:
+                        runs[path, phase].append(
+                            fio_phase(args, f"{d.prefix}/fwd", phase, d.env("unix"))
+                        )
+                    stats = query_stats(d.addresses("unix")[0], d.credential_file)
+            print(f"repetition {rep + 1}: " + ", ".join(
+                f"{p} {ph} {r[-1]:.0f}" for (p, ph), r in runs.items()), flush=True)  # fmt: skip
+    mode = "O_DIRECT" if args.direct else "buffered"
+    cmd = "python bench/fio_bandwidth.py " + " ".join(sys.argv[1:])
+    lines = [f"## fio, {args.jobs} jobs, file per job, {args.bs} {mode} requests, "
+             f"{time.strftime('%Y-%m-%d')}", "", f"Command: `{cmd}`", "",
+             "| phase | direct MiB/s | forwarded MiB/s | forwarded/direct | direct runs | "
+             "forwarded runs |", "|---|---:|---:|---:|---|---|"]  # fmt: skip
+    for phase in PHASES:
+        d, f = runs["direct", phase], runs["forwarded", phase]
+        lines.append(f"| {phase} | {statistics.median(d):.0f} | {statistics.median(f):.0f} | "
+                     f"{statistics.median(f) / statistics.median(d):.2f} | "
+                     f"{', '.join(f'{v:.0f}' for v in d)} | "
+                     f"{', '.join(f'{v:.0f}' for v in f)} |")  # fmt: skip
+    ops = ", ".join(f"{k} {v}" for k, v in sorted(stats["total"]["by_op"].items()))
+    counters = ", ".join(f"{k} {stats.get(k, 0)}" for k in COUNTERS)
+    lines += ["", f"The daemon of the last forwarded run: requests by op {ops}; {counters}."]
+    table = "\n".join(lines) + "\n"
+    print(table)
+    out = args.out or REPO / "bench" / "results" / f"fio-bandwidth-{args.bs}.md"
+    Path(out).write_text(table)
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
