@@ -256,38 +256,68 @@ void Connection::PadBeforeData(uint64_t position, size_t before_data, std::vecto
 }
 
 namespace {
-// Pages of memory that `span`'s bytes touch: the pipe buffers vmsplice makes of them.
-size_t PagesSpanned(IoSpan span) {
+// The longest prefix of `span` whose memory spans at most `pages` pages (the pipe buffers
+// vmsplice makes of it), cut to a multiple of 4 KiB unless it is all of it: the rest follows in
+// the ring, at a file offset O_DIRECT accepts.
+size_t PipedPrefix(IoSpan span, size_t pages) {
   const uintptr_t page = static_cast<uintptr_t>(::getpagesize());
-  size_t pages = 0;
+  size_t bytes = 0;
   for (int i = 0; i < span.count; ++i) {
-    if (span.iov[i].iov_len == 0) continue;
+    const size_t len = span.iov[i].iov_len;
+    if (len == 0) continue;
     const auto start = reinterpret_cast<uintptr_t>(span.iov[i].iov_base);
-    pages += (start + span.iov[i].iov_len - 1) / page - start / page + 1;
+    const size_t need = (start + len - 1) / page - start / page + 1;
+    if (need <= pages) {
+      pages -= need;
+      bytes += len;
+      continue;
+    }
+    if (pages > 0) bytes += (start / page + pages) * page - start;  // to its last page's end
+    return bytes & ~size_t{4095};
   }
-  return pages;
+  return bytes;
+}
+
+// The iovecs of `span` after its first `skip` bytes.
+void SkipIov(IoSpan span, size_t skip, std::vector<struct iovec>* out) {
+  for (int i = 0; i < span.count; ++i) {
+    const size_t len = span.iov[i].iov_len;
+    if (skip >= len) {
+      skip -= len;
+      continue;
+    }
+    out->push_back({static_cast<uint8_t*>(span.iov[i].iov_base) + skip, len - skip});
+    skip = 0;
+  }
 }
 }  // namespace
 
-bool Connection::FitsPipe(const Exchange& e) const {
-  if (!shm_ || shm_->pipe_pages() == 0 || send_seal_) return false;
+size_t Connection::PipedBytes(const Exchange& e) const {
+  if (!shm_ || shm_->pipe_pages() == 0 || send_seal_) return 0;
   if (e.op == proto::Op::kPwrite) {
-    return e.tx.Bytes() >= kPipeMinBytes && PagesSpanned(e.tx) <= shm_->pipe_pages();
+    const size_t n = PipedPrefix(e.tx, shm_->pipe_pages());
+    return n >= kPipeMinBytes ? n : 0;
   }
-  return e.op == proto::Op::kPread && e.rx.Bytes() >= kPipeMinBytes;
+  const size_t n = e.rx.Bytes();
+  return e.op == proto::Op::kPread && n >= kPipeMinBytes ? n : 0;
 }
 
 Status Connection::SendExchange(Exchange& e, uint64_t id) {
-  e.piped = FitsPipe(e);
+  const size_t piped = PipedBytes(e);
+  e.piped = piped > 0;
   if (!e.piped) return Send(e.op, id, e.fields, e.tx);
   if (e.op == proto::Op::kPread) return Send(proto::Op::kPreadPiped, id, e.fields, {});
-  // The data first: the daemon takes it out of the pipe when it reads the frame.
-  IORELAY_RETURN_IF_ERROR(PipeOut(e.tx));
-  // PwritePipedRequest: kPwrite's fields and the data's length.
+  // The piped bytes first: the daemon takes them out of the pipe when it reads the frame,
+  // which carries what did not fit as its tail.
+  std::vector<struct iovec> head, rest;
+  CopyIov(e.tx, piped, &head);
+  SkipIov(e.tx, piped, &rest);
+  IORELAY_RETURN_IF_ERROR(PipeOut({head.data(), static_cast<int>(head.size())}));
+  // PwritePipedRequest: kPwrite's fields and the piped length.
   std::vector<uint8_t> fields(e.fields.begin(), e.fields.end());
   proto::Writer w(&fields);
-  w(static_cast<uint32_t>(e.tx.Bytes()));
-  return Send(proto::Op::kPwritePiped, id, fields, {});
+  w(static_cast<uint32_t>(piped));
+  return Send(proto::Op::kPwritePiped, id, fields, {rest.data(), static_cast<int>(rest.size())});
 }
 
 Status Connection::PipeOut(IoSpan tx) {

@@ -135,7 +135,8 @@ class Connection {
   Status Send(proto::Op op, uint64_t id, std::span<const uint8_t> fields, IoSpan tx);
   // Sends `e` as it is, or as its piped form when its data is large enough and fits the pipes.
   Status SendExchange(Exchange& e, uint64_t id);
-  bool FitsPipe(const Exchange& e) const;
+  // The bytes of `e`'s data to go through the pipes (0: none, it goes as it is).
+  size_t PipedBytes(const Exchange& e) const;
   // All of `tx` into the pipe to the daemon (referenced, not copied), waiting for room.
   Status PipeOut(IoSpan tx);
   // Exactly `bytes` from the pipe from the daemon into `iov` (they are there before their frame).

@@ -68,24 +68,36 @@ void Answer(Core& core, Work* w, Result<size_t> r, Outcome o, bool replied = fal
   w->piped.Reset();
 }
 
-// A piped write's data: spliced from its pipe into the file, or, where the backend or the file
-// system cannot splice (O_DIRECT from memory it does not accept, too), copied out of the pipe
+// The piped part of a write: spliced from its pipe into the file, or, where the backend or the
+// file system cannot splice (O_DIRECT from memory it does not accept, too), copied out of the pipe
 // and written as from a socket.
-Result<size_t> WritePiped(Core& core, Work* w) {
+Result<size_t> WriteFromItsPipe(Core& core, Work* w) {
   const int fd = w->file->fd();
-  Result<size_t> r =
-      core.backend->WriteFromPipe(fd, w->piped.pipe().read_fd(), w->length, w->offset);
+  const int pipe = w->piped.pipe().read_fd();
+  const uint64_t n = w->piped_bytes;
+  Result<size_t> r = core.backend->WriteFromPipe(fd, pipe, n, w->offset);
   if (r.ok() || (r.status().code() != ENOTSUP && r.status().code() != EINVAL) ||
-      w->piped.pipe().Held() != w->length) {
+      w->piped.pipe().Held() != n) {
     if (r.ok()) core.stats->conn.shm_writes_piped.fetch_add(1, std::memory_order_relaxed);
     return r;
   }
-  Buffer copy = core.buffers.Get(w->length);
+  Buffer copy = core.buffers.Get(n);
   if (copy.data() == nullptr) return Status::FromErrno(ENOMEM, "write buffer");
-  Status drained = ReadFromPipe(w->piped.pipe().read_fd(), copy.data(), w->length);
-  if (drained.ok()) r = core.backend->Pwrite(fd, copy.data(), w->length, w->offset);
+  Status drained = ReadFromPipe(pipe, copy.data(), n);
+  if (drained.ok()) r = core.backend->Pwrite(fd, copy.data(), n, w->offset);
   core.buffers.Put(std::move(copy));
   return drained.ok() ? r : Result<size_t>(drained);
+}
+
+// A piped write: its piped part, then the rest from its tail; the count of the contiguous
+// prefix written, as a local write that fails part way reports.
+Result<size_t> WritePiped(Core& core, Work* w) {
+  const uint64_t piped = w->piped_bytes;
+  Result<size_t> r = WriteFromItsPipe(core, w);
+  if (!r.ok() || *r < piped || piped == w->length) return r;
+  Result<size_t> rest =
+      core.backend->Pwrite(w->file->fd(), w->data.data(), w->length - piped, w->offset + piped);
+  return rest.ok() ? piped + *rest : piped;
 }
 
 // One request, one backend call. kRead/kWrite hold the description's offset lock for the
@@ -296,9 +308,11 @@ void RunMerged(Core& core, std::span<Work* const> works, int* const* results) {
 }
 
 // Takes a piped write's `n` bytes out of the connection's pipe: into a pipe of the pool, or,
-// when none can be had (all lent, descriptors exhausted), copied into `copy`. EPROTO when the pipe
-// holds fewer, or the connection has none: the client broke the protocol.
-Status TakePiped(Core& core, ClientConn& conn, uint64_t n, PooledPipe* out, Buffer* copy) {
+// when none can be had (all lent, descriptors exhausted), copied into a buffer that replaces
+// `data` (the write's tail, `tail` bytes, copied after them). EPROTO when the pipe holds fewer,
+// or the connection has none: the client broke the protocol.
+Status TakePiped(Core& core, ClientConn& conn, uint64_t n, PooledPipe* out, Buffer* data,
+                 uint64_t tail) {
   const int from = conn.transport()->PipeFromClient();
   if (from < 0) return Status::FromErrno(EPROTO, "a piped write on a connection without pipes");
   if (n > core.pipes.pipe_bytes()) return Status::FromErrno(EPROTO, "more than a pipe holds");
@@ -308,9 +322,13 @@ Status TakePiped(Core& core, ClientConn& conn, uint64_t n, PooledPipe* out, Buff
     return Status::Ok();
   }
   if (p.status().code() == EPROTO) return p.status();
-  *copy = core.buffers.Get(n);
-  if (copy->data() == nullptr) return Status::FromErrno(EPROTO, "no memory for piped data");
-  return ReadFromPipe(from, copy->data(), n);
+  Buffer whole = core.buffers.Get(n + tail);
+  if (whole.data() == nullptr) return Status::FromErrno(EPROTO, "no memory for piped data");
+  IORELAY_RETURN_IF_ERROR(ReadFromPipe(from, whole.data(), n));
+  if (tail > 0) std::memcpy(whole.data() + n, data->data(), tail);
+  core.buffers.Put(std::move(*data));
+  *data = std::move(whole);
+  return Status::Ok();
 }
 
 }  // namespace
@@ -337,7 +355,9 @@ void SubmitDataOp(Core& core, const ConnPtr& conn, const proto::FrameHeader& h,
       // A piped write's data leaves the connection's pipe now, whatever becomes of the request:
       // the next piped write's data follows it there.
       if (op == Op::kPwritePiped && st.ok()) {
-        st = TakePiped(core, *conn, w->length, &w->piped, &data);
+        w->piped_bytes = m.length;
+        w->length = m.length + data_len;
+        st = TakePiped(core, *conn, m.length, &w->piped, &data, data_len);
         if (!st.ok()) return refuse.Violation(st.message());
       }
       break;

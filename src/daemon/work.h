@@ -25,7 +25,8 @@ struct Work {
   uint64_t offset = 0;  // kPread/kPwrite; kRead/kWrite use the file's shared offset
   uint64_t length = 0;  // bytes to read, or bytes of write data in `data`
   Buffer data;          // aligned; write payload or read destination
-  PooledPipe piped;     // kPwritePiped: the write's data, in a pipe of the pool
+  PooledPipe piped;     // kPwritePiped: the first piped_bytes of the write, in a pipe of the pool
+  uint64_t piped_bytes = 0;  // (the rest, if any, in `data`)
   int64_t arrival_ns = 0;
   sched::Request request;  // what the scheduler saw (id is daemon-wide)
   uint64_t dispatch = 0;   // the dispatch that served it (daemon-wide, from 1; the trace)

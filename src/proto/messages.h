@@ -249,11 +249,12 @@ struct PwriteRequest {  // [tail]
   }
 };
 
-// kPwritePiped (shared memory with pipes only): a kPwrite whose `length` bytes of data the
-// client put in its pipe to the daemon (vmsplice: references to its pages, no copy) before it
-// sent the frame; the daemon moves them out as it reads the frame, and writes them to the file
-// with splice(2). Its reply carries a CountReply, as kPwrite's does. kPreadPiped takes kPread's
-// fields; its reply is PipedReadReply.
+// kPwritePiped (shared memory with pipes only) [tail]: a kPwrite whose first `length` bytes of
+// data the client put in its pipe to the daemon (vmsplice: references to its pages, no copy)
+// before it sent the frame, and whose other bytes, if any, follow as the tail (what did not fit
+// the pipe); the daemon moves the piped bytes out as it reads the frame, and writes them to the
+// file with splice(2). Its reply carries a CountReply, as kPwrite's does. kPreadPiped takes
+// kPread's fields; its reply is PipedReadReply.
 using PwritePipedRequest = PreadRequest;  // the same fields: handle, offset, length
 
 // kPreadPiped's reply [tail]: the first `piped` bytes read are in the client's pipe from the

@@ -35,7 +35,7 @@
   X(Fstatfs, 21, "fstatfs", HandleRequest, kMetadata, kFile, false)              \
   X(Setfl, 22, "setfl", SetflRequest, kMetadata, kFile, false)                   \
   X(PreadPiped, 23, "pread_piped", PreadRequest, kRead, kData, false)            \
-  X(PwritePiped, 24, "pwrite_piped", PwritePipedRequest, kWrite, kData, false)   \
+  X(PwritePiped, 24, "pwrite_piped", PwritePipedRequest, kWrite, kData, true)    \
   X(Stat, 30, "stat", StatRequest, kMetadata, kPath, false)                      \
   X(Statfs, 31, "statfs", PathRequest, kMetadata, kPath, false)                  \
   X(Access, 32, "access", AccessRequest, kMetadata, kPath, false)                \

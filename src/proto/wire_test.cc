@@ -155,7 +155,8 @@ TEST(OpTableTest, EveryOpHasARowAndPayloadBounds) {
   EXPECT_EQ(Info(Op::kClose).max_payload, 8u);
   EXPECT_EQ(Info(Op::kPing).max_payload, 0u);
   EXPECT_EQ(Info(Op::kPwrite).max_payload, 16u + kMaxIoBytes);
-  EXPECT_EQ(Info(Op::kPwritePiped).max_payload, 20u);  // the data is in a pipe, not the frame
+  EXPECT_EQ(Info(Op::kPwritePiped).max_payload,
+            20u + kMaxIoBytes);  // (its tail: what did not fit the pipe)
   EXPECT_EQ(Info(Op::kStat).max_payload, EncodeFields(StatRequest{}).size() + kMaxPathBytes);
   EXPECT_EQ(Info(Op::kRename).max_payload, 2 * (4 + kMaxPathBytes) + 4u);
   EXPECT_EQ(Info(Op::kPread).handler, Handler::kData);
