@@ -5,7 +5,9 @@ against direct access, alternating, in the same run.
                                             [--reps 5] [--daemon-args '...'] [--out FILE.md]
 
 Each repetition runs the write phase and then the read phase (`ioengine=psync`, i.e. pwrite and
-pread; buffered unless --direct), direct first on odd repetitions and forwarded first on even
+pread; buffered unless --direct; `invalidate=0`: fio's page-cache drop before a job is a
+`posix_fadvise` that the interposer does not forward, so both paths read what the write left in
+the page cache), direct first on odd repetitions and forwarded first on even
 ones. The daemon (a new one per repetition, its default transport for a client on its host:
 shared memory) is reached through the interposer, as any unmodified program. Reports fio's
 aggregate bandwidth (median MiB/s), the forwarded/direct ratio of the medians, and the daemon's
@@ -40,7 +42,7 @@ def fio_phase(args: argparse.Namespace, directory: str, phase: str, env: dict[st
     """fio's aggregate bandwidth of one phase, MiB/s."""
     cmd = ["fio", "--name=bw", f"--directory={directory}", "--ioengine=psync",
            f"--direct={int(args.direct)}", f"--rw={phase}", f"--bs={args.bs}",
-           f"--size={args.size}", f"--numjobs={args.jobs}", "--group_reporting",
+           f"--size={args.size}", f"--numjobs={args.jobs}", "--invalidate=0", "--group_reporting",
            "--output-format=json"]  # fmt: skip
     out = subprocess.run(cmd, env={**os.environ, **env}, capture_output=True, text=True,
                          timeout=900, check=False)  # fmt: skip
