@@ -5,6 +5,8 @@
 
 #include <fcntl.h>
 #include <poll.h>
+#include <pthread.h>
+#include <signal.h>
 #include <sys/mman.h>
 #include <sys/stat.h>
 #include <sys/syscall.h>
@@ -84,7 +86,27 @@ void ShmChannel::ReplaceFd(int old_fd, int new_fd) {
 }
 
 ssize_t ShmChannel::PipeOut(const struct iovec* iov, int count) {
-  return ::vmsplice(pipe_out_, iov, static_cast<unsigned long>(count), SPLICE_F_NONBLOCK);
+  // A pipe whose daemon died has no reader: vmsplice fails with EPIPE and raises SIGPIPE, whose
+  // default action would kill the application. A library may not change the process's
+  // disposition, so the thread blocks SIGPIPE for the call and takes back the one the call
+  // raised (a SIGPIPE already pending is the application's, left as it is).
+  sigset_t pipe_set, old_mask, pending;
+  sigemptyset(&pipe_set);
+  sigaddset(&pipe_set, SIGPIPE);
+  pthread_sigmask(SIG_BLOCK, &pipe_set, &old_mask);
+  sigpending(&pending);
+  const bool already_pending = sigismember(&pending, SIGPIPE) == 1;
+  const ssize_t n =
+      ::vmsplice(pipe_out_, iov, static_cast<unsigned long>(count), SPLICE_F_NONBLOCK);
+  const int err = errno;
+  if (n < 0 && err == EPIPE && !already_pending) {
+    const struct timespec now { 0, 0 };
+    while (sigtimedwait(&pipe_set, nullptr, &now) < 0 && errno == EINTR) {
+    }
+  }
+  pthread_sigmask(SIG_SETMASK, &old_mask, nullptr);
+  errno = err;
+  return n;
 }
 
 ssize_t ShmChannel::PipeIn(const struct iovec* iov, int count) {
