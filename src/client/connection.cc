@@ -38,13 +38,18 @@ void Advance(struct iovec*& iov, int& count, size_t n) {
   }
 }
 
-// Copies `span` to a vector of iovecs cut to exactly `bytes`, preceded by `head` if given.
-void CopyIov(IoSpan span, size_t bytes, std::vector<struct iovec>* out) {
+// Appends to `out` the iovecs of the bytes of `span` from `skip` on, at most `bytes` of them.
+void SliceIov(IoSpan span, size_t skip, size_t bytes, std::vector<struct iovec>* out) {
   for (int i = 0; i < span.count && bytes > 0; ++i) {
-    size_t len = std::min(span.iov[i].iov_len, bytes);
-    if (len == 0) continue;
-    out->push_back({span.iov[i].iov_base, len});
+    size_t len = span.iov[i].iov_len;
+    if (skip >= len) {
+      skip -= len;
+      continue;
+    }
+    len = std::min(len - skip, bytes);
+    out->push_back({static_cast<uint8_t*>(span.iov[i].iov_base) + skip, len});
     bytes -= len;
+    skip = 0;
   }
 }
 
@@ -278,18 +283,6 @@ size_t PipedPrefix(IoSpan span, size_t pages) {
   return bytes;
 }
 
-// The iovecs of `span` after its first `skip` bytes.
-void SkipIov(IoSpan span, size_t skip, std::vector<struct iovec>* out) {
-  for (int i = 0; i < span.count; ++i) {
-    const size_t len = span.iov[i].iov_len;
-    if (skip >= len) {
-      skip -= len;
-      continue;
-    }
-    out->push_back({static_cast<uint8_t*>(span.iov[i].iov_base) + skip, len - skip});
-    skip = 0;
-  }
-}
 }  // namespace
 
 size_t Connection::PipedBytes(const Exchange& e) const {
@@ -310,8 +303,8 @@ Status Connection::SendExchange(Exchange& e, uint64_t id) {
   // The piped bytes first: the daemon takes them out of the pipe when it reads the frame,
   // which carries what did not fit as its tail.
   std::vector<struct iovec> head, rest;
-  CopyIov(e.tx, piped, &head);
-  SkipIov(e.tx, piped, &rest);
+  SliceIov(e.tx, 0, piped, &head);
+  SliceIov(e.tx, piped, SIZE_MAX, &rest);
   IORELAY_RETURN_IF_ERROR(PipeOut({head.data(), static_cast<int>(head.size())}));
   // PwritePipedRequest: kPwrite's fields and the piped length.
   std::vector<uint8_t> fields(e.fields.begin(), e.fields.end());
@@ -322,7 +315,7 @@ Status Connection::SendExchange(Exchange& e, uint64_t id) {
 
 Status Connection::PipeOut(IoSpan tx) {
   std::vector<struct iovec> iovs;
-  CopyIov(tx, tx.Bytes(), &iovs);
+  SliceIov(tx, 0, tx.Bytes(), &iovs);
   struct iovec* iov = iovs.data();
   int count = static_cast<int>(iovs.size());
   while (count > 0) {
@@ -334,7 +327,9 @@ Status Connection::PipeOut(IoSpan tx) {
     }
     if (n < 0 && errno == EINTR) continue;
     if (n == 0 || errno != EAGAIN) return Fail(Status::LastError("vmsplice to daemon"), true);
-    // Full: the daemon empties it as it reads the frames of the bytes before these.
+    // Full: the daemon empties it as it reads the frames of the bytes before these, which a
+    // slow backend call may hold up; its heartbeats say it lives.
+    if (shm_->DaemonSignalledAlive()) deadline_ms_ = NowMs() + timeout_ms_;
     const int64_t left = deadline_ms_ - NowMs();
     if (left <= 0) return Fail(Status::IOError("the daemon's pipe stayed full"), false);
     pollfd p[2] = {{shm_->pipe_out_fd(), POLLOUT, 0}, {fd_, POLLRDHUP, 0}};
@@ -379,7 +374,7 @@ Status Connection::Send(proto::Op op, uint64_t id, std::span<const uint8_t> fiel
     if (!pbuf_.empty()) iovs.push_back({pbuf_.data(), pbuf_.size()});
   }
   iovs.push_back({sbuf_.data(), sbuf_.size()});
-  CopyIov(tx, tail, &iovs);
+  SliceIov(tx, 0, tail, &iovs);
   FrameTag tag;
   if (send_seal_) {  // the tag covers the frame as sent: header, fields, data
     FrameMac mac = send_seal_->Next();
@@ -539,7 +534,7 @@ Result<size_t> Connection::Receive(std::span<Exchange* const> inflight,
     if (e && e->rx.iov && h->status == 0) {
       if (h->length > e->rx.Bytes())
         return Fail(Status::IOError("protocol error: reply too long"), false);
-      CopyIov(e->rx, h->length, &iovs);
+      SliceIov(e->rx, 0, h->length, &iovs);
     } else {
       std::vector<uint8_t>* dst = (e && e->payload) ? e->payload : &scratch;
       dst->resize(h->length);
@@ -578,13 +573,13 @@ Result<size_t> Connection::ReceivePiped(Exchange& e, size_t length) {
   if (fields.piped > e.rx.Bytes() || tail > e.rx.Bytes() - fields.piped) {
     return Fail(Status::IOError("protocol error: reply too long"), false);
   }
-  std::vector<struct iovec> iovs;
-  CopyIov(e.rx, e.rx.Bytes(), &iovs);
-  IORELAY_RETURN_IF_ERROR(PipeIn(iovs.data(), static_cast<int>(iovs.size()), fields.piped));
-  struct iovec* rest = iovs.data();
-  int count = static_cast<int>(iovs.size());
-  Advance(rest, count, fields.piped);
-  IORELAY_RETURN_IF_ERROR(ReceiveInto(rest, count, tail));
+  // Exactly `piped` bytes from the pipe: the daemon may already have put the data of the next
+  // piped reply behind them.
+  std::vector<struct iovec> piped, rest;
+  SliceIov(e.rx, 0, fields.piped, &piped);
+  SliceIov(e.rx, fields.piped, tail, &rest);
+  IORELAY_RETURN_IF_ERROR(PipeIn(piped.data(), static_cast<int>(piped.size()), fields.piped));
+  IORELAY_RETURN_IF_ERROR(ReceiveInto(rest.data(), static_cast<int>(rest.size()), tail));
   return fields.piped + tail;
 }
 

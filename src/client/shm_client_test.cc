@@ -350,6 +350,30 @@ TEST_F(ShmClient, PipedDataArrivesWhole) {
   std::free(aligned);
 }
 
+// Pipelined piped reads: while the client takes one piece's bytes out of its pipe, the daemon
+// splices the next pieces' behind them, and a piece that found the pipe nearly full has the
+// rest of its data in the reply's tail. The client takes from the pipe exactly what each reply
+// says is there (reading as much as the piece asked for would take the next piece's bytes).
+TEST_F(ShmClient, PipelinedPipedReadsTakeOnlyTheirOwnBytes) {
+  StartBoth({"--max-io-bytes", "256KiB"}, 5000, "1MiB");
+  constexpr size_t kFile = 16 << 20;
+  const std::vector<char> content = Pattern(kFile, 3);
+  {
+    std::ofstream out(Real("pipelined"), std::ios::binary);
+    out.write(content.data(), static_cast<std::streamsize>(kFile));
+  }
+  iorelay_file* f = nullptr;
+  ASSERT_EQ(iorelay_open(c_, "/fwd/pipelined", O_RDONLY, 0, &f), 0);
+  std::vector<char> in(8 << 20);
+  for (size_t offset = 0; offset < kFile; offset += 777'777) {  // the last calls end at EOF
+    const ssize_t want = static_cast<ssize_t>(std::min(in.size(), kFile - offset));
+    ASSERT_EQ(iorelay_pread(f, in.data(), in.size(), static_cast<off_t>(offset)), want) << offset;
+    ASSERT_TRUE(std::equal(in.begin(), in.begin() + want, content.begin() + offset)) << offset;
+  }
+  EXPECT_GT(Counter(c_, "connections_shm_reads_piped"), 100u);
+  EXPECT_EQ(iorelay_close(f), 0);
+}
+
 // A backend that cannot splice (null): the daemon copies a piped write's data out of the pipe
 // and sends a piped read's data as the reply's tail; the calls behave as without pipes.
 TEST_F(ShmClient, PipedDataWithABackendThatCannotSplice) {
@@ -443,6 +467,24 @@ TEST_F(ShmClient, AClientAsleepOnItsRingNoticesTheDaemonsDeath) {
   writer.join();  // (the time to the join bounds the time to the error)
   EXPECT_LT(got, 0);
   EXPECT_LT(Clock::now() - killed_at, std::chrono::seconds(2));
+  iorelay_close(f);
+}
+
+// A piped write after the daemon died: its pipe has no reader, so vmsplice fails with EPIPE and
+// raises SIGPIPE. The call fails; the application, whose SIGPIPE does what it did, lives on.
+TEST_F(ShmClient, APipedWriteToADeadDaemonFailsWithoutSigpipe) {
+  ASSERT_NE(::signal(SIGPIPE, SIG_DFL), SIG_ERR);
+  StartBoth({}, 5000, "1MiB");
+  iorelay_file* f = nullptr;
+  ASSERT_EQ(iorelay_open(c_, "/fwd/dead", O_RDWR | O_CREAT, 0644, &f), 0);
+  std::vector<char> out = Pattern(1 << 20, 7);
+  ASSERT_EQ(iorelay_pwrite(f, out.data(), out.size(), 0), static_cast<ssize_t>(out.size()));
+  ASSERT_EQ(Counter(c_, "connections_shm_writes_piped"), 1u);
+  d_->Kill();
+  EXPECT_LT(iorelay_pwrite(f, out.data(), out.size(), 0), 0);
+  sigset_t pending;
+  ASSERT_EQ(sigpending(&pending), 0);
+  EXPECT_EQ(sigismember(&pending, SIGPIPE), 0);  // none left for the application to find
   iorelay_close(f);
 }
 

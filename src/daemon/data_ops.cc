@@ -309,8 +309,9 @@ void RunMerged(Core& core, std::span<Work* const> works, int* const* results) {
 
 // Takes a piped write's `n` bytes out of the connection's pipe: into a pipe of the pool, or,
 // when none can be had (all lent, descriptors exhausted), copied into a buffer that replaces
-// `data` (the write's tail, `tail` bytes, copied after them). EPROTO when the pipe holds fewer,
-// or the connection has none: the client broke the protocol.
+// `data` (the write's tail, `tail` bytes, copied after them). ENOMEM when there is no buffer
+// either: the bytes are taken out and dropped, so the next piped write finds its own. EPROTO
+// when the pipe holds fewer, or the connection has none: the client broke the protocol.
 Status TakePiped(Core& core, ClientConn& conn, uint64_t n, PooledPipe* out, Buffer* data,
                  uint64_t tail) {
   const int from = conn.transport()->PipeFromClient();
@@ -323,7 +324,10 @@ Status TakePiped(Core& core, ClientConn& conn, uint64_t n, PooledPipe* out, Buff
   }
   if (p.status().code() == EPROTO) return p.status();
   Buffer whole = core.buffers.Get(n + tail);
-  if (whole.data() == nullptr) return Status::FromErrno(EPROTO, "no memory for piped data");
+  if (whole.data() == nullptr) {
+    IORELAY_RETURN_IF_ERROR(ReadFromPipe(from, nullptr, n));
+    return Status::FromErrno(ENOMEM, "no memory for piped data");
+  }
   IORELAY_RETURN_IF_ERROR(ReadFromPipe(from, whole.data(), n));
   if (tail > 0) std::memcpy(whole.data() + n, data->data(), tail);
   core.buffers.Put(std::move(*data));
@@ -358,6 +362,7 @@ void SubmitDataOp(Core& core, const ConnPtr& conn, const proto::FrameHeader& h,
         w->piped_bytes = m.length;
         w->length = m.length + data_len;
         st = TakePiped(core, *conn, m.length, &w->piped, &data, data_len);
+        if (st.code() == ENOMEM) return refuse.Error(ENOMEM, w->handle);
         if (!st.ok()) return refuse.Violation(st.message());
       }
       break;

@@ -103,6 +103,7 @@ bool Dispatcher::RunsOnLoop(const Taken& t) {
   uint64_t bytes = 0;
   for (const auto& w : t.works) {
     if (w->op == proto::Op::kRead || w->op == proto::Op::kWrite) return false;
+    if (w->reply_op == proto::Op::kPreadPiped) return false;  // may wait for its pipe's lock
     bytes += w->request.length;
   }
   return bytes <= kInlineMaxBytes;

@@ -71,7 +71,7 @@ class Dispatcher {
   // dispatch need not be the request just submitted, so this is decided on what was taken.
   // Not when it moves more than kInlineMaxBytes, nor when it holds a read or write at the
   // description's offset, which waits for the offset's lock while a worker holds it for a
-  // whole backend call.
+  // whole backend call, nor a piped read, which waits likewise for its connection's pipe.
   static bool RunsOnLoop(const Taken& t);
   // Without mu_: executes, then releases (takes mu_).
   void Run(Taken* t, bool inline_run);

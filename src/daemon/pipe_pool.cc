@@ -4,6 +4,7 @@
 #include <sys/ioctl.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <string>
 #include <utility>
 
@@ -106,9 +107,11 @@ Result<PooledPipe> MovePiped(PipePool& pool, int from, size_t n) {
 }
 
 Status ReadFromPipe(int from, void* buf, size_t n) {
+  char discard[4096];
   size_t got = 0;
   while (got < n) {
-    ssize_t r = ::read(from, static_cast<char*>(buf) + got, n - got);
+    ssize_t r = buf != nullptr ? ::read(from, static_cast<char*>(buf) + got, n - got)
+                               : ::read(from, discard, std::min(sizeof discard, n - got));
     if (r < 0 && errno == EINTR) continue;
     if (r <= 0) {
       return Status::FromErrno(EPROTO, "a pipe held " + std::to_string(got) + " of the " +

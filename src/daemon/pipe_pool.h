@@ -89,8 +89,8 @@ class PipePool {
 // Moves exactly `n` bytes from the pipe `from` (non-blocking) into a pipe of `pool`. EPROTO
 // when fewer are there: the client promised to put them in before sending the frame.
 Result<PooledPipe> MovePiped(PipePool& pool, int from, size_t n);
-// Reads exactly `n` bytes from the pipe `from` (non-blocking) into `buf`; EPROTO when fewer are
-// there.
+// Reads exactly `n` bytes from the pipe `from` (non-blocking) into `buf`, or discards them when
+// `buf` is null; EPROTO when fewer are there.
 Status ReadFromPipe(int from, void* buf, size_t n);
 
 }  // namespace iorelay::daemon
