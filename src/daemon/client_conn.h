@@ -121,6 +121,8 @@ class ClientConn {
 
   // Requests received and not yet answered.
   std::atomic<int> outstanding{0};
+  // Pipes of the daemon's pool holding this connection's piped writes (PipePool::Get).
+  std::atomic<uint32_t> pool_pipes{0};
   // Set once by the event loop at authentication, before any request is queued.
   std::shared_ptr<Session> session;
 

@@ -317,12 +317,13 @@ Status TakePiped(Core& core, ClientConn& conn, uint64_t n, PooledPipe* out, Buff
   const int from = conn.transport()->PipeFromClient();
   if (from < 0) return Status::FromErrno(EPROTO, "a piped write on a connection without pipes");
   if (n > core.pipes.pipe_bytes()) return Status::FromErrno(EPROTO, "more than a pipe holds");
-  Result<PooledPipe> p = MovePiped(core.pipes, from, n);
+  Result<PooledPipe> p = MovePiped(core.pipes, &conn.pool_pipes, from, n);
   if (p.ok()) {
     *out = std::move(*p);
     return Status::Ok();
   }
   if (p.status().code() == EPROTO) return p.status();
+  core.stats->conn.shm_piped_copied.fetch_add(1, std::memory_order_relaxed);
   Buffer whole = core.buffers.Get(n + tail);
   if (whole.data() == nullptr) {
     IORELAY_RETURN_IF_ERROR(ReadFromPipe(from, nullptr, n));

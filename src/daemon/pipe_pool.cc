@@ -58,38 +58,43 @@ PooledPipe& PooledPipe::operator=(PooledPipe&& o) noexcept {
   if (this != &o) {
     Reset();
     pool_ = std::exchange(o.pool_, nullptr);
+    holder_ = std::exchange(o.holder_, nullptr);
     pipe_ = std::move(o.pipe_);
   }
   return *this;
 }
 
 void PooledPipe::Reset() {
-  if (pool_ != nullptr) std::exchange(pool_, nullptr)->Put(std::move(pipe_));
+  if (pool_ != nullptr) std::exchange(pool_, nullptr)->Put(holder_, std::move(pipe_));
 }
 
-Result<PooledPipe> PipePool::Get() {
+Result<PooledPipe> PipePool::Get(std::atomic<uint32_t>* holder) {
   {
     std::lock_guard<std::mutex> lock(mu_);
     if (out_ >= kMaxOut) return Status::FromErrno(EAGAIN, "every pipe of the pool is lent");
+    if (holder->load() >= kMaxPerHolder) {
+      return Status::FromErrno(EAGAIN, "the connection holds its share of the pool's pipes");
+    }
     ++out_;
+    holder->fetch_add(1);
   }
   Result<Pipe> made = Pipe::Make(pipe_bytes_);
   if (!made.ok()) {
-    std::lock_guard<std::mutex> lock(mu_);
-    --out_;
+    Put(holder, Pipe());
     return made.status();
   }
-  return PooledPipe(this, std::move(*made));
+  return PooledPipe(this, holder, std::move(*made));
 }
 
-void PipePool::Put(Pipe p) {
+void PipePool::Put(std::atomic<uint32_t>* holder, Pipe p) {
   p.Close();
   std::lock_guard<std::mutex> lock(mu_);
   --out_;
+  holder->fetch_sub(1);
 }
 
-Result<PooledPipe> MovePiped(PipePool& pool, int from, size_t n) {
-  Result<PooledPipe> p = pool.Get();
+Result<PooledPipe> MovePiped(PipePool& pool, std::atomic<uint32_t>* holder, int from, size_t n) {
+  Result<PooledPipe> p = pool.Get(holder);
   if (!p.ok()) return p.status();
   size_t moved = 0;
   while (moved < n) {

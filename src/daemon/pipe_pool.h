@@ -4,7 +4,9 @@
 // connection's pipe as it arrives, by moving page references: no byte is copied).
 #pragma once
 
+#include <atomic>
 #include <cstddef>
+#include <cstdint>
 #include <mutex>
 
 #include "common/status.h"
@@ -44,11 +46,12 @@ class Pipe {
 
 class PipePool;
 
-// A pipe lent by a PipePool, given back when destroyed or reset.
+// A pipe lent by a PipePool to a holder (a connection), given back when destroyed or reset.
 class PooledPipe {
  public:
   PooledPipe() = default;
-  PooledPipe(PipePool* pool, Pipe pipe) : pool_(pool), pipe_(std::move(pipe)) {}
+  PooledPipe(PipePool* pool, std::atomic<uint32_t>* holder, Pipe pipe)
+      : pool_(pool), holder_(holder), pipe_(std::move(pipe)) {}
   PooledPipe(PooledPipe&& o) noexcept { *this = std::move(o); }
   PooledPipe& operator=(PooledPipe&& o) noexcept;
   ~PooledPipe() { Reset(); }
@@ -58,28 +61,30 @@ class PooledPipe {
 
  private:
   PipePool* pool_ = nullptr;
+  std::atomic<uint32_t>* holder_ = nullptr;  // the holder's count of lent pipes
   Pipe pipe_;
 };
 
-// Thread-safe. Pipes of one size, at most kMaxOut lent at once: each holds two of the daemon's
-// descriptors, which its clients' many writes in flight must not use up (past the bound, a piped
-// write's data is copied out of the connection's pipe instead). A pipe is made for each request
-// and closed after it (a few microseconds against a transfer of 64 KiB or more), so that idle
-// pipes hold no descriptors.
+// Thread-safe. Pipes of one size, at most kMaxOut lent at once, and at most kMaxPerHolder to one
+// holder (a connection, whose many writes in flight must not take them all): each holds two of
+// the daemon's descriptors (past the bounds, a piped write's data is copied out of the
+// connection's pipe instead). A pipe is made for each request and closed after it (a few
+// microseconds against a transfer of 64 KiB or more), so that idle pipes hold no descriptors.
 class PipePool {
  public:
   static constexpr size_t kMaxOut = 256;
+  static constexpr uint32_t kMaxPerHolder = kMaxOut / 4;
   // Pipes of `preferred` bytes where the kernel grants them, else of `fallback`.
   PipePool(size_t preferred, size_t fallback);
-  // A new pipe of pipe_bytes(); EAGAIN when kMaxOut are lent, or the error making one failed
-  // with.
-  Result<PooledPipe> Get();
+  // A new pipe of pipe_bytes() for the holder counting its pipes in `holder`; EAGAIN when
+  // kMaxOut are lent, or kMaxPerHolder to this holder, or the error making one failed with.
+  Result<PooledPipe> Get(std::atomic<uint32_t>* holder);
   size_t pipe_bytes() const { return pipe_bytes_; }
 
  private:
   friend class PooledPipe;
   // Closes a lent pipe (its bytes, if any, belong to no request now).
-  void Put(Pipe p);
+  void Put(std::atomic<uint32_t>* holder, Pipe p);
 
   size_t pipe_bytes_;
   std::mutex mu_;
@@ -88,7 +93,8 @@ class PipePool {
 
 // Moves exactly `n` bytes from the pipe `from` (non-blocking) into a pipe of `pool`. EPROTO
 // when fewer are there: the client promised to put them in before sending the frame.
-Result<PooledPipe> MovePiped(PipePool& pool, int from, size_t n);
+// `holder` as for PipePool::Get.
+Result<PooledPipe> MovePiped(PipePool& pool, std::atomic<uint32_t>* holder, int from, size_t n);
 // Reads exactly `n` bytes from the pipe `from` (non-blocking) into `buf`, or discards them when
 // `buf` is null; EPROTO when fewer are there.
 Status ReadFromPipe(int from, void* buf, size_t n);

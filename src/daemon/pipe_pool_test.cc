@@ -1,10 +1,12 @@
-// PipePool: pipes lent and closed after, the bound on pipes lent at once, and MovePiped taking exactly what a request announced or refusing.
+// PipePool: pipes lent and closed after, the bounds on pipes lent at once (in all and to one
+// holder), and MovePiped taking exactly what a request announced or refusing.
 #include "daemon/pipe_pool.h"
 
 #include <fcntl.h>
 #include <gtest/gtest.h>
 #include <unistd.h>
 
+#include <atomic>
 #include <string>
 #include <vector>
 
@@ -16,9 +18,11 @@ constexpr size_t kBytes = 1 << 20;
 TEST(PipePool, LendsEmptyPipesAndClosesThemAfter) {
   PipePool pool(2 * kBytes, kBytes);
   ASSERT_GE(pool.pipe_bytes(), kBytes);
+  std::atomic<uint32_t> holder{0};
   int read_fd = -1;
   {
-    Result<PooledPipe> p = pool.Get();
+    Result<PooledPipe> p = pool.Get(&holder);
+    EXPECT_EQ(holder.load(), 1u);
     ASSERT_TRUE(p.ok()) << p.status().ToString();
     EXPECT_GE(p->pipe().bytes(), pool.pipe_bytes());
     EXPECT_EQ(p->pipe().Held(), 0u);
@@ -26,31 +30,43 @@ TEST(PipePool, LendsEmptyPipesAndClosesThemAfter) {
     read_fd = p->pipe().read_fd();
   }  // closed: no idle pipe holds the daemon's descriptors
   EXPECT_EQ(::fcntl(read_fd, F_GETFD), -1);
+  EXPECT_EQ(holder.load(), 0u);
 }
 
-TEST(PipePool, LendsAtMostKMaxOutAtOnce) {
+TEST(PipePool, LendsAtMostKMaxOutAtOnceAndKMaxPerHolderToOne) {
   PipePool pool(kBytes, kBytes);
+  constexpr size_t kHolders = PipePool::kMaxOut / PipePool::kMaxPerHolder;
+  std::atomic<uint32_t> holders[kHolders + 1] = {};
   std::vector<PooledPipe> lent;
-  for (size_t i = 0; i < PipePool::kMaxOut; ++i) {
-    Result<PooledPipe> p = pool.Get();
-    ASSERT_TRUE(p.ok()) << i << ": " << p.status().ToString();
-    lent.push_back(std::move(*p));
+  for (size_t h = 0; h < kHolders; ++h) {
+    for (uint32_t i = 0; i < PipePool::kMaxPerHolder; ++i) {
+      Result<PooledPipe> p = pool.Get(&holders[h]);
+      ASSERT_TRUE(p.ok()) << h << "/" << i << ": " << p.status().ToString();
+      lent.push_back(std::move(*p));
+    }
+    // This holder has its share; the next one still gets pipes.
+    Result<PooledPipe> over = pool.Get(&holders[h]);
+    ASSERT_FALSE(over.ok());
+    EXPECT_EQ(over.status().code(), EAGAIN);
   }
-  Result<PooledPipe> over = pool.Get();
+  Result<PooledPipe> over = pool.Get(&holders[kHolders]);  // the pool is empty
   ASSERT_FALSE(over.ok());
   EXPECT_EQ(over.status().code(), EAGAIN);
-  lent.pop_back();
-  EXPECT_TRUE(pool.Get().ok());
+  lent.pop_back();  // the last holder's
+  EXPECT_EQ(holders[kHolders - 1].load(), PipePool::kMaxPerHolder - 1);
+  EXPECT_TRUE(pool.Get(&holders[kHolders]).ok());
+  EXPECT_EQ(holders[kHolders].load(), 0u);  // (given back at once)
 }
 
 TEST(PipePool, MovePipedTakesExactlyWhatWasAnnounced) {
   PipePool pool(kBytes, kBytes);
+  std::atomic<uint32_t> holder{0};
   Result<Pipe> from = Pipe::Make(kBytes);
   ASSERT_TRUE(from.ok());
   const std::string first(70'000, 'a'), second(5'000, 'b');
   ASSERT_EQ(::write(from->write_fd(), first.data(), first.size()), 70'000);
   ASSERT_EQ(::write(from->write_fd(), second.data(), second.size()), 5'000);
-  Result<PooledPipe> p = MovePiped(pool, from->read_fd(), first.size());
+  Result<PooledPipe> p = MovePiped(pool, &holder, from->read_fd(), first.size());
   ASSERT_TRUE(p.ok()) << p.status().ToString();
   EXPECT_EQ(p->pipe().Held(), first.size());
   EXPECT_EQ(from->Held(), second.size());  // the next request's bytes stay where they were
@@ -58,7 +74,7 @@ TEST(PipePool, MovePipedTakesExactlyWhatWasAnnounced) {
   ASSERT_TRUE(ReadFromPipe(p->pipe().read_fd(), got.data(), got.size()).ok());
   EXPECT_EQ(got, first);
   // Announcing more than is there: refused at once, never waited for.
-  Result<PooledPipe> short_one = MovePiped(pool, from->read_fd(), 6'000);
+  Result<PooledPipe> short_one = MovePiped(pool, &holder, from->read_fd(), 6'000);
   ASSERT_FALSE(short_one.ok());
   EXPECT_EQ(short_one.status().code(), EPROTO);
 }

@@ -213,6 +213,7 @@ nlohmann::json Stats::ToJson() const {
   j["connections_shm_reads_in_place"] = conn.shm_reads_in_place.load();
   j["connections_shm_writes_piped"] = conn.shm_writes_piped.load();
   j["connections_shm_reads_piped"] = conn.shm_reads_piped.load();
+  j["connections_shm_piped_copied"] = conn.shm_piped_copied.load();
   return j;
 }
 

@@ -90,6 +90,7 @@ struct ConnCounters {
   std::atomic<uint64_t> shm_reads_in_place{0};   // reads made into the reply ring (no copy)
   std::atomic<uint64_t> shm_writes_piped{0};     // writes spliced from the client's pipe
   std::atomic<uint64_t> shm_reads_piped{0};      // reads spliced (at least partly) to its pipe
+  std::atomic<uint64_t> shm_piped_copied{0};     // piped writes copied out: no pipe of the pool
 };
 
 class Stats {
