@@ -70,15 +70,19 @@ class RawClient:
             data += chunk
         return data
 
-    def call(self, op: int, payload: bytes) -> bytes:
-        self.send(op, payload)
+    def reply(self) -> tuple[int, bytes]:
+        """The next reply's status and body (heartbeats, sent while a request waits, skipped)."""
         while True:
             _, _, rop, _, length, status = _HEADER.unpack(self._exact(_HEADER.size))
             body = self._exact(length)
-            if rop == 3:  # heartbeat
-                continue
-            assert status == 0, f"op {op} failed with errno {status}"
-            return body
+            if rop != 3:  # heartbeat
+                return status, body
+
+    def call(self, op: int, payload: bytes) -> bytes:
+        self.send(op, payload)
+        status, body = self.reply()
+        assert status == 0, f"op {op} failed with errno {status}"
+        return body
 
     def open(self, path: str) -> int:
         p = path.encode()
@@ -136,29 +140,32 @@ def test_stalled_readers_stall_nobody_and_are_closed(
     assert d.credential_file is not None
     with open(d.root_dir / "big", "wb") as f:
         f.truncate(_BIG)
-    stalled = [RawClient(address, d.credential_file) for _ in range(2)]  # as many as --workers
-    for c in stalled:
-        c.pread(c.open(f"{d.prefix}/big"), _BIG)
-    start = time.monotonic()
-    # Another client, and new connections, are served at once.
-    other = RawClient(address, d.credential_file)
-    handle = other.open(f"{d.prefix}/big")
-    for _ in range(10):
-        t0 = time.monotonic()
-        other.send(_PREAD, struct.pack("<QQI", handle, 0, 4096))
-        _, _, _, _, length, status = _HEADER.unpack(other._exact(_HEADER.size))
-        assert status == 0 and length == 4096
-        other._exact(length)
-        assert time.monotonic() - t0 < 1.0
-    # Closed within two windows and a tick (2.05 s); the counter says why.
-    while (closed := _stats(address, d.credential_file)["connections_closed_slow_reader"]) < 2:
-        assert time.monotonic() - start < 5, "the stalled clients were never closed"
-        time.sleep(0.1)
-    assert closed == 2
-    assert time.monotonic() - start < 3.0
-    assert "slow reader" in d.daemons[0].stderr_path.read_text()
-    for c in [*stalled, other]:
-        c.close()
+    clients = []  # closed whatever happens
+    try:
+        for _ in range(2):  # as many as --workers
+            clients.append(RawClient(address, d.credential_file))
+            clients[-1].pread(clients[-1].open(f"{d.prefix}/big"), _BIG)
+        start = time.monotonic()
+        # Another client, and new connections, are served at once.
+        other = RawClient(address, d.credential_file)
+        clients.append(other)
+        handle = other.open(f"{d.prefix}/big")
+        for _ in range(10):
+            t0 = time.monotonic()
+            other.send(_PREAD, struct.pack("<QQI", handle, 0, 4096))
+            status, body = other.reply()
+            assert status == 0 and len(body) == 4096
+            assert time.monotonic() - t0 < 1.0
+        # Closed within two windows and a tick (2.05 s); the counter says why.
+        while (closed := _stats(address, d.credential_file)["connections_closed_slow_reader"]) < 2:
+            assert time.monotonic() - start < 5, "the stalled clients were never closed"
+            time.sleep(0.1)
+        assert closed == 2
+        assert time.monotonic() - start < 3.0
+        assert "slow reader" in d.daemons[0].stderr_path.read_text()
+    finally:
+        for c in clients:
+            c.close()
 
 
 @pytest.mark.needs_build("iorelayd", "iorelay-ctl")
