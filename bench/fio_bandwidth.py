@@ -17,10 +17,7 @@ requests by op and shared-memory counters of the last run, which show the run we
 from __future__ import annotations
 
 import argparse
-import json
-import os
 import statistics
-import subprocess
 import sys
 import tempfile
 import time
@@ -28,6 +25,8 @@ from pathlib import Path
 
 REPO = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(REPO / "python"))
+
+import fio_job  # noqa: E402
 
 from iorelay.daemons import LocalDaemons  # noqa: E402
 from iorelay.stats import query_stats  # noqa: E402
@@ -42,13 +41,8 @@ def fio_phase(args: argparse.Namespace, directory: str, phase: str, env: dict[st
     """fio's aggregate bandwidth of one phase, MiB/s."""
     cmd = ["fio", "--name=bw", f"--directory={directory}", "--ioengine=psync",
            f"--direct={int(args.direct)}", f"--rw={phase}", f"--bs={args.bs}",
-           f"--size={args.size}", f"--numjobs={args.jobs}", "--invalidate=0", "--group_reporting",
-           "--output-format=json"]  # fmt: skip
-    out = subprocess.run(cmd, env={**os.environ, **env}, capture_output=True, text=True,
-                         timeout=900, check=False)  # fmt: skip
-    if out.returncode != 0:
-        raise RuntimeError(f"fio failed: {out.stderr[-1500:]}")
-    job = json.loads(out.stdout[out.stdout.index("{") :])["jobs"][0]
+           f"--size={args.size}", f"--numjobs={args.jobs}", "--invalidate=0"]  # fmt: skip
+    job = fio_job.run(cmd, env, timeout_s=900)
     return job[phase]["bw_bytes"] / (1 << 20)
 
 

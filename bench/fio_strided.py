@@ -15,10 +15,8 @@ dispatch and its requests by op, and writes bench/results/fio-strided-JOBS.md.
 from __future__ import annotations
 
 import argparse
-import json
 import os
 import statistics
-import subprocess
 import sys
 import tempfile
 import time
@@ -26,6 +24,8 @@ from pathlib import Path
 
 REPO = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(REPO / "python"))
+
+import fio_job  # noqa: E402
 
 from iorelay import units  # noqa: E402
 from iorelay.daemons import LocalDaemons  # noqa: E402
@@ -40,19 +40,10 @@ def busy_jiffies() -> int:
 
 def fio_run(args: argparse.Namespace, path: str, env: dict[str, str]) -> tuple[float, float]:
     """(MiB/s, busy CPU microseconds per request) of one fio run."""
-    bs = units.parse_bytes(args.bs)
-    cmd = ["fio", "--name=strided", f"--filename={path}", "--ioengine=psync", "--direct=1",
-           f"--rw=write:{(args.jobs - 1) * bs}", f"--bs={bs}", f"--numjobs={args.jobs}",
-           f"--offset_increment={bs}", f"--size={args.writes * args.jobs * bs}",
-           f"--io_size={args.writes * bs}", "--group_reporting",
-           "--output-format=json"]  # fmt: skip
+    cmd = fio_job.strided_write_cmd(path, args.jobs, units.parse_bytes(args.bs), args.writes)
     busy = busy_jiffies()
-    out = subprocess.run(cmd, env={**os.environ, **env}, capture_output=True, text=True,
-                         timeout=600, check=False)  # fmt: skip
+    job = fio_job.run(cmd, env)
     busy = busy_jiffies() - busy
-    if out.returncode != 0:
-        raise RuntimeError(f"fio failed: {out.stderr[-1500:]}")
-    job = json.loads(out.stdout[out.stdout.index("{") :])["jobs"][0]
     cpu_us = busy * 1e6 / os.sysconf("SC_CLK_TCK")
     return job["write"]["bw_bytes"] / (1 << 20), cpu_us / job["write"]["total_ios"]
 

@@ -14,11 +14,8 @@ and writes bench/results/node-aggregation-JOBS.md.
 from __future__ import annotations
 
 import argparse
-import json
-import os
 import shlex
 import statistics
-import subprocess
 import sys
 import tempfile
 import time
@@ -28,6 +25,8 @@ from typing import Any
 REPO = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(REPO / "python"))
 
+import fio_job  # noqa: E402
+
 from iorelay import units  # noqa: E402
 from iorelay.run import RelayConfig, start_relay  # noqa: E402
 
@@ -35,17 +34,8 @@ DATA_OPS = ("pwrite", "write", "pread", "read", "pwrite_piped", "pread_piped")
 
 
 def fio_mib_s(args: argparse.Namespace, path: str, env: dict[str, str]) -> float:
-    bs = units.parse_bytes(args.bs)
-    cmd = ["fio", "--name=strided", f"--filename={path}", "--ioengine=psync", "--direct=1",
-           f"--rw=write:{(args.jobs - 1) * bs}", f"--bs={bs}", f"--numjobs={args.jobs}",
-           f"--offset_increment={bs}", f"--size={args.writes * args.jobs * bs}",
-           f"--io_size={args.writes * bs}", "--group_reporting",
-           "--output-format=json"]  # fmt: skip
-    out = subprocess.run(cmd, env={**os.environ, **env}, capture_output=True, text=True,
-                         timeout=600, check=False)  # fmt: skip
-    if out.returncode != 0:
-        raise RuntimeError(f"fio failed: {out.stderr[-1500:]}")
-    job = json.loads(out.stdout[out.stdout.index("{") :])["jobs"][0]
+    cmd = fio_job.strided_write_cmd(path, args.jobs, units.parse_bytes(args.bs), args.writes)
+    job = fio_job.run(cmd, env)
     return job["write"]["bw_bytes"] / (1 << 20)
 
 
