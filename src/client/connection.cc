@@ -310,7 +310,11 @@ Status Connection::SendExchange(Exchange& e, uint64_t id) {
   std::vector<uint8_t> fields(e.fields.begin(), e.fields.end());
   proto::Writer w(&fields);
   w(static_cast<uint32_t>(piped));
-  return Send(proto::Op::kPwritePiped, id, fields, {rest.data(), static_cast<int>(rest.size())});
+  Status sent =
+      Send(proto::Op::kPwritePiped, id, fields, {rest.data(), static_cast<int>(rest.size())});
+  // Bytes in the pipe without their frame would be taken as the next piped write's.
+  if (!sent.ok() && !broken_) return Fail(sent, false);
+  return sent;
 }
 
 Status Connection::PipeOut(IoSpan tx) {
@@ -326,7 +330,12 @@ Status Connection::PipeOut(IoSpan tx) {
       continue;
     }
     if (n < 0 && errno == EINTR) continue;
-    if (n == 0 || errno != EAGAIN) return Fail(Status::LastError("vmsplice to daemon"), true);
+    if (n == 0 || errno != EAGAIN) {
+      // Only EPIPE says the daemon is gone (EFAULT, ENOMEM: this call's trouble); either way
+      // part of the data may be in the pipe, so the connection cannot go on.
+      const bool gone = n < 0 && errno == EPIPE;
+      return Fail(Status::LastError("vmsplice to daemon"), gone);
+    }
     // Full: the daemon empties it as it reads the frames of the bytes before these, which a
     // slow backend call may hold up; its heartbeats say it lives.
     if (shm_->DaemonSignalledAlive()) deadline_ms_ = NowMs() + timeout_ms_;

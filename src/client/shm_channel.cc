@@ -96,6 +96,16 @@ ssize_t ShmChannel::PipeOut(const struct iovec* iov, int count) {
   pthread_sigmask(SIG_BLOCK, &pipe_set, &old_mask);
   sigpending(&pending);
   const bool already_pending = sigismember(&pending, SIGPIPE) == 1;
+  if (already_pending) {
+    // (sigpending cannot tell the application's SIGPIPE from ours once both are queued: a pipe
+    // without a reader is not written to at all.)
+    pollfd p{pipe_out_, POLLOUT, 0};
+    if (::poll(&p, 1, 0) == 1 && (p.revents & POLLERR) != 0) {
+      pthread_sigmask(SIG_SETMASK, &old_mask, nullptr);
+      errno = EPIPE;
+      return -1;
+    }
+  }
   const ssize_t n =
       ::vmsplice(pipe_out_, iov, static_cast<unsigned long>(count), SPLICE_F_NONBLOCK);
   const int err = errno;

@@ -5,12 +5,14 @@
 #include <dirent.h>
 #include <fcntl.h>
 #include <gtest/gtest.h>
+#include <pthread.h>
 #include <sched.h>
 #include <signal.h>
 #include <sys/stat.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include <atomic>
 #include <chrono>
 #include <cstdlib>
 #include <cstring>
@@ -487,6 +489,34 @@ TEST_F(ShmClient, APipedWriteToADeadDaemonFailsWithoutSigpipe) {
   ASSERT_EQ(sigpending(&pending), 0);
   EXPECT_EQ(sigismember(&pending, SIGPIPE), 0);  // none left for the application to find
   iorelay_close(f);
+}
+
+// The application's own SIGPIPE, pending for the process while the thread blocks it, is left as
+// it is, and the piped write to a dead daemon adds none: one SIGPIPE is delivered in all.
+std::atomic<int> sigpipes_seen{0};
+
+TEST_F(ShmClient, AnApplicationsPendingSigpipeStaysTheOnlyOne) {
+  struct sigaction count {
+  }, old{};
+  count.sa_handler = [](int) { sigpipes_seen.fetch_add(1); };
+  ASSERT_EQ(::sigaction(SIGPIPE, &count, &old), 0);
+  StartBoth({}, 5000, "1MiB");
+  iorelay_file* f = nullptr;
+  ASSERT_EQ(iorelay_open(c_, "/fwd/dead2", O_RDWR | O_CREAT, 0644, &f), 0);
+  std::vector<char> out = Pattern(1 << 20, 9);
+  ASSERT_EQ(iorelay_pwrite(f, out.data(), out.size(), 0), static_cast<ssize_t>(out.size()));
+  d_->Kill();
+  sigset_t pipe_set;
+  sigemptyset(&pipe_set);
+  sigaddset(&pipe_set, SIGPIPE);
+  ASSERT_EQ(pthread_sigmask(SIG_BLOCK, &pipe_set, nullptr), 0);
+  sigpipes_seen = 0;
+  ASSERT_EQ(::kill(::getpid(), SIGPIPE), 0);  // the application's, pending for the process
+  EXPECT_LT(iorelay_pwrite(f, out.data(), out.size(), 0), 0);
+  ASSERT_EQ(pthread_sigmask(SIG_UNBLOCK, &pipe_set, nullptr), 0);  // what is pending arrives
+  EXPECT_EQ(sigpipes_seen.load(), 1);
+  iorelay_close(f);
+  ::sigaction(SIGPIPE, &old, nullptr);
 }
 
 // With 64 KiB rings and no pipes the child's 1 MiB writes are copied out of the ring; with 2 MiB

@@ -4,8 +4,10 @@
 #include <poll.h>
 
 #include <algorithm>
+#include <chrono>
 #include <cstdint>
 #include <cstring>
+#include <mutex>
 
 #include "common/shm_ring.h"
 #include "daemon/core.h"
@@ -215,36 +217,66 @@ bool ReadInPlace(Core& core, Work* w, int64_t start, int* result) {
   return true;
 }
 
-// A piped read (kPreadPiped): what the client's pipe takes now is spliced into it from the
-// file (the page cache's pages, not copied), the rest read into the reply's tail. The pipe lock
-// is held until the reply is in the stream, so the pipe's bytes follow the order of the replies.
+// How long a piped read waits for its connection's pipe lock before its data goes in the
+// reply's tail instead: the holder only moves page references and queues a reply, unless the
+// client holds its pipe's kernel lock (reading into memory whose faults it stalls).
+constexpr auto kPipeLockWait = std::chrono::milliseconds(2);
+
+// A piped read (kPreadPiped). First, with no lock held, the file's bytes are spliced into a
+// pipe of the pool (the page cache's pages, not copied) as far as it takes them, and the rest
+// read into a buffer after them. Then, under the connection's pipe lock, as many as the
+// client's pipe takes are moved into it (page references again) and the reply is queued, so
+// that the pipe's bytes follow the order of the replies; what stayed behind joins the tail. No
+// file I/O is done under the lock, and a lock held too long sends everything in the tail.
 void ReadPiped(Core& core, Work* w, int64_t start, int* result) {
   Connection* t = w->conn->transport();
-  std::mutex* mu = t->PipeLock();
-  std::unique_lock<std::mutex> lock;
-  if (mu != nullptr) lock = std::unique_lock<std::mutex>(*mu);
   const int fd = w->file->fd();
-  uint64_t piped = 0;
-  Result<size_t> r = size_t{0};
+  const uint64_t n = w->length;
+  PooledPipe own;
+  size_t in_own = 0;
+  Status failed;
   if (t->PipeToClient() >= 0 && !w->conn->closed()) {
-    Result<size_t> p = core.backend->ReadToPipe(fd, t->PipeToClient(), w->length, w->offset);
+    Result<PooledPipe> p = core.pipes.Get(&w->conn->pool_pipes);
     if (p.ok()) {
-      piped = *p;
-    } else if (p.status().code() != ENOTSUP && p.status().code() != EINVAL) {
-      r = p.status();
+      Result<size_t> s = core.backend->ReadToPipe(fd, p->pipe().write_fd(), n, w->offset);
+      if (s.ok()) {
+        in_own = *s;
+        own = std::move(*p);
+      } else if (s.status().code() != ENOTSUP && s.status().code() != EINVAL) {
+        failed = s.status();
+      }
     }
   }
-  size_t tail = 0;
-  if (r.ok() && piped < w->length) {  // the pipe was full, or the end of file (the read says)
-    w->data = core.buffers.Get(w->length - piped);
-    Result<size_t> rest =
+  size_t rest = 0;  // read into w->data at in_own (the pipe was full, or the end of file)
+  if (failed.ok() && in_own < n) {
+    w->data = core.buffers.Get(n);
+    Result<size_t> r =
         w->data.data() == nullptr
             ? Result<size_t>(Status::FromErrno(ENOMEM, "read buffer"))
-            : core.backend->Pread(fd, w->data.data(), w->length - piped, w->offset + piped);
-    if (rest.ok()) tail = *rest;
-    if (!rest.ok() && piped == 0) r = rest.status();  // else a short read, as after a local one
+            : core.backend->Pread(fd, w->data.data() + in_own, n - in_own, w->offset + in_own);
+    if (r.ok()) rest = *r;
+    if (!r.ok() && in_own == 0) failed = r.status();  // else a short read, as after a local one
   }
-  if (r.ok()) r = piped + tail;
+  std::unique_lock<std::timed_mutex> lock;
+  size_t piped = 0;
+  if (in_own > 0 && t->PipeLock() != nullptr) {
+    lock = std::unique_lock<std::timed_mutex>(*t->PipeLock(), kPipeLockWait);
+    if (lock.owns_lock() && !w->conn->closed()) {
+      Result<size_t> m = SpliceBetweenPipes(own.pipe().read_fd(), t->PipeToClient(), in_own);
+      if (m.ok()) piped = *m;
+    }
+  }
+  size_t tail = in_own - piped;  // left in our pipe: the tail's first bytes, then `rest`
+  if (tail > 0) {
+    if (w->data.data() == nullptr) w->data = core.buffers.Get(n);
+    if (w->data.data() == nullptr ||
+        !ReadFromPipe(own.pipe().read_fd(), w->data.data() + piped, tail).ok()) {
+      tail = rest = 0;  // those bytes are lost: the reply is the piped prefix, a short read
+    }
+  }
+  tail += rest;
+  if (piped > 0 && tail > 0) std::memmove(w->data.data(), w->data.data() + piped, tail);
+  Result<size_t> r = failed.ok() ? Result<size_t>(piped + tail) : Result<size_t>(failed);
   Outcome o = TakeOutcome(w, start);
   if (r.ok()) {
     uint64_t fields[1] = {piped};  // PipedReadReply, by hand like CountReply
@@ -256,6 +288,7 @@ void ReadPiped(Core& core, Work* w, int64_t start, int* result) {
     w->conn->ReplyError(w->reply_op, w->client_id, r.status().code());
   }
   lock = {};
+  own.Reset();
   *result = r.ok() ? 0 : r.status().code();
   Answer(core, w, std::move(r), o, /*replied=*/true);
 }
@@ -323,13 +356,13 @@ Status TakePiped(Core& core, ClientConn& conn, uint64_t n, PooledPipe* out, Buff
     return Status::Ok();
   }
   if (p.status().code() == EPROTO) return p.status();
-  core.stats->conn.shm_piped_copied.fetch_add(1, std::memory_order_relaxed);
   Buffer whole = core.buffers.Get(n + tail);
   if (whole.data() == nullptr) {
     IORELAY_RETURN_IF_ERROR(ReadFromPipe(from, nullptr, n));
     return Status::FromErrno(ENOMEM, "no memory for piped data");
   }
   IORELAY_RETURN_IF_ERROR(ReadFromPipe(from, whole.data(), n));
+  core.stats->conn.shm_piped_copied.fetch_add(1, std::memory_order_relaxed);
   if (tail > 0) std::memcpy(whole.data() + n, data->data(), tail);
   core.buffers.Put(std::move(*data));
   *data = std::move(whole);

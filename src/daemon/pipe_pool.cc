@@ -93,20 +93,30 @@ void PipePool::Put(std::atomic<uint32_t>* holder, Pipe p) {
   holder->fetch_sub(1);
 }
 
+Result<size_t> SpliceBetweenPipes(int from, int to, size_t n) {
+  size_t moved = 0;
+  while (moved < n) {
+    ssize_t r = ::splice(from, nullptr, to, nullptr, n - moved, SPLICE_F_MOVE | SPLICE_F_NONBLOCK);
+    if (r < 0 && errno == EINTR) continue;
+    if (r == 0 || (r < 0 && errno == EAGAIN)) break;  // `from` empty or `to` full
+    if (r < 0) {
+      if (moved > 0) break;
+      return Status::LastError("splice between pipes");
+    }
+    moved += static_cast<size_t>(r);
+  }
+  return moved;
+}
+
 Result<PooledPipe> MovePiped(PipePool& pool, std::atomic<uint32_t>* holder, int from, size_t n) {
   Result<PooledPipe> p = pool.Get(holder);
   if (!p.ok()) return p.status();
-  size_t moved = 0;
-  while (moved < n) {
-    ssize_t r = ::splice(from, nullptr, p->pipe().write_fd(), nullptr, n - moved,
-                         SPLICE_F_MOVE | SPLICE_F_NONBLOCK);
-    if (r < 0 && errno == EINTR) continue;
-    if (r <= 0) {
-      return Status::FromErrno(EPROTO, "the client's pipe held " + std::to_string(moved) +
-                                           " of the " + std::to_string(n) +
-                                           " bytes its request announced");
-    }
-    moved += static_cast<size_t>(r);
+  Result<size_t> moved = SpliceBetweenPipes(from, p->pipe().write_fd(), n);
+  if (!moved.ok()) return moved.status();  // nothing moved: the caller may copy instead
+  if (*moved < n) {
+    return Status::FromErrno(EPROTO, "the client's pipe held " + std::to_string(*moved) +
+                                         " of the " + std::to_string(n) +
+                                         " bytes its request announced");
   }
   return p;
 }

@@ -91,8 +91,13 @@ class PipePool {
   size_t out_ = 0;  // guarded by mu_: lent now
 };
 
+// Moves up to `n` bytes from the pipe `from` into the pipe `to` (page references, never
+// waiting): the count moved, short when `from` ran dry or `to` filled up; an error only when
+// nothing moved.
+Result<size_t> SpliceBetweenPipes(int from, int to, size_t n);
 // Moves exactly `n` bytes from the pipe `from` (non-blocking) into a pipe of `pool`. EPROTO
-// when fewer are there: the client promised to put them in before sending the frame.
+// when fewer are there: the client promised to put them in before sending the frame. Another
+// error (no pipe to be had, the splice failing) leaves the bytes in `from`.
 // `holder` as for PipePool::Get.
 Result<PooledPipe> MovePiped(PipePool& pool, std::atomic<uint32_t>* holder, int from, size_t n);
 // Reads exactly `n` bytes from the pipe `from` (non-blocking) into `buf`, or discards them when
