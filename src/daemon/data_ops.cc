@@ -8,6 +8,7 @@
 #include <cstdint>
 #include <cstring>
 #include <mutex>
+#include <thread>
 
 #include "common/shm_ring.h"
 #include "daemon/core.h"
@@ -222,6 +223,18 @@ bool ReadInPlace(Core& core, Work* w, int64_t start, int* result) {
 // client holds its pipe's kernel lock (reading into memory whose faults it stalls).
 constexpr auto kPipeLockWait = std::chrono::milliseconds(2);
 
+// `mu` locked if it can be within `wait` (polled: std::timed_mutex's timed lock is a call that
+// ThreadSanitizer does not see, and then reports its unlock).
+std::unique_lock<std::mutex> LockWithin(std::mutex& mu, std::chrono::microseconds wait) {
+  std::unique_lock<std::mutex> lock(mu, std::try_to_lock);
+  const auto until = std::chrono::steady_clock::now() + wait;
+  while (!lock.owns_lock() && std::chrono::steady_clock::now() < until) {
+    std::this_thread::sleep_for(std::chrono::microseconds(20));
+    lock.try_lock();
+  }
+  return lock;
+}
+
 // A piped read (kPreadPiped). First, with no lock held, the file's bytes are spliced into a
 // pipe of the pool (the page cache's pages, not copied) as far as it takes them, and the rest
 // read into a buffer after them. Then, under the connection's pipe lock, as many as the
@@ -257,10 +270,10 @@ void ReadPiped(Core& core, Work* w, int64_t start, int* result) {
     if (r.ok()) rest = *r;
     if (!r.ok() && in_own == 0) failed = r.status();  // else a short read, as after a local one
   }
-  std::unique_lock<std::timed_mutex> lock;
+  std::unique_lock<std::mutex> lock;
   size_t piped = 0;
   if (in_own > 0 && t->PipeLock() != nullptr) {
-    lock = std::unique_lock<std::timed_mutex>(*t->PipeLock(), kPipeLockWait);
+    lock = LockWithin(*t->PipeLock(), kPipeLockWait);
     if (lock.owns_lock() && !w->conn->closed()) {
       Result<size_t> m = SpliceBetweenPipes(own.pipe().read_fd(), t->PipeToClient(), in_own);
       if (m.ok()) piped = *m;

@@ -51,7 +51,7 @@ class ShmConnection final : public Connection {
 
   int PipeFromClient() const override { return from_client_.read_fd(); }
   int PipeToClient() const override { return to_client_.write_fd(); }
-  std::timed_mutex* PipeLock() override { return &pipe_mu_; }
+  std::mutex* PipeLock() override { return &pipe_mu_; }
 
   uint64_t ring_bytes() const { return ring_bytes_; }
   // Pages a piped request's data may span (0: no pipes).
@@ -74,7 +74,7 @@ class ShmConnection final : public Connection {
   ShmRingWriter out_;     // daemon → client (under the connection's send lock)
   Pipe from_client_;      // the client writes the data of piped writes
   Pipe to_client_;        // the daemon splices the data of piped reads
-  std::timed_mutex pipe_mu_;
+  std::mutex pipe_mu_;
   uint32_t pipe_pages_ = 0;
   std::atomic<bool> hung_up_{false};
   std::atomic<bool> violated_{false};  // the client wrote on the socket after the switch

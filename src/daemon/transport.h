@@ -62,7 +62,7 @@ class Connection {
   // order of their frames.
   virtual int PipeFromClient() const { return -1; }
   virtual int PipeToClient() const { return -1; }
-  virtual std::timed_mutex* PipeLock() { return nullptr; }
+  virtual std::mutex* PipeLock() { return nullptr; }
 };
 
 class Listener {
