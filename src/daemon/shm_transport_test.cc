@@ -123,31 +123,33 @@ class RawShm {
     Ring();
   }
   // The next reply frame from the ring (heartbeats skipped); false after 5 s. With `sleep`, it
-  // sleeps on its doorbell when the ring is empty, else it polls the ring.
+  // sleeps on its doorbell when the ring is empty, else it polls the ring. Bytes read past the
+  // frame stay for the next call.
   bool ReadFrame(Frame* f, bool sleep = true) {
     const auto end = Clock::now() + std::chrono::seconds(5);
-    std::vector<uint8_t> got;
     while (Clock::now() < end) {
+      if (got_.size() >= proto::kHeaderBytes) {
+        Result<proto::FrameHeader> h = proto::DecodeHeader(got_.data());
+        if (!h.ok()) return false;
+        const size_t whole = proto::kHeaderBytes + h->length;
+        if (got_.size() >= whole) {
+          const auto next = got_.begin() + static_cast<ptrdiff_t>(whole);
+          // The daemon's heartbeat is op kHeartbeat without the reply bit.
+          const bool heartbeat =
+              (h->op & ~proto::kReplyBit) == static_cast<uint16_t>(Op::kHeartbeat);
+          if (!heartbeat) {
+            f->header = *h;
+            f->payload.assign(got_.begin() + proto::kHeaderBytes, next);
+          }
+          got_.erase(got_.begin(), next);
+          if (!heartbeat) return true;
+          continue;
+        }
+      }
       uint8_t buf[4096];
       Result<size_t> n = in_.Read(buf, sizeof buf, false);
       if (!n.ok()) return false;
-      got.insert(got.end(), buf, buf + *n);
-      if (got.size() >= proto::kHeaderBytes) {
-        Result<proto::FrameHeader> h = proto::DecodeHeader(got.data());
-        if (!h.ok()) return false;
-        const bool heartbeat = h->op == (static_cast<uint16_t>(Op::kHeartbeat) | proto::kReplyBit);
-        if (heartbeat && got.size() >= proto::kHeaderBytes + h->length) {
-          got.erase(got.begin(),
-                    got.begin() + static_cast<ptrdiff_t>(proto::kHeaderBytes + h->length));
-          continue;
-        }
-        if (got.size() >= proto::kHeaderBytes + h->length) {
-          f->header = *h;
-          f->payload.assign(got.begin() + proto::kHeaderBytes,
-                            got.begin() + static_cast<ptrdiff_t>(proto::kHeaderBytes + h->length));
-          return true;
-        }
-      }
+      got_.insert(got_.end(), buf, buf + *n);
       if (*n == 0 && sleep) {
         Result<bool> empty = in_.PrepareToSleep();
         if (!empty.ok()) return false;
@@ -169,6 +171,7 @@ class RawShm {
   ShmHeader* header_ = nullptr;
   ShmRingWriter out_;
   ShmRingReader in_;
+  std::vector<uint8_t> got_;  // bytes read from the ring and not yet returned
 };
 
 class ShmTransportTest : public ::testing::Test, protected testing::DaemonHarness {
