@@ -186,6 +186,7 @@ class ShmTransportTest : public ::testing::Test, protected testing::DaemonHarnes
     c.workers = 2;
     c.shm = shm;
     c.shm_ring_bytes = 64 * 1024;
+    c.heartbeat_ms = 1;  // heartbeats between replies, as on a loaded machine
     Start(c);
     fds_started_ = CountFds();
   }
