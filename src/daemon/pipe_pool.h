@@ -68,8 +68,9 @@ class PooledPipe {
 // Thread-safe. Pipes of one size, at most kMaxOut lent at once, and at most kMaxPerHolder to one
 // holder (a connection, whose many requests in flight must not take them all): each holds two
 // of the daemon's descriptors. Past the bounds, a piped write's data is copied out of the
-// connection's pipe, and a piped read's data is read into a buffer and sent in the reply's tail. A pipe is made for each request and closed after it (a few
-// microseconds against a transfer of 64 KiB or more), so that idle pipes hold no descriptors.
+// connection's pipe, and a piped read's data is read into a buffer and sent in the reply's
+// tail. A pipe is made for each request and closed after it (a few microseconds against a
+// transfer of 64 KiB or more), so that idle pipes hold no descriptors.
 class PipePool {
  public:
   static constexpr size_t kMaxOut = 256;
