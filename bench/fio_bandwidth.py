@@ -3,6 +3,7 @@ against direct access, alternating, in the same run.
 
     .venv/bin/python bench/fio_bandwidth.py [--jobs 4] [--bs 1m] [--size 256m] [--direct]
                                             [--reps 5] [--daemon-args '...'] [--out FILE.md]
+                                            [--daemon-binary OTHER_BUILD/src/daemon/iorelayd]
 
 Each repetition runs the write phase and then the read phase (`ioengine=psync`, i.e. pwrite and
 pread; buffered unless --direct; `invalidate=0`: fio's page-cache drop before a job is a
@@ -54,6 +55,8 @@ def main() -> int:
     ap.add_argument("--direct", action="store_true", help="O_DIRECT (default: buffered)")
     ap.add_argument("--reps", type=int, default=5)
     ap.add_argument("--daemon-args", default="", help="more iorelayd options, one string")
+    ap.add_argument("--daemon-binary", type=Path, default=None,
+                    help="another build's iorelayd (default: build/'s)")  # fmt: skip
     ap.add_argument("--out", default=None, help="default: bench/results/fio-bandwidth-BS.md")
     args = ap.parse_args()
     runs = {(path, phase): [] for path in ("direct", "forwarded") for phase in PHASES}
@@ -68,8 +71,9 @@ def main() -> int:
                     for phase in PHASES:
                         runs[path, phase].append(fio_phase(args, str(root / "direct"), phase, {}))
                     continue
+                binary = {"daemon_binary": args.daemon_binary} if args.daemon_binary else {}
                 with LocalDaemons(1, root, "/iorelay-fio", Path(tmp) / f"d{rep}",
-                                  extra_args=args.daemon_args.split()) as d:  # fmt: skip
+                                  extra_args=args.daemon_args.split(), **binary) as d:  # fmt: skip
                     for phase in PHASES:
                         runs[path, phase].append(
                             fio_phase(args, f"{d.prefix}/fwd", phase, d.env("unix"))
