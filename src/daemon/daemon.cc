@@ -55,6 +55,7 @@ nlohmann::json StatsJson(Core& core) {
   }
   j["backend_calls"] = calls;
   j["backend_calls_total"] = calls_total;
+  j["pipes_idle"] = core.pipes.idle();
   if (core.relay_stats) j["relay"] = core.relay_stats();
   if (core.lock_forwarder != nullptr) j["relay_locks"] = core.lock_forwarder->StatsJson();
   j["daemon_version"] = IORELAY_VERSION;

@@ -77,6 +77,11 @@ Result<PooledPipe> PipePool::Get(std::atomic<uint32_t>* holder) {
     }
     ++out_;
     holder->fetch_add(1);
+    if (!idle_.empty()) {
+      Pipe p = std::move(idle_.back());
+      idle_.pop_back();
+      return PooledPipe(this, holder, std::move(p));
+    }
   }
   Result<Pipe> made = Pipe::Make(pipe_bytes_);
   if (!made.ok()) {
@@ -86,11 +91,28 @@ Result<PooledPipe> PipePool::Get(std::atomic<uint32_t>* holder) {
   return PooledPipe(this, holder, std::move(*made));
 }
 
+size_t PipePool::idle() {
+  std::lock_guard<std::mutex> lock(mu_);
+  return idle_.size();
+}
+
+namespace {
+
+// Both ends open and no byte in it (the holder is done with it: no one else can fill it now).
+bool EmptyAndWhole(const Pipe& p) {
+  int n = -1;
+  return p.read_fd() >= 0 && p.write_fd() >= 0 && ::ioctl(p.read_fd(), FIONREAD, &n) == 0 && n == 0;
+}
+
+}  // namespace
+
 void PipePool::Put(std::atomic<uint32_t>* holder, Pipe p) {
-  p.Close();
+  const bool reusable = EmptyAndWhole(p);
   std::lock_guard<std::mutex> lock(mu_);
   --out_;
   holder->fetch_sub(1);
+  if (reusable && idle_.size() < kMaxIdle) idle_.push_back(std::move(p));
+  // else p closes here
 }
 
 Result<size_t> SpliceBetweenPipes(int from, int to, size_t n) {

@@ -1,5 +1,6 @@
-// PipePool: pipes lent and closed after, the bounds on pipes lent at once (in all and to one
-// holder), and MovePiped taking exactly what a request announced or refusing.
+// PipePool: pipes lent, kept when given back empty, closed when given back holding bytes, the
+// bounds on pipes lent at once (in all and to one holder), and MovePiped taking exactly what a
+// request announced or refusing.
 #include "daemon/pipe_pool.h"
 
 #include <fcntl.h>
@@ -28,9 +29,52 @@ TEST(PipePool, LendsEmptyPipesAndClosesThemAfter) {
     EXPECT_EQ(p->pipe().Held(), 0u);
     ASSERT_EQ(::write(p->pipe().write_fd(), "x", 1), 1);
     read_fd = p->pipe().read_fd();
-  }  // closed: no idle pipe holds the daemon's descriptors
+  }  // closed: it held a byte
   EXPECT_EQ(::fcntl(read_fd, F_GETFD), -1);
   EXPECT_EQ(holder.load(), 0u);
+}
+
+// An empty pipe given back is lent again, up to kMaxIdle of them; the rest are closed.
+TEST(PipePool, KeepsUpToKMaxIdleEmptyPipesForTheNextRequests) {
+  PipePool pool(kBytes, kBytes);
+  std::atomic<uint32_t> holder{0};
+  std::vector<PooledPipe> lent;
+  std::vector<int> read_fds;
+  for (size_t i = 0; i < PipePool::kMaxIdle + 2; ++i) {
+    Result<PooledPipe> p = pool.Get(&holder);
+    ASSERT_TRUE(p.ok()) << p.status().ToString();
+    read_fds.push_back(p->pipe().read_fd());
+    lent.push_back(std::move(*p));
+  }
+  // The first kMaxIdle go back to the pool (given back in this order); the last two close.
+  for (PooledPipe& p : lent) p.Reset();
+  EXPECT_EQ(holder.load(), 0u);
+  size_t open = 0;
+  for (int fd : read_fds) open += ::fcntl(fd, F_GETFD) != -1 ? 1 : 0;
+  EXPECT_EQ(open, PipePool::kMaxIdle);
+  EXPECT_EQ(::fcntl(read_fds.back(), F_GETFD), -1);
+  Result<PooledPipe> again = pool.Get(&holder);
+  ASSERT_TRUE(again.ok());
+  EXPECT_EQ(again->pipe().read_fd(), read_fds[PipePool::kMaxIdle - 1]);
+  EXPECT_EQ(again->pipe().Held(), 0u);
+  EXPECT_EQ(holder.load(), 1u);
+}
+
+// A pipe given back with bytes in it is never lent again: no request sees another's data.
+TEST(PipePool, APipeGivenBackHoldingBytesIsClosed) {
+  PipePool pool(kBytes, kBytes);
+  std::atomic<uint32_t> holder{0};
+  int dirty_fd = -1;
+  {
+    Result<PooledPipe> p = pool.Get(&holder);
+    ASSERT_TRUE(p.ok());
+    ASSERT_EQ(::write(p->pipe().write_fd(), "secret", 6), 6);
+    dirty_fd = p->pipe().read_fd();
+  }
+  EXPECT_EQ(::fcntl(dirty_fd, F_GETFD), -1);
+  Result<PooledPipe> next = pool.Get(&holder);
+  ASSERT_TRUE(next.ok());
+  EXPECT_EQ(next->pipe().Held(), 0u);
 }
 
 TEST(PipePool, LendsAtMostKMaxOutAtOnceAndKMaxPerHolderToOne) {

@@ -206,12 +206,20 @@ class ShmTransportTest : public ::testing::Test, protected testing::DaemonHarnes
     ASSERT_TRUE(other->Call(Op::kPing, {}, &f));
     EXPECT_EQ(f.header.status, 0);
   }
-  // After the peer left: the daemon holds no ring and no descriptor of it.
+  // After the peer left: the daemon holds no ring and no descriptor of it (but the empty pipes
+  // its pool keeps for the next requests, two descriptors each).
+  // The counters fall before the last holder of the connection (a worker, the heartbeat
+  // thread) lets it go, so the mappings and descriptors are waited for too.
   void ExpectRingsFreed() {
     EXPECT_TRUE(WaitCounter("connections_shm_open", 0));
     EXPECT_TRUE(WaitCounter("connections_open", 0));
+    auto fds = [this] { return CountFds() - 2 * static_cast<int>(Counter("pipes_idle")); };
+    const auto end = Clock::now() + std::chrono::seconds(5);
+    while ((CountShmMappings() != 0 || fds() != fds_started_) && Clock::now() < end) {
+      std::this_thread::sleep_for(std::chrono::milliseconds(10));
+    }
     EXPECT_EQ(CountShmMappings(), 0);
-    EXPECT_EQ(CountFds(), fds_started_);
+    EXPECT_EQ(fds(), fds_started_);
   }
 
   int fds_before_ = 0, fds_started_ = 0;
@@ -317,7 +325,10 @@ TEST_P(ShmHostileTest, ClosesOnlyThatConnection) {
       break;
     case Scribble::kTailBehind:
       shm.WriteFrame(Op::kPing, 1, {}, 0);
-      std::this_thread::sleep_for(std::chrono::milliseconds(50));  // the daemon reads it
+      {
+        Frame f;
+        ASSERT_TRUE(shm.ReadFrame(&f));  // its reply: the daemon has read it
+      }
       h->to_daemon.tail.store(3);
       shm.Ring();
       break;
