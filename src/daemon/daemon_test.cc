@@ -395,7 +395,7 @@ TEST_F(DaemonTest, HeartbeatsWhileARequestIsOutstanding) {
   ASSERT_TRUE(c->SendFrame(Op::kPwrite, 42,
                            proto::EncodeFields(proto::PwriteRequest{static_cast<uint64_t>(h), 0}),
                            {'x'}));
-  ASSERT_TRUE(c->ReadFrame(&f, 200, /*keep_heartbeats=*/true));
+  ASSERT_TRUE(c->ReadFrame(&f, 450, /*keep_heartbeats=*/true));  // before the 500 ms reply
   EXPECT_EQ(f.header.op, static_cast<uint16_t>(Op::kHeartbeat));
   EXPECT_EQ(f.header.id, 0u);
   EXPECT_EQ(f.header.length, 0u);
@@ -425,7 +425,12 @@ TEST_F(DaemonTest, ShutdownFinishesRequestsInFlight) {
   ASSERT_TRUE(c->SendFrame(Op::kPwrite, 5,
                            proto::EncodeFields(proto::PwriteRequest{static_cast<uint64_t>(h), 0}),
                            {'z', 'z'}));
-  std::this_thread::sleep_for(std::chrono::milliseconds(50));
+  // Shutdown stops reading at once: wait until the daemon has read the write (counted by op).
+  const auto end = std::chrono::steady_clock::now() + std::chrono::seconds(5);
+  while (!daemon_->StatsJson()["total"]["by_op"].contains("pwrite") &&
+         std::chrono::steady_clock::now() < end) {
+    std::this_thread::sleep_for(std::chrono::milliseconds(5));
+  }
   std::thread stopper([this] { daemon_->Shutdown(); });
   Frame f;
   EXPECT_TRUE(c->ReadFrame(&f));
