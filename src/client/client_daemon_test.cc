@@ -396,7 +396,7 @@ TEST_F(ClientDaemon, OpenFstatCloseCostOneRoundTripUntilTheFileChanges) {
   ASSERT_EQ(iorelay_fsync(f, 0), 0);
   ASSERT_EQ(iorelay_close(f), 0);  // nothing written since the fsync: not awaited
   // The posted close reaches the daemon all the same.
-  for (int i = 0; i < 200 && Requests(c_, "close") - closes < 1; ++i) usleep(10'000);
+  for (int i = 0; i < 1000 && Requests(c_, "close") - closes < 1; ++i) usleep(10'000);
   EXPECT_EQ(Requests(c_, "close") - closes, 1u);
 }
 
@@ -475,7 +475,7 @@ TEST_F(ClientDaemon, SubmittedRequestsAreInFlightTogetherAndCompleteInAnyOrder) 
     ASSERT_EQ(iorelay_submit_pread(f, back[i].data(), kBytes, i * kBytes, &reads[i]), 0);
   }
   for (int i = 0; i < kDepth; ++i) {
-    for (int spin = 0; spin < 500 && !iorelay_request_ready(reads[i]); ++spin) usleep(1000);
+    for (int spin = 0; spin < 5000 && !iorelay_request_ready(reads[i]); ++spin) usleep(1000);
     EXPECT_EQ(iorelay_request_ready(reads[i]), 1);
     EXPECT_EQ(iorelay_request_wait(reads[i]), static_cast<ssize_t>(kBytes));
     EXPECT_EQ(back[i], blocks[i]) << i;
@@ -674,6 +674,8 @@ TEST_F(ClientDaemonFast, BlockingLockOutlivesTheLivenessBound) {
   struct flock lk {};
   lk.l_type = F_WRLCK;
   ASSERT_EQ(iorelay_lock(f, F_SETLK, &lk), 0);
+  int ready[2];
+  ASSERT_EQ(::pipe(ready), 0);
   pid_t pid = fork();
   if (pid == 0) {
     alarm(20);
@@ -681,9 +683,14 @@ TEST_F(ClientDaemonFast, BlockingLockOutlivesTheLivenessBound) {
     struct flock w {};
     w.l_type = F_WRLCK;
     auto t0 = Clock::now();
-    int rc = iorelay_lock(f, F_SETLKW, &w);  // waits ~2 s: twice the 1 s liveness bound
+    if (::write(ready[1], "r", 1) != 1) _exit(101);  // (the parent's 2 s start now)
+    int rc = iorelay_lock(f, F_SETLKW, &w);          // waits ~2 s: twice the 1 s liveness bound
     _exit(rc == 0 && Since(t0) > 1.5 ? 0 : 1);
   }
+  char r = 0;
+  ASSERT_EQ(::read(ready[0], &r, 1), 1);
+  ::close(ready[0]);
+  ::close(ready[1]);
   std::this_thread::sleep_for(std::chrono::milliseconds(2000));
   EXPECT_EQ(iorelay_close(f), 0);  // releases the lock; the child gets it
   int status = 0;

@@ -179,7 +179,7 @@ TEST(FlagDoorbell, AWakeReachesOneSleeperThroughAnotherMapping) {
       woke.fetch_add(1);
     });
   }
-  std::this_thread::sleep_for(std::chrono::milliseconds(100));  // both asleep
+  std::this_thread::sleep_for(std::chrono::milliseconds(500));  // both asleep (a loaded machine)
   const auto t0 = std::chrono::steady_clock::now();
   WakeFlag(woken_through);
   while (woke.load() == 0 && std::chrono::steady_clock::now() - t0 < std::chrono::seconds(2)) {

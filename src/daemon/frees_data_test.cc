@@ -22,19 +22,21 @@ namespace {
 
 using proto::Op;
 
-// POSIX, but open, close, unlink and rename take 300 ms while `slow` is set: a file system
-// freeing a large file's blocks.
+// POSIX, but open, close, unlink and rename take 1 s while `slow` is set: a file system
+// freeing a large file's blocks. `entered` tells the test such a call has started.
 class SlowFreeBackend final : public backend::ForwardingBackend {
  public:
   using ForwardingBackend::ForwardingBackend;
   static inline std::atomic<bool> slow{false};
+  static inline std::atomic<bool> entered{false};
 
  protected:
   void BeforeCall(const char* op) override {
     const std::string name = op;
     if (slow.load() &&
         (name == "open" || name == "close" || name == "unlink" || name == "rename")) {
-      std::this_thread::sleep_for(std::chrono::milliseconds(300));
+      entered.store(true);
+      std::this_thread::sleep_for(std::chrono::seconds(1));
     }
   }
 };
@@ -81,9 +83,15 @@ class FreesDataTest : public ::testing::Test, protected testing::DaemonHarness {
   // request was still running, i.e. the loop did not run A's.
   bool OtherConnectionServedMeanwhile(Op op, const std::vector<uint8_t>& fields) {
     WarmUp();
+    SlowFreeBackend::entered = false;
     SlowFreeBackend::slow = true;
     EXPECT_TRUE(a_->SendFrame(op, 77, fields));
-    std::this_thread::sleep_for(std::chrono::milliseconds(50));  // the loop takes A's first
+    // A's slow call has started (on the loop or off it) before B's stat is sent.
+    const auto end = std::chrono::steady_clock::now() + std::chrono::seconds(5);
+    while (!SlowFreeBackend::entered.load() && std::chrono::steady_clock::now() < end) {
+      std::this_thread::sleep_for(std::chrono::milliseconds(1));
+    }
+    EXPECT_TRUE(SlowFreeBackend::entered.load());
     testing::Frame f;
     EXPECT_TRUE(b_->Call(Op::kStat, proto::EncodeFields(proto::StatRequest{"/data", 0}), &f));
     pollfd p{a_->fd(), POLLIN, 0};

@@ -170,7 +170,9 @@ TEST_F(Relay, LocksExcludeProcessesAcrossRelays) {
   relay_->ExportClientEnv();
   pid_t child = ::fork();
   ASSERT_GE(child, 0);
-  if (child == 0) {  // rank A, through relay 1: lock, report, hold 600 ms, unlock
+  // The parent's tokens pace the child (not fixed sleeps, which a slow machine outran): 'u'
+  // just before B waits (A unlocks 300 ms later), 'g' to lock again, 'x' to exit holding it.
+  if (child == 0) {  // rank A, through relay 1
     int err = 0;
     iorelay_client* c = iorelay_client_from_env(&err);
     iorelay_file* f = nullptr;
@@ -182,7 +184,8 @@ TEST_F(Relay, LocksExcludeProcessesAcrossRelays) {
     if (iorelay_lock(f, F_SETLK, &lk) != 0) _exit(3);
     char b = 'L';
     if (::write(to_parent[1], &b, 1) != 1) _exit(4);
-    std::this_thread::sleep_for(std::chrono::milliseconds(600));
+    if (::read(to_child[0], &b, 1) != 1) _exit(9);
+    std::this_thread::sleep_for(std::chrono::milliseconds(300));
     lk.l_type = F_UNLCK;
     if (iorelay_lock(f, F_SETLK, &lk) != 0) _exit(5);
     // Then hold the lock again and exit without unlocking: the session's end releases it.
@@ -190,6 +193,7 @@ TEST_F(Relay, LocksExcludeProcessesAcrossRelays) {
     lk.l_type = F_WRLCK;
     if (iorelay_lock(f, F_SETLK, &lk) != 0) _exit(7);
     if (::write(to_parent[1], &b, 1) != 1) _exit(8);
+    if (::read(to_child[0], &b, 1) != 1) _exit(10);
     std::this_thread::sleep_for(std::chrono::milliseconds(300));
     _exit(0);
   }
@@ -210,6 +214,7 @@ TEST_F(Relay, LocksExcludeProcessesAcrossRelays) {
   EXPECT_EQ(probe.l_type, F_WRLCK);
   EXPECT_EQ(probe.l_pid, child);  // the application process, not a relay
   auto t0 = Clock::now();
+  ASSERT_EQ(::write(to_child[1], "u", 1), 1);
   EXPECT_EQ(iorelay_lock(f, F_SETLKW, &lk), 0);  // waits for A's unlock
   double waited = std::chrono::duration<double>(Clock::now() - t0).count();
   EXPECT_GT(waited, 0.2);
@@ -220,6 +225,7 @@ TEST_F(Relay, LocksExcludeProcessesAcrossRelays) {
   ASSERT_EQ(::read(to_parent[0], &b, 1), 1);
   lk.l_type = F_WRLCK;
   EXPECT_EQ(iorelay_lock(f, F_SETLK, &lk), -EAGAIN);
+  ASSERT_EQ(::write(to_child[1], "x", 1), 1);
   EXPECT_EQ(iorelay_lock(f, F_SETLKW, &lk), 0);
   int status = 0;
   ASSERT_EQ(::waitpid(child, &status, 0), child);
