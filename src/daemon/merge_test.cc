@@ -115,17 +115,22 @@ TEST_P(MergeTest, ShortReadsSplitBackPerRequest) {
     handles.push_back(Open(*clients.back(), "/data/r", O_RDONLY));
     ASSERT_GT(handles.back(), 0);
   }
+  // Every request is sent before any reply is read (sending does not wait), so they are queued
+  // together while the first 20 ms call runs, however the threads below are scheduled.
+  for (int s = 0; s < kSessions; ++s) {
+    for (int i = 0; i < kPerSession; ++i) {
+      uint64_t off = (static_cast<uint64_t>(i) * kSessions + s) * kPiece;
+      ASSERT_TRUE(clients[s]->SendFrame(
+          Op::kPread, 200 + i,
+          proto::EncodeFields(proto::PreadRequest{static_cast<uint64_t>(handles[s]), off,
+                                                  static_cast<uint32_t>(kPiece)})));
+    }
+  }
   std::vector<std::thread> threads;
   std::atomic<int> good{0};
   for (int s = 0; s < kSessions; ++s) {
     threads.emplace_back([&, s] {
       RawClient& c = *clients[s];
-      for (int i = 0; i < kPerSession; ++i) {
-        uint64_t off = (static_cast<uint64_t>(i) * kSessions + s) * kPiece;
-        c.SendFrame(Op::kPread, 200 + i,
-                    proto::EncodeFields(proto::PreadRequest{static_cast<uint64_t>(handles[s]), off,
-                                                            static_cast<uint32_t>(kPiece)}));
-      }
       for (int i = 0; i < kPerSession; ++i) {
         Frame f;
         if (!c.ReadFrame(&f) || f.header.status != 0) continue;
