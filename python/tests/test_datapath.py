@@ -131,7 +131,11 @@ def test_sigkill_gives_eio_promptly_and_loses_nothing_acknowledged(disk_tmp: Pat
                 [str(a) for a in argv], env=env, stdout=out, stderr=subprocess.DEVNULL
             ) as p,
         ):
-            time.sleep(1.0)
+            # Killed once writes have been acknowledged (not after a fixed second, in which a
+            # loaded machine may start the writer and acknowledge nothing).
+            deadline = time.monotonic() + 30
+            while report.read_text().count("ok ") <= 10 and time.monotonic() < deadline:
+                time.sleep(0.05)
             assert p.poll() is None, "the writer should still be writing"
             os.kill(d.daemons[0].pid, signal.SIGKILL)
             killed_at = time.monotonic()
@@ -141,7 +145,9 @@ def test_sigkill_gives_eio_promptly_and_loses_nothing_acknowledged(disk_tmp: Pat
     assert p.returncode != 0
     lines = report.read_text().splitlines()
     assert lines[-1].startswith("error") and "Input/output error" in lines[-1], lines[-3:]
-    assert elapsed < 2.0, f"EIO took {elapsed:.2f} s after the daemon died"
+    assert elapsed < 4.0, (
+        f"EIO took {elapsed:.2f} s after the daemon died (liveness bound 2 s, plus the exit)"
+    )
     acked = sum(1 for line in lines if line.startswith("ok"))
     assert acked > 10, "writes must have been acknowledged before the kill"
     check = run([writer, "--file", d.root_dir / "crash.dat", "--rank", 0, "--ranks", 1,
