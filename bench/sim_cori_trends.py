@@ -10,7 +10,9 @@ the table:
          (few ranks) the largest count adds less than 5% over the one before;
   best   the best number of OSTs (the fewest within 5% of the top) grows with the number of
          nodes, at each number of ranks per node;
-  ppn    with enough nodes, fewer ranks per node is better.
+  ppn    with enough nodes, fewer ranks per node is better, read at a fixed number of nodes;
+  spread the same read at a fixed number of processes: spread over more nodes with fewer ranks
+         each, they are never slower (within 5%) and somewhere faster by more than 5%.
 
   python bench/sim_cori_trends.py                 # the full sweep (minutes), table + verdicts
   python bench/sim_cori_trends.py --quick         # the small sweep the tests use (seconds)
@@ -33,7 +35,7 @@ from iorelay import paths
 
 PLATFORM = paths.REPO_ROOT / "platforms" / "cori.json"
 FULL = {"nodes": [8, 32, 128], "ppn": [1, 8, 32, 68], "osts": [8, 32, 128, 248]}
-QUICK = {"nodes": [8, 32], "ppn": [1, 8], "osts": [8, 32, 128, 248]}
+QUICK = {"nodes": [8, 32], "ppn": [1, 8, 32], "osts": [8, 32, 128, 248]}
 REQUESTS = 16
 # A top cell's neighbours within this fraction count as best too (simulated noise is off, but
 # saturated cells differ in the last digits).
@@ -126,6 +128,37 @@ def trends(cells: dict[tuple[int, int, int], float]) -> dict[str, tuple[bool, st
     out["ppn"] = (
         fewer_better,
         f"at {n} nodes, {o} OSTs: " + ", ".join(f"ppn {r}: {bw[r]:.1f}" for r in ppns),
+    )
+
+    # (fewer nodes, more nodes) with the same number of processes, at every OST count
+    pairs = [
+        ((a, r), (b, q))
+        for a, b in itertools.combinations(nodes, 2)
+        for r in ppns
+        for q in ppns
+        if a * r == b * q
+    ]
+    slower = [
+        f"{b}x{q} < {a}x{r} at {o} OSTs"
+        for (a, r), (b, q) in pairs
+        for o in osts
+        if cells[(b, q, o)] < cells[(a, r, o)] * (1 - BEST_TOLERANCE)
+    ]
+    faster = [
+        f"{b}x{q}: {cells[(b, q, o)]:.1f} against {a}x{r}: {cells[(a, r, o)]:.1f} at {o} OSTs"
+        for (a, r), (b, q) in pairs
+        for o in osts
+        if cells[(b, q, o)] > cells[(a, r, o)] * (1 + BEST_TOLERANCE)
+    ]
+    out["spread"] = (
+        bool(pairs) and not slower and bool(faster),
+        "no two cells with the same number of processes"
+        if not pairs
+        else "slower: " + "; ".join(slower)
+        if slower
+        else "faster: " + "; ".join(faster)
+        if faster
+        else "equal everywhere",
     )
     return out
 
