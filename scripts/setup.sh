@@ -7,7 +7,7 @@ cd "$(dirname "${BASH_SOURCE[0]}")/.."
 APT_PACKAGES=(
   build-essential cmake ninja-build pkg-config
   libgtest-dev libgmock-dev libbenchmark-dev
-  libfmt-dev libsodium-dev nlohmann-json3-dev libabsl-dev
+  libfmt-dev libsodium-dev nlohmann-json3-dev libabsl-dev liburing-dev
   fio clang-format openmpi-bin libopenmpi-dev mpich libmpich-dev ccache libsimgrid-dev
   python3-venv
 )

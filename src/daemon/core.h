@@ -21,6 +21,7 @@
 #include "daemon/lock_forwarder.h"
 #include "daemon/lock_service.h"
 #include "daemon/metadata_inline.h"
+#include "daemon/pipe_mover.h"
 #include "daemon/pipe_pool.h"
 #include "daemon/session.h"
 #include "daemon/stats.h"
@@ -59,6 +60,9 @@ struct Core {
   std::unique_ptr<Dispatcher> dispatcher;
   std::unique_ptr<MetadataInline> metadata_inline;  // where metadata requests run
   std::atomic<uint64_t> next_dispatch{1};           // dispatch ids, for the trace
+  // Moves bytes out of and into clients' pipes off the daemon's threads (PipeMover); null where
+  // io_uring is not available or pipes are off, and then they are moved by the calling thread.
+  std::unique_ptr<PipeMover> pipe_mover;
   // The handshake's server nonces: fresh random ones; the session fuzz target fixes them so that
   // a recorded handshake reproduces.
   Nonce (*make_nonce)() = RandomNonce;

@@ -1,6 +1,7 @@
 // Data requests (pread, pwrite, read, write): admission into the scheduler, then execution
 // of the dispatches it hands out, as one backend call each, and the replies.
 
+#include <fmt/core.h>
 #include <poll.h>
 
 #include <algorithm>
@@ -12,6 +13,7 @@
 
 #include "common/shm_ring.h"
 #include "daemon/core.h"
+#include "daemon/pipe_mover.h"
 #include "daemon/replier.h"
 #include "daemon/work.h"
 #include "dispatch/plan.h"
@@ -235,6 +237,35 @@ std::unique_lock<std::mutex> LockWithin(std::mutex& mu, std::chrono::microsecond
   return lock;
 }
 
+// How long a piped read's move into the client's pipe may wait for the pipe's mutex, which the
+// client holds while it reads the pipe (PipeMover): a client that holds it longer is closed.
+constexpr auto kPipeMoveWait = std::chrono::seconds(1);
+
+// Moves `n` bytes of `own` into the client's pipe `to`: through the mover where there is one,
+// waiting up to kPipeMoveWait; past that the connection is closed, and `own` goes with the move
+// that is still waiting in the kernel.
+Result<size_t> MoveToClient(Core& core, const ConnPtr& conn, PooledPipe& own, int to, size_t n) {
+  if (core.pipe_mover == nullptr) return SpliceBetweenPipes(own.pipe().read_fd(), to, n);
+  struct Held {  // the descriptors the move uses, open until it ends
+    ConnPtr conn;
+    PooledPipe pipe;
+  };
+  auto held = std::make_shared<Held>(Held{conn, std::move(own)});
+  const int from = held->pipe.pipe().read_fd();
+  Result<size_t> r = core.pipe_mover->SpliceWithin(from, to, n, kPipeMoveWait, held);
+  if (r.ok() || r.status().code() != ETIMEDOUT) {
+    own = std::move(held->pipe);
+    return r;
+  }
+  fmt::print(stderr,
+             "iorelayd: connection from {}: its read pipe stayed locked for {} ms; closing it\n",
+             conn->transport()->peer(),
+             std::chrono::duration_cast<std::chrono::milliseconds>(kPipeMoveWait).count());
+  core.stats->conn.closed_pipe_stalled.fetch_add(1, std::memory_order_relaxed);
+  conn->Shutdown();
+  return r;
+}
+
 // A piped read (kPreadPiped). First, with no lock held, the file's bytes are spliced into a
 // pipe of the pool (the page cache's pages, not copied) as far as it takes them, and the rest
 // read into a buffer after them. Then, under the connection's pipe lock, as many as the
@@ -275,7 +306,7 @@ void ReadPiped(Core& core, Work* w, int64_t start, int* result) {
   if (in_own > 0 && t->PipeLock() != nullptr) {
     lock = LockWithin(*t->PipeLock(), kPipeLockWait);
     if (lock.owns_lock() && !w->conn->closed()) {
-      Result<size_t> m = SpliceBetweenPipes(own.pipe().read_fd(), t->PipeToClient(), in_own);
+      Result<size_t> m = MoveToClient(core, w->conn, own, t->PipeToClient(), in_own);
       if (m.ok()) piped = *m;
     }
   }
@@ -382,64 +413,14 @@ Status TakePiped(Core& core, ClientConn& conn, uint64_t n, PooledPipe* out, Buff
   return Status::Ok();
 }
 
-}  // namespace
-
-void SubmitDataOp(Core& core, const ConnPtr& conn, const proto::FrameHeader& h,
-                  std::span<const uint8_t> fields, Buffer data, uint64_t data_len,
-                  int64_t arrival_ns, bool may_run_inline) {
-  Op op = static_cast<Op>(h.op);
-  Replier refuse(core, conn, h, arrival_ns);  // for a request that never reaches the scheduler
-  auto w = std::make_unique<Work>();
-  w->reply_op = op;
-  w->client_id = h.id;
-  w->arrival_ns = arrival_ns;
-  Status st;
-  switch (op) {
-    case Op::kPread:
-    case Op::kPreadPiped:
-    case Op::kPwritePiped: {
-      proto::PreadRequest m;  // (PwritePipedRequest is the same)
-      st = proto::DecodeFields(fields, &m);
-      w->handle = m.handle;
-      w->offset = m.offset;
-      w->length = m.length;
-      // A piped write's data leaves the connection's pipe now, whatever becomes of the request:
-      // the next piped write's data follows it there.
-      if (op == Op::kPwritePiped && st.ok()) {
-        w->piped_bytes = m.length;
-        w->length = m.length + data_len;
-        st = TakePiped(core, *conn, m.length, &w->piped, &data, data_len);
-        if (st.code() == ENOMEM) return refuse.Error(ENOMEM, w->handle);
-        if (!st.ok()) return refuse.Violation(st.message());
-      }
-      break;
-    }
-    case Op::kRead: {
-      proto::ReadRequest m;
-      st = proto::DecodeFields(fields, &m);
-      w->handle = m.handle;
-      w->length = m.length;
-      break;
-    }
-    case Op::kPwrite: {
-      proto::PwriteRequest m;
-      st = proto::DecodeFields(fields, &m);
-      w->handle = m.handle;
-      w->offset = m.offset;
-      w->length = data_len;
-      break;
-    }
-    default: {
-      proto::WriteRequest m;
-      st = proto::DecodeFields(fields, &m);
-      w->handle = m.handle;
-      w->length = data_len;
-      break;
-    }
-  }
-  if (!st.ok()) return refuse.Malformed();
-  w->op = op == Op::kPreadPiped ? Op::kPread : op == Op::kPwritePiped ? Op::kPwrite : op;
-  op = w->op;
+// The rest of SubmitDataOp, once the request's fields are decoded (and a piped write's bytes
+// are out of the connection's pipe): checks, then admission into the scheduler.
+void SubmitDecoded(Core& core, const ConnPtr& conn, Replier& refuse, std::unique_ptr<Work> w,
+                   Buffer data, uint64_t data_len, int64_t arrival_ns, bool may_run_inline) {
+  const Op op = w->reply_op == Op::kPreadPiped    ? Op::kPread
+                : w->reply_op == Op::kPwritePiped ? Op::kPwrite
+                                                  : w->reply_op;
+  w->op = op;
   w->file = conn->session->Find(w->handle);
   if (w->file == nullptr) return refuse.Error(EBADF, w->handle);
   int acc = w->file->access_mode();
@@ -487,6 +468,146 @@ void SubmitDataOp(Core& core, const ConnPtr& conn, const proto::FrameHeader& h,
   r.length = w->length;
   r.arrival_ns = arrival_ns;
   core.dispatcher->Submit(std::move(w), may_run_inline);
+}
+
+// A piped write whose bytes leave the connection's pipe through the mover (PipeMover), so that
+// no daemon thread waits while the client holds the pipe: the connection is not read until
+// they are out (the next piped write's bytes follow them in the pipe), then the request goes on
+// from the mover's thread as from the event loop. Past the pool's bounds the bytes are read
+// into a buffer; with no buffer either they are dropped and the request answered ENOMEM.
+struct PipedTake {
+  enum class Into { kPoolPipe, kBuffer, kNowhere };
+  Core& core;
+  ConnPtr conn;
+  proto::FrameHeader h;
+  std::unique_ptr<Work> w;
+  Buffer data;  // the frame's tail, after the piped bytes
+  uint64_t data_len;
+  int64_t arrival_ns;
+  Into into = Into::kPoolPipe;
+  PooledPipe pipe;
+  Buffer whole;  // Into::kBuffer: the piped bytes, then the tail
+
+  void Finish(Result<size_t> moved) {
+    Replier refuse(core, conn, h, arrival_ns);
+    const uint64_t n = w->piped_bytes;
+    const size_t got = moved.ok() ? *moved : 0;
+    if (!moved.ok() && moved.status().code() != EAGAIN) {
+      refuse.Violation("taking its piped bytes: " + moved.status().ToString());
+    } else if (got < n) {
+      refuse.Violation(
+          fmt::format("the client's pipe held {} of the {} bytes its request announced", got, n));
+    } else if (into == Into::kNowhere) {
+      refuse.Error(ENOMEM, w->handle);
+    } else {
+      if (into == Into::kPoolPipe) {
+        w->piped = std::move(pipe);
+      } else {
+        core.stats->conn.shm_piped_copied.fetch_add(1, std::memory_order_relaxed);
+        if (data_len > 0) std::memcpy(whole.data() + n, data.data(), data_len);
+        core.buffers.Put(std::move(data));
+        data = std::move(whole);
+      }
+      SubmitDecoded(core, conn, refuse, std::move(w), std::move(data), data_len, arrival_ns,
+                    /*may_run_inline=*/false);
+    }
+  }
+};
+
+void TakePipedThenSubmit(Core& core, const ConnPtr& conn, const proto::FrameHeader& h,
+                         Replier& refuse, std::unique_ptr<Work> w, Buffer data, uint64_t data_len,
+                         int64_t arrival_ns) {
+  const int from = conn->transport()->PipeFromClient();
+  if (from < 0) return refuse.Violation("a piped write on a connection without pipes");
+  const uint64_t n = w->piped_bytes;
+  if (n > core.pipes.pipe_bytes()) return refuse.Violation("more than a pipe holds");
+  auto take = std::make_shared<PipedTake>(
+      PipedTake{core, conn, h, std::move(w), std::move(data), data_len, arrival_ns});
+  // Set before the move is submitted, cleared after its callback: the loop checks it before
+  // reading the connection's next frame, and HandlerDone wakes it.
+  conn->handler_busy.store(true, std::memory_order_release);
+  auto done = [take](Result<size_t> moved) {
+    take->Finish(std::move(moved));
+    ConnPtr conn = take->conn;
+    take->conn.reset();  // (the work is on its way; keep nothing of it past this call)
+    conn->HandlerDone();
+  };
+  PipeMover& mover = *core.pipe_mover;
+  if (Result<PooledPipe> p = core.pipes.Get(&conn->pool_pipes); p.ok()) {
+    take->pipe = std::move(*p);
+    return mover.Splice(from, take->pipe.pipe().write_fd(), n, std::move(done));
+  }
+  take->whole = core.buffers.Get(n + data_len);
+  if (take->whole.data() == nullptr) {
+    take->into = PipedTake::Into::kNowhere;
+    return mover.Discard(from, n, std::move(done));
+  }
+  take->into = PipedTake::Into::kBuffer;
+  mover.Read(from, take->whole.data(), n, std::move(done));
+}
+
+}  // namespace
+
+void SubmitDataOp(Core& core, const ConnPtr& conn, const proto::FrameHeader& h,
+                  std::span<const uint8_t> fields, Buffer data, uint64_t data_len,
+                  int64_t arrival_ns, bool may_run_inline) {
+  Op op = static_cast<Op>(h.op);
+  Replier refuse(core, conn, h, arrival_ns);  // for a request that never reaches the scheduler
+  auto w = std::make_unique<Work>();
+  w->reply_op = op;
+  w->client_id = h.id;
+  w->arrival_ns = arrival_ns;
+  Status st;
+  switch (op) {
+    case Op::kPread:
+    case Op::kPreadPiped:
+    case Op::kPwritePiped: {
+      proto::PreadRequest m;  // (PwritePipedRequest is the same)
+      st = proto::DecodeFields(fields, &m);
+      w->handle = m.handle;
+      w->offset = m.offset;
+      w->length = m.length;
+      // A piped write's data leaves the connection's pipe now, whatever becomes of the request:
+      // the next piped write's data follows it there.
+      if (op == Op::kPwritePiped && st.ok()) {
+        w->piped_bytes = m.length;
+        w->length = m.length + data_len;
+        if (core.pipe_mover != nullptr) {
+          return TakePipedThenSubmit(core, conn, h, refuse, std::move(w), std::move(data), data_len,
+                                     arrival_ns);
+        }
+        st = TakePiped(core, *conn, m.length, &w->piped, &data, data_len);
+        if (st.code() == ENOMEM) return refuse.Error(ENOMEM, w->handle);
+        if (!st.ok()) return refuse.Violation(st.message());
+      }
+      break;
+    }
+    case Op::kRead: {
+      proto::ReadRequest m;
+      st = proto::DecodeFields(fields, &m);
+      w->handle = m.handle;
+      w->length = m.length;
+      break;
+    }
+    case Op::kPwrite: {
+      proto::PwriteRequest m;
+      st = proto::DecodeFields(fields, &m);
+      w->handle = m.handle;
+      w->offset = m.offset;
+      w->length = data_len;
+      break;
+    }
+    default: {
+      proto::WriteRequest m;
+      st = proto::DecodeFields(fields, &m);
+      w->handle = m.handle;
+      w->length = data_len;
+      break;
+    }
+  }
+  if (!st.ok()) return refuse.Malformed();
+  SubmitDecoded(core, conn, refuse, std::move(w), std::move(data), data_len, arrival_ns,
+                may_run_inline);
 }
 
 void ExecuteDispatch(Core& core, const sched::Dispatch& d, Work* const* works, size_t n,

@@ -5,10 +5,14 @@
 #include <dirent.h>
 #include <fcntl.h>
 #include <gtest/gtest.h>
+#include <linux/userfaultfd.h>
 #include <poll.h>
+#include <sys/ioctl.h>
 #include <sys/mman.h>
 #include <sys/socket.h>
 #include <sys/stat.h>
+#include <sys/syscall.h>
+#include <sys/uio.h>
 #include <unistd.h>
 
 #include <chrono>
@@ -69,13 +73,19 @@ class RawShm {
     m.msg_iovlen = 1;
     m.msg_control = control;
     m.msg_controllen = sizeof control;
-    struct pollfd p = {c.fd(), POLLIN, 0};
-    EXPECT_EQ(::poll(&p, 1, 5000), 1);
-    EXPECT_EQ(::recvmsg(c.fd(), &m, MSG_CMSG_CLOEXEC), static_cast<ssize_t>(proto::kHeaderBytes));
-    Result<proto::FrameHeader> h = proto::DecodeHeader(buf);
-    EXPECT_TRUE(h.ok());
-    if (h->length > 0) {
-      EXPECT_EQ(::recv(c.fd(), buf, h->length, MSG_WAITALL), static_cast<ssize_t>(h->length));
+    Result<proto::FrameHeader> h = Status::FromErrno(EPROTO, "no reply");
+    // The daemon's heartbeats (op kHeartbeat without the reply bit) may come first.
+    for (bool heartbeat = true; heartbeat;) {
+      m.msg_controllen = sizeof control;  // (the last call set it to what came)
+      struct pollfd p = {c.fd(), POLLIN, 0};
+      EXPECT_EQ(::poll(&p, 1, 5000), 1);
+      EXPECT_EQ(::recvmsg(c.fd(), &m, MSG_CMSG_CLOEXEC), static_cast<ssize_t>(proto::kHeaderBytes));
+      h = proto::DecodeHeader(buf);
+      if (!h.ok()) return EPROTO;
+      if (h->length > 0) {
+        EXPECT_EQ(::recv(c.fd(), buf, h->length, MSG_WAITALL), static_cast<ssize_t>(h->length));
+      }
+      heartbeat = (h->op & ~proto::kReplyBit) == static_cast<uint16_t>(Op::kHeartbeat);
     }
     if (h->status != 0) return h->status;
     struct cmsghdr* cm = CMSG_FIRSTHDR(&m);
@@ -107,6 +117,7 @@ class RawShm {
     }
   }
   int pipe_out() const { return pipe_out_; }
+  int pipe_in() const { return pipe_in_; }
   void Ring() { RingDoorbell(daemon_bell_); }
   void WriteFrame(Op op, uint64_t id, const std::vector<uint8_t>& fields, uint32_t length) {
     proto::FrameHeader h;
@@ -174,6 +185,55 @@ class RawShm {
   std::vector<uint8_t> got_;  // bytes read from the ring and not yet returned
 };
 
+// A page whose first touch stalls until Release: an anonymous page registered with userfaultfd,
+// the way a client makes the kernel's copy from or into its memory last as long as it likes
+// (a FUSE file it serves, mapped, does the same).
+class StallingPage {
+ public:
+  StallingPage() {
+    bytes_ = static_cast<size_t>(::sysconf(_SC_PAGESIZE));
+    uffd_ = static_cast<int>(::syscall(SYS_userfaultfd, O_CLOEXEC | O_NONBLOCK));
+    addr_ = ::mmap(nullptr, bytes_, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+    if (uffd_ < 0 || addr_ == MAP_FAILED) return;
+    uffdio_api api = {};
+    api.api = UFFD_API;
+    uffdio_register reg = {};
+    reg.range = {reinterpret_cast<uint64_t>(addr_), bytes_};
+    reg.mode = UFFDIO_REGISTER_MODE_MISSING;
+    ok_ = ::ioctl(uffd_, UFFDIO_API, &api) == 0 && ::ioctl(uffd_, UFFDIO_REGISTER, &reg) == 0;
+  }
+  ~StallingPage() {
+    Release();
+    if (addr_ != MAP_FAILED) ::munmap(addr_, bytes_);
+    if (uffd_ >= 0) ::close(uffd_);
+  }
+  bool ok() const { return ok_; }
+  void* addr() const { return addr_; }
+  size_t bytes() const { return bytes_; }
+  // True once a thread is stalled on the page (its fault reported), within 5 s.
+  bool WaitStalled() {
+    struct pollfd p = {uffd_, POLLIN, 0};
+    uffd_msg msg = {};
+    return ::poll(&p, 1, 5000) == 1 && ::read(uffd_, &msg, sizeof msg) == sizeof msg &&
+           msg.event == UFFD_EVENT_PAGEFAULT;
+  }
+  // Fills the page with zeros: the stalled thread goes on.
+  void Release() {
+    if (!ok_ || released_) return;
+    released_ = true;
+    uffdio_zeropage z = {};
+    z.range = {reinterpret_cast<uint64_t>(addr_), bytes_};
+    ::ioctl(uffd_, UFFDIO_ZEROPAGE, &z);
+  }
+
+ private:
+  size_t bytes_ = 0;
+  int uffd_ = -1;
+  void* addr_ = MAP_FAILED;
+  bool ok_ = false;
+  bool released_ = false;
+};
+
 class ShmTransportTest : public ::testing::Test, protected testing::DaemonHarness {
  protected:
   void SetUp() override {
@@ -181,9 +241,10 @@ class ShmTransportTest : public ::testing::Test, protected testing::DaemonHarnes
     fds_before_ = CountFds();
   }
   void TearDown() override { Cleanup(); }
-  void StartWith(bool shm) {
+  void StartWith(bool shm, int io_threads = 2, int workers = 2) {
     Config c = BaseConfig();
-    c.workers = 2;
+    c.io_threads = io_threads;
+    c.workers = workers;
     c.shm = shm;
     c.shm_ring_bytes = 64 * 1024;
     c.heartbeat_ms = 1;  // heartbeats between replies, as on a loaded machine
@@ -276,6 +337,100 @@ TEST_F(ShmTransportTest, AClientCannotMakeItsDoorbellBlockTheDaemon) {
     ASSERT_EQ(f.header.id, id);
   }
   ExpectOthersServed();
+}
+
+// The kernel holds a pipe's mutex while it faults in the pages of a vmsplice into the pipe. A
+// client that stalls such a fault while the daemon takes a piped write's bytes out of that pipe
+// holds a kernel worker of the daemon's io_uring, not the event loop: another client of the same
+// (only) loop is answered meanwhile, and the write goes on once the fault is served.
+TEST_F(ShmTransportTest, AClientStallingItsWritePipeHoldsNoEventLoop) {
+  StartWith(true, /*io_threads=*/1);
+  std::unique_ptr<RawClient> c = Admitted(secret_a_);
+  std::unique_ptr<RawClient> bystander = Admitted(secret_b_);
+  RawShm shm;
+  ASSERT_EQ(shm.Attach(*c), 0);
+  StallingPage page;
+  if (!page.ok()) GTEST_SKIP() << "userfaultfd is not available here";
+  std::vector<char> data(65536, 'w');
+  ASSERT_EQ(::write(shm.pipe_out(), data.data(), data.size()), 65536);
+  std::thread hostile([&] {
+    struct iovec v = {page.addr(), page.bytes()};
+    ::vmsplice(shm.pipe_out(), &v, 1, 0);
+  });
+  const bool stalled = page.WaitStalled();
+  std::vector<uint8_t> fields = proto::EncodeFields(proto::PwritePipedRequest{1, 0, 65536});
+  if (stalled) shm.WriteFrame(Op::kPwritePiped, 7, fields, static_cast<uint32_t>(fields.size()));
+  std::this_thread::sleep_for(std::chrono::milliseconds(100));  // the loop reaches the move
+  const auto start = Clock::now();
+  Frame f;
+  const bool answered = bystander->Call(Op::kPing, {}, &f);
+  const auto waited = Clock::now() - start;
+  page.Release();
+  hostile.join();
+  ASSERT_TRUE(stalled);
+  EXPECT_TRUE(answered);
+  EXPECT_LT(waited, std::chrono::seconds(1));
+  // The write went on once its bytes were out: handle 1 was never opened.
+  ASSERT_TRUE(shm.ReadFrame(&f));
+  EXPECT_EQ(f.header.id, 7u);
+  EXPECT_EQ(f.header.status, EBADF);
+  shm.WriteFrame(Op::kPing, 8, {}, 0);
+  ASSERT_TRUE(shm.ReadFrame(&f));
+  EXPECT_EQ(f.header.id, 8u);
+}
+
+// Likewise with the client stalled in a read of its pipe into such a page while a worker moves
+// a piped read's bytes into the pipe: the worker gives up after a bounded wait and closes that
+// connection, so another client's read on the daemon's only worker is served.
+TEST_F(ShmTransportTest, AClientStallingItsReadPipeIsClosedAfterABoundedWait) {
+  StartWith(true, /*io_threads=*/1, /*workers=*/1);
+  {
+    std::ofstream out(daemon_dir_->root() + "/f", std::ios::binary);
+    std::vector<char> bytes(256 * 1024, 'r');
+    out.write(bytes.data(), static_cast<std::streamsize>(bytes.size()));
+  }
+  std::unique_ptr<RawClient> c = Admitted(secret_a_);
+  const int64_t fh = Open(*c, "/data/f", O_RDONLY);
+  ASSERT_GT(fh, 0);
+  std::unique_ptr<RawClient> bystander = Admitted(secret_b_);
+  const int64_t bh = Open(*bystander, "/data/f", O_RDONLY);
+  ASSERT_GT(bh, 0);
+  RawShm shm;
+  ASSERT_EQ(shm.Attach(*c), 0);
+  auto stalling = std::make_unique<StallingPage>();
+  StallingPage& page = *stalling;
+  if (!page.ok()) GTEST_SKIP() << "userfaultfd is not available here";
+  auto pread = [&](uint64_t id, uint64_t offset) {
+    std::vector<uint8_t> fields =
+        proto::EncodeFields(proto::PreadRequest{static_cast<uint64_t>(fh), offset, 65536});
+    shm.WriteFrame(Op::kPreadPiped, id, fields, static_cast<uint32_t>(fields.size()));
+  };
+  pread(1, 0);  // its bytes wait in the client's pipe
+  Frame f;
+  ASSERT_TRUE(shm.ReadFrame(&f));
+  ASSERT_EQ(f.header.status, 0);
+  std::thread hostile([&] { (void)!::read(shm.pipe_in(), page.addr(), page.bytes()); });
+  const bool stalled = page.WaitStalled();
+  if (stalled) pread(2, 65536);
+  std::this_thread::sleep_for(std::chrono::milliseconds(100));  // the worker reaches the move
+  const auto start = Clock::now();
+  const bool answered = bystander->Call(
+      Op::kPread, proto::EncodeFields(proto::PreadRequest{static_cast<uint64_t>(bh), 0, 4096}), &f);
+  const auto waited = Clock::now() - start;
+  const bool closed = c->WaitClosed(5000);
+  page.Release();
+  hostile.join();
+  ASSERT_TRUE(stalled);
+  EXPECT_TRUE(answered);
+  EXPECT_EQ(f.header.status, 0);
+  EXPECT_LT(waited, std::chrono::milliseconds(2500));  // the 1 s wait, and room for a slow run
+  EXPECT_TRUE(closed);
+  EXPECT_EQ(Counter("connections_closed_pipe_stalled"), 1u);
+  shm.Unmap();
+  stalling.reset();  // (its descriptor)
+  c.reset();
+  bystander.reset();
+  ExpectRingsFreed();  // the pool pipe that went with the move came back
 }
 
 TEST_F(ShmTransportTest, RefusedWhenOffOrFromAnotherNamespaceAndTheSocketCarriesOn) {

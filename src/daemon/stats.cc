@@ -203,6 +203,7 @@ nlohmann::json Stats::ToJson() const {
   j["connections_paused_inflight_limit"] = conn.paused_inflight_limit.load();
   j["connections_paused_app_inflight_limit"] = conn.paused_app_inflight_limit.load();
   j["connections_closed_protocol_error"] = conn.closed_protocol_error.load();
+  j["connections_closed_pipe_stalled"] = conn.closed_pipe_stalled.load();
   j["connections_closed_integrity_check"] = conn.closed_integrity_check.load();
   j["connections_closed_at_shutdown"] = conn.closed_at_shutdown.load();
   j["fenced_writes"] = conn.fenced_writes.load();

@@ -80,6 +80,7 @@ struct ConnCounters {
   std::atomic<uint64_t> paused_inflight_limit{0};      // --max-inflight-bytes reached
   std::atomic<uint64_t> paused_app_inflight_limit{0};  // --max-app-inflight-bytes reached
   std::atomic<uint64_t> closed_protocol_error{0};      // malformed frame, failed handshake
+  std::atomic<uint64_t> closed_pipe_stalled{0};        // kept its pipe locked past a move's wait
   std::atomic<uint64_t> closed_integrity_check{0};     // a sealed frame's tag did not match
   std::atomic<uint64_t> closed_at_shutdown{0};         // still busy at --shutdown-timeout-ms
   std::atomic<uint64_t> fenced_writes{0};        // queued writes dropped: their client was gone
