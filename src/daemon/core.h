@@ -60,9 +60,13 @@ struct Core {
   std::unique_ptr<Dispatcher> dispatcher;
   std::unique_ptr<MetadataInline> metadata_inline;  // where metadata requests run
   std::atomic<uint64_t> next_dispatch{1};           // dispatch ids, for the trace
-  // Moves bytes out of and into clients' pipes off the daemon's threads (PipeMover); null where
-  // io_uring is not available or pipes are off, and then they are moved by the calling thread.
-  std::unique_ptr<PipeMover> pipe_mover;
+  // Whether bytes are moved out of and into clients' pipes by io_uring (PipeMover: each event
+  // loop and worker has its own); false where io_uring is not available or pipes are off, and
+  // then the daemon's threads move them themselves.
+  bool async_pipe_moves = false;
+  // Workers' movers that gave up waiting for a client's pipe, until their moves end (after
+  // `pipes`: the moves hold pipes of the pool).
+  RetiredMovers retired_movers;
   // The handshake's server nonces: fresh random ones; the session fuzz target fixes them so that
   // a recorded handshake reproduces.
   Nonce (*make_nonce)() = RandomNonce;

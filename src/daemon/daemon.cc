@@ -118,12 +118,11 @@ Result<std::unique_ptr<Core>> BuildCore(const Config& config,
   if (config.shm_pipes) {
     // Without io_uring (disabled by the kernel or a container's filter), the threads that move a
     // client's piped bytes do it themselves, and a client can hold them (docs/daemon.md).
-    Result<std::unique_ptr<PipeMover>> mover = PipeMover::Create();
-    if (mover.ok()) {
-      core->pipe_mover = std::move(*mover);
-    } else {
+    Result<std::unique_ptr<PipeMover>> probe = PipeMover::Create();
+    core->async_pipe_moves = probe.ok();
+    if (!probe.ok()) {
       fmt::print(stderr, "iorelayd: {}; piped data is moved by the daemon's own threads\n",
-                 mover.status().ToString());
+                 probe.status().ToString());
     }
   }
   core->metadata_inline = std::make_unique<MetadataInline>(config.inline_max_us * 1000);
@@ -211,7 +210,6 @@ void Daemon::Shutdown() {
     }
     for (auto& loop : loops_) loop->Stop();  // closes every connection
     core_->handlers->Stop();
-    if (core_->pipe_mover != nullptr) core_->pipe_mover->Stop();
     {
       std::lock_guard<std::mutex> lock(heartbeat_mu_);
       heartbeat_stop_ = true;

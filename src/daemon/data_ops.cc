@@ -245,14 +245,15 @@ constexpr auto kPipeMoveWait = std::chrono::seconds(1);
 // waiting up to kPipeMoveWait; past that the connection is closed, and `own` goes with the move
 // that is still waiting in the kernel.
 Result<size_t> MoveToClient(Core& core, const ConnPtr& conn, PooledPipe& own, int to, size_t n) {
-  if (core.pipe_mover == nullptr) return SpliceBetweenPipes(own.pipe().read_fd(), to, n);
+  PipeMover* mover = core.async_pipe_moves ? PipeMover::ForThisThread() : nullptr;
+  if (mover == nullptr) return SpliceBetweenPipes(own.pipe().read_fd(), to, n);
   struct Held {  // the descriptors the move uses, open until it ends
     ConnPtr conn;
     PooledPipe pipe;
   };
   auto held = std::make_shared<Held>(Held{conn, std::move(own)});
   const int from = held->pipe.pipe().read_fd();
-  Result<size_t> r = core.pipe_mover->SpliceWithin(from, to, n, kPipeMoveWait, held);
+  Result<size_t> r = mover->SpliceWithin(from, to, n, kPipeMoveWait, held);
   if (r.ok() || r.status().code() != ETIMEDOUT) {
     own = std::move(held->pipe);
     return r;
@@ -263,6 +264,7 @@ Result<size_t> MoveToClient(Core& core, const ConnPtr& conn, PooledPipe& own, in
              std::chrono::duration_cast<std::chrono::milliseconds>(kPipeMoveWait).count());
   core.stats->conn.closed_pipe_stalled.fetch_add(1, std::memory_order_relaxed);
   conn->Shutdown();
+  core.retired_movers.Add(PipeMover::TakeThisThreads());  // (its move still holds `held`)
   return r;
 }
 
@@ -470,10 +472,10 @@ void SubmitDecoded(Core& core, const ConnPtr& conn, Replier& refuse, std::unique
   core.dispatcher->Submit(std::move(w), may_run_inline);
 }
 
-// A piped write whose bytes leave the connection's pipe through the mover (PipeMover), so that
-// no daemon thread waits while the client holds the pipe: the connection is not read until
-// they are out (the next piped write's bytes follow them in the pipe), then the request goes on
-// from the mover's thread as from the event loop. Past the pool's bounds the bytes are read
+// A piped write whose bytes leave the connection's pipe through the event loop's mover
+// (PipeMover), so that the loop never waits while the client holds the pipe: the connection is
+// not read until they are out (the next piped write's bytes follow them in the pipe), then the
+// request goes on from the loop, when it reaps the move. Past the pool's bounds the bytes are read
 // into a buffer; with no buffer either they are dropped and the request answered ENOMEM.
 struct PipedTake {
   enum class Into { kPoolPipe, kBuffer, kNowhere };
@@ -484,6 +486,7 @@ struct PipedTake {
   Buffer data;  // the frame's tail, after the piped bytes
   uint64_t data_len;
   int64_t arrival_ns;
+  bool may_run_inline;
   Into into = Into::kPoolPipe;
   PooledPipe pipe;
   Buffer whole;  // Into::kBuffer: the piped bytes, then the tail
@@ -509,30 +512,32 @@ struct PipedTake {
         data = std::move(whole);
       }
       SubmitDecoded(core, conn, refuse, std::move(w), std::move(data), data_len, arrival_ns,
-                    /*may_run_inline=*/false);
+                    may_run_inline);
     }
   }
 };
 
-void TakePipedThenSubmit(Core& core, const ConnPtr& conn, const proto::FrameHeader& h,
-                         Replier& refuse, std::unique_ptr<Work> w, Buffer data, uint64_t data_len,
-                         int64_t arrival_ns) {
+void TakePipedThenSubmit(PipeMover& mover, Core& core, const ConnPtr& conn,
+                         const proto::FrameHeader& h, Replier& refuse, std::unique_ptr<Work> w,
+                         Buffer data, uint64_t data_len, int64_t arrival_ns, bool may_run_inline) {
   const int from = conn->transport()->PipeFromClient();
   if (from < 0) return refuse.Violation("a piped write on a connection without pipes");
   const uint64_t n = w->piped_bytes;
   if (n > core.pipes.pipe_bytes()) return refuse.Violation("more than a pipe holds");
-  auto take = std::make_shared<PipedTake>(
-      PipedTake{core, conn, h, std::move(w), std::move(data), data_len, arrival_ns});
+  auto take = std::make_shared<PipedTake>(PipedTake{core, conn, h, std::move(w), std::move(data),
+                                                    data_len, arrival_ns, may_run_inline});
   // Set before the move is submitted, cleared after its callback: the loop checks it before
   // reading the connection's next frame, and HandlerDone wakes it.
   conn->handler_busy.store(true, std::memory_order_release);
   auto done = [take](Result<size_t> moved) {
     take->Finish(std::move(moved));
-    ConnPtr conn = take->conn;
-    take->conn.reset();  // (the work is on its way; keep nothing of it past this call)
+    // Keep nothing of the request past this call, and give a pipe left after a refusal back
+    // while the connection, which counts its pipes, lives (it may have been closed meanwhile).
+    ConnPtr conn = std::move(take->conn);
+    take->pipe.Reset();
+    take->w.reset();
     conn->HandlerDone();
   };
-  PipeMover& mover = *core.pipe_mover;
   if (Result<PooledPipe> p = core.pipes.Get(&conn->pool_pipes); p.ok()) {
     take->pipe = std::move(*p);
     return mover.Splice(from, take->pipe.pipe().write_fd(), n, std::move(done));
@@ -572,9 +577,9 @@ void SubmitDataOp(Core& core, const ConnPtr& conn, const proto::FrameHeader& h,
       if (op == Op::kPwritePiped && st.ok()) {
         w->piped_bytes = m.length;
         w->length = m.length + data_len;
-        if (core.pipe_mover != nullptr) {
-          return TakePipedThenSubmit(core, conn, h, refuse, std::move(w), std::move(data), data_len,
-                                     arrival_ns);
+        if (PipeMover* mover = PipeMover::OfThisLoop(); mover != nullptr) {
+          return TakePipedThenSubmit(*mover, core, conn, h, refuse, std::move(w), std::move(data),
+                                     data_len, arrival_ns, may_run_inline);
         }
         st = TakePiped(core, *conn, m.length, &w->piped, &data, data_len);
         if (st.code() == ENOMEM) return refuse.Error(ENOMEM, w->handle);

@@ -14,6 +14,7 @@ namespace iorelay::daemon {
 namespace {
 
 constexpr uint64_t kWakeId = 0;
+constexpr uint64_t kMoverId = uint64_t{1} << 60;  // the pipe mover's completions
 constexpr uint64_t kListenerBase = uint64_t{1} << 62;
 // A connection's AuxPollFd (the socket of a shared-memory connection).
 constexpr uint64_t kAuxBit = uint64_t{1} << 61;
@@ -64,6 +65,16 @@ Status IoLoop::Init() {
   ev.data.u64 = kWakeId;
   if (::epoll_ctl(epoll_fd_, EPOLL_CTL_ADD, wake_fd_, &ev) != 0) {
     return Status::LastError("epoll_ctl");
+  }
+  if (core_.async_pipe_moves) {
+    Result<std::unique_ptr<PipeMover>> mover = PipeMover::Create();
+    if (!mover.ok()) return mover.status();
+    mover_ = std::move(*mover);
+    ev.events = EPOLLIN;
+    ev.data.u64 = kMoverId;
+    if (::epoll_ctl(epoll_fd_, EPOLL_CTL_ADD, mover_->event_fd(), &ev) != 0) {
+      return Status::LastError("epoll_ctl");
+    }
   }
   scratch_.resize(kScratchBytes);
   return Status::Ok();
@@ -373,6 +384,7 @@ bool IoLoop::SlowSender(Entry& e, int64_t now,
 }
 
 void IoLoop::Tick(int64_t now) {
+  core_.retired_movers.Reap();  // (moves given up on by workers, once the client lets go)
   const Config& cfg = core_.config;
   const int64_t handshake_ns = int64_t{cfg.handshake_timeout_ms} * 1'000'000;
   const int64_t window_ns = int64_t{cfg.send_window_ms} * 1'000'000;
@@ -444,6 +456,7 @@ void IoLoop::Run() {
   const int64_t tick_ns =
       std::min<int64_t>(kMaxTickNs, int64_t{core_.config.heartbeat_ms} * 1'000'000);
   int64_t next_tick = NowNs() + tick_ns;
+  PipeMover::OfThisLoop() = mover_.get();
   constexpr int kMaxEvents = 256;
   struct epoll_event events[kMaxEvents];
   while (!stop_.load()) {
@@ -457,6 +470,8 @@ void IoLoop::Run() {
       const uint64_t id = events[i].data.u64;
       if (id == kWakeId) {
         TakeInbox();
+      } else if (id == kMoverId) {
+        mover_->Reap();
       } else if (id >= kListenerBase) {
         if (!drained_) AcceptAll(id - kListenerBase);
       } else if ((id & kAuxBit) != 0) {

@@ -16,6 +16,7 @@
 
 #include "daemon/core.h"
 #include "daemon/frame_reader.h"
+#include "daemon/pipe_mover.h"
 #include "daemon/serve_connection.h"
 #include "daemon/transport.h"
 
@@ -93,6 +94,8 @@ class IoLoop {
   std::vector<IoLoop*>* peers_;
   int epoll_fd_ = -1;
   int wake_fd_ = -1;
+  // Moves piped writes' bytes out of this loop's clients' pipes (null: the loop does it).
+  std::unique_ptr<PipeMover> mover_;
   std::thread thread_;
   std::vector<Listener*> listeners_;
   std::vector<int64_t> listener_retry_ns_;  // 0: armed; else re-armed at that time

@@ -3,22 +3,23 @@
 // the pages of a `vmsplice` into the pipe or of a `read` out of it, for as long as the fault
 // lasts, which a client can make forever (a userfaultfd or FUSE mapping it serves); a `splice`
 // of the daemon's waits on that mutex even with SPLICE_F_NONBLOCK. So each move here is an
-// io_uring operation forced onto the kernel's io-wq workers (IOSQE_ASYNC), and its callback runs
-// on the mover's completion thread once the kernel has done it: a stalled move holds one kernel
-// worker, not an event loop or a daemon worker (docs/daemon.md, Piped data).
+// io_uring operation forced onto the kernel's io-wq workers (IOSQE_ASYNC): a stalled move holds
+// a kernel worker, not an event loop or a daemon worker (docs/daemon.md, Piped data).
+//
+// One mover per thread, used by that thread only: an event loop's, whose completions wake its
+// epoll (event_fd) and run their callbacks there (Reap), and a worker's (ForThisThread), which
+// waits for each move itself, for a bounded time (SpliceWithin).
 #pragma once
 
 #include <liburing.h>
 
-#include <atomic>
 #include <chrono>
-#include <condition_variable>
 #include <cstdint>
 #include <functional>
 #include <memory>
 #include <mutex>
-#include <thread>
 #include <unordered_map>
+#include <vector>
 
 #include "common/status.h"
 
@@ -31,42 +32,63 @@ class PipeMover {
 
   // Fails where io_uring is not available (a kernel or container that disables it).
   static Result<std::unique_ptr<PipeMover>> Create();
+  // The calling thread's mover, made on first use; null where io_uring is not available.
+  static PipeMover* ForThisThread();
+  // Takes the calling thread's mover away (the next ForThisThread makes another): one that
+  // gave up waiting for a move, to be kept in RetiredMovers until the move ends.
+  static std::unique_ptr<PipeMover> TakeThisThreads();
+  // The mover of the event loop running on this thread (the loop sets it), else null.
+  static PipeMover*& OfThisLoop();
   ~PipeMover();
   PipeMover(const PipeMover&) = delete;
   PipeMover& operator=(const PipeMover&) = delete;
 
-  // splice(from -> to) of up to `n` bytes, SPLICE_F_NONBLOCK. `done` runs on the completion
-  // thread; whatever keeps `from` and `to` open must live until it has run (`done` owns it), as
-  // the kernel looks the descriptors up when its worker starts.
+  // Readable when moves are done: Reap runs their callbacks.
+  int event_fd() const { return event_fd_; }
+  void Reap();
+
+  // splice(from -> to) of up to `n` bytes, SPLICE_F_NONBLOCK; `done` runs in Reap. Whatever
+  // keeps `from` and `to` open must live until then (`done` owns it), as the kernel looks the
+  // descriptors up when its worker starts the move.
   void Splice(int from, int to, size_t n, Done done);
   // read(from) of up to `n` bytes into `buf`, which `done` keeps alive likewise.
   void Read(int from, void* buf, size_t n, Done done);
   // Takes up to `n` bytes out of `from` and drops them (a splice into /dev/null).
   void Discard(int from, size_t n, Done done);
   // A splice waited for here, up to `wait`: its result, or ETIMEDOUT while the move goes on
-  // (`keep`, which holds the descriptors open, is let go when it ends).
+  // (`keep`, which holds the descriptors open, is let go when it ends and is reaped).
   Result<size_t> SpliceWithin(int from, int to, size_t n, std::chrono::nanoseconds wait,
                               std::shared_ptr<void> keep);
-  // Moves submitted and not yet done.
-  size_t in_progress();
-  // Ends the completion thread; callbacks of moves still in progress are dropped, not run.
-  void Stop();
+  // Moves submitted and not yet reaped.
+  size_t in_progress() const { return pending_.size(); }
 
  private:
   PipeMover() = default;
-  // Queues the operation `prep` fills in, under the id `done` is kept by.
-  void Submit(const std::function<void(io_uring_sqe*)>& prep, Done done);
-  void Reap();
+  io_uring_sqe* NextSqe();
+  void Submit(io_uring_sqe* sqe, Done done);
+  // Runs the callback of one completion.
+  void Complete(io_uring_cqe* cqe);
 
   io_uring ring_{};
   bool ring_ready_ = false;
-  int null_fd_ = -1;      // /dev/null, for Discard
-  std::mutex submit_mu_;  // the submission queue: one submitter at a time
-  std::mutex pending_mu_;
-  std::unordered_map<uint64_t, Done> pending_;  // guarded by pending_mu_
-  uint64_t next_id_ = 1;                        // guarded by pending_mu_
-  std::thread reaper_;
-  std::once_flag stop_once_;
+  int event_fd_ = -1;
+  int null_fd_ = -1;  // /dev/null, for Discard
+  std::unordered_map<uint64_t, Done> pending_;
+  uint64_t next_id_ = 1;
+};
+
+// Movers whose thread gave up waiting for a move (SpliceWithin timed out), kept until their
+// moves end: the event loops' ticks reap them (any thread; one at a time).
+class RetiredMovers {
+ public:
+  void Add(std::unique_ptr<PipeMover> m);
+  // Runs the callbacks of the moves that ended, and drops the movers with none left.
+  void Reap();
+  size_t size();
+
+ private:
+  std::mutex mu_;
+  std::vector<std::unique_ptr<PipeMover>> movers_;  // guarded by mu_
 };
 
 }  // namespace iorelay::daemon
