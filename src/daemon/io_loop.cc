@@ -68,12 +68,14 @@ Status IoLoop::Init() {
   }
   if (core_.async_pipe_moves) {
     Result<std::unique_ptr<PipeMover>> mover = PipeMover::Create();
-    if (!mover.ok()) return mover.status();
-    mover_ = std::move(*mover);
     ev.events = EPOLLIN;
     ev.data.u64 = kMoverId;
-    if (::epoll_ctl(epoll_fd_, EPOLL_CTL_ADD, mover_->event_fd(), &ev) != 0) {
-      return Status::LastError("epoll_ctl");
+    if (mover.ok() && ::epoll_ctl(epoll_fd_, EPOLL_CTL_ADD, (*mover)->event_fd(), &ev) == 0) {
+      mover_ = std::move(*mover);
+    } else {  // (this loop then moves its clients' piped bytes itself)
+      fmt::print(
+          stderr, "iorelayd: an event loop's io_uring: {}\n",
+          mover.ok() ? Status::LastError("epoll_ctl").ToString() : mover.status().ToString());
     }
   }
   scratch_.resize(kScratchBytes);
