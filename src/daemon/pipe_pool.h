@@ -80,8 +80,9 @@ class PipePool {
   static constexpr size_t kMaxIdle = 8;
   // Pipes of `preferred` bytes where the kernel grants them, else of `fallback`.
   PipePool(size_t preferred, size_t fallback);
-  // A pipe of pipe_bytes() (a kept one, or new) for the holder counting its pipes in `holder`; EAGAIN when
-  // kMaxOut are lent, or kMaxPerHolder to this holder, or the error making one failed with.
+  // A pipe of pipe_bytes() (a kept one, or new) for the holder counting its pipes in `holder`;
+  // EAGAIN when kMaxOut are lent, or kMaxPerHolder to this holder, or the error making one failed
+  // with.
   Result<PooledPipe> Get(std::atomic<uint32_t>* holder);
   size_t pipe_bytes() const { return pipe_bytes_; }
   // Empty pipes kept for the next requests (two descriptors each).
