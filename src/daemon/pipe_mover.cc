@@ -10,6 +10,8 @@ namespace iorelay::daemon {
 namespace {
 
 constexpr unsigned kEntries = 64;
+constexpr uint64_t kTimeoutId = 0;  // a linked timeout's own completion (ids start at 1)
+constexpr int64_t kReadLimitS = 1;
 
 }  // namespace
 
@@ -113,8 +115,17 @@ void PipeMover::Splice(int from, int to, size_t n, Done done) {
 }
 
 void PipeMover::Read(int from, void* buf, size_t n, Done done) {
+  // io_uring waits for a pipe's bytes where read(2) on a non-blocking pipe would say EAGAIN
+  // (splice does not), so the read is linked to a timeout: bytes the client announced and
+  // did not put end it with ECANCELED instead of holding the connection.
+  if (io_uring_sq_space_left(&ring_) < 2) io_uring_submit(&ring_);
   io_uring_sqe* sqe = NextSqe();
   io_uring_prep_read(sqe, from, buf, static_cast<unsigned>(n), 0);
+  sqe->flags |= IOSQE_IO_LINK;
+  io_uring_sqe* limit = NextSqe();
+  __kernel_timespec ts = {kReadLimitS, 0};  // (read by the kernel when submitted, below)
+  io_uring_prep_link_timeout(limit, &ts, 0);
+  io_uring_sqe_set_data64(limit, kTimeoutId);
   Submit(sqe, std::move(done));
 }
 
