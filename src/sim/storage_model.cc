@@ -157,7 +157,6 @@ std::shared_ptr<StorageModel::RangeWrite> StorageModel::GrantRange(sg4::Host* cl
   if (!r.mutex) {
     r.manager = sg4::Mutex::create();
     r.mutex = sg4::Mutex::create();
-    r.changed = sg4::ConditionVariable::create();
   }
   auto me = std::make_shared<RangeWrite>();
   me->host = client;
@@ -166,17 +165,17 @@ std::shared_ptr<StorageModel::RangeWrite> StorageModel::GrantRange(sg4::Host* cl
     std::unique_lock manager(*r.manager);
     {
       std::unique_lock lock(*r.mutex);
-      r.changed->wait(lock, [&] { return previous->done; });
+      previous->changed->wait(lock, [&] { return previous->done; });
     }
     sg4::this_actor::sleep_for(static_cast<double>(params_.token_revoke_ns) * 1e-9);
     ++token_revokes_;
   }
   std::unique_lock lock(*r.mutex);
   if (previous != nullptr && previous->host == client) {
-    r.changed->wait(lock, [&] { return previous->granted; });
+    previous->changed->wait(lock, [&] { return previous->granted; });
   }
   me->granted = true;
-  r.changed->notify_all();
+  me->changed->notify_all();
   return me;
 }
 
@@ -184,7 +183,7 @@ void StorageModel::RangeWriteDone(uint64_t file, RangeWrite& write) {
   RangeTokens& r = range_tokens_[file];
   std::unique_lock lock(*r.mutex);
   write.done = true;
-  r.changed->notify_all();
+  write.changed->notify_all();
 }
 
 uint64_t StorageModel::Call(sg4::Host* client, uint64_t file, bool write, uint64_t offset,

@@ -88,6 +88,9 @@ class StorageModel {
     simgrid::s4u::Host* host = nullptr;
     bool granted = false;
     bool done = false;
+    // Only the write's successor waits on it: one condition variable each, so a file written by
+    // thousands of ranks wakes one actor per change instead of all.
+    simgrid::s4u::ConditionVariablePtr changed = simgrid::s4u::ConditionVariable::create();
   };
   std::shared_ptr<RangeWrite> GrantRange(simgrid::s4u::Host* client, uint64_t file);
   void RangeWriteDone(uint64_t file, RangeWrite& write);
@@ -109,8 +112,7 @@ class StorageModel {
   struct RangeTokens {
     std::shared_ptr<RangeWrite> latest;
     simgrid::s4u::MutexPtr manager;  // one revoke at a time
-    simgrid::s4u::MutexPtr mutex;    // for `changed`
-    simgrid::s4u::ConditionVariablePtr changed;
+    simgrid::s4u::MutexPtr mutex;    // for the writes' condition variables
   };
   std::unordered_map<uint64_t, RangeTokens> range_tokens_;
   uint64_t token_revokes_ = 0;
