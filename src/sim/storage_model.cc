@@ -149,8 +149,9 @@ void StorageModel::HandOffIfIdle(Token& t) {
 // A write's range was last written by its predecessor in the file. From another host, the
 // range must be revoked: the manager takes one revoke at a time, waits until the holder's write
 // is done (it holds the range while writing) and then takes token_revoke. So a file written
-// from h hosts in turns revokes for about (h - 1) / h of its writes, each costing about the rest
-// of a write, one at a time: two hosts write it faster than one, many slower than a few.
+// from h hosts in turns revokes for about (h - 1) / h of its writes, each waiting out the write
+// before it: hosts that alternate write the file about one write at a time, while a host's own
+// run of writes overlaps.
 std::shared_ptr<StorageModel::RangeWrite> StorageModel::GrantRange(sg4::Host* client,
                                                                    uint64_t file) {
   RangeTokens& r = range_tokens_[file];
