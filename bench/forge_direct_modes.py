@@ -1,0 +1,87 @@
+#!/usr/bin/env python3
+"""FORGE's direct (0-forwarder) runs against its one-forwarder runs, by layout, ranks per node
+and whether the run wrote its whole planned total before the stonewall; and the best regret
+ratio a predictor can reach on the held-back patterns of bench/sim_forge.py while it picks direct
+access for file per process at 12 and 24 ranks per node (as a model whose direct access is fast
+does). Reads ../shared/data/forge-marenostrum4 only; simulates nothing.
+
+    .venv/bin/python bench/forge_direct_modes.py [--fraction 0.3] [--seed 1]
+        [--out bench/results/forge-direct-modes.md]
+"""
+
+from __future__ import annotations
+
+import argparse
+import sys
+from pathlib import Path
+
+import pandas as pd
+
+REPO = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(REPO / "python"))
+
+from iorelay import calibrate, sim_cells  # noqa: E402
+from iorelay.analysis.reader import read_results  # noqa: E402
+
+FORGE = REPO.parent / "shared" / "data" / "forge-marenostrum4"
+PATTERN = ["layout", "spatiality", "clients", "processes", "request"]
+
+
+def direct_over_one_forwarder() -> pd.DataFrame:
+    """Each direct run's bandwidth over its pattern's one-forwarder median, summarized."""
+    runs = pd.concat(pd.read_csv(FORGE / f, sep=";") for f in ("direct.csv", "forwarding.csv"))
+    runs["ranks_per_node"] = runs["processes"] // runs["clients"]
+    one = runs[runs["forwarders"] == 1].groupby(PATTERN)["bandwidth"].median()
+    direct = runs[runs["forwarders"] == 0].copy()
+    direct["ratio"] = direct.set_index(PATTERN).index.map(one)
+    direct["ratio"] = direct["bandwidth"] / direct["ratio"]
+    direct["finished"] = direct["transfered"] >= 0.99 * direct["total"]
+    direct["layout"] = direct["layout"].map({0: "fpp", 1: "shared"})
+    table = direct.groupby(["layout", "ranks_per_node", "finished"])["ratio"].describe()
+    return table[["count", "25%", "50%", "75%"]].round(2).reset_index()
+
+
+def regret_ceiling(fraction: float, seed: int) -> tuple[int, int, float]:
+    """(held-back patterns, of them fpp at < 48 ranks per node, the regret ratio of picking
+    the measured best everywhere except direct access for those)."""
+    cells = sim_cells.measured_cells(read_results([FORGE]))
+    test = cells[~cells["pattern"].isin(calibrate.stratified_patterns(cells, fraction, seed))]
+    medians = test.pivot(index="pattern", columns=sim_cells.OPTION, values="median")
+    first = test.groupby("pattern").first()
+    slow = (first["layout"] == "fpp") & (first["processes"] / first["nodes"] < 48)
+    picked = medians.idxmax(axis=1).where(~slow, 0)
+    ratios = [medians.loc[p, k] / medians.loc[p].max() for p, k in picked.items()]
+    return len(medians), int(slow.sum()), float(sum(ratios) / len(ratios))
+
+
+def main() -> int:
+    p = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawTextHelpFormatter)
+    p.add_argument("--fraction", type=float, default=0.3)
+    p.add_argument("--seed", type=int, default=1)
+    p.add_argument("--out", type=Path, default=REPO / "bench" / "results" / "forge-direct-modes.md")
+    args = p.parse_args()
+    table = direct_over_one_forwarder()
+    patterns, slow, ceiling = regret_ceiling(args.fraction, args.seed)
+    lines = [
+        "FORGE direct runs: bandwidth / the pattern's one-forwarder median (quartiles)",
+        "",
+        "| layout | ranks per node | wrote the whole total | runs | 25% | median | 75% |",
+        "|---|---|---|---|---|---|---|",
+    ]
+    for r in table.to_dict("records"):
+        lines.append(f"| {r['layout']} | {r['ranks_per_node']} | {r['finished']} | "
+                     f"{int(r['count'])} | {r['25%']} | {r['50%']} | {r['75%']} |")  # fmt: skip
+    lines += [
+        "",
+        f"Held-back patterns (fraction {args.fraction}, seed {args.seed}): {patterns}; file per "
+        f"process at 12 or 24 ranks per node: {slow}. Regret ratio when those pick direct access "
+        f"and every other pattern its measured best: {ceiling:.3f}.",
+    ]
+    text = "\n".join(lines) + "\n"
+    args.out.write_text(text)
+    print(text)
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
