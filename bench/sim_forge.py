@@ -1,8 +1,9 @@
 #!/usr/bin/env python3
 """The simulator against FORGE's MareNostrum 4 measurements (issue 15, criterion 2): calibrate
-platforms/marenostrum4.json on a seeded, stratified share of the 189 patterns, predict the rest,
-and score the prediction (Spearman's rho over held-back cells, regret ratio of the simulator's
-choice); then the same calibrated only on 0, 1 and 2 forwarders (extrapolation to 4 and 8).
+platforms/marenostrum4-nominal.json on a seeded, stratified share of the 189 patterns, predict
+the rest, and score the prediction (Spearman's rho over held-back cells, regret ratio of the
+simulator's choice); then the same calibrated only on 0, 1 and 2 forwarders (extrapolation to 4
+and 8).
 
     nice -n 10 .venv/bin/python bench/sim_forge.py [--fraction 0.3] [--seed 1]
         [--requests-per-rank 4] [--max-evaluations 60] [--out-dir bench/results/sim-forge]
@@ -241,7 +242,7 @@ def run_speed_check(args: argparse.Namespace, cells: pd.DataFrame) -> list[str]:
 
 def main() -> int:
     p = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawTextHelpFormatter)
-    p.add_argument("--platform", default="marenostrum4")
+    p.add_argument("--platform", default="marenostrum4-nominal")
     p.add_argument("--fraction", type=float, default=0.3)
     p.add_argument("--seed", type=int, default=1)
     p.add_argument("--requests-per-rank", type=int, default=sim_cells.DEFAULT_REQUESTS_PER_RANK)

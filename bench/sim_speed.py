@@ -4,9 +4,9 @@ for growing machines (issue 15, criterion 7). One Markdown table on stdout and i
 
     .venv/bin/python bench/sim_speed.py [--large] [--out bench/results/sim-speed.md]
 
-Every run: platforms/marenostrum4.json, shared file, 1D-strided 1 MiB writes, 4 per rank, 16
-ranks per node, fifo, block placement. --large adds 8,192 nodes x 16 ranks through 64 I/O nodes
-(about a minute).
+Every run: platforms/marenostrum4-nominal.json, shared file, 1D-strided 1 MiB writes, 4 per
+rank, 16 ranks per node, fifo, block placement. --large adds 8,192 nodes x 16 ranks through 64
+I/O nodes (about a minute).
 """
 
 from __future__ import annotations
@@ -41,7 +41,7 @@ LARGE = [(131072, 8192, 64, "node-aggregate")]
 
 def run_case(tool: Path, ranks: int, nodes: int, ionodes: int, issuer: str) -> dict:
     cmd = [
-        str(tool), "--platform", str(REPO / "platforms" / "marenostrum4.json"),
+        str(tool), "--platform", str(REPO / "platforms" / "marenostrum4-nominal.json"),
         "--spatiality", "strided", "--request", "1M", "--segments", "4",
         "--ranks", str(ranks), "--nodes", str(nodes), "--ionodes", str(ionodes),
         "--scheduler", "fifo", "--placement", "block", "--issuer", issuer,

@@ -18,7 +18,7 @@ needs_tool = pytest.mark.needs_build("iorelay-sim")
 
 
 def _platform() -> dict[str, Any]:
-    return json.loads((PLATFORMS_DIR / "marenostrum4.json").read_text())
+    return json.loads((PLATFORMS_DIR / "marenostrum4-nominal.json").read_text())
 
 
 def test_values_round_trip_through_the_platform_units() -> None:
@@ -190,7 +190,7 @@ def test_command_writes_a_platform_iorelay_sim_reads(tmp_path: Path) -> None:
     pd.DataFrame(rows).to_csv(measured, index=False)
     out = tmp_path / "fitted.json"
     doc = calibrate.calibrate(
-        [str(measured)], "marenostrum4", out, names=["storage.device.bw"], seed=3,
+        [str(measured)], "marenostrum4-nominal", out, names=["storage.device.bw"], seed=3,
         requests_per_rank=2, max_evaluations=6, jobs=1, log=lambda _: None,
     )  # fmt: skip
     assert doc["calibration"]["seed"] == 3
