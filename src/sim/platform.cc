@@ -174,7 +174,6 @@ Status ParseStorage(const Section& s, StorageParams* st) {
   IORELAY_RETURN_IF_ERROR(
       Optional(s, "metadata_service", &Section::Duration, &st->metadata_service_ns));
   IORELAY_RETURN_IF_ERROR(Optional(s, "token_handoff", &Section::Duration, &st->token_handoff_ns));
-  IORELAY_RETURN_IF_ERROR(Optional(s, "token_revoke", &Section::Duration, &st->token_revoke_ns));
   if (s.Has("file_writes_per_client")) {
     auto n = s.Integer("file_writes_per_client", 0);
     if (!n.ok()) return n.status();
@@ -234,7 +233,7 @@ Result<Platform> ParsePlatform(const json& doc) {
   IORELAY_RETURN_IF_ERROR(ParseStorage(
       Section(doc["storage"], "storage",
               {"kind", "targets", "nic", "stripe_size", "stripe_count", "device", "noise",
-               "metadata_service", "token_handoff", "token_revoke", "file_writes_per_client"}),
+               "metadata_service", "token_handoff", "file_writes_per_client"}),
       &p.storage));
   return p;
 }
@@ -262,7 +261,6 @@ json ToJson(const Platform& p) {
       {"noise", p.storage.noise_cv},
       {"metadata_service", units::FormatDurationNs(p.storage.metadata_service_ns)},
       {"token_handoff", units::FormatDurationNs(p.storage.token_handoff_ns)},
-      {"token_revoke", units::FormatDurationNs(p.storage.token_revoke_ns)},
       {"file_writes_per_client", p.storage.file_writes_per_client},
   };
   return {

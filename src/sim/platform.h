@@ -60,13 +60,6 @@ struct StorageParams {
   // per file), then holds it; the new holder's other writes wait for the same grant. A file
   // written by one client (file per process, or one I/O node) never pays; 0: no tokens.
   int64_t token_handoff_ns = 0;
-  // Byte-range tokens (GPFS's): a write to a file whose previous write came from another client
-  // host needs that range revoked; the file's token manager does one revoke at a time, each
-  // waiting until the holder's write is done (it holds the range while writing) and then taking
-  // this long. A host's writes that follow each other run at once. So hosts that write one file
-  // in turns wait for each other's writes, more of them more often; a file written from one
-  // host never pays; 0: no byte-range tokens.
-  int64_t token_revoke_ns = 0;
   // Writes to one file in service at once from one client host (0: no limit): a node's file
   // system client serialises direct writes to a file, as a per-file (inode) lock does, so the
   // processes of a node writing one shared file take turns; a file per process never waits.

@@ -97,18 +97,15 @@ TEST(PlatformTest, StorageAccessTimesAndFileWriteLimitRoundTrip) {
   json doc = Minimal();
   doc["storage"]["device"] = "seek=0us,bw=1GBps,access=32KiB:1ms/1MiB:4ms";
   doc["storage"]["file_writes_per_client"] = 2;
-  doc["storage"]["token_revoke"] = "250us";
   auto p = ParsePlatform(doc);
   ASSERT_TRUE(p.ok()) << p.status().message();
   EXPECT_EQ(p->storage.file_writes_per_client, 2);
-  EXPECT_EQ(p->storage.token_revoke_ns, 250'000);
   ASSERT_EQ(p->storage.device.access_ns.size(), 2u);
   EXPECT_EQ(p->storage.device.access_ns[1].first, 1u << 20);
   EXPECT_EQ(p->storage.device.access_ns[1].second, 4'000'000);
   const json out = ToJson(*p);
   EXPECT_EQ(out["storage"]["device"]["access"], "32KiB:1ms/1MiB:4ms");
   EXPECT_EQ(out["storage"]["file_writes_per_client"], 2);
-  EXPECT_EQ(out["storage"]["token_revoke"], "250us");
 }
 
 TEST(PlatformTest, LinkNeedsATopology) {

@@ -180,7 +180,6 @@ Result<RunResult> Run(const RunConfig& config) {
   out.storage_accesses = storage.accesses();
   out.metadata_ops = storage.metadata_ops();
   out.token_handoffs = storage.token_handoffs();
-  out.token_revokes = storage.token_revokes();
   if (config.ionodes == 0) {
     out.dispatches = out.requests;
     out.storage_calls = out.requests;
@@ -225,7 +224,6 @@ nlohmann::json DeterministicJson(const RunConfig& config, const RunResult& r) {
   j.update(ResultNumbers(r));
   j["metadata_ops"] = r.metadata_ops;
   if (config.platform.storage.token_handoff_ns > 0) j["token_handoffs"] = r.token_handoffs;
-  if (config.platform.storage.token_revoke_ns > 0) j["token_revokes"] = r.token_revokes;
   return j;
 }
 

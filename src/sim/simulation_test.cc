@@ -291,49 +291,6 @@ TEST(SimulationTest, TokenHoldersWriteOneHostAtATimeAndEveryWriterFinishes) {
   }
 }
 
-// storage.token_revoke: a shared file written from two I/O nodes pays for revoking byte ranges
-// between them; one written from one I/O node, or a file per process, never does.
-TEST(SimulationTest, TokenRevokesSlowOnlyFilesWithSeveralWriters) {
-  const std::vector<double> two = RatioWithStorageSetting("token_revoke", "5ms", 2);
-  EXPECT_LT(two[0], 0.9);
-  EXPECT_DOUBLE_EQ(two[1], 1.0);
-  const std::vector<double> one = RatioWithStorageSetting("token_revoke", "5ms", 1);
-  EXPECT_DOUBLE_EQ(one[0], 1.0);
-  EXPECT_DOUBLE_EQ(one[1], 1.0);
-}
-
-// Byte-range revokes chain the writes of many hosts to one file: writers queued on many hosts
-// all finish (many ranks per node, direct access and two I/O nodes, each host several writes at
-// once), the file is written slower than a file per writer, and only a shared file revokes.
-TEST(SimulationTest, TokenRevokesChainHostsAndEveryWriterFinishes) {
-  json doc = PlatformDoc("pfs");
-  doc["storage"]["token_revoke"] = "100us";
-  doc["storage"]["file_writes_per_client"] = 2;
-  doc["storage"]["stripe_size"] = "8MiB";
-  for (int ionodes : {0, 2}) {
-    RunConfig c = Config("pfs", ionodes, "fifo");
-    c.platform = *ParsePlatform(doc);
-    c.pattern.ranks = 48;
-    c.pattern.nodes = 4;
-    c.pattern.spatiality = Spatiality::kContiguous;
-    c.pattern.request_bytes = 1 << 20;
-    c.pattern.block_bytes = 4 << 20;
-    c.pattern.segments = 0;
-    RunConfig fpp = c;
-    fpp.pattern.layout = Layout::kFilePerProcess;
-    const json shared = RunForked(c);
-    const json separate = RunForked(fpp);
-    ASSERT_FALSE(shared.contains("error")) << shared.dump();
-    ASSERT_FALSE(separate.contains("error")) << separate.dump();
-    EXPECT_EQ(shared["requests"], 48 * 4) << ionodes;
-    EXPECT_EQ(shared["bytes_at_storage"], 48 * 4 * (1 << 20)) << ionodes;
-    EXPECT_GT(shared["token_revokes"].get<int>(), 0) << ionodes;
-    EXPECT_EQ(separate["token_revokes"], 0) << ionodes;
-    EXPECT_LT(shared["bandwidth_MiBps"].get<double>(), separate["bandwidth_MiBps"].get<double>())
-        << ionodes;
-  }
-}
-
 // storage.file_writes_per_client: one I/O node's writes to one shared file take turns; its
 // writes to a file per process do not wait.
 TEST(SimulationTest, FileWritesPerClientLimitOnlySharedFiles) {

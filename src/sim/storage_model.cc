@@ -146,47 +146,6 @@ void StorageModel::HandOffIfIdle(Token& t) {
   t.changed->notify_all();
 }
 
-// A write's range was last written by its predecessor in the file. From another host, the
-// range must be revoked: the manager takes one revoke at a time, waits until the holder's write
-// is done (it holds the range while writing) and then takes token_revoke. So a file written
-// from h hosts in turns revokes for about (h - 1) / h of its writes, each waiting out the write
-// before it: hosts that alternate write the file about one write at a time, while a host's own
-// run of writes overlaps.
-std::shared_ptr<StorageModel::RangeWrite> StorageModel::GrantRange(sg4::Host* client,
-                                                                   uint64_t file) {
-  RangeTokens& r = range_tokens_[file];
-  if (!r.mutex) {
-    r.manager = sg4::Mutex::create();
-    r.mutex = sg4::Mutex::create();
-  }
-  auto me = std::make_shared<RangeWrite>();
-  me->host = client;
-  const std::shared_ptr<RangeWrite> previous = std::exchange(r.latest, me);
-  if (previous != nullptr && previous->host != client) {
-    std::unique_lock manager(*r.manager);
-    {
-      std::unique_lock lock(*r.mutex);
-      previous->changed->wait(lock, [&] { return previous->done; });
-    }
-    sg4::this_actor::sleep_for(static_cast<double>(params_.token_revoke_ns) * 1e-9);
-    ++token_revokes_;
-  }
-  std::unique_lock lock(*r.mutex);
-  if (previous != nullptr && previous->host == client) {
-    previous->changed->wait(lock, [&] { return previous->granted; });
-  }
-  me->granted = true;
-  me->changed->notify_all();
-  return me;
-}
-
-void StorageModel::RangeWriteDone(uint64_t file, RangeWrite& write) {
-  RangeTokens& r = range_tokens_[file];
-  std::unique_lock lock(*r.mutex);
-  write.done = true;
-  write.changed->notify_all();
-}
-
 uint64_t StorageModel::Call(sg4::Host* client, uint64_t file, bool write, uint64_t offset,
                             uint64_t length) {
   std::vector<Piece> pieces;
@@ -200,11 +159,8 @@ uint64_t StorageModel::Call(sg4::Host* client, uint64_t file, bool write, uint64
       file_lock->acquire();
     }
     if (params_.token_handoff_ns > 0) AcquireToken(client, file);
-    std::shared_ptr<RangeWrite> range;
-    if (params_.token_revoke_ns > 0) range = GrantRange(client, file);
     Transfer(client, /*to_storage=*/true, pieces);
     Serve(pieces);
-    if (range) RangeWriteDone(file, *range);
     if (params_.token_handoff_ns > 0) ReleaseToken(file);
     if (file_lock) file_lock->release();
     bytes_written_ += length;

@@ -12,7 +12,6 @@
 #include <cstdint>
 #include <deque>
 #include <map>
-#include <memory>
 #include <simgrid/s4u/ConditionVariable.hpp>
 #include <simgrid/s4u/Host.hpp>
 #include <simgrid/s4u/Mutex.hpp>
@@ -50,7 +49,6 @@ class StorageModel {
   uint64_t bytes_read() const { return bytes_read_; }
   uint64_t accesses() const { return accesses_; }  // device accesses over all targets
   uint64_t token_handoffs() const { return token_handoffs_; }
-  uint64_t token_revokes() const { return token_revokes_; }
 
  private:
   struct Piece {
@@ -79,21 +77,6 @@ class StorageModel {
   void ReleaseToken(uint64_t file);
   // Moves the token to the first queued host when the holder has no write in progress.
   void HandOffIfIdle(Token& t);
-  // Byte-range tokens (StorageParams::token_revoke_ns). A write is registered behind the file's
-  // latest write; one from another host has the range revoked (one revoke at a time per file:
-  // the holder lets the range go once its write is done, then the revoke takes its time), one
-  // from the same host waits only until its predecessor holds the range. Every write whose
-  // range was granted is marked done by RangeWriteDone after its data reached the targets.
-  struct RangeWrite {
-    simgrid::s4u::Host* host = nullptr;
-    bool granted = false;
-    bool done = false;
-    // Only the write's successor waits on it: one condition variable each, so a file written by
-    // thousands of ranks wakes one actor per change instead of all.
-    simgrid::s4u::ConditionVariablePtr changed = simgrid::s4u::ConditionVariable::create();
-  };
-  std::shared_ptr<RangeWrite> GrantRange(simgrid::s4u::Host* client, uint64_t file);
-  void RangeWriteDone(uint64_t file, RangeWrite& write);
 
   StorageParams params_;
   std::vector<simgrid::s4u::Host*> servers_;
@@ -108,14 +91,6 @@ class StorageModel {
   // StorageParams::file_writes_per_client: a semaphore per (client host, file) written.
   std::map<std::pair<simgrid::s4u::Host*, uint64_t>, simgrid::s4u::SemaphorePtr> file_locks_;
   uint64_t token_handoffs_ = 0;
-  // StorageParams::token_revoke_ns, by file: its latest write and its token manager.
-  struct RangeTokens {
-    std::shared_ptr<RangeWrite> latest;
-    simgrid::s4u::MutexPtr manager;  // one revoke at a time
-    simgrid::s4u::MutexPtr mutex;    // for the writes' condition variables
-  };
-  std::unordered_map<uint64_t, RangeTokens> range_tokens_;
-  uint64_t token_revokes_ = 0;
 };
 
 }  // namespace iorelay::sim
