@@ -117,7 +117,8 @@ TEST(PlatformTest, LinkNeedsATopology) {
 }
 
 TEST(PlatformTest, ShippedPlatformsParse) {
-  for (const char* name : {"local", "marenostrum4", "marenostrum4-nominal", "santos-dumont", "mira", "cori", "testbed"}) {
+  for (const char* name : {"local", "marenostrum4", "marenostrum4-nominal", "santos-dumont", "mira",
+                           "cori", "testbed"}) {
     auto p = LoadPlatform(std::string(PLATFORMS_DIR) + "/" + name + ".json");
     EXPECT_TRUE(p.ok()) << name << ": " << p.status().message();
   }
