@@ -38,7 +38,19 @@ def direct_over_one_forwarder() -> pd.DataFrame:
     direct["finished"] = direct["transfered"] >= 0.99 * direct["total"]
     direct["layout"] = direct["layout"].map({0: "fpp", 1: "shared"})
     table = direct.groupby(["layout", "ranks_per_node", "finished"])["ratio"].describe()
-    return table[["count", "25%", "50%", "75%"]].round(2).reset_index()
+    return table[["count", "25%", "50%", "75%"]].round(2).reset_index(), direct
+
+
+def slow_by_request(direct: pd.DataFrame) -> pd.DataFrame:
+    """File per process at fewer than 48 ranks per node, runs stopped by the stonewall: their
+    median bandwidth and the one-forwarder median by request size (the same shape, 512 KiB
+    dip included, if they move what one forwarder moves)."""
+    slow = direct[(direct["layout"] == "fpp") & (direct["ranks_per_node"] < 48)]
+    slow = slow[~slow["finished"]].assign(one=lambda t: t["bandwidth"] / t["ratio"])
+    return slow.groupby("request").agg(
+        runs=("ratio", "size"), ratio=("ratio", "median"),
+        direct=("bandwidth", "median"), one_forwarder=("one", "median"),
+    ).round(2).reset_index()  # fmt: skip
 
 
 def regret_ceiling(fraction: float, seed: int) -> tuple[int, int, float]:
@@ -60,7 +72,8 @@ def main() -> int:
     p.add_argument("--seed", type=int, default=1)
     p.add_argument("--out", type=Path, default=REPO / "bench" / "results" / "forge-direct-modes.md")
     args = p.parse_args()
-    table = direct_over_one_forwarder()
+    table, direct = direct_over_one_forwarder()
+    by_request = slow_by_request(direct)
     patterns, slow, ceiling = regret_ceiling(args.fraction, args.seed)
     lines = [
         "FORGE direct runs: bandwidth / the pattern's one-forwarder median (quartiles)",
@@ -71,6 +84,17 @@ def main() -> int:
     for r in table.to_dict("records"):
         lines.append(f"| {r['layout']} | {r['ranks_per_node']} | {r['finished']} | "
                      f"{int(r['count'])} | {r['25%']} | {r['50%']} | {r['75%']} |")  # fmt: skip
+    lines += [
+        "",
+        "File per process, 12 and 24 ranks per node, runs stopped by the stonewall, by request "
+        "size (medians, MiB/s):",
+        "",
+        "| request KiB | runs | direct / one forwarder | direct | one forwarder |",
+        "|---|---|---|---|---|",
+    ]
+    for r in by_request.to_dict("records"):
+        lines.append(f"| {r['request']} | {r['runs']} | {r['ratio']} | {r['direct']} | "
+                     f"{r['one_forwarder']} |")  # fmt: skip
     lines += [
         "",
         f"Held-back patterns (fraction {args.fraction}, seed {args.seed}): {patterns}; file per "
