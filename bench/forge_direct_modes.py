@@ -20,25 +20,36 @@ import pandas as pd
 REPO = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(REPO / "python"))
 
-from iorelay import calibrate, sim_cells  # noqa: E402
+from sim_forge import FORGE, markdown  # noqa: E402
+
+from iorelay import calibrate, sim_cells, sim_score  # noqa: E402
 from iorelay.analysis.reader import read_results  # noqa: E402
 
-FORGE = REPO.parent / "shared" / "data" / "forge-marenostrum4"
 PATTERN = ["layout", "spatiality", "clients", "processes", "request"]
 
 
-def direct_over_one_forwarder() -> pd.DataFrame:
-    """Each direct run's bandwidth over its pattern's one-forwarder median, summarized."""
+def direct_runs() -> pd.DataFrame:
+    """Every direct run with its pattern's one-forwarder median, their ratio, and whether it
+    wrote its whole planned total before the stonewall."""
     runs = pd.concat(pd.read_csv(FORGE / f, sep=";") for f in ("direct.csv", "forwarding.csv"))
     runs["ranks_per_node"] = runs["processes"] // runs["clients"]
     one = runs[runs["forwarders"] == 1].groupby(PATTERN)["bandwidth"].median()
     direct = runs[runs["forwarders"] == 0].copy()
-    direct["ratio"] = direct.set_index(PATTERN).index.map(one)
-    direct["ratio"] = direct["bandwidth"] / direct["ratio"]
+    direct["one_forwarder"] = direct.set_index(PATTERN).index.map(one)
+    direct["ratio"] = direct["bandwidth"] / direct["one_forwarder"]
     direct["finished"] = direct["transfered"] >= 0.99 * direct["total"]
     direct["layout"] = direct["layout"].map({0: "fpp", 1: "shared"})
+    return direct
+
+
+def ratio_quartiles(direct: pd.DataFrame) -> pd.DataFrame:
+    """The ratio's quartiles by layout, ranks per node and whether the run finished."""
     table = direct.groupby(["layout", "ranks_per_node", "finished"])["ratio"].describe()
-    return table[["count", "25%", "50%", "75%"]].round(2).reset_index(), direct
+    table = table[["count", "25%", "50%", "75%"]].round(2).reset_index()
+    table["count"] = table["count"].astype(int)
+    names = {"ranks_per_node": "ranks per node", "finished": "wrote the whole total",
+             "count": "runs", "50%": "median"}  # fmt: skip
+    return table.rename(columns=names)
 
 
 def slow_by_request(direct: pd.DataFrame) -> pd.DataFrame:
@@ -46,11 +57,10 @@ def slow_by_request(direct: pd.DataFrame) -> pd.DataFrame:
     median bandwidth and the one-forwarder median by request size (the same shape, 512 KiB
     dip included, if they move what one forwarder moves)."""
     slow = direct[(direct["layout"] == "fpp") & (direct["ranks_per_node"] < 48)]
-    slow = slow[~slow["finished"]].assign(one=lambda t: t["bandwidth"] / t["ratio"])
-    return slow.groupby("request").agg(
-        runs=("ratio", "size"), ratio=("ratio", "median"),
-        direct=("bandwidth", "median"), one_forwarder=("one", "median"),
-    ).round(2).reset_index()  # fmt: skip
+    return slow[~slow["finished"]].groupby("request").agg(**{
+        "runs": ("ratio", "size"), "direct / one forwarder": ("ratio", "median"),
+        "direct": ("bandwidth", "median"), "one forwarder": ("one_forwarder", "median"),
+    }).round(2).reset_index().rename(columns={"request": "request KiB"})  # fmt: skip
 
 
 def regret_ceiling(fraction: float, seed: int) -> tuple[int, int, float]:
@@ -58,12 +68,12 @@ def regret_ceiling(fraction: float, seed: int) -> tuple[int, int, float]:
     the measured best everywhere except direct access for those)."""
     cells = sim_cells.measured_cells(read_results([FORGE]))
     test = cells[~cells["pattern"].isin(calibrate.stratified_patterns(cells, fraction, seed))]
-    medians = test.pivot(index="pattern", columns=sim_cells.OPTION, values="median")
-    first = test.groupby("pattern").first()
-    slow = (first["layout"] == "fpp") & (first["processes"] / first["nodes"] < 48)
-    picked = medians.idxmax(axis=1).where(~slow, 0)
-    ratios = [medians.loc[p, k] / medians.loc[p].max() for p, k in picked.items()]
-    return len(medians), int(slow.sum()), float(sum(ratios) / len(ratios))
+    slow = (test["layout"] == "fpp") & (test["processes"] / test["nodes"] < 48)
+    # A prediction that is the measurement, except that those patterns rank direct first.
+    predicted = test["median"].where(~slow, (test[sim_cells.OPTION] == 0).astype(float))
+    test = test.assign(predicted=predicted)
+    ceiling = sim_score.regret_ratio(test, "predicted")
+    return test["pattern"].nunique(), test.loc[slow, "pattern"].nunique(), ceiling
 
 
 def main() -> int:
@@ -72,29 +82,18 @@ def main() -> int:
     p.add_argument("--seed", type=int, default=1)
     p.add_argument("--out", type=Path, default=REPO / "bench" / "results" / "forge-direct-modes.md")
     args = p.parse_args()
-    table, direct = direct_over_one_forwarder()
-    by_request = slow_by_request(direct)
+    direct = direct_runs()
     patterns, slow, ceiling = regret_ceiling(args.fraction, args.seed)
     lines = [
         "FORGE direct runs: bandwidth / the pattern's one-forwarder median (quartiles)",
         "",
-        "| layout | ranks per node | wrote the whole total | runs | 25% | median | 75% |",
-        "|---|---|---|---|---|---|---|",
-    ]
-    for r in table.to_dict("records"):
-        lines.append(f"| {r['layout']} | {r['ranks_per_node']} | {r['finished']} | "
-                     f"{int(r['count'])} | {r['25%']} | {r['50%']} | {r['75%']} |")  # fmt: skip
-    lines += [
+        markdown(ratio_quartiles(direct)),
         "",
         "File per process, 12 and 24 ranks per node, runs stopped by the stonewall, by request "
         "size (medians, MiB/s):",
         "",
-        "| request KiB | runs | direct / one forwarder | direct | one forwarder |",
-        "|---|---|---|---|---|",
+        markdown(slow_by_request(direct)),
     ]
-    for r in by_request.to_dict("records"):
-        lines.append(f"| {r['request']} | {r['runs']} | {r['ratio']} | {r['direct']} | "
-                     f"{r['one_forwarder']} |")  # fmt: skip
     lines += [
         "",
         f"Held-back patterns (fraction {args.fraction}, seed {args.seed}): {patterns}; file per "
