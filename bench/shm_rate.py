@@ -4,18 +4,23 @@
 One iorelayd (null, then POSIX backend; its default 2 event-loop threads and 4 workers) and one
 client process of T threads (bench/request_rate: each thread pwrites 4 KiB through the C API on
 its own pooled connection). Each repetition runs both transports, in alternating order (shm,
-unix, then unix, shm, ...); the table has the medians. The daemon's counters, read over TCP
-before and after each run, check that the run really went through the relay and through the
-transport it names: pwrite requests counted by the daemon, connections moved to shared memory.
-Beside the rate, the CPU time per request of the daemon (from /proc/PID/stat) and of the client
-process (its rusage), which a machine shared with other work disturbs less than the rate.
+unix, then unix, shm, ...); the table has the medians. With --spin-ab, two more rows join the
+rotation: shared memory with the client's spin for replies off (IORELAY_SHM_SPIN_US=0), and that
+to a second daemon whose event loops do not poll the rings either (--shm-poll-us 0), the
+transport without both. The daemons' counters, read over TCP before and after each run, check
+that the run really went through the relay and through the transport it names: pwrite requests
+counted by the daemon, connections moved to shared memory. Beside the rate, the CPU time per
+request of the daemon (from /proc/PID/stat) and of the client process (its rusage), which a
+machine shared with other work disturbs less than the rate.
 
-    .venv/bin/python bench/shm_rate.py [--threads 8] [--seconds 3] [--runs 5] [--out FILE.md]
+    .venv/bin/python bench/shm_rate.py [--threads 8] [--seconds 3] [--runs 5] [--spin-ab]
+        [--out FILE.md]
 """
 
 from __future__ import annotations
 
 import argparse
+import contextlib
 import json
 import os
 import platform
@@ -57,9 +62,23 @@ def counters(d: LocalDaemons) -> dict:
     }
 
 
+# The rows: name → IORELAY_SHM, IORELAY_SHM_SPIN_US (None: the client's default), the daemon.
+VARIANTS = {
+    "shm": ("on", None, "default"),
+    "unix": ("off", None, "default"),
+    "shm, no spin": ("on", "0", "default"),
+    "shm, no spin, no poll": ("on", "0", "no poll"),
+}
+# The daemons of a backend: name → extra arguments.
+DAEMONS = {"default": [], "no poll": ["--shm-poll-us", "0"]}
+
+
 def one_run(d: LocalDaemons, transport: str, threads: int, seconds: float) -> dict:
     env = {k: v for k, v in d.env("unix").items() if k != "LD_PRELOAD"}
-    env["IORELAY_SHM"] = "on" if transport == "shm" else "off"
+    env["IORELAY_SHM"], spin, _ = VARIANTS[transport]
+    env.pop("IORELAY_SHM_SPIN_US", None)
+    if spin is not None:
+        env["IORELAY_SHM_SPIN_US"] = spin
     before = counters(d)
     pid = d.daemons[0].pid
     daemon_cpu, client_cpu = cpu_seconds(pid), children_cpu_seconds()
@@ -78,7 +97,7 @@ def one_run(d: LocalDaemons, transport: str, threads: int, seconds: float) -> di
     conns = after["accepted"] - before["accepted"] - 1  # (the stats query's own connection)
     if relayed < r["requests"]:
         raise RuntimeError(f"the daemon counted {relayed} pwrites for {r['requests']} requests")
-    if (transport == "shm") != (moved == conns and moved > 0):
+    if (VARIANTS[transport][0] == "on") != (moved == conns and moved > 0):
         raise RuntimeError(f"{transport}: {moved} of {conns} connections on shared memory")
     return {**r, "daemon_pwrites": relayed, "connections": conns, "shm_connections": moved}
 
@@ -88,23 +107,35 @@ def main() -> int:
     ap.add_argument("--threads", type=int, default=8)
     ap.add_argument("--seconds", type=float, default=3.0)
     ap.add_argument("--runs", type=int, default=5)
+    ap.add_argument(
+        "--spin-ab",
+        action="store_true",
+        help="also shared memory with the client's spin off (IORELAY_SHM_SPIN_US=0)",
+    )
     ap.add_argument("--out", default=str(REPO / "bench/results/shm-rate.md"))
     args = ap.parse_args()
     work = Path(tempfile.mkdtemp(prefix="iorelay-shm-rate-", dir="/tmp"))
     res: dict = {"date": time.strftime("%Y-%m-%d"), "host": platform.node(),
                  "cpus": os.cpu_count(), "rows": [],
                  "command": f"python bench/shm_rate.py --threads {args.threads} "
-                            f"--seconds {args.seconds:g} --runs {args.runs}"}  # fmt: skip
+                            f"--seconds {args.seconds:g} --runs {args.runs}"
+                            + (" --spin-ab" if args.spin_ab else "")}  # fmt: skip
     try:
         for backend in ("null", "posix"):
             root = work / f"root-{backend}"
             root.mkdir()
-            with LocalDaemons(1, root, "/iorelay-bench", work / f"w-{backend}",
-                              backend=backend) as d:  # fmt: skip
-                runs: dict[str, list[dict]] = {"shm": [], "unix": []}
+            names = list(VARIANTS) if args.spin_ab else ["shm", "unix"]
+            with contextlib.ExitStack() as stack:
+                daemons = {key: stack.enter_context(
+                               LocalDaemons(1, root, "/iorelay-bench", work / f"w-{backend}-{i}",
+                                            backend=backend, extra_args=extra))
+                           for i, (key, extra) in enumerate(DAEMONS.items())
+                           if any(VARIANTS[n][2] == key for n in names)}  # fmt: skip
+                runs: dict[str, list[dict]] = {n: [] for n in names}
                 for i in range(args.runs):
-                    order = ("shm", "unix") if i % 2 == 0 else ("unix", "shm")
+                    order = names[i % len(names) :] + names[: i % len(names)]
                     for transport in order:
+                        d = daemons[VARIANTS[transport][2]]
                         runs[transport].append(one_run(d, transport, args.threads, args.seconds))
                 for transport, rs in runs.items():
                     rates = [r["requests_per_s"] for r in rs]
@@ -121,7 +152,9 @@ def main() -> int:
     lines = [f"## 4 KiB pwrite requests per second, one daemon, {res['date']} on {res['host']} "
              f"({res['cpus']} CPUs)", "", f"Command: `{res['command']}`", "",
              "Layout: one iorelayd (2 event-loop threads, 4 workers) and one client process of "
-             f"{args.threads} threads, each on its own pooled connection; same host.", "",
+             f"{args.threads} threads, each on its own pooled connection; same host."
+             + (" The last row's daemon is a second one, started with --shm-poll-us 0 (each "
+                "daemon idle while the other's rows run)." if args.spin_ab else ""), "",
              "| backend | transport | median requests/s | daemon CPU us/request | "
              "client CPU us/request | runs (requests/s) |",
              "|---|---|---|---|---|---|"]  # fmt: skip

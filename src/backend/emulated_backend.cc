@@ -4,14 +4,10 @@
 #include <chrono>
 #include <thread>
 
+#include "common/monotonic.h"
+
 namespace iorelay::backend {
 namespace {
-
-int64_t NowNs() {
-  return std::chrono::duration_cast<std::chrono::nanoseconds>(
-             std::chrono::steady_clock::now().time_since_epoch())
-      .count();
-}
 
 uint64_t Total(const struct iovec* iov, int iovcnt) {
   uint64_t n = 0;
@@ -25,7 +21,7 @@ void EmulatedBackend::Serve(int fd, uint64_t offset, uint64_t length, bool write
   // The file (device, inode) is the region of the device; two handles of one file share it.
   Result<struct stat> st = inner().Fstat(fd);
   uint64_t object = st.ok() ? (static_cast<uint64_t>(st->st_dev) << 40) ^ st->st_ino : 0;
-  int64_t done_ns = model_.Submit(NowNs(), device::Access{object, offset, length, write});
+  int64_t done_ns = model_.Submit(MonotonicNs(), device::Access{object, offset, length, write});
   std::this_thread::sleep_until(std::chrono::steady_clock::time_point(
       std::chrono::duration_cast<std::chrono::steady_clock::duration>(
           std::chrono::nanoseconds(done_ns))));

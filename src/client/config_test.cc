@@ -4,6 +4,8 @@
 #include <gtest/gtest.h>
 
 #include <map>
+#include <utility>
+#include <vector>
 
 namespace iorelay::client {
 namespace {
@@ -32,6 +34,17 @@ TEST(Config, Defaults) {
   EXPECT_EQ(c->node_id, 0u);
   EXPECT_EQ(c->nodes, 1u);
   EXPECT_EQ(c->placement.kind, PlacementKind::kBlock);
+  EXPECT_EQ(c->shm_spin_us, 50);
+}
+
+TEST(Config, ShmSpin) {
+  for (auto [v, want] : std::vector<std::pair<std::string, int>>{{"0", 0}, {"200", 200}}) {
+    auto e = Base();
+    e["IORELAY_SHM_SPIN_US"] = v;
+    Result<ClientConfig> c = Parse(e);
+    ASSERT_TRUE(c.ok()) << c.status().ToString();
+    EXPECT_EQ(c->shm_spin_us, want);
+  }
 }
 
 TEST(Config, MissingOrBadValues) {
@@ -39,7 +52,9 @@ TEST(Config, MissingOrBadValues) {
   auto e = Base();
   e.erase("IORELAY_SECRET_FILE");
   EXPECT_EQ(Parse(e).status().code(), EINVAL);
-  for (auto [k, v] : std::map<std::string, std::string>{{"IORELAY_SERVERS", "http://x"},
+  // (A list, not a map: several values of one variable.)
+  for (auto [k, v] :
+       std::vector<std::pair<std::string, std::string>>{{"IORELAY_SERVERS", "http://x"},
                                                         {"IORELAY_SERVERS", "tcp:host"},
                                                         {"IORELAY_SERVERS", "unix:rel"},
                                                         {"IORELAY_TIMEOUT_MS", "0"},
@@ -47,7 +62,10 @@ TEST(Config, MissingOrBadValues) {
                                                         {"IORELAY_FALLBACK", "retry"},
                                                         {"IORELAY_PLACEMENT", "random"},
                                                         {"IORELAY_PREFIX", "rel/path"},
-                                                        {"IORELAY_DIRECT_ROOT", "/fwd"}}) {
+                                                        {"IORELAY_DIRECT_ROOT", "/fwd"},
+                                                        {"IORELAY_SHM_SPIN_US", "-1"},
+                                                        {"IORELAY_SHM_SPIN_US", "10001"},
+                                                        {"IORELAY_SHM_SPIN_US", "fast"}}) {
     auto bad = Base();
     bad[k] = v;
     EXPECT_EQ(Parse(bad).status().code(), EINVAL) << k << "=" << v;

@@ -70,13 +70,15 @@ size_t IoSpan::Bytes() const {
 
 Result<std::unique_ptr<Connection>> Connection::Open(const Address& addr, const Secret& secret,
                                                      const Identity& who, uint64_t join_session,
-                                                     uint64_t join_token, int timeout_ms) {
+                                                     uint64_t join_token, int timeout_ms,
+                                                     int shm_spin_us) {
   Result<int> fd = ConnectSocket(addr, timeout_ms);
   if (!fd.ok()) return fd.status();
   std::unique_ptr<Connection> c(new Connection(*fd, timeout_ms));
   Status s = c->Handshake(secret, who, join_session, join_token);
   if (s.ok() && addr.kind == Address::Kind::kUnix && !c->send_seal_ && ShmWanted()) {
     s = c->AttachShm();
+    if (s.ok() && c->shm_) c->shm_->set_spin_us(shm_spin_us);
   }
   if (!s.ok()) {
     if (s.code() == EIO) return Status::IOError("daemon at " + addr.text + ": " + s.message());

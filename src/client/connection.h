@@ -74,7 +74,8 @@ class Connection {
   // Transport failures give EIO; a refused credential or join gives the daemon's errno.
   static Result<std::unique_ptr<Connection>> Open(const Address& addr, const Secret& secret,
                                                   const Identity& who, uint64_t join_session,
-                                                  uint64_t join_token, int timeout_ms);
+                                                  uint64_t join_token, int timeout_ms,
+                                                  int shm_spin_us = 0);
   ~Connection();
   Connection(const Connection&) = delete;
   Connection& operator=(const Connection&) = delete;

@@ -132,6 +132,8 @@ class ShmRingReader {
   Result<bool> PrepareToSleep();
   // After a Read that took bytes: whether the writer waits for room and must be rung.
   bool WriterNeedsWake();
+  // Whether bytes are there to read (a look at the writer's position, nothing checked).
+  bool HasBytes() const { return ctl_->tail.load(std::memory_order_acquire) != head_; }
 
   // Lending, the daemon's end only: the ring's data must be mapped twice in a row (the second
   // mapping right after the first), so that any run of bytes is contiguous. Borrow then takes

@@ -6,9 +6,9 @@
 #include <fmt/core.h>
 
 #include <algorithm>
-#include <chrono>
 #include <cstring>
 
+#include "common/monotonic.h"
 #include "common/shm_ring.h"
 #include "daemon/stats.h"
 
@@ -17,12 +17,6 @@ namespace {
 
 // Iovecs of one frame as the senders build it: header, fields, tail.
 constexpr int kMaxIov = 3;
-
-int64_t NowNs() {
-  return std::chrono::duration_cast<std::chrono::nanoseconds>(
-             std::chrono::steady_clock::now().time_since_epoch())
-      .count();
-}
 
 void EncodeReplyHeader(proto::Op op, uint64_t id, int32_t status, size_t length,
                        uint8_t (&header)[proto::kHeaderBytes]) {
@@ -95,7 +89,7 @@ void ClientConn::Seal(const SessionKey& key) {
 
 void ClientConn::Enqueue(OutFrame f) {
   if (out_.empty()) {
-    window_start_ns_ = NowNs();
+    window_start_ns_ = MonotonicNs();
     window_sent_ = 0;
     if (!write_armed_ && arm_write_) {
       write_armed_ = true;
@@ -245,7 +239,7 @@ void ClientConn::FinishInPlace(proto::Op op, uint64_t id, const Result<size_t>& 
     in_place_ = nullptr;
     if (!closed_.load()) transport_->CommitReserved(in_place_pad_ + sizeof header + n);
     if (!out_.empty()) {  // what waited meanwhile: its window starts now
-      window_start_ns_ = NowNs();
+      window_start_ns_ = MonotonicNs();
       window_sent_ = 0;
     }
     FlushLocked(&sent);

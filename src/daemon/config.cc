@@ -203,7 +203,10 @@ cli::OptionTable Table(Config* c) {
                        "read large replies into it, without a copy (on)"))
       .Add(cli::Choice("shm-pipes", &c->shm_pipes, {{"on", true}, {"off", false}},
                        "move large requests' data through a pipe each way, spliced\n"
-                       "to and from the file without a copy by the daemon (on)"));
+                       "to and from the file without a copy by the daemon (on)"))
+      .Add(cli::Integer("shm-poll-us", "N", &c->shm_poll_us, 0, 10'000,
+                        "look at a shared-memory connection's ring for N us after its\n"
+                        "last request before waiting for its doorbell; 0: never (20)"));
   return t;
 }
 

@@ -8,7 +8,8 @@
 #include <unistd.h>
 
 #include <algorithm>
-#include <chrono>
+
+#include "common/monotonic.h"
 
 namespace iorelay::daemon {
 namespace {
@@ -24,12 +25,6 @@ constexpr int64_t kMaxTickNs = 50'000'000;
 constexpr int64_t kAcceptBackoffMinNs = 10'000'000;
 constexpr int64_t kAcceptBackoffMaxNs = 1'000'000'000;
 constexpr int64_t kRefusalLogPeriodNs = 1'000'000'000;
-
-int64_t NowNs() {
-  return std::chrono::duration_cast<std::chrono::nanoseconds>(
-             std::chrono::steady_clock::now().time_since_epoch())
-      .count();
-}
 
 // Accept errors that pass when resources come back (descriptors, memory): the listener is
 // disarmed for a back-off instead of never accepting again.
@@ -185,13 +180,13 @@ void IoLoop::AcceptAll(size_t index) {
       struct epoll_event ev = {};
       ::epoll_ctl(epoll_fd_, EPOLL_CTL_MOD, l->PollFd(), &ev);
       if (IsTransientAcceptError(err)) {
-        listener_retry_ns_[index] = NowNs() + accept_backoff_ns_;
+        listener_retry_ns_[index] = MonotonicNs() + accept_backoff_ns_;
         accept_backoff_ns_ = std::min(accept_backoff_ns_ * 2, kAcceptBackoffMaxNs);
       }
       return;
     }
     accept_backoff_ns_ = kAcceptBackoffMinNs;
-    const int64_t now = NowNs();
+    const int64_t now = MonotonicNs();
     if (counters.open.load() >= static_cast<uint64_t>(core_.config.max_connections)) {
       counters.refused_max_connections.fetch_add(1);
       ++refusals_unlogged_;
@@ -273,6 +268,7 @@ void IoLoop::Read(uint64_t id, Entry& e) {
     const bool authed = e.conn->session != nullptr;
     switch (e.reader.Next(e.conn->transport(), authed, scratch_)) {
       case FrameReader::Step::kAgain:
+        if (e.conn->transport()->Polling()) again_.push_back(id);
         return;
       case FrameReader::Step::kEof:
         if (!authed) return Close(id, "the client left before authenticating");
@@ -457,7 +453,7 @@ void IoLoop::Tick(int64_t now) {
 void IoLoop::Run() {
   const int64_t tick_ns =
       std::min<int64_t>(kMaxTickNs, int64_t{core_.config.heartbeat_ms} * 1'000'000);
-  int64_t next_tick = NowNs() + tick_ns;
+  int64_t next_tick = MonotonicNs() + tick_ns;
   PipeMover::OfThisLoop() = mover_.get();
   constexpr int kMaxEvents = 256;
   struct epoll_event events[kMaxEvents];
@@ -465,7 +461,7 @@ void IoLoop::Run() {
     int timeout_ms = 0;
     if (again_.empty()) {
       timeout_ms =
-          static_cast<int>(std::max<int64_t>(0, (next_tick - NowNs() + 999'999) / 1'000'000));
+          static_cast<int>(std::max<int64_t>(0, (next_tick - MonotonicNs() + 999'999) / 1'000'000));
     }
     int n = ::epoll_wait(epoll_fd_, events, kMaxEvents, timeout_ms);
     for (int i = 0; i < n; ++i) {
@@ -496,7 +492,7 @@ void IoLoop::Run() {
       again.swap(again_);
       for (uint64_t id : again) Service(id);
     }
-    const int64_t now = NowNs();
+    const int64_t now = MonotonicNs();
     if (now >= next_tick) {
       Tick(now);
       next_tick = now + tick_ns;

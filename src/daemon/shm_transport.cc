@@ -13,6 +13,8 @@
 #include <cstring>
 #include <new>
 
+#include "common/monotonic.h"
+
 namespace iorelay::daemon {
 
 struct ShmConnection::Mapping {
@@ -217,8 +219,12 @@ Result<size_t> ShmConnection::Recv(void* buf, size_t n) {
   if (violated_.load()) {
     return Status::FromErrno(EPROTO, "bytes on the socket of a shared-memory connection");
   }
-  Result<size_t> got = map_->in.Read(buf, n, /*mark_when_short=*/true);
+  const int64_t now = poll_ns_ > 0 ? MonotonicNs() : 0;
+  const bool poll = poll_ns_ > 0 && now - last_request_ns_ < poll_ns_;
+  Result<size_t> got = map_->in.Read(buf, n, /*mark_when_short=*/!poll);
   if (!got.ok()) return got.status();
+  polling_ = poll && *got < n;
+  if (*got > 0) last_request_ns_ = now;
   if (*got > 0 && map_->in.WriterNeedsWake()) map_->WakeWriter();
   // (The doorbell is never drained: with edge-triggered epoll every ring is an event, whatever
   // the counter, and draining could drop one rung just before.)

@@ -48,6 +48,12 @@ class ShmConnection final : public Connection {
   int AuxPollFd() const override { return socket_ ? socket_->PollFd() : -1; }
   void OnAuxEvent() override;
   bool HungUp() const override { return hung_up_.load() || violated_.load(); }
+  bool Polling() const override { return polling_; }
+  // For `us` microseconds after a Recv that took bytes, Recv does not arm the doorbell when it
+  // finds the ring short: the loop polls the ring instead (Polling), so a client that sends its
+  // next request meanwhile need not ring (an eventfd write) nor the loop wake (docs/daemon.md,
+  // Shared memory). 0: always armed.
+  void set_poll_us(int us) { poll_ns_ = int64_t{us} * 1000; }
 
   int PipeFromClient() const override { return from_client_.read_fd(); }
   int PipeToClient() const override { return to_client_.write_fd(); }
@@ -80,6 +86,10 @@ class ShmConnection final : public Connection {
   std::atomic<bool> violated_{false};  // the client wrote on the socket after the switch
   std::atomic<bool> shut_{false};
   std::atomic<uint64_t>* open_count_ = nullptr;
+  int64_t poll_ns_ = 0;
+  // The event loop's (Recv's thread's) alone:
+  int64_t last_request_ns_ = 0;  // when Recv last took bytes
+  bool polling_ = false;         // the last short Recv left the doorbell unarmed
 };
 
 }  // namespace iorelay::daemon

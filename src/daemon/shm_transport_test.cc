@@ -119,7 +119,14 @@ class RawShm {
   int pipe_out() const { return pipe_out_; }
   int pipe_in() const { return pipe_in_; }
   void Ring() { RingDoorbell(daemon_bell_); }
-  void WriteFrame(Op op, uint64_t id, const std::vector<uint8_t>& fields, uint32_t length) {
+  // Whether the daemon armed its doorbell (it waits to be rung for the next request).
+  bool DaemonArmed() { return header_->to_daemon.reader_waiting.load() == 1; }
+  // Frames written since Attach that had to ring the doorbell (ring_as_asked).
+  int rings() const { return rings_; }
+  // Writes a frame and rings the doorbell; with `ring_as_asked`, only when the daemon armed it
+  // (as the client library does).
+  void WriteFrame(Op op, uint64_t id, const std::vector<uint8_t>& fields, uint32_t length,
+                  bool ring_as_asked = false) {
     proto::FrameHeader h;
     h.op = static_cast<uint16_t>(op);
     h.id = id;
@@ -131,7 +138,12 @@ class RawShm {
     Result<size_t> n = out_.Write(v, 2);
     ASSERT_TRUE(n.ok());
     ASSERT_EQ(*n, sizeof header + fields.size());
-    Ring();
+    if (!ring_as_asked) {
+      Ring();
+    } else if (out_.ReaderNeedsWake()) {
+      ++rings_;
+      Ring();
+    }
   }
   // The next reply frame from the ring (heartbeats skipped); false after 5 s. With `sleep`, it
   // sleeps on its doorbell when the ring is empty, else it polls the ring. Bytes read past the
@@ -183,6 +195,7 @@ class RawShm {
   ShmRingWriter out_;
   ShmRingReader in_;
   std::vector<uint8_t> got_;  // bytes read from the ring and not yet returned
+  int rings_ = 0;
 };
 
 // A page whose first touch stalls until Release: an anonymous page registered with userfaultfd,
@@ -241,8 +254,9 @@ class ShmTransportTest : public ::testing::Test, protected testing::DaemonHarnes
     fds_before_ = CountFds();
   }
   void TearDown() override { Cleanup(); }
-  void StartWith(bool shm, int io_threads = 2, int workers = 2) {
+  void StartWith(bool shm, int io_threads = 2, int workers = 2, int shm_poll_us = 20) {
     Config c = BaseConfig();
+    c.shm_poll_us = shm_poll_us;
     c.io_threads = io_threads;
     c.workers = workers;
     c.shm = shm;
@@ -316,6 +330,60 @@ TEST_F(ShmTransportTest, RequestsAndRepliesTravelThroughTheRings) {
   }
   c.reset();  // the socket hangs up: the daemon frees the rings
   ExpectRingsFreed();
+}
+
+// For --shm-poll-us after a request the daemon looks at the ring instead of arming its
+// doorbell, so requests that follow each other closely need no ring; once the time is over it
+// arms the doorbell again, and a request rung as asked is answered as before.
+TEST_F(ShmTransportTest, PollsTheRingAfterARequestThenArmsItsDoorbell) {
+  StartWith(true, 2, 2, /*shm_poll_us=*/10'000);
+  std::unique_ptr<RawClient> c = Admitted(secret_a_);
+  RawShm shm;
+  ASSERT_EQ(shm.Attach(*c), 0);
+  constexpr uint64_t kPings = 200;
+  for (uint64_t id = 1; id <= kPings; ++id) {
+    shm.WriteFrame(Op::kPing, id, {}, 0, /*ring_as_asked=*/true);
+    Frame f;
+    ASSERT_TRUE(shm.ReadFrame(&f, /*sleep=*/false)) << "ping " << id;
+    ASSERT_EQ(f.header.id, id);
+  }
+  // (The first ping rings; a ping that follows its reply by less than 10 ms does not. A
+  // sanitizer build or a loaded machine may leave a few gaps longer than that.)
+  EXPECT_LT(shm.rings(), static_cast<int>(kPings / 4));
+  const auto end = Clock::now() + std::chrono::seconds(5);
+  while (!shm.DaemonArmed() && Clock::now() < end) {
+    std::this_thread::sleep_for(std::chrono::milliseconds(1));
+  }
+  ASSERT_TRUE(shm.DaemonArmed());
+  const int before = shm.rings();
+  shm.WriteFrame(Op::kPing, kPings + 1, {}, 0, /*ring_as_asked=*/true);
+  EXPECT_EQ(shm.rings(), before + 1);
+  Frame f;
+  ASSERT_TRUE(shm.ReadFrame(&f));
+  EXPECT_EQ(f.header.id, kPings + 1);
+  ExpectOthersServed();
+}
+
+// Without polling, the daemon arms its doorbell as soon as it finds the ring empty.
+TEST_F(ShmTransportTest, ArmsItsDoorbellAtOnceWithoutPolling) {
+  StartWith(true, 2, 2, /*shm_poll_us=*/0);
+  std::unique_ptr<RawClient> c = Admitted(secret_a_);
+  RawShm shm;
+  ASSERT_EQ(shm.Attach(*c), 0);
+  for (uint64_t id = 1; id <= 20; ++id) {
+    shm.WriteFrame(Op::kPing, id, {}, 0, /*ring_as_asked=*/true);
+    Frame f;
+    ASSERT_TRUE(shm.ReadFrame(&f, /*sleep=*/false)) << "ping " << id;
+    ASSERT_EQ(f.header.id, id);
+    // (The daemon arms before it looks at the ring for the last time; the reply may come
+    // first.)
+    const auto end = Clock::now() + std::chrono::seconds(5);
+    while (!shm.DaemonArmed() && Clock::now() < end) {
+      std::this_thread::sleep_for(std::chrono::microseconds(50));
+    }
+    ASSERT_TRUE(shm.DaemonArmed()) << "ping " << id;
+  }
+  EXPECT_EQ(shm.rings(), 20);
 }
 
 // The daemon's doorbell to the client is a futex on a flag in the shared page, which the daemon

@@ -56,6 +56,10 @@ class Connection {
   // The peer is gone (or broke the protocol) as OnAuxEvent found; Recv reports it (end of
   // stream or an error) once the bytes already there have been read.
   virtual bool HungUp() const { return false; }
+  // After Recv took fewer bytes than asked: true when the transport left its doorbell unarmed
+  // (shared memory, polled a while after a request), so the loop must look again soon
+  // instead of waiting for an event.
+  virtual bool Polling() const { return false; }
   // Piped data (shared memory with pipes; docs/daemon.md, Piped data): the read end of the
   // client's pipe to the daemon and the write end of the daemon's pipe to the client, or -1.
   // PipeLock serialises the daemon's piped replies, so that their bytes enter the pipe in the
