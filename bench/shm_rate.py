@@ -4,14 +4,14 @@
 One iorelayd (null, then POSIX backend; its default 2 event-loop threads and 4 workers) and one
 client process of T threads (bench/request_rate: each thread pwrites 4 KiB through the C API on
 its own pooled connection). Each repetition runs both transports, in alternating order (shm,
-unix, then unix, shm, ...); the table has the medians. With --spin-ab, two more rows join the
-rotation: shared memory with the client's spin for replies off (IORELAY_SHM_SPIN_US=0), and that
-to a second daemon whose event loops do not poll the rings either (--shm-poll-us 0), the
-transport without both. The daemons' counters, read over TCP before and after each run, check
-that the run really went through the relay and through the transport it names: pwrite requests
-counted by the daemon, connections moved to shared memory. Beside the rate, the CPU time per
-request of the daemon (from /proc/PID/stat) and of the client process (its rusage), which a
-machine shared with other work disturbs less than the rate.
+unix, then unix, shm, ...); the table has the medians. With --spin-ab, three more rows join the
+rotation: each transport with the client's spin for replies off (IORELAY_SPIN_US=0), and shared
+memory without it to a second daemon whose event loops do not poll the rings either
+(--shm-poll-us 0), the transport without both. The daemons' counters, read over TCP before
+and after each run, check that the run really went through the relay and through the transport
+it names: pwrite requests counted by the daemon, connections moved to shared memory. Beside the
+rate, the CPU time per request of the daemon (from /proc/PID/stat) and of the client process
+(its rusage), which a machine shared with other work disturbs less than the rate.
 
     .venv/bin/python bench/shm_rate.py [--threads 8] [--seconds 3] [--runs 5] [--spin-ab]
         [--out FILE.md]
@@ -62,11 +62,12 @@ def counters(d: LocalDaemons) -> dict:
     }
 
 
-# The rows: name → IORELAY_SHM, IORELAY_SHM_SPIN_US (None: the client's default), the daemon.
+# The rows: name → IORELAY_SHM, IORELAY_SPIN_US (None: the client's default), the daemon.
 VARIANTS = {
     "shm": ("on", None, "default"),
     "unix": ("off", None, "default"),
     "shm, no spin": ("on", "0", "default"),
+    "unix, no spin": ("off", "0", "default"),
     "shm, no spin, no poll": ("on", "0", "no poll"),
 }
 # The daemons of a backend: name → extra arguments.
@@ -76,9 +77,9 @@ DAEMONS = {"default": [], "no poll": ["--shm-poll-us", "0"]}
 def one_run(d: LocalDaemons, transport: str, threads: int, seconds: float) -> dict:
     env = {k: v for k, v in d.env("unix").items() if k != "LD_PRELOAD"}
     env["IORELAY_SHM"], spin, _ = VARIANTS[transport]
-    env.pop("IORELAY_SHM_SPIN_US", None)
+    env.pop("IORELAY_SPIN_US", None)
     if spin is not None:
-        env["IORELAY_SHM_SPIN_US"] = spin
+        env["IORELAY_SPIN_US"] = spin
     before = counters(d)
     pid = d.daemons[0].pid
     daemon_cpu, client_cpu = cpu_seconds(pid), children_cpu_seconds()
@@ -110,7 +111,7 @@ def main() -> int:
     ap.add_argument(
         "--spin-ab",
         action="store_true",
-        help="also shared memory with the client's spin off (IORELAY_SHM_SPIN_US=0)",
+        help="also rows with the client's spin off (IORELAY_SPIN_US=0), and the loops' poll",
     )
     ap.add_argument("--out", default=str(REPO / "bench/results/shm-rate.md"))
     args = ap.parse_args()

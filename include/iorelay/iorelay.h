@@ -27,8 +27,9 @@
  *                        pair is opened as is
  *   IORELAY_MAX_CONNECTIONS  connections per daemon (default 64); a thread takes an idle
  *                        one for each request, so this bounds requests in flight
- *   IORELAY_SHM_SPIN_US  over shared memory, how long a thread waiting for a reply polls
- *                        the ring (yielding the CPU) before it sleeps (default 50; 0: never)
+ *   IORELAY_SPIN_US      how long a thread waiting for a reply from a daemon of this host
+ *                        (shared memory, Unix socket) looks for it, yielding the CPU,
+ *                        before it sleeps (default 50; 0: never)
  */
 #ifndef IORELAY_IORELAY_H_
 #define IORELAY_IORELAY_H_

@@ -110,9 +110,9 @@ Result<ClientConfig> ParseConfig(const GetEnv& getenv) {
   cfg.timeout_ms = static_cast<int>(timeout);
   IORELAY_RETURN_IF_ERROR(ParseUint(getenv, "IORELAY_MAX_CONNECTIONS", 4096, &max_conns));
   cfg.max_connections = max_conns > 0 ? static_cast<int>(max_conns) : 1;
-  int64_t spin = cfg.shm_spin_us;
-  IORELAY_RETURN_IF_ERROR(ParseUint(getenv, "IORELAY_SHM_SPIN_US", 10'000, &spin));
-  cfg.shm_spin_us = static_cast<int>(spin);
+  int64_t spin = cfg.spin_us;
+  IORELAY_RETURN_IF_ERROR(ParseUint(getenv, "IORELAY_SPIN_US", 10'000, &spin));
+  cfg.spin_us = static_cast<int>(spin);
 
   const char* fallback = getenv("IORELAY_FALLBACK");
   std::string fb = fallback ? fallback : "";

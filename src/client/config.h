@@ -32,10 +32,10 @@ struct ClientConfig {
   // IORELAY_FAILOVER=on|off (on): with two or more daemons and no direct fallback, the files of
   // a daemon that stops answering move to a surviving one (docs/interposer.md, "Failover").
   bool failover = true;
-  // IORELAY_SHM_SPIN_US (50; 0: never): how long a thread waiting for a reply over shared
-  // memory polls the ring, yielding the CPU, before it sleeps (docs/interposer.md, Shared
-  // memory).
-  int shm_spin_us = 50;
+  // IORELAY_SPIN_US (50; 0: never): how long a thread waiting for a reply from a daemon of
+  // this host (shared memory or a Unix socket) looks for it, yielding the CPU, before it
+  // sleeps (docs/interposer.md, Waiting for replies).
+  int spin_us = 50;
 };
 
 using GetEnv = std::function<const char*(const char*)>;

@@ -34,16 +34,16 @@ TEST(Config, Defaults) {
   EXPECT_EQ(c->node_id, 0u);
   EXPECT_EQ(c->nodes, 1u);
   EXPECT_EQ(c->placement.kind, PlacementKind::kBlock);
-  EXPECT_EQ(c->shm_spin_us, 50);
+  EXPECT_EQ(c->spin_us, 50);
 }
 
 TEST(Config, ShmSpin) {
   for (auto [v, want] : std::vector<std::pair<std::string, int>>{{"0", 0}, {"200", 200}}) {
     auto e = Base();
-    e["IORELAY_SHM_SPIN_US"] = v;
+    e["IORELAY_SPIN_US"] = v;
     Result<ClientConfig> c = Parse(e);
     ASSERT_TRUE(c.ok()) << c.status().ToString();
-    EXPECT_EQ(c->shm_spin_us, want);
+    EXPECT_EQ(c->spin_us, want);
   }
 }
 
@@ -63,9 +63,9 @@ TEST(Config, MissingOrBadValues) {
                                                         {"IORELAY_PLACEMENT", "random"},
                                                         {"IORELAY_PREFIX", "rel/path"},
                                                         {"IORELAY_DIRECT_ROOT", "/fwd"},
-                                                        {"IORELAY_SHM_SPIN_US", "-1"},
-                                                        {"IORELAY_SHM_SPIN_US", "10001"},
-                                                        {"IORELAY_SHM_SPIN_US", "fast"}}) {
+                                                        {"IORELAY_SPIN_US", "-1"},
+                                                        {"IORELAY_SPIN_US", "10001"},
+                                                        {"IORELAY_SPIN_US", "fast"}}) {
     auto bad = Base();
     bad[k] = v;
     EXPECT_EQ(Parse(bad).status().code(), EINVAL) << k << "=" << v;

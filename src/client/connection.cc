@@ -71,15 +71,17 @@ size_t IoSpan::Bytes() const {
 Result<std::unique_ptr<Connection>> Connection::Open(const Address& addr, const Secret& secret,
                                                      const Identity& who, uint64_t join_session,
                                                      uint64_t join_token, int timeout_ms,
-                                                     int shm_spin_us) {
+                                                     int spin_us) {
   Result<int> fd = ConnectSocket(addr, timeout_ms);
   if (!fd.ok()) return fd.status();
   std::unique_ptr<Connection> c(new Connection(*fd, timeout_ms));
   Status s = c->Handshake(secret, who, join_session, join_token);
   if (s.ok() && addr.kind == Address::Kind::kUnix && !c->send_seal_ && ShmWanted()) {
     s = c->AttachShm();
-    if (s.ok() && c->shm_) c->shm_->set_spin_us(shm_spin_us);
+    if (s.ok() && c->shm_) c->shm_->set_spin_us(spin_us);
   }
+  // (Not over TCP: a network's round trip mostly outlasts the spin.)
+  if (addr.kind == Address::Kind::kUnix) c->spin_.set_us(spin_us);
   if (!s.ok()) {
     if (s.code() == EIO) return Status::IOError("daemon at " + addr.text + ": " + s.message());
     return Status::FromErrno(s.code(),
@@ -446,6 +448,12 @@ Status Connection::WaitFor(short events) {
       if (r < 0) return Fail(Status::IOError("the daemon closed the connection"), true);
       continue;
     }
+    // On a socket each look is a system call: a yield after each.
+    auto readable = [this] {
+      pollfd q{fd_, POLLIN, 0};
+      return ::poll(&q, 1, 0) != 0;
+    };
+    if (events == POLLIN && spin_.Spin(readable, 1)) return Status::Ok();
     pollfd p{fd_, events, 0};
     int r = ::poll(&p, 1, static_cast<int>(left));
     if (r < 0 && errno != EINTR) return Fail(Status::LastError("poll"), false);

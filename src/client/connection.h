@@ -15,6 +15,7 @@
 
 #include "client/address.h"
 #include "client/shm_channel.h"
+#include "client/spin_wait.h"
 #include "common/auth.h"
 #include "common/frame_mac.h"
 #include "common/status.h"
@@ -72,10 +73,12 @@ class Connection {
  public:
   // Connects and authenticates: a new session (join_session 0) or a join of an existing one.
   // Transport failures give EIO; a refused credential or join gives the daemon's errno.
+  // `spin_us`: how long a wait for a reply from a daemon of this host first looks for it
+  // (IORELAY_SPIN_US, client/spin_wait.h); not over TCP.
   static Result<std::unique_ptr<Connection>> Open(const Address& addr, const Secret& secret,
                                                   const Identity& who, uint64_t join_session,
                                                   uint64_t join_token, int timeout_ms,
-                                                  int shm_spin_us = 0);
+                                                  int spin_us = 0);
   ~Connection();
   Connection(const Connection&) = delete;
   Connection& operator=(const Connection&) = delete;
@@ -161,6 +164,7 @@ class Connection {
 
   std::atomic<int> fd_;  // atomic: iorelay_move_internal_fd may change it
   int timeout_ms_;
+  SpinWait spin_;            // for replies on the socket (a shared-memory channel has its own)
   int64_t deadline_ms_ = 0;  // liveness: reset by every byte received
   uint64_t next_id_ = 1;
   bool broken_ = false;

@@ -43,7 +43,7 @@ class Lease {
 class Server {
  public:
   Server(Address addr, const Secret* secret, Identity who, int timeout_ms, int max_connections,
-         int shm_spin_us);
+         int spin_us);
   ~Server();
 
   // An idle connection, or a new one that joins the session (or starts it). If the session
@@ -76,7 +76,7 @@ class Server {
   const Secret* secret_;
   Identity who_;  // pid changes in a fork child
   const int timeout_ms_;
-  const int shm_spin_us_;
+  const int spin_us_;
   const int max_connections_;
 
   mutable std::mutex mu_;

@@ -6,7 +6,6 @@
 #include <fcntl.h>
 #include <poll.h>
 #include <pthread.h>
-#include <sched.h>
 #include <signal.h>
 #include <sys/mman.h>
 #include <sys/stat.h>
@@ -16,7 +15,6 @@
 #include <algorithm>
 
 #include "client/internal_fds.h"
-#include "common/monotonic.h"
 
 namespace iorelay::client {
 
@@ -26,20 +24,8 @@ namespace {
 // default heartbeat period: a thread blocked on a slow request wakes no more often than the
 // heartbeats would wake it.
 constexpr int kHangUpCheckMs = 100;
-// The spin for a reply: pause instructions between looks at the ring, a sched_yield (and a look
-// at the clock) every kPausesPerYield of them, so that on a machine with more runnable threads
-// than cores the daemon and the other waiters get the CPU. After kMaxSpinMisses misses in a
-// row, one wait in 2^kMaxSpinMisses spins.
-constexpr unsigned kPausesPerYield = 64;
-constexpr unsigned kMaxSpinMisses = 6;
-
-void CpuRelax() {
-#if defined(__x86_64__) || defined(__i386__)
-  __builtin_ia32_pause();
-#elif defined(__aarch64__)
-  asm volatile("yield");
-#endif
-}
+// Looks at the replies' ring (a load from the shared page) between yields of the spin.
+constexpr unsigned kRingLooksPerYield = 64;
 }  // namespace
 
 Result<std::unique_ptr<ShmChannel>> ShmChannel::Map(int memfd, int daemon_bell, uint64_t ring_bytes,
@@ -183,39 +169,8 @@ bool ShmChannel::DaemonSignalledAlive() {
   return true;
 }
 
-bool ShmChannel::SpinForReply() {
-  if (spin_ns_ == 0) return false;
-  if (spins_skipped_ > 0) {
-    --spins_skipped_;
-    return false;
-  }
-  int64_t deadline = 0;
-  for (unsigned i = 1;; ++i) {
-    if (in_.HasBytes()) {
-      spin_misses_ = 0;
-      return true;
-    }
-    if (i % kPausesPerYield != 0) {
-      CpuRelax();
-      continue;
-    }
-    const int64_t now = MonotonicNs();
-    if (deadline == 0) {
-      deadline = now + spin_ns_;
-    } else if (now >= deadline) {
-      break;
-    }
-    sched_yield();
-  }
-  // Missed: the replies take longer than the spin here (a slow backend, many waiters), so the
-  // next 2^k - 1 waits sleep at once (k the misses in a row, at most kMaxSpinMisses).
-  spin_misses_ = std::min(spin_misses_ + 1, kMaxSpinMisses);
-  spins_skipped_ = (1u << spin_misses_) - 1;
-  return false;
-}
-
 int ShmChannel::Wait(bool for_read, int socket, int timeout_ms) {
-  if (for_read && SpinForReply()) return 1;
+  if (for_read && spin_.Spin([this] { return in_.HasBytes(); }, kRingLooksPerYield)) return 1;
   Result<bool> sleep = for_read ? in_.PrepareToSleep() : out_.PrepareToWait();
   if (!sleep.ok()) {
     errno = sleep.status().code();

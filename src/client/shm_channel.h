@@ -9,6 +9,7 @@
 #include <cstdint>
 #include <memory>
 
+#include "client/spin_wait.h"
 #include "common/shm_ring.h"
 #include "common/status.h"
 
@@ -40,10 +41,10 @@ class ShmChannel {
   // rung, 0 nothing yet (timed out, or woken by a sign of life), -1 the socket ended (errno
   // set).
   // A wait for replies first polls the ring for up to `us` microseconds, yielding the CPU
-  // (IORELAY_SHM_SPIN_US): a reply that comes meanwhile costs neither the daemon a futex wake
-  // nor this thread a sleep. Waits whose replies outlast the spin back off (SpinForReply).
+  // (IORELAY_SPIN_US): a reply that comes meanwhile costs neither the daemon a futex wake
+  // nor this thread a sleep. Waits whose replies outlast the spin back off (SpinWait).
   int Wait(bool for_read, int socket, int timeout_ms);
-  void set_spin_us(int us) { spin_ns_ = int64_t{us} * 1000; }
+  void set_spin_us(int us) { spin_.set_us(us); }
   // Whether the daemon signalled that it lives (ShmHeader::daemon_alive) since the last call.
   bool DaemonSignalledAlive();
 
@@ -68,8 +69,6 @@ class ShmChannel {
  private:
   ShmChannel() = default;
   void Release();
-  // True when a reply arrived while spinning.
-  bool SpinForReply();
 
   void* map_ = nullptr;
   size_t map_bytes_ = 0;
@@ -77,12 +76,10 @@ class ShmChannel {
   int pipe_out_ = -1;     // piped writes' data, to the daemon
   int pipe_in_ = -1;      // piped reads' data, from the daemon
   uint32_t pipe_pages_ = 0;
-  uint64_t alive_seen_ = 0;     // daemon_alive when last looked at
-  int64_t spin_ns_ = 0;         // set_spin_us
-  unsigned spin_misses_ = 0;    // spins in a row that the reply outlasted
-  unsigned spins_skipped_ = 0;  // waits left that sleep without spinning
-  ShmRingWriter out_;           // client → daemon
-  ShmRingReader in_;            // daemon → client
+  uint64_t alive_seen_ = 0;  // daemon_alive when last looked at
+  SpinWait spin_;            // for replies
+  ShmRingWriter out_;        // client → daemon
+  ShmRingReader in_;         // daemon → client
 };
 
 }  // namespace iorelay::client
