@@ -4,14 +4,14 @@
 One iorelayd (null, then POSIX backend; its default 2 event-loop threads and 4 workers) and one
 client process of T threads (bench/request_rate: each thread pwrites 4 KiB through the C API on
 its own pooled connection). Each repetition runs both transports, in alternating order (shm,
-unix, then unix, shm, ...); the table has the medians. With --spin-ab, three more rows join the
+unix, then unix, shm, ...); the table has the medians. With --spin-ab, four more rows join the
 rotation: each transport with the client's spin for replies off (IORELAY_SPIN_US=0), and shared
-memory without it to a second daemon whose event loops do not poll the rings either
-(--shm-poll-us 0), the transport without both. The daemons' counters, read over TCP before
-and after each run, check that the run really went through the relay and through the transport
-it names: pwrite requests counted by the daemon, connections moved to shared memory. Beside the
-rate, the CPU time per request of the daemon (from /proc/PID/stat) and of the client process
-(its rusage), which a machine shared with other work disturbs less than the rate.
+memory with and without it to a second daemon whose event loops do not poll the rings
+(--shm-poll-us 0); the last row is the transport without both. The daemons' counters, read over
+TCP before and after each run, check that the run really went through the relay and through the
+transport it names: pwrite requests counted by the daemon, connections moved to shared memory.
+Beside the rate, the CPU time per request of the daemon (from /proc/PID/stat) and of the client
+process (its rusage), which a machine shared with other work disturbs less than the rate.
 
     .venv/bin/python bench/shm_rate.py [--threads 8] [--seconds 3] [--runs 5] [--spin-ab]
         [--out FILE.md]
@@ -68,6 +68,7 @@ VARIANTS = {
     "unix": ("off", None, "default"),
     "shm, no spin": ("on", "0", "default"),
     "unix, no spin": ("off", "0", "default"),
+    "shm, no poll": ("on", None, "no poll"),
     "shm, no spin, no poll": ("on", "0", "no poll"),
 }
 # The daemons of a backend: name → extra arguments.
@@ -154,8 +155,9 @@ def main() -> int:
              f"({res['cpus']} CPUs)", "", f"Command: `{res['command']}`", "",
              "Layout: one iorelayd (2 event-loop threads, 4 workers) and one client process of "
              f"{args.threads} threads, each on its own pooled connection; same host."
-             + (" The last row's daemon is a second one, started with --shm-poll-us 0 (each "
-                "daemon idle while the other's rows run)." if args.spin_ab else ""), "",
+             + (" The daemon of the 'no poll' rows is a second one, started with "
+                "--shm-poll-us 0 (each daemon idle while the other's rows run)."
+                if args.spin_ab else ""), "",
              "| backend | transport | median requests/s | daemon CPU us/request | "
              "client CPU us/request | runs (requests/s) |",
              "|---|---|---|---|---|---|"]  # fmt: skip
