@@ -52,7 +52,7 @@ class ShmConnection final : public Connection {
   // For `us` microseconds after a Recv that took bytes, Recv does not arm the doorbell when it
   // finds the ring short: the loop polls the ring instead (Polling), so a client that sends its
   // next request meanwhile need not ring (an eventfd write) nor the loop wake (docs/daemon.md,
-  // Shared memory). 0: always armed.
+  // "Polling instead of sleeping"). 0: always armed.
   void set_poll_us(int us) { poll_ns_ = int64_t{us} * 1000; }
 
   int PipeFromClient() const override { return from_client_.read_fd(); }
