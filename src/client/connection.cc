@@ -78,7 +78,6 @@ Result<std::unique_ptr<Connection>> Connection::Open(const Address& addr, const 
   Status s = c->Handshake(secret, who, join_session, join_token);
   if (s.ok() && addr.kind == Address::Kind::kUnix && !c->send_seal_ && ShmWanted()) {
     s = c->AttachShm();
-    if (s.ok() && c->shm_) c->shm_->set_spin_us(spin_us);
   }
   // (Not over TCP: a network's round trip mostly outlasts the spin.)
   if (addr.kind == Address::Kind::kUnix) c->spin_.set_us(spin_us);
@@ -432,7 +431,20 @@ ssize_t Connection::RawSend(struct iovec* iov, int count) {
   return ::sendmsg(fd_, &m, MSG_NOSIGNAL | MSG_DONTWAIT);
 }
 
+bool Connection::SpinForReply() {
+  // A look at the replies' ring is a load from the shared page: many between yields. On a
+  // socket each look is a system call: a yield after each.
+  if (shm_) return spin_.Spin([this] { return shm_->RepliesWaiting(); }, 64);
+  return spin_.Spin(
+      [this] {
+        pollfd q{fd_, POLLIN, 0};
+        return ::poll(&q, 1, 0) != 0;
+      },
+      1);
+}
+
 Status Connection::WaitFor(short events) {
+  if (events == POLLIN && SpinForReply()) return Status::Ok();
   for (;;) {
     // A daemon writing a reply in place signals life in the shared page instead of by frames.
     if (shm_ && shm_->DaemonSignalledAlive()) deadline_ms_ = NowMs() + timeout_ms_;
@@ -448,12 +460,6 @@ Status Connection::WaitFor(short events) {
       if (r < 0) return Fail(Status::IOError("the daemon closed the connection"), true);
       continue;
     }
-    // On a socket each look is a system call: a yield after each.
-    auto readable = [this] {
-      pollfd q{fd_, POLLIN, 0};
-      return ::poll(&q, 1, 0) != 0;
-    };
-    if (events == POLLIN && spin_.Spin(readable, 1)) return Status::Ok();
     pollfd p{fd_, events, 0};
     int r = ::poll(&p, 1, static_cast<int>(left));
     if (r < 0 && errno != EINTR) return Fail(Status::LastError("poll"), false);

@@ -157,6 +157,9 @@ class Connection {
   // Receives exactly the iov's bytes (after draining rbuf_ into it).
   Status ReceiveInto(struct iovec* iov, int count, size_t bytes);
   Status WaitFor(short events);
+  // Before a wait for replies sleeps: looks for them for up to IORELAY_SPIN_US (SpinWait);
+  // true when they came.
+  bool SpinForReply();
   // After one non-blocking receive that returned n: renews the deadline on progress, waits
   // for data on EAGAIN, fails the connection when the daemon is gone or the call failed.
   Status AfterReceive(ssize_t n);
@@ -164,7 +167,7 @@ class Connection {
 
   std::atomic<int> fd_;  // atomic: iorelay_move_internal_fd may change it
   int timeout_ms_;
-  SpinWait spin_;            // for replies on the socket (a shared-memory channel has its own)
+  SpinWait spin_;            // for replies (IORELAY_SPIN_US)
   int64_t deadline_ms_ = 0;  // liveness: reset by every byte received
   uint64_t next_id_ = 1;
   bool broken_ = false;

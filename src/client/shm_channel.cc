@@ -24,8 +24,6 @@ namespace {
 // default heartbeat period: a thread blocked on a slow request wakes no more often than the
 // heartbeats would wake it.
 constexpr int kHangUpCheckMs = 100;
-// Looks at the replies' ring (a load from the shared page) between yields of the spin.
-constexpr unsigned kRingLooksPerYield = 64;
 }  // namespace
 
 Result<std::unique_ptr<ShmChannel>> ShmChannel::Map(int memfd, int daemon_bell, uint64_t ring_bytes,
@@ -170,7 +168,6 @@ bool ShmChannel::DaemonSignalledAlive() {
 }
 
 int ShmChannel::Wait(bool for_read, int socket, int timeout_ms) {
-  if (for_read && spin_.Spin([this] { return in_.HasBytes(); }, kRingLooksPerYield)) return 1;
   Result<bool> sleep = for_read ? in_.PrepareToSleep() : out_.PrepareToWait();
   if (!sleep.ok()) {
     errno = sleep.status().code();

@@ -9,7 +9,6 @@
 #include <cstdint>
 #include <memory>
 
-#include "client/spin_wait.h"
 #include "common/shm_ring.h"
 #include "common/status.h"
 
@@ -40,11 +39,10 @@ class ShmChannel {
   // (`for_read`) or room, or for `socket` to hang up (the daemon closed it or died): 1 ready or
   // rung, 0 nothing yet (timed out, or woken by a sign of life), -1 the socket ended (errno
   // set).
-  // A wait for replies first polls the ring for up to `us` microseconds, yielding the CPU
-  // (IORELAY_SPIN_US): a reply that comes meanwhile costs neither the daemon a futex wake
-  // nor this thread a sleep. Waits whose replies outlast the spin back off (SpinWait).
   int Wait(bool for_read, int socket, int timeout_ms);
-  void set_spin_us(int us) { spin_.set_us(us); }
+  // Whether reply bytes are in the ring (a look at the daemon's position, nothing checked):
+  // what a wait spins on before it sleeps (client/spin_wait.h).
+  bool RepliesWaiting() const { return in_.HasBytes(); }
   // Whether the daemon signalled that it lives (ShmHeader::daemon_alive) since the last call.
   bool DaemonSignalledAlive();
 
@@ -77,7 +75,6 @@ class ShmChannel {
   int pipe_in_ = -1;      // piped reads' data, from the daemon
   uint32_t pipe_pages_ = 0;
   uint64_t alive_seen_ = 0;  // daemon_alive when last looked at
-  SpinWait spin_;            // for replies
   ShmRingWriter out_;        // client → daemon
   ShmRingReader in_;         // daemon → client
 };
