@@ -3,13 +3,16 @@ iorelayd per scheduler against direct access, in the same run, alternating.
 
     .venv/bin/python bench/fio_strided.py [--jobs 32] [--bs 8k] [--writes 256] [--reps 3]
                                            [--schedulers sjf,aioli,fifo] [--out FILE.md]
+                                           [--backends posix,null] [--daemon-args "--workers 1"]
 
 Job j writes bs bytes at j * bs, then skips (jobs - 1) * bs (`rw=write:SKIP`,
 `offset_increment=bs`), `writes` times: the pattern of IOR's strided run, but with no barrier
 between the jobs (fio processes, `ioengine=psync`, i.e. pwrite). Reports fio's aggregate write
 bandwidth (MiB/s, median), the ratio to direct, the whole machine's busy CPU time per request
 (every process and the kernel: run it on otherwise idle cores), the daemon's mean requests per
-dispatch and its requests by op, and writes bench/results/fio-strided-JOBS.md.
+dispatch and its requests by op, and writes bench/results/fio-strided-JOBS.md. With
+`--backends posix,null`, each scheduler runs against both backends in turn: the null backend's
+row is what the relay itself costs, with no disk behind it, a bound on the POSIX row.
 """
 
 from __future__ import annotations
@@ -56,10 +59,21 @@ def main() -> int:
     ap.add_argument("--reps", type=int, default=3)
     ap.add_argument("--schedulers", default="sjf,aioli,fifo")
     ap.add_argument("--out", default=None, help="default: bench/results/fio-strided-JOBS.md")
+    ap.add_argument(
+        "--backends",
+        default="posix",
+        help="the daemons' backends, each in turn (null: the relay without a disk)",
+    )
+    ap.add_argument("--daemon-args", default="", help="more iorelayd options, one string")
     args = ap.parse_args()
-    schedulers = args.schedulers.split(",")
+    backends = args.backends.split(",")
+    paths = [(s, b) for s in args.schedulers.split(",") for b in backends]
+
+    def label(sched: str, backend: str) -> str:
+        return sched if backend == "posix" else f"{sched}, {backend} backend"
+
     rows = {p: {"runs": [], "cpu": [], "per_dispatch": [], "by_op": {}}
-            for p in ["direct", *schedulers]}  # fmt: skip
+            for p in ["direct", *(label(*p) for p in paths)]}  # fmt: skip
     with tempfile.TemporaryDirectory(prefix="iorelay-fio-", dir="/var/tmp") as tmp:
         root = Path(tmp) / "root"
         root.mkdir()
@@ -67,15 +81,17 @@ def main() -> int:
             mib_s, cpu = fio_run(args, str(root / "direct.dat"), {})
             rows["direct"]["runs"].append(mib_s)
             rows["direct"]["cpu"].append(cpu)
-            for sched in schedulers:
-                with LocalDaemons(1, root, "/iorelay-fio", Path(tmp) / f"{sched}{rep}",
-                                  scheduler=sched) as d:  # fmt: skip
+            for sched, backend in paths:
+                row = rows[label(sched, backend)]
+                with LocalDaemons(1, root, "/iorelay-fio", Path(tmp) / f"{sched}-{backend}{rep}",
+                                  scheduler=sched, backend=backend,
+                                  extra_args=args.daemon_args.split()) as d:  # fmt: skip
                     mib_s, cpu = fio_run(args, f"{d.prefix}/fwd.dat", d.env("unix"))
-                    rows[sched]["runs"].append(mib_s)
-                    rows[sched]["cpu"].append(cpu)
+                    row["runs"].append(mib_s)
+                    row["cpu"].append(cpu)
                     total = query_stats(d.addresses("unix")[0], d.credential_file)["total"]
-                rows[sched]["per_dispatch"].append(float(total["mean_requests_per_dispatch"]))
-                rows[sched]["by_op"] = total.get("by_op", {})
+                row["per_dispatch"].append(float(total["mean_requests_per_dispatch"]))
+                row["by_op"] = total.get("by_op", {})
             print(f"repetition {rep + 1}: " + ", ".join(
                 f"{p} {r['runs'][-1]:.1f}" for p, r in rows.items()), flush=True)  # fmt: skip
     direct = statistics.median(rows["direct"]["runs"])
