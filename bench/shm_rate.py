@@ -7,14 +7,17 @@ its own pooled connection). Each repetition runs both transports, in alternating
 unix, then unix, shm, ...); the table has the medians. With --spin-ab, three more rows join the
 rotation: each transport with the client's spin for replies off (IORELAY_SPIN_US=0), the
 transport as it was before the spin, and shared memory to a second daemon whose event loops poll
-the rings for 20 us after a request (--shm-poll-us 20). The daemons' counters, read over
+the rings for 20 us after a request (--shm-poll-us 20). With --baseline-client BUILD, one more
+row runs the client of another build tree (its bench/request_rate and the libiorelay it links)
+over shared memory to the same daemon, in the same rotation: an A/B of a client change. The
+daemons' counters, read over
 TCP before and after each run, check that the run really went through the relay and through the
 transport it names: pwrite requests counted by the daemon, connections moved to shared memory.
 Beside the rate, the CPU time per request of the daemon (from /proc/PID/stat) and of the client
 process (its rusage), which a machine shared with other work disturbs less than the rate.
 
     .venv/bin/python bench/shm_rate.py [--threads 8] [--seconds 3] [--runs 5] [--spin-ab]
-        [--out FILE.md]
+        [--baseline-client BUILD] [--out FILE.md]
 """
 
 from __future__ import annotations
@@ -62,21 +65,24 @@ def counters(d: LocalDaemons) -> dict:
     }
 
 
-# The rows: name → IORELAY_SHM, IORELAY_SPIN_US (None: the client's default), the daemon.
+# The rows: name → IORELAY_SHM, IORELAY_SPIN_US (None: the client's default), the daemon, the
+# client (this build's, or --baseline-client's).
 VARIANTS = {
-    "shm": ("on", None, "default"),
-    "unix": ("off", None, "default"),
-    "shm, no spin": ("on", "0", "default"),
-    "unix, no spin": ("off", "0", "default"),
-    "shm, poll": ("on", None, "poll"),
+    "shm": ("on", None, "default", "this"),
+    "unix": ("off", None, "default", "this"),
+    "shm, no spin": ("on", "0", "default", "this"),
+    "unix, no spin": ("off", "0", "default", "this"),
+    "shm, poll": ("on", None, "poll", "this"),
+    "shm, baseline client": ("on", None, "default", "baseline"),
 }
+SPIN_AB = ["shm, no spin", "unix, no spin", "shm, poll"]
 # The daemons of a backend: name → extra arguments.
 DAEMONS = {"default": [], "poll": ["--shm-poll-us", "20"]}
 
 
-def one_run(d: LocalDaemons, transport: str, threads: int, seconds: float) -> dict:
+def one_run(d: LocalDaemons, transport: str, threads: int, seconds: float, client: Path) -> dict:
     env = {k: v for k, v in d.env("unix").items() if k != "LD_PRELOAD"}
-    env["IORELAY_SHM"], spin, _ = VARIANTS[transport]
+    env["IORELAY_SHM"], spin, _, _ = VARIANTS[transport]
     env.pop("IORELAY_SPIN_US", None)
     if spin is not None:
         env["IORELAY_SPIN_US"] = spin
@@ -84,8 +90,7 @@ def one_run(d: LocalDaemons, transport: str, threads: int, seconds: float) -> di
     pid = d.daemons[0].pid
     daemon_cpu, client_cpu = cpu_seconds(pid), children_cpu_seconds()
     out = subprocess.run(
-        [str(paths.find("request_rate")), "/iorelay-bench/rate.dat", str(threads), str(seconds),
-         "4096"],
+        [str(client), "/iorelay-bench/rate.dat", str(threads), str(seconds), "4096"],
         env={**os.environ, **env}, capture_output=True, text=True, timeout=TIMEOUT_S, check=True,
     )  # fmt: skip
     r = json.loads(out.stdout)
@@ -113,19 +118,33 @@ def main() -> int:
         action="store_true",
         help="also rows with the client's spin off (IORELAY_SPIN_US=0), and the loops' poll",
     )
+    ap.add_argument(
+        "--baseline-client",
+        type=Path,
+        help="a build tree whose bench/request_rate runs one more row, over shared memory",
+    )
     ap.add_argument("--out", default=str(REPO / "bench/results/shm-rate.md"))
     args = ap.parse_args()
+    clients = {"this": paths.find("request_rate")}
+    if args.baseline_client is not None:
+        clients["baseline"] = args.baseline_client.resolve() / "bench" / "request_rate"
+        if not clients["baseline"].is_file():
+            ap.error(f"--baseline-client: no {clients['baseline']}")
     work = Path(tempfile.mkdtemp(prefix="iorelay-shm-rate-", dir="/tmp"))
     res: dict = {"date": time.strftime("%Y-%m-%d"), "host": platform.node(),
                  "cpus": os.cpu_count(), "rows": [],
                  "command": f"python bench/shm_rate.py --threads {args.threads} "
                             f"--seconds {args.seconds:g} --runs {args.runs}"
-                            + (" --spin-ab" if args.spin_ab else "")}  # fmt: skip
+                            + (" --spin-ab" if args.spin_ab else "")
+                            + (f" --baseline-client {args.baseline_client}"
+                               if args.baseline_client else "")}  # fmt: skip
     try:
         for backend in ("null", "posix"):
             root = work / f"root-{backend}"
             root.mkdir()
-            names = list(VARIANTS) if args.spin_ab else ["shm", "unix"]
+            names = ["shm", "unix", *(SPIN_AB if args.spin_ab else [])]
+            if args.baseline_client is not None:
+                names.append("shm, baseline client")
             with contextlib.ExitStack() as stack:
                 daemons = {key: stack.enter_context(
                                LocalDaemons(1, root, "/iorelay-bench", work / f"w-{backend}-{i}",
@@ -137,7 +156,10 @@ def main() -> int:
                     order = names[i % len(names) :] + names[: i % len(names)]
                     for transport in order:
                         d = daemons[VARIANTS[transport][2]]
-                        runs[transport].append(one_run(d, transport, args.threads, args.seconds))
+                        client = clients[VARIANTS[transport][3]]
+                        runs[transport].append(
+                            one_run(d, transport, args.threads, args.seconds, client)
+                        )
                 for transport, rs in runs.items():
                     rates = [r["requests_per_s"] for r in rs]
                     res["rows"].append({"backend": backend, "transport": transport,
@@ -156,7 +178,9 @@ def main() -> int:
              f"{args.threads} threads, each on its own pooled connection; same host."
              + (" The daemon of the 'poll' row is a second one, started with "
                 "--shm-poll-us 20 (each daemon idle while the other's rows run)."
-                if args.spin_ab else ""), "",
+                if args.spin_ab else "")
+             + (f" The 'baseline client' row runs {args.baseline_client}/bench/request_rate "
+                "and its libiorelay." if args.baseline_client else ""), "",
              "| backend | transport | median requests/s | daemon CPU us/request | "
              "client CPU us/request | runs (requests/s) |",
              "|---|---|---|---|---|---|"]  # fmt: skip

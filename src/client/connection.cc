@@ -432,15 +432,12 @@ ssize_t Connection::RawSend(struct iovec* iov, int count) {
 }
 
 bool Connection::SpinForReply() {
-  // A look at the replies' ring is a load from the shared page: many between yields. On a
-  // socket each look is a system call: a yield after each.
-  if (shm_) return spin_.Spin([this] { return shm_->RepliesWaiting(); }, 64);
-  return spin_.Spin(
-      [this] {
-        pollfd q{fd_, POLLIN, 0};
-        return ::poll(&q, 1, 0) != 0;
-      },
-      1);
+  // A look at the replies' ring is a load from the shared page; on a socket, a poll.
+  if (shm_) return spin_.Spin([this] { return shm_->RepliesWaiting(); });
+  return spin_.Spin([this] {
+    pollfd q{fd_, POLLIN, 0};
+    return ::poll(&q, 1, 0) != 0;
+  });
 }
 
 Status Connection::WaitFor(short events) {

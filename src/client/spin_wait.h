@@ -1,6 +1,6 @@
-// Spinning before sleeping (docs/interposer.md, Shared memory): a thread that waits for a reply
-// first looks for it for a while, yielding the CPU between looks, so that a reply that comes
-// soon costs neither the daemon a wake-up nor this thread a sleep. A wait that the reply
+// Spinning before sleeping (docs/interposer.md, Waiting for replies): a thread that waits for a
+// reply first looks for it for a while, yielding the CPU after every look, so that a reply that
+// comes soon costs neither the daemon a wake-up nor this thread a sleep. A wait that the reply
 // outlasts makes the next ones sleep at once, more of them the more misses come in a row, so
 // threads whose replies take long (a slow backend, a queue) rarely spin. One per connection
 // (a connection is used by one thread at a time); no system call but sched_yield.
@@ -21,25 +21,22 @@ class SpinWait {
   void set_us(int us) { spin_ns_ = int64_t{us} * 1000; }
 
   // Calls `ready` until it returns true (then true) or the spin's time is over (false), with a
-  // sched_yield and a look at the clock after every `looks_per_yield` calls and a pause
-  // instruction between the others: cheap looks (shared memory) take many, a look that is a
-  // system call one.
+  // sched_yield after every call: even where a look is one load from shared memory, yielding
+  // after each lets the daemon's loops run soonest when threads outnumber cores (measured
+  // against a yield every 64 looks: docs/interposer.md, Waiting for replies). Where a core is
+  // free the yield returns at once.
   template <class Ready>
-  bool Spin(Ready&& ready, unsigned looks_per_yield) {
+  bool Spin(Ready&& ready) {
     if (spin_ns_ == 0) return false;
     if (skipped_ > 0) {
       --skipped_;
       return false;
     }
     int64_t deadline = 0;
-    for (unsigned i = 1;; ++i) {
+    for (;;) {
       if (ready()) {
         misses_ = 0;
         return true;
-      }
-      if (i % looks_per_yield != 0) {
-        CpuRelax();
-        continue;
       }
       const int64_t now = MonotonicNs();
       if (deadline == 0) {
@@ -58,14 +55,6 @@ class SpinWait {
 
  private:
   static constexpr unsigned kMaxMisses = 6;
-
-  static void CpuRelax() {
-#if defined(__x86_64__) || defined(__i386__)
-    __builtin_ia32_pause();
-#elif defined(__aarch64__)
-    asm volatile("yield");
-#endif
-  }
 
   int64_t spin_ns_ = 0;
   unsigned misses_ = 0;   // spins in a row that the reply outlasted

@@ -12,7 +12,7 @@ namespace {
 TEST(SpinWait, OffNeverLooks) {
   SpinWait s;
   int looks = 0;
-  EXPECT_FALSE(s.Spin([&] { return ++looks > 0; }, 1));
+  EXPECT_FALSE(s.Spin([&] { return ++looks > 0; }));
   EXPECT_EQ(looks, 0);
 }
 
@@ -20,7 +20,7 @@ TEST(SpinWait, EndsAtTheLookThatFindsTheReply) {
   SpinWait s;
   s.set_us(1'000'000);  // (the reply comes long before the spin is over)
   int looks = 0;
-  EXPECT_TRUE(s.Spin([&] { return ++looks == 300; }, 64));
+  EXPECT_TRUE(s.Spin([&] { return ++looks == 300; }));
   EXPECT_EQ(looks, 300);
 }
 
@@ -33,21 +33,19 @@ TEST(SpinWait, MissesInARowBackOffExponentiallyAndAHitResets) {
   std::vector<int> spun;
   for (int wait = 0; wait < 200; ++wait) {
     bool looked = false;
-    s.Spin(
-        [&] {
-          looked = true;
-          return never();
-        },
-        1);
+    s.Spin([&] {
+      looked = true;
+      return never();
+    });
     if (looked) spun.push_back(wait);
   }
   EXPECT_EQ(spun, (std::vector<int>{0, 2, 6, 14, 30, 62, 126, 190}));
   // The wait after the next skipped ones spins, finds its reply, and the one after spins again.
   int waits = 0;
-  while (!s.Spin([] { return true; }, 1)) ++waits;
+  while (!s.Spin([] { return true; })) ++waits;
   EXPECT_LE(waits, 63);
   int looks = 0;
-  EXPECT_TRUE(s.Spin([&] { return ++looks > 0; }, 1));
+  EXPECT_TRUE(s.Spin([&] { return ++looks > 0; }));
   EXPECT_EQ(looks, 1);
 }
 
