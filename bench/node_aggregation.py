@@ -3,12 +3,14 @@ small O_DIRECT requests, through one I/O node, with and without a node-local rel
 it (`iorelay run --node-aggregation`), alternating, in the same run.
 
     .venv/bin/python bench/node_aggregation.py [--jobs 16] [--bs 8k] [--writes 256] [--reps 3]
+                                                [--relay-workers 1[,2,...]]
 
 Job j writes bs bytes at j * bs, then skips (jobs - 1) * bs, `writes` times (fio, psync, i.e.
 pwrite; no barrier between jobs). Reports fio's aggregate write bandwidth (MiB/s, median), the
 data requests the I/O node received (from its counters: with the relay, the relay's messages to
 it; without, the jobs' own), their ratio, and the relay's requests in and backend calls out,
-and writes bench/results/node-aggregation-JOBS.md.
+and writes bench/results/node-aggregation-JOBS.md. With several --relay-workers, the relay runs
+once with each in every repetition (a row each).
 """
 
 from __future__ import annotations
@@ -44,7 +46,9 @@ def data_requests(stats: dict[str, Any]) -> int:
     return sum(int(by_op.get(op, 0)) for op in DATA_OPS)
 
 
-def one_run(args: argparse.Namespace, tmp: Path, name: str, relay: bool) -> dict[str, float]:
+def one_run(
+    args: argparse.Namespace, tmp: Path, name: str, relay: bool, relay_workers: int
+) -> dict[str, float]:
     config = RelayConfig(
         ionodes=1,
         scheduler=args.scheduler,
@@ -52,7 +56,7 @@ def one_run(args: argparse.Namespace, tmp: Path, name: str, relay: bool) -> dict
         prefix="/iorelay-agg",
         node_aggregation=relay,
         relay_scheduler=args.relay_scheduler,
-        relay_workers=args.relay_workers,
+        relay_workers=relay_workers,
         daemon_args=args.ionode_args.split(),
     )
     with start_relay(config, tmp / name) as r:
@@ -83,7 +87,9 @@ def main() -> int:
     ap.add_argument("--reps", type=int, default=3)
     ap.add_argument("--scheduler", default="sjf", help="the I/O node's scheduler")
     ap.add_argument("--relay-scheduler", default="sjf", help="as iorelay run's default (sjf)")
-    ap.add_argument("--relay-workers", type=int, default=1, help="upstream requests at once (1)")
+    ap.add_argument(
+        "--relay-workers", default="1", help="upstream requests at once (1); a list: a row each"
+    )
     ap.add_argument(
         "--ionode-args",
         default="",
@@ -91,13 +97,19 @@ def main() -> int:
         "costs 1 ms more, as a remote file system's per-request latency)",
     )
     args = ap.parse_args()
-    runs: dict[str, list[dict[str, float]]] = {"without relay": [], "with relay": []}
+    workers = [int(w) for w in args.relay_workers.split(",")]
+
+    def relay_label(w: int) -> str:
+        return "with relay" if len(workers) == 1 else f"with relay, {w} workers"
+
+    paths = [("without relay", False, 0), *((relay_label(w), True, w) for w in workers)]
+    runs: dict[str, list[dict[str, float]]] = {label: [] for label, _, _ in paths}
     with tempfile.TemporaryDirectory(prefix="iorelay-agg-", dir="/var/tmp") as tmp_name:
         tmp = Path(tmp_name)
         (tmp / "root").mkdir()
         for rep in range(args.reps):
-            for label, relay in (("without relay", False), ("with relay", True)):
-                runs[label].append(one_run(args, tmp, f"{rep}-{int(relay)}", relay))
+            for label, relay, w in paths:
+                runs[label].append(one_run(args, tmp, f"{rep}-{int(relay)}-{w}", relay, w))
             print(f"repetition {rep + 1}: " + "; ".join(
                 f"{k} {v[-1]['mib_s']:.1f} MiB/s, {v[-1]['ionode_data']:.0f} requests at the "
                 "I/O node" for k, v in runs.items()), flush=True)  # fmt: skip
