@@ -3,7 +3,7 @@ iorelayd per scheduler against direct access, in the same run, alternating.
 
     .venv/bin/python bench/fio_strided.py [--jobs 32] [--bs 8k] [--writes 256] [--reps 3]
                                            [--schedulers sjf,aioli,fifo] [--out FILE.md]
-                                           [--backends posix,null] [--daemon-args "--workers 1"]
+                                           [--backends posix,null] [--daemon-args="--workers 1"]
 
 Job j writes bs bytes at j * bs, then skips (jobs - 1) * bs (`rw=write:SKIP`,
 `offset_increment=bs`), `writes` times: the pattern of IOR's strided run, but with no barrier
@@ -19,6 +19,7 @@ from __future__ import annotations
 
 import argparse
 import os
+import shlex
 import statistics
 import sys
 import tempfile
@@ -58,16 +59,22 @@ def main() -> int:
     ap.add_argument("--writes", type=int, default=256, help="requests per job")
     ap.add_argument("--reps", type=int, default=3)
     ap.add_argument("--schedulers", default="sjf,aioli,fifo")
-    ap.add_argument("--out", default=None, help="default: bench/results/fio-strided-JOBS.md")
+    ap.add_argument(
+        "--out", default=None, help="default: bench/results/fio-strided-JOBS[-BACKEND...].md"
+    )
     ap.add_argument(
         "--backends",
         default="posix",
         help="the daemons' backends, each in turn (null: the relay without a disk)",
     )
-    ap.add_argument("--daemon-args", default="", help="more iorelayd options, one string")
+    ap.add_argument(
+        "--daemon-args",
+        default="",
+        help="more iorelayd options, one string (--daemon-args='--workers 1')",
+    )
     args = ap.parse_args()
-    backends = args.backends.split(",")
-    paths = [(s, b) for s in args.schedulers.split(",") for b in backends]
+    backends = list(dict.fromkeys(args.backends.split(",")))
+    paths = [(s, b) for s in dict.fromkeys(args.schedulers.split(",")) for b in backends]
 
     def label(sched: str, backend: str) -> str:
         return sched if backend == "posix" else f"{sched}, {backend} backend"
@@ -85,7 +92,7 @@ def main() -> int:
                 row = rows[label(sched, backend)]
                 with LocalDaemons(1, root, "/iorelay-fio", Path(tmp) / f"{sched}-{backend}{rep}",
                                   scheduler=sched, backend=backend,
-                                  extra_args=args.daemon_args.split()) as d:  # fmt: skip
+                                  extra_args=shlex.split(args.daemon_args)) as d:  # fmt: skip
                     mib_s, cpu = fio_run(args, f"{d.prefix}/fwd.dat", d.env("unix"))
                     row["runs"].append(mib_s)
                     row["cpu"].append(cpu)
@@ -112,7 +119,8 @@ def main() -> int:
                      f"{ops} |")  # fmt: skip
     table = "\n".join(lines) + "\n"
     print(table)
-    out = args.out or REPO / "bench" / "results" / f"fio-strided-{args.jobs}.md"
+    others = "".join(f"-{b}" for b in backends if b != "posix")
+    out = args.out or REPO / "bench" / "results" / f"fio-strided-{args.jobs}{others}.md"
     Path(out).write_text(table)
     return 0
 

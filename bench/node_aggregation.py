@@ -97,10 +97,12 @@ def main() -> int:
         "costs 1 ms more, as a remote file system's per-request latency)",
     )
     args = ap.parse_args()
-    workers = [int(w) for w in args.relay_workers.split(",")]
+    workers = list(dict.fromkeys(int(w) for w in args.relay_workers.split(",")))
 
     def relay_label(w: int) -> str:
-        return "with relay" if len(workers) == 1 else f"with relay, {w} workers"
+        if len(workers) == 1:
+            return "with relay"
+        return f"with relay, {w} worker{'s' if w > 1 else ''}"
 
     paths = [("without relay", False, 0), *((relay_label(w), True, w) for w in workers)]
     runs: dict[str, list[dict[str, float]]] = {label: [] for label, _, _ in paths}
@@ -140,6 +142,8 @@ def main() -> int:
     table = "\n".join(lines) + "\n"
     print(table)
     suffix = "-".join(args.ionode_args.replace("--", "").split())
+    if workers != [1]:
+        suffix += ("-" if suffix else "") + "relay-workers-" + "-".join(map(str, workers))
     out = (
         REPO
         / "bench"

@@ -82,7 +82,12 @@ DAEMONS = {"default": [], "poll": ["--shm-poll-us", "20"]}
 
 def one_run(d: LocalDaemons, transport: str, threads: int, seconds: float, client: Path) -> dict:
     env = {k: v for k, v in d.env("unix").items() if k != "LD_PRELOAD"}
-    env["IORELAY_SHM"], spin, _, _ = VARIANTS[transport]
+    env["IORELAY_SHM"], spin, _, which = VARIANTS[transport]
+    if which == "baseline":  # (its build's libiorelay, whatever LD_LIBRARY_PATH says)
+        lib = client.parent.parent / "src" / "client"
+        env["LD_LIBRARY_PATH"] = os.pathsep.join(
+            p for p in (str(lib), os.environ.get("LD_LIBRARY_PATH", "")) if p
+        )
     env.pop("IORELAY_SPIN_US", None)
     if spin is not None:
         env["IORELAY_SPIN_US"] = spin
@@ -123,8 +128,14 @@ def main() -> int:
         type=Path,
         help="a build tree whose bench/request_rate runs one more row, over shared memory",
     )
-    ap.add_argument("--out", default=str(REPO / "bench/results/shm-rate.md"))
+    ap.add_argument(
+        "--out",
+        help="default: bench/results/shm-rate.md (shm-rate-baseline.md with --baseline-client)",
+    )
     args = ap.parse_args()
+    if args.out is None:
+        name = "shm-rate-baseline.md" if args.baseline_client else "shm-rate.md"
+        args.out = str(REPO / "bench" / "results" / name)
     clients = {"this": paths.find("request_rate")}
     if args.baseline_client is not None:
         clients["baseline"] = args.baseline_client.resolve() / "bench" / "request_rate"
