@@ -96,6 +96,7 @@ def main() -> int:
         help="more iorelayd options for the I/O node, e.g. '--delay-us 1000' (every backend call "
         "costs 1 ms more, as a remote file system's per-request latency)",
     )
+    ap.add_argument("--out", help="default: bench/results/node-aggregation-JOBS[-...].md")
     args = ap.parse_args()
     workers = list(dict.fromkeys(int(w) for w in args.relay_workers.split(",")))
 
@@ -144,12 +145,8 @@ def main() -> int:
     suffix = "-".join(args.ionode_args.replace("--", "").split())
     if workers != [1]:
         suffix += ("-" if suffix else "") + "relay-workers-" + "-".join(map(str, workers))
-    out = (
-        REPO
-        / "bench"
-        / "results"
-        / f"node-aggregation-{args.jobs}{'-' + suffix if suffix else ''}.md"
-    )
+    default = f"node-aggregation-{args.jobs}{'-' + suffix if suffix else ''}.md"
+    out = Path(args.out) if args.out else REPO / "bench" / "results" / default
     out.parent.mkdir(exist_ok=True)
     out.write_text(table)
     return 0
