@@ -2,8 +2,9 @@
 // real time in the daemon and on virtual time in the simulator and in tests.
 #pragma once
 
-#include <chrono>
 #include <cstdint>
+
+#include "common/monotonic.h"
 
 namespace iorelay::sched {
 
@@ -16,11 +17,7 @@ class Clock {
 
 class RealClock final : public Clock {
  public:
-  int64_t NowNs() const override {
-    return std::chrono::duration_cast<std::chrono::nanoseconds>(
-               std::chrono::steady_clock::now().time_since_epoch())
-        .count();
-  }
+  int64_t NowNs() const override { return MonotonicNs(); }
 };
 
 // Virtual time that moves only when told to. Not thread-safe.
