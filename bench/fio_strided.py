@@ -12,7 +12,8 @@ bandwidth (MiB/s, median), the ratio to direct, the whole machine's busy CPU tim
 (every process and the kernel: run it on otherwise idle cores), the daemon's mean requests per
 dispatch and its requests by op, and writes bench/results/fio-strided-JOBS.md. With
 `--backends posix,null`, each scheduler runs against both backends in turn: the null backend's
-row is what the relay itself costs, with no disk behind it, a bound on the POSIX row.
+row is what the client and the daemon cost with no disk behind them (its dispatches end at
+once, so nothing queues to merge there).
 """
 
 from __future__ import annotations

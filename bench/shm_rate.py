@@ -3,16 +3,16 @@
 
 One iorelayd (null, then POSIX backend; its default 2 event-loop threads and 4 workers) and one
 client process of T threads (bench/request_rate: each thread pwrites 4 KiB through the C API on
-its own pooled connection). Each repetition runs both transports, in alternating order (shm,
-unix, then unix, shm, ...); the table has the medians. With --spin-ab, three more rows join the
-rotation: each transport with the client's spin for replies off (IORELAY_SPIN_US=0), the
-transport as it was before the spin, and shared memory to a second daemon whose event loops poll
-the rings for 20 us after a request (--shm-poll-us 20). With --baseline-client BUILD, one more
-row runs the client of another build tree (its bench/request_rate and the libiorelay it links)
-over shared memory to the same daemon, in the same rotation: an A/B of a client change. The
-daemons' counters, read over
-TCP before and after each run, check that the run really went through the relay and through the
-transport it names: pwrite requests counted by the daemon, connections moved to shared memory.
+its own pooled connection). Each repetition runs every row, the order rotating from one
+repetition to the next (shm, unix, then unix, shm, ...); the table has the medians. With
+--spin-ab, three more rows join the rotation: each transport with the client's spin for replies
+off (IORELAY_SPIN_US=0: the client sleeps at once), and shared memory to a second daemon whose
+event loops poll the rings for 20 us after a request (--shm-poll-us 20). With --baseline-client
+BUILD, one more row runs the client of another build tree (its bench/request_rate and the
+libiorelay it links) over shared memory to the same daemon, in the same rotation: an A/B of a
+client change. The daemons' counters, read over TCP before and after each run, check that the
+run really went through the relay and through the transport it names: pwrite requests counted
+by the daemon, connections moved to shared memory.
 Beside the rate, the CPU time per request of the daemon (from /proc/PID/stat) and of the client
 process (its rusage), which a machine shared with other work disturbs less than the rate.
 
