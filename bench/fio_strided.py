@@ -3,7 +3,7 @@ iorelayd per scheduler against direct access, in the same run, alternating.
 
     .venv/bin/python bench/fio_strided.py [--jobs 32] [--bs 8k] [--writes 256] [--reps 3]
                                            [--schedulers sjf,aioli,fifo] [--out FILE.md]
-                                           [--backends posix,null] [--daemon-args="--workers 1"]
+                                           [--backends posix,null] [--daemon-args="--workers 1"]...
 
 Job j writes bs bytes at j * bs, then skips (jobs - 1) * bs (`rw=write:SKIP`,
 `offset_increment=bs`), `writes` times: the pattern of IOR's strided run, but with no barrier
@@ -13,7 +13,9 @@ bandwidth (MiB/s, median), the ratio to direct, the whole machine's busy CPU tim
 dispatch and its requests by op, and writes bench/results/fio-strided-JOBS.md. With
 `--backends posix,null`, each scheduler runs against both backends in turn: the null backend's
 row is what the client and the daemon cost with no disk behind them (its dispatches end at
-once, so nothing queues to merge there).
+once, so nothing queues to merge there). Given more than once, `--daemon-args` makes each
+scheduler run once with each set of options in every repetition (an A/B of daemon options, a row
+each).
 """
 
 from __future__ import annotations
@@ -70,15 +72,20 @@ def main() -> int:
     )
     ap.add_argument(
         "--daemon-args",
-        default="",
-        help="more iorelayd options, one string (--daemon-args='--workers 1')",
+        action="append",
+        help="more iorelayd options, one string (--daemon-args='--workers 1'); again: a row each",
     )
     args = ap.parse_args()
     backends = list(dict.fromkeys(args.backends.split(",")))
-    paths = [(s, b) for s in dict.fromkeys(args.schedulers.split(",")) for b in backends]
+    variants = list(dict.fromkeys(args.daemon_args or [""]))
+    paths = [(s, b, v) for s in dict.fromkeys(args.schedulers.split(",")) for b in backends
+             for v in variants]  # fmt: skip
 
-    def label(sched: str, backend: str) -> str:
-        return sched if backend == "posix" else f"{sched}, {backend} backend"
+    def label(sched: str, backend: str, variant: str) -> str:
+        name = sched if backend == "posix" else f"{sched}, {backend} backend"
+        if len(variants) > 1:
+            name += f", `{variant}`" if variant else ", no more options"
+        return name
 
     rows = {p: {"runs": [], "cpu": [], "per_dispatch": [], "by_op": {}}
             for p in ["direct", *(label(*p) for p in paths)]}  # fmt: skip
@@ -89,11 +96,11 @@ def main() -> int:
             mib_s, cpu = fio_run(args, str(root / "direct.dat"), {})
             rows["direct"]["runs"].append(mib_s)
             rows["direct"]["cpu"].append(cpu)
-            for sched, backend in paths:
-                row = rows[label(sched, backend)]
-                with LocalDaemons(1, root, "/iorelay-fio", Path(tmp) / f"{sched}-{backend}{rep}",
+            for n, (sched, backend, variant) in enumerate(paths):
+                row = rows[label(sched, backend, variant)]
+                with LocalDaemons(1, root, "/iorelay-fio", Path(tmp) / f"{rep}-{n}",
                                   scheduler=sched, backend=backend,
-                                  extra_args=shlex.split(args.daemon_args)) as d:  # fmt: skip
+                                  extra_args=shlex.split(variant)) as d:  # fmt: skip
                     mib_s, cpu = fio_run(args, f"{d.prefix}/fwd.dat", d.env("unix"))
                     row["runs"].append(mib_s)
                     row["cpu"].append(cpu)
@@ -103,7 +110,7 @@ def main() -> int:
             print(f"repetition {rep + 1}: " + ", ".join(
                 f"{p} {r['runs'][-1]:.1f}" for p, r in rows.items()), flush=True)  # fmt: skip
     direct = statistics.median(rows["direct"]["runs"])
-    cmd = "python bench/fio_strided.py " + " ".join(sys.argv[1:])
+    cmd = "python bench/fio_strided.py " + shlex.join(sys.argv[1:])
     lines = [f"## fio, {args.jobs} unsynchronised jobs, 1D-strided {args.bs} O_DIRECT writes to "
              f"one file, {time.strftime('%Y-%m-%d')}", "", f"Command: `{cmd}`", "",
              "| path | write MiB/s (median) | / direct | runs | busy CPU us per request | "
@@ -121,6 +128,7 @@ def main() -> int:
     table = "\n".join(lines) + "\n"
     print(table)
     others = "".join(f"-{b}" for b in backends if b != "posix")
+    others += "-daemon-args-ab" if len(variants) > 1 else ""
     out = args.out or REPO / "bench" / "results" / f"fio-strided-{args.jobs}{others}.md"
     Path(out).write_text(table)
     return 0

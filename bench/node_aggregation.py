@@ -57,7 +57,8 @@ def one_run(
         node_aggregation=relay,
         relay_scheduler=args.relay_scheduler,
         relay_workers=relay_workers,
-        daemon_args=args.ionode_args.split(),
+        relay_args=shlex.split(args.relay_args),
+        daemon_args=shlex.split(args.ionode_args),
     )
     with start_relay(config, tmp / name) as r:
         mib_s = fio_mib_s(args, f"{r.prefix}/strided.dat", r.env())
@@ -96,6 +97,7 @@ def main() -> int:
         help="more iorelayd options for the I/O node, e.g. '--delay-us 1000' (every backend call "
         "costs 1 ms more, as a remote file system's per-request latency)",
     )
+    ap.add_argument("--relay-args", default="", help="more iorelayd options for the relay")
     ap.add_argument("--out", help="default: bench/results/node-aggregation-JOBS[-...].md")
     args = ap.parse_args()
     workers = list(dict.fromkeys(int(w) for w in args.relay_workers.split(",")))
@@ -123,9 +125,10 @@ def main() -> int:
     base_bw, base_msgs = med("without relay", "mib_s"), med("without relay", "ionode_data")
     cmd = "python bench/node_aggregation.py " + shlex.join(sys.argv[1:])
     ionode = " ".join([args.scheduler, args.ionode_args]).strip()
+    relay_more = f" {args.relay_args}" if args.relay_args else ""
     lines = [f"## Node-local relay, {args.jobs} fio jobs on one node, 1D-strided {args.bs} "
              f"O_DIRECT writes to one file, one I/O node ({ionode}; "
-             f"relay {args.relay_scheduler}, {args.relay_workers} workers), "
+             f"relay {args.relay_scheduler}, {args.relay_workers} workers{relay_more}), "
              f"{time.strftime('%Y-%m-%d')}", "",
              f"Command: `{cmd}`", "",
              "| path | write MiB/s (median) | / without | runs | data requests at the I/O node "
@@ -142,7 +145,13 @@ def main() -> int:
                      f"{med(label, 'ionode_per_dispatch'):.2f} |")  # fmt: skip
     table = "\n".join(lines) + "\n"
     print(table)
-    suffix = "-".join(args.ionode_args.replace("--", "").split())
+
+    def words(options: str) -> str:
+        return "-".join(options.replace("--", "").split())
+
+    suffix = words(args.ionode_args)
+    if args.relay_args:
+        suffix += ("-" if suffix else "") + "relay-" + words(args.relay_args)
     if workers != [1]:
         suffix += ("-" if suffix else "") + "relay-workers-" + "-".join(map(str, workers))
     default = f"node-aggregation-{args.jobs}{'-' + suffix if suffix else ''}.md"

@@ -154,6 +154,9 @@ cli::OptionTable Table(Config* c) {
                         "dispatches took at most N us (per 64 KiB moved, and 4N in\n"
                         "all), and a quick metadata request while recent ones took\n"
                         "at most N us; 0: never (50)"))
+      .Add(cli::Integer("worker-spin-us", "N", &c->worker_spin_us, 0, 1'000'000,
+                        "an idle worker looks for work for N us before it sleeps\n"
+                        "(one worker at a time, yielding the CPU); 0: never (50)"))
       .Add(cli::Text("scheduler", "SPEC", &c->scheduler,
                      "request scheduler: NAME[:key=value,...] or JSON, e.g.\n"
                      "aioli:quantum=64KiB (fifo; see docs/schedulers.md)"))

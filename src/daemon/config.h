@@ -39,6 +39,8 @@ struct Config {
   // An event loop runs a dispatch itself only while recent dispatches took at most this long
   // (daemon/dispatcher.h); 0: never, every dispatch goes to a worker.
   int64_t inline_max_us = 50;
+  // An idle worker spins this long for work before it sleeps (daemon/dispatcher.h); 0: never.
+  int64_t worker_spin_us = 50;
   std::string scheduler = "fifo";  // a registry spec: "aioli:quantum=64KiB" or JSON
   std::string backend = "posix";   // posix, null, emulated:PROFILE
   int64_t delay_us = 0;

@@ -129,6 +129,7 @@ Result<std::unique_ptr<Core>> BuildCore(const Config& config,
   Core* c = core.get();
   core->dispatcher = std::make_unique<Dispatcher>(
       std::move(*scheduler), &core->clock, config.workers, config.inline_max_us * 1000,
+      config.worker_spin_us * 1000,
       [c](const sched::Dispatch& d, Work* const* works, size_t n, int* results) {
         ExecuteDispatch(*c, d, works, n, results);
       });

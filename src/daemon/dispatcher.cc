@@ -1,19 +1,24 @@
 // The scheduler loop: slots, workers, inline runs and timed holds.
 #include "daemon/dispatcher.h"
 
+#include <sched.h>
+
 #include <algorithm>
 #include <chrono>
+
+#include "common/monotonic.h"
 
 namespace iorelay::daemon {
 
 Dispatcher::Dispatcher(std::unique_ptr<sched::Scheduler> scheduler, const sched::Clock* clock,
-                       int slots, int64_t inline_max_ns, Executor executor)
+                       int slots, int64_t inline_max_ns, int64_t worker_spin_ns, Executor executor)
     : clock_(clock),
       executor_(std::move(executor)),
       slots_(slots),
       scheduler_(std::move(scheduler)),
       free_slots_(slots),
-      inline_max_ns_(inline_max_ns) {
+      inline_max_ns_(inline_max_ns),
+      worker_spin_ns_(worker_spin_ns) {
   for (int i = 0; i < slots; ++i) workers_.emplace_back([this] { WorkerLoop(); });
 }
 
@@ -69,7 +74,7 @@ void Dispatcher::Run(Taken* t, bool inline_run) {
   mean_run_ns_ += (RunCost(duration, bytes) - mean_run_ns_) / 8;
   if (inline_run) --inline_running_;
   ++free_slots_;
-  if (scheduler_->queued() > 0 && free_slots_ > 0) work_cv_.notify_one();
+  if (scheduler_->queued() > 0 && free_slots_ > 0) WakeWorkerLocked();
   if (QuietLocked()) drain_cv_.notify_all();
 }
 
@@ -89,14 +94,14 @@ void Dispatcher::Submit(std::unique_ptr<Work> work, bool may_run_inline) {
     if (!RunsOnLoop(taken)) {  // a worker runs it, in the slot it holds
       --inline_running_;
       handoff_.push_back(std::move(taken));
-      work_cv_.notify_one();
+      WakeWorkerLocked();
       return;
     }
     lock.unlock();
     Run(&taken, true);
     return;
   }
-  if (free_slots_ > 0) work_cv_.notify_one();
+  if (free_slots_ > 0) WakeWorkerLocked();
 }
 
 bool Dispatcher::RunsOnLoop(const Taken& t) {
@@ -109,9 +114,37 @@ bool Dispatcher::RunsOnLoop(const Taken& t) {
   return bytes <= kInlineMaxBytes;
 }
 
+void Dispatcher::WakeWorkerLocked() {
+  if (spinning_ && !spinner_signalled_) {
+    spinner_signalled_ = true;
+    work_signals_.fetch_add(1, std::memory_order_release);
+    return;
+  }
+  work_cv_.notify_one();
+}
+
+bool Dispatcher::SpinForWork(std::unique_lock<std::mutex>& lock) {
+  spinning_ = true;
+  spinner_signalled_ = false;
+  const uint64_t seen = work_signals_.load(std::memory_order_acquire);
+  lock.unlock();
+  const int64_t deadline = MonotonicNs() + worker_spin_ns_;
+  bool signalled = false;
+  do {
+    sched_yield();
+    signalled = work_signals_.load(std::memory_order_acquire) != seen;
+  } while (!signalled && MonotonicNs() < deadline);
+  lock.lock();
+  spinning_ = false;
+  // A signal that came after the last look is seen here, under the lock.
+  return signalled || spinner_signalled_;
+}
+
 void Dispatcher::WorkerLoop() {
   Taken taken;
   std::unique_lock<std::mutex> lock(mu_);
+  // A worker whose spin found nothing sleeps until woken: it spins again only after work.
+  bool may_spin = true;
   while (!stop_) {
     if (!handoff_.empty()) {
       taken = std::move(handoff_.front());
@@ -119,6 +152,7 @@ void Dispatcher::WorkerLoop() {
       lock.unlock();
       Run(&taken, false);
       lock.lock();
+      may_spin = true;
       continue;
     }
     sched::Decision d = TakeLocked(&taken, false);
@@ -126,13 +160,17 @@ void Dispatcher::WorkerLoop() {
       lock.unlock();
       Run(&taken, false);
       lock.lock();
+      may_spin = true;
       continue;
     }
     if (d.kind == sched::Decision::Kind::kSleepUntil) {
       int64_t wait_ns = d.wake_ns - clock_->NowNs();
       if (wait_ns > 0) work_cv_.wait_for(lock, std::chrono::nanoseconds(wait_ns));
+    } else if (may_spin && worker_spin_ns_ > 0 && !spinning_) {
+      may_spin = SpinForWork(lock);
     } else {
       work_cv_.wait(lock);
+      may_spin = true;
     }
   }
 }
@@ -156,6 +194,7 @@ void Dispatcher::Stop() {
   {
     std::lock_guard<std::mutex> lock(mu_);
     stop_ = true;
+    work_signals_.fetch_add(1, std::memory_order_release);  // ends a spin at once
   }
   work_cv_.notify_all();
   for (auto& t : workers_) {

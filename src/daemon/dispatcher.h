@@ -11,6 +11,7 @@
 // what runs.
 #pragma once
 
+#include <atomic>
 #include <chrono>
 #include <condition_variable>
 #include <deque>
@@ -44,7 +45,7 @@ class Dispatcher {
       std::function<void(const sched::Dispatch&, Work* const* works, size_t n, int* results)>;
 
   Dispatcher(std::unique_ptr<sched::Scheduler> scheduler, const sched::Clock* clock, int slots,
-             int64_t inline_max_ns, Executor executor);
+             int64_t inline_max_ns, int64_t worker_spin_ns, Executor executor);
   ~Dispatcher();
 
   // Queues `work` (its request id is assigned here). With `may_run_inline`, the calling
@@ -79,6 +80,12 @@ class Dispatcher {
     return free_slots_ == slots_ && inline_running_ == 0 && queued_.empty();
   }
   void WorkerLoop();
+  // With mu_ held: gets a worker to look for work, the spinning one if it has not been
+  // signalled yet (no system call), else a sleeping one.
+  void WakeWorkerLocked();
+  // With mu_ held (released while spinning): this worker becomes the spinning one and looks for
+  // a signal for up to worker_spin_ns_. Whether it was signalled.
+  bool SpinForWork(std::unique_lock<std::mutex>& lock);
 
   const sched::Clock* clock_;
   Executor executor_;
@@ -97,6 +104,10 @@ class Dispatcher {
   const int64_t inline_max_ns_;
   int64_t mean_run_ns_ = 0;  // guarded by mu_: each dispatch's RunCost weighs 1/8
   bool stop_ = false;        // guarded by mu_
+  const int64_t worker_spin_ns_;
+  bool spinning_ = false;                  // guarded by mu_: a worker spins in SpinForWork
+  bool spinner_signalled_ = false;         // guarded by mu_: ... and has been given a wake-up
+  std::atomic<uint64_t> work_signals_{0};  // what the spinning worker watches
   std::vector<std::thread> workers_;
 };
 
