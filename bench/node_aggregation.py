@@ -59,6 +59,9 @@ def one_run(
         relay_workers=relay_workers,
         relay_args=shlex.split(args.relay_args),
         daemon_args=shlex.split(args.ionode_args),
+        # Without the relay, the jobs reach the I/O node over TCP, as the relay does: the I/O
+        # node stands for another host.
+        local_transport="tcp",
     )
     with start_relay(config, tmp / name) as r:
         mib_s = fio_mib_s(args, f"{r.prefix}/strided.dat", r.env())

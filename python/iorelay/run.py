@@ -69,6 +69,11 @@ class RelayConfig:
     relay_scheduler: str = "sjf"
     relay_workers: int = 1
     relay_args: Sequence[str] = ()  # more iorelayd options for the relay
+    # How the ranks reach I/O-node daemons on this machine: "unix", a Unix socket that the
+    # daemon moves to shared memory; or "tcp", loopback TCP (sealed), as if the I/O nodes were
+    # other hosts. Daemons on other hosts are always reached over TCP, and so is the node
+    # relay's upstream: it stands for the network between a compute node and its I/O node.
+    local_transport: str = "unix"
 
 
 @dataclass
@@ -283,13 +288,14 @@ def start_relay(config: RelayConfig, workdir: str | os.PathLike[str]) -> Iterato
             extra_args=config.daemon_args,
         )
     with daemons:
-        relay.addresses = daemons.addresses("tcp")
+        local = isinstance(daemons, LocalDaemons)
+        relay.addresses = daemons.addresses(config.local_transport if local else "tcp")
         relay.secret_file = daemons.credential_file
         relay.preload = paths.find("libiorelay_preload.so")
         if config.node_aggregation:
             node_relay = _node_relay(config, relay, daemons)
             with node_relay:
-                relay.ionode_addresses = relay.addresses
+                relay.ionode_addresses = daemons.addresses("tcp")
                 relay.addresses = node_relay.addresses("unix")
                 _write_run_file(relay)
                 yield relay
@@ -306,7 +312,7 @@ def _node_relay(
     """One relay on this node in front of the I/O-node daemons (not started): the ranks talk to
     it over a Unix socket, it talks to them over TCP as their client, with the same credential.
     """
-    upstream = [a for addr in relay.addresses for a in ("--upstream", addr)]
+    upstream = [a for addr in daemons.addresses("tcp") for a in ("--upstream", addr)]
     node_relay = LocalDaemons(
         1,
         relay.prefix,  # a relay exports the prefix as the upstream path of the same name
@@ -377,6 +383,13 @@ def add_parser(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None
     p.add_argument(
         "--relay-workers", type=int, default=1, help="the relay's requests to I/O nodes at once (1)"
     )
+    p.add_argument(
+        "--transport",
+        choices=("unix", "tcp"),
+        default="unix",
+        help="how the ranks reach daemons on this machine: a Unix socket, moved to shared memory "
+        "(unix), or loopback TCP, as if the I/O nodes were other hosts (tcp)",
+    )
     p.add_argument("--root", type=Path, help="directory the daemons export (default WORKDIR/root)")
     p.add_argument("--prefix", help="path prefix that is forwarded (default: the root itself)")
     p.add_argument("--hostfile", help="daemons on the first K hosts of this MPI host file")
@@ -442,6 +455,7 @@ def _config_from_args(args: argparse.Namespace) -> RelayConfig:
         node_aggregation=args.node_aggregation,
         relay_scheduler=args.relay_scheduler,
         relay_workers=args.relay_workers,
+        local_transport=args.transport,
     )
 
 
