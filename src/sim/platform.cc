@@ -174,6 +174,9 @@ Status ParseStorage(const Section& s, StorageParams* st) {
   IORELAY_RETURN_IF_ERROR(
       Optional(s, "metadata_service", &Section::Duration, &st->metadata_service_ns));
   IORELAY_RETURN_IF_ERROR(Optional(s, "token_handoff", &Section::Duration, &st->token_handoff_ns));
+  IORELAY_RETURN_IF_ERROR(
+      Optional(s, "metanode_update", &Section::Duration, &st->metanode_update_ns));
+  IORELAY_RETURN_IF_ERROR(Optional(s, "metanode_bw", &Section::Rate, &st->metanode_Bps));
   if (s.Has("file_writes_per_client")) {
     auto n = s.Integer("file_writes_per_client", 0);
     if (!n.ok()) return n.status();
@@ -233,7 +236,8 @@ Result<Platform> ParsePlatform(const json& doc) {
   IORELAY_RETURN_IF_ERROR(ParseStorage(
       Section(doc["storage"], "storage",
               {"kind", "targets", "nic", "stripe_size", "stripe_count", "device", "noise",
-               "metadata_service", "token_handoff", "file_writes_per_client"}),
+               "metadata_service", "token_handoff", "file_writes_per_client",
+               "metanode_update", "metanode_bw"}),
       &p.storage));
   return p;
 }
@@ -262,6 +266,8 @@ json ToJson(const Platform& p) {
       {"metadata_service", units::FormatDurationNs(p.storage.metadata_service_ns)},
       {"token_handoff", units::FormatDurationNs(p.storage.token_handoff_ns)},
       {"file_writes_per_client", p.storage.file_writes_per_client},
+      {"metanode_update", units::FormatDurationNs(p.storage.metanode_update_ns)},
+      {"metanode_bytes_per_s", p.storage.metanode_Bps},
   };
   return {
       {"name", p.name},

@@ -64,6 +64,14 @@ struct StorageParams {
   // system client serialises direct writes to a file, as a per-file (inode) lock does, so the
   // processes of a node writing one shared file take turns; a file per process never waits.
   int file_writes_per_client = 0;
+  // A shared file's metanode (GPFS's: the one node that keeps a file's inode, to which every
+  // other node writing the file sends the new blocks and size it wrote): the first host to write
+  // a file is its metanode; each write from another host then waits for one update there, one
+  // at a time per file, of metanode_update_ns plus its bytes over metanode_Bps (the blocks it
+  // allocated), holding its place among its host's writes to the file. A file written by one
+  // host never pays; both 0: no metanode.
+  int64_t metanode_update_ns = 0;
+  double metanode_Bps = 0;  // 0: no part by size
 };
 
 struct Platform {

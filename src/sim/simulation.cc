@@ -180,6 +180,7 @@ Result<RunResult> Run(const RunConfig& config) {
   out.storage_accesses = storage.accesses();
   out.metadata_ops = storage.metadata_ops();
   out.token_handoffs = storage.token_handoffs();
+  out.metanode_updates = storage.metanode_updates();
   if (config.ionodes == 0) {
     out.dispatches = out.requests;
     out.storage_calls = out.requests;
@@ -224,6 +225,8 @@ nlohmann::json DeterministicJson(const RunConfig& config, const RunResult& r) {
   j.update(ResultNumbers(r));
   j["metadata_ops"] = r.metadata_ops;
   if (config.platform.storage.token_handoff_ns > 0) j["token_handoffs"] = r.token_handoffs;
+  const StorageParams& st = config.platform.storage;
+  if (st.metanode_update_ns > 0 || st.metanode_Bps > 0) j["metanode_updates"] = r.metanode_updates;
   return j;
 }
 

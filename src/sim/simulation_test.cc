@@ -260,6 +260,21 @@ TEST(SimulationTest, TokenHandoffsSlowOnlyFilesWithSeveralWriters) {
   EXPECT_DOUBLE_EQ(r[1], 1.0);
 }
 
+// storage.metanode_update: writes to a shared file from an I/O node that is not the file's
+// metanode (its first writer) wait for an update there; a file written from one host (one I/O
+// node, or a file per process) never does.
+TEST(SimulationTest, MetanodeUpdatesSlowOnlyFilesWrittenFromSeveralHosts) {
+  const std::vector<double> two = RatioWithStorageSetting("metanode_update", "5ms", 2);
+  EXPECT_LT(two[0], 0.9);
+  EXPECT_DOUBLE_EQ(two[1], 1.0);
+  const std::vector<double> one = RatioWithStorageSetting("metanode_update", "5ms", 1);
+  EXPECT_DOUBLE_EQ(one[0], 1.0);
+  EXPECT_DOUBLE_EQ(one[1], 1.0);
+  const std::vector<double> by_size = RatioWithStorageSetting("metanode_bw", "10MBps", 2);
+  EXPECT_LT(by_size[0], 0.9);
+  EXPECT_DOUBLE_EQ(by_size[1], 1.0);
+}
+
 // The token is held by one host at a time: while one host writes a shared file, no other does,
 // and writers queued on many hosts all finish (many ranks per node, direct access, where a
 // token handed to a host before its waiting writes ran could be taken away from them).

@@ -146,6 +146,20 @@ void StorageModel::HandOffIfIdle(Token& t) {
   t.changed->notify_all();
 }
 
+void StorageModel::UpdateMetanode(sg4::Host* client, uint64_t file, uint64_t bytes) {
+  Metanode& m = metanodes_[file];
+  if (m.host == nullptr) m.host = client;
+  if (m.host == client) return;
+  const int64_t now_ns = std::llround(sg4::Engine::get_clock() * 1e9);
+  int64_t update_ns = params_.metanode_update_ns;
+  if (params_.metanode_Bps > 0) {
+    update_ns += std::llround(static_cast<double>(bytes) * 1e9 / params_.metanode_Bps);
+  }
+  m.busy_until_ns = std::max(now_ns, m.busy_until_ns) + update_ns;
+  ++metanode_updates_;
+  sg4::this_actor::sleep_until(static_cast<double>(m.busy_until_ns) * 1e-9);
+}
+
 uint64_t StorageModel::Call(sg4::Host* client, uint64_t file, bool write, uint64_t offset,
                             uint64_t length) {
   std::vector<Piece> pieces;
@@ -161,6 +175,7 @@ uint64_t StorageModel::Call(sg4::Host* client, uint64_t file, bool write, uint64
     if (params_.token_handoff_ns > 0) AcquireToken(client, file);
     Transfer(client, /*to_storage=*/true, pieces);
     Serve(pieces);
+    if (has_metanode()) UpdateMetanode(client, file, length);
     if (params_.token_handoff_ns > 0) ReleaseToken(file);
     if (file_lock) file_lock->release();
     bytes_written_ += length;

@@ -49,6 +49,7 @@ class StorageModel {
   uint64_t bytes_read() const { return bytes_read_; }
   uint64_t accesses() const { return accesses_; }  // device accesses over all targets
   uint64_t token_handoffs() const { return token_handoffs_; }
+  uint64_t metanode_updates() const { return metanode_updates_; }
 
  private:
   struct Piece {
@@ -77,6 +78,14 @@ class StorageModel {
   void ReleaseToken(uint64_t file);
   // Moves the token to the first queued host when the holder has no write in progress.
   void HandOffIfIdle(Token& t);
+  // StorageParams::metanode_*: makes the first writer of `file` its metanode, or, for a write of
+  // `bytes` from another host, sleeps until that write's turn for an update there is over.
+  void UpdateMetanode(simgrid::s4u::Host* client, uint64_t file, uint64_t bytes);
+  bool has_metanode() const { return params_.metanode_update_ns > 0 || params_.metanode_Bps > 0; }
+  struct Metanode {
+    simgrid::s4u::Host* host = nullptr;
+    int64_t busy_until_ns = 0;  // the end of the last update it queued
+  };
 
   StorageParams params_;
   std::vector<simgrid::s4u::Host*> servers_;
@@ -91,6 +100,8 @@ class StorageModel {
   // StorageParams::file_writes_per_client: a semaphore per (client host, file) written.
   std::map<std::pair<simgrid::s4u::Host*, uint64_t>, simgrid::s4u::SemaphorePtr> file_locks_;
   uint64_t token_handoffs_ = 0;
+  std::unordered_map<uint64_t, Metanode> metanodes_;  // by file
+  uint64_t metanode_updates_ = 0;
 };
 
 }  // namespace iorelay::sim
