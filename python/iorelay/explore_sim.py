@@ -19,8 +19,8 @@ from iorelay.simulate import SimulateError, platform_path, run_tool
 
 DEFAULT_REQUESTS_PER_RANK = 8
 SOURCE = "simulated"
-# Sweep keys a simulated run cannot honour: the model has no fsync and no stonewall wear-out.
-UNMODELLED = ("fsync", "wearout")
+# Sweep keys a simulated run cannot honour: the model has no fsync.
+UNMODELLED = ("fsync",)
 
 
 def check_config(config: Mapping[str, Any]) -> None:
@@ -60,6 +60,8 @@ def sim_argv(
     ]  # fmt: skip
     if config["stonewall_s"]:
         argv += ["--stonewall", str(config["stonewall_s"])]
+        if config.get("wearout"):
+            argv.append("--wearout")
     if config["odirect"]:
         argv.append("--odirect")
     return argv

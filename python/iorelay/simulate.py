@@ -56,8 +56,9 @@ def tool_args(args: argparse.Namespace) -> list[str]:
         value = getattr(args, flag)
         if value is not None:
             out += [f"--{flag}", str(value)]
-    if args.odirect:
-        out.append("--odirect")
+    for flag in ("odirect", "wearout"):
+        if getattr(args, flag):
+            out.append(f"--{flag}")
     out += ["--ranks", str(args.ranks), "--nodes", str(args.nodes)]
     out += ["--ionodes", str(args.ionodes), "--scheduler", args.scheduler]
     out += ["--placement", args.placement, "--seed", str(args.seed), "--issuer", args.issuer]
@@ -100,6 +101,11 @@ def add_parser(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None
     r.add_argument("--segments", type=int, help="strided segments")
     r.add_argument("--total", help="bytes of all ranks together")
     r.add_argument("--stonewall", type=float, help="simulated seconds after which ranks stop")
+    r.add_argument(
+        "--wearout",
+        action="store_true",
+        help="after the stonewall, every rank catches up with the one that did most requests",
+    )
     r.add_argument("--odirect", action="store_true")
     r.add_argument("--ranks", type=int, default=1)
     r.add_argument("--nodes", type=int, default=1)

@@ -54,6 +54,9 @@ def test_argv_carries_the_pattern_and_the_repetition_as_seed() -> None:
     assert argv[argv.index("--seed") + 1] == "2"
     assert argv[argv.index("--total") + 1] == str(64 << 20)
     assert argv[argv.index("--max-requests") + 1] == "4"
+    assert "--wearout" not in argv
+    worn = explore_sim.sim_argv(_config(stonewall_s=2.0, wearout=True), "local", "write", 4)
+    assert worn[worn.index("--stonewall") + 1] == "2.0" and "--wearout" in worn
 
 
 def test_rows_have_the_tidy_columns_and_source() -> None:

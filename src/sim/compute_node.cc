@@ -1,6 +1,7 @@
 // One actor per rank, so that the I/O node sees per-rank requests exactly as the daemon does.
 #include "sim/compute_node.h"
 
+#include <algorithm>
 #include <simgrid/s4u/Actor.hpp>
 #include <simgrid/s4u/Engine.hpp>
 #include <string>
@@ -29,19 +30,27 @@ void RankLoop(const Pattern& pattern, uint32_t rank, sg4::Host* host, RankTarget
       target.storage->Open(host);
     }
   }
-  const uint64_t n = pattern.IssuedPerRank();
-  for (uint64_t i = 0; i < n && pattern.BeforeStonewall(sg4::Engine::get_clock()); ++i) {
-    IoRequest r = DataRequest(pattern, rank, i, reply);
-    if (target.ionode != nullptr) {
-      target.ionode->put(&r, kMessageHeaderBytes + (r.write ? r.length : 0));
-      IoRequest* back = reply->get<IoRequest>();
-      (void)back;  // the same message, answered
-    } else {
-      r.bytes_done = target.storage->Call(host, r.file, r.write, r.offset, r.length);
+  // Issues requests out->requests .. limit - 1; with `timed`, stops at the stonewall.
+  auto issue = [&](uint64_t limit, bool timed) {
+    for (uint64_t i = out->requests;
+         i < limit && (!timed || pattern.BeforeStonewall(sg4::Engine::get_clock())); ++i) {
+      IoRequest r = DataRequest(pattern, rank, i, reply);
+      if (target.ionode != nullptr) {
+        target.ionode->put(&r, kMessageHeaderBytes + (r.write ? r.length : 0));
+        IoRequest* back = reply->get<IoRequest>();
+        (void)back;  // the same message, answered
+      } else {
+        r.bytes_done = target.storage->Call(host, r.file, r.write, r.offset, r.length);
+      }
+      ++out->requests;
+      out->bytes += r.bytes_done;
+      if (r.error != 0) ++out->errors;
     }
-    ++out->requests;
-    out->bytes += r.bytes_done;
-    if (r.error != 0) ++out->errors;
+  };
+  const uint64_t n = pattern.IssuedPerRank();
+  issue(n, /*timed=*/true);
+  if (target.wear_out != nullptr) {
+    issue(std::min(n, target.wear_out->Agree(out->requests)), /*timed=*/false);
   }
   out->end_s = sg4::Engine::get_clock();
   (*finished)();

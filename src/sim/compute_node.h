@@ -9,6 +9,7 @@
 #include <simgrid/s4u/Mailbox.hpp>
 
 #include "sim/storage_model.h"
+#include "sim/wear_out.h"
 #include "sim/workload_pattern.h"
 
 namespace iorelay::sim {
@@ -23,6 +24,7 @@ struct RankResult {
 struct RankTarget {
   simgrid::s4u::Mailbox* ionode = nullptr;  // null: direct access
   StorageModel* storage = nullptr;          // used for direct access
+  WearOut* wear_out = nullptr;              // the pattern's wear-out (null: none)
 };
 
 // Creates the actor of `rank`, starting at `start_s`; it calls `finished` (in the actor) after

@@ -2,6 +2,7 @@
 // that rank's next one becomes ready) and the one request message being sent.
 #include "sim/node_issuer.h"
 
+#include <algorithm>
 #include <deque>
 #include <simgrid/s4u/Actor.hpp>
 #include <simgrid/s4u/Comm.hpp>
@@ -40,8 +41,8 @@ void OpenFiles(uint32_t first_rank, uint32_t count, sg4::Mailbox* ionode, sg4::M
 }
 
 void NodeLoop(const Pattern& pattern, uint32_t node, uint32_t first_rank, uint32_t count,
-              sg4::Mailbox* ionode, double start_s, bool opens, std::vector<RankResult>* out,
-              const std::function<void()>* finished) {
+              sg4::Mailbox* ionode, double start_s, bool opens, WearOut* wear_out,
+              std::vector<RankResult>* out, const std::function<void()>* finished) {
   if (start_s > 0) sg4::this_actor::sleep_until(start_s);
   sg4::Mailbox* replies = sg4::Mailbox::by_name("n" + std::to_string(node));
   if (opens) OpenFiles(first_rank, count, ionode, replies, /*aggregate=*/false);
@@ -53,38 +54,60 @@ void NodeLoop(const Pattern& pattern, uint32_t node, uint32_t first_rank, uint32
     current[local] = DataRequest(pattern, first_rank + local, issued[local]++, replies);
     ready.push_back(local);
   };
-  for (uint32_t i = 0; i < count; ++i) prepare(i);
-  uint32_t ranks_left = count;
-  sg4::CommPtr sending;
-  IoRequest* answered = nullptr;
-  sg4::CommPtr receiving = replies->get_async<IoRequest>(&answered);
-  while (ranks_left > 0) {
-    if (sending == nullptr && !ready.empty()) {
-      IoRequest& r = current[ready.front()];
-      ready.pop_front();
-      sending = ionode->put_async(&r, kMessageHeaderBytes + (r.write ? r.length : 0));
+  // Runs the node's ranks until each has issued `limit` requests (with `timed`, or passed the
+  // stonewall) and had them answered; calls `stopped` for each rank as it stops.
+  auto run = [&](uint64_t limit, bool timed, const std::function<void(uint32_t)>& stopped) {
+    uint32_t ranks_left = 0;
+    for (uint32_t local = 0; local < count; ++local) {
+      if (issued[local] < limit) {
+        prepare(local);
+        ++ranks_left;
+      } else {
+        stopped(local);
+      }
     }
-    std::vector<sg4::CommPtr> comms = {receiving};
-    if (sending != nullptr) comms.push_back(sending);
-    const ssize_t done = sg4::Comm::wait_any(comms);
-    if (done == 1) {
-      sending = nullptr;
-      continue;
+    if (ranks_left == 0) return;
+    sg4::CommPtr sending;
+    IoRequest* answered = nullptr;
+    sg4::CommPtr receiving = replies->get_async<IoRequest>(&answered);
+    while (ranks_left > 0) {
+      if (sending == nullptr && !ready.empty()) {
+        IoRequest& r = current[ready.front()];
+        ready.pop_front();
+        sending = ionode->put_async(&r, kMessageHeaderBytes + (r.write ? r.length : 0));
+      }
+      std::vector<sg4::CommPtr> comms = {receiving};
+      if (sending != nullptr) comms.push_back(sending);
+      const ssize_t done = sg4::Comm::wait_any(comms);
+      if (done == 1) {
+        sending = nullptr;
+        continue;
+      }
+      const uint32_t local = answered->rank - first_rank;
+      RankResult& result = (*out)[answered->rank];
+      ++result.requests;
+      result.bytes += answered->bytes_done;
+      if (answered->error != 0) ++result.errors;
+      if (issued[local] < limit && (!timed || pattern.BeforeStonewall(sg4::Engine::get_clock()))) {
+        prepare(local);
+      } else {
+        --ranks_left;
+        stopped(local);
+      }
+      if (ranks_left > 0) receiving = replies->get_async<IoRequest>(&answered);
     }
-    const uint32_t local = answered->rank - first_rank;
-    RankResult& result = (*out)[answered->rank];
-    ++result.requests;
-    result.bytes += answered->bytes_done;
-    if (answered->error != 0) ++result.errors;
-    if (issued[local] < per_rank && pattern.BeforeStonewall(sg4::Engine::get_clock())) {
-      prepare(local);
-    } else {
-      result.end_s = sg4::Engine::get_clock();
-      --ranks_left;
-      (*finished)();
-    }
-    if (ranks_left > 0) receiving = replies->get_async<IoRequest>(&answered);
+  };
+  const std::function<void(uint32_t)> end = [&](uint32_t local) {
+    (*out)[first_rank + local].end_s = sg4::Engine::get_clock();
+    (*finished)();
+  };
+  if (wear_out == nullptr) {
+    run(per_rank, /*timed=*/true, end);
+    return;
   }
+  run(per_rank, /*timed=*/true, [](uint32_t) {});
+  const uint64_t most = *std::max_element(issued.begin(), issued.end());
+  run(std::min(per_rank, wear_out->Agree(most)), /*timed=*/false, end);
 }
 
 // Intra-node aggregation's one sender writes the gathered buffer: runs of the step's requests
@@ -116,8 +139,39 @@ void Coalesce(const std::vector<IoRequest>& step, std::vector<IoRequest>* sent,
   }
 }
 
+// One step of intra-node aggregation: request i of every rank of the node, gathered into one
+// message, coalesced, and each rank answered its share.
+void Step(const Pattern& pattern, uint32_t first_rank, uint32_t count, uint64_t i,
+          sg4::Mailbox* ionode, sg4::Mailbox* replies, std::vector<IoRequest>* step,
+          std::vector<IoRequest>* sent,
+          std::vector<std::pair<uint32_t, std::vector<uint64_t>>>* members,
+          std::vector<dispatch::Share>* shares, std::vector<RankResult>* out) {
+  for (uint32_t local = 0; local < count; ++local) {
+    (*step)[local] = DataRequest(pattern, first_rank + local, i, replies);
+  }
+  Coalesce(*step, sent, members);
+  uint64_t bytes = 0;
+  for (const IoRequest& r : *sent) bytes += kMessageHeaderBytes + (r.write ? r.length : 0);
+  ionode->put(&(*sent)[0], bytes);
+  for (size_t k = 0; k < sent->size(); ++k) {
+    const IoRequest* answered = replies->get<IoRequest>();
+    const auto& [first_local, lengths] = (*members)[answered - sent->data()];
+    // Each rank's share of the gathered write, as the daemon splits a merged call.
+    dispatch::SplitResult(answered->error != 0
+                              ? Result<size_t>(Status::IOError("aggregated request failed"))
+                              : Result<size_t>(static_cast<size_t>(answered->bytes_done)),
+                          lengths, shares);
+    for (size_t m = 0; m < lengths.size(); ++m) {
+      RankResult& result = (*out)[first_rank + first_local + m];
+      ++result.requests;
+      result.bytes += (*shares)[m].bytes;
+      if (answered->error != 0 || (*shares)[m].error != 0) ++result.errors;
+    }
+  }
+}
+
 void AggregatingNodeLoop(const Pattern& pattern, uint32_t node, uint32_t first_rank, uint32_t count,
-                         sg4::Mailbox* ionode, double start_s, bool opens,
+                         sg4::Mailbox* ionode, double start_s, bool opens, WearOut* wear_out,
                          std::vector<RankResult>* out, const std::function<void()>* finished) {
   if (start_s > 0) sg4::this_actor::sleep_until(start_s);
   sg4::Mailbox* replies = sg4::Mailbox::by_name("n" + std::to_string(node));
@@ -126,53 +180,37 @@ void AggregatingNodeLoop(const Pattern& pattern, uint32_t node, uint32_t first_r
   std::vector<IoRequest> sent;
   std::vector<std::pair<uint32_t, std::vector<uint64_t>>> members;
   std::vector<dispatch::Share> shares;
-  for (uint64_t i = 0;
-       i < pattern.IssuedPerRank() && pattern.BeforeStonewall(sg4::Engine::get_clock()); ++i) {
-    for (uint32_t local = 0; local < count; ++local) {
-      step[local] = DataRequest(pattern, first_rank + local, i, replies);
+  // Steps from `i` up to `limit` (with `timed`, none after the stonewall).
+  uint64_t i = 0;
+  auto steps = [&](uint64_t limit, bool timed) {
+    for (; i < limit && (!timed || pattern.BeforeStonewall(sg4::Engine::get_clock())); ++i) {
+      Step(pattern, first_rank, count, i, ionode, replies, &step, &sent, &members, &shares, out);
     }
-    Coalesce(step, &sent, &members);
-    uint64_t bytes = 0;
-    for (const IoRequest& r : sent) bytes += kMessageHeaderBytes + (r.write ? r.length : 0);
-    ionode->put(&sent[0], bytes);
-    for (size_t k = 0; k < sent.size(); ++k) {
-      const IoRequest* answered = replies->get<IoRequest>();
-      const auto& [first_local, lengths] = members[answered - sent.data()];
-      // Each rank's share of the gathered write, as the daemon splits a merged call.
-      dispatch::SplitResult(answered->error != 0
-                                ? Result<size_t>(Status::IOError("aggregated request failed"))
-                                : Result<size_t>(static_cast<size_t>(answered->bytes_done)),
-                            lengths, &shares);
-      for (size_t m = 0; m < lengths.size(); ++m) {
-        RankResult& result = (*out)[first_rank + first_local + m];
-        ++result.requests;
-        result.bytes += shares[m].bytes;
-        if (answered->error != 0 || shares[m].error != 0) ++result.errors;
-      }
-    }
-  }
+  };
+  steps(pattern.IssuedPerRank(), /*timed=*/true);
+  if (wear_out != nullptr) steps(std::min(pattern.IssuedPerRank(), wear_out->Agree(i)), false);
   for (uint32_t local = 0; local < count; ++local) {
     (*out)[first_rank + local].end_s = sg4::Engine::get_clock();
     (*finished)();
   }
 }
-
 }  // namespace
 
 void StartNodeIssuer(const Pattern& pattern, uint32_t node, uint32_t first_rank, uint32_t count,
                      sg4::Host* host, sg4::Mailbox* ionode, double start_s, bool aggregate,
-                     bool opens, std::vector<RankResult>* out,
+                     bool opens, WearOut* wear_out, std::vector<RankResult>* out,
                      const std::function<void()>* finished) {
-  sg4::Actor::create(
-      "node" + std::to_string(node), host,
-      [&pattern, node, first_rank, count, ionode, start_s, aggregate, opens, out, finished] {
-        if (aggregate) {
-          AggregatingNodeLoop(pattern, node, first_rank, count, ionode, start_s, opens, out,
-                              finished);
-        } else {
-          NodeLoop(pattern, node, first_rank, count, ionode, start_s, opens, out, finished);
-        }
-      });
+  sg4::Actor::create("node" + std::to_string(node), host,
+                     [&pattern, node, first_rank, count, ionode, start_s, aggregate, opens,
+                      wear_out, out, finished] {
+                       if (aggregate) {
+                         AggregatingNodeLoop(pattern, node, first_rank, count, ionode, start_s,
+                                             opens, wear_out, out, finished);
+                       } else {
+                         NodeLoop(pattern, node, first_rank, count, ionode, start_s, opens,
+                                  wear_out, out, finished);
+                       }
+                     });
 }
 
 }  // namespace iorelay::sim

@@ -233,12 +233,12 @@ Result<Platform> ParsePlatform(const json& doc) {
         "platform: ionode.layout bgq needs network.topology and network.link (its bridge nodes "
         "are nodes of the topology)");
   }
-  IORELAY_RETURN_IF_ERROR(ParseStorage(
-      Section(doc["storage"], "storage",
-              {"kind", "targets", "nic", "stripe_size", "stripe_count", "device", "noise",
-               "metadata_service", "token_handoff", "file_writes_per_client",
-               "metanode_update", "metanode_bw"}),
-      &p.storage));
+  IORELAY_RETURN_IF_ERROR(
+      ParseStorage(Section(doc["storage"], "storage",
+                           {"kind", "targets", "nic", "stripe_size", "stripe_count", "device",
+                            "noise", "metadata_service", "token_handoff", "file_writes_per_client",
+                            "metanode_update", "metanode_bw"}),
+                   &p.storage));
   return p;
 }
 

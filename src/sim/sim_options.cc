@@ -40,6 +40,9 @@ cli::OptionTable Table(SimOptions* o) {
                       "bytes of all ranks together, instead of b and s (0: none)"))
       .Add(cli::Seconds("stonewall", "SECONDS", &p.stonewall_s,
                         "each rank stops issuing requests after T simulated s (0: none)"))
+      .Add(cli::Flag("wearout", &p.wearout,
+                     "after the stonewall, every rank issues requests up to the largest count\n"
+                     "any rank reached by it (the bench's --wearout; needs --stonewall)"))
       .Add(cli::Integer("max-requests", "N", &p.max_requests, 0, INT64_MAX,
                         "each rank issues at most its first N requests, layout unchanged (0: all)"))
       .Add(cli::Flag("odirect", &p.odirect,

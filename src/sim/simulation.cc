@@ -145,6 +145,13 @@ Result<RunResult> Run(const RunConfig& config) {
     if (--running > 0) return;
     for (const auto& io : ionodes) io->Stop();
   };
+  // The wear-out's participants: one actor per rank, or per node that has ranks.
+  const uint32_t actors =
+      config.issuer == Issuer::kRank
+          ? config.pattern.ranks
+          : (config.pattern.ranks + pattern.ranks_per_node - 1) / pattern.ranks_per_node;
+  std::unique_ptr<WearOut> wear_out;
+  if (pattern.spec.wearout) wear_out = std::make_unique<WearOut>(actors);
   for (uint32_t node = 0; config.issuer != Issuer::kRank && node < pattern.spec.nodes; ++node) {
     const uint32_t first = node * pattern.ranks_per_node;
     if (first >= config.pattern.ranks) break;
@@ -153,12 +160,13 @@ Result<RunResult> Run(const RunConfig& config) {
         jitter_ns > 0 ? static_cast<int64_t>(rng() % static_cast<uint64_t>(jitter_ns + 1)) : 0;
     StartNodeIssuer(pattern, node, first, count, hosts.compute[node], mailbox_of(node),
                     static_cast<double>(start_ns) * 1e-9, config.issuer == Issuer::kNodeAggregate,
-                    storage.has_metadata(), &ranks, &finished);
+                    storage.has_metadata(), wear_out.get(), &ranks, &finished);
   }
   for (uint32_t r = 0; config.issuer == Issuer::kRank && r < config.pattern.ranks; ++r) {
     const uint32_t node = pattern.NodeOf(r);
     RankTarget target;
     target.storage = &storage;
+    target.wear_out = wear_out.get();
     if (config.ionodes > 0) target.ionode = mailbox_of(node);
     const int64_t start_ns =
         jitter_ns > 0 ? static_cast<int64_t>(rng() % static_cast<uint64_t>(jitter_ns + 1)) : 0;
@@ -222,6 +230,7 @@ nlohmann::json DeterministicJson(const RunConfig& config, const RunResult& r) {
       {"issuer", IssuerName(config.issuer)},
   };
   if (config.platform.ionode.layout == IoLayoutKind::kBgq) j["ionode_layout"] = "bgq";
+  if (p.wearout) j["pattern"]["wearout"] = true;
   j.update(ResultNumbers(r));
   j["metadata_ops"] = r.metadata_ops;
   if (config.platform.storage.token_handoff_ns > 0) j["token_handoffs"] = r.token_handoffs;

@@ -215,6 +215,32 @@ TEST(SimulationTest, StonewallStopsRanksEarly) {
   }
 }
 
+// As the bench's --wearout: after the stonewall, every rank catches up with the rank that did
+// most requests by then, so all ranks do equally many (fewer than the whole pattern), for every
+// issuer. Ranks on a slow start (start jitter as long as the stonewall) have done fewer.
+TEST(SimulationTest, WearOutBringsEveryRankToTheMostRequestsByTheStonewall) {
+  for (Issuer issuer : {Issuer::kRank, Issuer::kNode, Issuer::kNodeAggregate}) {
+    RunConfig c = Config("nfs", 1, "fifo");  // 8 ranks x 8 requests of 64 KiB on one disk
+    c.issuer = issuer;
+    c.pattern.stonewall_s = 0.1;
+    c.platform.compute.start_jitter_ns = 100'000'000;
+    const json stopped = RunForked(c);
+    c.pattern.wearout = true;
+    const json worn = RunForked(c);
+    ASSERT_FALSE(worn.contains("error")) << worn.dump();
+    const int before = stopped["requests"].get<int>();
+    const int after = worn["requests"].get<int>();
+    EXPECT_GT(after, before) << IssuerName(issuer);
+    EXPECT_LT(after, 64) << IssuerName(issuer);
+    EXPECT_EQ(after % 8, 0) << IssuerName(issuer) << ": every rank the same count";
+    EXPECT_EQ(worn["bytes_at_storage"], worn["bytes"]);
+    EXPECT_EQ(worn["pattern"]["wearout"], true);
+  }
+  RunConfig bad = Config("nfs", 1, "fifo");
+  bad.pattern.wearout = true;
+  EXPECT_FALSE(Validate(bad).ok()) << "--wearout without --stonewall";
+}
+
 // --max-requests: every issuer stops each rank after its first N requests.
 TEST(SimulationTest, MaxRequestsCapsEveryRank) {
   for (Issuer issuer : {Issuer::kRank, Issuer::kNode, Issuer::kNodeAggregate}) {

@@ -29,6 +29,9 @@ Result<Pattern> MakePattern(const PatternSpec& spec) {
   }
   if (spec.ranks == 0) return Status::InvalidArgument("--ranks must be >= 1");
   if (spec.stonewall_s < 0) return Status::InvalidArgument("--stonewall must be >= 0");
+  if (spec.wearout && spec.stonewall_s <= 0) {
+    return Status::InvalidArgument("--wearout needs --stonewall");
+  }
   if (spec.nodes == 0 || spec.nodes > spec.ranks) {
     return Status::InvalidArgument("--nodes must be between 1 and --ranks");
   }

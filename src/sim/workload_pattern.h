@@ -24,6 +24,9 @@ struct PatternSpec {
   // Every rank stops issuing requests once this much simulated time has passed (0: none), as
   // the bench's --stonewall; bandwidth is then the bytes moved over the slowest rank's time.
   double stonewall_s = 0;
+  // The bench's --wearout (needs a stonewall): after it, every rank issues requests until it has
+  // done as many as the rank that did most by the stonewall (sim/wear_out.h).
+  bool wearout = false;
   // Every rank issues at most its first this many requests (0: all of them); the file layout
   // stays that of the whole pattern, as a stonewall leaves it. A time budget for patterns whose
   // real runs move far more requests than are worth simulating one by one.
