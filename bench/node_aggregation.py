@@ -152,11 +152,12 @@ def main() -> int:
     def words(options: str) -> str:
         return "-".join(options.replace("--", "").split())
 
-    suffix = words(args.ionode_args)
-    if args.relay_args:
-        suffix += ("-" if suffix else "") + "relay-" + words(args.relay_args)
-    if workers != [1]:
-        suffix += ("-" if suffix else "") + "relay-workers-" + "-".join(map(str, workers))
+    parts = [
+        words(args.ionode_args),
+        "relay-" + words(args.relay_args) if args.relay_args else "",
+        "relay-workers-" + "-".join(map(str, workers)) if workers != [1] else "",
+    ]
+    suffix = "-".join(p for p in parts if p)
     default = f"node-aggregation-{args.jobs}{'-' + suffix if suffix else ''}.md"
     out = Path(args.out) if args.out else REPO / "bench" / "results" / default
     out.parent.mkdir(exist_ok=True)

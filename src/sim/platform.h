@@ -72,6 +72,7 @@ struct StorageParams {
   // host never pays; both 0: no metanode.
   int64_t metanode_update_ns = 0;
   double metanode_Bps = 0;  // 0: no part by size
+  bool has_metanode() const { return metanode_update_ns > 0 || metanode_Bps > 0; }
 };
 
 struct Platform {

@@ -234,8 +234,7 @@ nlohmann::json DeterministicJson(const RunConfig& config, const RunResult& r) {
   j.update(ResultNumbers(r));
   j["metadata_ops"] = r.metadata_ops;
   if (config.platform.storage.token_handoff_ns > 0) j["token_handoffs"] = r.token_handoffs;
-  const StorageParams& st = config.platform.storage;
-  if (st.metanode_update_ns > 0 || st.metanode_Bps > 0) j["metanode_updates"] = r.metanode_updates;
+  if (config.platform.storage.has_metanode()) j["metanode_updates"] = r.metanode_updates;
   return j;
 }
 

@@ -175,7 +175,7 @@ uint64_t StorageModel::Call(sg4::Host* client, uint64_t file, bool write, uint64
     if (params_.token_handoff_ns > 0) AcquireToken(client, file);
     Transfer(client, /*to_storage=*/true, pieces);
     Serve(pieces);
-    if (has_metanode()) UpdateMetanode(client, file, length);
+    if (params_.has_metanode()) UpdateMetanode(client, file, length);
     if (params_.token_handoff_ns > 0) ReleaseToken(file);
     if (file_lock) file_lock->release();
     bytes_written_ += length;

@@ -81,7 +81,6 @@ class StorageModel {
   // StorageParams::metanode_*: makes the first writer of `file` its metanode, or, for a write of
   // `bytes` from another host, sleeps until that write's turn for an update there is over.
   void UpdateMetanode(simgrid::s4u::Host* client, uint64_t file, uint64_t bytes);
-  bool has_metanode() const { return params_.metanode_update_ns > 0 || params_.metanode_Bps > 0; }
   struct Metanode {
     simgrid::s4u::Host* host = nullptr;
     int64_t busy_until_ns = 0;  // the end of the last update it queued
