@@ -47,7 +47,12 @@ def data_requests(stats: dict[str, Any]) -> int:
 
 
 def one_run(
-    args: argparse.Namespace, tmp: Path, name: str, relay: bool, relay_workers: int
+    args: argparse.Namespace,
+    tmp: Path,
+    name: str,
+    relay: bool,
+    relay_workers: int,
+    relay_scheduler: str,
 ) -> dict[str, float]:
     config = RelayConfig(
         ionodes=1,
@@ -55,7 +60,7 @@ def one_run(
         root=tmp / "root",
         prefix="/iorelay-agg",
         node_aggregation=relay,
-        relay_scheduler=args.relay_scheduler,
+        relay_scheduler=relay_scheduler,
         relay_workers=relay_workers,
         relay_args=shlex.split(args.relay_args),
         daemon_args=shlex.split(args.ionode_args),
@@ -90,7 +95,11 @@ def main() -> int:
     ap.add_argument("--writes", type=int, default=256, help="requests per job")
     ap.add_argument("--reps", type=int, default=3)
     ap.add_argument("--scheduler", default="sjf", help="the I/O node's scheduler")
-    ap.add_argument("--relay-scheduler", default="sjf", help="as iorelay run's default (sjf)")
+    ap.add_argument(
+        "--relay-scheduler",
+        action="append",
+        help="as iorelay run's default (sjf); again: a row each (with every --relay-workers)",
+    )
     ap.add_argument(
         "--relay-workers", default="1", help="upstream requests at once (1); a list: a row each"
     )
@@ -104,20 +113,26 @@ def main() -> int:
     ap.add_argument("--out", help="default: bench/results/node-aggregation-JOBS[-...].md")
     args = ap.parse_args()
     workers = list(dict.fromkeys(int(w) for w in args.relay_workers.split(",")))
+    schedulers = list(dict.fromkeys(args.relay_scheduler or ["sjf"]))
 
-    def relay_label(w: int) -> str:
-        if len(workers) == 1:
-            return "with relay"
-        return f"with relay, {w} worker{'s' if w > 1 else ''}"
+    def relay_label(w: int, scheduler: str) -> str:
+        parts = ["with relay"]
+        if len(schedulers) > 1:
+            parts.append(scheduler)
+        if len(workers) > 1:
+            parts.append(f"{w} worker{'s' if w > 1 else ''}")
+        return ", ".join(parts)
 
-    paths = [("without relay", False, 0), *((relay_label(w), True, w) for w in workers)]
-    runs: dict[str, list[dict[str, float]]] = {label: [] for label, _, _ in paths}
+    paths = [("without relay", False, 0, "")] + [
+        (relay_label(w, sched), True, w, sched) for sched in schedulers for w in workers
+    ]
+    runs: dict[str, list[dict[str, float]]] = {label: [] for label, _, _, _ in paths}
     with tempfile.TemporaryDirectory(prefix="iorelay-agg-", dir="/var/tmp") as tmp_name:
         tmp = Path(tmp_name)
         (tmp / "root").mkdir()
         for rep in range(args.reps):
-            for label, relay, w in paths:
-                runs[label].append(one_run(args, tmp, f"{rep}-{int(relay)}-{w}", relay, w))
+            for i, (label, relay, w, sched) in enumerate(paths):
+                runs[label].append(one_run(args, tmp, f"{rep}-{i}", relay, w, sched))
             print(f"repetition {rep + 1}: " + "; ".join(
                 f"{k} {v[-1]['mib_s']:.1f} MiB/s, {v[-1]['ionode_data']:.0f} requests at the "
                 "I/O node" for k, v in runs.items()), flush=True)  # fmt: skip
@@ -131,7 +146,7 @@ def main() -> int:
     relay_more = f" {args.relay_args}" if args.relay_args else ""
     lines = [f"## Node-local relay, {args.jobs} fio jobs on one node, 1D-strided {args.bs} "
              f"O_DIRECT writes to one file, one I/O node ({ionode}; "
-             f"relay {args.relay_scheduler}, {args.relay_workers} workers{relay_more}), "
+             f"relay {' / '.join(schedulers)}, {args.relay_workers} workers{relay_more}), "
              f"{time.strftime('%Y-%m-%d')}", "",
              f"Command: `{cmd}`", "",
              "| path | write MiB/s (median) | / without | runs | data requests at the I/O node "
@@ -156,6 +171,8 @@ def main() -> int:
         words(args.ionode_args),
         "relay-" + words(args.relay_args) if args.relay_args else "",
         "relay-workers-" + "-".join(map(str, workers)) if workers != [1] else "",
+        "relay-" + "-".join(words(s.replace(":", " ").replace(",", " ").replace("=", "-"))
+                            for s in schedulers) if schedulers != ["sjf"] else "",
     ]
     suffix = "-".join(p for p in parts if p)
     default = f"node-aggregation-{args.jobs}{'-' + suffix if suffix else ''}.md"

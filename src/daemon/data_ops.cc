@@ -459,6 +459,7 @@ void SubmitDecoded(Core& core, const ConnPtr& conn, Replier& refuse, std::unique
   w->session = conn->session;
   sched::Request& r = w->request;
   r.app = w->session->app_index();
+  r.client = w->session->id();
   r.file = w->file->key();
   r.op = IsRead(op) ? sched::IoOp::kRead : sched::IoOp::kWrite;
   bool shared_offset = op == Op::kRead || op == Op::kWrite;

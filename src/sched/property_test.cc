@@ -48,6 +48,7 @@ std::vector<Request> Workload(uint64_t seed, size_t n) {
     }
     c += r.length;
     r.merge_class = rng() % 10 == 0 ? 1 : 0;
+    r.client = r.app + 1;  // what gather waits for
     r.arrival_ns = t;
     out.push_back(r);
   }
@@ -138,7 +139,9 @@ INSTANTIATE_TEST_SUITE_P(
                       Case{"aioli:sync=false", 50'000'000}, Case{"mlf", 50'000'000},
                       Case{"sw:window=10ms", 50'000'000}, Case{"twins", 50'000'000},
                       Case{"twins:by=app", 150'000'000}, Case{"wfq:weight.1=3", 50'000'000},
-                      Case{"hbrr", 50'000'000}, Case{"dynamic:period=5ms", 50'000'000}),
+                      Case{"hbrr", 50'000'000}, Case{"dynamic:period=5ms", 50'000'000},
+                      Case{"sjf:max_wait=20ms,gather=500us", 50'000'000},
+                      Case{"mlf:gather=2ms", 50'000'000}),
     [](const auto& info) {
       std::string n = info.param.spec;
       for (char& c : n) c = std::isalnum(static_cast<unsigned char>(c)) ? c : '_';

@@ -2,6 +2,7 @@
 #include "sched/registry.h"
 
 #include "sched/algorithms.h"
+#include "sched/gather.h"
 #include "sched/write_order.h"
 
 namespace iorelay::sched {
@@ -36,9 +37,19 @@ Result<std::unique_ptr<Scheduler>> SchedulerRegistry::Create(const std::string& 
     for (const auto& [n, f] : factories_) known += (known.empty() ? "" : ", ") + n;
     return Status::InvalidArgument("unknown scheduler '" + name + "' (known: " + known + ")");
   }
-  auto s = it->second(params);
+  // `gather` is every algorithm's: it wraps the algorithm (gather.h) rather than being read
+  // by it.
+  SchedulerParams own = params;
+  SchedulerParams wrapper;
+  if (auto g = own.extract("gather")) wrapper.insert(std::move(g));
+  ParamReader reader(name, wrapper);
+  const int64_t gather_ns = reader.DurationNs("gather", 0);
+  IORELAY_RETURN_IF_ERROR(reader.Finish());
+  auto s = it->second(own);
   if (!s.ok()) return s.status();
-  return std::unique_ptr<Scheduler>(std::make_unique<WriteOrderGuard>(std::move(*s)));
+  std::unique_ptr<Scheduler> algorithm = std::move(*s);
+  if (gather_ns > 0) algorithm = std::make_unique<Gather>(std::move(algorithm), gather_ns);
+  return std::unique_ptr<Scheduler>(std::make_unique<WriteOrderGuard>(std::move(algorithm)));
 }
 
 Result<std::unique_ptr<Scheduler>> SchedulerRegistry::CreateFromSpec(std::string_view spec) const {

@@ -35,6 +35,9 @@ struct Request {
   uint32_t merge_class = 0;
   // false: always dispatched alone (O_APPEND writes, whose offset is decided at the call).
   bool mergeable = true;
+  // The issuing client (the daemon's session, the simulator's rank), 0 if unknown: what the
+  // gather parameter waits for (gather.h).
+  uint64_t client = 0;
 };
 
 // Defaults of the per-scheduler caps on one dispatch (parameters max_dispatch_bytes and

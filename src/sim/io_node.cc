@@ -106,6 +106,7 @@ void IoNode::ScheduleLoop() {
       q.arrival_ns = NowNs();
       q.merge_class = r->merge_class;
       q.app = r->app;
+      q.client = (static_cast<uint64_t>(r->app) << 32 | r->rank) + 1;
       q.mergeable = r->positional && !r->append;
       in_scheduler_.emplace(q.id, r);
       scheduler_->Add(q);
