@@ -98,7 +98,8 @@ def main() -> int:
     ap.add_argument(
         "--relay-scheduler",
         action="append",
-        help="as iorelay run's default (sjf); again: a row each (with every --relay-workers)",
+        help=f"as iorelay run's default ({RelayConfig.relay_scheduler}); again: a row each (with "
+        "every --relay-workers)",
     )
     ap.add_argument(
         "--relay-workers", default="1", help="upstream requests at once (1); a list: a row each"
@@ -113,7 +114,7 @@ def main() -> int:
     ap.add_argument("--out", help="default: bench/results/node-aggregation-JOBS[-...].md")
     args = ap.parse_args()
     workers = list(dict.fromkeys(int(w) for w in args.relay_workers.split(",")))
-    schedulers = list(dict.fromkeys(args.relay_scheduler or ["sjf"]))
+    schedulers = list(dict.fromkeys(args.relay_scheduler or [RelayConfig.relay_scheduler]))
 
     def relay_label(w: int, scheduler: str) -> str:
         parts = ["with relay"]
@@ -167,12 +168,16 @@ def main() -> int:
     def words(options: str) -> str:
         return "-".join(options.replace("--", "").split())
 
+    def spec_words(spec: str) -> str:  # "sjf:gather=1ms" -> "sjf-gather-1ms"
+        return words(spec.replace(":", " ").replace(",", " ").replace("=", " "))
+
+    default_sched = [RelayConfig.relay_scheduler]
+
     parts = [
         words(args.ionode_args),
         "relay-" + words(args.relay_args) if args.relay_args else "",
         "relay-workers-" + "-".join(map(str, workers)) if workers != [1] else "",
-        "relay-" + "-".join(words(s.replace(":", " ").replace(",", " ").replace("=", "-"))
-                            for s in schedulers) if schedulers != ["sjf"] else "",
+        "relay-" + "-".join(map(spec_words, schedulers)) if schedulers != default_sched else "",
     ]
     suffix = "-".join(p for p in parts if p)
     default = f"node-aggregation-{args.jobs}{'-' + suffix if suffix else ''}.md"
