@@ -47,7 +47,7 @@ class Gather final : public Scheduler {
  private:
   std::unique_ptr<Scheduler> inner_;
   int64_t wait_ns_;
-  absl::flat_hash_map<uint64_t, size_t> present_;   // client -> requests queued or in flight
+  absl::flat_hash_map<uint64_t, size_t> present_;  // client -> requests queued or in flight
   struct Owner {
     uint64_t client = 0;
     int64_t dispatched_ns = -1;  // -1: queued
