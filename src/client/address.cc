@@ -15,6 +15,7 @@
 
 #include "client/internal_fds.h"
 #include "common/raw_close.h"
+#include "common/unix_address.h"
 
 namespace iorelay::client {
 namespace {
@@ -54,8 +55,10 @@ Result<Address> ParseAddress(const std::string& text) {
   if (text.rfind("unix:", 0) == 0) {
     a.kind = Address::Kind::kUnix;
     a.path = text.substr(5);
-    if (a.path.empty() || a.path[0] != '/' || a.path.size() >= sizeof(sockaddr_un{}.sun_path)) {
-      return Status::InvalidArgument("bad unix address '" + text + "' (unix:/ABSOLUTE/PATH)");
+    sockaddr_un sun;
+    if (FillUnixAddress(a.path, &sun) == 0) {
+      return Status::InvalidArgument("bad unix address '" + text +
+                                     "' (unix:/ABSOLUTE/PATH or unix:@ABSTRACT-NAME)");
     }
     return a;
   }
@@ -82,17 +85,18 @@ Result<Address> ParseAddress(const std::string& text) {
     a.port = p;
     return a;
   }
-  return Status::InvalidArgument("bad daemon address '" + text + "' (tcp:HOST:PORT or unix:PATH)");
+  return Status::InvalidArgument("bad daemon address '" + text +
+                                 "' (tcp:HOST:PORT, unix:PATH or unix:@NAME)");
 }
 
 Result<int> ConnectSocket(const Address& addr, int timeout_ms) {
   if (addr.kind == Address::Kind::kUnix) {
-    sockaddr_un sun{};
-    sun.sun_family = AF_UNIX;
-    std::memcpy(sun.sun_path, addr.path.c_str(), addr.path.size() + 1);
+    sockaddr_un sun;
+    const socklen_t len = FillUnixAddress(addr.path, &sun);
+    if (len == 0) return Status::InvalidArgument("bad unix address '" + addr.text + "'");
     int fd = NewSocket(AF_UNIX);
     if (fd < 0) return Status::LastError("socket");
-    int err = ConnectWithin(fd, reinterpret_cast<sockaddr*>(&sun), sizeof sun, timeout_ms);
+    int err = ConnectWithin(fd, reinterpret_cast<sockaddr*>(&sun), len, timeout_ms);
     if (err != 0) {
       RawClose(fd);
       return ConnectFailed(addr, err);

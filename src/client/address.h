@@ -1,4 +1,5 @@
-// Daemon addresses as users write them (tcp:HOST:PORT, unix:PATH) and the socket connect.
+// Daemon addresses as users write them (tcp:HOST:PORT, unix:PATH, unix:@NAME) and the socket
+// connect.
 #pragma once
 
 #include <string>
@@ -12,11 +13,12 @@ struct Address {
   Kind kind = Kind::kUnix;
   std::string host;  // tcp
   int port = 0;      // tcp
-  std::string path;  // unix
+  std::string path;  // unix: the absolute path, or @NAME
   std::string text;  // as given, for messages
 };
 
-// Strict: "tcp:HOST:PORT" (HOST may be [v6]) or "unix:PATH" (absolute, fits sun_path).
+// Strict: "tcp:HOST:PORT" (HOST may be [v6]), "unix:PATH" (absolute, fits sun_path) or
+// "unix:@NAME" (an abstract socket: common/unix_address.h).
 Result<Address> ParseAddress(const std::string& text);
 
 // A connected, non-blocking, close-on-exec socket at a high descriptor number, recorded as

@@ -37,6 +37,15 @@ TEST(Config, Defaults) {
   EXPECT_EQ(c->spin_us, 50);
 }
 
+TEST(Config, AbstractUnixAddress) {
+  auto e = Base();
+  e["IORELAY_SERVERS"] = "unix:@iorelay-relay-42";
+  Result<ClientConfig> c = Parse(e);
+  ASSERT_TRUE(c.ok()) << c.status().ToString();
+  EXPECT_EQ(c->servers[0].kind, Address::Kind::kUnix);
+  EXPECT_EQ(c->servers[0].path, "@iorelay-relay-42");
+}
+
 TEST(Config, ShmSpin) {
   for (auto [v, want] : std::vector<std::pair<std::string, int>>{{"0", 0}, {"200", 200}}) {
     auto e = Base();
@@ -57,6 +66,7 @@ TEST(Config, MissingOrBadValues) {
        std::vector<std::pair<std::string, std::string>>{{"IORELAY_SERVERS", "http://x"},
                                                         {"IORELAY_SERVERS", "tcp:host"},
                                                         {"IORELAY_SERVERS", "unix:rel"},
+                                                        {"IORELAY_SERVERS", "unix:@"},
                                                         {"IORELAY_TIMEOUT_MS", "0"},
                                                         {"IORELAY_TIMEOUT_MS", "12x"},
                                                         {"IORELAY_FALLBACK", "retry"},

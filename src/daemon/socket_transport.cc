@@ -10,6 +10,7 @@
 
 #include <cstring>
 
+#include "common/unix_address.h"
 #include "daemon/transport.h"
 
 namespace iorelay::daemon {
@@ -131,23 +132,30 @@ Status ClaimUnixPath(const std::string& path, const sockaddr_un& addr) {
 }
 
 Result<std::unique_ptr<Listener>> ListenUnix(const std::string& path) {
-  struct sockaddr_un addr = {};
-  addr.sun_family = AF_UNIX;
-  if (path.empty() || path.size() >= sizeof addr.sun_path) {
-    return Status::InvalidArgument("unix socket path empty or too long: " + path);
+  struct sockaddr_un addr;
+  const socklen_t len = FillUnixAddress(path, &addr);
+  if (len == 0) {
+    return Status::InvalidArgument("unix socket path not absolute (nor @NAME), or too long: " +
+                                   path);
   }
-  std::memcpy(addr.sun_path, path.c_str(), path.size() + 1);
-  if (Status s = ClaimUnixPath(path, addr); !s.ok()) return s;
+  // An abstract name has no file to claim or remove: the kernel frees it with the socket.
+  const bool abstract = IsAbstractUnixPath(path);
+  if (!abstract) {
+    if (Status s = ClaimUnixPath(path, addr); !s.ok()) return s;
+  }
   int fd = ::socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC | SOCK_NONBLOCK, 0);
   if (fd < 0) return Status::LastError("socket");
-  if (::bind(fd, reinterpret_cast<sockaddr*>(&addr), sizeof addr) != 0 ||
-      ::listen(fd, SOMAXCONN) != 0) {
-    Status s = Status::LastError("listen unix:" + path);
+  if (::bind(fd, reinterpret_cast<sockaddr*>(&addr), len) != 0 || ::listen(fd, SOMAXCONN) != 0) {
+    Status s = errno == EADDRINUSE && abstract
+                   ? Status::FromErrno(EADDRINUSE, "unix:" + path +
+                                                       ": another daemon of this host (network "
+                                                       "namespace) is listening there")
+                   : Status::LastError("listen unix:" + path);
     ::close(fd);
     return s;
   }
-  return std::unique_ptr<Listener>(
-      std::make_unique<SocketListener>(fd, "unix:" + path, /*tcp=*/false, path));
+  return std::unique_ptr<Listener>(std::make_unique<SocketListener>(
+      fd, "unix:" + path, /*tcp=*/false, abstract ? std::string() : path));
 }
 
 Result<std::unique_ptr<Listener>> ListenTcp(const std::string& host_port) {
