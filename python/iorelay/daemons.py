@@ -70,6 +70,7 @@ class RemoteDaemons(DaemonGroup):
         extra_args: Sequence[str],
         interface: str | None,
         ready_timeout_s: float,
+        credential_file: str | os.PathLike[str] | None = None,
     ) -> None:
         if not hosts:
             raise ValueError("no host to start iorelayd on")
@@ -81,8 +82,14 @@ class RemoteDaemons(DaemonGroup):
         self.extra_args = tuple(extra_args)
         self.interface = interface
         self.ready_timeout_s = ready_timeout_s
-        self.credential_file: Path | None = None
+        # Given: the daemons share it (node relays use their I/O nodes'); else start() makes one.
+        self.credential_file: Path | None = Path(credential_file) if credential_file else None
         self.exit_codes: list[int | None] = []
+
+    def _credential(self) -> Path:
+        if self.credential_file is None:
+            self.credential_file = create_credential(self.workdir / "credential")  # 0600
+        return self.credential_file
 
 
 @dataclass(frozen=True)

@@ -13,6 +13,7 @@ import contextlib
 import json
 import os
 import re
+import secrets
 import shutil
 import signal
 import socket
@@ -88,6 +89,9 @@ class Relay:
     preload: Path | None = None
     run_file: Path | None = None
     ionode_addresses: list[str] = field(default_factory=list)  # behind the relay, if any
+    # Where the node relays' counters are read, when not at `addresses` (relays on other hosts
+    # are reached by the ranks at one abstract Unix name, from here over TCP).
+    relay_counter_addresses: list[str] = field(default_factory=list)
     daemon_exit_codes: list[int | None] = field(default_factory=list)  # set when they stopped
 
     @property
@@ -122,7 +126,8 @@ class Relay:
     def stats(self) -> list[tuple[str, dict[str, Any] | str]]:
         """Each daemon's counters (or why they could not be fetched): relays, then I/O nodes."""
         out: list[tuple[str, dict[str, Any] | str]] = []
-        for addr in [*self.addresses, *self.ionode_addresses]:
+        relays = self.relay_counter_addresses or self.addresses
+        for addr in [*relays, *self.ionode_addresses]:
             try:
                 out.append((addr, query_stats(addr, self.secret_file)))
             except (StatsError, paths.NotBuiltError) as e:
@@ -255,10 +260,10 @@ def start_relay(config: RelayConfig, workdir: str | os.PathLike[str]) -> Iterato
         yield relay
         return
     daemons: LocalDaemons | SlurmDaemons | SshDaemons
-    if uses_remote_hosts(config) and config.node_aggregation:
+    if uses_remote_hosts(config) and config.node_aggregation and not config.compute_hosts:
         raise RunError(
-            "--node-aggregation with I/O nodes on other hosts (one relay per compute host) "
-            "is not implemented yet; on one machine it runs one relay"
+            "--node-aggregation with I/O nodes on other hosts starts one relay per compute host, "
+            "and there is none: the allocation's hosts that are not I/O nodes are the compute hosts"
         )
     if uses_remote_hosts(config):
         if config.launcher != "ssh" and not os.environ.get("SLURM_JOB_ID"):
@@ -292,10 +297,19 @@ def start_relay(config: RelayConfig, workdir: str | os.PathLike[str]) -> Iterato
         relay.secret_file = daemons.credential_file
         relay.preload = paths.find("libiorelay_preload.so")
         if config.node_aggregation:
-            node_relay = _node_relay(config, relay, daemons)
+            name = _relay_name()
+            node_relay = (
+                _node_relay(config, relay, daemons)
+                if local
+                else _remote_node_relays(config, relay, daemons, name)
+            )
             with node_relay:
                 relay.ionode_addresses = daemons.addresses("tcp")
-                relay.addresses = node_relay.addresses("unix")
+                if local:
+                    relay.addresses = node_relay.addresses("unix")
+                else:
+                    relay.addresses = [name]
+                    relay.relay_counter_addresses = node_relay.addresses("tcp")
                 _write_run_file(relay)
                 yield relay
             relay.daemon_exit_codes = list(node_relay.exit_codes)
@@ -305,30 +319,54 @@ def start_relay(config: RelayConfig, workdir: str | os.PathLike[str]) -> Iterato
     relay.daemon_exit_codes += daemons.exit_codes
 
 
+def _relay_args(
+    config: RelayConfig, daemons: LocalDaemons | SlurmDaemons | SshDaemons
+) -> list[str]:
+    """A node relay's options: its role, upstream requests at once, the I/O nodes over TCP."""
+    upstream = [a for addr in daemons.addresses("tcp") for a in ("--upstream", addr)]
+    return ["--role", "relay", "--workers", str(config.relay_workers), *upstream]
+
+
 def _node_relay(
     config: RelayConfig, relay: Relay, daemons: LocalDaemons | SlurmDaemons | SshDaemons
 ) -> LocalDaemons:
     """One relay on this node in front of the I/O-node daemons (not started): the ranks talk to
     it over a Unix socket, it talks to them over TCP as their client, with the same credential.
     """
-    upstream = [a for addr in daemons.addresses("tcp") for a in ("--upstream", addr)]
-    node_relay = LocalDaemons(
+    return LocalDaemons(
         1,
         relay.prefix,  # a relay exports the prefix as the upstream path of the same name
         relay.prefix,
         relay.workdir / "relay",
         scheduler=config.relay_scheduler,
-        extra_args=[
-            "--role",
-            "relay",
-            "--workers",
-            str(config.relay_workers),
-            *upstream,
-            *config.relay_args,
-        ],
+        extra_args=[*_relay_args(config, daemons), *config.relay_args],
         credential_file=daemons.credential_file,
     )
-    return node_relay
+
+
+def _relay_name() -> str:
+    """The abstract Unix socket every compute host's relay listens on: one name, and each host
+    (network namespace) has its own, so a rank reaches the relay of the host it runs on."""
+    job = os.environ.get("SLURM_JOB_ID", "nojob")
+    return f"unix:@iorelay-relay-{job}-{secrets.token_hex(6)}"
+
+
+def _remote_node_relays(
+    config: RelayConfig,
+    relay: Relay,
+    daemons: LocalDaemons | SlurmDaemons | SshDaemons,
+    name: str,
+) -> SlurmDaemons | SshDaemons:
+    """One relay per compute host (not started), launched as the I/O nodes' daemons were; the
+    ranks reach theirs at `name` (and move to shared memory, as on one machine), the relays
+    reach the I/O nodes over TCP with the job's credential and announce a TCP address, where
+    the counters are read from here."""
+    extra = [*_relay_args(config, daemons), "--listen", name, *config.relay_args]
+    args = (config.compute_hosts, relay.prefix, relay.prefix, relay.workdir / "relays")
+    kw = {"interface": config.interface, "credential_file": daemons.credential_file}
+    if isinstance(daemons, SshDaemons):
+        return SshDaemons(*args, config.relay_scheduler, extra, **kw)
+    return SlurmDaemons(*args, config.relay_scheduler, extra, step_name="iorelay-relay", **kw)
 
 
 # -- the command ------------------------------------------------------------------------------

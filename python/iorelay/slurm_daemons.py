@@ -20,7 +20,6 @@ from collections.abc import Sequence
 from pathlib import Path
 
 from iorelay import paths
-from iorelay.credential import create_credential
 from iorelay.daemons import DaemonError, RemoteDaemons, _tail
 
 READY_TIMEOUT_S = 10.0
@@ -48,11 +47,22 @@ class SlurmDaemons(RemoteDaemons):
         app_name: str = "app0",
         ready_timeout_s: float = READY_TIMEOUT_S,
         environ: dict[str, str] | None = None,
+        credential_file: str | os.PathLike[str] | None = None,
+        step_name: str = "iorelayd",
     ) -> None:
         super().__init__(
-            hosts, root_dir, prefix, workdir, scheduler, extra_args, interface, ready_timeout_s
+            hosts,
+            root_dir,
+            prefix,
+            workdir,
+            scheduler,
+            extra_args,
+            interface,
+            ready_timeout_s,
+            credential_file,
         )
         self.app_name = app_name
+        self.step_name = step_name  # steps are STEP_NAME-0, -1, ...: stop finds them by it
         self.environ = dict(os.environ if environ is None else environ)
         self._addresses: list[str] = []
         self._procs: list[subprocess.Popen[bytes]] = []
@@ -69,7 +79,7 @@ class SlurmDaemons(RemoteDaemons):
         binary = paths.find("iorelayd")
         _ = self.job_id  # fails outside an allocation
         self.workdir.mkdir(parents=True, exist_ok=True)
-        self.credential_file = create_credential(self.workdir / "credential")  # 0600
+        self._credential()
         deadline = time.monotonic() + self.ready_timeout_s
         try:
             ready = [self._spawn(binary, i, host) for i, host in enumerate(self.hosts)]
@@ -84,7 +94,7 @@ class SlurmDaemons(RemoteDaemons):
         node_args = [f"--interface={self.interface}"] if self.interface else []
         argv = [
             "srun", "--overlap", "--nodes=1", "--ntasks=1", f"--nodelist={host}",
-            f"--job-name=iorelayd-{index}", "--kill-on-bad-exit=1", "--quiet",
+            f"--job-name={self.step_name}-{index}", "--kill-on-bad-exit=1", "--quiet",
             sys.executable, "-m", "iorelay.node_daemon", *node_args, str(binary),
             "--export", f"{self.prefix}={self.root_dir}",
             "--credential", f"{self.app_name}={self.credential_file}",
@@ -133,10 +143,10 @@ class SlurmDaemons(RemoteDaemons):
         then scancel of steps still running. Not `graceful` (start failed): SIGTERM to every srun,
         since `scancel --signal` waits for every node of the job, also one that does not answer."""
         running = [i for i, p in enumerate(self._procs) if p.poll() is None]
-        names = {f"iorelayd-{i}" for i in running if i in self._ready and graceful}
+        names = {f"{self.step_name}-{i}" for i in running if i in self._ready and graceful}
         signalled = names if names and self._scancel_steps("TERM", names) else set()
         for i in running:  # not ready yet (or no step found): srun cancels its step
-            if f"iorelayd-{i}" not in signalled:
+            if f"{self.step_name}-{i}" not in signalled:
                 with contextlib.suppress(ProcessLookupError):
                     self._procs[i].send_signal(signal.SIGTERM)
         deadline = time.monotonic() + STOP_TIMEOUT_S
@@ -161,7 +171,7 @@ class SlurmDaemons(RemoteDaemons):
         return self.exit_codes
 
     def _scancel_steps(self, signal_name: str | None = None, names: set[str] | None = None) -> bool:
-        """scancel (with `signal_name`: only that signal) of the job's iorelayd-N steps (those
+        """scancel (with `signal_name`: only that signal) of the job's STEP_NAME-N steps (those
         of `names` if given); False if none was found."""
         try:
             out = subprocess.run(
@@ -177,7 +187,9 @@ class SlurmDaemons(RemoteDaemons):
         steps = [
             w[0]
             for w in words
-            if len(w) == 2 and w[1].startswith("iorelayd-") and (names is None or w[1] in names)
+            if len(w) == 2
+            and w[1].startswith(f"{self.step_name}-")
+            and (names is None or w[1] in names)
         ]
         if steps:
             sig = [f"--signal={signal_name}"] if signal_name else []

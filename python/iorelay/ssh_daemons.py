@@ -26,7 +26,6 @@ from collections.abc import Sequence
 from pathlib import Path
 
 from iorelay import paths
-from iorelay.credential import create_credential
 from iorelay.daemons import DaemonError, RemoteDaemons
 
 READY_TIMEOUT_S = 10.0
@@ -121,9 +120,18 @@ class SshDaemons(RemoteDaemons):
         interface: str | None = None,
         ready_timeout_s: float = READY_TIMEOUT_S,
         environ: dict[str, str] | None = None,
+        credential_file: str | os.PathLike[str] | None = None,
     ) -> None:
         super().__init__(
-            hosts, root_dir, prefix, workdir, scheduler, extra_args, interface, ready_timeout_s
+            hosts,
+            root_dir,
+            prefix,
+            workdir,
+            scheduler,
+            extra_args,
+            interface,
+            ready_timeout_s,
+            credential_file,
         )
         self.ssh = ssh_command(environ)
         self._remotes: list[_Remote] = []
@@ -131,8 +139,7 @@ class SshDaemons(RemoteDaemons):
     def start(self) -> None:
         binary = paths.find("iorelayd")
         self.workdir.mkdir(parents=True, exist_ok=True)
-        self.credential_file = create_credential(self.workdir / "credential")  # 0600, local
-        secret = self.credential_file.read_bytes()
+        secret = self._credential().read_bytes()  # 0600, local
         deadline = time.monotonic() + self.ready_timeout_s
         try:
             for host in self.hosts:

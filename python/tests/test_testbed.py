@@ -436,6 +436,56 @@ def test_each_compute_host_writes_through_its_own_ionode(
     assert sorted(p.name for p in root.iterdir()) == ["out-node1", "out-node2"]
 
 
+@needs_testbed
+@pytest.mark.needs_build("iorelayd", "libiorelay_preload.so", "iorelay-ctl")
+def test_node_aggregation_puts_a_relay_on_each_compute_host(
+    tb: tuple[dict[str, Host], set[int]],
+) -> None:
+    """`iorelay run --node-aggregation` in an allocation of ion1, node1 and node2 starts a relay
+    on each compute host; the ranks' one address (an abstract Unix socket) reaches the relay
+    of the host they run on, over shared memory, and each relay forwards its host's writes to
+    ion1, merged; the files land on GlusterFS and every relay is gone at the end."""
+    hosts, _ = tb
+    root = SHARED_PATH / "agg-root"
+    out = SHARED_PATH / "agg-out"
+    out.mkdir()
+    iorelay = Path(sys.executable).with_name("iorelay")
+    write = (
+        "for i in 0 1 2 3; do dd if=/dev/zero of=/fwd/out-$SLURMD_NODENAME-$i bs=8k count=64 "
+        "oflag=direct status=none & done; wait"
+    )
+    script = (
+        f"srun --exclude=$IORELAY_IONODE_HOSTS -N2 -n2 {sys.executable} -m iorelay.exec_cmd -- "
+        f"sh -c '{write}' && "
+        f"srun --exclude=$IORELAY_IONODE_HOSTS -N2 -n2 sh -c "
+        f"'{iorelay} stats $IORELAY_SERVERS --json > {out}/relay-$SLURMD_NODENAME.json' && "
+        f"echo $IORELAY_SERVERS > {out}/servers.txt"
+    )
+    env = {**os.environ, **testbed_slurm.env()}
+    proc = subprocess.run(
+        ["salloc", "--nodes=3", "--nodelist=ion1,node1,node2", "--quiet", sys.executable, "-m",
+         "iorelay", "run", "--ionode-hosts", "ion1", "--node-aggregation", "--no-preload",
+         "--shared-dir", str(SHARED_PATH), "--root", str(root), "--prefix", "/fwd", "--",
+         "sh", "-c", script],
+        capture_output=True, text=True, timeout=180, env=env,
+    )  # fmt: skip
+    assert proc.returncode == 0, proc.stderr + proc.stdout
+    assert (out / "servers.txt").read_text().startswith("unix:@iorelay-relay-")
+    for node in ("node1", "node2"):
+        for i in range(4):
+            assert (root / f"out-{node}-{i}").stat().st_size == 64 * 8192
+        relay = json.loads((out / f"relay-{node}.json").read_text())
+        assert relay["role"] == "relay"
+        assert relay["total"]["bytes_written"] == 4 * 64 * 8192  # its host's writes only
+        assert relay["connections_shm_attached"] >= 4
+        calls = relay["backend_calls"]
+        upstream = int(calls.get("pwritev", 0)) + int(calls.get("pwrite", 0))
+        assert 0 < upstream <= 4 * 64
+    for h in hosts.values():
+        pids = subprocess.run(["ip", "netns", "pids", h.netns], capture_output=True, text=True)
+        assert "iorelayd" not in pids.stdout
+
+
 EXPLORE_SWEEP = """
 [sweep]
 repetitions = 1
