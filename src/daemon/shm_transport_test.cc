@@ -290,11 +290,13 @@ class ShmTransportTest : public ::testing::Test, protected testing::DaemonHarnes
     EXPECT_TRUE(WaitCounter("connections_open", 0));
     auto fds = [this] { return CountFds() - 2 * static_cast<int>(Counter("pipes_idle")); };
     const auto end = Clock::now() + std::chrono::seconds(5);
-    while ((CountShmMappings() != 0 || fds() != fds_started_) && Clock::now() < end) {
+    // (At most as many as at the start: a descriptor the daemon had open for a moment then,
+    // under a loaded machine's timing, is not the peer's.)
+    while ((CountShmMappings() != 0 || fds() > fds_started_) && Clock::now() < end) {
       std::this_thread::sleep_for(std::chrono::milliseconds(10));
     }
     EXPECT_EQ(CountShmMappings(), 0);
-    EXPECT_EQ(fds(), fds_started_);
+    EXPECT_LE(fds(), fds_started_);
   }
 
   int fds_before_ = 0, fds_started_ = 0;
