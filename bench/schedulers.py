@@ -82,6 +82,7 @@ def main() -> int:
     ap.add_argument("--schedulers", default="fifo,to-agg,sjf,aioli,mlf")
     ap.add_argument("--workers", default="1,4", help="dispatch slots of the daemon, a list")
     ap.add_argument("--reps", type=int, default=3)
+    ap.add_argument("--out", help="default: bench/results/schedulers-BACKEND-RANKS.md")
     args = ap.parse_args()
     configs = [(s, int(w)) for w in args.workers.split(",") for s in args.schedulers.split(",")]
     rows = [{"path": s, "slots": w, "runs": [], "per_dispatch": []} for s, w in configs]
@@ -106,8 +107,8 @@ def main() -> int:
         row["median"] = statistics.median(row["runs"])
     text = markdown(args, rows)
     print(text)
-    out = REPO / f"bench/results/schedulers-{args.backend.replace(':', '-')}-{args.ranks}.md"
-    out.write_text(text)
+    default = REPO / f"bench/results/schedulers-{args.backend.replace(':', '-')}-{args.ranks}.md"
+    Path(args.out or default).write_text(text)
     return 0
 
 

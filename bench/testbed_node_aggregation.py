@@ -99,9 +99,13 @@ def paths_of(args: argparse.Namespace) -> list[tuple[str, str]]:
     return [("without relay", ""), *((label(s), s) for s in schedulers)]
 
 
-def node1_sent() -> int:
+def testbed_hosts() -> dict[str, Any]:
     state = State.load()
-    host = {h.name: h for h in testbed.hosts_of(state)}[COMPUTE] if state else None
+    return {h.name: h for h in testbed.hosts_of(state)} if state else {}
+
+
+def node1_sent() -> int:
+    host = testbed_hosts().get(COMPUTE)
     return link_bytes(host)["sent"] if host else 0
 
 
@@ -151,11 +155,13 @@ def main() -> int:
     base = med("without relay", "mib_s")
     base_msgs = med("without relay", "ionode_data")
     cmd = "python bench/testbed_node_aggregation.py " + shlex.join(sys.argv[1:])
+    hosts = testbed_hosts()
+    caps = ", ".join(f"{h} {hosts[h].rate_mbit} Mbit/s" for h in (COMPUTE, IONODE) if h in hosts)
     lines = [f"## Testbed: {args.jobs} fio jobs on {COMPUTE}, 1D-strided {args.bs} O_DIRECT "
              f"writes to one file, {args.writes} each, through {IONODE} ({args.scheduler}), "
              f"{time.strftime('%Y-%m-%d')}", "", f"Command: `{cmd}`", "",
-             f"{COMPUTE}'s link sent {statistics.median(link_mib):.1f} MiB per repetition "
-             "(median; every path of the repetition together).", "",
+             f"Link caps: {caps}. {COMPUTE}'s link sent {statistics.median(link_mib):.1f} MiB "
+             "per repetition (median; every path of the repetition together).", "",
              "| path | write MiB/s (median) | / without | runs | data requests at the I/O node "
              "(median) | fewer | relay: requests in / backend calls out | relay shm clients |",
              "|---|---:|---:|---|---:|---:|---|---:|"]  # fmt: skip
