@@ -88,13 +88,18 @@ def one_run(
     return row
 
 
-def main() -> int:
-    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+def add_pattern_args(ap: argparse.ArgumentParser) -> None:
+    """The options of the fio pattern and the I/O node, shared with testbed_node_aggregation."""
     ap.add_argument("--jobs", type=int, default=16)
     ap.add_argument("--bs", default="8k")
     ap.add_argument("--writes", type=int, default=256, help="requests per job")
     ap.add_argument("--reps", type=int, default=3)
     ap.add_argument("--scheduler", default="sjf", help="the I/O node's scheduler")
+
+
+def main() -> int:
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    add_pattern_args(ap)
     ap.add_argument(
         "--relay-scheduler",
         action="append",

@@ -33,7 +33,7 @@ REPO = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(REPO / "python"))
 
 import fio_job  # noqa: E402
-from node_aggregation import data_requests  # noqa: E402
+from node_aggregation import add_pattern_args, data_requests  # noqa: E402
 
 from iorelay import testbed, testbed_slurm, units  # noqa: E402
 from iorelay.run import RelayConfig, start_relay  # noqa: E402
@@ -111,11 +111,7 @@ def node1_sent() -> int:
 
 def main() -> int:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    ap.add_argument("--jobs", type=int, default=16)
-    ap.add_argument("--bs", default="8k")
-    ap.add_argument("--writes", type=int, default=256, help="requests per job")
-    ap.add_argument("--reps", type=int, default=3)
-    ap.add_argument("--scheduler", default="sjf", help="the I/O node's scheduler")
+    add_pattern_args(ap)
     ap.add_argument("--relay-scheduler", action="append",
                     help=f"default {RelayConfig.relay_scheduler}; again: a row each")  # fmt: skip
     ap.add_argument("--out")
