@@ -8,6 +8,7 @@ shipped.
     .venv/bin/python bench/sim_local.py [--machine local|testbed] [--max-evaluations 100]
         [--jobs 2] [--parameters NAME,...] [--out-dir bench/results/sim-MACHINE]
     .venv/bin/python bench/sim_local.py --no-real   # calibrate and predict from --out-dir only
+    .venv/bin/python bench/sim_local.py --cpu       # with the machine's shared cores modelled
 
 local: bench/sweeps/local-a.toml (4 ranks; 8K, 64K, 512K requests) and local-b.toml (2 and 8
 ranks; 16K, 128K, 1M), both O_DIRECT, file per process / shared contiguous / shared strided,
@@ -61,6 +62,15 @@ MACHINES = {
         "title": "The testbed (`iorelay testbed up`)",
     },
 }  # fmt: skip
+# --cpu: the platform's cpu section (docs/simulator.md, "The machine's cores"), from this
+# machine's measurements, and the costs the fit may move. forward_request and ionode_request are
+# the client's and the daemon's CPU time per 4 KiB request over shared memory with the null
+# backend (README, `bench/shm_rate.py`: 5.6 and 5.4 us); direct_call is the whole machine's busy
+# time per 8 KiB O_DIRECT write of fio, direct (bench/results/fio-strided-32-cpu.md: 14.5 us),
+# also the start of the I/O node's call; copy starts at 10 GB/s (not measured).
+CPU = {"cores": os.cpu_count() or 2, "direct_call": "14.5us", "forward_request": "5.6us",
+       "copy": "10GBps", "ionode_request": "5.4us", "ionode_call": "14.5us"}  # fmt: skip
+CPU_PARAMETERS = ("cpu.direct_call", "cpu.ionode_call", "cpu.copy")
 SWEEPS: dict[str, Path] = {}
 PLATFORM = Path()
 
@@ -213,13 +223,16 @@ def cell_table(cells: pd.DataFrame) -> pd.DataFrame:
 
 
 def fit_lines(doc: dict) -> list[str]:
-    cal, source = doc["calibration"], json.loads(PLATFORM.read_text())
-    rows = [{"parameter": n, PLATFORM.name: calibrate.doc_value(source, n), "fitted": v}
+    cal = doc["calibration"]
+    start = Path(cal.get("from_platform", PLATFORM))
+    start = start if start.exists() else PLATFORM
+    source = json.loads(start.read_text())
+    rows = [{"parameter": n, start.name: calibrate.doc_value(source, n), "fitted": v}
             for n, v in cal["parameters"].items()]  # fmt: skip
     return [
         f"Fit on sweep A ({cal['cells']} cells, {len(cal['patterns'])} patterns, "
         f"{cal['evaluations']} evaluations): mean squared log error {cal['error_before']:.3f} "
-        f"({PLATFORM.name}) -> {cal['error_after']:.3f}; storage.noise {doc['storage']['noise']} "
+        f"({start.name}) -> {cal['error_after']:.3f}; storage.noise {doc['storage']['noise']} "
         f"(measured median cv {cal['noise']['measured_median_cv']}; off for every prediction "
         "below).",
         "",
@@ -287,9 +300,17 @@ def main() -> int:
     p.add_argument("--jobs", type=int, default=sim_cells.default_jobs())
     p.add_argument("--no-real", action="store_true", help="use the results --out-dir holds")
     p.add_argument("--out-dir", type=Path, default=None, help="bench/results/sim-MACHINE")
+    p.add_argument(
+        "--cpu",
+        action="store_true",
+        help="model the machine's shared cores (CPU) and fit their costs too",
+    )
     args = p.parse_args()
     choose_machine(args.machine)
-    args.parameters = args.parameters or list(MACHINES[args.machine]["parameters"])
+    args.parameters = args.parameters or [
+        *MACHINES[args.machine]["parameters"],
+        *(CPU_PARAMETERS if args.cpu else ()),
+    ]
     args.out_dir = args.out_dir or REPO / f"bench/results/sim-{args.machine}"
     args.requests_per_rank = 0  # whole patterns: 128 MiB in requests of 8 KiB and more is cheap
     args.out_dir.mkdir(parents=True, exist_ok=True)
@@ -303,8 +324,14 @@ def main() -> int:
         checks += check_measured(name, pd.read_csv(results_csv(args, name)), facts[name])
     start = time.monotonic()
     fitted = args.out_dir / f"{args.machine}-calibrated.json"
+    start_platform = PLATFORM
+    if args.cpu:
+        start_platform = args.out_dir / f"{args.machine}-cpu-start.json"
+        doc = json.loads(PLATFORM.read_text())
+        doc["cpu"] = CPU
+        start_platform.write_text(json.dumps(doc, indent=1) + "\n")
     calibrate.calibrate(
-        [str(results_csv(args, "a"))], str(PLATFORM), fitted, names=args.parameters,
+        [str(results_csv(args, "a"))], str(start_platform), fitted, names=args.parameters,
         requests_per_rank=0, total_bytes=facts["a"]["total_bytes"], scheduler=args.scheduler,
         max_evaluations=args.max_evaluations, jobs=args.jobs,
     )  # fmt: skip

@@ -62,6 +62,12 @@ FREE_PARAMETERS: dict[str, Parameter] = {
         Parameter("network.latency", "duration", 1e-7, 1e-2),
         Parameter("ionode.slots", "count", 1, 64),
         Parameter("storage.file_writes_per_client", "count", 1, 64, start=64),
+        # Processor time on the machine's shared cores (the platform's cpu section and cores).
+        Parameter("cpu.direct_call", "duration", 1e-7, 1e-2, start=1e-5),
+        Parameter("cpu.forward_request", "duration", 1e-7, 1e-2, start=5e-6),
+        Parameter("cpu.copy", "rate", 1e8, 1e11, start=1e10),
+        Parameter("cpu.ionode_request", "duration", 1e-7, 1e-2, start=5e-6),
+        Parameter("cpu.ionode_call", "duration", 1e-7, 1e-2, start=1e-5),
     )
 }
 # The device's time per access by size (storage.device's access=...): one value per request size
@@ -143,7 +149,9 @@ def get_value(doc: Mapping[str, Any], name: str) -> float:
     p = FREE_PARAMETERS[name]
     section, key = name.split(".", 1)
     text = (
-        _device(doc).get(key.split(".")[1]) if key.startswith("device.") else doc[section].get(key)
+        _device(doc).get(key.split(".")[1])
+        if key.startswith("device.")
+        else doc.get(section, {}).get(key)
     )
     if text is None and p.start is not None:
         return p.start
@@ -171,9 +179,9 @@ def set_value(doc: dict[str, Any], name: str, value: float) -> None:
         parts[key.split(".")[1]] = _format(p.kind, value)
         _set_device(doc, parts)
     elif p.kind == "count":
-        doc[section][key] = round(value)
+        doc.setdefault(section, {})[key] = round(value)
     else:
-        doc[section][key] = _format(p.kind, value)
+        doc.setdefault(section, {})[key] = _format(p.kind, value)
 
 
 def check_parameters(names: Sequence[str]) -> None:
@@ -504,7 +512,7 @@ def doc_value(doc: Mapping[str, Any], name: str) -> str:
     section, key = name.split(".", 1)
     if key.startswith("device."):
         return _device(doc)[key.split(".")[1]]
-    return str(doc[section][key])
+    return str(doc.get(section, {}).get(key, "-"))
 
 
 def _ints(text: str) -> list[int]:

@@ -36,10 +36,14 @@ void RankLoop(const Pattern& pattern, uint32_t rank, sg4::Host* host, RankTarget
          i < limit && (!timed || pattern.BeforeStonewall(sg4::Engine::get_clock())); ++i) {
       IoRequest r = DataRequest(pattern, rank, i, reply);
       if (target.ionode != nullptr) {
+        // The client copies a write's data in before sending and a read's out after the reply.
+        if (r.write) target.cpu->ForwardRequest(r.length);
         target.ionode->put(&r, kMessageHeaderBytes + (r.write ? r.length : 0));
         IoRequest* back = reply->get<IoRequest>();
         (void)back;  // the same message, answered
+        if (!r.write) target.cpu->ForwardRequest(r.bytes_done);
       } else {
+        target.cpu->DirectCall();
         r.bytes_done = target.storage->Call(host, r.file, r.write, r.offset, r.length);
       }
       ++out->requests;

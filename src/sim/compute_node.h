@@ -8,6 +8,7 @@
 #include <simgrid/s4u/Host.hpp>
 #include <simgrid/s4u/Mailbox.hpp>
 
+#include "sim/cpu_pool.h"
 #include "sim/storage_model.h"
 #include "sim/wear_out.h"
 #include "sim/workload_pattern.h"
@@ -25,6 +26,7 @@ struct RankTarget {
   simgrid::s4u::Mailbox* ionode = nullptr;  // null: direct access
   StorageModel* storage = nullptr;          // used for direct access
   WearOut* wear_out = nullptr;              // the pattern's wear-out (null: none)
+  const CpuPool* cpu = nullptr;             // charges the rank's processor time per request
 };
 
 // Creates the actor of `rank`, starting at `start_s`; it calls `finished` (in the actor) after

@@ -23,7 +23,7 @@ constexpr uint32_t kDirectAlignBytes = 4096;
 
 IoNode::IoNode(int index, std::vector<sg4::Host*> fronts, sg4::Host* storage_side,
                std::unique_ptr<sched::Scheduler> scheduler, int slots, int64_t request_overhead_ns,
-               StorageModel* storage)
+               StorageModel* storage, const CpuPool* cpu)
     : index_(index),
       fronts_(std::move(fronts)),
       storage_side_(storage_side),
@@ -31,6 +31,7 @@ IoNode::IoNode(int index, std::vector<sg4::Host*> fronts, sg4::Host* storage_sid
       slots_(slots),
       request_overhead_ns_(request_overhead_ns),
       storage_(storage),
+      cpu_(cpu),
       mutex_(sg4::Mutex::create()),
       wakeup_(sg4::ConditionVariable::create()) {
   for (size_t e = 0; e < fronts_.size(); ++e) {
@@ -178,6 +179,12 @@ void IoNode::RunDispatch(sched::Dispatch d) {
   }
   dispatch::Plan plan;
   dispatch::BuildPlan(descs, d.overlapping, &plan);
+  if (cpu_ != nullptr) {
+    uint64_t calls = 0;
+    for (const dispatch::Step& step : plan.steps)
+      calls += step.kind != dispatch::Step::Kind::kRefuse;
+    cpu_->Dispatch(requests.size(), calls);
+  }
   std::vector<uint64_t> lengths;
   std::vector<dispatch::Share> shares;
   for (const dispatch::Step& step : plan.steps) {

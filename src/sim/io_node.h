@@ -17,6 +17,7 @@
 #include <vector>
 
 #include "sched/scheduler.h"
+#include "sim/cpu_pool.h"
 #include "sim/io_request.h"
 #include "sim/storage_model.h"
 
@@ -36,7 +37,7 @@ class IoNode {
   // `storage_side` (the same host on a star network).
   IoNode(int index, std::vector<simgrid::s4u::Host*> fronts, simgrid::s4u::Host* storage_side,
          std::unique_ptr<sched::Scheduler> scheduler, int slots, int64_t request_overhead_ns,
-         StorageModel* storage);
+         StorageModel* storage, const CpuPool* cpu = nullptr);
   IoNode(const IoNode&) = delete;
   IoNode& operator=(const IoNode&) = delete;
 
@@ -73,6 +74,7 @@ class IoNode {
   int slots_;
   int64_t request_overhead_ns_;
   StorageModel* storage_;
+  const CpuPool* cpu_;                             // null: dispatches cost no processor time
   std::vector<simgrid::s4u::Mailbox*> mailboxes_;  // by front
   simgrid::s4u::MutexPtr mutex_;
   simgrid::s4u::ConditionVariablePtr wakeup_;

@@ -12,7 +12,7 @@ namespace {
 
 namespace sg4 = simgrid::s4u;
 
-constexpr double kHostSpeedFlops = 1e9;  // hosts compute nothing; the speed is unused
+constexpr double kHostSpeedFlops = 1e9;  // only the cpu pool computes (sim/cpu_pool.h)
 
 sg4::Host* AddHost(sg4::NetZone* zone, const std::string& name, double nic_Bps, double latency_s,
                    sg4::Link* backbone) {
@@ -24,6 +24,13 @@ sg4::Host* AddHost(sg4::NetZone* zone, const std::string& name, double nic_Bps, 
   // Symmetrical: the way in is the backbone then the NIC's down direction.
   zone->add_route(host->get_netpoint(), nullptr, nullptr, nullptr, up, /*symmetrical=*/true);
   return host;
+}
+
+// The machine's shared cores (platform cpu): a host that runs executions only, so it needs no
+// link or route.
+sg4::Host* AddCpuPool(sg4::NetZone* zone, const CpuParams& cpu) {
+  if (cpu.cores == 0) return nullptr;
+  return zone->create_host("cpu", kHostSpeedFlops)->set_core_count(cpu.cores);
 }
 
 }  // namespace
@@ -52,6 +59,7 @@ Hosts BuildStarNetwork(const Platform& platform, int compute_nodes, int ionodes)
   if (platform.storage.metadata_service_ns > 0) {
     h.metadata = AddHost(zone, "mds", platform.storage.nic_Bps, lat, backbone);
   }
+  h.cpu = AddCpuPool(zone, platform.cpu);
   zone->seal();
   return h;
 }
@@ -84,6 +92,7 @@ Hosts BuildTopologyNetwork(const Platform& platform, const placement::Topology& 
   if (platform.storage.metadata_service_ns > 0) {
     h.metadata = AddHost(storage, "mds", platform.storage.nic_Bps, lat, backbone);
   }
+  h.cpu = AddCpuPool(storage, platform.cpu);
   storage->seal();
   root->seal();
   return h;

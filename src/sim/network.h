@@ -25,6 +25,7 @@ struct Hosts {
   std::vector<simgrid::s4u::Host*> ionode_storage;  // where its storage calls leave from
   std::vector<simgrid::s4u::Host*> storage;         // "st<j>", one per data target
   simgrid::s4u::Host* metadata = nullptr;           // "mds", with storage.metadata_service
+  simgrid::s4u::Host* cpu = nullptr;  // "cpu", the shared cores, with cpu.cores (no links)
 };
 
 // Star form. Call once, after the engine exists and before it runs.

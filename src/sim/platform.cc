@@ -208,10 +208,23 @@ Status ParseStorage(const Section& s, StorageParams* st) {
   return Status::Ok();
 }
 
+Status ParseCpu(const Section& s, CpuParams* c) {
+  IORELAY_RETURN_IF_ERROR(s.CheckKeys());
+  auto cores = s.Integer("cores", 1);
+  if (!cores.ok()) return cores.status();
+  c->cores = static_cast<int>(*cores);
+  IORELAY_RETURN_IF_ERROR(Optional(s, "direct_call", &Section::Duration, &c->direct_call_ns));
+  IORELAY_RETURN_IF_ERROR(
+      Optional(s, "forward_request", &Section::Duration, &c->forward_request_ns));
+  IORELAY_RETURN_IF_ERROR(Optional(s, "copy", &Section::Rate, &c->copy_Bps));
+  IORELAY_RETURN_IF_ERROR(Optional(s, "ionode_request", &Section::Duration, &c->ionode_request_ns));
+  return Optional(s, "ionode_call", &Section::Duration, &c->ionode_call_ns);
+}
+
 }  // namespace
 
 Result<Platform> ParsePlatform(const json& doc) {
-  Section top(doc, "platform", {"name", "network", "compute", "ionode", "storage"});
+  Section top(doc, "platform", {"name", "network", "compute", "ionode", "storage", "cpu"});
   IORELAY_RETURN_IF_ERROR(top.CheckKeys());
   Platform p;
   auto name = top.String("name");
@@ -239,6 +252,12 @@ Result<Platform> ParsePlatform(const json& doc) {
                             "noise", "metadata_service", "token_handoff", "file_writes_per_client",
                             "metanode_update", "metanode_bw"}),
                    &p.storage));
+  if (top.Has("cpu")) {
+    IORELAY_RETURN_IF_ERROR(ParseCpu(Section(doc["cpu"], "cpu",
+                                             {"cores", "direct_call", "forward_request", "copy",
+                                              "ionode_request", "ionode_call"}),
+                                     &p.cpu));
+  }
   return p;
 }
 
@@ -269,7 +288,7 @@ json ToJson(const Platform& p) {
       {"metanode_update", units::FormatDurationNs(p.storage.metanode_update_ns)},
       {"metanode_bytes_per_s", p.storage.metanode_Bps},
   };
-  return {
+  json out = {
       {"name", p.name},
       {"network",
        {{"latency", units::FormatDurationNs(std::llround(p.network.latency_s * 1e9))},
@@ -286,6 +305,15 @@ json ToJson(const Platform& p) {
         {"request_overhead", units::FormatDurationNs(p.ionode.request_overhead_ns)}}},
       {"storage", storage},
   };
+  if (p.cpu.cores > 0) {
+    out["cpu"] = {{"cores", p.cpu.cores},
+                  {"direct_call", units::FormatDurationNs(p.cpu.direct_call_ns)},
+                  {"forward_request", units::FormatDurationNs(p.cpu.forward_request_ns)},
+                  {"copy_bytes_per_s", p.cpu.copy_Bps},
+                  {"ionode_request", units::FormatDurationNs(p.cpu.ionode_request_ns)},
+                  {"ionode_call", units::FormatDurationNs(p.cpu.ionode_call_ns)}};
+  }
+  return out;
 }
 
 }  // namespace iorelay::sim

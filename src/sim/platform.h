@@ -75,12 +75,24 @@ struct StorageParams {
   bool has_metanode() const { return metanode_update_ns > 0 || metanode_Bps > 0; }
 };
 
+// Processor time per request on one pool of `cores` shared by every process of the machine
+// (sim/cpu_pool.h); cores 0: no CPU model, requests cost no processor time.
+struct CpuParams {
+  int cores = 0;
+  int64_t direct_call_ns = 0;      // a rank's own file-system call (direct access)
+  int64_t forward_request_ns = 0;  // the client library's part of a forwarded request
+  double copy_Bps = 0;             // a forwarded request's data copied once at this rate (0: free)
+  int64_t ionode_request_ns = 0;   // the I/O node's part of each request (receive, queue, reply)
+  int64_t ionode_call_ns = 0;      // the I/O node's file-system call, per call of a dispatch
+};
+
 struct Platform {
   std::string name;
   NetworkParams network;
   ComputeParams compute;
   IoNodeParams ionode;
   StorageParams storage;
+  CpuParams cpu;
 };
 
 // Parses a platform document. Every key is checked: an unknown key, a missing required value or

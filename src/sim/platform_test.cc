@@ -108,6 +108,23 @@ TEST(PlatformTest, StorageAccessTimesAndFileWriteLimitRoundTrip) {
   EXPECT_EQ(out["storage"]["file_writes_per_client"], 2);
 }
 
+TEST(PlatformTest, CpuSectionNeedsItsCoresAndKnownKeys) {
+  json doc = Minimal();
+  doc["cpu"] = {{"direct_call", "12us"}};
+  EXPECT_EQ(Error(doc), "platform: missing value cpu.cores");
+  doc["cpu"]["cores"] = 2;
+  doc["cpu"]["copy"] = "8GBps";
+  auto p = ParsePlatform(doc);
+  ASSERT_TRUE(p.ok()) << p.status().message();
+  EXPECT_EQ(p->cpu.cores, 2);
+  EXPECT_EQ(p->cpu.direct_call_ns, 12'000);
+  EXPECT_DOUBLE_EQ(p->cpu.copy_Bps, 8e9);
+  EXPECT_EQ(ToJson(*p)["cpu"]["direct_call"], "12us");
+  EXPECT_FALSE(ToJson(*ParsePlatform(Minimal())).contains("cpu"));
+  doc["cpu"]["ionode_cal"] = "1us";
+  EXPECT_NE(Error(doc).find("unknown key 'ionode_cal' in cpu"), std::string::npos);
+}
+
 TEST(PlatformTest, LinkNeedsATopology) {
   json doc = Minimal();
   doc["network"]["link"] = "1GBps";

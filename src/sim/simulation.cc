@@ -84,6 +84,10 @@ Result<Prepared> Prepare(const RunConfig& config) {
     return Status::InvalidArgument(
         "--issuer node needs --ionodes >= 1 (direct access is per rank)");
   }
+  if (config.issuer != Issuer::kRank && config.platform.cpu.cores > 0) {
+    return Status::InvalidArgument(
+        "the platform's cpu section charges each rank's requests: --issuer rank only");
+  }
   Prepared p{*pattern, {}};
   if (config.ionodes > 0) {
     auto s = MakeScheduler(config.scheduler);
@@ -126,6 +130,7 @@ Result<RunResult> Run(const RunConfig& config) {
                           ? BuildTopologyNetwork(config.platform, *topology, nodes, placed.bridges)
                           : BuildStarNetwork(config.platform, nodes, config.ionodes);
   StorageModel storage(config.platform.storage, hosts.storage, hosts.metadata, config.seed);
+  const CpuPool cpu(config.platform.cpu, hosts.cpu);
   std::vector<std::unique_ptr<IoNode>> ionodes;
   const auto mailbox_of = [&placed, &ionodes](uint32_t node) {
     return ionodes[placed.ionode_of[node]]->mailbox(placed.entry_of[node]);
@@ -133,7 +138,7 @@ Result<RunResult> Run(const RunConfig& config) {
   for (int k = 0; k < config.ionodes; ++k) {
     ionodes.push_back(std::make_unique<IoNode>(
         k, hosts.ionode_front[k], hosts.ionode_storage[k], MakeScheduler(config.scheduler).value(),
-        config.platform.ionode.slots, config.platform.ionode.request_overhead_ns, &storage));
+        config.platform.ionode.slots, config.platform.ionode.request_overhead_ns, &storage, &cpu));
     ionodes.back()->Start();
   }
   std::mt19937_64 rng(config.seed);
@@ -167,6 +172,7 @@ Result<RunResult> Run(const RunConfig& config) {
     RankTarget target;
     target.storage = &storage;
     target.wear_out = wear_out.get();
+    target.cpu = &cpu;
     if (config.ionodes > 0) target.ionode = mailbox_of(node);
     const int64_t start_ns =
         jitter_ns > 0 ? static_cast<int64_t>(rng() % static_cast<uint64_t>(jitter_ns + 1)) : 0;

@@ -340,6 +340,35 @@ TEST(SimulationTest, FileWritesPerClientLimitOnlySharedFiles) {
   EXPECT_DOUBLE_EQ(r[1], 1.0);
 }
 
+// The platform's cpu section: every charge runs on one pool of cores, so with storage and network
+// made nearly free the run takes the charges' sum over the cores.
+TEST(SimulationTest, CpuChargesShareThePoolsCores) {
+  json doc = PlatformDoc("nfs");
+  doc["storage"]["device"] = "seek=0us,bw=1000GBps";
+  doc["network"]["latency"] = "1ns";
+  for (const char* side : {"compute", "ionode", "storage"}) doc[side]["nic"] = "10TBps";
+  const auto run = [&doc](int cores, int ionodes) {
+    doc["cpu"] = {{"cores", cores},
+                  {"direct_call", "1ms"},
+                  {"forward_request", "2ms"},
+                  {"ionode_request", "1ms"},
+                  {"ionode_call", "3ms"}};
+    RunConfig c = Config("nfs", ionodes, "fifo");
+    c.platform = *ParsePlatform(doc);
+    c.pattern.nodes = 1;
+    const json out = RunForked(c);
+    EXPECT_FALSE(out.contains("error")) << out.dump();
+    return out;
+  };
+  // 8 ranks x 8 requests = 64 direct calls of 1 ms.
+  EXPECT_NEAR(run(1, 0)["simulated_time_s"].get<double>(), 0.064, 0.002);
+  EXPECT_NEAR(run(2, 0)["simulated_time_s"].get<double>(), 0.032, 0.002);
+  // Forwarded through fifo (one request per dispatch): 2 + 1 + 3 ms per request, 384 ms of CPU.
+  const json fwd = run(2, 1);
+  EXPECT_EQ(fwd["requests_per_dispatch"], 1.0);
+  EXPECT_NEAR(fwd["simulated_time_s"].get<double>(), 0.192, 0.01);
+}
+
 // storage.noise: repetitions with other seeds differ, a repetition with the same seed does not.
 TEST(SimulationTest, StorageNoiseVariesWithTheSeed) {
   json doc = PlatformDoc("pfs");
@@ -413,6 +442,10 @@ TEST(SimulationTest, BadRunInputIsRefusedBeforeSimulating) {
   c = Config("nfs", 1, "fifo");
   c.pattern.layout = Layout::kFilePerProcess;  // strided file-per-process does not exist
   EXPECT_FALSE(Validate(c).ok());
+  c = Config("nfs", 1, "fifo");
+  c.platform.cpu.cores = 2;  // charged per rank: one actor per node would hide the ranks' share
+  c.issuer = Issuer::kNode;
+  EXPECT_NE(Validate(c).message().find("--issuer rank only"), std::string::npos);
 }
 
 TEST(PlacementTest, PoliciesMapNodesToIoNodes) {

@@ -267,6 +267,9 @@ Result<ReplayResult> RunReplay(const RunConfig& config, const ReplayTrace& trace
   if (trace.sessions.empty()) {
     return Status::InvalidArgument(trace.path + ": no data requests (pread, pwrite, read, write)");
   }
+  if (config.platform.cpu.cores > 0) {
+    return Status::InvalidArgument("--replay does not model the platform's cpu section");
+  }
   std::vector<std::string> args = detail::EngineArgs(config);
   std::vector<char*> argv;
   for (std::string& a : args) argv.push_back(a.data());
