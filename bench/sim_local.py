@@ -70,7 +70,7 @@ MACHINES = {
 # also the start of the I/O node's call; copy starts at 10 GB/s (not measured).
 CPU = {"cores": os.cpu_count() or 2, "direct_call": "14.5us", "forward_request": "5.6us",
        "copy": "10GBps", "ionode_request": "5.4us", "ionode_call": "14.5us"}  # fmt: skip
-CPU_PARAMETERS = ("cpu.direct_call", "cpu.ionode_call", "cpu.copy")
+CPU_PARAMETERS = ("cpu.direct_call", "cpu.forward_request", "cpu.ionode_call", "cpu.copy")
 SWEEPS: dict[str, Path] = {}
 PLATFORM = Path()
 

@@ -62,6 +62,7 @@ FREE_PARAMETERS: dict[str, Parameter] = {
         Parameter("network.latency", "duration", 1e-7, 1e-2),
         Parameter("ionode.slots", "count", 1, 64),
         Parameter("storage.file_writes_per_client", "count", 1, 64, start=64),
+        Parameter("storage.channels", "count", 1, 64, start=1),
         # Processor time on the machine's shared cores (the platform's cpu section and cores).
         Parameter("cpu.direct_call", "duration", 1e-7, 1e-2, start=1e-5),
         Parameter("cpu.forward_request", "duration", 1e-7, 1e-2, start=5e-6),

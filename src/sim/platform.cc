@@ -177,6 +177,11 @@ Status ParseStorage(const Section& s, StorageParams* st) {
   IORELAY_RETURN_IF_ERROR(
       Optional(s, "metanode_update", &Section::Duration, &st->metanode_update_ns));
   IORELAY_RETURN_IF_ERROR(Optional(s, "metanode_bw", &Section::Rate, &st->metanode_Bps));
+  if (s.Has("channels")) {
+    auto n = s.Integer("channels", 1);
+    if (!n.ok()) return n.status();
+    st->channels = static_cast<int>(*n);
+  }
   if (s.Has("file_writes_per_client")) {
     auto n = s.Integer("file_writes_per_client", 0);
     if (!n.ok()) return n.status();
@@ -250,7 +255,7 @@ Result<Platform> ParsePlatform(const json& doc) {
       ParseStorage(Section(doc["storage"], "storage",
                            {"kind", "targets", "nic", "stripe_size", "stripe_count", "device",
                             "noise", "metadata_service", "token_handoff", "file_writes_per_client",
-                            "metanode_update", "metanode_bw"}),
+                            "metanode_update", "metanode_bw", "channels"}),
                    &p.storage));
   if (top.Has("cpu")) {
     IORELAY_RETURN_IF_ERROR(ParseCpu(Section(doc["cpu"], "cpu",
@@ -281,6 +286,7 @@ json ToJson(const Platform& p) {
       {"stripe_size", units::FormatBytes(p.storage.stripe_bytes)},
       {"stripe_count", p.storage.stripe_count},
       {"device", device::ToJson(p.storage.device)},
+      {"channels", p.storage.channels},
       {"noise", p.storage.noise_cv},
       {"metadata_service", units::FormatDurationNs(p.storage.metadata_service_ns)},
       {"token_handoff", units::FormatDurationNs(p.storage.token_handoff_ns)},

@@ -48,6 +48,10 @@ struct StorageParams {
   uint64_t stripe_bytes = 1 << 20;  // pfs only
   int stripe_count = 1;             // targets per file, <= targets (nfs: 1)
   device::DeviceProfile device;     // every target's service-time model
+  // Accesses each target serves at once: each channel is a device of its own (head position and
+  // queue), as the queues of an SSD or a virtual disk its host serves in parallel; 1: one at a
+  // time.
+  int channels = 1;
   // Run-to-run variation: each target's service is slower or faster for a whole run by a seeded
   // log-normal factor of mean 1 and this coefficient of variation (0: every run alike).
   double noise_cv = 0;

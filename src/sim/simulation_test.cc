@@ -340,6 +340,15 @@ TEST(SimulationTest, FileWritesPerClientLimitOnlySharedFiles) {
   EXPECT_DOUBLE_EQ(r[1], 1.0);
 }
 
+// storage.channels: a target serving two accesses at once is up to twice as fast for the 8
+// ranks' interleaved requests to seek-bound disks (hdd), shared file or not.
+TEST(SimulationTest, ChannelsServeAccessesInParallel) {
+  for (double r : RatioWithStorageSetting("channels", 2, 0)) {
+    EXPECT_GT(r, 1.5);
+    EXPECT_LE(r, 2.0);
+  }
+}
+
 // The platform's cpu section: every charge runs on one pool of cores, so with storage and network
 // made nearly free the run takes the charges' sum over the cores.
 TEST(SimulationTest, CpuChargesShareThePoolsCores) {

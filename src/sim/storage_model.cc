@@ -35,8 +35,20 @@ StorageModel::StorageModel(const StorageParams& params, std::vector<sg4::Host*> 
         point.second = std::llround(static_cast<double>(point.second) * slowdown);
       }
     }
-    devices_.emplace_back(profile);
+    // Every channel of a target has the target's factor (one device, several queues).
+    devices_.emplace_back(static_cast<size_t>(params_.channels), device::DeviceModel(profile));
   }
+}
+
+device::DeviceModel& StorageModel::ChannelFor(int target, const device::Access& a) {
+  std::vector<device::DeviceModel>& channels = devices_[target];
+  // A stream stays on the channel it continues (no seek); otherwise the first free one takes it.
+  for (device::DeviceModel& c : channels) {
+    if (c.Continues(a)) return c;
+  }
+  return *std::min_element(channels.begin(), channels.end(), [](const auto& x, const auto& y) {
+    return x.busy_until_ns() < y.busy_until_ns();
+  });
 }
 
 void StorageModel::Split(uint64_t file, bool write, uint64_t offset, uint64_t length,
@@ -80,7 +92,7 @@ void StorageModel::Serve(const std::vector<Piece>& pieces) {
   const int64_t now_ns = std::llround(sg4::Engine::get_clock() * 1e9);
   int64_t done_ns = now_ns;
   for (const Piece& p : pieces) {
-    done_ns = std::max(done_ns, devices_[p.target].Submit(now_ns, p.access));
+    done_ns = std::max(done_ns, ChannelFor(p.target, p.access).Submit(now_ns, p.access));
     ++accesses_;
   }
   if (done_ns > now_ns) sg4::this_actor::sleep_until(static_cast<double>(done_ns) * 1e-9);

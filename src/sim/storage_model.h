@@ -88,7 +88,10 @@ class StorageModel {
 
   StorageParams params_;
   std::vector<simgrid::s4u::Host*> servers_;
-  std::vector<device::DeviceModel> devices_;
+  // The channel of `target` that serves `a` (StorageParams::channels).
+  device::DeviceModel& ChannelFor(int target, const device::Access& a);
+
+  std::vector<std::vector<device::DeviceModel>> devices_;  // by target, by channel
   uint64_t bytes_written_ = 0;
   uint64_t bytes_read_ = 0;
   uint64_t accesses_ = 0;
