@@ -14,22 +14,27 @@ namespace sg4 = simgrid::s4u;
 
 namespace {
 
+// The rank's open (or create) before its first request, or its close after its last: at the
+// metadata server, through the rank's I/O node or directly.
+void MetadataCall(uint32_t rank, sg4::Host* host, const RankTarget& target, sg4::Mailbox* reply) {
+  if (!target.storage->has_metadata()) return;
+  if (target.ionode == nullptr) {
+    target.storage->Metadata(host);
+    return;
+  }
+  IoRequest call;
+  call.rank = rank;
+  call.metadata = true;
+  call.reply_to = reply;
+  target.ionode->put(&call, kMessageHeaderBytes);
+  reply->get<IoRequest>();
+}
+
 void RankLoop(const Pattern& pattern, uint32_t rank, sg4::Host* host, RankTarget target,
               double start_s, RankResult* out, const std::function<void()>* finished) {
   if (start_s > 0) sg4::this_actor::sleep_until(start_s);
   sg4::Mailbox* reply = sg4::Mailbox::by_name("r" + std::to_string(rank));
-  if (target.storage->has_metadata()) {  // open (or create) the file first
-    if (target.ionode != nullptr) {
-      IoRequest open;
-      open.rank = rank;
-      open.open = true;
-      open.reply_to = reply;
-      target.ionode->put(&open, kMessageHeaderBytes);
-      reply->get<IoRequest>();
-    } else {
-      target.storage->Open(host);
-    }
-  }
+  MetadataCall(rank, host, target, reply);  // open
   // Issues requests out->requests .. limit - 1; with `timed`, stops at the stonewall.
   auto issue = [&](uint64_t limit, bool timed) {
     for (uint64_t i = out->requests;
@@ -56,6 +61,7 @@ void RankLoop(const Pattern& pattern, uint32_t rank, sg4::Host* host, RankTarget
   if (target.wear_out != nullptr) {
     issue(std::min(n, target.wear_out->Agree(out->requests)), /*timed=*/false);
   }
+  MetadataCall(rank, host, target, reply);  // close: the bench's phase ends after it
   out->end_s = sg4::Engine::get_clock();
   (*finished)();
 }

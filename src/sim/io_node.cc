@@ -67,10 +67,10 @@ void IoNode::ReceiveLoop(int entry) {
     } else {
       for (IoRequest* r = request; r != nullptr; r = r->next_in_message) {
         r->entry = static_cast<uint32_t>(entry);
-        if (r->open) {
-          // Opens bypass the scheduler, as in the daemon (its session handles them).
-          sg4::Actor::create("open", fronts_[entry], [this, r] {
-            storage_->Open(storage_side_);
+        if (r->metadata) {
+          // Opens and closes bypass the scheduler, as in the daemon (its session handles them).
+          sg4::Actor::create("metadata", fronts_[entry], [this, r] {
+            storage_->Metadata(storage_side_);
             r->reply_to->put_init(r, kMessageHeaderBytes)->detach();
           });
         } else {

@@ -17,7 +17,7 @@ inline constexpr uint32_t kMergeClassSync = 2;
 
 struct IoRequest {
   uint32_t rank = 0;
-  bool open = false;  // an open (or create) of the rank's file, not a data request
+  bool metadata = false;  // an open (or create) or close of the rank's file, not data
   uint64_t file = 0;
   bool write = true;
   uint64_t offset = 0;

@@ -20,22 +20,23 @@ namespace sg4 = simgrid::s4u;
 
 namespace {
 
-// Every rank of the node opens its file before its first request: one message per rank, or one
-// for all of them when aggregating; returns when every open is answered.
-void OpenFiles(uint32_t first_rank, uint32_t count, sg4::Mailbox* ionode, sg4::Mailbox* replies,
-               bool aggregate) {
-  std::vector<IoRequest> opens(count);
+// Every rank of the node opens its file before its first request, and closes it once the node's
+// ranks are all done: one message per rank, or one for all of them when aggregating; returns
+// when every call is answered.
+void MetadataCalls(uint32_t first_rank, uint32_t count, sg4::Mailbox* ionode, sg4::Mailbox* replies,
+                   bool aggregate) {
+  std::vector<IoRequest> calls(count);
   for (uint32_t local = 0; local < count; ++local) {
-    IoRequest& o = opens[local];
-    o.rank = first_rank + local;
-    o.open = true;
-    o.reply_to = replies;
-    if (aggregate && local + 1 < count) o.next_in_message = &opens[local + 1];
+    IoRequest& c = calls[local];
+    c.rank = first_rank + local;
+    c.metadata = true;
+    c.reply_to = replies;
+    if (aggregate && local + 1 < count) c.next_in_message = &calls[local + 1];
   }
   if (aggregate) {
-    ionode->put(&opens[0], kMessageHeaderBytes * count);
+    ionode->put(&calls[0], kMessageHeaderBytes * count);
   } else {
-    for (IoRequest& o : opens) ionode->put(&o, kMessageHeaderBytes);
+    for (IoRequest& c : calls) ionode->put(&c, kMessageHeaderBytes);
   }
   for (uint32_t k = 0; k < count; ++k) replies->get<IoRequest>();
 }
@@ -45,7 +46,7 @@ void NodeLoop(const Pattern& pattern, uint32_t node, uint32_t first_rank, uint32
               std::vector<RankResult>* out, const std::function<void()>* finished) {
   if (start_s > 0) sg4::this_actor::sleep_until(start_s);
   sg4::Mailbox* replies = sg4::Mailbox::by_name("n" + std::to_string(node));
-  if (opens) OpenFiles(first_rank, count, ionode, replies, /*aggregate=*/false);
+  if (opens) MetadataCalls(first_rank, count, ionode, replies, /*aggregate=*/false);
   const uint64_t per_rank = pattern.IssuedPerRank();
   std::vector<IoRequest> current(count);  // each rank's request in flight
   std::vector<uint64_t> issued(count, 0);
@@ -97,17 +98,25 @@ void NodeLoop(const Pattern& pattern, uint32_t node, uint32_t first_rank, uint32
       if (ranks_left > 0) receiving = replies->get_async<IoRequest>(&answered);
     }
   };
+  // A rank ends at its last reply; with metadata calls, after the node's closes (the last rank's
+  // `finished` may end the I/O nodes, so it comes after them).
   const std::function<void(uint32_t)> end = [&](uint32_t local) {
     (*out)[first_rank + local].end_s = sg4::Engine::get_clock();
-    (*finished)();
+    if (!opens) (*finished)();
   };
   if (wear_out == nullptr) {
     run(per_rank, /*timed=*/true, end);
-    return;
+  } else {
+    run(per_rank, /*timed=*/true, [](uint32_t) {});
+    const uint64_t most = *std::max_element(issued.begin(), issued.end());
+    run(std::min(per_rank, wear_out->Agree(most)), /*timed=*/false, end);
   }
-  run(per_rank, /*timed=*/true, [](uint32_t) {});
-  const uint64_t most = *std::max_element(issued.begin(), issued.end());
-  run(std::min(per_rank, wear_out->Agree(most)), /*timed=*/false, end);
+  if (!opens) return;
+  MetadataCalls(first_rank, count, ionode, replies, /*aggregate=*/false);
+  for (uint32_t local = 0; local < count; ++local) {
+    (*out)[first_rank + local].end_s = sg4::Engine::get_clock();
+    (*finished)();
+  }
 }
 
 // Intra-node aggregation's one sender writes the gathered buffer: runs of the step's requests
@@ -175,7 +184,7 @@ void AggregatingNodeLoop(const Pattern& pattern, uint32_t node, uint32_t first_r
                          std::vector<RankResult>* out, const std::function<void()>* finished) {
   if (start_s > 0) sg4::this_actor::sleep_until(start_s);
   sg4::Mailbox* replies = sg4::Mailbox::by_name("n" + std::to_string(node));
-  if (opens) OpenFiles(first_rank, count, ionode, replies, /*aggregate=*/true);
+  if (opens) MetadataCalls(first_rank, count, ionode, replies, /*aggregate=*/true);
   std::vector<IoRequest> step(count);
   std::vector<IoRequest> sent;
   std::vector<std::pair<uint32_t, std::vector<uint64_t>>> members;
@@ -189,6 +198,7 @@ void AggregatingNodeLoop(const Pattern& pattern, uint32_t node, uint32_t first_r
   };
   steps(pattern.IssuedPerRank(), /*timed=*/true);
   if (wear_out != nullptr) steps(std::min(pattern.IssuedPerRank(), wear_out->Agree(i)), false);
+  if (opens) MetadataCalls(first_rank, count, ionode, replies, /*aggregate=*/true);  // closes
   for (uint32_t local = 0; local < count; ++local) {
     (*out)[first_rank + local].end_s = sg4::Engine::get_clock();
     (*finished)();

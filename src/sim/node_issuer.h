@@ -25,9 +25,10 @@ namespace iorelay::sim {
 // bytes), and step i + 1 starts when every request of step i is answered. Requests of the step
 // that continue each other in one file are one request, as the sender writes the gathered
 // buffer (each rank is answered its share); others stay separate requests of the message. The
-// gather inside the node costs nothing in this model. `opens`: each rank opens its file first (a
-// metadata server). `wear_out` (null: none): the node takes part in the pattern's wear-out as one
-// participant, with the most requests any of its ranks did by the stonewall.
+// gather inside the node costs nothing in this model. `opens` (a metadata server): each rank opens
+// its file first and closes it after the node's last reply. `wear_out` (null: none): the node takes
+// part in the pattern's wear-out as one participant, with the most requests any of its ranks did by
+// the stonewall.
 void StartNodeIssuer(const Pattern& pattern, uint32_t node, uint32_t first_rank, uint32_t count,
                      simgrid::s4u::Host* host, simgrid::s4u::Mailbox* ionode, double start_s,
                      bool aggregate, bool opens, WearOut* wear_out, std::vector<RankResult>* out,

@@ -98,7 +98,7 @@ void StorageModel::Serve(const std::vector<Piece>& pieces) {
   if (done_ns > now_ns) sg4::this_actor::sleep_until(static_cast<double>(done_ns) * 1e-9);
 }
 
-void StorageModel::Open(sg4::Host* client) {
+void StorageModel::Metadata(sg4::Host* client) {
   if (metadata_ == nullptr) return;
   constexpr uint64_t kMetadataMessageBytes = 256;  // a path and attributes, each way
   sg4::Comm::sendto(client, metadata_, kMetadataMessageBytes);

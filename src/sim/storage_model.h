@@ -31,11 +31,11 @@ class StorageModel {
   StorageModel(const StorageParams& params, std::vector<simgrid::s4u::Host*> servers,
                simgrid::s4u::Host* metadata_server, uint64_t seed);
 
-  // Whether opens cost anything (a metadata server exists).
+  // Whether opens and closes cost anything (a metadata server exists).
   bool has_metadata() const { return metadata_ != nullptr; }
-  // One open or create, run in the calling actor on behalf of `client`: a small message to the
-  // metadata server, its service (one at a time, in arrival order), and the answer back.
-  void Open(simgrid::s4u::Host* client);
+  // One open, create or close, run in the calling actor on behalf of `client`: a small message
+  // to the metadata server, its service (one at a time, in arrival order), and the answer back.
+  void Metadata(simgrid::s4u::Host* client);
   uint64_t metadata_ops() const { return metadata_ops_; }
 
   // One file-system call, run in (and blocking) the calling actor on `client`: a write moves its
