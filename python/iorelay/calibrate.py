@@ -63,6 +63,7 @@ FREE_PARAMETERS: dict[str, Parameter] = {
         Parameter("ionode.slots", "count", 1, 64),
         Parameter("storage.file_writes_per_client", "count", 1, 64, start=64),
         Parameter("storage.channels", "count", 1, 64, start=1),
+        Parameter("storage.file_writes", "count", 1, 64, start=64),
         # Processor time on the machine's shared cores (the platform's cpu section and cores).
         Parameter("cpu.direct_call", "duration", 1e-7, 1e-2, start=1e-5),
         Parameter("cpu.forward_request", "duration", 1e-7, 1e-2, start=5e-6),

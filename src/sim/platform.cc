@@ -177,6 +177,11 @@ Status ParseStorage(const Section& s, StorageParams* st) {
   IORELAY_RETURN_IF_ERROR(
       Optional(s, "metanode_update", &Section::Duration, &st->metanode_update_ns));
   IORELAY_RETURN_IF_ERROR(Optional(s, "metanode_bw", &Section::Rate, &st->metanode_Bps));
+  if (s.Has("file_writes")) {
+    auto n = s.Integer("file_writes", 0);
+    if (!n.ok()) return n.status();
+    st->file_writes = static_cast<int>(*n);
+  }
   if (s.Has("channels")) {
     auto n = s.Integer("channels", 1);
     if (!n.ok()) return n.status();
@@ -255,7 +260,7 @@ Result<Platform> ParsePlatform(const json& doc) {
       ParseStorage(Section(doc["storage"], "storage",
                            {"kind", "targets", "nic", "stripe_size", "stripe_count", "device",
                             "noise", "metadata_service", "token_handoff", "file_writes_per_client",
-                            "metanode_update", "metanode_bw", "channels"}),
+                            "metanode_update", "metanode_bw", "channels", "file_writes"}),
                    &p.storage));
   if (top.Has("cpu")) {
     IORELAY_RETURN_IF_ERROR(ParseCpu(Section(doc["cpu"], "cpu",
@@ -291,6 +296,7 @@ json ToJson(const Platform& p) {
       {"metadata_service", units::FormatDurationNs(p.storage.metadata_service_ns)},
       {"token_handoff", units::FormatDurationNs(p.storage.token_handoff_ns)},
       {"file_writes_per_client", p.storage.file_writes_per_client},
+      {"file_writes", p.storage.file_writes},
       {"metanode_update", units::FormatDurationNs(p.storage.metanode_update_ns)},
       {"metanode_bytes_per_s", p.storage.metanode_Bps},
   };

@@ -68,6 +68,10 @@ struct StorageParams {
   // system client serialises direct writes to a file, as a per-file (inode) lock does, so the
   // processes of a node writing one shared file take turns; a file per process never waits.
   int file_writes_per_client = 0;
+  // Writes to one file served at once by the storage, from all clients together (0: no limit):
+  // a local file system's per-inode lock, which ext4 takes exclusively for an O_DIRECT write
+  // that extends the file, so that such writes to one file go one at a time.
+  int file_writes = 0;
   // A shared file's metanode (GPFS's: the one node that keeps a file's inode, to which every
   // other node writing the file sends the new blocks and size it wrote): the first host to write
   // a file is its metanode; each write from another host then waits for one update there, one

@@ -334,6 +334,31 @@ TEST(SimulationTest, TokenHoldersWriteOneHostAtATimeAndEveryWriterFinishes) {
 
 // storage.file_writes_per_client: one I/O node's writes to one shared file take turns; its
 // writes to a file per process do not wait.
+// storage.file_writes: the storage serves one write to a file at a time, from every client, so a
+// shared file with channels to spare goes no faster than one channel; files per process do.
+TEST(SimulationTest, FileWritesLimitOnlySharedFilesAtTheStorage) {
+  json doc = PlatformDoc("pfs");
+  doc["storage"]["channels"] = 4;
+  doc["storage"]["file_writes"] = 1;
+  for (Layout layout : {Layout::kShared, Layout::kFilePerProcess}) {
+    RunConfig free = Config("pfs", 0, "fifo");
+    free.platform.storage.channels = 4;
+    free.pattern.layout = layout;
+    free.pattern.spatiality = Spatiality::kContiguous;
+    free.pattern.block_bytes = 8 * 64 * 1024;
+    free.pattern.segments = 0;
+    RunConfig limited = free;
+    limited.platform = *ParsePlatform(doc);
+    const double r = RunForked(limited)["bandwidth_MiBps"].get<double>() /
+                     RunForked(free)["bandwidth_MiBps"].get<double>();
+    if (layout == Layout::kShared) {
+      EXPECT_LT(r, 0.6);
+    } else {
+      EXPECT_DOUBLE_EQ(r, 1.0);
+    }
+  }
+}
+
 TEST(SimulationTest, FileWritesPerClientLimitOnlySharedFiles) {
   const std::vector<double> r = RatioWithStorageSetting("file_writes_per_client", 1, 1);
   EXPECT_LT(r[0], 0.6);

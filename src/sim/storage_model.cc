@@ -186,7 +186,15 @@ uint64_t StorageModel::Call(sg4::Host* client, uint64_t file, bool write, uint64
     }
     if (params_.token_handoff_ns > 0) AcquireToken(client, file);
     Transfer(client, /*to_storage=*/true, pieces);
-    Serve(pieces);
+    if (params_.file_writes > 0) {
+      auto& lock = server_file_locks_[file];
+      if (!lock) lock = sg4::Semaphore::create(params_.file_writes);
+      lock->acquire();
+      Serve(pieces);
+      lock->release();
+    } else {
+      Serve(pieces);
+    }
     if (params_.has_metanode()) UpdateMetanode(client, file, length);
     if (params_.token_handoff_ns > 0) ReleaseToken(file);
     if (file_lock) file_lock->release();

@@ -101,6 +101,8 @@ class StorageModel {
   std::unordered_map<uint64_t, Token> tokens_;  // by file
   // StorageParams::file_writes_per_client: a semaphore per (client host, file) written.
   std::map<std::pair<simgrid::s4u::Host*, uint64_t>, simgrid::s4u::SemaphorePtr> file_locks_;
+  // StorageParams::file_writes: a semaphore per file written.
+  std::unordered_map<uint64_t, simgrid::s4u::SemaphorePtr> server_file_locks_;
   uint64_t token_handoffs_ = 0;
   std::unordered_map<uint64_t, Metanode> metanodes_;  // by file
   uint64_t metanode_updates_ = 0;
