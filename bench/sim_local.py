@@ -8,7 +8,9 @@ shipped.
     .venv/bin/python bench/sim_local.py [--machine local|testbed] [--max-evaluations 100]
         [--jobs 2] [--parameters NAME,...] [--out-dir bench/results/sim-MACHINE]
     .venv/bin/python bench/sim_local.py --no-real   # calibrate and predict from --out-dir only
-    .venv/bin/python bench/sim_local.py --cpu       # with the machine's shared cores modelled
+    .venv/bin/python bench/sim_local.py --cpu --start FIT --measured DIR --out-dir OUT
+        # the machine's cores modelled (--cpu), the fit starting from FIT (e.g. the
+        # MACHINE-calibrated.json of a run without --cpu), the sweeps of DIR/measured-{a,b}
 
 local: bench/sweeps/local-a.toml (4 ranks; 8K, 64K, 512K requests) and local-b.toml (2 and 8
 ranks; 16K, 128K, 1M), both O_DIRECT, file per process / shared contiguous / shared strided,
@@ -19,9 +21,9 @@ that is up (`iorelay testbed up`), bench/sweeps/testbed-a.toml (16 ranks on 2 co
 16 MiB written then read, aioli, 3 repetitions, run by `iorelay.explore --testbed`. explore
 records each forwarded run's daemon counters and fails a run they did not carry; this script
 checks them again. Every cell is simulated whole (no request cap), noise off. Writes to
---out-dir: measured-{a,b}/results.csv, MACHINE-calibrated.json, cells-a.csv (fit), cells-b.csv
-(prediction), measure-log.json (load and wall time of the real sweeps) and summary.md (also on
-stdout).
+--out-dir: measured-{a,b}/results.csv and measure-log.json (load and wall time of the real
+sweeps; both under --measured when given), MACHINE-calibrated.json, cells-a.csv (fit), cells-b.csv
+(prediction) and summary.md (also on stdout).
 """
 
 from __future__ import annotations
@@ -62,15 +64,18 @@ MACHINES = {
         "title": "The testbed (`iorelay testbed up`)",
     },
 }  # fmt: skip
-# --cpu: the platform's cpu section (docs/simulator.md, "The machine's cores"), from this
-# machine's measurements, and the costs the fit may move. forward_request and ionode_request are
-# the client's and the daemon's CPU time per 4 KiB request over shared memory with the null
-# backend (README, `bench/shm_rate.py`: 5.6 and 5.4 us); direct_call is the whole machine's busy
-# time per 8 KiB O_DIRECT write of fio, direct (bench/results/fio-strided-32-cpu.md: 14.5 us),
-# also the start of the I/O node's call; copy starts at 10 GB/s (not measured).
+# --cpu: the platform's cpu section (docs/simulator.md, platform keys), starting from what was
+# measured on this machine: forward_request and ionode_request are the client's and the daemon's
+# CPU time per 4 KiB request over shared memory with the null backend (README,
+# `bench/shm_rate.py`: 5.6 and 5.4 us); direct_call, and the I/O node's call, the whole machine's
+# busy time per 8 KiB O_DIRECT write of fio, direct (bench/results/fio-strided-32-cpu.md: 14.5
+# us, fio's own share included); copy, numpy's copyto of 128 KiB to 1 MiB buffers here (13-16
+# GB/s). The calls' and the client's costs are fitted, and so are the storage's parallelism and
+# its per-file write lock, which decide whether the cores or the disk bind.
 CPU = {"cores": os.cpu_count() or 2, "direct_call": "14.5us", "forward_request": "5.6us",
-       "copy": "10GBps", "ionode_request": "5.4us", "ionode_call": "14.5us"}  # fmt: skip
-CPU_PARAMETERS = ("cpu.direct_call", "cpu.forward_request", "cpu.ionode_call", "cpu.copy")
+       "copy": "14GBps", "ionode_request": "5.4us", "ionode_call": "14.5us"}  # fmt: skip
+CPU_PARAMETERS = ("storage.channels", "storage.file_writes", "cpu.direct_call",
+                  "cpu.forward_request", "cpu.ionode_call")  # fmt: skip
 SWEEPS: dict[str, Path] = {}
 PLATFORM = Path()
 
@@ -92,7 +97,7 @@ def sweep_facts(name: str) -> dict:
 
 
 def results_csv(args: argparse.Namespace, name: str) -> Path:
-    return args.out_dir / f"measured-{name}" / "results.csv"
+    return args.measured / f"measured-{name}" / "results.csv"
 
 
 def run_sweep(args: argparse.Namespace, name: str) -> None:
@@ -112,7 +117,7 @@ def run_sweep(args: argparse.Namespace, name: str) -> None:
         raise SystemExit(f"sweep {name} failed (exit {code}); run again to retry the failed runs")
     if len(pd.read_csv(csv)) == before:
         return
-    log_path = args.out_dir / "measure-log.json"
+    log_path = args.measured / "measure-log.json"
     log = json.loads(log_path.read_text()) if log_path.exists() else {}
     entry = {"command": " ".join([".venv/bin/python", *cmd[1:]]), "started": started,
              "wall_s": round(time.monotonic() - start, 1),
@@ -242,7 +247,7 @@ def fit_lines(doc: dict) -> list[str]:
 
 def summary(args: argparse.Namespace, a: pd.DataFrame, b: pd.DataFrame, facts: dict) -> str:
     doc = json.loads((args.out_dir / f"{args.machine}-calibrated.json").read_text())
-    log_path = args.out_dir / "measure-log.json"
+    log_path = args.measured / "measure-log.json"
     log = json.loads(log_path.read_text()) if log_path.exists() else {}
     b_scores = scores_table(b)
     commit = subprocess.run(["git", "rev-parse", "--short", "HEAD"], cwd=REPO, capture_output=True,
@@ -303,7 +308,20 @@ def main() -> int:
     p.add_argument(
         "--cpu",
         action="store_true",
-        help="model the machine's shared cores (CPU) and fit their costs too",
+        help="model the machine's shared cores with measured costs; fit the storage's "
+        "channels and per-file write lock too",
+    )
+    p.add_argument(
+        "--measured",
+        type=Path,
+        default=None,
+        help="where the real sweeps' results are (and go): DIR/measured-{a,b} (default --out-dir)",
+    )
+    p.add_argument(
+        "--start",
+        type=Path,
+        default=None,
+        help="fit from this platform (e.g. an earlier fit on sweep A), not the shipped one",
     )
     args = p.parse_args()
     choose_machine(args.machine)
@@ -312,6 +330,7 @@ def main() -> int:
         *(CPU_PARAMETERS if args.cpu else ()),
     ]
     args.out_dir = args.out_dir or REPO / f"bench/results/sim-{args.machine}"
+    args.measured = args.measured or args.out_dir
     args.requests_per_rank = 0  # whole patterns: 128 MiB in requests of 8 KiB and more is cheap
     args.out_dir.mkdir(parents=True, exist_ok=True)
     facts = {n: sweep_facts(n) for n in SWEEPS}
@@ -324,10 +343,12 @@ def main() -> int:
         checks += check_measured(name, pd.read_csv(results_csv(args, name)), facts[name])
     start = time.monotonic()
     fitted = args.out_dir / f"{args.machine}-calibrated.json"
-    start_platform = PLATFORM
+    start_platform = args.start or PLATFORM
     if args.cpu:
         start_platform = args.out_dir / f"{args.machine}-cpu-start.json"
-        doc = json.loads(PLATFORM.read_text())
+        doc = json.loads((args.start or PLATFORM).read_text())
+        doc.pop("calibration", None)
+        doc["storage"].pop("noise", None)  # fitted again at the end, as from the shipped file
         doc["cpu"] = CPU
         start_platform.write_text(json.dumps(doc, indent=1) + "\n")
     calibrate.calibrate(
