@@ -17,7 +17,6 @@ class CpuPool {
   // charge is free).
   CpuPool(const CpuParams& params, simgrid::s4u::Host* pool) : params_(params), pool_(pool) {}
 
-  bool enabled() const { return pool_ != nullptr; }
   // A rank's own file-system call (direct access).
   void DirectCall() const { Run(params_.direct_call_ns); }
   // The client library's part of one forwarded request moving `bytes` of data (one copy).
