@@ -3,6 +3,7 @@
 
 #include <algorithm>
 #include <simgrid/s4u/Actor.hpp>
+#include <simgrid/s4u/Comm.hpp>
 #include <simgrid/s4u/Engine.hpp>
 #include <string>
 
@@ -14,10 +15,45 @@ namespace sg4 = simgrid::s4u;
 
 namespace {
 
+// Direct access through storage gateway (k mod gateways) of the topology: the request (and a
+// write's data) crosses the topology to the gateway, `call(gateway's storage side)` runs there
+// and returns the bytes to carry back, and the reply carries them. Requests take the gateways in
+// turn, as Lustre's clients spread their RPCs over the LNET routers.
+template <typename Call>
+uint64_t ThroughGateway(sg4::Host* host, const RankTarget& target, uint64_t k, uint64_t out_bytes,
+                        Call call) {
+  const size_t g = k % target.gateway_front->size();
+  sg4::Host* front = (*target.gateway_front)[g];
+  sg4::Comm::sendto(host, front, kMessageHeaderBytes + out_bytes);
+  const uint64_t back_bytes = call((*target.gateway_storage)[g]);
+  sg4::Comm::sendto(front, host, kMessageHeaderBytes + back_bytes);
+  return back_bytes;
+}
+
+// A rank's own file-system call (direct access); returns the bytes done.
+uint64_t DirectCall(const IoRequest& r, uint64_t i, sg4::Host* host, const RankTarget& target) {
+  if (target.gateway_front == nullptr) {
+    return target.storage->Call(host, r.file, r.write, r.offset, r.length);
+  }
+  uint64_t done = 0;
+  ThroughGateway(host, target, r.rank + i, r.write ? r.length : 0, [&](sg4::Host* via) {
+    done = target.storage->Call(host, r.file, r.write, r.offset, r.length, via);
+    return r.write ? 0 : done;
+  });
+  return done;
+}
+
 // The rank's open (or create) before its first request, or its close after its last: at the
 // metadata server, through the rank's I/O node or directly.
 void MetadataCall(uint32_t rank, sg4::Host* host, const RankTarget& target, sg4::Mailbox* reply) {
   if (!target.storage->has_metadata()) return;
+  if (target.ionode == nullptr && target.gateway_front != nullptr) {
+    ThroughGateway(host, target, rank, 0, [&](sg4::Host* via) {
+      target.storage->Metadata(host, via);
+      return uint64_t{0};
+    });
+    return;
+  }
   if (target.ionode == nullptr) {
     target.storage->Metadata(host);
     return;
@@ -49,7 +85,7 @@ void RankLoop(const Pattern& pattern, uint32_t rank, sg4::Host* host, RankTarget
         if (!r.write) target.cpu->ForwardRequest(r.bytes_done);
       } else {
         target.cpu->DirectCall();
-        r.bytes_done = target.storage->Call(host, r.file, r.write, r.offset, r.length);
+        r.bytes_done = DirectCall(r, i, host, target);
       }
       ++out->requests;
       out->bytes += r.bytes_done;

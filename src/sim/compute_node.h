@@ -1,12 +1,14 @@
 // Compute-node ranks: each rank is an actor on its node's host issuing the iorelay-bench pattern
 // as independent I/O, its next request when the previous one completes (closed loop), either to
-// its node's I/O node as a message or, with no I/O nodes, straight to the storage.
+// its node's I/O node as a message or, with no I/O nodes, to the storage (straight, or through a
+// storage gateway of the topology).
 #pragma once
 
 #include <cstdint>
 #include <functional>
 #include <simgrid/s4u/Host.hpp>
 #include <simgrid/s4u/Mailbox.hpp>
+#include <vector>
 
 #include "sim/cpu_pool.h"
 #include "sim/storage_model.h"
@@ -27,6 +29,10 @@ struct RankTarget {
   StorageModel* storage = nullptr;          // used for direct access
   WearOut* wear_out = nullptr;              // the pattern's wear-out (null: none)
   const CpuPool* cpu = nullptr;             // charges the rank's processor time per request
+  // Direct access over a topology: the storage gateways' hosts in the topology and on the
+  // storage side, the same length (null: direct access goes straight to the storage)
+  const std::vector<simgrid::s4u::Host*>* gateway_front = nullptr;
+  const std::vector<simgrid::s4u::Host*>* gateway_storage = nullptr;
 };
 
 // Creates the actor of `rank`, starting at `start_s`; it calls `finished` (in the actor) after

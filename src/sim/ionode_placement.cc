@@ -4,6 +4,7 @@
 #include <fmt/format.h>
 
 #include <algorithm>
+#include <memory>
 
 #include "placement/bgq_layout.h"
 #include "placement/io_layout.h"
@@ -50,6 +51,21 @@ Result<placement::IoLayout> BgqLayout(const placement::Topology& topology, const
   return layout;
 }
 
+// The topology of `spec` resolved for `nodes`, which it must hold.
+Result<std::unique_ptr<placement::Topology>> JobTopology(const std::string& topology_spec,
+                                                         int32_t nodes, std::string* resolved) {
+  auto spec = ResolveTopology(topology_spec, nodes);
+  if (!spec.ok()) return spec.status();
+  auto topology = placement::ParseTopology(*spec);
+  if (!topology.ok()) return topology.status();
+  if ((*topology)->num_nodes() < nodes) {
+    return Status::InvalidArgument(fmt::format("topology {} has {} nodes, fewer than --nodes {}",
+                                               *spec, (*topology)->num_nodes(), nodes));
+  }
+  *resolved = *spec;
+  return topology;
+}
+
 }  // namespace
 
 Result<std::string> ResolveTopology(const std::string& spec, int32_t nodes) {
@@ -64,24 +80,38 @@ Result<std::string> ResolveTopology(const std::string& spec, int32_t nodes) {
   return fmt::format("torus:{}", fmt::join(*shape, "x"));
 }
 
+Result<GatewayPlacement> PlaceStorageGateways(const std::string& topology_spec, int32_t nodes,
+                                              int32_t gateways) {
+  GatewayPlacement out;
+  auto topology = JobTopology(topology_spec, nodes, &out.topology);
+  if (!topology.ok()) return topology.status();
+  const int32_t m = (*topology)->num_nodes();
+  if (gateways < 1 || gateways > m) {
+    return Status::InvalidArgument(fmt::format(
+        "network.storage_gateways {} must be between 1 and the topology's {} nodes", gateways, m));
+  }
+  const bool outside_job = m - nodes >= gateways;
+  const int64_t first = outside_job ? nodes : 0;
+  const int64_t span = outside_job ? m - nodes : m;
+  for (int64_t g = 0; g < gateways; ++g) {
+    out.nodes.push_back(static_cast<int32_t>(first + g * span / gateways));
+  }
+  return out;
+}
+
 Result<IoNodePlacement> PlaceIoNodes(const std::string& topology_spec, IoLayoutKind layout_kind,
                                      const std::string& policy, int32_t nodes, int32_t ionodes) {
   if (ionodes < 1 || ionodes > nodes) {
     return Status::InvalidArgument(
         fmt::format("--ionodes {} must be between 0 and --nodes ({})", ionodes, nodes));
   }
-  auto spec = ResolveTopology(topology_spec, nodes);
-  if (!spec.ok()) return spec.status();
-  auto topology = placement::ParseTopology(*spec);
+  IoNodePlacement out;
+  auto topology = JobTopology(topology_spec, nodes, &out.topology);
   if (!topology.ok()) return topology.status();
   const int32_t m = (*topology)->num_nodes();
-  if (m < nodes) {
-    return Status::InvalidArgument(
-        fmt::format("topology {} has {} nodes, fewer than --nodes {}", *spec, m, nodes));
-  }
   placement::IoLayout layout;
   if (layout_kind == IoLayoutKind::kBgq) {
-    auto bgq = BgqLayout(**topology, *spec, nodes, ionodes);
+    auto bgq = BgqLayout(**topology, out.topology, nodes, ionodes);
     if (!bgq.ok()) return bgq.status();
     layout = std::move(*bgq);
   } else {
@@ -90,8 +120,6 @@ Result<IoNodePlacement> PlaceIoNodes(const std::string& topology_spec, IoLayoutK
   IORELAY_RETURN_IF_ERROR(placement::FinishLayout(m, &layout));
   auto assignment = placement::Assign(policy, **topology, layout, placement::PolicyOptions{});
   if (!assignment.ok()) return assignment.status();
-  IoNodePlacement out;
-  out.topology = *spec;
   out.bridges.resize(ionodes);
   std::vector<int32_t> entry_of_bridge(layout.num_bridges());
   for (int32_t b = 0; b < layout.num_bridges(); ++b) {

@@ -35,4 +35,16 @@ Result<std::string> ResolveTopology(const std::string& spec, int32_t nodes);
 Result<IoNodePlacement> PlaceIoNodes(const std::string& topology_spec, IoLayoutKind layout,
                                      const std::string& policy, int32_t nodes, int32_t ionodes);
 
+// Where direct access reaches the storage on a topology (network.storage_gateways): the
+// gateways' nodes, spread evenly over the topology's nodes the job does not use (nodes
+// [nodes, M) of a topology of M nodes, as a machine's router nodes sit among other jobs' nodes),
+// or over all M nodes when fewer than `gateways` are left. InvalidArgument for a topology with
+// fewer than `nodes` nodes or more gateways than nodes.
+struct GatewayPlacement {
+  std::string topology;        // the topology spec used
+  std::vector<int32_t> nodes;  // gateway → its node of the topology
+};
+Result<GatewayPlacement> PlaceStorageGateways(const std::string& topology_spec, int32_t nodes,
+                                              int32_t gateways);
+
 }  // namespace iorelay::sim

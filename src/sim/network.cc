@@ -33,6 +33,19 @@ sg4::Host* AddCpuPool(sg4::NetZone* zone, const CpuParams& cpu) {
   return zone->create_host("cpu", kHostSpeedFlops)->set_core_count(cpu.cores);
 }
 
+// The data targets, the metadata server and the cpu pool, into *h.
+void AddStorageHosts(sg4::NetZone* zone, const Platform& platform, sg4::Link* backbone, Hosts* h) {
+  const double lat = platform.network.latency_s;
+  for (int j = 0; j < platform.storage.targets; ++j) {
+    h->storage.push_back(
+        AddHost(zone, "st" + std::to_string(j), platform.storage.nic_Bps, lat, backbone));
+  }
+  if (platform.storage.metadata_service_ns > 0) {
+    h->metadata = AddHost(zone, "mds", platform.storage.nic_Bps, lat, backbone);
+  }
+  h->cpu = AddCpuPool(zone, platform.cpu);
+}
+
 }  // namespace
 
 Hosts BuildStarNetwork(const Platform& platform, int compute_nodes, int ionodes) {
@@ -52,20 +65,14 @@ Hosts BuildStarNetwork(const Platform& platform, int compute_nodes, int ionodes)
         AddHost(zone, "io" + std::to_string(k), platform.ionode.nic_Bps, lat, backbone));
     h.ionode_front.push_back({h.ionode_storage.back()});
   }
-  for (int j = 0; j < platform.storage.targets; ++j) {
-    h.storage.push_back(
-        AddHost(zone, "st" + std::to_string(j), platform.storage.nic_Bps, lat, backbone));
-  }
-  if (platform.storage.metadata_service_ns > 0) {
-    h.metadata = AddHost(zone, "mds", platform.storage.nic_Bps, lat, backbone);
-  }
-  h.cpu = AddCpuPool(zone, platform.cpu);
+  AddStorageHosts(zone, platform, backbone, &h);
   zone->seal();
   return h;
 }
 
 Hosts BuildTopologyNetwork(const Platform& platform, const placement::Topology& topology,
-                           int compute_nodes, const std::vector<std::vector<int32_t>>& bridges) {
+                           int compute_nodes, const std::vector<std::vector<int32_t>>& bridges,
+                           const std::vector<int32_t>& gateways) {
   sg4::NetZone* root = sg4::create_full_zone("machine");
   const double lat = platform.network.latency_s;
   TopologyZone* net = TopologyZone::Create(
@@ -85,14 +92,12 @@ Hosts BuildTopologyNetwork(const Platform& platform, const placement::Topology& 
     h.ionode_storage.push_back(
         AddHost(storage, "io" + std::to_string(k), platform.ionode.nic_Bps, lat, backbone));
   }
-  for (int j = 0; j < platform.storage.targets; ++j) {
-    h.storage.push_back(
-        AddHost(storage, "st" + std::to_string(j), platform.storage.nic_Bps, lat, backbone));
+  for (size_t g = 0; g < gateways.size(); ++g) {
+    h.gateway_front.push_back(net->host(gateways[g]));
+    h.gateway_storage.push_back(AddHost(storage, "gw" + std::to_string(g),
+                                        platform.network.storage_gateway_nic_Bps, lat, backbone));
   }
-  if (platform.storage.metadata_service_ns > 0) {
-    h.metadata = AddHost(storage, "mds", platform.storage.nic_Bps, lat, backbone);
-  }
-  h.cpu = AddCpuPool(storage, platform.cpu);
+  AddStorageHosts(storage, platform, backbone, &h);
   storage->seal();
   root->seal();
   return h;

@@ -4,8 +4,11 @@
 //  - topology (platform network.topology with network.link): the compute nodes are the hosts of a
 //    TopologyZone routed by src/placement (torus, fat tree, dragonfly); each I/O node receives
 //    requests at its bridge nodes' hosts there (one, or Blue Gene/Q's two) and reaches the
-//    storage from another host, its storage side, in a star zone with the storage servers. No
-//    route crosses the two zones.
+//    storage from another host, its storage side, in a star zone with the storage servers.
+//    Direct access does the same through the storage gateways (network.storage_gateways): a
+//    request crosses the topology to a gateway's node and goes on from the gateway's storage
+//    side, store and forward, as an LNET router forwards a Lustre RPC. No route crosses the two
+//    zones.
 #pragma once
 
 #include <memory>
@@ -23,17 +26,22 @@ struct Hosts {
   // I/O node → the hosts its requests arrive at and its replies leave from (its bridge nodes')
   std::vector<std::vector<simgrid::s4u::Host*>> ionode_front;
   std::vector<simgrid::s4u::Host*> ionode_storage;  // where its storage calls leave from
-  std::vector<simgrid::s4u::Host*> storage;         // "st<j>", one per data target
-  simgrid::s4u::Host* metadata = nullptr;           // "mds", with storage.metadata_service
-  simgrid::s4u::Host* cpu = nullptr;  // "cpu", the shared cores, with cpu.cores (no links)
+  // Storage gateway → the host of its node in the topology, and its host on the storage side
+  std::vector<simgrid::s4u::Host*> gateway_front;
+  std::vector<simgrid::s4u::Host*> gateway_storage;
+  std::vector<simgrid::s4u::Host*> storage;  // "st<j>", one per data target
+  simgrid::s4u::Host* metadata = nullptr;    // "mds", with storage.metadata_service
+  simgrid::s4u::Host* cpu = nullptr;         // "cpu", the shared cores, with cpu.cores (no links)
 };
 
 // Star form. Call once, after the engine exists and before it runs.
 Hosts BuildStarNetwork(const Platform& platform, int compute_nodes, int ionodes);
 
 // Topology form: `topology` (which must outlive the engine) has at least `compute_nodes` nodes;
-// I/O node k's fronts are the hosts of compute nodes bridges[k].
+// I/O node k's fronts are the hosts of compute nodes bridges[k]; storage gateway g sits at node
+// gateways[g].
 Hosts BuildTopologyNetwork(const Platform& platform, const placement::Topology& topology,
-                           int compute_nodes, const std::vector<std::vector<int32_t>>& bridges);
+                           int compute_nodes, const std::vector<std::vector<int32_t>>& bridges,
+                           const std::vector<int32_t>& gateways);
 
 }  // namespace iorelay::sim

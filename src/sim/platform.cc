@@ -130,7 +130,18 @@ Status ParseNetwork(const Section& s, NetworkParams* n) {
   if (n->link_Bps > 0 && !s.Has("topology")) {
     return Status::InvalidArgument("platform: network.link needs network.topology");
   }
-  return Optional(s, "topology", &Section::String, &n->topology);
+  IORELAY_RETURN_IF_ERROR(Optional(s, "topology", &Section::String, &n->topology));
+  if (!s.Has("storage_gateways")) return Status::Ok();
+  auto gateways = s.Integer("storage_gateways", 0);
+  if (!gateways.ok()) return gateways.status();
+  n->storage_gateways = static_cast<int>(*gateways);
+  if (n->storage_gateways == 0) return Status::Ok();
+  if (n->link_Bps == 0) {
+    return Status::InvalidArgument(
+        "platform: network.storage_gateways needs network.topology and network.link (the "
+        "gateways are nodes of the topology)");
+  }
+  return Required(s, "storage_gateway_nic", &Section::Rate, &n->storage_gateway_nic_Bps);
 }
 
 Status ParseCompute(const Section& s, ComputeParams* c) {
@@ -245,8 +256,10 @@ Result<Platform> ParsePlatform(const json& doc) {
       return Status::InvalidArgument(fmt::format("platform: missing section '{}'", key));
     }
   }
-  IORELAY_RETURN_IF_ERROR(ParseNetwork(
-      Section(doc["network"], "network", {"latency", "backbone", "topology", "link"}), &p.network));
+  IORELAY_RETURN_IF_ERROR(ParseNetwork(Section(doc["network"], "network",
+                                               {"latency", "backbone", "topology", "link",
+                                                "storage_gateways", "storage_gateway_nic"}),
+                                       &p.network));
   IORELAY_RETURN_IF_ERROR(
       ParseCompute(Section(doc["compute"], "compute", {"nic", "start_jitter"}), &p.compute));
   IORELAY_RETURN_IF_ERROR(ParseIoNode(
@@ -317,6 +330,10 @@ json ToJson(const Platform& p) {
         {"request_overhead", units::FormatDurationNs(p.ionode.request_overhead_ns)}}},
       {"storage", storage},
   };
+  if (p.network.storage_gateways > 0) {
+    out["network"]["storage_gateways"] = p.network.storage_gateways;
+    out["network"]["storage_gateway_nic_bytes_per_s"] = p.network.storage_gateway_nic_Bps;
+  }
   if (p.cpu.cores > 0) {
     out["cpu"] = {{"cores", p.cpu.cores},
                   {"direct_call", units::FormatDurationNs(p.cpu.direct_call_ns)},

@@ -21,6 +21,12 @@ struct NetworkParams {
   // With a topology and this bandwidth, the topology's links are the compute side's network
   // (each directed link this bandwidth, network.latency per hop); 0: the star network.
   double link_Bps = 0;
+  // Direct access over the topology: the compute nodes reach the storage through this many
+  // gateway nodes of the topology (Lustre's LNET routers), a request's data crossing the
+  // topology to a gateway and its storage-side NIC from there (sim/network.h); 0: direct access
+  // uses the star network, as if the storage hung off every node's NIC.
+  int storage_gateways = 0;
+  double storage_gateway_nic_Bps = 0;  // each gateway's link towards the storage
 };
 
 struct ComputeParams {

@@ -133,6 +133,27 @@ TEST(PlatformTest, LinkNeedsATopology) {
   EXPECT_EQ(Error(doc), "");
 }
 
+TEST(PlatformTest, StorageGatewaysNeedATopologyAndTheirLink) {
+  json doc = Minimal();
+  doc["network"]["storage_gateways"] = 2;
+  EXPECT_NE(Error(doc).find("network.storage_gateways needs network.topology and network.link"),
+            std::string::npos)
+      << Error(doc);
+  doc["network"]["topology"] = "torus:2x2";
+  doc["network"]["link"] = "1GBps";
+  EXPECT_NE(Error(doc).find("missing value network.storage_gateway_nic"), std::string::npos)
+      << Error(doc);
+  doc["network"]["storage_gateway_nic"] = "6GBps";
+  auto p = ParsePlatform(doc);
+  ASSERT_TRUE(p.ok()) << p.status().message();
+  EXPECT_EQ(p->network.storage_gateways, 2);
+  EXPECT_DOUBLE_EQ(p->network.storage_gateway_nic_Bps, 6e9);
+  EXPECT_EQ(ToJson(*p)["network"]["storage_gateways"], 2);
+  doc["network"]["storage_gateways"] = -1;
+  EXPECT_NE(Error(doc).find("network.storage_gateways must be an integer >= 0"), std::string::npos)
+      << Error(doc);
+}
+
 TEST(PlatformTest, ShippedPlatformsParse) {
   for (const char* name : {"local", "marenostrum4", "marenostrum4-nominal", "santos-dumont", "mira",
                            "cori", "testbed"}) {

@@ -70,11 +70,22 @@ const char* IssuerName(Issuer issuer) {
 
 namespace {
 
-// What a run needs that can fail, computed once: the pattern and the I/O nodes' placement.
+// What a run needs that can fail, computed once: the pattern, the I/O nodes' placement, and for
+// direct access over a topology the storage gateways'.
 struct Prepared {
   Pattern pattern;
   IoNodePlacement placed;
+  GatewayPlacement gateways;
+  // The topology spec of the compute side's network; empty: the star network.
+  const std::string& topology() const {
+    return !placed.topology.empty() ? placed.topology : gateways.topology;
+  }
 };
+
+// Direct access crosses the topology when the platform gives it storage gateways.
+bool DirectOverTopology(const RunConfig& config) {
+  return config.ionodes == 0 && config.platform.network.storage_gateways > 0;
+}
 
 Result<Prepared> Prepare(const RunConfig& config) {
   auto pattern = MakePattern(config.pattern);
@@ -88,7 +99,14 @@ Result<Prepared> Prepare(const RunConfig& config) {
     return Status::InvalidArgument(
         "the platform's cpu section charges each rank's requests: --issuer rank only");
   }
-  Prepared p{*pattern, {}};
+  Prepared p{*pattern, {}, {}};
+  if (DirectOverTopology(config)) {
+    auto gateways = PlaceStorageGateways(config.platform.network.topology,
+                                         static_cast<int32_t>(config.pattern.nodes),
+                                         config.platform.network.storage_gateways);
+    if (!gateways.ok()) return gateways.status();
+    p.gateways = std::move(*gateways);
+  }
   if (config.ionodes > 0) {
     auto s = MakeScheduler(config.scheduler);
     if (!s.ok()) return s.status();
@@ -113,10 +131,11 @@ Result<RunResult> Run(const RunConfig& config) {
   const IoNodePlacement& placed = prepared->placed;
   const auto nodes = static_cast<int32_t>(config.pattern.nodes);
   // The topology is the compute side's network when the platform gives its link bandwidth and
-  // there are I/O nodes (direct access uses the star network: storage lives in another zone).
+  // there are I/O nodes or storage gateways (without gateways, direct access uses the star
+  // network: the storage lives in another zone).
   std::unique_ptr<placement::Topology> topology;
-  if (config.platform.network.link_Bps > 0 && config.ionodes > 0) {
-    topology = std::move(placement::ParseTopology(placed.topology).value());
+  if (config.platform.network.link_Bps > 0 && !prepared->topology().empty()) {
+    topology = std::move(placement::ParseTopology(prepared->topology()).value());
   }
 
   std::vector<std::string> args = EngineArgs(config);
@@ -127,7 +146,8 @@ Result<RunResult> Run(const RunConfig& config) {
   sg4::Engine engine(&argc, argv.data());
 
   const Hosts hosts = topology != nullptr
-                          ? BuildTopologyNetwork(config.platform, *topology, nodes, placed.bridges)
+                          ? BuildTopologyNetwork(config.platform, *topology, nodes, placed.bridges,
+                                                 prepared->gateways.nodes)
                           : BuildStarNetwork(config.platform, nodes, config.ionodes);
   StorageModel storage(config.platform.storage, hosts.storage, hosts.metadata, config.seed);
   const CpuPool cpu(config.platform.cpu, hosts.cpu);
@@ -174,6 +194,10 @@ Result<RunResult> Run(const RunConfig& config) {
     target.wear_out = wear_out.get();
     target.cpu = &cpu;
     if (config.ionodes > 0) target.ionode = mailbox_of(node);
+    if (!hosts.gateway_front.empty()) {
+      target.gateway_front = &hosts.gateway_front;
+      target.gateway_storage = &hosts.gateway_storage;
+    }
     const int64_t start_ns =
         jitter_ns > 0 ? static_cast<int64_t>(rng() % static_cast<uint64_t>(jitter_ns + 1)) : 0;
     StartRank(pattern, r, hosts.compute[node], target, static_cast<double>(start_ns) * 1e-9,
@@ -214,7 +238,7 @@ nlohmann::json DeterministicJson(const RunConfig& config, const RunResult& r) {
       {"platform", config.platform.name},
       {"network_model", kNetworkModel},
       {"network",
-       config.platform.network.link_Bps > 0 && config.ionodes > 0
+       config.platform.network.link_Bps > 0 && (config.ionodes > 0 || DirectOverTopology(config))
            ? ResolveTopology(config.platform.network.topology, static_cast<int32_t>(p.nodes))
                  .value()
            : "star"},
@@ -236,6 +260,7 @@ nlohmann::json DeterministicJson(const RunConfig& config, const RunResult& r) {
       {"issuer", IssuerName(config.issuer)},
   };
   if (config.platform.ionode.layout == IoLayoutKind::kBgq) j["ionode_layout"] = "bgq";
+  if (DirectOverTopology(config)) j["storage_gateways"] = config.platform.network.storage_gateways;
   if (p.wearout) j["pattern"]["wearout"] = true;
   j.update(ResultNumbers(r));
   j["metadata_ops"] = r.metadata_ops;

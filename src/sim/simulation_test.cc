@@ -200,6 +200,53 @@ TEST(SimulationTest, TopologyLinksCarryTheRequests) {
   EXPECT_LT(s["bandwidth_MiBps"].get<double>(), f["bandwidth_MiBps"].get<double>());
 }
 
+// A torus of 8 nodes (the job on 4 of them) whose direct access goes through `gateways`
+// storage gateways with a link of `gateway_nic` each to SSD targets.
+RunConfig GatewayConfig(int gateways, const std::string& gateway_nic, const std::string& link) {
+  json doc = PlatformDoc("pfs");
+  doc["network"] = {{"latency", "1us"},
+                    {"topology", "torus:4x2"},
+                    {"link", link},
+                    {"storage_gateways", gateways},
+                    {"storage_gateway_nic", gateway_nic}};
+  doc["storage"]["metadata_service"] = "10us";
+  doc["storage"]["device"] = "ssd";  // the gateways, not the targets, bound the run
+  RunConfig c = Config("pfs", 0, "fifo");
+  c.platform = *ParsePlatform(doc);
+  return c;
+}
+
+// Direct access over a topology: every byte crosses the topology to a storage gateway and its
+// link to the storage, the requests taking the gateways in turn; opens and closes too.
+TEST(SimulationTest, DirectAccessCrossesTheTopologyThroughItsStorageGateways) {
+  const json one = RunForked(GatewayConfig(1, "50MBps", "10GBps"));
+  const json two = RunForked(GatewayConfig(2, "50MBps", "10GBps"));
+  const json wide = RunForked(GatewayConfig(2, "10GBps", "10GBps"));
+  const json slow_links = RunForked(GatewayConfig(2, "10GBps", "20MBps"));
+  for (const json* out : {&one, &two, &wide, &slow_links}) {
+    ASSERT_FALSE(out->contains("error")) << out->dump();
+    EXPECT_EQ((*out)["network"], "torus:4x2");
+    EXPECT_EQ((*out)["bytes_at_storage"], 8 * 8 * 64 * 1024);
+    EXPECT_EQ((*out)["metadata_ops"], 16);
+  }
+  EXPECT_EQ(two["storage_gateways"], 2);
+  const double mib_per_s = 50e6 / (1024 * 1024);  // one gateway's link
+  EXPECT_LE(one["bandwidth_MiBps"].get<double>(), mib_per_s);
+  EXPECT_GT(one["bandwidth_MiBps"].get<double>(), 0.8 * mib_per_s);
+  EXPECT_GT(two["bandwidth_MiBps"].get<double>(), 1.6 * one["bandwidth_MiBps"].get<double>());
+  EXPECT_LE(two["bandwidth_MiBps"].get<double>(), 2 * mib_per_s);
+  EXPECT_GT(wide["bandwidth_MiBps"].get<double>(), 2 * two["bandwidth_MiBps"].get<double>());
+  EXPECT_LT(slow_links["bandwidth_MiBps"].get<double>(), wide["bandwidth_MiBps"].get<double>());
+  // Without gateways, direct access keeps the star network.
+  RunConfig star = GatewayConfig(1, "50MBps", "10GBps");
+  star.platform.network.storage_gateways = 0;
+  const json s = RunForked(star);
+  ASSERT_FALSE(s.contains("error")) << s.dump();
+  EXPECT_EQ(s["network"], "star");
+  EXPECT_FALSE(s.contains("storage_gateways"));
+  EXPECT_GT(s["bandwidth_MiBps"].get<double>(), 2 * two["bandwidth_MiBps"].get<double>());
+}
+
 // As the bench's --stonewall: ranks stop issuing after T simulated seconds, for every issuer.
 TEST(SimulationTest, StonewallStopsRanksEarly) {
   for (Issuer issuer : {Issuer::kRank, Issuer::kNode, Issuer::kNodeAggregate}) {
@@ -481,6 +528,18 @@ TEST(PlacementTest, PoliciesMapNodesToIoNodes) {
   ASSERT_TRUE(rr.ok()) << rr.status().message();
   EXPECT_EQ(rr->ionode_of, (std::vector<int32_t>{0, 1, 0, 1}));
   EXPECT_FALSE(PlaceIoNodes("torus:2x2", spread, "block", 8, 2).ok());  // too few nodes
+}
+
+TEST(PlacementTest, StorageGatewaysSitOutsideTheJobWhereTheTopologyHasRoom) {
+  auto outside = PlaceStorageGateways("torus:4x2", 4, 2);
+  ASSERT_TRUE(outside.ok()) << outside.status().message();
+  EXPECT_EQ(outside->topology, "torus:4x2");
+  EXPECT_EQ(outside->nodes, (std::vector<int32_t>{4, 6}));
+  auto among = PlaceStorageGateways("torus:4x2", 8, 2);  // the job fills the torus
+  ASSERT_TRUE(among.ok()) << among.status().message();
+  EXPECT_EQ(among->nodes, (std::vector<int32_t>{0, 4}));
+  EXPECT_FALSE(PlaceStorageGateways("torus:4x2", 4, 9).ok());  // more than the nodes
+  EXPECT_FALSE(PlaceStorageGateways("torus:4x2", 9, 1).ok());  // the job does not fit
 }
 
 TEST(PlacementTest, BlueGeneQLayoutHasTwoBridgesPerIoNodeAnd128NodesEach) {

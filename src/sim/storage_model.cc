@@ -98,9 +98,10 @@ void StorageModel::Serve(const std::vector<Piece>& pieces) {
   if (done_ns > now_ns) sg4::this_actor::sleep_until(static_cast<double>(done_ns) * 1e-9);
 }
 
-void StorageModel::Metadata(sg4::Host* client) {
+void StorageModel::Metadata(sg4::Host* client, sg4::Host* via) {
   if (metadata_ == nullptr) return;
   constexpr uint64_t kMetadataMessageBytes = 256;  // a path and attributes, each way
+  if (via != nullptr) client = via;
   sg4::Comm::sendto(client, metadata_, kMetadataMessageBytes);
   const int64_t now_ns = std::llround(sg4::Engine::get_clock() * 1e9);
   const int64_t start_ns = std::max(now_ns, metadata_busy_until_ns_);
@@ -173,7 +174,8 @@ void StorageModel::UpdateMetanode(sg4::Host* client, uint64_t file, uint64_t byt
 }
 
 uint64_t StorageModel::Call(sg4::Host* client, uint64_t file, bool write, uint64_t offset,
-                            uint64_t length) {
+                            uint64_t length, sg4::Host* via) {
+  sg4::Host* nic = via != nullptr ? via : client;
   std::vector<Piece> pieces;
   Split(file, write, offset, length, &pieces);
   if (write) {
@@ -185,7 +187,7 @@ uint64_t StorageModel::Call(sg4::Host* client, uint64_t file, bool write, uint64
       file_lock->acquire();
     }
     if (params_.token_handoff_ns > 0) AcquireToken(client, file);
-    Transfer(client, /*to_storage=*/true, pieces);
+    Transfer(nic, /*to_storage=*/true, pieces);
     if (params_.file_writes > 0) {
       auto& lock = server_file_locks_[file];
       if (!lock) lock = sg4::Semaphore::create(params_.file_writes);
@@ -201,7 +203,7 @@ uint64_t StorageModel::Call(sg4::Host* client, uint64_t file, bool write, uint64
     bytes_written_ += length;
   } else {
     Serve(pieces);
-    Transfer(client, /*to_storage=*/false, pieces);
+    Transfer(nic, /*to_storage=*/false, pieces);
     bytes_read_ += length;
   }
   return length;

@@ -35,15 +35,18 @@ class StorageModel {
   bool has_metadata() const { return metadata_ != nullptr; }
   // One open, create or close, run in the calling actor on behalf of `client`: a small message
   // to the metadata server, its service (one at a time, in arrival order), and the answer back.
-  void Metadata(simgrid::s4u::Host* client);
+  // `via`, when given, is the host the messages leave from and return to instead of the
+  // client's (a storage gateway forwarding for it).
+  void Metadata(simgrid::s4u::Host* client, simgrid::s4u::Host* via = nullptr);
   uint64_t metadata_ops() const { return metadata_ops_; }
 
   // One file-system call, run in (and blocking) the calling actor on `client`: a write moves its
   // bytes over the network to the targets its stripes live on, then each target serves its
   // part; a read is served first and moved back after. Returns the bytes done (all of them:
-  // the model has no failures).
+  // the model has no failures). The data leave from and return to `via` when given (a storage
+  // gateway); locks and tokens still belong to `client`, whose file-system client it is.
   uint64_t Call(simgrid::s4u::Host* client, uint64_t file, bool write, uint64_t offset,
-                uint64_t length);
+                uint64_t length, simgrid::s4u::Host* via = nullptr);
 
   uint64_t bytes_written() const { return bytes_written_; }
   uint64_t bytes_read() const { return bytes_read_; }
