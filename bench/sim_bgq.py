@@ -39,7 +39,7 @@ from pathlib import Path
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "python"))
 
 from iorelay import paths
-from iorelay.simulate import run_tool
+from iorelay.simulate import SimulateError, apply_settings, run_tool
 from iorelay.units import UnitError, parse_bytes
 
 PLATFORM = paths.REPO_ROOT / "platforms" / "mira.json"
@@ -67,12 +67,10 @@ def platform_file(network_only: bool, settings: list[str], directory: Path) -> P
     if network_only:
         for section, values in UNLIMITED.items():
             platform[section].update(values)
-    for setting in settings:
-        key, sep, value = setting.partition("=")
-        section, dot, name = key.partition(".")
-        if not sep or not dot or section not in platform:
-            raise SystemExit(f"--set '{setting}': want SECTION.KEY=VALUE, e.g. ionode.slots=8")
-        platform[section][name] = int(value) if value.isdigit() else value
+    try:
+        platform = apply_settings(platform, settings)
+    except SimulateError as e:
+        raise SystemExit(str(e)) from e
     path = directory / "mira-modified.json"
     path.write_text(json.dumps(platform))
     return path

@@ -16,6 +16,8 @@ the table:
 
   python bench/sim_cori_trends.py                 # the full sweep (minutes), table + verdicts
   python bench/sim_cori_trends.py --quick         # the small sweep the tests use (seconds)
+  python bench/sim_cori_trends.py --set network.storage_gateways=130 \
+      --set network.storage_gateway_nic=6.8GBps      # direct access through LNET routers
 """
 
 from __future__ import annotations
@@ -32,6 +34,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "python"))
 
 
 from iorelay import paths
+from iorelay.simulate import SimulateError, apply_settings
 
 PLATFORM = paths.REPO_ROOT / "platforms" / "cori.json"
 FULL = {"nodes": [8, 32, 128], "ppn": [1, 8, 32, 68], "osts": [8, 32, 128, 248]}
@@ -57,11 +60,12 @@ def simulate(tool: Path, platform: dict, nodes: int, ppn: int, osts: int) -> flo
 
 
 def sweep(
-    grid: dict[str, list[int]], tool: Path | None = None
+    grid: dict[str, list[int]], tool: Path | None = None, settings: list[str] | None = None
 ) -> dict[tuple[int, int, int], float]:
-    """(nodes, ppn, osts) -> GiB/s for every cell of the grid."""
+    """(nodes, ppn, osts) -> GiB/s for every cell of the grid, on platforms/cori.json with
+    `settings` (SECTION.KEY=VALUE) applied."""
     tool = tool or paths.find("iorelay-sim")
-    platform = json.loads(PLATFORM.read_text())
+    platform = apply_settings(json.loads(PLATFORM.read_text()), settings or [])
     return {
         (n, r, o): simulate(tool, platform, n, r, o)
         for n in grid["nodes"]
@@ -177,8 +181,12 @@ def table(cells: dict[tuple[int, int, int], float]) -> str:
 def main() -> int:
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     ap.add_argument("--quick", action="store_true", help="the small grid of the tests")
+    ap.add_argument("--set", action="append", default=[], help="SECTION.KEY=VALUE, repeatable")
     args = ap.parse_args()
-    cells = sweep(QUICK if args.quick else FULL)
+    try:
+        cells = sweep(QUICK if args.quick else FULL, settings=args.set)
+    except SimulateError as e:
+        raise SystemExit(str(e)) from e
     print("GiB/s, shared file, contiguous, 1 MiB requests, "
           f"{REQUESTS} per rank, direct to Lustre:\n")  # fmt: skip
     print(table(cells))

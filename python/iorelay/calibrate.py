@@ -60,6 +60,8 @@ FREE_PARAMETERS: dict[str, Parameter] = {
         Parameter("storage.metanode_update", "duration", 1e-7, 1.0, start=1e-4),
         Parameter("storage.metanode_bw", "rate", 1e6, 1e11, start=1e8),
         Parameter("network.latency", "duration", 1e-7, 1e-2),
+        Parameter("network.link", "rate", 1e7, 1e11),
+        Parameter("network.storage_gateway_nic", "rate", 1e7, 1e11),
         Parameter("ionode.slots", "count", 1, 64),
         Parameter("storage.file_writes_per_client", "count", 1, 64, start=64),
         Parameter("storage.channels", "count", 1, 64, start=1),

@@ -49,6 +49,19 @@ def platform_path(name_or_path: str, platforms_dir: Path = PLATFORMS_DIR) -> Pat
     raise SimulateError(f"no platform '{name_or_path}' (known: {', '.join(known)}, or a path)")
 
 
+def apply_settings(platform: dict[str, Any], settings: list[str]) -> dict[str, Any]:
+    """A copy of a platform document with each SECTION.KEY=VALUE of `settings` set in it (a
+    whole number as an integer, anything else as written)."""
+    out = json.loads(json.dumps(platform))
+    for setting in settings:
+        key, sep, value = setting.partition("=")
+        section, dot, name = key.partition(".")
+        if not sep or not dot or section not in out:
+            raise SimulateError(f"--set '{setting}': want SECTION.KEY=VALUE, e.g. ionode.slots=8")
+        out[section][name] = int(value) if value.isdigit() else value
+    return out
+
+
 def tool_args(args: argparse.Namespace) -> list[str]:
     """The iorelay-sim command line for parsed `iorelay simulate run` arguments."""
     out = ["--platform", str(platform_path(args.platform))]

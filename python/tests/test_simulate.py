@@ -21,6 +21,16 @@ def test_platform_names_resolve_to_shipped_files() -> None:
         simulate.platform_path("no-such-machine")
 
 
+def test_settings_change_a_copy_of_the_platform() -> None:
+    platform = {"network": {"latency": "1us"}, "ionode": {"slots": 4}}
+    out = simulate.apply_settings(platform, ["ionode.slots=8", "network.link=5GBps"])
+    assert out == {"network": {"latency": "1us", "link": "5GBps"}, "ionode": {"slots": 8}}
+    assert platform["ionode"]["slots"] == 4
+    for bad in ("ionode.slots", "slots=8", "nosuch.key=1"):
+        with pytest.raises(simulate.SimulateError, match=r"SECTION\.KEY=VALUE"):
+            simulate.apply_settings(platform, [bad])
+
+
 def test_tool_args_pass_only_given_pattern_flags() -> None:
     argv = simulate.tool_args(_args("--platform", "local", "--request", "64K", "--ionodes", "1"))
     assert argv[argv.index("--request") + 1] == "64K"
