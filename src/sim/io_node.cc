@@ -54,7 +54,11 @@ void IoNode::Start() {
 }
 
 void IoNode::Stop() {
-  for (sg4::Mailbox* mailbox : mailboxes_) mailbox->put(&stop_message_, 0);
+  // Sent from each front's own host: the caller's host may have no route to it (TopologyZone
+  // makes only the routes of the run's messages).
+  for (size_t e = 0; e < fronts_.size(); ++e) {
+    sg4::Actor::create("stop", fronts_[e], [this, e] { mailboxes_[e]->put(&stop_message_, 0); });
+  }
 }
 
 void IoNode::ReceiveLoop(int entry) {

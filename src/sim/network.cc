@@ -72,11 +72,12 @@ Hosts BuildStarNetwork(const Platform& platform, int compute_nodes, int ionodes)
 
 Hosts BuildTopologyNetwork(const Platform& platform, const placement::Topology& topology,
                            int compute_nodes, const std::vector<std::vector<int32_t>>& bridges,
-                           const std::vector<int32_t>& gateways) {
+                           const std::vector<int32_t>& gateways,
+                           const std::vector<std::pair<int32_t, int32_t>>& talking) {
   sg4::NetZone* root = sg4::create_full_zone("machine");
   const double lat = platform.network.latency_s;
   TopologyZone* net = TopologyZone::Create(
-      "net", root, topology, LinkParams{platform.network.link_Bps, lat}, kHostSpeedFlops);
+      "net", root, topology, LinkParams{platform.network.link_Bps, lat}, kHostSpeedFlops, &talking);
   Hosts h;
   for (int i = 0; i < compute_nodes; ++i) h.compute.push_back(net->host(i));
   for (const std::vector<int32_t>& at : bridges) {

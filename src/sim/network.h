@@ -14,6 +14,7 @@
 #include <memory>
 #include <simgrid/s4u/Host.hpp>
 #include <simgrid/s4u/NetZone.hpp>
+#include <utility>
 #include <vector>
 
 #include "placement/topology.h"
@@ -39,9 +40,10 @@ Hosts BuildStarNetwork(const Platform& platform, int compute_nodes, int ionodes)
 
 // Topology form: `topology` (which must outlive the engine) has at least `compute_nodes` nodes;
 // I/O node k's fronts are the hosts of compute nodes bridges[k]; storage gateway g sits at node
-// gateways[g].
+// gateways[g]. Only the routes between the `talking` pairs of nodes exist (TopologyZone).
 Hosts BuildTopologyNetwork(const Platform& platform, const placement::Topology& topology,
                            int compute_nodes, const std::vector<std::vector<int32_t>>& bridges,
-                           const std::vector<int32_t>& gateways);
+                           const std::vector<int32_t>& gateways,
+                           const std::vector<std::pair<int32_t, int32_t>>& talking);
 
 }  // namespace iorelay::sim

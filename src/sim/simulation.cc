@@ -82,6 +82,19 @@ struct Prepared {
   }
 };
 
+// The node pairs of the topology that exchange messages: each compute node with the front its
+// requests enter at (replies leave there), and with every storage gateway.
+std::vector<std::pair<int32_t, int32_t>> TalkingPairs(const Prepared& p, int32_t nodes) {
+  std::vector<std::pair<int32_t, int32_t>> pairs;
+  for (int32_t v = 0; v < nodes; ++v) {
+    if (!p.placed.ionode_of.empty()) {
+      pairs.emplace_back(v, p.placed.bridges[p.placed.ionode_of[v]][p.placed.entry_of[v]]);
+    }
+    for (int32_t g : p.gateways.nodes) pairs.emplace_back(v, g);
+  }
+  return pairs;
+}
+
 // Direct access crosses the topology when the platform gives it storage gateways.
 bool DirectOverTopology(const RunConfig& config) {
   return config.ionodes == 0 && config.platform.network.storage_gateways > 0;
@@ -145,10 +158,11 @@ Result<RunResult> Run(const RunConfig& config) {
   int argc = static_cast<int>(args.size());
   sg4::Engine engine(&argc, argv.data());
 
-  const Hosts hosts = topology != nullptr
-                          ? BuildTopologyNetwork(config.platform, *topology, nodes, placed.bridges,
-                                                 prepared->gateways.nodes)
-                          : BuildStarNetwork(config.platform, nodes, config.ionodes);
+  const Hosts hosts =
+      topology != nullptr
+          ? BuildTopologyNetwork(config.platform, *topology, nodes, placed.bridges,
+                                 prepared->gateways.nodes, TalkingPairs(*prepared, nodes))
+          : BuildStarNetwork(config.platform, nodes, config.ionodes);
   StorageModel storage(config.platform.storage, hosts.storage, hosts.metadata, config.seed);
   const CpuPool cpu(config.platform.cpu, hosts.cpu);
   std::vector<std::unique_ptr<IoNode>> ionodes;

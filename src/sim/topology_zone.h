@@ -13,6 +13,7 @@
 #include <simgrid/s4u/Link.hpp>
 #include <simgrid/s4u/NetZone.hpp>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "placement/topology.h"
@@ -30,14 +31,22 @@ struct LinkParams {
 
 class TopologyZone final : public simgrid::kernel::routing::NetZoneImpl {
  public:
+  // Node pairs that exchange messages, either way.
+  using Pairs = std::vector<std::pair<placement::VertexId, placement::VertexId>>;
+
   // Makes the zone named `name` under `parent` with the topology's hosts ("NAME/n<id>", speed in
-  // flop/s) and links ("NAME/<LinkName>"), and seals it. `topology` must outlive the zone; the
-  // zone belongs to SimGrid's engine, which destroys it.
+  // flop/s) and links ("NAME/<LinkName>"), and seals it. With `talking`, only the links on the
+  // routes between those pairs (both ways) are made: a run's messages go between a few known
+  // pairs, and SimGrid's cost of making a link (a name lookup each) is most of the time of a
+  // short run on a large machine (a 13,056-node dragonfly has 340,000 links). Asking a route
+  // between other nodes is then a fatal error. `topology` must outlive the zone; the zone
+  // belongs to SimGrid's engine, which destroys it.
   static TopologyZone* Create(const std::string& name, simgrid::s4u::NetZone* parent,
                               const placement::Topology& topology, const LinkParams& links,
-                              double host_speed_flops);
+                              double host_speed_flops, const Pairs* talking = nullptr);
 
   simgrid::s4u::Host* host(placement::VertexId node) const { return hosts_[node]; }
+  // Null for a link no talking pair's route crosses.
   simgrid::s4u::Link* link(placement::LinkId link) const { return links_[link]; }
   const placement::Topology& topology() const { return topology_; }
 
@@ -50,7 +59,7 @@ class TopologyZone final : public simgrid::kernel::routing::NetZoneImpl {
 
   const placement::Topology& topology_;
   std::vector<simgrid::s4u::Host*> hosts_;  // by node id (= the host's NetPoint id)
-  std::vector<simgrid::s4u::Link*> links_;  // by topology link id
+  std::vector<simgrid::s4u::Link*> links_;  // by topology link id (null: not made)
   simgrid::s4u::Link* loopback_ = nullptr;  // the route from a host to itself
   double latency_s_ = 0;
 };

@@ -5,6 +5,7 @@
 
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <memory>
 #include <random>
 #include <simgrid/s4u.hpp>
@@ -25,11 +26,11 @@ class Platform {
     static Platform* p = new Platform();
     return *p;
   }
-  TopologyZone* Add(const std::string& spec) {
+  TopologyZone* Add(const std::string& spec, const TopologyZone::Pairs* talking = nullptr) {
     auto t = placement::ParseTopology(spec);
     EXPECT_TRUE(t.ok()) << spec;
     topologies_.push_back(std::move(*t));
-    return TopologyZone::Create(spec, root_, *topologies_.back(), kLinks, 1e9);
+    return TopologyZone::Create(spec, root_, *topologies_.back(), kLinks, 1e9, talking);
   }
   sg4::Engine& engine() { return *engine_; }
 
@@ -87,6 +88,32 @@ TEST(TopologyZoneTest, RoutesAreThePlacementRoutes) {
 }
 
 // A rank on an I/O node's bridge node talks to its own host: SimGrid needs a link for that.
+// With the talking pairs given, the zone makes the links of their routes, both ways, and no
+// other; those routes are still the placement routes.
+TEST(TopologyZoneTest, TalkingPairsGetTheirRoutesAndNoOtherLinks) {
+  Platform& p = Platform::Get();
+  const std::string spec = "torus:4x4:order=BA";
+  const TopologyZone::Pairs talking = {{0, 10}, {3, 3}};
+  TopologyZone* zone = p.Add(spec, &talking);
+  const placement::Topology& t = zone->topology();
+  std::vector<placement::LinkId> wanted;
+  t.Route(0, 10, &wanted);
+  t.Route(10, 0, &wanted);
+  for (placement::LinkId l = 0; l < t.num_links(); ++l) {
+    const bool on_route = std::find(wanted.begin(), wanted.end(), l) != wanted.end();
+    EXPECT_EQ(zone->link(l) != nullptr, on_route) << t.LinkName(l);
+  }
+  for (auto [a, b] : {std::pair{0, 10}, std::pair{10, 0}}) {
+    std::vector<sg4::Link*> sg_route;
+    double latency = 0;
+    zone->host(a)->route_to(zone->host(b), sg_route, &latency);
+    std::vector<placement::LinkId> ours;
+    t.Route(a, b, &ours);
+    ASSERT_EQ(sg_route.size(), ours.size());
+    for (size_t k = 0; k < ours.size(); ++k) EXPECT_EQ(sg_route[k], zone->link(ours[k]));
+  }
+}
+
 TEST(TopologyZoneTest, SelfRouteIsTheLoopback) {
   TopologyZone* zone = Platform::Get().Add("torus:2x3");
   std::vector<sg4::Link*> route;
