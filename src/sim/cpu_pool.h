@@ -1,7 +1,8 @@
-// The processor time a request costs, on one pool of cores that every process of the machine
-// shares: the ranks, the I/O nodes' daemons and the file system's calls. This is this machine
-// (2 cores), or a testbed of network namespaces on it, where forwarding pays in CPU what it saves
-// at the disk; on a cluster each node has its own cores and the model is off.
+// The processor time a request costs, on a pool of cores. With the platform's cpu scope
+// `machine`, one pool that every process of the machine shares: the ranks, the I/O nodes'
+// daemons and the file system's calls. This is this machine (2 cores), or a testbed of network
+// namespaces on it, where forwarding pays in CPU what it saves at the disk. With scope `node`, a
+// pool per compute node (its ranks share it) and per I/O node, as on a cluster.
 #pragma once
 
 #include <cstdint>
@@ -13,7 +14,7 @@ namespace iorelay::sim {
 
 class CpuPool {
  public:
-  // `pool` is the host whose cores stand for the machine's (null when params.cores is 0: every
+  // `pool` is the host whose cores the charges run on (null when params.cores is 0: every
   // charge is free).
   CpuPool(const CpuParams& params, simgrid::s4u::Host* pool) : params_(params), pool_(pool) {}
 

@@ -26,14 +26,29 @@ sg4::Host* AddHost(sg4::NetZone* zone, const std::string& name, double nic_Bps, 
   return host;
 }
 
-// The machine's shared cores (platform cpu): a host that runs executions only, so it needs no
-// link or route.
-sg4::Host* AddCpuPool(sg4::NetZone* zone, const CpuParams& cpu) {
-  if (cpu.cores == 0) return nullptr;
-  return zone->create_host("cpu", kHostSpeedFlops)->set_core_count(cpu.cores);
+// The platform's cores (Hosts::cpu_of_node, cpu_of_ionode): hosts that run executions only, so
+// they need no link or route.
+void AddCpuPools(sg4::NetZone* zone, const CpuParams& cpu, Hosts* h) {
+  const size_t nodes = h->compute.size();
+  const size_t ionodes = h->ionode_storage.size();
+  h->cpu_of_node.assign(nodes, nullptr);
+  h->cpu_of_ionode.assign(ionodes, nullptr);
+  if (cpu.cores == 0) return;
+  const auto pool = [&](const std::string& name) {
+    return zone->create_host(name, kHostSpeedFlops)->set_core_count(cpu.cores);
+  };
+  if (cpu.scope == CpuScope::kMachine) {
+    sg4::Host* machine = pool("cpu");
+    h->cpu_of_node.assign(nodes, machine);
+    h->cpu_of_ionode.assign(ionodes, machine);
+    return;
+  }
+  for (size_t i = 0; i < nodes; ++i) h->cpu_of_node[i] = pool("cpu" + std::to_string(i));
+  for (size_t k = 0; k < ionodes; ++k) h->cpu_of_ionode[k] = pool("iocpu" + std::to_string(k));
 }
 
-// The data targets, the metadata server and the cpu pool, into *h.
+// The data targets, the metadata server and the cpu pools, into *h (after the compute and I/O
+// nodes).
 void AddStorageHosts(sg4::NetZone* zone, const Platform& platform, sg4::Link* backbone, Hosts* h) {
   const double lat = platform.network.latency_s;
   for (int j = 0; j < platform.storage.targets; ++j) {
@@ -43,7 +58,7 @@ void AddStorageHosts(sg4::NetZone* zone, const Platform& platform, sg4::Link* ba
   if (platform.storage.metadata_service_ns > 0) {
     h->metadata = AddHost(zone, "mds", platform.storage.nic_Bps, lat, backbone);
   }
-  h->cpu = AddCpuPool(zone, platform.cpu);
+  AddCpuPools(zone, platform.cpu, h);
 }
 
 }  // namespace

@@ -32,7 +32,11 @@ struct Hosts {
   std::vector<simgrid::s4u::Host*> gateway_storage;
   std::vector<simgrid::s4u::Host*> storage;  // "st<j>", one per data target
   simgrid::s4u::Host* metadata = nullptr;    // "mds", with storage.metadata_service
-  simgrid::s4u::Host* cpu = nullptr;         // "cpu", the shared cores, with cpu.cores (no links)
+  // The cores each compute node's and each I/O node's charges run on, with cpu.cores (null:
+  // free): all the one host "cpu" (scope machine), or "cpu<i>" and "iocpu<k>" (scope node).
+  // They run executions only, so they have no links.
+  std::vector<simgrid::s4u::Host*> cpu_of_node;
+  std::vector<simgrid::s4u::Host*> cpu_of_ionode;
 };
 
 // Star form. Call once, after the engine exists and before it runs.

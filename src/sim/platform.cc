@@ -234,6 +234,12 @@ Status ParseCpu(const Section& s, CpuParams* c) {
   auto cores = s.Integer("cores", 1);
   if (!cores.ok()) return cores.status();
   c->cores = static_cast<int>(*cores);
+  if (s.Has("scope")) {
+    auto scope =
+        s.Choice<CpuScope>("scope", {{"machine", CpuScope::kMachine}, {"node", CpuScope::kNode}});
+    if (!scope.ok()) return scope.status();
+    c->scope = *scope;
+  }
   IORELAY_RETURN_IF_ERROR(Optional(s, "direct_call", &Section::Duration, &c->direct_call_ns));
   IORELAY_RETURN_IF_ERROR(
       Optional(s, "forward_request", &Section::Duration, &c->forward_request_ns));
@@ -277,8 +283,8 @@ Result<Platform> ParsePlatform(const json& doc) {
                    &p.storage));
   if (top.Has("cpu")) {
     IORELAY_RETURN_IF_ERROR(ParseCpu(Section(doc["cpu"], "cpu",
-                                             {"cores", "direct_call", "forward_request", "copy",
-                                              "ionode_request", "ionode_call"}),
+                                             {"cores", "scope", "direct_call", "forward_request",
+                                              "copy", "ionode_request", "ionode_call"}),
                                      &p.cpu));
   }
   return p;
@@ -336,6 +342,7 @@ json ToJson(const Platform& p) {
   }
   if (p.cpu.cores > 0) {
     out["cpu"] = {{"cores", p.cpu.cores},
+                  {"scope", p.cpu.scope == CpuScope::kNode ? "node" : "machine"},
                   {"direct_call", units::FormatDurationNs(p.cpu.direct_call_ns)},
                   {"forward_request", units::FormatDurationNs(p.cpu.forward_request_ns)},
                   {"copy_bytes_per_s", p.cpu.copy_Bps},

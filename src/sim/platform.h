@@ -89,10 +89,15 @@ struct StorageParams {
   bool has_metanode() const { return metanode_update_ns > 0 || metanode_Bps > 0; }
 };
 
-// Processor time per request on one pool of `cores` shared by every process of the machine
-// (sim/cpu_pool.h); cores 0: no CPU model, requests cost no processor time.
+// Whose cores the charges run on: one pool for the whole machine (this machine, or the
+// testbed's namespaces on it), or a pool per compute node and per I/O node (a cluster).
+enum class CpuScope { kMachine, kNode };
+
+// Processor time per request on pools of `cores` (sim/cpu_pool.h); cores 0: no CPU model,
+// requests cost no processor time.
 struct CpuParams {
   int cores = 0;
+  CpuScope scope = CpuScope::kMachine;
   int64_t direct_call_ns = 0;      // a rank's own file-system call (direct access)
   int64_t forward_request_ns = 0;  // the client library's part of a forwarded request
   double copy_Bps = 0;             // a forwarded request's data copied once at this rate (0: free)

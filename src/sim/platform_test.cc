@@ -121,6 +121,13 @@ TEST(PlatformTest, CpuSectionNeedsItsCoresAndKnownKeys) {
   EXPECT_DOUBLE_EQ(p->cpu.copy_Bps, 8e9);
   EXPECT_EQ(ToJson(*p)["cpu"]["direct_call"], "12us");
   EXPECT_FALSE(ToJson(*ParsePlatform(Minimal())).contains("cpu"));
+  EXPECT_EQ(p->cpu.scope, CpuScope::kMachine);
+  doc["cpu"]["scope"] = "node";
+  EXPECT_EQ(ParsePlatform(doc)->cpu.scope, CpuScope::kNode);
+  EXPECT_EQ(ToJson(*ParsePlatform(doc))["cpu"]["scope"], "node");
+  doc["cpu"]["scope"] = "rack";
+  EXPECT_EQ(Error(doc), "platform: cpu.scope 'rack' unknown (valid: machine, node)");
+  doc["cpu"]["scope"] = "node";
   doc["cpu"]["ionode_cal"] = "1us";
   EXPECT_NE(Error(doc).find("unknown key 'ionode_cal' in cpu"), std::string::npos);
 }

@@ -164,7 +164,9 @@ Result<RunResult> Run(const RunConfig& config) {
                                  prepared->gateways.nodes, TalkingPairs(*prepared, nodes))
           : BuildStarNetwork(config.platform, nodes, config.ionodes);
   StorageModel storage(config.platform.storage, hosts.storage, hosts.metadata, config.seed);
-  const CpuPool cpu(config.platform.cpu, hosts.cpu);
+  std::vector<CpuPool> node_cpu, ionode_cpu;
+  for (sg4::Host* pool : hosts.cpu_of_node) node_cpu.emplace_back(config.platform.cpu, pool);
+  for (sg4::Host* pool : hosts.cpu_of_ionode) ionode_cpu.emplace_back(config.platform.cpu, pool);
   std::vector<std::unique_ptr<IoNode>> ionodes;
   const auto mailbox_of = [&placed, &ionodes](uint32_t node) {
     return ionodes[placed.ionode_of[node]]->mailbox(placed.entry_of[node]);
@@ -172,7 +174,8 @@ Result<RunResult> Run(const RunConfig& config) {
   for (int k = 0; k < config.ionodes; ++k) {
     ionodes.push_back(std::make_unique<IoNode>(
         k, hosts.ionode_front[k], hosts.ionode_storage[k], MakeScheduler(config.scheduler).value(),
-        config.platform.ionode.slots, config.platform.ionode.request_overhead_ns, &storage, &cpu));
+        config.platform.ionode.slots, config.platform.ionode.request_overhead_ns, &storage,
+        &ionode_cpu[k]));
     ionodes.back()->Start();
   }
   std::mt19937_64 rng(config.seed);
@@ -206,7 +209,7 @@ Result<RunResult> Run(const RunConfig& config) {
     RankTarget target;
     target.storage = &storage;
     target.wear_out = wear_out.get();
-    target.cpu = &cpu;
+    target.cpu = &node_cpu[node];
     if (config.ionodes > 0) target.ionode = mailbox_of(node);
     if (!hosts.gateway_front.empty()) {
       target.gateway_front = &hosts.gateway_front;

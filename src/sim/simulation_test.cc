@@ -437,6 +437,33 @@ TEST(SimulationTest, CpuChargesShareThePoolsCores) {
   EXPECT_NEAR(fwd["simulated_time_s"].get<double>(), 0.192, 0.01);
 }
 
+// cpu.scope node: each compute node has cores of its own, so two nodes' ranks do not wait for
+// each other's charges, and each I/O node its own.
+TEST(SimulationTest, CpuScopeNodeGivesEachNodeItsOwnCores) {
+  json doc = PlatformDoc("nfs");
+  doc["storage"]["device"] = "seek=0us,bw=1000GBps";
+  doc["network"]["latency"] = "1ns";
+  for (const char* side : {"compute", "ionode", "storage"}) doc[side]["nic"] = "10TBps";
+  const auto run = [&doc](const char* scope, int ionodes) {
+    doc["cpu"] = {{"cores", 1},
+                  {"scope", scope},
+                  {"direct_call", "1ms"},
+                  {"forward_request", "0us"},
+                  {"ionode_request", "1ms"}};
+    RunConfig c = Config("nfs", ionodes, "fifo");  // 8 ranks on 4 nodes, 8 requests each
+    c.platform = *ParsePlatform(doc);
+    const json out = RunForked(c);
+    EXPECT_FALSE(out.contains("error")) << out.dump();
+    return out["simulated_time_s"].get<double>();
+  };
+  // Direct: 64 calls of 1 ms on one core; on 4 nodes' cores, 16 each.
+  EXPECT_NEAR(run("machine", 0), 0.064, 0.002);
+  EXPECT_NEAR(run("node", 0), 0.016, 0.002);
+  // Through 2 I/O nodes: 64 requests of 1 ms on one core, or 32 on each I/O node's.
+  EXPECT_NEAR(run("machine", 2), 0.064, 0.003);
+  EXPECT_NEAR(run("node", 2), 0.032, 0.003);
+}
+
 // storage.noise: repetitions with other seeds differ, a repetition with the same seed does not.
 TEST(SimulationTest, StorageNoiseVariesWithTheSeed) {
   json doc = PlatformDoc("pfs");
