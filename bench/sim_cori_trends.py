@@ -25,7 +25,6 @@ from __future__ import annotations
 import argparse
 import itertools
 import json
-import subprocess
 import sys
 import tempfile
 from pathlib import Path
@@ -35,6 +34,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "python"))
 
 from iorelay import paths
 from iorelay.simulate import SimulateError, apply_settings
+from iorelay.tools import run_json_tool
 
 PLATFORM = paths.REPO_ROOT / "platforms" / "cori.json"
 FULL = {"nodes": [8, 32, 128], "ppn": [1, 8, 32, 68], "osts": [8, 32, 128, 248]}
@@ -55,8 +55,8 @@ def simulate(tool: Path, platform: dict, nodes: int, ppn: int, osts: int) -> flo
         argv = [str(tool), "--platform", f.name, "--layout", "shared"]
         argv += ["--spatiality", "contiguous", "--request", "1MiB", "--block", f"{REQUESTS}MiB"]
         argv += ["--ranks", str(nodes * ppn), "--nodes", str(nodes), "--ionodes", "0"]
-        out = subprocess.run(argv, capture_output=True, text=True, timeout=3600, check=True)
-    return json.loads(out.stdout)["bandwidth_MiBps"] / 1024
+        out = run_json_tool(argv, error=SimulateError, timeout_s=3600)
+    return out["bandwidth_MiBps"] / 1024
 
 
 def sweep(

@@ -50,15 +50,20 @@ def platform_path(name_or_path: str, platforms_dir: Path = PLATFORMS_DIR) -> Pat
 
 
 def apply_settings(platform: dict[str, Any], settings: list[str]) -> dict[str, Any]:
-    """A copy of a platform document with each SECTION.KEY=VALUE of `settings` set in it (a
-    whole number as an integer, anything else as written)."""
+    """A copy of a platform document with each SECTION.KEY=VALUE of `settings` set in it (the
+    section made if missing). A value that reads as JSON (8, 0.1, true) is set as that, anything
+    else as a string ("5GBps"); iorelay-sim checks the result."""
     out = json.loads(json.dumps(platform))
     for setting in settings:
         key, sep, value = setting.partition("=")
         section, dot, name = key.partition(".")
-        if not sep or not dot or section not in out:
+        if not sep or not dot or not section or not name:
             raise SimulateError(f"--set '{setting}': want SECTION.KEY=VALUE, e.g. ionode.slots=8")
-        out[section][name] = int(value) if value.isdigit() else value
+        try:
+            parsed = json.loads(value)
+        except json.JSONDecodeError:
+            parsed = value
+        out.setdefault(section, {})[name] = parsed
     return out
 
 

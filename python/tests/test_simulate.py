@@ -23,10 +23,16 @@ def test_platform_names_resolve_to_shipped_files() -> None:
 
 def test_settings_change_a_copy_of_the_platform() -> None:
     platform = {"network": {"latency": "1us"}, "ionode": {"slots": 4}}
-    out = simulate.apply_settings(platform, ["ionode.slots=8", "network.link=5GBps"])
-    assert out == {"network": {"latency": "1us", "link": "5GBps"}, "ionode": {"slots": 8}}
+    settings = ["ionode.slots=8", "network.link=5GBps", "storage.noise=0.1", "cpu.cores=2"]
+    out = simulate.apply_settings(platform, settings)
+    assert out == {
+        "network": {"latency": "1us", "link": "5GBps"},
+        "ionode": {"slots": 8},
+        "storage": {"noise": 0.1},
+        "cpu": {"cores": 2},
+    }
     assert platform["ionode"]["slots"] == 4
-    for bad in ("ionode.slots", "slots=8", "nosuch.key=1"):
+    for bad in ("ionode.slots", "slots=8", ".key=1", "ionode.=1"):
         with pytest.raises(simulate.SimulateError, match=r"SECTION\.KEY=VALUE"):
             simulate.apply_settings(platform, [bad])
 

@@ -2,6 +2,7 @@
 #include "sim/compute_node.h"
 
 #include <algorithm>
+#include <functional>
 #include <simgrid/s4u/Actor.hpp>
 #include <simgrid/s4u/Comm.hpp>
 #include <simgrid/s4u/Engine.hpp>
@@ -15,17 +16,16 @@ namespace sg4 = simgrid::s4u;
 
 namespace {
 
-// Direct access through storage gateway (k mod gateways) of the topology: the request (and a
-// write's data) crosses the topology to the gateway, `call(gateway's storage side)` runs there
-// and returns the bytes to carry back, and the reply carries them. Requests take the gateways in
-// turn, as Lustre's clients spread their RPCs over the LNET routers.
+// Direct access through storage gateway (k mod gateways) of the topology: the request crosses
+// the topology to the gateway's node `front`, `call(via, front)` runs from the gateway's storage
+// side `via` and returns the bytes to carry back, and the reply carries them. Requests take the
+// gateways in turn, as Lustre's clients spread their RPCs over the LNET routers.
 template <typename Call>
-uint64_t ThroughGateway(sg4::Host* host, const RankTarget& target, uint64_t k, uint64_t out_bytes,
-                        Call call) {
+uint64_t ThroughGateway(sg4::Host* host, const RankTarget& target, uint64_t k, Call call) {
   const size_t g = k % target.gateway_front->size();
   sg4::Host* front = (*target.gateway_front)[g];
-  sg4::Comm::sendto(host, front, kMessageHeaderBytes + out_bytes);
-  const uint64_t back_bytes = call((*target.gateway_storage)[g]);
+  sg4::Comm::sendto(host, front, kMessageHeaderBytes);
+  const uint64_t back_bytes = call((*target.gateway_storage)[g], front);
   sg4::Comm::sendto(front, host, kMessageHeaderBytes + back_bytes);
   return back_bytes;
 }
@@ -36,8 +36,12 @@ uint64_t DirectCall(const IoRequest& r, uint64_t i, sg4::Host* host, const RankT
     return target.storage->Call(host, r.file, r.write, r.offset, r.length);
   }
   uint64_t done = 0;
-  ThroughGateway(host, target, r.rank + i, r.write ? r.length : 0, [&](sg4::Host* via) {
-    done = target.storage->Call(host, r.file, r.write, r.offset, r.length, via);
+  ThroughGateway(host, target, r.rank + i, [&](sg4::Host* via, sg4::Host* front) {
+    // A write's data cross to the gateway once the client holds its locks, as a Lustre client
+    // sends its bulk data under its lock.
+    const std::function<void()> data_in = [&] { sg4::Comm::sendto(host, front, r.length); };
+    done = target.storage->Call(host, r.file, r.write, r.offset, r.length, via,
+                                r.write ? &data_in : nullptr);
     return r.write ? 0 : done;
   });
   return done;
@@ -48,7 +52,7 @@ uint64_t DirectCall(const IoRequest& r, uint64_t i, sg4::Host* host, const RankT
 void MetadataCall(uint32_t rank, sg4::Host* host, const RankTarget& target, sg4::Mailbox* reply) {
   if (!target.storage->has_metadata()) return;
   if (target.ionode == nullptr && target.gateway_front != nullptr) {
-    ThroughGateway(host, target, rank, 0, [&](sg4::Host* via) {
+    ThroughGateway(host, target, rank, [&](sg4::Host* via, sg4::Host*) {
       target.storage->Metadata(host, via);
       return uint64_t{0};
     });

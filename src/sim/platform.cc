@@ -131,7 +131,11 @@ Status ParseNetwork(const Section& s, NetworkParams* n) {
     return Status::InvalidArgument("platform: network.link needs network.topology");
   }
   IORELAY_RETURN_IF_ERROR(Optional(s, "topology", &Section::String, &n->topology));
-  if (!s.Has("storage_gateways")) return Status::Ok();
+  if (!s.Has("storage_gateways")) {
+    if (!s.Has("storage_gateway_nic")) return Status::Ok();
+    return Status::InvalidArgument(
+        "platform: network.storage_gateway_nic needs network.storage_gateways");
+  }
   auto gateways = s.Integer("storage_gateways", 0);
   if (!gateways.ok()) return gateways.status();
   n->storage_gateways = static_cast<int>(*gateways);

@@ -142,6 +142,9 @@ TEST(PlatformTest, LinkNeedsATopology) {
 
 TEST(PlatformTest, StorageGatewaysNeedATopologyAndTheirLink) {
   json doc = Minimal();
+  doc["network"]["storage_gateway_nic"] = "6GBps";
+  EXPECT_EQ(Error(doc), "platform: network.storage_gateway_nic needs network.storage_gateways");
+  doc["network"].erase("storage_gateway_nic");
   doc["network"]["storage_gateways"] = 2;
   EXPECT_NE(Error(doc).find("network.storage_gateways needs network.topology and network.link"),
             std::string::npos)

@@ -247,6 +247,49 @@ TEST(SimulationTest, DirectAccessCrossesTheTopologyThroughItsStorageGateways) {
   EXPECT_GT(s["bandwidth_MiBps"].get<double>(), 2 * two["bandwidth_MiBps"].get<double>());
 }
 
+TEST(SimulationTest, GatewaysCarryReadsOnAnyTopologyAndOnlyDirectAccess) {
+  RunConfig read = GatewayConfig(1, "50MBps", "10GBps");
+  read.pattern.write = false;  // the data come back through the gateway's link
+  const json r = RunForked(read);
+  ASSERT_FALSE(r.contains("error")) << r.dump();
+  EXPECT_EQ(r["bytes"], 8 * 8 * 64 * 1024);
+  EXPECT_LE(r["bandwidth_MiBps"].get<double>(), 50e6 / (1024 * 1024));
+  EXPECT_GT(r["bandwidth_MiBps"].get<double>(), 0.8 * 50e6 / (1024 * 1024));
+  // A job that fills the torus: the gateways sit on its own nodes.
+  RunConfig filled = GatewayConfig(2, "50MBps", "10GBps");
+  filled.pattern.nodes = 8;
+  // Dragonflies, minimal and Valiant (a route and its reverse cross other links).
+  RunConfig minimal = GatewayConfig(3, "50MBps", "10GBps");
+  minimal.platform.network.topology = "dragonfly:3x2x2x1";
+  RunConfig valiant = minimal;
+  valiant.platform.network.topology = "dragonfly:3x2x2x1:routing=valiant";
+  // I/O nodes never use the gateways.
+  RunConfig forwarded = GatewayConfig(1, "50MBps", "10GBps");
+  forwarded.ionodes = 2;
+  for (const RunConfig* c : {&filled, &minimal, &valiant, &forwarded}) {
+    const json out = RunForked(*c);
+    ASSERT_FALSE(out.contains("error")) << out.dump();
+    EXPECT_EQ(out["bytes_at_storage"], 8 * 8 * 64 * 1024);
+    EXPECT_EQ(out["network"], c->platform.network.topology);
+    EXPECT_EQ(out.contains("storage_gateways"), c->ionodes == 0);
+  }
+  EXPECT_GT(RunForked(forwarded)["bandwidth_MiBps"].get<double>(), 50e6 / (1024 * 1024));
+}
+
+// A node's writes to one file one at a time (storage.file_writes_per_client 1): each write's
+// data cross to the gateway only once it holds its place, so the crossings do not overlap the
+// other writes' service.
+TEST(SimulationTest, GatewayWritesCrossUnderTheClientsFileLock) {
+  RunConfig c = GatewayConfig(1, "10TBps", "500MBps");
+  c.platform.storage.file_writes_per_client = 1;
+  c.pattern.nodes = 1;  // 8 ranks, 64 writes of 64 KiB to the shared file
+  const json out = RunForked(c);
+  ASSERT_FALSE(out.contains("error")) << out.dump();
+  const double hop_s = 65536 / 500e6;
+  const double service_s = 100e-6 + 65536 / 500e6;  // ssd
+  EXPECT_GT(out["simulated_time_s"].get<double>(), 0.95 * 64 * (hop_s + service_s));
+}
+
 // As the bench's --stonewall: ranks stop issuing after T simulated seconds, for every issuer.
 TEST(SimulationTest, StonewallStopsRanksEarly) {
   for (Issuer issuer : {Issuer::kRank, Issuer::kNode, Issuer::kNodeAggregate}) {

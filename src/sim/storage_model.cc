@@ -174,7 +174,8 @@ void StorageModel::UpdateMetanode(sg4::Host* client, uint64_t file, uint64_t byt
 }
 
 uint64_t StorageModel::Call(sg4::Host* client, uint64_t file, bool write, uint64_t offset,
-                            uint64_t length, sg4::Host* via) {
+                            uint64_t length, sg4::Host* via,
+                            const std::function<void()>* before_write) {
   sg4::Host* nic = via != nullptr ? via : client;
   std::vector<Piece> pieces;
   Split(file, write, offset, length, &pieces);
@@ -187,6 +188,7 @@ uint64_t StorageModel::Call(sg4::Host* client, uint64_t file, bool write, uint64
       file_lock->acquire();
     }
     if (params_.token_handoff_ns > 0) AcquireToken(client, file);
+    if (before_write != nullptr) (*before_write)();
     Transfer(nic, /*to_storage=*/true, pieces);
     if (params_.file_writes > 0) {
       auto& lock = server_file_locks_[file];

@@ -11,6 +11,7 @@
 
 #include <cstdint>
 #include <deque>
+#include <functional>
 #include <map>
 #include <simgrid/s4u/ConditionVariable.hpp>
 #include <simgrid/s4u/Host.hpp>
@@ -44,9 +45,11 @@ class StorageModel {
   // bytes over the network to the targets its stripes live on, then each target serves its
   // part; a read is served first and moved back after. Returns the bytes done (all of them:
   // the model has no failures). The data leave from and return to `via` when given (a storage
-  // gateway); locks and tokens still belong to `client`, whose file-system client it is.
+  // gateway); locks and tokens still belong to `client`, whose file-system client it is, and
+  // `before_write` (the write's data reaching `via`) runs once they are held.
   uint64_t Call(simgrid::s4u::Host* client, uint64_t file, bool write, uint64_t offset,
-                uint64_t length, simgrid::s4u::Host* via = nullptr);
+                uint64_t length, simgrid::s4u::Host* via = nullptr,
+                const std::function<void()>* before_write = nullptr);
 
   uint64_t bytes_written() const { return bytes_written_; }
   uint64_t bytes_read() const { return bytes_read_; }

@@ -87,7 +87,6 @@ TEST(TopologyZoneTest, RoutesAreThePlacementRoutes) {
   }
 }
 
-// A rank on an I/O node's bridge node talks to its own host: SimGrid needs a link for that.
 // With the talking pairs given, the zone makes the links of their routes, both ways, and no
 // other; those routes are still the placement routes.
 TEST(TopologyZoneTest, TalkingPairsGetTheirRoutesAndNoOtherLinks) {
@@ -112,8 +111,14 @@ TEST(TopologyZoneTest, TalkingPairsGetTheirRoutesAndNoOtherLinks) {
     ASSERT_EQ(sg_route.size(), ours.size());
     for (size_t k = 0; k < ours.size(); ++k) EXPECT_EQ(sg_route[k], zone->link(ours[k]));
   }
+  std::vector<sg4::Link*> self;  // a pair of one node: the loopback, no topology link
+  double latency = 0;
+  zone->host(3)->route_to(zone->host(3), self, &latency);
+  ASSERT_EQ(self.size(), 1u);
+  EXPECT_EQ(self[0]->get_name(), spec + "/loopback");
 }
 
+// A rank on an I/O node's bridge node talks to its own host: SimGrid needs a link for that.
 TEST(TopologyZoneTest, SelfRouteIsTheLoopback) {
   TopologyZone* zone = Platform::Get().Add("torus:2x3");
   std::vector<sg4::Link*> route;
