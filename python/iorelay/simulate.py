@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import tempfile
 from pathlib import Path
 from typing import Any
 
@@ -137,6 +138,13 @@ def add_parser(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None
         default="rank",
         help="an actor per rank, or per node (one request message at a time, or aggregated)",
     )
+    r.add_argument(
+        "--set",
+        action="append",
+        default=[],
+        metavar="SECTION.KEY=VALUE",
+        help="change one platform value for this run, e.g. storage.channels=4 (repeatable)",
+    )
     r.set_defaults(func=run)
 
     rp = actions.add_parser(
@@ -177,7 +185,20 @@ def _print_result(argv: list[str]) -> int:
 
 
 def run(args: argparse.Namespace) -> int:
-    return _print_result(tool_args(args))
+    argv = tool_args(args)
+    if not args.set:
+        return _print_result(argv)
+    try:
+        doc = json.loads(platform_path(args.platform).read_text())
+        platform = apply_settings(doc, args.set)
+    except (SimulateError, json.JSONDecodeError) as e:
+        print(f"iorelay simulate: {e}")
+        return 2
+    with tempfile.NamedTemporaryFile("w", suffix=".json", prefix="iorelay-platform-") as f:
+        json.dump(platform, f)
+        f.flush()
+        argv[argv.index("--platform") + 1] = f.name
+        return _print_result(argv)
 
 
 def replay(args: argparse.Namespace) -> int:

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import argparse
+import json
 
 import pytest
 
@@ -64,6 +65,18 @@ def test_unknown_scheduler_is_one_line_naming_the_choices() -> None:
     args = _args("--platform", "local", "--ionodes", "1", "--scheduler", "nope")
     with pytest.raises(simulate.SimulateError, match="known: aioli"):
         simulate.run_tool(simulate.tool_args(args))
+
+
+@needs_tool
+def test_set_changes_the_platform_of_one_run(capsys: pytest.CaptureFixture[str]) -> None:
+    def bandwidth(*settings: str) -> float:
+        argv = ["simulate", "run", "--platform", "local", "--ranks", "2", "--nodes", "2"]
+        assert cli.main([*argv, *(a for s in settings for a in ("--set", s))]) == 0
+        return json.loads(capsys.readouterr().out)["bandwidth_MiBps"]
+
+    assert bandwidth("storage.device=seek=50ms,bw=10MBps") < bandwidth() / 2
+    assert cli.main(["simulate", "run", "--platform", "local", "--set", "storage.nic=x"]) == 2
+    assert "storage.nic" in capsys.readouterr().out
 
 
 @needs_tool
