@@ -23,10 +23,11 @@ constexpr uint32_t kDirectAlignBytes = 4096;
 
 IoNode::IoNode(int index, std::vector<sg4::Host*> fronts, sg4::Host* storage_side,
                std::unique_ptr<sched::Scheduler> scheduler, int slots, int64_t request_overhead_ns,
-               StorageModel* storage, const CpuPool* cpu)
+               StorageModel* storage, const CpuPool* cpu, std::vector<sg4::Host*> bridge_links)
     : index_(index),
       fronts_(std::move(fronts)),
       storage_side_(storage_side),
+      bridge_links_(std::move(bridge_links)),
       scheduler_(std::move(scheduler)),
       slots_(slots),
       request_overhead_ns_(request_overhead_ns),
@@ -64,31 +65,55 @@ void IoNode::Stop() {
 void IoNode::ReceiveLoop(int entry) {
   for (;;) {
     auto* request = mailboxes_[entry]->get<IoRequest>();
-    std::unique_lock lock(*mutex_);
-    const bool stop = request == &stop_message_;
-    if (stop) {
+    if (request == &stop_message_) {
+      std::unique_lock lock(*mutex_);
       stopping_ = --receivers_running_ == 0;
-    } else {
-      for (IoRequest* r = request; r != nullptr; r = r->next_in_message) {
-        r->entry = static_cast<uint32_t>(entry);
-        if (r->metadata) {
-          // Opens and closes bypass the scheduler, as in the daemon (its session handles them).
-          sg4::Actor::create("metadata", fronts_[entry], [this, r] {
-            storage_->Metadata(storage_side_);
-            r->reply_to->put_init(r, kMessageHeaderBytes)->detach();
-          });
-        } else {
-          inbox_.push_back(r);
-        }
-      }
+      wakeup_->notify_one();
+      return;
     }
-    wakeup_->notify_one();
-    if (stop) return;
+    uint64_t written = 0;  // the message's write data
+    for (IoRequest* r = request; r != nullptr; r = r->next_in_message) {
+      r->entry = static_cast<uint32_t>(entry);
+      if (!r->metadata && r->write) written += r->length;
+    }
+    if (bridge_links_.empty() || written == 0) {
+      Queue(request);
+      continue;
+    }
+    // The data cross the bridge's link while this receiver takes the next message.
+    sg4::Actor::create("bridge", bridge_links_[entry], [this, entry, request, written] {
+      sg4::Comm::sendto(bridge_links_[entry], storage_side_, written);
+      Queue(request);
+    });
   }
+}
+
+void IoNode::Queue(IoRequest* message) {
+  std::unique_lock lock(*mutex_);
+  for (IoRequest* r = message; r != nullptr; r = r->next_in_message) {
+    if (r->metadata) {
+      // Opens and closes bypass the scheduler, as in the daemon (its session handles them).
+      sg4::Actor::create("metadata", fronts_[r->entry], [this, r] {
+        storage_->Metadata(storage_side_);
+        r->reply_to->put_init(r, kMessageHeaderBytes)->detach();
+      });
+    } else {
+      inbox_.push_back(r);
+    }
+  }
+  wakeup_->notify_one();
 }
 
 void IoNode::Reply(IoRequest* r) {
   const uint64_t bytes = kMessageHeaderBytes + (r->write ? 0 : r->bytes_done);
+  if (!bridge_links_.empty() && !r->write && r->bytes_done > 0) {
+    // A read's data cross the bridge's link first, then leave from the bridge node.
+    sg4::Actor::create("reply", fronts_[r->entry], [this, r, bytes] {
+      sg4::Comm::sendto(storage_side_, bridge_links_[r->entry], r->bytes_done);
+      r->reply_to->put(r, bytes);
+    });
+    return;
+  }
   if (r->entry == 0) {
     r->reply_to->put_init(r, bytes)->detach();  // from this actor's host, fronts_[0]
     return;

@@ -34,10 +34,13 @@ class IoNode {
   // `storage` must outlive the simulation. Nothing runs before Start().
   // Requests arrive and replies leave at the `fronts` hosts (its bridge nodes: one, or Blue
   // Gene/Q's two; a request's reply leaves where it arrived); storage calls leave from
-  // `storage_side` (the same host on a star network).
+  // `storage_side` (the same host on a star network). With `bridge_links` (by front, the far
+  // end of each bridge's link to this node), a write's data cross from there to `storage_side`
+  // before the request is queued, and a read's data back before the reply leaves its front.
   IoNode(int index, std::vector<simgrid::s4u::Host*> fronts, simgrid::s4u::Host* storage_side,
          std::unique_ptr<sched::Scheduler> scheduler, int slots, int64_t request_overhead_ns,
-         StorageModel* storage, const CpuPool* cpu = nullptr);
+         StorageModel* storage, const CpuPool* cpu = nullptr,
+         std::vector<simgrid::s4u::Host*> bridge_links = {});
   IoNode(const IoNode&) = delete;
   IoNode& operator=(const IoNode&) = delete;
 
@@ -62,6 +65,8 @@ class IoNode {
     int64_t duration_ns = 0;
   };
   void ReceiveLoop(int entry);
+  // Queues a message's requests for the scheduler (under mutex_).
+  void Queue(IoRequest* message);
   void Reply(IoRequest* r);
   void ScheduleLoop();
   void RunDispatch(sched::Dispatch d);
@@ -70,6 +75,7 @@ class IoNode {
   int index_;
   std::vector<simgrid::s4u::Host*> fronts_;
   simgrid::s4u::Host* storage_side_;
+  std::vector<simgrid::s4u::Host*> bridge_links_;  // by front; empty: no bridge links
   std::unique_ptr<sched::Scheduler> scheduler_;
   int slots_;
   int64_t request_overhead_ns_;

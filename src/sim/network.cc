@@ -107,6 +107,11 @@ Hosts BuildTopologyNetwork(const Platform& platform, const placement::Topology& 
   for (size_t k = 0; k < bridges.size(); ++k) {
     h.ionode_storage.push_back(
         AddHost(storage, "io" + std::to_string(k), platform.ionode.nic_Bps, lat, backbone));
+    std::vector<sg4::Host*>& links = h.ionode_bridge.emplace_back();
+    for (size_t e = 0; platform.ionode.bridge_link_Bps > 0 && e < bridges[k].size(); ++e) {
+      links.push_back(AddHost(storage, "io" + std::to_string(k) + "b" + std::to_string(e),
+                              platform.ionode.bridge_link_Bps, lat, nullptr));
+    }
   }
   for (size_t g = 0; g < gateways.size(); ++g) {
     h.gateway_front.push_back(net->host(gateways[g]));

@@ -27,6 +27,9 @@ struct Hosts {
   // I/O node → the hosts its requests arrive at and its replies leave from (its bridge nodes')
   std::vector<std::vector<simgrid::s4u::Host*>> ionode_front;
   std::vector<simgrid::s4u::Host*> ionode_storage;  // where its storage calls leave from
+  // I/O node → by front, the host at the far end of that bridge's link (ionode.bridge_link;
+  // empty without): data cross it to and from ionode_storage
+  std::vector<std::vector<simgrid::s4u::Host*>> ionode_bridge;
   // Storage gateway → the host of its node in the topology, and its host on the storage side
   std::vector<simgrid::s4u::Host*> gateway_front;
   std::vector<simgrid::s4u::Host*> gateway_storage;

@@ -168,6 +168,7 @@ Status ParseIoNode(const Section& s, IoNodeParams* io) {
     if (!layout.ok()) return layout.status();
     io->layout = *layout;
   }
+  IORELAY_RETURN_IF_ERROR(Optional(s, "bridge_link", &Section::Rate, &io->bridge_link_Bps));
   return Optional(s, "request_overhead", &Section::Duration, &io->request_overhead_ns);
 }
 
@@ -272,8 +273,15 @@ Result<Platform> ParsePlatform(const json& doc) {
                                        &p.network));
   IORELAY_RETURN_IF_ERROR(
       ParseCompute(Section(doc["compute"], "compute", {"nic", "start_jitter"}), &p.compute));
-  IORELAY_RETURN_IF_ERROR(ParseIoNode(
-      Section(doc["ionode"], "ionode", {"nic", "slots", "request_overhead", "layout"}), &p.ionode));
+  IORELAY_RETURN_IF_ERROR(
+      ParseIoNode(Section(doc["ionode"], "ionode",
+                          {"nic", "slots", "request_overhead", "layout", "bridge_link"}),
+                  &p.ionode));
+  if (p.ionode.bridge_link_Bps > 0 && p.network.link_Bps == 0) {
+    return Status::InvalidArgument(
+        "platform: ionode.bridge_link needs network.topology and network.link (bridge nodes are "
+        "nodes of the topology)");
+  }
   if (p.ionode.layout == IoLayoutKind::kBgq && p.network.link_Bps == 0) {
     return Status::InvalidArgument(
         "platform: ionode.layout bgq needs network.topology and network.link (its bridge nodes "
@@ -337,7 +345,8 @@ json ToJson(const Platform& p) {
        {{"nic_bytes_per_s", p.ionode.nic_Bps},
         {"slots", p.ionode.slots},
         {"layout", p.ionode.layout == IoLayoutKind::kBgq ? "bgq" : "spread"},
-        {"request_overhead", units::FormatDurationNs(p.ionode.request_overhead_ns)}}},
+        {"request_overhead", units::FormatDurationNs(p.ionode.request_overhead_ns)},
+        {"bridge_link_bytes_per_s", p.ionode.bridge_link_Bps}}},
       {"storage", storage},
   };
   if (p.network.storage_gateways > 0) {

@@ -43,6 +43,10 @@ struct IoNodeParams {
   IoLayoutKind layout = IoLayoutKind::kSpread;
   int slots = 4;                    // dispatches in flight per I/O node
   int64_t request_overhead_ns = 0;  // I/O-node CPU per dispatch, before the storage call
+  // On a topology: the link between each bridge node and its I/O node (Blue Gene/Q's 11th link
+  // of a bridge node), which a write's data cross after reaching the bridge and a read's data
+  // before leaving it; 0: none (the I/O node's nic stands for its bridges' links).
+  double bridge_link_Bps = 0;
 };
 
 enum class StorageKind { kPfs, kNfs };

@@ -175,7 +175,9 @@ Result<RunResult> Run(const RunConfig& config) {
     ionodes.push_back(std::make_unique<IoNode>(
         k, hosts.ionode_front[k], hosts.ionode_storage[k], MakeScheduler(config.scheduler).value(),
         config.platform.ionode.slots, config.platform.ionode.request_overhead_ns, &storage,
-        &ionode_cpu[k]));
+        &ionode_cpu[k],
+        static_cast<size_t>(k) < hosts.ionode_bridge.size() ? hosts.ionode_bridge[k]
+                                                            : std::vector<sg4::Host*>{}));
     ionodes.back()->Start();
   }
   std::mt19937_64 rng(config.seed);

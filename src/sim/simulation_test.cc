@@ -276,6 +276,35 @@ TEST(SimulationTest, GatewaysCarryReadsOnAnyTopologyAndOnlyDirectAccess) {
   EXPECT_GT(RunForked(forwarded)["bandwidth_MiBps"].get<double>(), 50e6 / (1024 * 1024));
 }
 
+// ionode.bridge_link: the data of every request cross its bridge's link to the I/O node, writes
+// on the way in and reads on the way out.
+TEST(SimulationTest, BridgeLinksCarryEveryRequestsData) {
+  json doc = PlatformDoc("pfs");
+  doc["network"]["topology"] = "torus:2x2";
+  doc["network"]["link"] = "10GBps";
+  doc["storage"]["device"] = "ssd";
+  for (bool write : {true, false}) {
+    RunConfig wide = Config("pfs", 1, "fifo");
+    wide.platform = *ParsePlatform(doc);
+    wide.pattern.write = write;
+    json narrow_doc = doc;
+    narrow_doc["ionode"]["bridge_link"] = "50MBps";
+    RunConfig narrow = wide;
+    narrow.platform = *ParsePlatform(narrow_doc);
+    const json w = RunForked(wide);
+    const json n = RunForked(narrow);
+    ASSERT_FALSE(w.contains("error")) << w.dump();
+    ASSERT_FALSE(n.contains("error")) << n.dump();
+    EXPECT_EQ(n["bytes"], 8 * 8 * 64 * 1024) << write;
+    EXPECT_LE(n["bandwidth_MiBps"].get<double>(), 50e6 / (1024 * 1024)) << write;
+    EXPECT_GT(n["bandwidth_MiBps"].get<double>(), 0.8 * 50e6 / (1024 * 1024)) << write;
+    EXPECT_GT(w["bandwidth_MiBps"].get<double>(), 3 * n["bandwidth_MiBps"].get<double>()) << write;
+  }
+  doc["network"].erase("link");
+  doc["ionode"]["bridge_link"] = "2GBps";
+  EXPECT_FALSE(ParsePlatform(doc).ok());  // bridges are nodes of a topology
+}
+
 // A node's writes to one file one at a time (storage.file_writes_per_client 1): each write's
 // data cross to the gateway only once it holds its place, so the crossings do not overlap the
 // other writes' service.
