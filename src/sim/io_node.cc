@@ -1,6 +1,7 @@
 // The I/O node's actors: a receiver per front (its mailbox's permanent receiver, so requests flow
 // in concurrently), the scheduling loop (the daemon's Dispatcher on SimGrid's clock), one short
-// actor per dispatch in flight, and one per reply that leaves from a front other than the first.
+// actor per dispatch in flight, one per reply that leaves from a front other than the first, and
+// with bridge links, one per link and direction (LinkPipe).
 #include "sim/io_node.h"
 
 #include <algorithm>
@@ -27,7 +28,6 @@ IoNode::IoNode(int index, std::vector<sg4::Host*> fronts, sg4::Host* storage_sid
     : index_(index),
       fronts_(std::move(fronts)),
       storage_side_(storage_side),
-      bridge_links_(std::move(bridge_links)),
       scheduler_(std::move(scheduler)),
       slots_(slots),
       request_overhead_ns_(request_overhead_ns),
@@ -38,6 +38,10 @@ IoNode::IoNode(int index, std::vector<sg4::Host*> fronts, sg4::Host* storage_sid
   for (size_t e = 0; e < fronts_.size(); ++e) {
     const std::string name = "io" + std::to_string(index) + (e > 0 ? "/" + std::to_string(e) : "");
     mailboxes_.push_back(sg4::Mailbox::by_name(name));
+  }
+  for (size_t e = 0; e < bridge_links.size(); ++e) {
+    bridge_in_.push_back(std::make_unique<LinkPipe>(fronts_[e], bridge_links[e], storage_side_));
+    bridge_out_.push_back(std::make_unique<LinkPipe>(fronts_[e], storage_side_, bridge_links[e]));
   }
 }
 
@@ -52,6 +56,8 @@ void IoNode::Start() {
     mailboxes_[e]->set_receiver(receiver);
   }
   sg4::Actor::create(name + "-sched", fronts_[0], [this] { ScheduleLoop(); });
+  for (auto& pipe : bridge_in_) pipe->Start();
+  for (auto& pipe : bridge_out_) pipe->Start();
 }
 
 void IoNode::Stop() {
@@ -66,9 +72,12 @@ void IoNode::ReceiveLoop(int entry) {
   for (;;) {
     auto* request = mailboxes_[entry]->get<IoRequest>();
     if (request == &stop_message_) {
-      std::unique_lock lock(*mutex_);
-      stopping_ = --receivers_running_ == 0;
-      wakeup_->notify_one();
+      // With a bridge link, the receiver's part ends once the writes before the stop crossed it.
+      if (bridge_in_.empty()) {
+        EndReceiver();
+      } else {
+        bridge_in_[entry]->Stop([this] { EndReceiver(); });
+      }
       return;
     }
     uint64_t written = 0;  // the message's write data
@@ -76,16 +85,19 @@ void IoNode::ReceiveLoop(int entry) {
       r->entry = static_cast<uint32_t>(entry);
       if (!r->metadata && r->write) written += r->length;
     }
-    if (bridge_links_.empty() || written == 0) {
+    if (bridge_in_.empty() || written == 0) {
       Queue(request);
       continue;
     }
     // The data cross the bridge's link while this receiver takes the next message.
-    sg4::Actor::create("bridge", bridge_links_[entry], [this, entry, request, written] {
-      sg4::Comm::sendto(bridge_links_[entry], storage_side_, written);
-      Queue(request);
-    });
+    bridge_in_[entry]->Send(written, [this, request] { Queue(request); });
   }
+}
+
+void IoNode::EndReceiver() {
+  std::unique_lock lock(*mutex_);
+  stopping_ = --receivers_running_ == 0;
+  wakeup_->notify_one();
 }
 
 void IoNode::Queue(IoRequest* message) {
@@ -106,12 +118,11 @@ void IoNode::Queue(IoRequest* message) {
 
 void IoNode::Reply(IoRequest* r) {
   const uint64_t bytes = kMessageHeaderBytes + (r->write ? 0 : r->bytes_done);
-  if (!bridge_links_.empty() && !r->write && r->bytes_done > 0) {
-    // A read's data cross the bridge's link first, then leave from the bridge node.
-    sg4::Actor::create("reply", fronts_[r->entry], [this, r, bytes] {
-      sg4::Comm::sendto(storage_side_, bridge_links_[r->entry], r->bytes_done);
-      r->reply_to->put(r, bytes);
-    });
+  if (!bridge_out_.empty() && !r->write && r->bytes_done > 0) {
+    // A read's data cross the bridge's link first, then leave from the bridge node (the pipe's
+    // actor runs there).
+    bridge_out_[r->entry]->Send(r->bytes_done,
+                                [r, bytes] { r->reply_to->put_init(r, bytes)->detach(); });
     return;
   }
   if (r->entry == 0) {
@@ -166,6 +177,7 @@ void IoNode::ScheduleLoop() {
     }
     if (stopping_ && busy_slots_ == 0 && inbox_.empty() && done_.empty() &&
         scheduler_->queued() == 0) {
+      for (auto& pipe : bridge_out_) pipe->Stop(nullptr);  // after the replies queued on it
       return;
     }
     if (wake_ns >= 0) {

@@ -19,6 +19,7 @@
 #include "sched/scheduler.h"
 #include "sim/cpu_pool.h"
 #include "sim/io_request.h"
+#include "sim/link_pipe.h"
 #include "sim/storage_model.h"
 
 namespace iorelay::sim {
@@ -67,6 +68,8 @@ class IoNode {
   void ReceiveLoop(int entry);
   // Queues a message's requests for the scheduler (under mutex_).
   void Queue(IoRequest* message);
+  // A receiver is done (the last one sets stopping_).
+  void EndReceiver();
   void Reply(IoRequest* r);
   void ScheduleLoop();
   void RunDispatch(sched::Dispatch d);
@@ -75,7 +78,9 @@ class IoNode {
   int index_;
   std::vector<simgrid::s4u::Host*> fronts_;
   simgrid::s4u::Host* storage_side_;
-  std::vector<simgrid::s4u::Host*> bridge_links_;  // by front; empty: no bridge links
+  // By front, each bridge's link towards the storage side and back; empty: no bridge links.
+  std::vector<std::unique_ptr<LinkPipe>> bridge_in_;
+  std::vector<std::unique_ptr<LinkPipe>> bridge_out_;
   std::unique_ptr<sched::Scheduler> scheduler_;
   int slots_;
   int64_t request_overhead_ns_;
