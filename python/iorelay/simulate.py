@@ -31,6 +31,8 @@ PATTERN_FLAGS = (
     "segments",
     "total",
     "stonewall",
+    "mdtest",
+    "mdtest_bytes",
 )
 
 
@@ -74,7 +76,7 @@ def tool_args(args: argparse.Namespace) -> list[str]:
     for flag in PATTERN_FLAGS:
         value = getattr(args, flag)
         if value is not None:
-            out += [f"--{flag}", str(value)]
+            out += [f"--{flag.replace('_', '-')}", str(value)]
     for flag in ("odirect", "wearout"):
         if getattr(args, flag):
             out.append(f"--{flag}")
@@ -126,6 +128,14 @@ def add_parser(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None
         help="after the stonewall, every rank catches up with the one that did most requests",
     )
     r.add_argument("--odirect", action="store_true")
+    r.add_argument(
+        "--mdtest",
+        type=int,
+        metavar="N",
+        help="instead of the pattern, mdtest's phases: each rank creates, stats, reads and "
+        "removes N files (needs the platform's storage.metadata_service)",
+    )
+    r.add_argument("--mdtest-bytes", help="with --mdtest: bytes written and read per file")
     r.add_argument("--ranks", type=int, default=1)
     r.add_argument("--nodes", type=int, default=1)
     r.add_argument("--ionodes", type=int, default=0, help="0: direct access to the storage")

@@ -61,6 +61,20 @@ def test_run_returns_the_simulated_numbers() -> None:
 
 
 @needs_tool
+def test_mdtest_run_reports_each_phase(capsys: pytest.CaptureFixture[str]) -> None:
+    argv = ["simulate", "run", "--platform", "local", "--ranks", "2", "--ionodes", "1"]
+    argv += ["--mdtest", "5", "--mdtest-bytes", "4K", "--set", "storage.metadata_service=100us"]
+    assert cli.main(argv) == 0
+    result = json.loads(capsys.readouterr().out)
+    assert [p["phase"] for p in result["mdtest"]["phases"]] == [
+        "File creation", "File stat", "File read", "File removal",
+    ]  # fmt: skip
+    assert result["metadata_ops"] == 2 * 5 * 6
+    assert cli.main(argv[:-2]) == 2  # no metadata server
+    assert "metadata_service" in capsys.readouterr().out
+
+
+@needs_tool
 def test_unknown_scheduler_is_one_line_naming_the_choices() -> None:
     args = _args("--platform", "local", "--ionodes", "1", "--scheduler", "nope")
     with pytest.raises(simulate.SimulateError, match="known: aioli"):

@@ -47,50 +47,59 @@ uint64_t DirectCall(const IoRequest& r, uint64_t i, sg4::Host* host, const RankT
   return done;
 }
 
-// The rank's open (or create) before its first request, or its close after its last: at the
-// metadata server, through the rank's I/O node or directly.
-void MetadataCall(uint32_t rank, sg4::Host* host, const RankTarget& target, sg4::Mailbox* reply) {
+}  // namespace
+
+void MetadataCall(uint32_t rank, MetadataOp op, sg4::Host* host, const RankTarget& target,
+                  sg4::Mailbox* reply) {
   if (!target.storage->has_metadata()) return;
   if (target.ionode == nullptr && target.gateway_front != nullptr) {
     ThroughGateway(host, target, rank, [&](sg4::Host* via, sg4::Host*) {
-      target.storage->Metadata(host, via);
+      target.storage->Metadata(host, via, op);
       return uint64_t{0};
     });
     return;
   }
   if (target.ionode == nullptr) {
-    target.storage->Metadata(host);
+    target.storage->Metadata(host, nullptr, op);
     return;
   }
   IoRequest call;
   call.rank = rank;
   call.metadata = true;
+  call.metadata_op = op;
   call.reply_to = reply;
   target.ionode->put(&call, kMessageHeaderBytes);
   reply->get<IoRequest>();
 }
 
+void DataCall(IoRequest& r, uint64_t i, sg4::Host* host, const RankTarget& target) {
+  if (target.ionode != nullptr) {
+    // The client copies a write's data in before sending and a read's out after the reply.
+    if (r.write) target.cpu->ForwardRequest(r.length);
+    target.ionode->put(&r, kMessageHeaderBytes + (r.write ? r.length : 0));
+    IoRequest* back = r.reply_to->get<IoRequest>();
+    (void)back;  // the same message, answered
+    if (!r.write) target.cpu->ForwardRequest(r.bytes_done);
+  } else {
+    target.cpu->DirectCall();
+    r.bytes_done = DirectCall(r, i, host, target);
+  }
+}
+
+namespace {
+
 void RankLoop(const Pattern& pattern, uint32_t rank, sg4::Host* host, RankTarget target,
               double start_s, RankResult* out, const std::function<void()>* finished) {
   if (start_s > 0) sg4::this_actor::sleep_until(start_s);
   sg4::Mailbox* reply = sg4::Mailbox::by_name("r" + std::to_string(rank));
-  MetadataCall(rank, host, target, reply);  // open
+  // The open (file per process: the create) before the first request.
+  MetadataCall(rank, MetadataOp::kOpen, host, target, reply);
   // Issues requests out->requests .. limit - 1; with `timed`, stops at the stonewall.
   auto issue = [&](uint64_t limit, bool timed) {
     for (uint64_t i = out->requests;
          i < limit && (!timed || pattern.BeforeStonewall(sg4::Engine::get_clock())); ++i) {
       IoRequest r = DataRequest(pattern, rank, i, reply);
-      if (target.ionode != nullptr) {
-        // The client copies a write's data in before sending and a read's out after the reply.
-        if (r.write) target.cpu->ForwardRequest(r.length);
-        target.ionode->put(&r, kMessageHeaderBytes + (r.write ? r.length : 0));
-        IoRequest* back = reply->get<IoRequest>();
-        (void)back;  // the same message, answered
-        if (!r.write) target.cpu->ForwardRequest(r.bytes_done);
-      } else {
-        target.cpu->DirectCall();
-        r.bytes_done = DirectCall(r, i, host, target);
-      }
+      DataCall(r, i, host, target);
       ++out->requests;
       out->bytes += r.bytes_done;
       if (r.error != 0) ++out->errors;
@@ -101,7 +110,8 @@ void RankLoop(const Pattern& pattern, uint32_t rank, sg4::Host* host, RankTarget
   if (target.wear_out != nullptr) {
     issue(std::min(n, target.wear_out->Agree(out->requests)), /*timed=*/false);
   }
-  MetadataCall(rank, host, target, reply);  // close: the bench's phase ends after it
+  // The close: the bench's phase ends after it.
+  MetadataCall(rank, MetadataOp::kClose, host, target, reply);
   out->end_s = sg4::Engine::get_clock();
   (*finished)();
 }

@@ -11,6 +11,7 @@
 #include <vector>
 
 #include "sim/cpu_pool.h"
+#include "sim/io_request.h"
 #include "sim/storage_model.h"
 #include "sim/wear_out.h"
 #include "sim/workload_pattern.h"
@@ -34,6 +35,14 @@ struct RankTarget {
   const std::vector<simgrid::s4u::Host*>* gateway_front = nullptr;
   const std::vector<simgrid::s4u::Host*>* gateway_storage = nullptr;
 };
+
+// One call of `rank` at the metadata server, through its I/O node (answered on `reply`) or
+// directly (straight, or through a storage gateway); nothing without a metadata server.
+void MetadataCall(uint32_t rank, MetadataOp op, simgrid::s4u::Host* host, const RankTarget& target,
+                  simgrid::s4u::Mailbox* reply);
+// Request `r` (request `i` of its rank, answered on r.reply_to) through the rank's I/O node or
+// directly, charging the rank's processor time; fills r.bytes_done and r.error.
+void DataCall(IoRequest& r, uint64_t i, simgrid::s4u::Host* host, const RankTarget& target);
 
 // Creates the actor of `rank`, starting at `start_s`; it calls `finished` (in the actor) after
 // its last request. `pattern`, `out` and `finished` must outlive the simulation.

@@ -104,9 +104,9 @@ void IoNode::Queue(IoRequest* message) {
   std::unique_lock lock(*mutex_);
   for (IoRequest* r = message; r != nullptr; r = r->next_in_message) {
     if (r->metadata) {
-      // Opens and closes bypass the scheduler, as in the daemon (its session handles them).
+      // Metadata calls bypass the scheduler, as in the daemon (its session handles them).
       sg4::Actor::create("metadata", fronts_[r->entry], [this, r] {
-        storage_->Metadata(storage_side_);
+        storage_->Metadata(storage_side_, nullptr, r->metadata_op);
         r->reply_to->put_init(r, kMessageHeaderBytes)->detach();
       });
     } else {

@@ -5,6 +5,7 @@
 #include <cstdint>
 #include <simgrid/s4u/Mailbox.hpp>
 
+#include "sim/platform.h"
 #include "sim/workload_pattern.h"
 
 namespace iorelay::sim {
@@ -17,7 +18,8 @@ inline constexpr uint32_t kMergeClassSync = 2;
 
 struct IoRequest {
   uint32_t rank = 0;
-  bool metadata = false;  // an open (or create) or close of the rank's file, not data
+  bool metadata = false;  // a metadata-server call (`metadata_op`), not data
+  MetadataOp metadata_op = MetadataOp::kOpen;
   uint64_t file = 0;
   bool write = true;
   uint64_t offset = 0;

@@ -189,6 +189,14 @@ Status ParseStorage(const Section& s, StorageParams* st) {
   IORELAY_RETURN_IF_ERROR(Optional(s, "noise", &Section::Fraction, &st->noise_cv));
   IORELAY_RETURN_IF_ERROR(
       Optional(s, "metadata_service", &Section::Duration, &st->metadata_service_ns));
+  IORELAY_RETURN_IF_ERROR(Optional(s, "metadata_stat", &Section::Duration, &st->metadata_stat_ns));
+  IORELAY_RETURN_IF_ERROR(
+      Optional(s, "metadata_remove", &Section::Duration, &st->metadata_remove_ns));
+  if ((s.Has("metadata_stat") || s.Has("metadata_remove")) && st->metadata_service_ns == 0) {
+    return Status::InvalidArgument(
+        "platform: storage.metadata_stat and metadata_remove need storage.metadata_service (the "
+        "metadata server's opens, creates and closes)");
+  }
   IORELAY_RETURN_IF_ERROR(Optional(s, "token_handoff", &Section::Duration, &st->token_handoff_ns));
   IORELAY_RETURN_IF_ERROR(
       Optional(s, "metanode_update", &Section::Duration, &st->metanode_update_ns));
@@ -287,12 +295,13 @@ Result<Platform> ParsePlatform(const json& doc) {
         "platform: ionode.layout bgq needs network.topology and network.link (its bridge nodes "
         "are nodes of the topology)");
   }
-  IORELAY_RETURN_IF_ERROR(
-      ParseStorage(Section(doc["storage"], "storage",
-                           {"kind", "targets", "nic", "stripe_size", "stripe_count", "device",
-                            "noise", "metadata_service", "token_handoff", "file_writes_per_client",
-                            "metanode_update", "metanode_bw", "channels", "file_writes"}),
-                   &p.storage));
+  IORELAY_RETURN_IF_ERROR(ParseStorage(
+      Section(
+          doc["storage"], "storage",
+          {"kind", "targets", "nic", "stripe_size", "stripe_count", "device", "noise",
+           "metadata_service", "metadata_stat", "metadata_remove", "token_handoff",
+           "file_writes_per_client", "metanode_update", "metanode_bw", "channels", "file_writes"}),
+      &p.storage));
   if (top.Has("cpu")) {
     IORELAY_RETURN_IF_ERROR(ParseCpu(Section(doc["cpu"], "cpu",
                                              {"cores", "scope", "direct_call", "forward_request",
@@ -325,6 +334,9 @@ json ToJson(const Platform& p) {
       {"channels", p.storage.channels},
       {"noise", p.storage.noise_cv},
       {"metadata_service", units::FormatDurationNs(p.storage.metadata_service_ns)},
+      {"metadata_stat", units::FormatDurationNs(p.storage.MetadataServiceNs(MetadataOp::kStat))},
+      {"metadata_remove",
+       units::FormatDurationNs(p.storage.MetadataServiceNs(MetadataOp::kRemove))},
       {"token_handoff", units::FormatDurationNs(p.storage.token_handoff_ns)},
       {"file_writes_per_client", p.storage.file_writes_per_client},
       {"file_writes", p.storage.file_writes},

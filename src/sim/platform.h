@@ -51,6 +51,9 @@ struct IoNodeParams {
 
 enum class StorageKind { kPfs, kNfs };
 
+// What a call to the metadata server does (opens, creates and closes cost metadata_service).
+enum class MetadataOp { kOpen, kCreate, kClose, kStat, kRemove };
+
 struct StorageParams {
   StorageKind kind = StorageKind::kPfs;
   int targets = 1;                  // data targets, one server host each (nfs: 1)
@@ -68,6 +71,14 @@ struct StorageParams {
   // A metadata server: every rank opens (creates, for file per process) its file before its
   // first request, served one at a time in this time each (0: opens cost nothing).
   int64_t metadata_service_ns = 0;
+  // A stat's and an unlink's service at the metadata server (-1: metadata_service_ns).
+  int64_t metadata_stat_ns = -1;
+  int64_t metadata_remove_ns = -1;
+  int64_t MetadataServiceNs(MetadataOp op) const {
+    if (op == MetadataOp::kStat && metadata_stat_ns >= 0) return metadata_stat_ns;
+    if (op == MetadataOp::kRemove && metadata_remove_ns >= 0) return metadata_remove_ns;
+    return metadata_service_ns;
+  }
   // A file's write token (GPFS's: the file's metadata and byte ranges are held by one client
   // node at a time): a write from a client host that does not hold it waits until the holder's
   // writes already at the targets are done, then for a revoke of this duration (one at a time

@@ -47,6 +47,12 @@ cli::OptionTable Table(SimOptions* o) {
                         "each rank issues at most its first N requests, layout unchanged (0: all)"))
       .Add(cli::Flag("odirect", &p.odirect,
                      "O_DIRECT requests (multiples of 4096; merged only with each other)"))
+      .Add(cli::Integer("mdtest", "N", &c.mdtest.files_per_rank, 0, INT64_MAX,
+                        "instead of the pattern, mdtest's file phases: every rank creates N\n"
+                        "files, stats, reads and removes them, a barrier between phases\n"
+                        "(needs the platform's storage.metadata_service) (0: the pattern)"))
+      .Add(cli::Bytes("mdtest-bytes", "SIZE", &c.mdtest.bytes,
+                      "with --mdtest: bytes written at each create and read at each read (0)"))
       .Add(cli::Integer("ranks", "N", &p.ranks, 1, UINT32_MAX, "processes (1)"))
       .Add(cli::Integer("nodes", "N", &p.nodes, 1, UINT32_MAX,
                         "compute nodes; ranks in blocks of ceil(ranks/nodes) (1)"))

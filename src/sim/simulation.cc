@@ -112,6 +112,18 @@ Result<Prepared> Prepare(const RunConfig& config) {
     return Status::InvalidArgument(
         "the platform's cpu section charges each rank's requests: --issuer rank only");
   }
+  if (config.mdtest.files_per_rank > 0) {
+    if (config.issuer != Issuer::kRank)
+      return Status::InvalidArgument("--mdtest needs --issuer rank");
+    if (config.platform.storage.metadata_service_ns == 0) {
+      return Status::InvalidArgument(
+          "--mdtest needs a metadata server: the platform's storage.metadata_service");
+    }
+    if (config.pattern.stonewall_s > 0 || config.pattern.max_requests > 0) {
+      return Status::InvalidArgument(
+          "--mdtest runs every phase to its end (no --stonewall or --max-requests)");
+    }
+  }
   Prepared p{*pattern, {}, {}};
   if (DirectOverTopology(config)) {
     auto gateways = PlaceStorageGateways(config.platform.network.topology,
@@ -206,6 +218,9 @@ Result<RunResult> Run(const RunConfig& config) {
                     static_cast<double>(start_ns) * 1e-9, config.issuer == Issuer::kNodeAggregate,
                     storage.has_metadata(), wear_out.get(), &ranks, &finished);
   }
+  MdtestTimes mdtest_times;
+  const sg4::BarrierPtr barrier =
+      config.mdtest.files_per_rank > 0 ? sg4::Barrier::create(config.pattern.ranks) : nullptr;
   for (uint32_t r = 0; config.issuer == Issuer::kRank && r < config.pattern.ranks; ++r) {
     const uint32_t node = pattern.NodeOf(r);
     RankTarget target;
@@ -219,6 +234,12 @@ Result<RunResult> Run(const RunConfig& config) {
     }
     const int64_t start_ns =
         jitter_ns > 0 ? static_cast<int64_t>(rng() % static_cast<uint64_t>(jitter_ns + 1)) : 0;
+    if (config.mdtest.files_per_rank > 0) {
+      StartMdtestRank(config.mdtest, r, hosts.compute[node], target,
+                      static_cast<double>(start_ns) * 1e-9, barrier, &mdtest_times, &ranks[r],
+                      &finished);
+      continue;
+    }
     StartRank(pattern, r, hosts.compute[node], target, static_cast<double>(start_ns) * 1e-9,
               &ranks[r], &finished);
   }
@@ -226,6 +247,7 @@ Result<RunResult> Run(const RunConfig& config) {
 
   RunResult out;
   AddRankResults(ranks, &out);
+  out.mdtest = mdtest_times;
   if (running != 0) {
     // SimGrid ran out of events with ranks still waiting: a request was never answered.
     return Status::IOError(fmt::format(
@@ -249,6 +271,26 @@ Result<RunResult> Run(const RunConfig& config) {
   out.wall_s = std::chrono::duration<double>(std::chrono::steady_clock::now() - wall_start).count();
   return out;
 }
+
+namespace {
+
+// mdtest's summary: each phase's files, time and rate.
+nlohmann::json MdtestJson(const RunConfig& config, const RunResult& r) {
+  const uint64_t files = config.mdtest.files_per_rank * config.pattern.ranks;
+  nlohmann::json phases = nlohmann::json::array();
+  for (int k = 0; k < kMdtestPhases; ++k) {
+    const double s = r.mdtest.end_s[k] - r.mdtest.start_s[k];
+    phases.push_back({{"phase", MdtestPhaseName(k)},
+                      {"files", files},
+                      {"seconds", s},
+                      {"ops_per_s", s > 0 ? static_cast<double>(files) / s : 0}});
+  }
+  return {{"files_per_rank", config.mdtest.files_per_rank},
+          {"bytes", units::FormatBytes(config.mdtest.bytes)},
+          {"phases", phases}};
+}
+
+}  // namespace
 
 nlohmann::json DeterministicJson(const RunConfig& config, const RunResult& r) {
   const PatternSpec& p = config.pattern;
@@ -283,6 +325,7 @@ nlohmann::json DeterministicJson(const RunConfig& config, const RunResult& r) {
   if (p.wearout) j["pattern"]["wearout"] = true;
   j.update(ResultNumbers(r));
   j["metadata_ops"] = r.metadata_ops;
+  if (config.mdtest.files_per_rank > 0) j["mdtest"] = MdtestJson(config, r);
   if (config.platform.storage.token_handoff_ns > 0) j["token_handoffs"] = r.token_handoffs;
   if (config.platform.storage.has_metanode()) j["metanode_updates"] = r.metanode_updates;
   return j;

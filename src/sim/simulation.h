@@ -12,6 +12,7 @@
 #include "common/status.h"
 #include "sched/scheduler.h"
 #include "sim/compute_node.h"
+#include "sim/metadata_workload.h"
 #include "sim/platform.h"
 #include "sim/workload_pattern.h"
 
@@ -25,6 +26,9 @@ enum class Issuer { kRank, kNode, kNodeAggregate };
 struct RunConfig {
   Platform platform;
   PatternSpec pattern;
+  // With files_per_rank > 0, the ranks run mdtest's phases (pattern's ranks and nodes) instead
+  // of the pattern.
+  MdtestSpec mdtest;
   int ionodes = 0;                 // 0: compute nodes access the storage directly
   std::string scheduler = "fifo";  // a src/sched registry spec: "aioli:quantum=64KiB"
   std::string placement = "block";
@@ -47,6 +51,7 @@ struct RunResult {
   int errors = 0;
   double simulated_s = 0;  // the slowest rank's last completion
   double wall_s = 0;
+  MdtestTimes mdtest;  // an mdtest run's phases
 };
 
 const char* IssuerName(Issuer issuer);

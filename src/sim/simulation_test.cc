@@ -576,6 +576,50 @@ TEST(SimulationTest, OpensAndClosesQueueAtTheMetadataServer) {
   }
 }
 
+// --mdtest: each file costs a create and a close, a stat, an open and a close, and an unlink at
+// the metadata server (6 calls), and its bytes once each way; a phase's rate counts its files.
+TEST(SimulationTest, MdtestPhasesMakeSixMetadataCallsPerFile) {
+  json doc = PlatformDoc("pfs");
+  doc["storage"]["metadata_service"] = "50us";
+  doc["storage"]["metadata_stat"] = "1ms";
+  doc["storage"]["device"] = "ssd";
+  for (int ionodes : {0, 1}) {
+    RunConfig c = Config("pfs", ionodes, "fifo");
+    c.platform = *ParsePlatform(doc);
+    c.pattern.ranks = 4;
+    c.pattern.nodes = 2;
+    c.mdtest.files_per_rank = 10;
+    c.mdtest.bytes = 4096;
+    const json out = RunForked(c);
+    ASSERT_FALSE(out.contains("error")) << out.dump();
+    EXPECT_EQ(out["metadata_ops"], 4 * 10 * 6) << ionodes;
+    EXPECT_EQ(out["requests"], 4 * 10 * 8) << ionodes;
+    EXPECT_EQ(out["bytes"], 2 * 4 * 10 * 4096) << ionodes;
+    EXPECT_EQ(out["bytes_at_storage"], out["bytes"]) << ionodes;
+    const json& phases = out["mdtest"]["phases"];
+    ASSERT_EQ(phases.size(), 4u);
+    EXPECT_EQ(phases[1]["phase"], "File stat");
+    for (const json& phase : phases) {
+      EXPECT_EQ(phase["files"], 40) << phase.dump();
+      EXPECT_GT(phase["seconds"].get<double>(), 0) << phase.dump();
+    }
+    // The stats queue at the one metadata server, 1 ms each: 40 of them take 40 ms and a little.
+    EXPECT_GE(phases[1]["seconds"].get<double>(), 0.040);
+    EXPECT_LT(phases[1]["seconds"].get<double>(), 0.045);
+    // An unlink costs metadata_service (no metadata_remove), 2 ms in all.
+    EXPECT_LT(phases[3]["seconds"].get<double>(), 0.005);
+  }
+  RunConfig c = Config("pfs", 1, "fifo");
+  c.mdtest.files_per_rank = 10;
+  EXPECT_NE(Validate(c).message().find("needs a metadata server"), std::string::npos);
+  c.platform = *ParsePlatform(doc);
+  c.issuer = Issuer::kNode;
+  EXPECT_NE(Validate(c).message().find("--mdtest needs --issuer rank"), std::string::npos);
+  doc["storage"].erase("metadata_service");
+  EXPECT_NE(ParsePlatform(doc).status().message().find("need storage.metadata_service"),
+            std::string::npos);
+}
+
 // Virtual time makes a run deterministic: the same configuration gives the same numbers, run
 // after run, and the numbers of tests/data/sim_golden.json until a change of the model means
 // to change them (then regenerate with IORELAY_UPDATE_GOLDEN=1 and say why in the commit).

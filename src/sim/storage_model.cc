@@ -98,14 +98,14 @@ void StorageModel::Serve(const std::vector<Piece>& pieces) {
   if (done_ns > now_ns) sg4::this_actor::sleep_until(static_cast<double>(done_ns) * 1e-9);
 }
 
-void StorageModel::Metadata(sg4::Host* client, sg4::Host* via) {
+void StorageModel::Metadata(sg4::Host* client, sg4::Host* via, MetadataOp op) {
   if (metadata_ == nullptr) return;
   constexpr uint64_t kMetadataMessageBytes = 256;  // a path and attributes, each way
   if (via != nullptr) client = via;
   sg4::Comm::sendto(client, metadata_, kMetadataMessageBytes);
   const int64_t now_ns = std::llround(sg4::Engine::get_clock() * 1e9);
   const int64_t start_ns = std::max(now_ns, metadata_busy_until_ns_);
-  metadata_busy_until_ns_ = start_ns + params_.metadata_service_ns;
+  metadata_busy_until_ns_ = start_ns + params_.MetadataServiceNs(op);
   ++metadata_ops_;
   sg4::this_actor::sleep_until(static_cast<double>(metadata_busy_until_ns_) * 1e-9);
   sg4::Comm::sendto(metadata_, client, kMetadataMessageBytes);

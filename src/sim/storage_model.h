@@ -34,11 +34,12 @@ class StorageModel {
 
   // Whether opens and closes cost anything (a metadata server exists).
   bool has_metadata() const { return metadata_ != nullptr; }
-  // One open, create or close, run in the calling actor on behalf of `client`: a small message
-  // to the metadata server, its service (one at a time, in arrival order), and the answer back.
-  // `via`, when given, is the host the messages leave from and return to instead of the
-  // client's (a storage gateway forwarding for it).
-  void Metadata(simgrid::s4u::Host* client, simgrid::s4u::Host* via = nullptr);
+  // One metadata call (an open, create, close, stat or unlink), run in the calling actor on
+  // behalf of `client`: a small message to the metadata server, its service (one at a time, in
+  // arrival order), and the answer back. `via`, when given, is the host the messages leave from
+  // and return to instead of the client's (a storage gateway forwarding for it).
+  void Metadata(simgrid::s4u::Host* client, simgrid::s4u::Host* via = nullptr,
+                MetadataOp op = MetadataOp::kOpen);
   uint64_t metadata_ops() const { return metadata_ops_; }
 
   // One file-system call, run in (and blocking) the calling actor on `client`: a write moves its
