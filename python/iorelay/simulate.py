@@ -77,9 +77,9 @@ def tool_args(args: argparse.Namespace) -> list[str]:
         value = getattr(args, flag)
         if value is not None:
             out += [f"--{flag.replace('_', '-')}", str(value)]
-    for flag in ("odirect", "wearout"):
-        if getattr(args, flag):
-            out.append(f"--{flag}")
+    for flag in ("odirect", "wearout", "mdtest_shared_dir"):
+        if getattr(args, flag, False):
+            out.append(f"--{flag.replace('_', '-')}")
     out += ["--ranks", str(args.ranks), "--nodes", str(args.nodes)]
     out += ["--ionodes", str(args.ionodes), "--scheduler", args.scheduler]
     out += ["--placement", args.placement, "--seed", str(args.seed), "--issuer", args.issuer]
@@ -136,6 +136,11 @@ def add_parser(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None
         "removes N files (needs the platform's storage.metadata_service)",
     )
     r.add_argument("--mdtest-bytes", help="with --mdtest: bytes written and read per file")
+    r.add_argument(
+        "--mdtest-shared-dir",
+        action="store_true",
+        help="with --mdtest: every rank's files in one directory (default: one per rank)",
+    )
     r.add_argument("--ranks", type=int, default=1)
     r.add_argument("--nodes", type=int, default=1)
     r.add_argument("--ionodes", type=int, default=0, help="0: direct access to the storage")

@@ -70,6 +70,7 @@ def test_mdtest_run_reports_each_phase(capsys: pytest.CaptureFixture[str]) -> No
         "File creation", "File stat", "File read", "File removal",
     ]  # fmt: skip
     assert result["metadata_ops"] == 2 * 5 * 6
+    assert "--mdtest-shared-dir" in simulate.tool_args(_args(*argv[2:], "--mdtest-shared-dir"))
     assert cli.main(argv[:-2]) == 2  # no metadata server
     assert "metadata_service" in capsys.readouterr().out
 

@@ -50,23 +50,24 @@ uint64_t DirectCall(const IoRequest& r, uint64_t i, sg4::Host* host, const RankT
 }  // namespace
 
 void MetadataCall(uint32_t rank, MetadataOp op, sg4::Host* host, const RankTarget& target,
-                  sg4::Mailbox* reply) {
+                  sg4::Mailbox* reply, uint64_t directory) {
   if (!target.storage->has_metadata()) return;
   if (target.ionode == nullptr && target.gateway_front != nullptr) {
     ThroughGateway(host, target, rank, [&](sg4::Host* via, sg4::Host*) {
-      target.storage->Metadata(host, via, op);
+      target.storage->Metadata(host, via, op, directory);
       return uint64_t{0};
     });
     return;
   }
   if (target.ionode == nullptr) {
-    target.storage->Metadata(host, nullptr, op);
+    target.storage->Metadata(host, nullptr, op, directory);
     return;
   }
   IoRequest call;
   call.rank = rank;
   call.metadata = true;
   call.metadata_op = op;
+  call.directory = directory;
   call.reply_to = reply;
   target.ionode->put(&call, kMessageHeaderBytes);
   reply->get<IoRequest>();

@@ -20,6 +20,7 @@ struct IoRequest {
   uint32_t rank = 0;
   bool metadata = false;  // a metadata-server call (`metadata_op`), not data
   MetadataOp metadata_op = MetadataOp::kOpen;
+  uint64_t directory = 0;  // a metadata call's directory (creates and unlinks change it)
   uint64_t file = 0;
   bool write = true;
   uint64_t offset = 0;

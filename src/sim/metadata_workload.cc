@@ -25,8 +25,9 @@ void MdtestLoop(const MdtestSpec& spec, uint32_t rank, sg4::Host* host, RankTarg
   if (start_s > 0) sg4::this_actor::sleep_until(start_s);
   sg4::Mailbox* reply = sg4::Mailbox::by_name("r" + std::to_string(rank));
   const uint64_t n = spec.files_per_rank;
+  const uint64_t directory = spec.shared_directory ? 0 : rank + 1;
   auto metadata = [&](MetadataOp op) {
-    MetadataCall(rank, op, host, target, reply);
+    MetadataCall(rank, op, host, target, reply, directory);
     ++out->requests;
   };
   // The W bytes of file i, written at its create or read at its read.

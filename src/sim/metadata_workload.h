@@ -1,10 +1,10 @@
-// mdtest's file phases as a simulated workload (mdtest -F -C -T -E -r -n N -w W -e W, each rank in
-// its own directory): every rank creates its N files (create, write W bytes, close), then stats
-// each, then reads each (open, read W bytes, close), then removes each, with a barrier between
-// phases as mdtest's ranks have. A metadata call goes to the metadata server through the rank's
-// I/O node (which serves it outside the scheduler, as the daemon's sessions do) or directly; the
-// W bytes are a data request like any other. A phase's rate is its files over the time from the
-// barrier before it to the barrier after, as mdtest reports it.
+// mdtest's file phases as a simulated workload (mdtest -F -C -T -E -r -n N -w W -e W -u: each rank
+// in its own directory, or all in one): every rank creates its N files (create, write W bytes,
+// close), then stats each, then reads each (open, read W bytes, close), then removes each, with a
+// barrier between phases as mdtest's ranks have. A metadata call goes to the metadata server
+// through the rank's I/O node (which serves it outside the scheduler, as the daemon's sessions do)
+// or directly; the W bytes are a data request like any other. A phase's rate is its files over the
+// time from the barrier before it to the barrier after, as mdtest reports it.
 #pragma once
 
 #include <array>
@@ -18,8 +18,9 @@
 namespace iorelay::sim {
 
 struct MdtestSpec {
-  uint64_t files_per_rank = 0;  // 0: not an mdtest run
-  uint64_t bytes = 0;           // written at create, read at read (mdtest -w and -e)
+  uint64_t files_per_rank = 0;    // 0: not an mdtest run
+  uint64_t bytes = 0;             // written at create, read at read (mdtest -w and -e)
+  bool shared_directory = false;  // every rank's files in one directory (mdtest without -u)
 };
 
 enum class MdtestPhase { kCreate, kStat, kRead, kRemove };

@@ -113,6 +113,15 @@ Status Optional(const Section& s, const char* key, R (Section::*get)(const char*
   return Status::Ok();
 }
 
+// Reads integer `key` (at least `min`) into *out when present.
+Status OptionalInteger(const Section& s, const char* key, int64_t min, int* out) {
+  if (!s.Has(key)) return Status::Ok();
+  auto n = s.Integer(key, min);
+  if (!n.ok()) return n.status();
+  *out = static_cast<int>(*n);
+  return Status::Ok();
+}
+
 template <typename T, typename R>
 Status Required(const Section& s, const char* key, R (Section::*get)(const char*) const, T* out) {
   auto r = (s.*get)(key);
@@ -157,11 +166,7 @@ Status ParseCompute(const Section& s, ComputeParams* c) {
 Status ParseIoNode(const Section& s, IoNodeParams* io) {
   IORELAY_RETURN_IF_ERROR(s.CheckKeys());
   IORELAY_RETURN_IF_ERROR(Required(s, "nic", &Section::Rate, &io->nic_Bps));
-  if (s.Has("slots")) {
-    auto r = s.Integer("slots", 1);
-    if (!r.ok()) return r.status();
-    io->slots = static_cast<int>(*r);
-  }
+  IORELAY_RETURN_IF_ERROR(OptionalInteger(s, "slots", 1, &io->slots));
   if (s.Has("layout")) {
     auto layout = s.Choice<IoLayoutKind>(
         "layout", {{"spread", IoLayoutKind::kSpread}, {"bgq", IoLayoutKind::kBgq}});
@@ -192,30 +197,23 @@ Status ParseStorage(const Section& s, StorageParams* st) {
   IORELAY_RETURN_IF_ERROR(Optional(s, "metadata_stat", &Section::Duration, &st->metadata_stat_ns));
   IORELAY_RETURN_IF_ERROR(
       Optional(s, "metadata_remove", &Section::Duration, &st->metadata_remove_ns));
-  if ((s.Has("metadata_stat") || s.Has("metadata_remove")) && st->metadata_service_ns == 0) {
-    return Status::InvalidArgument(
-        "platform: storage.metadata_stat and metadata_remove need storage.metadata_service (the "
-        "metadata server's opens, creates and closes)");
+  IORELAY_RETURN_IF_ERROR(OptionalInteger(s, "metadata_threads", 1, &st->metadata_threads));
+  IORELAY_RETURN_IF_ERROR(OptionalInteger(s, "directory_changes", 0, &st->directory_changes));
+  for (const char* key :
+       {"metadata_stat", "metadata_remove", "metadata_threads", "directory_changes"}) {
+    if (s.Has(key) && st->metadata_service_ns == 0) {
+      return Status::InvalidArgument(fmt::format(
+          "platform: storage.{} needs storage.metadata_service (the metadata server)", key));
+    }
   }
   IORELAY_RETURN_IF_ERROR(Optional(s, "token_handoff", &Section::Duration, &st->token_handoff_ns));
   IORELAY_RETURN_IF_ERROR(
       Optional(s, "metanode_update", &Section::Duration, &st->metanode_update_ns));
   IORELAY_RETURN_IF_ERROR(Optional(s, "metanode_bw", &Section::Rate, &st->metanode_Bps));
-  if (s.Has("file_writes")) {
-    auto n = s.Integer("file_writes", 0);
-    if (!n.ok()) return n.status();
-    st->file_writes = static_cast<int>(*n);
-  }
-  if (s.Has("channels")) {
-    auto n = s.Integer("channels", 1);
-    if (!n.ok()) return n.status();
-    st->channels = static_cast<int>(*n);
-  }
-  if (s.Has("file_writes_per_client")) {
-    auto n = s.Integer("file_writes_per_client", 0);
-    if (!n.ok()) return n.status();
-    st->file_writes_per_client = static_cast<int>(*n);
-  }
+  IORELAY_RETURN_IF_ERROR(OptionalInteger(s, "file_writes", 0, &st->file_writes));
+  IORELAY_RETURN_IF_ERROR(OptionalInteger(s, "channels", 1, &st->channels));
+  IORELAY_RETURN_IF_ERROR(
+      OptionalInteger(s, "file_writes_per_client", 0, &st->file_writes_per_client));
   if (st->kind == StorageKind::kNfs) {
     for (const char* key : {"targets", "stripe_size", "stripe_count"}) {
       if (s.Has(key)) {
@@ -296,11 +294,11 @@ Result<Platform> ParsePlatform(const json& doc) {
         "are nodes of the topology)");
   }
   IORELAY_RETURN_IF_ERROR(ParseStorage(
-      Section(
-          doc["storage"], "storage",
-          {"kind", "targets", "nic", "stripe_size", "stripe_count", "device", "noise",
-           "metadata_service", "metadata_stat", "metadata_remove", "token_handoff",
-           "file_writes_per_client", "metanode_update", "metanode_bw", "channels", "file_writes"}),
+      Section(doc["storage"], "storage",
+              {"kind", "targets", "nic", "stripe_size", "stripe_count", "device", "noise",
+               "metadata_service", "metadata_stat", "metadata_remove", "metadata_threads",
+               "directory_changes", "token_handoff", "file_writes_per_client", "metanode_update",
+               "metanode_bw", "channels", "file_writes"}),
       &p.storage));
   if (top.Has("cpu")) {
     IORELAY_RETURN_IF_ERROR(ParseCpu(Section(doc["cpu"], "cpu",
@@ -337,6 +335,8 @@ json ToJson(const Platform& p) {
       {"metadata_stat", units::FormatDurationNs(p.storage.MetadataServiceNs(MetadataOp::kStat))},
       {"metadata_remove",
        units::FormatDurationNs(p.storage.MetadataServiceNs(MetadataOp::kRemove))},
+      {"metadata_threads", p.storage.metadata_threads},
+      {"directory_changes", p.storage.directory_changes},
       {"token_handoff", units::FormatDurationNs(p.storage.token_handoff_ns)},
       {"file_writes_per_client", p.storage.file_writes_per_client},
       {"file_writes", p.storage.file_writes},

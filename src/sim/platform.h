@@ -71,6 +71,11 @@ struct StorageParams {
   // A metadata server: every rank opens (creates, for file per process) its file before its
   // first request, served one at a time in this time each (0: opens cost nothing).
   int64_t metadata_service_ns = 0;
+  // Calls the metadata server serves at once (its service threads; 1: one at a time).
+  int metadata_threads = 1;
+  // Creates and unlinks in one directory in service at once (0: no limit): a directory's lock,
+  // which serialises the changes to it where a file system has no parallel directory operations.
+  int directory_changes = 0;
   // A stat's and an unlink's service at the metadata server (-1: metadata_service_ns).
   int64_t metadata_stat_ns = -1;
   int64_t metadata_remove_ns = -1;

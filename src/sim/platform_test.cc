@@ -108,6 +108,23 @@ TEST(PlatformTest, StorageAccessTimesAndFileWriteLimitRoundTrip) {
   EXPECT_EQ(out["storage"]["file_writes_per_client"], 2);
 }
 
+TEST(PlatformTest, MetadataServerKeysNeedAMetadataServer) {
+  json doc = Minimal();
+  doc["storage"]["metadata_threads"] = 4;
+  EXPECT_EQ(Error(doc),
+            "platform: storage.metadata_threads needs storage.metadata_service (the metadata "
+            "server)");
+  doc["storage"]["metadata_service"] = "50us";
+  doc["storage"]["directory_changes"] = 1;
+  auto p = ParsePlatform(doc);
+  ASSERT_TRUE(p.ok()) << p.status().message();
+  EXPECT_EQ(p->storage.metadata_threads, 4);
+  EXPECT_EQ(ToJson(*p)["storage"]["directory_changes"], 1);
+  doc["storage"]["metadata_threads"] = 0;
+  EXPECT_NE(Error(doc).find("storage.metadata_threads must be an integer >= 1"), std::string::npos)
+      << Error(doc);
+}
+
 TEST(PlatformTest, CpuSectionNeedsItsCoresAndKnownKeys) {
   json doc = Minimal();
   doc["cpu"] = {{"direct_call", "12us"}};

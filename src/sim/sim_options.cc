@@ -53,6 +53,9 @@ cli::OptionTable Table(SimOptions* o) {
                         "(needs the platform's storage.metadata_service) (0: the pattern)"))
       .Add(cli::Bytes("mdtest-bytes", "SIZE", &c.mdtest.bytes,
                       "with --mdtest: bytes written at each create and read at each read (0)"))
+      .Add(cli::Flag("mdtest-shared-dir", &c.mdtest.shared_directory,
+                     "with --mdtest: every rank's files in one directory (mdtest without -u;\n"
+                     "default: a directory per rank)"))
       .Add(cli::Integer("ranks", "N", &p.ranks, 1, UINT32_MAX, "processes (1)"))
       .Add(cli::Integer("nodes", "N", &p.nodes, 1, UINT32_MAX,
                         "compute nodes; ranks in blocks of ceil(ranks/nodes) (1)"))

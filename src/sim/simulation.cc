@@ -123,6 +123,8 @@ Result<Prepared> Prepare(const RunConfig& config) {
       return Status::InvalidArgument(
           "--mdtest runs every phase to its end (no --stonewall or --max-requests)");
     }
+  } else if (config.mdtest.bytes > 0 || config.mdtest.shared_directory) {
+    return Status::InvalidArgument("--mdtest-bytes and --mdtest-shared-dir need --mdtest N");
   }
   Prepared p{*pattern, {}, {}};
   if (DirectOverTopology(config)) {
@@ -287,6 +289,7 @@ nlohmann::json MdtestJson(const RunConfig& config, const RunResult& r) {
   }
   return {{"files_per_rank", config.mdtest.files_per_rank},
           {"bytes", units::FormatBytes(config.mdtest.bytes)},
+          {"shared_directory", config.mdtest.shared_directory},
           {"phases", phases}};
 }
 

@@ -615,9 +615,48 @@ TEST(SimulationTest, MdtestPhasesMakeSixMetadataCallsPerFile) {
   c.platform = *ParsePlatform(doc);
   c.issuer = Issuer::kNode;
   EXPECT_NE(Validate(c).message().find("--mdtest needs --issuer rank"), std::string::npos);
+  c.issuer = Issuer::kRank;
+  c.mdtest.files_per_rank = 0;
+  c.mdtest.shared_directory = true;
+  EXPECT_NE(Validate(c).message().find("need --mdtest N"), std::string::npos);
   doc["storage"].erase("metadata_service");
-  EXPECT_NE(ParsePlatform(doc).status().message().find("need storage.metadata_service"),
+  EXPECT_NE(ParsePlatform(doc).status().message().find("metadata_stat needs storage.metadata"),
             std::string::npos);
+}
+
+// storage.metadata_threads serve calls side by side; storage.directory_changes 1 makes the
+// creates and unlinks of one directory take turns, which only a shared directory feels.
+TEST(SimulationTest, MetadataThreadsAndDirectoryTurns) {
+  json doc = PlatformDoc("pfs");
+  doc["storage"]["metadata_service"] = "1ms";
+  doc["storage"]["device"] = "ssd";
+  const auto phase_s = [&](int threads, int directory_changes, bool shared, int phase) {
+    json d = doc;
+    d["storage"]["metadata_threads"] = threads;
+    d["storage"]["directory_changes"] = directory_changes;
+    RunConfig c = Config("pfs", 0, "fifo");
+    auto p = ParsePlatform(d);
+    EXPECT_TRUE(p.ok()) << p.status().message();
+    if (!p.ok()) return 0.0;
+    c.platform = *p;
+    c.pattern.ranks = 4;
+    c.pattern.nodes = 4;
+    c.mdtest.files_per_rank = 10;
+    c.mdtest.shared_directory = shared;
+    const json out = RunForked(c);
+    EXPECT_FALSE(out.contains("error")) << out.dump();
+    return out["mdtest"]["phases"][phase]["seconds"].get<double>();
+  };
+  constexpr int kCreate = 0, kStat = 1, kRemove = 3;
+  // 40 stats of 1 ms: 40 ms on one thread, a quarter of it on four.
+  EXPECT_GE(phase_s(1, 0, false, kStat), 0.040);
+  EXPECT_LT(phase_s(4, 0, false, kStat), 0.012);
+  // 40 creates and 40 closes on four threads: 20 ms; in one directory one create at a time
+  // (40 ms, the closes beside them); a directory per rank does not wait.
+  EXPECT_LT(phase_s(4, 1, false, kCreate), 0.023);
+  EXPECT_GE(phase_s(4, 1, true, kCreate), 0.040);
+  EXPECT_GE(phase_s(4, 1, true, kRemove), 0.040);
+  EXPECT_LT(phase_s(4, 0, true, kRemove), 0.012);
 }
 
 // Virtual time makes a run deterministic: the same configuration gives the same numbers, run

@@ -98,16 +98,32 @@ void StorageModel::Serve(const std::vector<Piece>& pieces) {
   if (done_ns > now_ns) sg4::this_actor::sleep_until(static_cast<double>(done_ns) * 1e-9);
 }
 
-void StorageModel::Metadata(sg4::Host* client, sg4::Host* via, MetadataOp op) {
+void StorageModel::Metadata(sg4::Host* client, sg4::Host* via, MetadataOp op, uint64_t directory) {
   if (metadata_ == nullptr) return;
   constexpr uint64_t kMetadataMessageBytes = 256;  // a path and attributes, each way
   if (via != nullptr) client = via;
   sg4::Comm::sendto(client, metadata_, kMetadataMessageBytes);
+  // Calls are placed in arrival order: each takes the thread free first, and a directory change
+  // the directory's turn free first, and starts when both are.
   const int64_t now_ns = std::llround(sg4::Engine::get_clock() * 1e9);
-  const int64_t start_ns = std::max(now_ns, metadata_busy_until_ns_);
-  metadata_busy_until_ns_ = start_ns + params_.MetadataServiceNs(op);
+  if (metadata_threads_busy_until_ns_.empty()) {
+    metadata_threads_busy_until_ns_.assign(static_cast<size_t>(params_.metadata_threads), 0);
+  }
+  int64_t* thread = &*std::min_element(metadata_threads_busy_until_ns_.begin(),
+                                       metadata_threads_busy_until_ns_.end());
+  int64_t start_ns = std::max(now_ns, *thread);
+  int64_t* turn = nullptr;
+  if ((op == MetadataOp::kCreate || op == MetadataOp::kRemove) && params_.directory_changes > 0) {
+    std::vector<int64_t>& turns = directory_busy_until_ns_[directory];
+    if (turns.empty()) turns.assign(static_cast<size_t>(params_.directory_changes), 0);
+    turn = &*std::min_element(turns.begin(), turns.end());
+    start_ns = std::max(start_ns, *turn);
+  }
+  const int64_t end_ns = start_ns + params_.MetadataServiceNs(op);
+  *thread = end_ns;
+  if (turn != nullptr) *turn = end_ns;
   ++metadata_ops_;
-  sg4::this_actor::sleep_until(static_cast<double>(metadata_busy_until_ns_) * 1e-9);
+  sg4::this_actor::sleep_until(static_cast<double>(end_ns) * 1e-9);
   sg4::Comm::sendto(metadata_, client, kMetadataMessageBytes);
 }
 

@@ -38,8 +38,10 @@ class StorageModel {
   // behalf of `client`: a small message to the metadata server, its service (one at a time, in
   // arrival order), and the answer back. `via`, when given, is the host the messages leave from
   // and return to instead of the client's (a storage gateway forwarding for it).
+  // The earliest free of the server's threads takes the call; a create or an unlink also waits
+  // for a turn to change `directory` (StorageParams::directory_changes).
   void Metadata(simgrid::s4u::Host* client, simgrid::s4u::Host* via = nullptr,
-                MetadataOp op = MetadataOp::kOpen);
+                MetadataOp op = MetadataOp::kOpen, uint64_t directory = 0);
   uint64_t metadata_ops() const { return metadata_ops_; }
 
   // One file-system call, run in (and blocking) the calling actor on `client`: a write moves its
@@ -103,7 +105,9 @@ class StorageModel {
   uint64_t bytes_read_ = 0;
   uint64_t accesses_ = 0;
   simgrid::s4u::Host* metadata_ = nullptr;
-  int64_t metadata_busy_until_ns_ = 0;
+  // When each of the metadata server's threads, and each directory's turns to change, are free.
+  std::vector<int64_t> metadata_threads_busy_until_ns_;
+  std::unordered_map<uint64_t, std::vector<int64_t>> directory_busy_until_ns_;
   uint64_t metadata_ops_ = 0;
   std::unordered_map<uint64_t, Token> tokens_;  // by file
   // StorageParams::file_writes_per_client: a semaphore per (client host, file) written.
