@@ -17,7 +17,10 @@ namespace sg4 = simgrid::s4u;
 
 StorageModel::StorageModel(const StorageParams& params, std::vector<sg4::Host*> servers,
                            sg4::Host* metadata_server, uint64_t seed)
-    : params_(params), servers_(std::move(servers)), metadata_(metadata_server) {
+    : params_(params),
+      servers_(std::move(servers)),
+      metadata_(metadata_server),
+      metadata_threads_busy_until_ns_(static_cast<size_t>(params_.metadata_threads), 0) {
   // Log-normal with mean 1 and coefficient of variation cv: sigma^2 = ln(1 + cv^2), mu =
   // -sigma^2/2.
   const double sigma = std::sqrt(std::log1p(params_.noise_cv * params_.noise_cv));
@@ -106,9 +109,6 @@ void StorageModel::Metadata(sg4::Host* client, sg4::Host* via, MetadataOp op, ui
   // Calls are placed in arrival order: each takes the thread free first, and a directory change
   // the directory's turn free first, and starts when both are.
   const int64_t now_ns = std::llround(sg4::Engine::get_clock() * 1e9);
-  if (metadata_threads_busy_until_ns_.empty()) {
-    metadata_threads_busy_until_ns_.assign(static_cast<size_t>(params_.metadata_threads), 0);
-  }
   int64_t* thread = &*std::min_element(metadata_threads_busy_until_ns_.begin(),
                                        metadata_threads_busy_until_ns_.end());
   int64_t start_ns = std::max(now_ns, *thread);
