@@ -4,6 +4,8 @@
 
 #include <fmt/format.h>
 
+#include <cstdio>
+#include <cstdlib>
 #include <fstream>
 #include <initializer_list>
 #include <set>
@@ -24,6 +26,9 @@ bool IgnoredKey(const std::string& key) {
 }
 
 // One object of the document: checks its keys against the known ones and reads typed values.
+// Each parser below declares its section's keys in one list next to the code that reads them;
+// asking for a key that is not in the list is a bug in the parser (it would refuse the key as
+// unknown in every file), so it stops the program on the first parse that reaches it.
 class Section {
  public:
   Section(const json& doc, std::string path, std::initializer_list<const char*> keys)
@@ -38,7 +43,14 @@ class Section {
     }
     return Status::Ok();
   }
-  bool Has(const char* key) const { return doc_.contains(key); }
+  bool Has(const char* key) const {
+    if (keys_.count(key) == 0) {
+      std::fprintf(stderr, "platform parser bug: %s.%s is read but not in its key list\n",
+                   path_.c_str(), key);
+      std::abort();
+    }
+    return doc_.contains(key);
+  }
 
   Result<std::string> String(const char* key) const {
     if (!Has(key)) return Missing(key);
@@ -76,7 +88,6 @@ class Section {
     return Status::InvalidArgument(fmt::format("platform: {}.{} '{}' unknown (valid: {})", path_,
                                                key, *value, fmt::join(names, ", ")));
   }
-  const json& Sub(const char* key) const { return doc_[key]; }
   const std::string& path() const { return path_; }
 
  private:
@@ -130,7 +141,10 @@ Status Required(const Section& s, const char* key, R (Section::*get)(const char*
   return Status::Ok();
 }
 
-Status ParseNetwork(const Section& s, NetworkParams* n) {
+Status ParseNetwork(const json& doc, NetworkParams* n) {
+  const Section s(
+      doc, "network",
+      {"latency", "backbone", "topology", "link", "storage_gateways", "storage_gateway_nic"});
   IORELAY_RETURN_IF_ERROR(s.CheckKeys());
   IORELAY_RETURN_IF_ERROR(Required(s, "latency", &Section::Duration, &n->latency_s));
   n->latency_s *= 1e-9;
@@ -157,13 +171,15 @@ Status ParseNetwork(const Section& s, NetworkParams* n) {
   return Required(s, "storage_gateway_nic", &Section::Rate, &n->storage_gateway_nic_Bps);
 }
 
-Status ParseCompute(const Section& s, ComputeParams* c) {
+Status ParseCompute(const json& doc, ComputeParams* c) {
+  const Section s(doc, "compute", {"nic", "start_jitter"});
   IORELAY_RETURN_IF_ERROR(s.CheckKeys());
   IORELAY_RETURN_IF_ERROR(Required(s, "nic", &Section::Rate, &c->nic_Bps));
   return Optional(s, "start_jitter", &Section::Duration, &c->start_jitter_ns);
 }
 
-Status ParseIoNode(const Section& s, IoNodeParams* io) {
+Status ParseIoNode(const json& doc, IoNodeParams* io) {
+  const Section s(doc, "ionode", {"nic", "slots", "request_overhead", "layout", "bridge_link"});
   IORELAY_RETURN_IF_ERROR(s.CheckKeys());
   IORELAY_RETURN_IF_ERROR(Required(s, "nic", &Section::Rate, &io->nic_Bps));
   IORELAY_RETURN_IF_ERROR(OptionalInteger(s, "slots", 1, &io->slots));
@@ -177,7 +193,12 @@ Status ParseIoNode(const Section& s, IoNodeParams* io) {
   return Optional(s, "request_overhead", &Section::Duration, &io->request_overhead_ns);
 }
 
-Status ParseStorage(const Section& s, StorageParams* st) {
+Status ParseStorage(const json& doc, StorageParams* st) {
+  const Section s(doc, "storage",
+                  {"kind", "targets", "nic", "stripe_size", "stripe_count", "device", "noise",
+                   "metadata_service", "metadata_stat", "metadata_remove", "metadata_threads",
+                   "directory_changes", "token_handoff", "file_writes_per_client",
+                   "metanode_update", "metanode_bw", "channels", "file_writes"});
   IORELAY_RETURN_IF_ERROR(s.CheckKeys());
   auto kind =
       s.Choice<StorageKind>("kind", {{"pfs", StorageKind::kPfs}, {"nfs", StorageKind::kNfs}});
@@ -240,7 +261,10 @@ Status ParseStorage(const Section& s, StorageParams* st) {
   return Status::Ok();
 }
 
-Status ParseCpu(const Section& s, CpuParams* c) {
+Status ParseCpu(const json& doc, CpuParams* c) {
+  const Section s(doc, "cpu",
+                  {"cores", "scope", "direct_call", "forward_request", "copy", "ionode_request",
+                   "ionode_call"});
   IORELAY_RETURN_IF_ERROR(s.CheckKeys());
   auto cores = s.Integer("cores", 1);
   if (!cores.ok()) return cores.status();
@@ -273,16 +297,9 @@ Result<Platform> ParsePlatform(const json& doc) {
       return Status::InvalidArgument(fmt::format("platform: missing section '{}'", key));
     }
   }
-  IORELAY_RETURN_IF_ERROR(ParseNetwork(Section(doc["network"], "network",
-                                               {"latency", "backbone", "topology", "link",
-                                                "storage_gateways", "storage_gateway_nic"}),
-                                       &p.network));
-  IORELAY_RETURN_IF_ERROR(
-      ParseCompute(Section(doc["compute"], "compute", {"nic", "start_jitter"}), &p.compute));
-  IORELAY_RETURN_IF_ERROR(
-      ParseIoNode(Section(doc["ionode"], "ionode",
-                          {"nic", "slots", "request_overhead", "layout", "bridge_link"}),
-                  &p.ionode));
+  IORELAY_RETURN_IF_ERROR(ParseNetwork(doc["network"], &p.network));
+  IORELAY_RETURN_IF_ERROR(ParseCompute(doc["compute"], &p.compute));
+  IORELAY_RETURN_IF_ERROR(ParseIoNode(doc["ionode"], &p.ionode));
   if (p.ionode.bridge_link_Bps > 0 && p.network.link_Bps == 0) {
     return Status::InvalidArgument(
         "platform: ionode.bridge_link needs network.topology and network.link (bridge nodes are "
@@ -293,19 +310,8 @@ Result<Platform> ParsePlatform(const json& doc) {
         "platform: ionode.layout bgq needs network.topology and network.link (its bridge nodes "
         "are nodes of the topology)");
   }
-  IORELAY_RETURN_IF_ERROR(ParseStorage(
-      Section(doc["storage"], "storage",
-              {"kind", "targets", "nic", "stripe_size", "stripe_count", "device", "noise",
-               "metadata_service", "metadata_stat", "metadata_remove", "metadata_threads",
-               "directory_changes", "token_handoff", "file_writes_per_client", "metanode_update",
-               "metanode_bw", "channels", "file_writes"}),
-      &p.storage));
-  if (top.Has("cpu")) {
-    IORELAY_RETURN_IF_ERROR(ParseCpu(Section(doc["cpu"], "cpu",
-                                             {"cores", "scope", "direct_call", "forward_request",
-                                              "copy", "ionode_request", "ionode_call"}),
-                                     &p.cpu));
-  }
+  IORELAY_RETURN_IF_ERROR(ParseStorage(doc["storage"], &p.storage));
+  if (top.Has("cpu")) IORELAY_RETURN_IF_ERROR(ParseCpu(doc["cpu"], &p.cpu));
   return p;
 }
 
