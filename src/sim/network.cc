@@ -56,7 +56,10 @@ void AddStorageHosts(sg4::NetZone* zone, const Platform& platform, sg4::Link* ba
         AddHost(zone, "st" + std::to_string(j), platform.storage.nic_Bps, lat, backbone));
   }
   if (platform.storage.metadata_service_ns > 0) {
-    h->metadata = AddHost(zone, "mds", platform.storage.nic_Bps, lat, backbone);
+    for (int m = 0; m < platform.storage.metadata_servers; ++m) {
+      const std::string name = m == 0 ? "mds" : "mds" + std::to_string(m);
+      h->metadata.push_back(AddHost(zone, name, platform.storage.nic_Bps, lat, backbone));
+    }
   }
   AddCpuPools(zone, platform.cpu, h);
 }

@@ -34,7 +34,8 @@ struct Hosts {
   std::vector<simgrid::s4u::Host*> gateway_front;
   std::vector<simgrid::s4u::Host*> gateway_storage;
   std::vector<simgrid::s4u::Host*> storage;  // "st<j>", one per data target
-  simgrid::s4u::Host* metadata = nullptr;    // "mds", with storage.metadata_service
+  // "mds", "mds1", ... (storage.metadata_servers), with storage.metadata_service
+  std::vector<simgrid::s4u::Host*> metadata;
   // The cores each compute node's and each I/O node's charges run on, with cpu.cores (null:
   // free): all the one host "cpu" (scope machine), or "cpu<i>" and "iocpu<k>" (scope node).
   // They run executions only, so they have no links.

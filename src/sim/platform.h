@@ -71,8 +71,11 @@ struct StorageParams {
   // A metadata server: every rank opens (creates, for file per process) its file before its
   // first request, served one at a time in this time each (0: opens cost nothing).
   int64_t metadata_service_ns = 0;
-  // Calls the metadata server serves at once (its service threads; 1: one at a time).
+  // Calls each metadata server serves at once (its service threads; 1: one at a time).
   int metadata_threads = 1;
+  // Metadata servers (Lustre's DNE MDTs): directory d's entries live on server d mod this, as
+  // when each new directory goes to the next MDT; one directory stays on one server.
+  int metadata_servers = 1;
   // Creates and unlinks in one directory in service at once (0: no limit): a directory's lock,
   // which serialises the changes to it where a file system has no parallel directory operations.
   int directory_changes = 0;

@@ -120,6 +120,11 @@ TEST(PlatformTest, MetadataServerKeysNeedAMetadataServer) {
   ASSERT_TRUE(p.ok()) << p.status().message();
   EXPECT_EQ(p->storage.metadata_threads, 4);
   EXPECT_EQ(ToJson(*p)["storage"]["directory_changes"], 1);
+  doc["storage"]["metadata_servers"] = 0;
+  EXPECT_NE(Error(doc).find("storage.metadata_servers must be an integer >= 1"), std::string::npos)
+      << Error(doc);
+  doc["storage"]["metadata_servers"] = 4;
+  EXPECT_EQ(ToJson(*ParsePlatform(doc))["storage"]["metadata_servers"], 4);
   doc["storage"]["metadata_threads"] = 0;
   EXPECT_NE(Error(doc).find("storage.metadata_threads must be an integer >= 1"), std::string::npos)
       << Error(doc);

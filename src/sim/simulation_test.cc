@@ -659,6 +659,34 @@ TEST(SimulationTest, MetadataThreadsAndDirectoryTurns) {
   EXPECT_LT(phase_s(4, 0, true, kRemove), 0.012);
 }
 
+// Lustre's DNE: directories spread over the metadata servers, so ranks with a directory each
+// create on two servers at once, while one shared directory stays on one server.
+TEST(SimulationTest, MetadataServersShareDirectories) {
+  json doc = PlatformDoc("pfs");
+  doc["storage"]["metadata_service"] = "1ms";
+  doc["storage"]["device"] = "ssd";
+  const auto create_s = [&](int servers, bool shared) {
+    json d = doc;
+    d["storage"]["metadata_servers"] = servers;
+    RunConfig c = Config("pfs", 0, "fifo");
+    auto p = ParsePlatform(d);
+    EXPECT_TRUE(p.ok()) << p.status().message();
+    if (!p.ok()) return 0.0;
+    c.platform = *p;
+    c.pattern.ranks = 4;
+    c.pattern.nodes = 4;
+    c.mdtest.files_per_rank = 10;
+    c.mdtest.shared_directory = shared;
+    const json out = RunForked(c);
+    EXPECT_FALSE(out.contains("error")) << out.dump();
+    return out["mdtest"]["phases"][0]["seconds"].get<double>();
+  };
+  // 40 creates and 40 closes of 1 ms on one server: 80 ms; on two, half of it.
+  EXPECT_GE(create_s(1, false), 0.080);
+  EXPECT_LT(create_s(2, false), 0.045);
+  EXPECT_GE(create_s(2, true), 0.080);
+}
+
 // Virtual time makes a run deterministic: the same configuration gives the same numbers, run
 // after run, and the numbers of tests/data/sim_golden.json until a change of the model means
 // to change them (then regenerate with IORELAY_UPDATE_GOLDEN=1 and say why in the commit).

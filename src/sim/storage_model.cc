@@ -16,11 +16,12 @@ namespace iorelay::sim {
 namespace sg4 = simgrid::s4u;
 
 StorageModel::StorageModel(const StorageParams& params, std::vector<sg4::Host*> servers,
-                           sg4::Host* metadata_server, uint64_t seed)
+                           std::vector<sg4::Host*> metadata_servers, uint64_t seed)
     : params_(params),
       servers_(std::move(servers)),
-      metadata_(metadata_server),
-      metadata_threads_busy_until_ns_(static_cast<size_t>(params_.metadata_threads), 0) {
+      metadata_(std::move(metadata_servers)),
+      metadata_threads_busy_until_ns_(
+          metadata_.size(), std::vector<int64_t>(static_cast<size_t>(params_.metadata_threads))) {
   // Log-normal with mean 1 and coefficient of variation cv: sigma^2 = ln(1 + cv^2), mu =
   // -sigma^2/2.
   const double sigma = std::sqrt(std::log1p(params_.noise_cv * params_.noise_cv));
@@ -102,15 +103,16 @@ void StorageModel::Serve(const std::vector<Piece>& pieces) {
 }
 
 void StorageModel::Metadata(sg4::Host* client, sg4::Host* via, MetadataOp op, uint64_t directory) {
-  if (metadata_ == nullptr) return;
+  if (metadata_.empty()) return;
   constexpr uint64_t kMetadataMessageBytes = 256;  // a path and attributes, each way
   if (via != nullptr) client = via;
-  sg4::Comm::sendto(client, metadata_, kMetadataMessageBytes);
-  // Calls are placed in arrival order: each takes the thread free first, and a directory change
-  // the directory's turn free first, and starts when both are.
+  const size_t server = directory % metadata_.size();
+  sg4::Comm::sendto(client, metadata_[server], kMetadataMessageBytes);
+  // Calls are placed in arrival order: each takes its server's thread free first, and a
+  // directory change the directory's turn free first, and starts when both are.
   const int64_t now_ns = std::llround(sg4::Engine::get_clock() * 1e9);
-  int64_t* thread = &*std::min_element(metadata_threads_busy_until_ns_.begin(),
-                                       metadata_threads_busy_until_ns_.end());
+  std::vector<int64_t>& threads = metadata_threads_busy_until_ns_[server];
+  int64_t* thread = &*std::min_element(threads.begin(), threads.end());
   int64_t start_ns = std::max(now_ns, *thread);
   int64_t* turn = nullptr;
   if ((op == MetadataOp::kCreate || op == MetadataOp::kRemove) && params_.directory_changes > 0) {
@@ -124,7 +126,7 @@ void StorageModel::Metadata(sg4::Host* client, sg4::Host* via, MetadataOp op, ui
   if (turn != nullptr) *turn = end_ns;
   ++metadata_ops_;
   sg4::this_actor::sleep_until(static_cast<double>(end_ns) * 1e-9);
-  sg4::Comm::sendto(metadata_, client, kMetadataMessageBytes);
+  sg4::Comm::sendto(metadata_[server], client, kMetadataMessageBytes);
 }
 
 // A file's token: its holder host's writes run together; another host's write queues the host

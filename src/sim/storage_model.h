@@ -29,16 +29,17 @@ namespace iorelay::sim {
 class StorageModel {
  public:
   // `seed` draws each target's run-to-run factor when params.noise_cv > 0.
+  // `metadata_servers`: one host per metadata server (StorageParams::metadata_servers), or none.
   StorageModel(const StorageParams& params, std::vector<simgrid::s4u::Host*> servers,
-               simgrid::s4u::Host* metadata_server, uint64_t seed);
+               std::vector<simgrid::s4u::Host*> metadata_servers, uint64_t seed);
 
   // Whether opens and closes cost anything (a metadata server exists).
-  bool has_metadata() const { return metadata_ != nullptr; }
+  bool has_metadata() const { return !metadata_.empty(); }
   // One metadata call (an open, create, close, stat or unlink), run in the calling actor on
-  // behalf of `client`: a small message to the metadata server, its service (one at a time, in
-  // arrival order), and the answer back. `via`, when given, is the host the messages leave from
+  // behalf of `client`: a small message to the server of `directory`, its service (in arrival
+  // order), and the answer back. `via`, when given, is the host the messages leave from
   // and return to instead of the client's (a storage gateway forwarding for it).
-  // The earliest free of the server's threads takes the call; a create or an unlink also waits
+  // The earliest free of that server's threads takes the call; a create or an unlink also waits
   // for a turn to change `directory` (StorageParams::directory_changes).
   void Metadata(simgrid::s4u::Host* client, simgrid::s4u::Host* via = nullptr,
                 MetadataOp op = MetadataOp::kOpen, uint64_t directory = 0);
@@ -104,9 +105,9 @@ class StorageModel {
   uint64_t bytes_written_ = 0;
   uint64_t bytes_read_ = 0;
   uint64_t accesses_ = 0;
-  simgrid::s4u::Host* metadata_ = nullptr;
-  // When each of the metadata server's threads, and each directory's turns to change, are free.
-  std::vector<int64_t> metadata_threads_busy_until_ns_;
+  std::vector<simgrid::s4u::Host*> metadata_;  // by metadata server
+  // When each metadata server's threads, and each directory's turns to change, are free.
+  std::vector<std::vector<int64_t>> metadata_threads_busy_until_ns_;
   std::unordered_map<uint64_t, std::vector<int64_t>> directory_busy_until_ns_;
   uint64_t metadata_ops_ = 0;
   std::unordered_map<uint64_t, Token> tokens_;  // by file

@@ -281,7 +281,7 @@ Result<ReplayResult> RunReplay(const RunConfig& config, const ReplayTrace& trace
   // storage.
   const int clients = static_cast<int>(trace.sessions.size());
   const Hosts hosts = BuildStarNetwork(config.platform, clients, static_cast<int>(trace.ionodes));
-  StorageModel storage(config.platform.storage, hosts.storage, nullptr, config.seed);
+  StorageModel storage(config.platform.storage, hosts.storage, {}, config.seed);
   IoNode::DispatchLog log;  // every I/O node's dispatches, in the order they started
   std::vector<std::unique_ptr<IoNode>> ionodes;
   for (uint32_t k = 0; k < trace.ionodes; ++k) {
