@@ -50,17 +50,17 @@ uint64_t DirectCall(const IoRequest& r, uint64_t i, sg4::Host* host, const RankT
 }  // namespace
 
 void MetadataCall(uint32_t rank, MetadataOp op, sg4::Host* host, const RankTarget& target,
-                  sg4::Mailbox* reply, uint64_t directory) {
+                  sg4::Mailbox* reply, uint64_t directory, uint64_t file) {
   if (!target.storage->has_metadata()) return;
   if (target.ionode == nullptr && target.gateway_front != nullptr) {
     ThroughGateway(host, target, rank, [&](sg4::Host* via, sg4::Host*) {
-      target.storage->Metadata(host, via, op, directory);
+      target.storage->Metadata(host, via, op, directory, file);
       return uint64_t{0};
     });
     return;
   }
   if (target.ionode == nullptr) {
-    target.storage->Metadata(host, nullptr, op, directory);
+    target.storage->Metadata(host, nullptr, op, directory, file);
     return;
   }
   IoRequest call;
@@ -68,6 +68,7 @@ void MetadataCall(uint32_t rank, MetadataOp op, sg4::Host* host, const RankTarge
   call.metadata = true;
   call.metadata_op = op;
   call.directory = directory;
+  call.file = file;
   call.reply_to = reply;
   target.ionode->put(&call, kMessageHeaderBytes);
   reply->get<IoRequest>();
@@ -93,8 +94,10 @@ void RankLoop(const Pattern& pattern, uint32_t rank, sg4::Host* host, RankTarget
               double start_s, RankResult* out, const std::function<void()>* finished) {
   if (start_s > 0) sg4::this_actor::sleep_until(start_s);
   sg4::Mailbox* reply = sg4::Mailbox::by_name("r" + std::to_string(rank));
-  // The open (file per process: the create) before the first request.
-  MetadataCall(rank, MetadataOp::kOpen, host, target, reply);
+  // The open (file per process: the create) before the first request; the files of a pattern
+  // are in one directory.
+  const uint64_t file = DataRequest(pattern, rank, 0, reply).file;
+  MetadataCall(rank, MetadataOp::kOpen, host, target, reply, /*directory=*/0, file);
   // Issues requests out->requests .. limit - 1; with `timed`, stops at the stonewall.
   auto issue = [&](uint64_t limit, bool timed) {
     for (uint64_t i = out->requests;
@@ -112,7 +115,7 @@ void RankLoop(const Pattern& pattern, uint32_t rank, sg4::Host* host, RankTarget
     issue(std::min(n, target.wear_out->Agree(out->requests)), /*timed=*/false);
   }
   // The close: the bench's phase ends after it.
-  MetadataCall(rank, MetadataOp::kClose, host, target, reply);
+  MetadataCall(rank, MetadataOp::kClose, host, target, reply, /*directory=*/0, file);
   out->end_s = sg4::Engine::get_clock();
   (*finished)();
 }

@@ -36,11 +36,11 @@ struct RankTarget {
   const std::vector<simgrid::s4u::Host*>* gateway_storage = nullptr;
 };
 
-// One call of `rank` at the metadata server (in `directory`), through its I/O node (answered on
-// `reply`) or directly (straight, or through a storage gateway); nothing without a metadata
-// server.
+// One call of `rank` at the metadata server about `file` in `directory`, through its I/O node
+// (answered on `reply`) or directly (straight, or through a storage gateway); nothing without a
+// metadata server.
 void MetadataCall(uint32_t rank, MetadataOp op, simgrid::s4u::Host* host, const RankTarget& target,
-                  simgrid::s4u::Mailbox* reply, uint64_t directory = 0);
+                  simgrid::s4u::Mailbox* reply, uint64_t directory, uint64_t file);
 // Request `r` (request `i` of its rank, answered on r.reply_to) through the rank's I/O node or
 // directly, charging the rank's processor time; fills r.bytes_done and r.error.
 void DataCall(IoRequest& r, uint64_t i, simgrid::s4u::Host* host, const RankTarget& target);

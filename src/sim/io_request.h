@@ -21,7 +21,7 @@ struct IoRequest {
   bool metadata = false;  // a metadata-server call (`metadata_op`), not data
   MetadataOp metadata_op = MetadataOp::kOpen;
   uint64_t directory = 0;  // a metadata call's directory (creates and unlinks change it)
-  uint64_t file = 0;
+  uint64_t file = 0;       // a metadata call's: the entry in `directory` it is about
   bool write = true;
   uint64_t offset = 0;
   uint64_t length = 0;

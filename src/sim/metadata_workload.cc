@@ -26,8 +26,10 @@ void MdtestLoop(const MdtestSpec& spec, uint32_t rank, sg4::Host* host, RankTarg
   sg4::Mailbox* reply = sg4::Mailbox::by_name("r" + std::to_string(rank));
   const uint64_t n = spec.files_per_rank;
   const uint64_t directory = spec.shared_directory ? 0 : rank + 1;
-  auto metadata = [&](MetadataOp op) {
-    MetadataCall(rank, op, host, target, reply, directory);
+  // File i of this rank (its name in the directory, and its data's file).
+  auto file = [&](uint64_t i) { return 1 + rank * n + i; };
+  auto metadata = [&](MetadataOp op, uint64_t i) {
+    MetadataCall(rank, op, host, target, reply, directory, file(i));
     ++out->requests;
   };
   // The W bytes of file i, written at its create or read at its read.
@@ -35,7 +37,7 @@ void MdtestLoop(const MdtestSpec& spec, uint32_t rank, sg4::Host* host, RankTarg
     if (spec.bytes == 0) return;
     IoRequest r;
     r.rank = rank;
-    r.file = 1 + rank * n + i;  // every file its own, spread over the targets
+    r.file = file(i);  // every file its own, spread over the targets
     r.write = write;
     r.length = spec.bytes;
     r.index = i;
@@ -51,20 +53,20 @@ void MdtestLoop(const MdtestSpec& spec, uint32_t rank, sg4::Host* host, RankTarg
     for (uint64_t i = 0; i < n; ++i) {
       switch (static_cast<MdtestPhase>(phase)) {
         case MdtestPhase::kCreate:
-          metadata(MetadataOp::kCreate);
+          metadata(MetadataOp::kCreate, i);
           data(i, /*write=*/true);
-          metadata(MetadataOp::kClose);
+          metadata(MetadataOp::kClose, i);
           break;
         case MdtestPhase::kStat:
-          metadata(MetadataOp::kStat);
+          metadata(MetadataOp::kStat, i);
           break;
         case MdtestPhase::kRead:
-          metadata(MetadataOp::kOpen);
+          metadata(MetadataOp::kOpen, i);
           data(i, /*write=*/false);
-          metadata(MetadataOp::kClose);
+          metadata(MetadataOp::kClose, i);
           break;
         case MdtestPhase::kRemove:
-          metadata(MetadataOp::kRemove);
+          metadata(MetadataOp::kRemove, i);
           break;
       }
     }

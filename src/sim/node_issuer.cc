@@ -23,12 +23,13 @@ namespace {
 // Every rank of the node opens its file before its first request, and closes it once the node's
 // ranks are all done: one message per rank, or one for all of them when aggregating; returns
 // when every call is answered.
-void MetadataCalls(uint32_t first_rank, uint32_t count, sg4::Mailbox* ionode, sg4::Mailbox* replies,
-                   bool aggregate) {
+void MetadataCalls(const Pattern& pattern, uint32_t first_rank, uint32_t count,
+                   sg4::Mailbox* ionode, sg4::Mailbox* replies, bool aggregate) {
   std::vector<IoRequest> calls(count);
   for (uint32_t local = 0; local < count; ++local) {
     IoRequest& c = calls[local];
     c.rank = first_rank + local;
+    c.file = DataRequest(pattern, c.rank, 0, replies).file;  // in directory 0
     c.metadata = true;
     c.reply_to = replies;
     if (aggregate && local + 1 < count) c.next_in_message = &calls[local + 1];
@@ -46,7 +47,7 @@ void NodeLoop(const Pattern& pattern, uint32_t node, uint32_t first_rank, uint32
               std::vector<RankResult>* out, const std::function<void()>* finished) {
   if (start_s > 0) sg4::this_actor::sleep_until(start_s);
   sg4::Mailbox* replies = sg4::Mailbox::by_name("n" + std::to_string(node));
-  if (opens) MetadataCalls(first_rank, count, ionode, replies, /*aggregate=*/false);
+  if (opens) MetadataCalls(pattern, first_rank, count, ionode, replies, /*aggregate=*/false);
   const uint64_t per_rank = pattern.IssuedPerRank();
   std::vector<IoRequest> current(count);  // each rank's request in flight
   std::vector<uint64_t> issued(count, 0);
@@ -112,7 +113,7 @@ void NodeLoop(const Pattern& pattern, uint32_t node, uint32_t first_rank, uint32
     run(std::min(per_rank, wear_out->Agree(most)), /*timed=*/false, end);
   }
   if (!opens) return;
-  MetadataCalls(first_rank, count, ionode, replies, /*aggregate=*/false);
+  MetadataCalls(pattern, first_rank, count, ionode, replies, /*aggregate=*/false);
   for (uint32_t local = 0; local < count; ++local) {
     (*out)[first_rank + local].end_s = sg4::Engine::get_clock();
     (*finished)();
@@ -184,7 +185,7 @@ void AggregatingNodeLoop(const Pattern& pattern, uint32_t node, uint32_t first_r
                          std::vector<RankResult>* out, const std::function<void()>* finished) {
   if (start_s > 0) sg4::this_actor::sleep_until(start_s);
   sg4::Mailbox* replies = sg4::Mailbox::by_name("n" + std::to_string(node));
-  if (opens) MetadataCalls(first_rank, count, ionode, replies, /*aggregate=*/true);
+  if (opens) MetadataCalls(pattern, first_rank, count, ionode, replies, /*aggregate=*/true);
   std::vector<IoRequest> step(count);
   std::vector<IoRequest> sent;
   std::vector<std::pair<uint32_t, std::vector<uint64_t>>> members;
@@ -198,7 +199,8 @@ void AggregatingNodeLoop(const Pattern& pattern, uint32_t node, uint32_t first_r
   };
   steps(pattern.IssuedPerRank(), /*timed=*/true);
   if (wear_out != nullptr) steps(std::min(pattern.IssuedPerRank(), wear_out->Agree(i)), false);
-  if (opens) MetadataCalls(first_rank, count, ionode, replies, /*aggregate=*/true);  // closes
+  if (opens)
+    MetadataCalls(pattern, first_rank, count, ionode, replies, /*aggregate=*/true);  // closes
   for (uint32_t local = 0; local < count; ++local) {
     (*out)[first_rank + local].end_s = sg4::Engine::get_clock();
     (*finished)();

@@ -194,12 +194,27 @@ Status ParseIoNode(const json& doc, IoNodeParams* io) {
 }
 
 Status ParseStorage(const json& doc, StorageParams* st) {
-  const Section s(
-      doc, "storage",
-      {"kind", "targets", "nic", "stripe_size", "stripe_count", "device", "noise",
-       "metadata_service", "metadata_stat", "metadata_remove", "metadata_threads",
-       "metadata_servers", "directory_changes", "token_handoff", "file_writes_per_client",
-       "metanode_update", "metanode_bw", "channels", "file_writes"});
+  const Section s(doc, "storage",
+                  {"kind",
+                   "targets",
+                   "nic",
+                   "stripe_size",
+                   "stripe_count",
+                   "device",
+                   "noise",
+                   "metadata_service",
+                   "metadata_stat",
+                   "metadata_remove",
+                   "metadata_threads",
+                   "metadata_servers",
+                   "directory_stripes",
+                   "directory_changes",
+                   "token_handoff",
+                   "file_writes_per_client",
+                   "metanode_update",
+                   "metanode_bw",
+                   "channels",
+                   "file_writes"});
   IORELAY_RETURN_IF_ERROR(s.CheckKeys());
   auto kind =
       s.Choice<StorageKind>("kind", {{"pfs", StorageKind::kPfs}, {"nfs", StorageKind::kNfs}});
@@ -221,9 +236,14 @@ Status ParseStorage(const json& doc, StorageParams* st) {
       Optional(s, "metadata_remove", &Section::Duration, &st->metadata_remove_ns));
   IORELAY_RETURN_IF_ERROR(OptionalInteger(s, "metadata_threads", 1, &st->metadata_threads));
   IORELAY_RETURN_IF_ERROR(OptionalInteger(s, "metadata_servers", 1, &st->metadata_servers));
+  IORELAY_RETURN_IF_ERROR(OptionalInteger(s, "directory_stripes", 1, &st->directory_stripes));
+  if (st->directory_stripes > st->metadata_servers) {
+    return Status::InvalidArgument(
+        "platform: storage.directory_stripes exceeds storage.metadata_servers");
+  }
   IORELAY_RETURN_IF_ERROR(OptionalInteger(s, "directory_changes", 0, &st->directory_changes));
   for (const char* key : {"metadata_stat", "metadata_remove", "metadata_threads",
-                          "metadata_servers", "directory_changes"}) {
+                          "metadata_servers", "directory_stripes", "directory_changes"}) {
     if (s.Has(key) && st->metadata_service_ns == 0) {
       return Status::InvalidArgument(fmt::format(
           "platform: storage.{} needs storage.metadata_service (the metadata server)", key));
@@ -345,6 +365,7 @@ json ToJson(const Platform& p) {
        units::FormatDurationNs(p.storage.MetadataServiceNs(MetadataOp::kRemove))},
       {"metadata_threads", p.storage.metadata_threads},
       {"metadata_servers", p.storage.metadata_servers},
+      {"directory_stripes", p.storage.directory_stripes},
       {"directory_changes", p.storage.directory_changes},
       {"token_handoff", units::FormatDurationNs(p.storage.token_handoff_ns)},
       {"file_writes_per_client", p.storage.file_writes_per_client},

@@ -73,9 +73,13 @@ struct StorageParams {
   int64_t metadata_service_ns = 0;
   // Calls each metadata server serves at once (its service threads; 1: one at a time).
   int metadata_threads = 1;
-  // Metadata servers (Lustre's DNE MDTs): directory d's entries live on server d mod this, as
-  // when each new directory goes to the next MDT; one directory stays on one server.
+  // Metadata servers (Lustre's DNE MDTs): directory d lives on server d mod this, as when each
+  // new directory goes to the next MDT.
   int metadata_servers = 1;
+  // Servers one directory's entries are spread over (DNE's striped directories; <=
+  // metadata_servers): an entry goes by a hash of its name to one of the directory's stripes, on
+  // servers d, d + 1, ... mod metadata_servers; each stripe changes apart from the others.
+  int directory_stripes = 1;
   // Creates and unlinks in one directory in service at once (0: no limit): a directory's lock,
   // which serialises the changes to it where a file system has no parallel directory operations.
   int directory_changes = 0;

@@ -125,6 +125,10 @@ TEST(PlatformTest, MetadataServerKeysNeedAMetadataServer) {
       << Error(doc);
   doc["storage"]["metadata_servers"] = 4;
   EXPECT_EQ(ToJson(*ParsePlatform(doc))["storage"]["metadata_servers"], 4);
+  doc["storage"]["directory_stripes"] = 5;
+  EXPECT_EQ(Error(doc), "platform: storage.directory_stripes exceeds storage.metadata_servers");
+  doc["storage"]["directory_stripes"] = 4;
+  EXPECT_EQ(ToJson(*ParsePlatform(doc))["storage"]["directory_stripes"], 4);
   doc["storage"]["metadata_threads"] = 0;
   EXPECT_NE(Error(doc).find("storage.metadata_threads must be an integer >= 1"), std::string::npos)
       << Error(doc);

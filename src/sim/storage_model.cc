@@ -102,11 +102,27 @@ void StorageModel::Serve(const std::vector<Piece>& pieces) {
   if (done_ns > now_ns) sg4::this_actor::sleep_until(static_cast<double>(done_ns) * 1e-9);
 }
 
-void StorageModel::Metadata(sg4::Host* client, sg4::Host* via, MetadataOp op, uint64_t directory) {
+namespace {
+
+// A name's hash picks its stripe of a striped directory; any well-mixed function spreads
+// entries evenly, as the file system's name hash does (splitmix64's finaliser).
+uint64_t NameHash(uint64_t file) {
+  uint64_t x = file + 0x9e3779b97f4a7c15ull;
+  x = (x ^ (x >> 30)) * 0xbf58476d1ce4e5b9ull;
+  x = (x ^ (x >> 27)) * 0x94d049bb133111ebull;
+  return x ^ (x >> 31);
+}
+
+}  // namespace
+
+void StorageModel::Metadata(sg4::Host* client, sg4::Host* via, MetadataOp op, uint64_t directory,
+                            uint64_t file) {
   if (metadata_.empty()) return;
   constexpr uint64_t kMetadataMessageBytes = 256;  // a path and attributes, each way
   if (via != nullptr) client = via;
-  const size_t server = directory % metadata_.size();
+  const uint64_t stripes = static_cast<uint64_t>(params_.directory_stripes);
+  const uint64_t stripe = stripes > 1 ? NameHash(file) % stripes : 0;
+  const size_t server = (directory + stripe) % metadata_.size();
   sg4::Comm::sendto(client, metadata_[server], kMetadataMessageBytes);
   // Calls are placed in arrival order: each takes its server's thread free first, and a
   // directory change the directory's turn free first, and starts when both are.
@@ -116,7 +132,7 @@ void StorageModel::Metadata(sg4::Host* client, sg4::Host* via, MetadataOp op, ui
   int64_t start_ns = std::max(now_ns, *thread);
   int64_t* turn = nullptr;
   if ((op == MetadataOp::kCreate || op == MetadataOp::kRemove) && params_.directory_changes > 0) {
-    std::vector<int64_t>& turns = directory_busy_until_ns_[directory];
+    std::vector<int64_t>& turns = directory_busy_until_ns_[{directory, stripe}];
     if (turns.empty()) turns.assign(static_cast<size_t>(params_.directory_changes), 0);
     turn = &*std::min_element(turns.begin(), turns.end());
     start_ns = std::max(start_ns, *turn);

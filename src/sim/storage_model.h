@@ -36,13 +36,14 @@ class StorageModel {
   // Whether opens and closes cost anything (a metadata server exists).
   bool has_metadata() const { return !metadata_.empty(); }
   // One metadata call (an open, create, close, stat or unlink), run in the calling actor on
-  // behalf of `client`: a small message to the server of `directory`, its service (in arrival
-  // order), and the answer back. `via`, when given, is the host the messages leave from
-  // and return to instead of the client's (a storage gateway forwarding for it).
-  // The earliest free of that server's threads takes the call; a create or an unlink also waits
-  // for a turn to change `directory` (StorageParams::directory_changes).
-  void Metadata(simgrid::s4u::Host* client, simgrid::s4u::Host* via = nullptr,
-                MetadataOp op = MetadataOp::kOpen, uint64_t directory = 0);
+  // behalf of `client` about entry `file` of `directory`: a small message to the server of the
+  // directory's stripe that holds the entry, its service (in arrival order), and the answer back.
+  // `via`, when given, is the host the messages leave from and return to instead of the client's (a
+  // storage gateway forwarding for it). The earliest free of that server's threads takes the call;
+  // a create or an unlink also waits for a turn to change the stripe
+  // (StorageParams::directory_changes).
+  void Metadata(simgrid::s4u::Host* client, simgrid::s4u::Host* via, MetadataOp op,
+                uint64_t directory, uint64_t file);
   uint64_t metadata_ops() const { return metadata_ops_; }
 
   // One file-system call, run in (and blocking) the calling actor on `client`: a write moves its
@@ -106,9 +107,9 @@ class StorageModel {
   uint64_t bytes_read_ = 0;
   uint64_t accesses_ = 0;
   std::vector<simgrid::s4u::Host*> metadata_;  // by metadata server
-  // When each metadata server's threads, and each directory's turns to change, are free.
+  // When each metadata server's threads, and each directory stripe's turns to change, are free.
   std::vector<std::vector<int64_t>> metadata_threads_busy_until_ns_;
-  std::unordered_map<uint64_t, std::vector<int64_t>> directory_busy_until_ns_;
+  std::map<std::pair<uint64_t, uint64_t>, std::vector<int64_t>> directory_busy_until_ns_;
   uint64_t metadata_ops_ = 0;
   std::unordered_map<uint64_t, Token> tokens_;  // by file
   // StorageParams::file_writes_per_client: a semaphore per (client host, file) written.
