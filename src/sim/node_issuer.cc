@@ -199,8 +199,9 @@ void AggregatingNodeLoop(const Pattern& pattern, uint32_t node, uint32_t first_r
   };
   steps(pattern.IssuedPerRank(), /*timed=*/true);
   if (wear_out != nullptr) steps(std::min(pattern.IssuedPerRank(), wear_out->Agree(i)), false);
-  if (opens)
-    MetadataCalls(pattern, first_rank, count, ionode, replies, /*aggregate=*/true);  // closes
+  if (opens) {  // the closes
+    MetadataCalls(pattern, first_rank, count, ionode, replies, /*aggregate=*/true);
+  }
   for (uint32_t local = 0; local < count; ++local) {
     (*out)[first_rank + local].end_s = sg4::Engine::get_clock();
     (*finished)();
