@@ -624,28 +624,33 @@ TEST(SimulationTest, MdtestPhasesMakeSixMetadataCallsPerFile) {
             std::string::npos);
 }
 
-// storage.metadata_threads serve calls side by side; storage.directory_changes 1 makes the
-// creates and unlinks of one directory take turns, which only a shared directory feels.
-TEST(SimulationTest, MetadataThreadsAndDirectoryTurns) {
+// mdtest, 4 ranks on 4 nodes, 10 empty files each, on a metadata server of 1 ms per call with
+// `storage` set over the platform's storage section: the seconds of `phase`.
+double MdtestPhaseSeconds(const json& storage, bool shared_directory, int phase) {
   json doc = PlatformDoc("pfs");
   doc["storage"]["metadata_service"] = "1ms";
   doc["storage"]["device"] = "ssd";
-  const auto phase_s = [&](int threads, int directory_changes, bool shared, int phase) {
-    json d = doc;
-    d["storage"]["metadata_threads"] = threads;
-    d["storage"]["directory_changes"] = directory_changes;
-    RunConfig c = Config("pfs", 0, "fifo");
-    auto p = ParsePlatform(d);
-    EXPECT_TRUE(p.ok()) << p.status().message();
-    if (!p.ok()) return 0.0;
-    c.platform = *p;
-    c.pattern.ranks = 4;
-    c.pattern.nodes = 4;
-    c.mdtest.files_per_rank = 10;
-    c.mdtest.shared_directory = shared;
-    const json out = RunForked(c);
-    EXPECT_FALSE(out.contains("error")) << out.dump();
-    return out["mdtest"]["phases"][phase]["seconds"].get<double>();
+  doc["storage"].update(storage);
+  auto p = ParsePlatform(doc);
+  EXPECT_TRUE(p.ok()) << p.status().message();
+  if (!p.ok()) return 0.0;
+  RunConfig c = Config("pfs", 0, "fifo");
+  c.platform = *p;
+  c.pattern.ranks = 4;
+  c.pattern.nodes = 4;
+  c.mdtest.files_per_rank = 10;
+  c.mdtest.shared_directory = shared_directory;
+  const json out = RunForked(c);
+  EXPECT_FALSE(out.contains("error")) << out.dump();
+  return out["mdtest"]["phases"][phase]["seconds"].get<double>();
+}
+
+// storage.metadata_threads serve calls side by side; storage.directory_changes 1 makes the
+// creates and unlinks of one directory take turns, which only a shared directory feels.
+TEST(SimulationTest, MetadataThreadsAndDirectoryTurns) {
+  const auto phase_s = [](int threads, int directory_changes, bool shared, int phase) {
+    return MdtestPhaseSeconds(
+        {{"metadata_threads", threads}, {"directory_changes", directory_changes}}, shared, phase);
   };
   constexpr int kCreate = 0, kStat = 1, kRemove = 3;
   // 40 stats of 1 ms: 40 ms on one thread, a quarter of it on four.
@@ -662,26 +667,10 @@ TEST(SimulationTest, MetadataThreadsAndDirectoryTurns) {
 // Lustre's DNE: directories spread over the metadata servers, so ranks with a directory each
 // create on two servers at once, while one shared directory stays on one server unless striped.
 TEST(SimulationTest, MetadataServersShareDirectories) {
-  json doc = PlatformDoc("pfs");
-  doc["storage"]["metadata_service"] = "1ms";
-  doc["storage"]["device"] = "ssd";
-  const auto create_s = [&](int servers, bool shared, int stripes = 1) {
-    json d = doc;
-    d["storage"]["metadata_servers"] = servers;
-    d["storage"]["directory_stripes"] = stripes;
-    d["storage"]["directory_changes"] = 1;
-    RunConfig c = Config("pfs", 0, "fifo");
-    auto p = ParsePlatform(d);
-    EXPECT_TRUE(p.ok()) << p.status().message();
-    if (!p.ok()) return 0.0;
-    c.platform = *p;
-    c.pattern.ranks = 4;
-    c.pattern.nodes = 4;
-    c.mdtest.files_per_rank = 10;
-    c.mdtest.shared_directory = shared;
-    const json out = RunForked(c);
-    EXPECT_FALSE(out.contains("error")) << out.dump();
-    return out["mdtest"]["phases"][0]["seconds"].get<double>();
+  const auto create_s = [](int servers, bool shared, int stripes = 1) {
+    return MdtestPhaseSeconds(
+        {{"metadata_servers", servers}, {"directory_stripes", stripes}, {"directory_changes", 1}},
+        shared, /*phase=*/0);
   };
   // 40 creates and 40 closes of 1 ms on one server: 80 ms; on two, half of it, unless the
   // files share one directory; striped over both servers, it is spread again (by a hash of the
