@@ -3,6 +3,8 @@
 
 #include <nlohmann/json.hpp>
 
+#include "common/mix64.h"
+
 namespace iorelay::client {
 
 uint64_t Fnv1a64(std::string_view bytes) {
@@ -13,17 +15,6 @@ uint64_t Fnv1a64(std::string_view bytes) {
   }
   return h;
 }
-
-namespace {
-uint64_t Mix64(uint64_t x) {  // splitmix64 finaliser
-  x ^= x >> 30;
-  x *= 0xbf58476d1ce4e5b9ull;
-  x ^= x >> 27;
-  x *= 0x94d049bb133111ebull;
-  x ^= x >> 31;
-  return x;
-}
-}  // namespace
 
 Result<PlacementPolicy> ParsePlacementName(const std::string& text) {
   PlacementPolicy p;
@@ -96,8 +87,7 @@ int PlaceFile(std::string_view path, int servers) {
 }
 
 int LockOwner(uint64_t dev, uint64_t ino, int servers) {
-  return static_cast<int>(Mix64(dev * 0x9e3779b97f4a7c15ull ^ ino) %
-                          static_cast<uint64_t>(servers));
+  return static_cast<int>(Mix64(dev * kGoldenGamma ^ ino) % static_cast<uint64_t>(servers));
 }
 
 }  // namespace iorelay::client

@@ -6,15 +6,14 @@
 #include <cstddef>
 #include <cstdint>
 
+#include "common/mix64.h"
+
 namespace iorelay {
 
 // The word expected at byte `offset` (a multiple of 8) of data written by `rank`.
 inline uint64_t PatternWord(uint64_t seed, uint32_t rank, uint64_t offset) {
-  // splitmix64 finaliser over the three inputs: cheap, and every input bit matters.
-  uint64_t z = seed ^ (static_cast<uint64_t>(rank) << 48) ^ offset ^ 0x9e3779b97f4a7c15ull;
-  z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ull;
-  z = (z ^ (z >> 27)) * 0x94d049bb133111ebull;
-  return z ^ (z >> 31);
+  // splitmix64's finaliser over the three inputs: cheap, and every input bit matters.
+  return Mix64(seed ^ (static_cast<uint64_t>(rank) << 48) ^ offset ^ kGoldenGamma);
 }
 
 // Fills `words` (covering file bytes [offset, offset + 8 * count)) with rank's pattern.

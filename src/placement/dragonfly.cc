@@ -6,6 +6,8 @@
 #include <cstdint>
 #include <limits>
 
+#include "common/mix64.h"
+
 namespace iorelay::placement {
 
 Result<Dragonfly> Dragonfly::Make(int groups, int routers, int nodes, int globals,
@@ -51,12 +53,9 @@ int Dragonfly::IntermediateGroup(VertexId from, VertexId to) const {
   const int gd = GroupOf(to);
   if (routing_ != DragonflyRouting::kValiant || gs == gd || groups_ < 3) return -1;
   // A fixed pseudo-random choice per pair (splitmix64), so routes are reproducible.
-  uint64_t x =
-      (static_cast<uint64_t>(static_cast<uint32_t>(from)) << 32) | static_cast<uint32_t>(to);
-  x += 0x9E3779B97F4A7C15ull;
-  x = (x ^ (x >> 30)) * 0xBF58476D1CE4E5B9ull;
-  x = (x ^ (x >> 27)) * 0x94D049BB133111EBull;
-  x ^= x >> 31;
+  const uint64_t x = Mix64(
+      ((static_cast<uint64_t>(static_cast<uint32_t>(from)) << 32) | static_cast<uint32_t>(to)) +
+      kGoldenGamma);
   int pick = static_cast<int>(x % static_cast<uint64_t>(groups_ - 2));
   // The pick-th group that is neither the source's nor the destination's.
   if (pick >= std::min(gs, gd)) ++pick;

@@ -11,6 +11,8 @@
 #include <simgrid/s4u/Engine.hpp>
 #include <simgrid/s4u/Host.hpp>
 
+#include "common/mix64.h"
+
 namespace iorelay::sim {
 
 namespace sg4 = simgrid::s4u;
@@ -102,26 +104,15 @@ void StorageModel::Serve(const std::vector<Piece>& pieces) {
   if (done_ns > now_ns) sg4::this_actor::sleep_until(static_cast<double>(done_ns) * 1e-9);
 }
 
-namespace {
-
-// A name's hash picks its stripe of a striped directory; any well-mixed function spreads
-// entries evenly, as the file system's name hash does (splitmix64's finaliser).
-uint64_t NameHash(uint64_t file) {
-  uint64_t x = file + 0x9e3779b97f4a7c15ull;
-  x = (x ^ (x >> 30)) * 0xbf58476d1ce4e5b9ull;
-  x = (x ^ (x >> 27)) * 0x94d049bb133111ebull;
-  return x ^ (x >> 31);
-}
-
-}  // namespace
-
 void StorageModel::Metadata(sg4::Host* client, sg4::Host* via, MetadataOp op, uint64_t directory,
                             uint64_t file) {
   if (metadata_.empty()) return;
   constexpr uint64_t kMetadataMessageBytes = 256;  // a path and attributes, each way
   if (via != nullptr) client = via;
   const uint64_t stripes = static_cast<uint64_t>(params_.directory_stripes);
-  const uint64_t stripe = stripes > 1 ? NameHash(file) % stripes : 0;
+  // A hash of the name picks its stripe: any well-mixed function spreads entries evenly, as the
+  // file system's name hash does.
+  const uint64_t stripe = stripes > 1 ? Mix64(file + kGoldenGamma) % stripes : 0;
   const size_t server = (directory + stripe) % metadata_.size();
   sg4::Comm::sendto(client, metadata_[server], kMetadataMessageBytes);
   // Calls are placed in arrival order: each takes its server's thread free first, and a
