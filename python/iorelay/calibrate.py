@@ -57,6 +57,7 @@ FREE_PARAMETERS: dict[str, Parameter] = {
         Parameter("storage.device.bw", "rate", 1e6, 1e11),
         Parameter("storage.device.write", "duration", 1e-7, 1e-1, start=1e-4),
         Parameter("storage.token_handoff", "duration", 1e-6, 1.0, start=1e-3),
+        Parameter("storage.range_token", "duration", 1e-6, 1.0, start=1e-3),
         Parameter("storage.metanode_update", "duration", 1e-7, 1.0, start=1e-4),
         Parameter("storage.metanode_bw", "rate", 1e6, 1e11, start=1e8),
         Parameter("network.latency", "duration", 1e-7, 1e-2),

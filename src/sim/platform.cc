@@ -210,6 +210,7 @@ Status ParseStorage(const json& doc, StorageParams* st) {
                    "directory_stripes",
                    "directory_changes",
                    "token_handoff",
+                   "range_token",
                    "file_writes_per_client",
                    "metanode_update",
                    "metanode_bw",
@@ -250,6 +251,12 @@ Status ParseStorage(const json& doc, StorageParams* st) {
     }
   }
   IORELAY_RETURN_IF_ERROR(Optional(s, "token_handoff", &Section::Duration, &st->token_handoff_ns));
+  IORELAY_RETURN_IF_ERROR(Optional(s, "range_token", &Section::Duration, &st->range_token_ns));
+  if (st->token_handoff_ns > 0 && st->range_token_ns > 0) {
+    return Status::InvalidArgument(
+        "platform: storage.token_handoff (a whole-file token) and storage.range_token (byte-range "
+        "tokens) exclude each other");
+  }
   IORELAY_RETURN_IF_ERROR(
       Optional(s, "metanode_update", &Section::Duration, &st->metanode_update_ns));
   IORELAY_RETURN_IF_ERROR(Optional(s, "metanode_bw", &Section::Rate, &st->metanode_Bps));
@@ -368,6 +375,7 @@ json ToJson(const Platform& p) {
       {"directory_stripes", p.storage.directory_stripes},
       {"directory_changes", p.storage.directory_changes},
       {"token_handoff", units::FormatDurationNs(p.storage.token_handoff_ns)},
+      {"range_token", units::FormatDurationNs(p.storage.range_token_ns)},
       {"file_writes_per_client", p.storage.file_writes_per_client},
       {"file_writes", p.storage.file_writes},
       {"metanode_update", units::FormatDurationNs(p.storage.metanode_update_ns)},

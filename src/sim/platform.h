@@ -97,6 +97,12 @@ struct StorageParams {
   // per file), then holds it; the new holder's other writes wait for the same grant. A file
   // written by one client (file per process, or one I/O node) never pays; 0: no tokens.
   int64_t token_handoff_ns = 0;
+  // Byte-range write tokens in place of the whole-file one (sim/range_tokens.h, GPFS's): a write
+  // outside its host's ranges negotiates with the file's token server, one negotiation at a time
+  // per file, for this duration plus as much again for each host that loses bytes to it (its
+  // revoke). A host writing one region of a file negotiates once; hosts writing interleaved
+  // blocks at nearly every write. 0: no range tokens. Reads take no tokens.
+  int64_t range_token_ns = 0;
   // Writes to one file in service at once from one client host (0: no limit): a node's file
   // system client serialises direct writes to a file, as a per-file (inode) lock does, so the
   // processes of a node writing one shared file take turns; a file per process never waits.

@@ -108,6 +108,20 @@ TEST(PlatformTest, StorageAccessTimesAndFileWriteLimitRoundTrip) {
   EXPECT_EQ(out["storage"]["file_writes_per_client"], 2);
 }
 
+// A whole-file token and byte-range tokens are two models of one thing: one at a time.
+TEST(PlatformTest, RangeTokensRoundTripAndExcludeTheWholeFileToken) {
+  json doc = Minimal();
+  doc["storage"]["range_token"] = "250us";
+  auto p = ParsePlatform(doc);
+  ASSERT_TRUE(p.ok()) << p.status().message();
+  EXPECT_EQ(p->storage.range_token_ns, 250'000);
+  EXPECT_EQ(ToJson(*p)["storage"]["range_token"], "250us");
+  doc["storage"]["token_handoff"] = "1ms";
+  EXPECT_EQ(Error(doc),
+            "platform: storage.token_handoff (a whole-file token) and storage.range_token "
+            "(byte-range tokens) exclude each other");
+}
+
 TEST(PlatformTest, MetadataServerKeysNeedAMetadataServer) {
   json doc = Minimal();
   doc["storage"]["metadata_threads"] = 4;

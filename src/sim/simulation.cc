@@ -261,6 +261,7 @@ Result<RunResult> Run(const RunConfig& config) {
   out.storage_accesses = storage.accesses();
   out.metadata_ops = storage.metadata_ops();
   out.token_handoffs = storage.token_handoffs();
+  out.range_negotiations = storage.range_negotiations();
   out.metanode_updates = storage.metanode_updates();
   if (config.ionodes == 0) {
     out.dispatches = out.requests;
@@ -330,6 +331,9 @@ nlohmann::json DeterministicJson(const RunConfig& config, const RunResult& r) {
   j["metadata_ops"] = r.metadata_ops;
   if (config.mdtest.files_per_rank > 0) j["mdtest"] = MdtestJson(config, r);
   if (config.platform.storage.token_handoff_ns > 0) j["token_handoffs"] = r.token_handoffs;
+  if (config.platform.storage.range_token_ns > 0) {
+    j["range_negotiations"] = r.range_negotiations;
+  }
   if (config.platform.storage.has_metanode()) j["metanode_updates"] = r.metanode_updates;
   return j;
 }

@@ -44,10 +44,11 @@ struct RunResult {
   uint64_t bytes_at_storage = 0;  // written or read by the targets
   uint64_t dispatches = 0;        // scheduler dispatches, all I/O nodes (direct: requests)
   uint64_t storage_calls = 0;
-  uint64_t storage_accesses = 0;  // device accesses (a striped call touches several targets)
-  uint64_t metadata_ops = 0;      // opens served by the metadata server
-  uint64_t token_handoffs = 0;    // write tokens moved between clients (storage.token_handoff)
-  uint64_t metanode_updates = 0;  // writes that updated another host's metanode
+  uint64_t storage_accesses = 0;    // device accesses (a striped call touches several targets)
+  uint64_t metadata_ops = 0;        // opens served by the metadata server
+  uint64_t token_handoffs = 0;      // write tokens moved between clients (storage.token_handoff)
+  uint64_t range_negotiations = 0;  // byte-range token grants (storage.range_token)
+  uint64_t metanode_updates = 0;    // writes that updated another host's metanode
   int errors = 0;
   double simulated_s = 0;  // the slowest rank's last completion
   double wall_s = 0;

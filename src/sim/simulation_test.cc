@@ -424,6 +424,43 @@ TEST(SimulationTest, MetanodeUpdatesSlowOnlyFilesWrittenFromSeveralHosts) {
   EXPECT_DOUBLE_EQ(by_size[1], 1.0);
 }
 
+// storage.range_token: byte-range tokens of a shared file written from two I/O nodes. Interleaved
+// blocks (strided) take ranges from each other at nearly every write, and pay for it; each rank's
+// own region (contiguous) is negotiated at most once per rank; one I/O node, or a file per
+// process, negotiates once per file.
+TEST(SimulationTest, RangeTokensCostInterleavedWritersAndNotRegionWriters) {
+  json doc = PlatformDoc("pfs");
+  const Platform without = *ParsePlatform(doc);
+  doc["storage"]["range_token"] = "1ms";
+  const Platform with = *ParsePlatform(doc);
+  auto run = [&](const Platform& p, int ionodes, Layout layout, Spatiality spatiality) {
+    RunConfig c = Config("pfs", ionodes, "fifo");
+    c.platform = p;
+    c.pattern.layout = layout;
+    c.pattern.spatiality = spatiality;
+    if (spatiality == Spatiality::kContiguous) {
+      c.pattern.block_bytes = 8 * 64 * 1024;
+      c.pattern.segments = 0;
+    }
+    const json r = RunForked(c);
+    EXPECT_FALSE(r.contains("error")) << r.dump();
+    EXPECT_EQ(r["requests"], 8 * 8);
+    return r;
+  };
+  const json strided = run(with, 2, Layout::kShared, Spatiality::kStrided);
+  // Each I/O node serves 4 ranks, whose blocks follow each other: 2 changes of hands per segment.
+  EXPECT_GE(strided["range_negotiations"].get<int>(), 2 * 8) << strided.dump();
+  const json strided_free = run(without, 2, Layout::kShared, Spatiality::kStrided);
+  EXPECT_FALSE(strided_free.contains("range_negotiations"));
+  EXPECT_LT(strided["bandwidth_MiBps"].get<double>(),
+            0.9 * strided_free["bandwidth_MiBps"].get<double>());
+  const json contiguous = run(with, 2, Layout::kShared, Spatiality::kContiguous);
+  EXPECT_LE(contiguous["range_negotiations"].get<int>(), 8) << contiguous.dump();
+  EXPECT_EQ(run(with, 1, Layout::kShared, Spatiality::kStrided)["range_negotiations"], 1);
+  EXPECT_EQ(run(with, 2, Layout::kFilePerProcess, Spatiality::kContiguous)["range_negotiations"],
+            8);
+}
+
 // The token is held by one host at a time: while one host writes a shared file, no other does,
 // and writers queued on many hosts all finish (many ranks per node, direct access, where a
 // token handed to a host before its waiting writes ran could be taken away from them).

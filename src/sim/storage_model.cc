@@ -184,6 +184,38 @@ void StorageModel::HandOffIfIdle(Token& t) {
   t.changed->notify_all();
 }
 
+void StorageModel::AcquireRange(sg4::Host* client, uint64_t file, uint64_t offset,
+                                uint64_t length) {
+  RangeTokenServer& server = range_tokens_[file];
+  if (!server.mutex) {
+    server.mutex = sg4::Mutex::create();
+    server.released = sg4::ConditionVariable::create();
+  }
+  std::unique_lock lock(*server.mutex);
+  FileRangeTokens::Outcome outcome;
+  while ((outcome = server.tokens.Acquire(client, offset, length)) ==
+         FileRangeTokens::Outcome::kBlocked) {
+    server.released->wait(lock);
+  }
+  if (outcome == FileRangeTokens::Outcome::kHeld) return;
+  // The negotiation and its revokes, queued behind the file's earlier ones.
+  const int64_t now_ns = std::llround(sg4::Engine::get_clock() * 1e9);
+  server.busy_until_ns = std::max(now_ns, server.busy_until_ns) +
+                         params_.range_token_ns * (1 + server.tokens.revoked());
+  const int64_t granted_ns = server.busy_until_ns;
+  ++range_negotiations_;
+  lock.unlock();
+  sg4::this_actor::sleep_until(static_cast<double>(granted_ns) * 1e-9);
+}
+
+void StorageModel::ReleaseRange(sg4::Host* client, uint64_t file, uint64_t offset,
+                                uint64_t length) {
+  RangeTokenServer& server = range_tokens_[file];
+  std::unique_lock lock(*server.mutex);
+  server.tokens.Release(client, offset, length);
+  server.released->notify_all();
+}
+
 void StorageModel::UpdateMetanode(sg4::Host* client, uint64_t file, uint64_t bytes) {
   Metanode& m = metanodes_[file];
   if (m.host == nullptr) m.host = client;
@@ -213,6 +245,7 @@ uint64_t StorageModel::Call(sg4::Host* client, uint64_t file, bool write, uint64
       file_lock->acquire();
     }
     if (params_.token_handoff_ns > 0) AcquireToken(client, file);
+    if (params_.range_token_ns > 0) AcquireRange(client, file, offset, length);
     if (before_write != nullptr) (*before_write)();
     Transfer(nic, /*to_storage=*/true, pieces);
     if (params_.file_writes > 0) {
@@ -225,6 +258,7 @@ uint64_t StorageModel::Call(sg4::Host* client, uint64_t file, bool write, uint64
       Serve(pieces);
     }
     if (params_.has_metanode()) UpdateMetanode(client, file, length);
+    if (params_.range_token_ns > 0) ReleaseRange(client, file, offset, length);
     if (params_.token_handoff_ns > 0) ReleaseToken(file);
     if (file_lock) file_lock->release();
     bytes_written_ += length;

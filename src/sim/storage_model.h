@@ -23,6 +23,7 @@
 
 #include "device/device_model.h"
 #include "sim/platform.h"
+#include "sim/range_tokens.h"
 
 namespace iorelay::sim {
 
@@ -61,6 +62,7 @@ class StorageModel {
   uint64_t accesses() const { return accesses_; }  // device accesses over all targets
   uint64_t token_handoffs() const { return token_handoffs_; }
   uint64_t metanode_updates() const { return metanode_updates_; }
+  uint64_t range_negotiations() const { return range_negotiations_; }
 
  private:
   struct Piece {
@@ -92,6 +94,19 @@ class StorageModel {
   // StorageParams::metanode_*: makes the first writer of `file` its metanode, or, for a write of
   // `bytes` from another host, sleeps until that write's turn for an update there is over.
   void UpdateMetanode(simgrid::s4u::Host* client, uint64_t file, uint64_t bytes);
+  // StorageParams::range_token_ns: waits, in the calling actor, until `client` may write the
+  // bytes (a write of another host's over them done, then a negotiation when they are not yet
+  // its own); every AcquireRange is followed by one ReleaseRange.
+  void AcquireRange(simgrid::s4u::Host* client, uint64_t file, uint64_t offset, uint64_t length);
+  void ReleaseRange(simgrid::s4u::Host* client, uint64_t file, uint64_t offset, uint64_t length);
+  struct RangeTokenServer {
+    FileRangeTokens tokens;
+    int64_t busy_until_ns = 0;  // the end of the last negotiation it queued
+    simgrid::s4u::MutexPtr mutex;
+    simgrid::s4u::ConditionVariablePtr released;  // a write in progress ended
+  };
+  std::unordered_map<uint64_t, RangeTokenServer> range_tokens_;  // by file
+  uint64_t range_negotiations_ = 0;
   struct Metanode {
     simgrid::s4u::Host* host = nullptr;
     int64_t busy_until_ns = 0;  // the end of the last update it queued
