@@ -1,5 +1,6 @@
 #include "sim/range_tokens.h"
 
+#include <algorithm>
 #include <iterator>
 #include <limits>
 #include <set>
