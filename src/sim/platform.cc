@@ -203,6 +203,8 @@ Status ParseStorage(const json& doc, StorageParams* st) {
                    "device",
                    "noise",
                    "metadata_service",
+                   "metadata_open",
+                   "metadata_close",
                    "metadata_stat",
                    "metadata_remove",
                    "metadata_threads",
@@ -232,9 +234,11 @@ Status ParseStorage(const json& doc, StorageParams* st) {
   IORELAY_RETURN_IF_ERROR(Optional(s, "noise", &Section::Fraction, &st->noise_cv));
   IORELAY_RETURN_IF_ERROR(
       Optional(s, "metadata_service", &Section::Duration, &st->metadata_service_ns));
-  IORELAY_RETURN_IF_ERROR(Optional(s, "metadata_stat", &Section::Duration, &st->metadata_stat_ns));
-  IORELAY_RETURN_IF_ERROR(
-      Optional(s, "metadata_remove", &Section::Duration, &st->metadata_remove_ns));
+  for (size_t op = 0; op < kMetadataOps; ++op) {
+    if (kMetadataOpKeys[op] == nullptr) continue;
+    IORELAY_RETURN_IF_ERROR(
+        Optional(s, kMetadataOpKeys[op], &Section::Duration, &st->metadata_op_ns[op]));
+  }
   IORELAY_RETURN_IF_ERROR(OptionalInteger(s, "metadata_threads", 1, &st->metadata_threads));
   IORELAY_RETURN_IF_ERROR(OptionalInteger(s, "metadata_servers", 1, &st->metadata_servers));
   IORELAY_RETURN_IF_ERROR(OptionalInteger(s, "directory_stripes", 1, &st->directory_stripes));
@@ -243,8 +247,9 @@ Status ParseStorage(const json& doc, StorageParams* st) {
         "platform: storage.directory_stripes exceeds storage.metadata_servers");
   }
   IORELAY_RETURN_IF_ERROR(OptionalInteger(s, "directory_changes", 0, &st->directory_changes));
-  for (const char* key : {"metadata_stat", "metadata_remove", "metadata_threads",
-                          "metadata_servers", "directory_stripes", "directory_changes"}) {
+  for (const char* key :
+       {"metadata_open", "metadata_close", "metadata_stat", "metadata_remove", "metadata_threads",
+        "metadata_servers", "directory_stripes", "directory_changes"}) {
     if (s.Has(key) && st->metadata_service_ns == 0) {
       return Status::InvalidArgument(fmt::format(
           "platform: storage.{} needs storage.metadata_service (the metadata server)", key));
@@ -367,9 +372,6 @@ json ToJson(const Platform& p) {
       {"channels", p.storage.channels},
       {"noise", p.storage.noise_cv},
       {"metadata_service", units::FormatDurationNs(p.storage.metadata_service_ns)},
-      {"metadata_stat", units::FormatDurationNs(p.storage.MetadataServiceNs(MetadataOp::kStat))},
-      {"metadata_remove",
-       units::FormatDurationNs(p.storage.MetadataServiceNs(MetadataOp::kRemove))},
       {"metadata_threads", p.storage.metadata_threads},
       {"metadata_servers", p.storage.metadata_servers},
       {"directory_stripes", p.storage.directory_stripes},
@@ -381,6 +383,11 @@ json ToJson(const Platform& p) {
       {"metanode_update", units::FormatDurationNs(p.storage.metanode_update_ns)},
       {"metanode_bytes_per_s", p.storage.metanode_Bps},
   };
+  for (size_t op = 0; op < kMetadataOps; ++op) {
+    if (kMetadataOpKeys[op] == nullptr) continue;
+    storage[kMetadataOpKeys[op]] =
+        units::FormatDurationNs(p.storage.MetadataServiceNs(static_cast<MetadataOp>(op)));
+  }
   json out = {
       {"name", p.name},
       {"network",

@@ -2,6 +2,7 @@
 // platform file (platforms/*.json) whose quantities carry units ("10Gbps", "1.5us", "1MiB").
 #pragma once
 
+#include <array>
 #include <cstdint>
 #include <nlohmann/json.hpp>
 #include <string>
@@ -51,8 +52,13 @@ struct IoNodeParams {
 
 enum class StorageKind { kPfs, kNfs };
 
-// What a call to the metadata server does (opens, creates and closes cost metadata_service).
+// What a call to the metadata server does (each costs metadata_service unless its own key says).
 enum class MetadataOp { kOpen, kCreate, kClose, kStat, kRemove };
+inline constexpr size_t kMetadataOps = 5;
+// The platform's storage keys of each MetadataOp's own service time (a create is
+// metadata_service itself): an open of an existing file, a close, a stat, an unlink.
+inline constexpr std::array<const char*, kMetadataOps> kMetadataOpKeys = {
+    "metadata_open", nullptr, "metadata_close", "metadata_stat", "metadata_remove"};
 
 struct StorageParams {
   StorageKind kind = StorageKind::kPfs;
@@ -83,13 +89,12 @@ struct StorageParams {
   // Creates and unlinks in one directory in service at once (0: no limit): a directory's lock,
   // which serialises the changes to it where a file system has no parallel directory operations.
   int directory_changes = 0;
-  // A stat's and an unlink's service at the metadata server (-1: metadata_service_ns).
-  int64_t metadata_stat_ns = -1;
-  int64_t metadata_remove_ns = -1;
+  // Each call's service at the metadata server where it differs from metadata_service_ns
+  // (-1: that), by MetadataOp (kMetadataOpKeys names them).
+  std::array<int64_t, kMetadataOps> metadata_op_ns = {-1, -1, -1, -1, -1};
   int64_t MetadataServiceNs(MetadataOp op) const {
-    if (op == MetadataOp::kStat && metadata_stat_ns >= 0) return metadata_stat_ns;
-    if (op == MetadataOp::kRemove && metadata_remove_ns >= 0) return metadata_remove_ns;
-    return metadata_service_ns;
+    const int64_t own = metadata_op_ns[static_cast<size_t>(op)];
+    return own >= 0 ? own : metadata_service_ns;
   }
   // A file's write token (GPFS's: the file's metadata and byte ranges are held by one client
   // node at a time): a write from a client host that does not hold it waits until the holder's

@@ -718,6 +718,25 @@ TEST(SimulationTest, MetadataServersShareDirectories) {
   EXPECT_LT(create_s(2, true, 2), 0.055);
 }
 
+// storage.metadata_open and metadata_close price an open of an existing file and a close apart
+// from a create (metadata_service): mdtest's read phase opens and closes, its create phase
+// creates and closes.
+TEST(SimulationTest, OpensAndClosesHaveTheirOwnServiceTimes) {
+  constexpr int kCreate = 0, kRead = 2;
+  const json cheap_close = {{"metadata_open", "3ms"}, {"metadata_close", "0us"}};
+  // 40 files on one metadata thread: reads cost 40 opens of 3 ms, creates 40 creates of 1 ms.
+  EXPECT_GE(MdtestPhaseSeconds(cheap_close, false, kRead), 0.120);
+  EXPECT_LT(MdtestPhaseSeconds(cheap_close, false, kRead), 0.130);
+  EXPECT_GE(MdtestPhaseSeconds(cheap_close, false, kCreate), 0.040);
+  EXPECT_LT(MdtestPhaseSeconds(cheap_close, false, kCreate), 0.045);
+  // Without them, an open and a close cost 1 ms each: 80 ms a phase.
+  EXPECT_GE(MdtestPhaseSeconds(json::object(), false, kRead), 0.080);
+  json doc = PlatformDoc("pfs");
+  doc["storage"]["metadata_close"] = "1ms";
+  EXPECT_NE(ParsePlatform(doc).status().message().find("metadata_close needs storage.metadata"),
+            std::string::npos);
+}
+
 // Virtual time makes a run deterministic: the same configuration gives the same numbers, run
 // after run, and the numbers of tests/data/sim_golden.json until a change of the model means
 // to change them (then regenerate with IORELAY_UPDATE_GOLDEN=1 and say why in the commit).
