@@ -73,7 +73,7 @@ def run_direct(tool: str, args: argparse.Namespace, work: Path, ior: Path) -> fl
     directory = work / f"direct-{tool}"
     directory.mkdir()
     argv = mpi_argv(COMPUTE, args.ranks, [], tool_argv(tool, args, str(directory), ior))
-    out = _run(["salloc", "-N2", "-w", ",".join(COMPUTE), "--quiet", *argv])
+    out = run_on_testbed(["salloc", "-N2", "-w", ",".join(COMPUTE), "--quiet", *argv])
     return mib_s(tool, out, str(directory))
 
 
@@ -88,7 +88,7 @@ def run_forwarded(
     stats = work / f"stats-{tool}-{sched}.json"
     iorelay = Path(sys.executable).with_name("iorelay")
     script = f"{shlex.join(argv)} && {iorelay} stats $IORELAY_SERVERS --json > {stats}"
-    out = _run(["salloc", "-N3", "-w", f"{IONODE},{','.join(COMPUTE)}", "--quiet",
+    out = run_on_testbed(["salloc", "-N3", "-w", f"{IONODE},{','.join(COMPUTE)}", "--quiet",
                 sys.executable, "-m", "iorelay", "run", "--ionode-hosts", IONODE,
                 "--scheduler", sched, "--shared-dir", str(work), "--root", str(root),
                 "--no-preload", "--", "sh", "-c", script])  # fmt: skip
@@ -98,7 +98,8 @@ def run_forwarded(
     return mib_s(tool, out, str(root)), float(total["mean_requests_per_dispatch"])
 
 
-def _run(argv: list[str]) -> str:
+def run_on_testbed(argv: list[str]) -> str:
+    """Runs `argv` (salloc ...) against the testbed's Slurm; its stdout, or RuntimeError."""
     env = {**os.environ, **testbed_slurm.env(), **mpi_env()}
     proc = subprocess.run(argv, env=env, capture_output=True, text=True, timeout=TIMEOUT_S,
                           stdin=subprocess.DEVNULL, check=False)  # fmt: skip

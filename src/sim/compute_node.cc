@@ -97,7 +97,9 @@ void RankLoop(const Pattern& pattern, uint32_t rank, sg4::Host* host, RankTarget
   // The open (file per process: the create) before the first request; the files of a pattern
   // are in one directory.
   const uint64_t file = DataRequest(pattern, rank, 0, reply).file;
-  MetadataCall(rank, MetadataOp::kOpen, host, target, reply, /*directory=*/0, file);
+  const MetadataOp open =
+      pattern.spec.layout == Layout::kFilePerProcess ? MetadataOp::kCreate : MetadataOp::kOpen;
+  MetadataCall(rank, open, host, target, reply, /*directory=*/0, file);
   // Issues requests out->requests .. limit - 1; with `timed`, stops at the stonewall.
   auto issue = [&](uint64_t limit, bool timed) {
     for (uint64_t i = out->requests;
