@@ -58,7 +58,7 @@ def run_direct(mdtest: Path, ranks: int, files: int, work: Path) -> dict[str, fl
 
 
 def run_forwarded(mdtest: Path, ranks: int, files: int, work: Path) -> dict[str, float]:
-    """ops/s per phase; RuntimeError if the daemon did not open every file."""
+    """ops/s per phase; RuntimeError if the daemon did not serve every file's calls."""
     root = work / f"root-{ranks}"
     root.mkdir()
     argv = mpi_argv(COMPUTE, ranks, ["IORELAY_RUN_FILE"], mdtest_argv(mdtest, files, root))
@@ -85,7 +85,7 @@ def simulate(platform: Path, ranks: int, files: int, forwarded: bool) -> dict[st
     return {p["phase"]: p["ops_per_s"] for p in res["mdtest"]["phases"]}
 
 
-# The phases whose calls are all of one kind at a saturated metadata server, and that kind's key.
+# The phases whose time at a saturated metadata server is one kind of call, and that kind's key.
 FITTED = {"File creation": "storage.metadata_service", "File stat": "storage.metadata_stat",
           "File removal": "storage.metadata_remove"}  # fmt: skip
 
@@ -111,6 +111,8 @@ def main() -> int:
                     help="simulate with the metadata times of this run's direct runs")  # fmt: skip
     ap.add_argument("--out", default=str(REPO / "bench" / "results" / "testbed-mdtest.md"))
     args = ap.parse_args()
+    if args.fit and args.no_measure:
+        ap.error("--fit fits on this run's measurements: not with --no-measure")
     ranks = [int(r) for r in args.ranks.split(",")]
     measured: dict[tuple[int, str], list[dict[str, float]]] = {}
     if not args.no_measure:
