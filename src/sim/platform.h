@@ -55,6 +55,7 @@ enum class StorageKind { kPfs, kNfs };
 // What a call to the metadata server does (each costs metadata_service unless its own key says).
 enum class MetadataOp { kOpen, kCreate, kClose, kStat, kRemove };
 inline constexpr size_t kMetadataOps = 5;
+static_assert(static_cast<size_t>(MetadataOp::kRemove) + 1 == kMetadataOps);
 // The platform's storage keys of each MetadataOp's own service time (a create is
 // metadata_service itself): an open of an existing file, a close, a stat, an unlink.
 inline constexpr std::array<const char*, kMetadataOps> kMetadataOpKeys = {
