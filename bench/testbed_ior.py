@@ -72,8 +72,7 @@ def written_bytes(args: argparse.Namespace) -> int:
 def run_direct(tool: str, args: argparse.Namespace, work: Path, ior: Path) -> float:
     directory = work / f"direct-{tool}"
     directory.mkdir()
-    argv = mpi_argv(COMPUTE, args.ranks, [], tool_argv(tool, args, str(directory), ior))
-    out = run_on_testbed(["salloc", "-N2", "-w", ",".join(COMPUTE), "--quiet", *argv])
+    out = direct_ranks(args.ranks, tool_argv(tool, args, str(directory), ior))
     return mib_s(tool, out, str(directory))
 
 
@@ -83,19 +82,36 @@ def run_forwarded(
     """MiB/s and the daemon's requests per dispatch; RuntimeError if it carried too little."""
     root = work / f"root-{tool}-{sched}"
     root.mkdir()
-    names = ["IORELAY_RUN_FILE"]  # iorelay exec completes the rest from the run file
-    argv = mpi_argv(COMPUTE, args.ranks, names, tool_argv(tool, args, str(root), ior))
-    stats = work / f"stats-{tool}-{sched}.json"
-    iorelay = Path(sys.executable).with_name("iorelay")
-    script = f"{shlex.join(argv)} && {iorelay} stats $IORELAY_SERVERS --json > {stats}"
-    out = run_on_testbed(["salloc", "-N3", "-w", f"{IONODE},{','.join(COMPUTE)}", "--quiet",
-                sys.executable, "-m", "iorelay", "run", "--ionode-hosts", IONODE,
-                "--scheduler", sched, "--shared-dir", str(work), "--root", str(root),
-                "--no-preload", "--", "sh", "-c", script])  # fmt: skip
-    total = json.loads(stats.read_text())["total"]
+    out, total = forwarded_ranks(args.ranks, tool_argv(tool, args, str(root), ior), work, root,
+                                 sched)  # fmt: skip
     if int(total["bytes_written"]) < written_bytes(args):
         raise RuntimeError(f"the daemon wrote {total['bytes_written']} bytes: not forwarded")
     return mib_s(tool, out, str(root)), float(total["mean_requests_per_dispatch"])
+
+
+def direct_ranks(ranks: int, program: list[str]) -> str:
+    """The stdout of `program` run as `ranks` MPI ranks on COMPUTE, on their own mounts."""
+    argv = mpi_argv(COMPUTE, ranks, [], program)
+    return run_on_testbed(["salloc", "-N2", "-w", ",".join(COMPUTE), "--quiet", *argv])
+
+
+def forwarded_ranks(
+    ranks: int, program: list[str], work: Path, root: Path, scheduler: str | None = None
+) -> tuple[str, dict]:
+    """The stdout of `program` run as `ranks` MPI ranks on COMPUTE through IONODE (iorelay run
+    in a Slurm allocation, its daemon rooted at `root`), and the daemon's total counters after it
+    (`iorelay stats`)."""
+    names = ["IORELAY_RUN_FILE"]  # iorelay exec completes the rest from the run file
+    argv = mpi_argv(COMPUTE, ranks, names, program)
+    stats = work / f"stats-{root.name}.json"
+    iorelay = Path(sys.executable).with_name("iorelay")
+    script = f"{shlex.join(argv)} && {iorelay} stats $IORELAY_SERVERS --json > {stats}"
+    sched = ["--scheduler", scheduler] if scheduler else []
+    out = run_on_testbed(["salloc", "-N3", "-w", f"{IONODE},{','.join(COMPUTE)}", "--quiet",
+                          sys.executable, "-m", "iorelay", "run", "--ionode-hosts", IONODE,
+                          *sched, "--shared-dir", str(work), "--root", str(root),
+                          "--no-preload", "--", "sh", "-c", script])  # fmt: skip
+    return out, json.loads(stats.read_text())["total"]
 
 
 def run_on_testbed(argv: list[str]) -> str:

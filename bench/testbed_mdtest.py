@@ -19,7 +19,6 @@ from __future__ import annotations
 
 import argparse
 import json
-import shlex
 import statistics
 import sys
 import tempfile
@@ -31,11 +30,10 @@ sys.path.insert(0, str(REPO / "python"))
 
 from mdtest import PHASES  # noqa: E402
 from mdtest import parse_rates as parse_phases  # noqa: E402
-from testbed_ior import COMPUTE, IONODE, run_on_testbed  # noqa: E402
+from testbed_ior import COMPUTE, IONODE, direct_ranks, forwarded_ranks  # noqa: E402
 from vendor_tools import build_ior  # noqa: E402
 
 from iorelay import mpi, testbed_slurm  # noqa: E402
-from iorelay.explore_testbed import mpi_argv  # noqa: E402
 from iorelay.simulate import SimulateError, apply_settings, run_tool  # noqa: E402
 from iorelay.testbed_plan import SHARED_PATH  # noqa: E402
 
@@ -52,24 +50,15 @@ def mdtest_argv(mdtest: Path, files: int, directory: Path) -> list[str]:
 def run_direct(mdtest: Path, ranks: int, files: int, work: Path) -> dict[str, float]:
     directory = work / f"direct-{ranks}"
     directory.mkdir()
-    argv = mpi_argv(COMPUTE, ranks, [], mdtest_argv(mdtest, files, directory))
-    return parse_phases(run_on_testbed(["salloc", "-N2", "-w", ",".join(COMPUTE), "--quiet",
-                                        *argv]))  # fmt: skip
+    return parse_phases(direct_ranks(ranks, mdtest_argv(mdtest, files, directory)))
 
 
 def run_forwarded(mdtest: Path, ranks: int, files: int, work: Path) -> dict[str, float]:
     """ops/s per phase; RuntimeError if the daemon did not serve every file's calls."""
     root = work / f"root-{ranks}"
     root.mkdir()
-    argv = mpi_argv(COMPUTE, ranks, ["IORELAY_RUN_FILE"], mdtest_argv(mdtest, files, root))
-    stats = work / f"stats-{ranks}.json"
-    iorelay = Path(sys.executable).with_name("iorelay")
-    script = f"{shlex.join(argv)} && {iorelay} stats $IORELAY_SERVERS --json > {stats}"
-    out = run_on_testbed(["salloc", "-N3", "-w", f"{IONODE},{','.join(COMPUTE)}", "--quiet",
-                          sys.executable, "-m", "iorelay", "run", "--ionode-hosts", IONODE,
-                          "--shared-dir", str(work), "--root", str(root), "--no-preload",
-                          "--", "sh", "-c", script])  # fmt: skip
-    by_op = json.loads(stats.read_text())["total"]["by_op"]
+    out, total = forwarded_ranks(ranks, mdtest_argv(mdtest, files, root), work, root)
+    by_op = total["by_op"]
     # Each file is opened twice (created, then read) and unlinked once.
     if by_op.get("open", 0) < 2 * ranks * files or by_op.get("unlink", 0) < ranks * files:
         raise RuntimeError(f"the daemon served too little for {ranks * files} files: {by_op}")
