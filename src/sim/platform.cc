@@ -234,8 +234,16 @@ Status ParseStorage(const json& doc, StorageParams* st) {
   IORELAY_RETURN_IF_ERROR(Optional(s, "noise", &Section::Fraction, &st->noise_cv));
   IORELAY_RETURN_IF_ERROR(
       Optional(s, "metadata_service", &Section::Duration, &st->metadata_service_ns));
+  const auto needs_server = [&](const char* key) {
+    return s.Has(key) && st->metadata_service_ns == 0
+               ? Status::InvalidArgument(fmt::format(
+                     "platform: storage.{} needs storage.metadata_service (the metadata server)",
+                     key))
+               : Status::Ok();
+  };
   for (size_t op = 0; op < kMetadataOps; ++op) {
     if (kMetadataOpKeys[op] == nullptr) continue;
+    IORELAY_RETURN_IF_ERROR(needs_server(kMetadataOpKeys[op]));
     IORELAY_RETURN_IF_ERROR(
         Optional(s, kMetadataOpKeys[op], &Section::Duration, &st->metadata_op_ns[op]));
   }
@@ -248,12 +256,8 @@ Status ParseStorage(const json& doc, StorageParams* st) {
   }
   IORELAY_RETURN_IF_ERROR(OptionalInteger(s, "directory_changes", 0, &st->directory_changes));
   for (const char* key :
-       {"metadata_open", "metadata_close", "metadata_stat", "metadata_remove", "metadata_threads",
-        "metadata_servers", "directory_stripes", "directory_changes"}) {
-    if (s.Has(key) && st->metadata_service_ns == 0) {
-      return Status::InvalidArgument(fmt::format(
-          "platform: storage.{} needs storage.metadata_service (the metadata server)", key));
-    }
+       {"metadata_threads", "metadata_servers", "directory_stripes", "directory_changes"}) {
+    IORELAY_RETURN_IF_ERROR(needs_server(key));
   }
   IORELAY_RETURN_IF_ERROR(Optional(s, "token_handoff", &Section::Duration, &st->token_handoff_ns));
   IORELAY_RETURN_IF_ERROR(Optional(s, "range_token", &Section::Duration, &st->range_token_ns));
