@@ -52,6 +52,8 @@ uint64_t DirectCall(const IoRequest& r, uint64_t i, sg4::Host* host, const RankT
 void MetadataCall(uint32_t rank, MetadataOp op, sg4::Host* host, const RankTarget& target,
                   sg4::Mailbox* reply, uint64_t directory, uint64_t file) {
   if (!target.storage->has_metadata()) return;
+  // A metadata call pays the processor as a data request without data does.
+  if (target.ionode == nullptr) target.cpu->DirectCall();
   if (target.ionode == nullptr && target.gateway_front != nullptr) {
     ThroughGateway(host, target, rank, [&](sg4::Host* via, sg4::Host*) {
       target.storage->Metadata(host, via, op, directory, file);
@@ -70,6 +72,7 @@ void MetadataCall(uint32_t rank, MetadataOp op, sg4::Host* host, const RankTarge
   call.directory = directory;
   call.file = file;
   call.reply_to = reply;
+  target.cpu->ForwardRequest(0);
   target.ionode->put(&call, kMessageHeaderBytes);
   reply->get<IoRequest>();
 }

@@ -106,6 +106,7 @@ void IoNode::Queue(IoRequest* message) {
     if (r->metadata) {
       // Metadata calls bypass the scheduler, as in the daemon (its session handles them).
       sg4::Actor::create("metadata", fronts_[r->entry], [this, r] {
+        if (cpu_ != nullptr) cpu_->Dispatch(/*requests=*/1, /*calls=*/1);
         storage_->Metadata(storage_side_, nullptr, r->metadata_op, r->directory, r->file);
         r->reply_to->put_init(r, kMessageHeaderBytes)->detach();
       });

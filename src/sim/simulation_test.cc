@@ -661,6 +661,33 @@ TEST(SimulationTest, MdtestPhasesMakeSixMetadataCallsPerFile) {
             std::string::npos);
 }
 
+// A metadata call pays the cpu section's charges as a data request does: a rank's own call
+// direct_call, a forwarded one forward_request at the rank and ionode_request + ionode_call at the
+// I/O node. With a nearly free metadata server, a phase of 40 stats on one core takes their sum.
+TEST(SimulationTest, MetadataCallsPayTheCpuCharges) {
+  json doc = PlatformDoc("nfs");
+  doc["storage"]["metadata_service"] = "1ns";
+  doc["storage"]["device"] = "ssd";
+  doc["network"]["latency"] = "1ns";
+  doc["cpu"] = {{"cores", 1},
+                {"direct_call", "1ms"},
+                {"forward_request", "2ms"},
+                {"ionode_request", "1ms"},
+                {"ionode_call", "3ms"}};
+  for (int ionodes : {0, 1}) {
+    RunConfig c = Config("nfs", ionodes, "fifo");
+    c.platform = *ParsePlatform(doc);
+    c.pattern.ranks = 4;
+    c.pattern.nodes = 2;
+    c.mdtest.files_per_rank = 10;
+    const json out = RunForked(c);
+    ASSERT_FALSE(out.contains("error")) << out.dump();
+    const double per_call_s = ionodes == 0 ? 0.001 : 0.006;
+    const double stat_s = out["mdtest"]["phases"][1]["seconds"].get<double>();
+    EXPECT_NEAR(stat_s, 40 * per_call_s, 0.05 * 40 * per_call_s) << ionodes;
+  }
+}
+
 // mdtest, 4 ranks on 4 nodes, 10 empty files each, on a metadata server of 1 ms per call with
 // `storage` set over the platform's storage section: the seconds of `phase`.
 double MdtestPhaseSeconds(const json& storage, bool shared_directory, int phase) {
