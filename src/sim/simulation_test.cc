@@ -613,6 +613,19 @@ TEST(SimulationTest, OpensAndClosesQueueAtTheMetadataServer) {
   }
 }
 
+// mdtest on the platform `doc` through `ionodes` I/O nodes: 4 ranks on `nodes` nodes, 10 files
+// each.
+RunConfig MdtestConfig(const json& doc, int ionodes, int nodes) {
+  RunConfig c = Config(doc["storage"]["kind"].get<std::string>(), ionodes, "fifo");
+  auto p = ParsePlatform(doc);
+  EXPECT_TRUE(p.ok()) << p.status().message();
+  if (p.ok()) c.platform = *p;
+  c.pattern.ranks = 4;
+  c.pattern.nodes = nodes;
+  c.mdtest.files_per_rank = 10;
+  return c;
+}
+
 // --mdtest: each file costs a create and a close, a stat, an open and a close, and an unlink at
 // the metadata server (6 calls), and its bytes once each way; a phase's rate counts its files.
 TEST(SimulationTest, MdtestPhasesMakeSixMetadataCallsPerFile) {
@@ -621,11 +634,7 @@ TEST(SimulationTest, MdtestPhasesMakeSixMetadataCallsPerFile) {
   doc["storage"]["metadata_stat"] = "1ms";
   doc["storage"]["device"] = "ssd";
   for (int ionodes : {0, 1}) {
-    RunConfig c = Config("pfs", ionodes, "fifo");
-    c.platform = *ParsePlatform(doc);
-    c.pattern.ranks = 4;
-    c.pattern.nodes = 2;
-    c.mdtest.files_per_rank = 10;
+    RunConfig c = MdtestConfig(doc, ionodes, /*nodes=*/2);
     c.mdtest.bytes = 4096;
     const json out = RunForked(c);
     ASSERT_FALSE(out.contains("error")) << out.dump();
@@ -675,12 +684,7 @@ TEST(SimulationTest, MetadataCallsPayTheCpuCharges) {
                 {"ionode_request", "1ms"},
                 {"ionode_call", "3ms"}};
   for (int ionodes : {0, 1}) {
-    RunConfig c = Config("nfs", ionodes, "fifo");
-    c.platform = *ParsePlatform(doc);
-    c.pattern.ranks = 4;
-    c.pattern.nodes = 2;
-    c.mdtest.files_per_rank = 10;
-    const json out = RunForked(c);
+    const json out = RunForked(MdtestConfig(doc, ionodes, /*nodes=*/2));
     ASSERT_FALSE(out.contains("error")) << out.dump();
     const double per_call_s = ionodes == 0 ? 0.001 : 0.006;
     const double stat_s = out["mdtest"]["phases"][1]["seconds"].get<double>();
@@ -695,14 +699,7 @@ double MdtestPhaseSeconds(const json& storage, bool shared_directory, int phase)
   doc["storage"]["metadata_service"] = "1ms";
   doc["storage"]["device"] = "ssd";
   doc["storage"].update(storage);
-  auto p = ParsePlatform(doc);
-  EXPECT_TRUE(p.ok()) << p.status().message();
-  if (!p.ok()) return 0.0;
-  RunConfig c = Config("pfs", 0, "fifo");
-  c.platform = *p;
-  c.pattern.ranks = 4;
-  c.pattern.nodes = 4;
-  c.mdtest.files_per_rank = 10;
+  RunConfig c = MdtestConfig(doc, /*ionodes=*/0, /*nodes=*/4);
   c.mdtest.shared_directory = shared_directory;
   const json out = RunForked(c);
   EXPECT_FALSE(out.contains("error")) << out.dump();
