@@ -6,17 +6,63 @@
 #include <sys/syscall.h>
 #include <unistd.h>
 
+#include <cerrno>
+#include <cstdio>
+#include <cstdlib>
 #include <new>
 
+#include "client/internal_fds.h"
 #include "common/raw_close.h"
 #include "preload/state.h"
 #include "preload/std_streams.h"
 
 namespace iorelay::preload {
 
+namespace {
+
+// An O_PATH descriptor of a directory of our own, removed as soon as it is open: calls that the
+// interposer does not wrap and that take a placeholder as a directory (symlinkat, mknodat,
+// openat2, fchdir, ...) then find nothing in it and can create nothing (ENOENT) instead of acting
+// on a real directory. Made with raw system calls (a forwarded /tmp must not see it); where no
+// temporary directory is writable, /proc/self/fdinfo, in which nothing can be created either.
+int MakeGoneDirectory() {
+  const char* bases[] = {getenv("TMPDIR"), "/tmp", "/dev/shm", "/var/tmp"};
+  char path[4096];
+  for (const char* base : bases) {
+    if (base == nullptr || base[0] != '/') continue;
+    for (unsigned attempt = 0; attempt < 8; ++attempt) {
+      int n = snprintf(path, sizeof path, "%s/.iorelay-placeholder-%d-%u", base,
+                       static_cast<int>(getpid()), attempt);
+      if (n < 0 || static_cast<size_t>(n) >= sizeof path) break;
+      if (syscall(SYS_mkdirat, AT_FDCWD, path, 0) != 0) {
+        if (errno == EEXIST) continue;
+        break;
+      }
+      long fd = syscall(SYS_openat, AT_FDCWD, path, O_PATH | O_DIRECTORY | O_CLOEXEC);
+      syscall(SYS_unlinkat, AT_FDCWD, path, AT_REMOVEDIR);
+      if (fd >= 0) return static_cast<int>(fd);
+    }
+  }
+  return static_cast<int>(
+      syscall(SYS_openat, AT_FDCWD, "/proc/self/fdinfo", O_PATH | O_DIRECTORY | O_CLOEXEC));
+}
+
+// The process's gone directory, made at the first placeholder and kept at a high internal
+// number (inherited by fork; an exec'd image makes its own).
+int GoneDirectory() {
+  static const int fd = [] {
+    int made = MakeGoneDirectory();
+    return made < 0 ? made : client::AdoptInternalFd(made);
+  }();
+  return fd;
+}
+
+}  // namespace
+
 int ReservePlaceholder(bool cloexec) {
-  int flags = O_PATH | O_DIRECTORY | (cloexec ? O_CLOEXEC : 0);
-  long fd = syscall(SYS_openat, AT_FDCWD, "/", flags);
+  const int gone = GoneDirectory();
+  if (gone < 0) return -EMFILE;
+  long fd = syscall(SYS_fcntl, gone, cloexec ? F_DUPFD_CLOEXEC : F_DUPFD, 0);
   if (fd < 0) return -errno;
   if (static_cast<size_t>(fd) >= g_table.capacity()) {
     RawClose(fd);

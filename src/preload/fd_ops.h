@@ -8,8 +8,9 @@
 
 namespace iorelay::preload {
 
-// Takes the lowest free descriptor with an O_PATH placeholder of "/" (so I/O that
-// bypasses the interposer fails with EBADF). Returns it, or -errno.
+// Takes the lowest free descriptor with an O_PATH placeholder of a removed directory (so I/O
+// that bypasses the interposer fails with EBADF, and a path relative to it finds nothing).
+// Returns it, or -errno.
 int ReservePlaceholder(bool cloexec);
 // Closes a placeholder (or any descriptor) without the interposer's close rules.
 void ClosePlaceholder(int fd);

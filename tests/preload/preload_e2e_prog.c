@@ -97,6 +97,22 @@ static void TestBasicIo(void) {
   close(dir);
 }
 
+/* A forwarded directory's descriptor holds a placeholder of a removed directory: the calls the
+ * interposer does not wrap find nothing in it and create nothing anywhere. */
+static void TestPlaceholderFindsNothing(void) {
+  CHECK(mkdir(F("ph"), 0755) == 0);
+  int dfd = open(F("ph"), O_RDONLY | O_DIRECTORY);
+  CHECK(dfd >= 0);
+  char name[64];
+  snprintf(name, sizeof name, "iorelay-e2e-probe-%d", (int)getpid());
+  CHECK(symlinkat("target", dfd, name) == -1 && errno == ENOENT);
+  CHECK(mkfifoat(dfd, name, 0600) == -1 && errno == ENOENT);
+  char root_path[96];
+  snprintf(root_path, sizeof root_path, "/%s", name);
+  CHECK(access(root_path, F_OK) == -1);
+  CHECK(close(dfd) == 0 && rmdir(F("ph")) == 0);
+}
+
 static void TestLocalStillWorks(void) {
   char path[1024], buf[64];
   snprintf(path, sizeof path, "%s/local.txt", g_local);
@@ -342,6 +358,7 @@ int main(int argc, char** argv) {
   snprintf(g_back, sizeof g_back, "%s", argv[2]);
   snprintf(g_local, sizeof g_local, "%s", argv[3]);
   TestBasicIo();
+  TestPlaceholderFindsNothing();
   TestLocalStillWorks();
   TestNamespace();
   TestDupAndFork();
