@@ -157,6 +157,14 @@ Result<ParentRef> OpenParentBeneath(int root_fd, const std::string& rel) {
   std::string dir = slash == std::string::npos ? std::string() : path.substr(0, slash);
   Result<int> fd = OpenBeneath(root_fd, dir, O_PATH | O_DIRECTORY, 0);
   if (!fd.ok()) return fd.status();
+  // "file/" names a directory: an existing entry that is not one is ENOTDIR, as the kernel's
+  // walk says, and not the file (unlink("file/") must not remove it).
+  struct stat st;
+  if (path.size() != rel.size() && ::fstatat(*fd, name.c_str(), &st, 0) == 0 &&
+      !S_ISDIR(st.st_mode)) {
+    ::close(*fd);
+    return Status::FromErrno(ENOTDIR, "not a directory: " + rel);
+  }
   ref.fd = *fd;
   ref.name = std::move(name);
   return ref;

@@ -55,6 +55,8 @@ bool Client::IsForwarded(std::string_view abs_path) const {
 }
 
 int Client::ServerFor(std::string_view path) const {
+  // "d/" is "d" (a trailing slash only asks for a directory).
+  while (path.size() > 1 && path.back() == '/') path.remove_suffix(1);
   const int placed = cfg_.placement.kind == PlacementKind::kFileHash
                          ? PlaceFile(path, server_count())
                          : node_server_;

@@ -2,6 +2,7 @@
 // AT_FDCWD, forwarded directory descriptors, and real ones via /proc/self/fd.
 #include <fcntl.h>
 #include <stdio.h>
+#include <string.h>
 #include <sys/syscall.h>
 #include <unistd.h>
 
@@ -29,6 +30,17 @@ bool BaseDir(int dirfd, char* base, size_t size) {
   return base[0] == '/';  // "socket:[..]", "anon_inode:..." are not directories
 }
 
+// Whether `path` names a directory by its form: a trailing slash, or a last component "." or
+// "..", which Linux resolves only to a directory.
+bool NamesADirectory(const char* path) {
+  size_t n = strlen(path);
+  if (path[n - 1] == '/') return true;
+  size_t last = n;
+  while (last > 0 && path[last - 1] != '/') --last;
+  const char* name = path + last;
+  return strcmp(name, ".") == 0 || strcmp(name, "..") == 0;
+}
+
 }  // namespace
 
 bool ForwardedPath(int dirfd, const char* path, AbsPath* out) {
@@ -39,6 +51,13 @@ bool ForwardedPath(int dirfd, const char* path, AbsPath* out) {
   if (path[0] == '/' || BaseDir(dirfd, base, sizeof base)) {
     int n = NormalizePath(path[0] == '/' ? nullptr : base, path, out->buf, sizeof out->buf);
     forwarded = n > 0 && iorelay_is_forwarded(g_client, out->buf) == 1;
+    // The normalised form loses the slash that makes "file/" ENOTDIR (and unlink of it keep the
+    // file): it goes to the daemon, which requires a directory there as the kernel does.
+    if (forwarded && n > 1 && static_cast<size_t>(n) + 1 < sizeof out->buf &&
+        NamesADirectory(path)) {
+      out->buf[n] = '/';
+      out->buf[n + 1] = '\0';
+    }
   }
   errno = saved;
   return forwarded;

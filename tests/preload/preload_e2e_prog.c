@@ -113,6 +113,23 @@ static void TestPlaceholderFindsNothing(void) {
   CHECK(close(dfd) == 0 && rmdir(F("ph")) == 0);
 }
 
+/* A trailing slash (or a last "." component) asks for a directory, as the kernel's walk does:
+ * a file named so is ENOTDIR, and unlink of it keeps the file. */
+static void TestTrailingSlashNamesADirectory(void) {
+  int fd = open(F("ts.dat"), O_RDWR | O_CREAT | O_TRUNC, 0644);
+  CHECK(fd >= 0 && close(fd) == 0);
+  struct stat st;
+  CHECK(unlink(F("ts.dat/")) == -1 && errno == ENOTDIR);
+  CHECK(access(B("ts.dat"), F_OK) == 0);
+  CHECK(stat(F("ts.dat/"), &st) == -1 && errno == ENOTDIR);
+  CHECK(lstat(F("ts.dat/."), &st) == -1 && errno == ENOTDIR);
+  CHECK(open(F("ts.dat/"), O_RDONLY) == -1 && errno == ENOTDIR);
+  CHECK(rename(F("ts.dat/"), F("ts2.dat")) == -1 && errno == ENOTDIR);
+  CHECK(mkdir(F("tsd/"), 0755) == 0 && stat(F("tsd/"), &st) == 0 && S_ISDIR(st.st_mode));
+  CHECK(rmdir(F("tsd/")) == 0 && access(B("tsd"), F_OK) != 0);
+  CHECK(unlink(F("ts.dat")) == 0);
+}
+
 static void TestLocalStillWorks(void) {
   char path[1024], buf[64];
   snprintf(path, sizeof path, "%s/local.txt", g_local);
@@ -359,6 +376,7 @@ int main(int argc, char** argv) {
   snprintf(g_local, sizeof g_local, "%s", argv[3]);
   TestBasicIo();
   TestPlaceholderFindsNothing();
+  TestTrailingSlashNamesADirectory();
   TestLocalStillWorks();
   TestNamespace();
   TestDupAndFork();
