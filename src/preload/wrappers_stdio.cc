@@ -85,11 +85,16 @@ FILE* MakeCookieFile(int fd, const char* mode) {
   return f;
 }
 
+// A stream that only appends ("a", not "a+") starts at the end, so that ftell says where its
+// first write lands, as glibc's own streams do.
+bool AppendOnly(int flags) { return (flags & O_APPEND) != 0 && (flags & O_ACCMODE) == O_WRONLY; }
+
 FILE* FopenForwarded(const char* abs, const char* mode) {
   int flags = ModeToFlags(mode);
   if (flags < 0) return (errno = EINVAL, nullptr);
   int fd = OpenForwarded(abs, flags, 0666);
   if (fd < 0) return nullptr;
+  if (AppendOnly(flags)) (void)lseek64(fd, 0, SEEK_END);
   FILE* f = MakeCookieFile(fd, mode);
   if (f == nullptr) {
     int saved = errno;
@@ -202,7 +207,19 @@ IORELAY_EXPORT FILE* fopen64(const char* path, const char* mode) {
 
 IORELAY_EXPORT FILE* fdopen(int fd, const char* mode) noexcept {
   if (!IsForwardedFd(fd)) return REAL(fdopen)(fd, mode);
-  if (ModeToFlags(mode) < 0) return (errno = EINVAL, nullptr);
+  const int want = ModeToFlags(mode);
+  if (want < 0) return (errno = EINVAL, nullptr);
+  // As glibc's fdopen: the descriptor must allow the mode's access, and an "a" mode gives it
+  // O_APPEND (an append-only stream then starts at the end).
+  const int have = fcntl(fd, F_GETFL);
+  if (have < 0) return nullptr;
+  if ((have & O_ACCMODE) != O_RDWR && (have & O_ACCMODE) != (want & O_ACCMODE)) {
+    return (errno = EINVAL, nullptr);
+  }
+  if ((want & O_APPEND) != 0 && (have & O_APPEND) == 0) {
+    if (fcntl(fd, F_SETFL, have | O_APPEND) != 0) return nullptr;
+    if (AppendOnly(want)) (void)lseek64(fd, 0, SEEK_END);
+  }
   return MakeCookieFile(fd, mode);
 }
 

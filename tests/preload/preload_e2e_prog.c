@@ -130,6 +130,24 @@ static void TestTrailingSlashNamesADirectory(void) {
   CHECK(unlink(F("ts.dat")) == 0);
 }
 
+/* fdopen(fd, "a") appends as glibc's does (O_APPEND set, the stream at the end); fdopen refuses a
+ * mode the descriptor's access does not allow; fopen(.., "a") starts at the end. */
+static void TestFdopenAppends(void) {
+  int fd = open(F("fa.dat"), O_RDWR | O_CREAT | O_TRUNC, 0644);
+  CHECK(fd >= 0 && write(fd, "abcdef", 6) == 6 && lseek(fd, 0, SEEK_SET) == 0);
+  FILE* f = fdopen(fd, "a");
+  CHECK(f != NULL && (fcntl(fd, F_GETFL) & O_APPEND) != 0 && ftell(f) == 6);
+  CHECK(f != NULL && fputs("X", f) >= 0 && fclose(f) == 0);
+  char buf[16];
+  CHECK(Slurp(B("fa.dat"), buf, sizeof buf) == 7 && strcmp(buf, "abcdefX") == 0);
+  int ro = open(F("fa.dat"), O_RDONLY);
+  CHECK(ro >= 0 && fdopen(ro, "w") == NULL && errno == EINVAL);
+  CHECK(close(ro) == 0);
+  f = fopen(F("fa.dat"), "a");
+  CHECK(f != NULL && ftell(f) == 7 && fclose(f) == 0);
+  CHECK(unlink(F("fa.dat")) == 0);
+}
+
 static void TestLocalStillWorks(void) {
   char path[1024], buf[64];
   snprintf(path, sizeof path, "%s/local.txt", g_local);
@@ -377,6 +395,7 @@ int main(int argc, char** argv) {
   TestBasicIo();
   TestPlaceholderFindsNothing();
   TestTrailingSlashNamesADirectory();
+  TestFdopenAppends();
   TestLocalStillWorks();
   TestNamespace();
   TestDupAndFork();
