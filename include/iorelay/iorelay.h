@@ -79,7 +79,10 @@ void iorelay_before_fork(iorelay_client* c);
 int iorelay_after_fork_child(iorelay_client* c);
 
 /* Files. iorelay_close releases the description (and, POSIX-like, this process's
- * record locks on the file); the iorelay_file is freed even when it returns an error. */
+ * record locks on the file); the iorelay_file is freed even when it returns an error.
+ * A created file or directory (iorelay_open with O_CREAT, iorelay_mkdir) gets `mode` as it is:
+ * no file mode creation mask applies, neither the caller's nor the daemon's (the interposer
+ * applies the application's umask before it calls these). */
 int iorelay_open(iorelay_client* c, const char* path, int flags, mode_t mode, iorelay_file** out);
 int iorelay_close(iorelay_file* f);
 ssize_t iorelay_pread(iorelay_file* f, void* buf, size_t n, off_t offset);

@@ -4,6 +4,7 @@
 
 #include <dirent.h>
 #include <fcntl.h>
+#include <sched.h>
 #include <stdio.h>
 #include <sys/stat.h>
 #include <unistd.h>
@@ -38,6 +39,18 @@ Result<size_t> Count(ssize_t n, const char* what) {
 
 Status Check(int rc, const char* what) { return rc == 0 ? Status::Ok() : Status::LastError(what); }
 
+// A client's create gets the mode the client sent: the client applied its own mask (the
+// interposer its application's umask), so the daemon's must not apply again. The thread that
+// creates unshares its file-system attributes once (CLONE_FS: umask, cwd and root, which the
+// backend does not use: its paths are beneath export roots) and clears its umask there, leaving
+// the daemon's other threads their own.
+void ExactCreationModes() {
+  thread_local bool done = false;
+  if (done) return;
+  done = true;
+  if (::unshare(CLONE_FS) == 0) ::umask(0);
+}
+
 }  // namespace
 
 // Regular files and directories only. The open itself is non-blocking: opening a FIFO (or a
@@ -45,6 +58,7 @@ Status Check(int rc, const char* what) { return rc == 0 ? Status::Ok() : Status:
 // running the request inline, for every client. The caller's own O_NONBLOCK choice is then
 // restored on what was opened (F_SETFL sets the status flags the caller asked for).
 Result<int> PosixBackend::Open(int root_fd, const std::string& rel, int flags, mode_t mode) {
+  if ((flags & O_CREAT) != 0 || (flags & O_TMPFILE) == O_TMPFILE) ExactCreationModes();
   Result<int> fd = OpenBeneath(root_fd, rel, flags | O_NONBLOCK, mode);
   if (!fd.ok()) return fd;
   FdGuard guard(*fd);
@@ -235,6 +249,7 @@ Status PosixBackend::Mkdir(int root_fd, const std::string& rel, mode_t mode) {
   if (!parent.ok()) return parent.status();
   FdGuard guard(parent->fd);
   if (parent->is_self) return Status::FromErrno(EEXIST, "mkdir");
+  ExactCreationModes();
   return Check(::mkdirat(guard.get(), parent->name.c_str(), mode), "mkdir");
 }
 

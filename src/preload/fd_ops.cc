@@ -90,10 +90,12 @@ int OpenForwarded(const char* abs_path, int flags, mode_t mode) {
   e->open_flags = flags & ~O_CLOEXEC;
   e->cloexec.store(cloexec, std::memory_order_relaxed);
 
-  bool path_only = (flags & (O_PATH | O_DIRECTORY)) != 0;
+  // (O_TMPFILE holds O_DIRECTORY's bit: it makes a file, in the directory the path names.)
+  bool path_only = (flags & O_PATH) != 0 ||
+                   ((flags & O_DIRECTORY) != 0 && (flags & O_TMPFILE) != O_TMPFILE);
   int rc = 0;
   if (!path_only) {
-    rc = iorelay_open(g_client, abs_path, flags & ~O_CLOEXEC, mode, &e->file);
+    rc = iorelay_open(g_client, abs_path, flags & ~O_CLOEXEC, CreationMode(mode), &e->file);
     // open(dir, O_RDONLY) is legal; the daemon may refuse it on a directory.
     if (rc == -EISDIR && (flags & O_ACCMODE) == O_RDONLY && !(flags & O_CREAT)) {
       path_only = true;

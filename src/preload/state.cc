@@ -9,6 +9,8 @@
 #include <sys/syscall.h>
 #include <unistd.h>
 
+#include <atomic>
+
 #include "preload/libc_next.h"
 #include "preload/ptr_registry.h"
 
@@ -19,6 +21,16 @@ constinit FdTable g_table;
 constinit PtrRegistry g_dirs;
 constinit PtrRegistry g_files;
 constinit PtrRegistry g_aiocbs;
+
+namespace {
+std::atomic<unsigned> g_umask{022};
+}  // namespace
+
+mode_t CreationMode(mode_t mode) {
+  return mode & ~static_cast<mode_t>(g_umask.load(std::memory_order_relaxed));
+}
+
+void RecordUmask(mode_t mask) { g_umask.store(mask & 0777, std::memory_order_relaxed); }
 
 namespace {
 
@@ -70,6 +82,10 @@ size_t TableSlots() {
 
 __attribute__((constructor)) void InitInterposer() {
   ResolveLibcNext();
+  // Read without changing it for longer than these two calls (no other thread runs yet).
+  const auto mask = static_cast<mode_t>(syscall(SYS_umask, 0));
+  syscall(SYS_umask, mask);
+  RecordUmask(mask);
   if (getenv("IORELAY_SERVERS") == nullptr) return;  // inert
   int err = 0;
   iorelay_client* c = iorelay_client_from_env(&err);

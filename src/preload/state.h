@@ -47,6 +47,12 @@ struct AbsPath {
 // under a forwarded prefix; then *out holds it. False leaves errno unchanged.
 bool ForwardedPath(int dirfd, const char* path, AbsPath* out);
 
+// The mode a forwarded create asks the daemon for: `mode` less the process's file mode creation
+// mask, which the interposer records at start and at every umask() (the daemon applies no mask
+// of its own).
+mode_t CreationMode(mode_t mode);
+void RecordUmask(mode_t mask);
+
 // Called by the constructor (state.cc) once the client exists: re-opens what an exec
 // handed down (exec_env.cc).
 void RestoreInheritedFds();

@@ -1,5 +1,6 @@
 // Per-descriptor operations other than data transfer: offsets, syncing, sizes and
 // space, advice, and mmap (which a forwarded descriptor cannot back: ENODEV).
+#include <fcntl.h>
 #include <sys/mman.h>
 
 #include "preload/libc_next.h"
@@ -14,6 +15,28 @@ int FadviseForwarded(int fd, int advice) {
   if (advice < POSIX_FADV_NORMAL || advice > POSIX_FADV_NOREUSE) return EINVAL;
   // Advice has no remote effect (no caching in the relay); it only checks the fd.
   return WithFileErrnoResult(fd, [](iorelay_file*) { return 0; });
+}
+
+// fsync of a forwarded directory's descriptor (which holds only its path): the daemon opens the
+// directory and syncs it, so that "rename, then fsync the directory" makes the rename durable
+// there as it does locally. Another descriptor without a file (O_PATH) is EBADF, as locally.
+int SyncForwarded(int fd, int datasync) {
+  {
+    FdTable::Ref e = g_table.Acquire(fd);
+    if (!e) return Fail(EBADF);
+    if (e->file == nullptr && (e->open_flags & O_DIRECTORY) != 0 &&
+        (e->open_flags & O_PATH) == 0) {
+      iorelay_file* dir = nullptr;
+      int rc = iorelay_open(g_client, e->path.c_str(), O_RDONLY | O_DIRECTORY, 0, &dir);
+      if (rc == 0) {
+        rc = iorelay_fsync(dir, datasync);
+        const int closed = iorelay_close(dir);
+        if (rc == 0) rc = closed;
+      }
+      return FromClient(rc);
+    }
+  }
+  return WithFile<int>(fd, [datasync](iorelay_file* f) { return iorelay_fsync(f, datasync); });
 }
 
 }  // namespace
@@ -32,12 +55,12 @@ IORELAY_EXPORT off64_t lseek64(int fd, off64_t off, int whence) noexcept {
 
 IORELAY_EXPORT int fsync(int fd) {
   if (!IsForwardedFd(fd)) return REAL(fsync)(fd);
-  return WithFile<int>(fd, [](iorelay_file* f) { return iorelay_fsync(f, 0); });
+  return SyncForwarded(fd, 0);
 }
 
 IORELAY_EXPORT int fdatasync(int fd) {
   if (!IsForwardedFd(fd)) return REAL(fdatasync)(fd);
-  return WithFile<int>(fd, [](iorelay_file* f) { return iorelay_fsync(f, 1); });
+  return SyncForwarded(fd, 1);
 }
 
 // No range sync in the protocol: a request to write out becomes fdatasync of the file.

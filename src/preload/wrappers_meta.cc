@@ -3,6 +3,8 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/syscall.h>
+#include <unistd.h>
 
 #include "preload/libc_next.h"
 #include "preload/state.h"
@@ -91,13 +93,20 @@ IORELAY_EXPORT int remove(const char* path) noexcept {
 IORELAY_EXPORT int mkdir(const char* path, mode_t mode) noexcept {
   AbsPath abs;
   if (!ForwardedPath(AT_FDCWD, path, &abs)) return REAL(mkdir)(path, mode);
-  return FromClient(iorelay_mkdir(g_client, abs.c_str(), mode));
+  return FromClient(iorelay_mkdir(g_client, abs.c_str(), CreationMode(mode)));
 }
 
 IORELAY_EXPORT int mkdirat(int dirfd, const char* path, mode_t mode) noexcept {
   AbsPath abs;
   if (!ForwardedPath(dirfd, path, &abs)) return REAL(mkdirat)(dirfd, path, mode);
-  return FromClient(iorelay_mkdir(g_client, abs.c_str(), mode));
+  return FromClient(iorelay_mkdir(g_client, abs.c_str(), CreationMode(mode)));
+}
+
+// The mask applies to forwarded creates too (CreationMode): the daemon applies none.
+IORELAY_EXPORT mode_t umask(mode_t mask) noexcept {
+  const auto old = static_cast<mode_t>(syscall(SYS_umask, mask));
+  RecordUmask(mask);
+  return old;
 }
 
 IORELAY_EXPORT int chmod(const char* path, mode_t mode) noexcept {

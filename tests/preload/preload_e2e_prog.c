@@ -148,6 +148,35 @@ static void TestFdopenAppends(void) {
   CHECK(unlink(F("fa.dat")) == 0);
 }
 
+/* Forwarded creates take the application's umask, whatever the daemon's. */
+static void TestUmaskApplies(void) {
+  mode_t old = umask(077);
+  struct stat st;
+  int fd = open(F("um.dat"), O_RDWR | O_CREAT | O_TRUNC, 0666);
+  CHECK(fd >= 0 && close(fd) == 0);
+  CHECK(stat(B("um.dat"), &st) == 0 && (st.st_mode & 0777) == 0600);
+  CHECK(mkdir(F("umd"), 0777) == 0 && stat(B("umd"), &st) == 0 && (st.st_mode & 0777) == 0700);
+  umask(0);
+  fd = open(F("um0.dat"), O_RDWR | O_CREAT | O_TRUNC, 0666);
+  CHECK(fd >= 0 && close(fd) == 0);
+  CHECK(stat(B("um0.dat"), &st) == 0 && (st.st_mode & 0777) == 0666);
+  umask(old);
+  CHECK(unlink(F("um.dat")) == 0 && unlink(F("um0.dat")) == 0 && rmdir(F("umd")) == 0);
+}
+
+/* fsync of a directory's descriptor syncs the directory (the durable-rename pattern); O_TMPFILE
+ * makes an unnamed file in the directory. */
+static void TestDirectorySyncAndTmpfile(void) {
+  CHECK(mkdir(F("sy"), 0755) == 0);
+  int dfd = open(F("sy"), O_RDONLY | O_DIRECTORY);
+  CHECK(dfd >= 0 && fsync(dfd) == 0 && fdatasync(dfd) == 0 && close(dfd) == 0);
+  int t = open(F("sy"), O_TMPFILE | O_RDWR, 0600);
+  struct stat st;
+  CHECK(t >= 0 && write(t, "tmp", 3) == 3 && fstat(t, &st) == 0 && S_ISREG(st.st_mode));
+  CHECK(t >= 0 && close(t) == 0);
+  CHECK(rmdir(F("sy")) == 0);
+}
+
 static void TestLocalStillWorks(void) {
   char path[1024], buf[64];
   snprintf(path, sizeof path, "%s/local.txt", g_local);
@@ -396,6 +425,8 @@ int main(int argc, char** argv) {
   TestPlaceholderFindsNothing();
   TestTrailingSlashNamesADirectory();
   TestFdopenAppends();
+  TestUmaskApplies();
+  TestDirectorySyncAndTmpfile();
   TestLocalStillWorks();
   TestNamespace();
   TestDupAndFork();
