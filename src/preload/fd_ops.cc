@@ -91,8 +91,8 @@ int OpenForwarded(const char* abs_path, int flags, mode_t mode) {
   e->cloexec.store(cloexec, std::memory_order_relaxed);
 
   // (O_TMPFILE holds O_DIRECTORY's bit: it makes a file, in the directory the path names.)
-  bool path_only = (flags & O_PATH) != 0 ||
-                   ((flags & O_DIRECTORY) != 0 && (flags & O_TMPFILE) != O_TMPFILE);
+  bool path_only =
+      (flags & O_PATH) != 0 || ((flags & O_DIRECTORY) != 0 && (flags & O_TMPFILE) != O_TMPFILE);
   int rc = 0;
   if (!path_only) {
     rc = iorelay_open(g_client, abs_path, flags & ~O_CLOEXEC, CreationMode(mode), &e->file);

@@ -24,8 +24,7 @@ int SyncForwarded(int fd, int datasync) {
   {
     FdTable::Ref e = g_table.Acquire(fd);
     if (!e) return Fail(EBADF);
-    if (e->file == nullptr && (e->open_flags & O_DIRECTORY) != 0 &&
-        (e->open_flags & O_PATH) == 0) {
+    if (e->file == nullptr && (e->open_flags & O_DIRECTORY) != 0 && (e->open_flags & O_PATH) == 0) {
       iorelay_file* dir = nullptr;
       int rc = iorelay_open(g_client, e->path.c_str(), O_RDONLY | O_DIRECTORY, 0, &dir);
       if (rc == 0) {
