@@ -4,6 +4,7 @@
 #include <string.h>
 
 #include <new>
+#include <utility>
 #include <vector>
 
 #include "preload/fd_ops.h"
@@ -28,34 +29,38 @@ struct ForwardedDir {
 
 ForwardedDir* Lookup(DIR* d) { return static_cast<ForwardedDir*>(g_dirs.Find(d)); }
 
-// Builds the stream over forwarded directory descriptor fd (owned on success).
-DIR* MakeDir(int fd) {
-  FdTable::Ref e = g_table.Acquire(fd);
-  if (!e) return (errno = EBADF, nullptr);
-  if (!(e->open_flags & O_DIRECTORY)) return (errno = ENOTDIR, nullptr);
+// The listing of the forwarded directory `path`, whole; 0 or an errno (no listing rather than a
+// short one when a page fails).
+int FetchListing(const char* path, std::vector<struct dirent64>* entries) {
   iorelay_dir* rd = nullptr;
-  int rc = iorelay_opendir(g_client, e->path.c_str(), &rd);
-  if (rc < 0) return (errno = -rc, nullptr);
-  auto* d = new (std::nothrow) ForwardedDir;
-  if (d == nullptr) {
-    iorelay_closedir(rd);
-    return (errno = ENOMEM, nullptr);
-  }
-  d->fd = fd;
+  int rc = iorelay_opendir(g_client, path, &rd);
+  if (rc < 0) return -rc;
+  entries->clear();
   errno = 0;
   while (const iorelay_dirent* de = iorelay_readdir(rd)) {
     struct dirent64 out;
     memset(&out, 0, sizeof out);
     out.d_ino = de->ino;
-    out.d_off = static_cast<off64_t>(d->entries.size() + 1);
+    out.d_off = static_cast<off64_t>(entries->size() + 1);
     out.d_reclen = sizeof out;
     out.d_type = de->type;
     strncpy(out.d_name, de->name, sizeof out.d_name - 1);
-    d->entries.push_back(out);
+    entries->push_back(out);
   }
   const int err = errno;
   iorelay_closedir(rd);
-  if (err != 0) {  // a page failed: no listing rather than a short one
+  return err;
+}
+
+// Builds the stream over forwarded directory descriptor fd (owned on success).
+DIR* MakeDir(int fd) {
+  FdTable::Ref e = g_table.Acquire(fd);
+  if (!e) return (errno = EBADF, nullptr);
+  if (!(e->open_flags & O_DIRECTORY)) return (errno = ENOTDIR, nullptr);
+  auto* d = new (std::nothrow) ForwardedDir;
+  if (d == nullptr) return (errno = ENOMEM, nullptr);
+  d->fd = fd;
+  if (const int err = FetchListing(e->path.c_str(), &d->entries); err != 0) {
     delete d;
     return (errno = err, nullptr);
   }
@@ -137,7 +142,14 @@ IORELAY_EXPORT int dirfd(DIR* dir) noexcept {
 IORELAY_EXPORT void rewinddir(DIR* dir) noexcept {
   ForwardedDir* d = Lookup(dir);
   if (d == nullptr) return REAL(rewinddir)(dir);
+  // As locally, the stream then sees the directory as it is now (the old listing stays if the
+  // daemon cannot give it: rewinddir has no error to report).
   d->pos = 0;
+  FdTable::Ref e = g_table.Acquire(d->fd);
+  std::vector<struct dirent64> now;
+  const int saved = errno;
+  if (e && FetchListing(e->path.c_str(), &now) == 0) d->entries = std::move(now);
+  errno = saved;
 }
 
 IORELAY_EXPORT long telldir(DIR* dir) noexcept {

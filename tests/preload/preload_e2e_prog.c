@@ -177,6 +177,26 @@ static void TestDirectorySyncAndTmpfile(void) {
   CHECK(rmdir(F("sy")) == 0);
 }
 
+/* rewinddir shows the directory as it is now. */
+static void TestRewinddirRefreshes(void) {
+  CHECK(mkdir(F("rw"), 0755) == 0);
+  int fd = open(F("rw/a"), O_WRONLY | O_CREAT, 0644);
+  CHECK(fd >= 0 && close(fd) == 0);
+  DIR* d = opendir(F("rw"));
+  CHECK(d != NULL);
+  if (d == NULL) return;
+  fd = open(F("rw/b"), O_WRONLY | O_CREAT, 0644);
+  CHECK(fd >= 0 && close(fd) == 0 && unlink(F("rw/a")) == 0);
+  rewinddir(d);
+  int sees_a = 0, sees_b = 0;
+  for (struct dirent* e; (e = readdir(d)) != NULL;) {
+    sees_a |= strcmp(e->d_name, "a") == 0;
+    sees_b |= strcmp(e->d_name, "b") == 0;
+  }
+  CHECK(!sees_a && sees_b);
+  CHECK(closedir(d) == 0 && unlink(F("rw/b")) == 0 && rmdir(F("rw")) == 0);
+}
+
 static void TestLocalStillWorks(void) {
   char path[1024], buf[64];
   snprintf(path, sizeof path, "%s/local.txt", g_local);
@@ -427,6 +447,7 @@ int main(int argc, char** argv) {
   TestFdopenAppends();
   TestUmaskApplies();
   TestDirectorySyncAndTmpfile();
+  TestRewinddirRefreshes();
   TestLocalStillWorks();
   TestNamespace();
   TestDupAndFork();
