@@ -121,6 +121,11 @@ class Client {
   void Register(iorelay_file* f);
   void Unregister(iorelay_file* f);
 
+  // Changes this process made to any file (writes, truncates, allocations, and path calls that
+  // change attributes): an open's attributes answer fstat only while none was made since.
+  void NoteChange() { changes_.fetch_add(1, std::memory_order_relaxed); }
+  uint64_t changes() const { return changes_.load(std::memory_order_relaxed); }
+
   // Record locks live at the file's lock owner daemon (LockOwner), which takes them only from
   // a session that holds the file open there. When that is not the daemon holding `f`, the
   // client opens the file there once more, as the process's *lock anchor* (lock_ops.cc).
@@ -140,6 +145,7 @@ class Client {
   int MoveInternalFd(int fd);
 
  private:
+  std::atomic<uint64_t> changes_{0};
   explicit Client(ClientConfig cfg) : cfg_(std::move(cfg)) {}
   // A connection to `server` of the session `generation` (0: any); errors are the transport's.
   Result<Lease> LeaseFor(int server, uint64_t generation);
@@ -195,10 +201,12 @@ struct iorelay_file {
   // description is still shared (file_io.cc), to take the offset back when it is not.
   std::atomic<uint64_t> daemon_offset_ops{0};
   // The attributes the open reply carried (set once, before the file is shared); they answer
-  // fstat while `attrs_fresh` and for at most kOpenAttrsValidNs after the open. Any change
-  // through this description (write, truncate, allocate) makes them stale.
+  // fstat while `attrs_fresh`, for at most kOpenAttrsValidNs after the open, and while this
+  // process changed no file. Any change through this description (write, truncate, allocate)
+  // makes them stale.
   iorelay::proto::WireStat open_attrs;
   int64_t opened_ns = 0;
+  uint64_t opened_changes = 0;  // the client's changes() at the open
   std::atomic<bool> attrs_fresh{false};
   // Changes (writes, truncates, allocations) made through this description, and how many of
   // them the last successful fsync covered. While they differ, close waits for the daemon's

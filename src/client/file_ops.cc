@@ -163,6 +163,7 @@ int iorelay_open(iorelay_client* c, const char* path, int flags, mode_t mode, io
   f->st_mode = rep.attrs.mode;
   f->open_attrs = rep.attrs;
   f->opened_ns = iorelay::client::MonotonicNs();
+  f->opened_changes = f->client->changes();
   f->attrs_fresh.store(true);
   // A regular file not opened for appending: the offset starts at 0 and stays with the client.
   f->local_offset.store(S_ISREG(rep.attrs.mode) && !(flags & O_APPEND));
@@ -272,7 +273,7 @@ int iorelay_fallocate(iorelay_file* f, int mode, off_t offset, off_t length) {
 
 int iorelay_fstat(iorelay_file* f, struct stat* st) {
   if (!st) return -EFAULT;
-  if (f && f->attrs_fresh.load() &&
+  if (f && f->attrs_fresh.load() && f->client->changes() == f->opened_changes &&
       iorelay::client::MonotonicNs() - f->opened_ns < iorelay::client::kOpenAttrsValidNs) {
     iorelay::client::ToStat(f->open_attrs, st);  // the open's attributes, still current
     return 0;

@@ -41,6 +41,7 @@ inline Result<long> StatusOnly(const Outcome& out) {
 inline void NoteChange(iorelay_file* f) {
   f->attrs_fresh.store(false);
   f->changes.fetch_add(1);
+  f->client->NoteChange();
 }
 
 // Moves a file's offset from the client to the daemon's handle (before a fork shares the

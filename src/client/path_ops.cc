@@ -18,6 +18,11 @@ using iorelay::client::Sys;
 
 namespace {
 
+// A path call that may change an open file's attributes (its size, mode, links or ctime).
+void NoteAttributeChange(iorelay_client* c) {
+  if (c) c->impl->NoteChange();
+}
+
 template <class Remote, class Direct>
 long PathOp(iorelay_client* c, const char* path, Remote remote, Direct direct) {
   if (!c || !path) return -EFAULT;
@@ -86,6 +91,7 @@ int iorelay_access(iorelay_client* c, const char* path, int mode) {
 }
 
 int iorelay_unlink(iorelay_client* c, const char* path) {
+  NoteAttributeChange(c);
   return static_cast<int>(PathOp(
       c, path,
       [&](Client* cl, int s) {
@@ -106,6 +112,7 @@ int iorelay_mkdir(iorelay_client* c, const char* path, mode_t mode) {
 }
 
 int iorelay_chmod(iorelay_client* c, const char* path, mode_t mode) {
+  NoteAttributeChange(c);
   return static_cast<int>(PathOp(
       c, path,
       [&](Client* cl, int s) {
@@ -129,6 +136,7 @@ int iorelay_rmdir(iorelay_client* c, const char* path) {
 
 int iorelay_rename(iorelay_client* c, const char* from, const char* to, unsigned flags) {
   if (!to) return -EFAULT;
+  NoteAttributeChange(c);
   return static_cast<int>(PathOp(
       c, from,
       [&](Client* cl, int s) {
@@ -142,6 +150,7 @@ int iorelay_rename(iorelay_client* c, const char* from, const char* to, unsigned
 }
 
 int iorelay_truncate(iorelay_client* c, const char* path, off_t length) {
+  NoteAttributeChange(c);
   return static_cast<int>(PathOp(
       c, path,
       [&](Client* cl, int s) {

@@ -197,6 +197,23 @@ static void TestRewinddirRefreshes(void) {
   CHECK(closedir(d) == 0 && unlink(F("rw/b")) == 0 && rmdir(F("rw")) == 0);
 }
 
+/* fstat answered from the open's attributes sees what this process changed since: a write
+ * through another descriptor, truncate and chmod by path. */
+static void TestFstatSeesThisProcessesChanges(void) {
+  int a = open(F("fc.dat"), O_RDWR | O_CREAT | O_TRUNC, 0644);
+  int b = open(F("fc.dat"), O_RDWR);
+  struct stat st;
+  CHECK(a >= 0 && b >= 0 && fstat(a, &st) == 0 && st.st_size == 0);
+  CHECK(pwrite(b, "0123456789", 10, 0) == 10 && fstat(a, &st) == 0 && st.st_size == 10);
+  int c = open(F("fc.dat"), O_RDONLY);
+  CHECK(c >= 0 && truncate(F("fc.dat"), 4) == 0 && fstat(c, &st) == 0 && st.st_size == 4);
+  int d = open(F("fc.dat"), O_RDONLY);
+  CHECK(d >= 0 && chmod(F("fc.dat"), 0600) == 0 && fstat(d, &st) == 0 &&
+        (st.st_mode & 0777) == 0600);
+  CHECK(close(a) == 0 && close(b) == 0 && close(c) == 0 && close(d) == 0);
+  CHECK(unlink(F("fc.dat")) == 0);
+}
+
 static void TestLocalStillWorks(void) {
   char path[1024], buf[64];
   snprintf(path, sizeof path, "%s/local.txt", g_local);
@@ -448,6 +465,7 @@ int main(int argc, char** argv) {
   TestUmaskApplies();
   TestDirectorySyncAndTmpfile();
   TestRewinddirRefreshes();
+  TestFstatSeesThisProcessesChanges();
   TestLocalStillWorks();
   TestNamespace();
   TestDupAndFork();
