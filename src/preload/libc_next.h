@@ -8,6 +8,7 @@
 #include <spawn.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include <sys/file.h>
 #include <sys/mman.h>
 #include <sys/stat.h>
 #include <sys/statfs.h>
@@ -44,7 +45,8 @@
   X(lio_listio) X(lio_listio64) X(execve) X(execv) X(execvp) X(execvpe) X(fexecve)     \
   X(execveat) X(posix_spawn) X(posix_spawnp) X(getxattr) X(lgetxattr) X(fgetxattr)     \
   X(listxattr) X(llistxattr) X(flistxattr) X(setxattr) X(lsetxattr) X(fsetxattr)       \
-  X(removexattr) X(lremovexattr) X(fremovexattr)
+  X(removexattr) X(lremovexattr) X(fremovexattr) X(flock) X(lockf) X(lockf64)      \
+  X(mkstemp) X(mkstemp64) X(mkostemp) X(mkostemp64) X(mkstemps) X(mkostemps) X(mkdtemp)
 // clang-format on
 
 namespace iorelay::preload {

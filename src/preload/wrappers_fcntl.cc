@@ -1,6 +1,9 @@
 // fcntl on forwarded descriptors: FD_CLOEXEC mirrored on the placeholder, status flags
-// and record locks from the daemon, F_DUPFD sharing the open file. F_OFD_* is EINVAL.
+// and record locks from the daemon, F_DUPFD sharing the open file. F_OFD_* is EINVAL. flock and
+// lockf are record locks too.
 #include <stdarg.h>
+#include <sys/file.h>
+#include <unistd.h>
 
 #include "preload/fd_ops.h"
 #include "preload/libc_next.h"
@@ -64,9 +67,71 @@ int FcntlForwarded(int fd, int cmd, void* arg) {
   }
 }
 
+// flock as whole-file record locks, as Linux's NFS client emulates it: LOCK_SH a read lock,
+// LOCK_EX a write lock, LOCK_UN their release; they conflict with fcntl locks on the file and
+// belong to the process, not to the open file description.
+int FlockForwarded(int fd, int op) {
+  struct flock lk = {};
+  lk.l_whence = SEEK_SET;
+  switch (op & ~LOCK_NB) {
+    case LOCK_SH:
+      lk.l_type = F_RDLCK;
+      break;
+    case LOCK_EX:
+      lk.l_type = F_WRLCK;
+      break;
+    case LOCK_UN:
+      lk.l_type = F_UNLCK;
+      break;
+    default:
+      return Fail(EINVAL);
+  }
+  int rc = FcntlForwarded(fd, (op & LOCK_NB) != 0 ? F_SETLK : F_SETLKW, &lk);
+  if (rc != 0 && (errno == EACCES || errno == EAGAIN)) errno = EWOULDBLOCK;
+  return rc;
+}
+
+// lockf: a write lock on [offset, offset + len) (len 0: to the end, and beyond), as glibc's lockf
+// is over fcntl.
+int LockfForwarded(int fd, int cmd, off64_t len) {
+  struct flock lk = {};
+  lk.l_whence = SEEK_CUR;
+  lk.l_len = len;
+  lk.l_type = F_WRLCK;
+  switch (cmd) {
+    case F_TEST:
+      if (FcntlForwarded(fd, F_GETLK, &lk) != 0) return -1;
+      return lk.l_type == F_UNLCK || lk.l_pid == getpid() ? 0 : Fail(EACCES);
+    case F_ULOCK:
+      lk.l_type = F_UNLCK;
+      return FcntlForwarded(fd, F_SETLK, &lk);
+    case F_LOCK:
+      return FcntlForwarded(fd, F_SETLKW, &lk);
+    case F_TLOCK:
+      return FcntlForwarded(fd, F_SETLK, &lk);
+    default:
+      return Fail(EINVAL);
+  }
+}
+
 }  // namespace
 
 extern "C" {
+
+IORELAY_EXPORT int flock(int fd, int op) noexcept {
+  if (!IsForwardedFd(fd)) return REAL(flock)(fd, op);
+  return FlockForwarded(fd, op);
+}
+
+IORELAY_EXPORT int lockf(int fd, int cmd, off_t len) {
+  if (!IsForwardedFd(fd)) return REAL(lockf)(fd, cmd, len);
+  return LockfForwarded(fd, cmd, len);
+}
+
+IORELAY_EXPORT int lockf64(int fd, int cmd, off64_t len) {
+  if (!IsForwardedFd(fd)) return REAL(lockf64)(fd, cmd, len);
+  return LockfForwarded(fd, cmd, len);
+}
 
 IORELAY_EXPORT int fcntl(int fd, int cmd, ...) {
   va_list ap;

@@ -9,6 +9,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/file.h>
 #include <sys/stat.h>
 #include <sys/syscall.h>
 #include <sys/wait.h>
@@ -212,6 +213,53 @@ static void TestFstatSeesThisProcessesChanges(void) {
         (st.st_mode & 0777) == 0600);
   CHECK(close(a) == 0 && close(b) == 0 && close(c) == 0 && close(d) == 0);
   CHECK(unlink(F("fc.dat")) == 0);
+}
+
+/* flock and lockf are whole-file and ranged record locks (as Linux's NFS client emulates flock):
+ * another process sees them. */
+static void TestFlockAndLockf(void) {
+  int fd = open(F("flock.dat"), O_RDWR | O_CREAT, 0644);
+  CHECK(fd >= 0 && flock(fd, LOCK_EX | LOCK_NB) == 0);
+  pid_t pid = fork();
+  if (pid == 0) {
+    int other = open(F("flock.dat"), O_RDWR);
+    int busy = flock(other, LOCK_SH | LOCK_NB) == -1 && errno == EWOULDBLOCK;
+    _exit(busy ? 0 : 1);
+  }
+  int status = -1;
+  CHECK(pid > 0 && waitpid(pid, &status, 0) == pid && WIFEXITED(status) &&
+        WEXITSTATUS(status) == 0);
+  CHECK(flock(fd, LOCK_UN) == 0 && lockf(fd, F_TLOCK, 10) == 0);
+  pid = fork();
+  if (pid == 0) {
+    int other = open(F("flock.dat"), O_RDWR);
+    int busy = lockf(other, F_TEST, 5) == -1 && errno == EACCES;
+    int free_after = lseek(other, 20, SEEK_SET) == 20 && lockf(other, F_TLOCK, 5) == 0;
+    _exit(busy && free_after ? 0 : 1);
+  }
+  CHECK(pid > 0 && waitpid(pid, &status, 0) == pid && WIFEXITED(status) &&
+        WEXITSTATUS(status) == 0);
+  CHECK(lockf(fd, F_ULOCK, 10) == 0 && flock(fd, 99) == -1 && errno == EINVAL);
+  CHECK(close(fd) == 0 && unlink(F("flock.dat")) == 0);
+}
+
+/* mkstemp, mkostemps and mkdtemp make their names in a forwarded directory. */
+static void TestTempNames(void) {
+  char t[1024];
+  snprintf(t, sizeof t, "%s", F("tmp-XXXXXX"));
+  int fd = mkstemp(t);
+  struct stat st;
+  CHECK(fd >= 0 && strstr(t, "XXXXXX") == NULL && write(fd, "t", 1) == 1);
+  CHECK(fstat(fd, &st) == 0 && (st.st_mode & 0777) == 0600 && close(fd) == 0);
+  CHECK(unlink(t) == 0);
+  snprintf(t, sizeof t, "%s", F("tmp-XXXXXX.h5"));
+  fd = mkostemps(t, 3, O_CLOEXEC);
+  CHECK(fd >= 0 && strcmp(t + strlen(t) - 3, ".h5") == 0 && fcntl(fd, F_GETFD) == FD_CLOEXEC);
+  CHECK(close(fd) == 0 && unlink(t) == 0);
+  snprintf(t, sizeof t, "%s", F("dir-XXXXXX"));
+  CHECK(mkdtemp(t) == t && stat(t, &st) == 0 && S_ISDIR(st.st_mode) && rmdir(t) == 0);
+  snprintf(t, sizeof t, "%s", F("bad-XXXX"));
+  CHECK(mkstemp(t) == -1 && errno == EINVAL);
 }
 
 static void TestLocalStillWorks(void) {
@@ -466,6 +514,8 @@ int main(int argc, char** argv) {
   TestDirectorySyncAndTmpfile();
   TestRewinddirRefreshes();
   TestFstatSeesThisProcessesChanges();
+  TestFlockAndLockf();
+  TestTempNames();
   TestLocalStillWorks();
   TestNamespace();
   TestDupAndFork();
