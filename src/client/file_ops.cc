@@ -23,8 +23,12 @@ namespace {
 
 constexpr int kSettableFlags = O_APPEND | O_ASYNC | O_DIRECT | O_NOATIME | O_NONBLOCK;
 
+// The kernel's O_LARGEFILE, which it reports on every descriptor of a 64-bit process (glibc
+// defines O_LARGEFILE as 0 there).
+constexpr int kKernelLargeFile = 0100000;
+
 int StatusFlagsFromOpen(int flags) {
-  return (flags & ~(O_CREAT | O_EXCL | O_NOCTTY | O_TRUNC | O_CLOEXEC)) | O_LARGEFILE;
+  return (flags & ~(O_CREAT | O_EXCL | O_NOCTTY | O_TRUNC | O_CLOEXEC)) | kKernelLargeFile;
 }
 
 iorelay_file* NewFile(Client* c, int server, const char* path, int flags) {

@@ -62,8 +62,11 @@ int FcntlForwarded(int fd, int cmd, void* arg) {
     case F_OFD_SETLK:
     case F_OFD_SETLKW:
       return Fail(EINVAL);  // open-file-description locks: not in the protocol yet
+    case F_GETPIPE_SZ:
+    case F_SETPIPE_SZ:
+      return Fail(EBADF);  // not a pipe, as locally
     default:
-      return Fail(EINVAL);  // leases, owners, signals, pipes, seals: not for files here
+      return Fail(EINVAL);  // leases, owners, signals, seals: not for files here
   }
 }
 
