@@ -168,6 +168,83 @@ TEST_F(ConnectionLimitsTest, ClientsThatStopInsideAFrameAreClosed) {
   EXPECT_EQ(f.header.status, 0);
 }
 
+// A fast client streaming frames smaller than --min-send-rate x --send-window-ms, with a frame
+// begun at every tick of the loop, is not a slow sender: its progress is all it sent, not the
+// growth of whichever frame is incomplete at the tick. Each 50 ms (the loop's tick) it sends a
+// frame and 5% more, so that the partial frame seen at a tick grows by only 5,000 bytes a tick,
+// while the connection moves 2.1 MB/s, twice the floor.
+TEST_F(ConnectionLimitsTest, FastStreamsOfSmallFramesAreNotSlowSenders) {
+  Config c = Base();
+  c.min_send_rate = 1 << 20;
+  c.send_window_ms = 300;
+  Start(c);
+  auto fast = Admitted(secret_a_);
+  const int64_t h = Open(*fast, "/data/stream", O_RDWR | O_CREAT);
+  ASSERT_GT(h, 0);
+  constexpr size_t kData = 100'000;
+  constexpr int kFrames = 60;  // 3 s: ten windows
+  const std::vector<uint8_t> fields =
+      proto::EncodeFields(proto::PwriteRequest{static_cast<uint64_t>(h), 0});
+  std::vector<uint8_t> frame(proto::kHeaderBytes);
+  proto::EncodeHeader(proto::FrameHeader{static_cast<uint16_t>(Op::kPwrite), 0,
+                                         static_cast<uint32_t>(fields.size() + kData), 0},
+                      frame.data());
+  frame.insert(frame.end(), fields.begin(), fields.end());
+  frame.resize(frame.size() + kData, 'z');
+  std::vector<uint8_t> stream;
+  for (int i = 0; i < kFrames; ++i) stream.insert(stream.end(), frame.begin(), frame.end());
+  // 105% of a frame every 50 ms, in pieces of a twentieth of that every 2.5 ms.
+  const size_t piece = frame.size() * 105 / 100 / 20;
+  const auto start = Clock::now();
+  size_t sent = 0;
+  for (int i = 0; sent < stream.size(); ++i) {
+    std::this_thread::sleep_until(start + std::chrono::microseconds(2500) * i);
+    const size_t n = std::min(piece, stream.size() - sent);
+    ASSERT_TRUE(fast->SendBytes(stream.data() + sent, n)) << "closed after " << sent << " bytes";
+    sent += n;
+  }
+  for (int i = 0; i < kFrames; ++i) {
+    Frame f;
+    ASSERT_TRUE(fast->ReadFrame(&f)) << "reply " << i;
+    EXPECT_EQ(f.header.status, 0);
+  }
+  EXPECT_EQ(Counter("connections_closed_slow_sender"), 0u);
+}
+
+// The same stream at a tenth of the floor, always inside a frame, is a slow sender however
+// many of its small frames complete.
+TEST_F(ConnectionLimitsTest, SlowStreamsOfSmallFramesAreClosed) {
+  Config c = Base();
+  c.min_send_rate = 1 << 20;
+  c.send_window_ms = 300;
+  Start(c);
+  auto slow = Admitted(secret_a_);
+  const int64_t h = Open(*slow, "/data/stream", O_RDWR | O_CREAT);
+  ASSERT_GT(h, 0);
+  const std::vector<uint8_t> fields =
+      proto::EncodeFields(proto::PwriteRequest{static_cast<uint64_t>(h), 0});
+  std::vector<uint8_t> frame(proto::kHeaderBytes);
+  proto::EncodeHeader(proto::FrameHeader{static_cast<uint16_t>(Op::kPwrite), 0,
+                                         static_cast<uint32_t>(fields.size() + 4000), 0},
+                      frame.data());
+  frame.insert(frame.end(), fields.begin(), fields.end());
+  frame.resize(frame.size() + 4000, 'z');
+  // 1,000 bytes every 10 ms (100 kB/s): a quarter of a frame at a time.
+  const auto start = Clock::now();
+  bool closed = false;
+  for (size_t sent = 0; !closed && Clock::now() - start < std::chrono::seconds(3);) {
+    const size_t at = sent % frame.size();
+    const size_t n = std::min<size_t>(1000, frame.size() - at);
+    closed = !slow->SendBytes(frame.data() + at, n);
+    sent += n;
+    std::this_thread::sleep_for(std::chrono::milliseconds(10));
+    closed = closed || Counter("connections_closed_slow_sender") == 1;
+  }
+  EXPECT_TRUE(closed);
+  EXPECT_LT(Clock::now() - start, std::chrono::milliseconds(1500));
+  EXPECT_EQ(Counter("connections_closed_slow_sender"), 1u);
+}
+
 TEST_F(ConnectionLimitsTest, MaxConnectionsRefusesBeyondTheLimit) {
   Config c = Base();
   c.max_connections = 2;

@@ -153,6 +153,7 @@ FrameReader::Step FrameReader::Next(Connection* conn, bool authed, std::span<uin
       if (lent.data() != nullptr) {
         pool_->Put(std::move(data_));
         data_ = std::move(lent);
+        received_ += data_len_;
         data_got_ = data_len_;
         state_ = AfterPayload();
         return Step::kFrame;
@@ -184,6 +185,7 @@ FrameReader::Step FrameReader::Next(Connection* conn, bool authed, std::span<uin
       return Step::kError;
     }
     maybe_empty_ = *got < room;
+    received_ += *got;
     if (*got == 0) {
       if (state_ == State::kHeader && header_got_ == 0) return Step::kEof;
       error_ = "connection closed inside a frame";

@@ -67,6 +67,10 @@ class FrameReader {
   // The same while a frame has begun and is not complete; 0 between frames (a complete frame
   // waiting for the next Next counts as between).
   uint64_t incomplete_bytes() const { return state_ == State::kDone ? 0 : partial_bytes(); }
+  // Bytes taken from the connection since the reader began, whatever frame they belong to
+  // (received, or borrowed in place from shared memory): only grows, so that the slow-sender
+  // rule measures what a client sends, not how far the frame incomplete at a tick has come.
+  uint64_t received_bytes() const { return received_; }
 
  private:
   enum class State { kHeader, kFields, kData, kTag, kDone };
@@ -103,6 +107,7 @@ class FrameReader {
   FrameTag tag_{};
   size_t tag_got_ = 0;
   bool integrity_failed_ = false;
+  uint64_t received_ = 0;
 };
 
 }  // namespace iorelay::daemon

@@ -355,29 +355,33 @@ void IoLoop::Close(uint64_t id, const std::string& why) {
 bool IoLoop::SlowSender(Entry& e, int64_t now,
                         std::vector<std::pair<uint64_t, std::string>>* to_close, uint64_t id) {
   const Config& cfg = core_.config;
-  const uint64_t arrived = e.reader.incomplete_bytes();
-  if (arrived == 0 || e.paused) {  // between frames, or held back here
+  const uint64_t incomplete = e.reader.incomplete_bytes();
+  if (incomplete == 0 || e.paused) {  // between frames, or held back here
     e.frame_window_ns = 0;
     return false;
   }
-  if (e.frame_window_ns == 0 || arrived < e.frame_window_bytes) {  // (a new frame)
+  // Progress is what the connection received since the window began, of this frame and of
+  // those completed meanwhile: a client streaming small frames has one begun at most ticks,
+  // and the growth of that one alone says nothing of its rate.
+  const uint64_t received = e.reader.received_bytes();
+  if (e.frame_window_ns == 0) {
     e.frame_window_ns = now;
-    e.frame_window_bytes = arrived;
+    e.frame_window_bytes = received;
     return false;
   }
   const int64_t elapsed = now - e.frame_window_ns;
   if (elapsed < int64_t{cfg.send_window_ms} * 1'000'000) return false;
-  const uint64_t got = arrived - e.frame_window_bytes;
+  const uint64_t got = received - e.frame_window_bytes;
   if (!BelowRate(got, elapsed, cfg.min_send_rate)) {
     e.frame_window_ns = now;
-    e.frame_window_bytes = arrived;
+    e.frame_window_bytes = received;
     return false;
   }
   core_.stats->conn.closed_slow_sender.fetch_add(1);
   to_close->emplace_back(
-      id, fmt::format("slow sender: {} bytes of a frame in {} ms ({} of it so far), below "
-                      "--min-send-rate {} bytes/s over --send-window-ms {}",
-                      got, elapsed / 1'000'000, arrived, cfg.min_send_rate, cfg.send_window_ms));
+      id, fmt::format("slow sender: {} bytes in {} ms with a frame begun ({} bytes of it so far), "
+                      "below --min-send-rate {} bytes/s over --send-window-ms {}",
+                      got, elapsed / 1'000'000, incomplete, cfg.min_send_rate, cfg.send_window_ms));
   return true;
 }
 

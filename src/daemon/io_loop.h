@@ -62,16 +62,17 @@ class IoLoop {
     bool read_eof = false;  // the client finished sending; closed once answered
     bool ended = false;     // EndConnection done
     int poll_fd = -1;       // the transport's PollFd as registered
-    // The slow-sender rule: when the window over an incomplete frame began (0: none), and how
-    // many of its bytes had arrived then.
+    // The slow-sender rule: when the window began (0: none; it runs while a frame is
+    // incomplete at every tick), and the connection's received bytes then
+    // (FrameReader::received_bytes).
     int64_t frame_window_ns = 0;
     uint64_t frame_window_bytes = 0;
   };
   void Run();
   void Wake();
-  // A connection that began a frame and sends the rest below --min-send-rate over
-  // --send-window-ms holds the frame's memory for nothing: true when `e` is one (queued for
-  // closing, counted).
+  // A connection that has a frame begun at every tick of a window of --send-window-ms and
+  // sends below --min-send-rate over it (all its bytes, of whichever frames) holds the frame's
+  // memory for nothing: true when `e` is one (queued for closing, counted).
   bool SlowSender(Entry& e, int64_t now, std::vector<std::pair<uint64_t, std::string>>* to_close,
                   uint64_t id);
   void TakeInbox();
