@@ -120,7 +120,10 @@ Result<int> OpenBeneath(int root_fd, const std::string& rel, int flags, mode_t m
   if (!g_no_openat2.load(std::memory_order_relaxed)) {
     struct open_how how = {};
     how.flags = static_cast<uint64_t>(flags | O_CLOEXEC);
-    how.mode = (flags & (O_CREAT | __O_TMPFILE)) ? mode : 0;
+    // openat2 refuses a mode unless the open may create. (O_TMPFILE's bits include
+    // O_DIRECTORY's: only all of them make a temporary file.)
+    const bool creates = (flags & O_CREAT) != 0 || (flags & O_TMPFILE) == O_TMPFILE;
+    how.mode = creates ? mode : 0;
     how.resolve = RESOLVE_BENEATH | RESOLVE_NO_MAGICLINKS;
     const char* path = rel.empty() ? "." : rel.c_str();
     for (int attempt = 0; attempt < 8; ++attempt) {

@@ -98,6 +98,26 @@ TEST_P(BeneathTest, RootItself) {
   ::close(*fd);
 }
 
+// A mode with flags that create nothing is ignored, as open(2) does: O_DIRECTORY (whose bit
+// O_TMPFILE shares) and O_PATH open with one. O_TMPFILE still takes its mode.
+TEST_P(BeneathTest, ModeWithoutCreateIsIgnored) {
+  for (int flags : {O_RDONLY | O_DIRECTORY, O_PATH | O_DIRECTORY, O_PATH}) {
+    Result<int> fd = Open(flags == O_PATH ? "dir/file" : "dir", flags, 0644);
+    ASSERT_TRUE(fd.ok()) << std::hex << flags << ": " << fd.status().ToString();
+    ::close(*fd);
+  }
+  Result<int> file = Open("dir/file", O_RDONLY, 0600);
+  ASSERT_TRUE(file.ok()) << file.status().ToString();
+  ::close(*file);
+  Result<int> tmp = Open("dir", O_TMPFILE | O_RDWR, 0600);
+  if (!tmp.ok() && tmp.status().code() == EOPNOTSUPP) GTEST_SKIP() << "no O_TMPFILE on /tmp";
+  ASSERT_TRUE(tmp.ok()) << tmp.status().ToString();
+  struct stat st;
+  ASSERT_EQ(::fstat(*tmp, &st), 0);
+  EXPECT_EQ(st.st_mode & 07777, 0600u);
+  ::close(*tmp);
+}
+
 INSTANTIATE_TEST_SUITE_P(Openat2AndWalk, BeneathTest, ::testing::Values(false, true));
 
 TEST(OpenParentBeneath, SplitsLastComponent) {

@@ -56,10 +56,13 @@ void ExactCreationModes() {
 // Regular files and directories only. The open itself is non-blocking: opening a FIFO (or a
 // device) may wait for a peer indefinitely, which would hold a handler thread, or an event loop
 // running the request inline, for every client. The caller's own O_NONBLOCK choice is then
-// restored on what was opened (F_SETFL sets the status flags the caller asked for).
+// restored on what was opened (F_SETFL sets the status flags the caller asked for). An O_PATH
+// open opens nothing (it cannot block, and openat2 refuses O_NONBLOCK with it; its descriptor
+// takes no F_SETFL), so it is made as asked.
 Result<int> PosixBackend::Open(int root_fd, const std::string& rel, int flags, mode_t mode) {
   if ((flags & O_CREAT) != 0 || (flags & O_TMPFILE) == O_TMPFILE) ExactCreationModes();
-  Result<int> fd = OpenBeneath(root_fd, rel, flags | O_NONBLOCK, mode);
+  const bool path_only = (flags & O_PATH) != 0;
+  Result<int> fd = OpenBeneath(root_fd, rel, path_only ? flags : flags | O_NONBLOCK, mode);
   if (!fd.ok()) return fd;
   FdGuard guard(*fd);
   struct stat st;
@@ -67,7 +70,7 @@ Result<int> PosixBackend::Open(int root_fd, const std::string& rel, int flags, m
   if (!S_ISREG(st.st_mode) && !S_ISDIR(st.st_mode)) {
     return Status::FromErrno(ENXIO, "not a regular file or directory: not forwarded");
   }
-  if ((flags & O_NONBLOCK) == 0 && ::fcntl(*fd, F_SETFL, flags) != 0) {
+  if (!path_only && (flags & O_NONBLOCK) == 0 && ::fcntl(*fd, F_SETFL, flags) != 0) {
     return Status::LastError("fcntl(F_SETFL)");
   }
   return guard.Release();

@@ -71,6 +71,27 @@ TEST_F(PosixBackendTest, OpensRegularFilesAndDirectoriesOnly) {
   EXPECT_TRUE(b_.Close(*dir).ok());
 }
 
+// O_PATH opens (a handle to stat, or to resolve beneath) work, with or without a mode: no
+// O_NONBLOCK is added to them, which openat2 refuses with O_PATH.
+TEST_F(PosixBackendTest, OpensWithOPath) {
+  Result<int> plain = b_.Open(root_fd_, "f", O_RDWR | O_CREAT, 0644);
+  ASSERT_TRUE(plain.ok());
+  EXPECT_TRUE(b_.Close(*plain).ok());
+  for (mode_t mode : {0, 0644}) {
+    Result<int> fd = b_.Open(root_fd_, "f", O_PATH, mode);
+    ASSERT_TRUE(fd.ok()) << fd.status().ToString();
+    EXPECT_EQ(b_.Fstat(*fd)->st_size, 0);
+    EXPECT_NE(::fcntl(*fd, F_GETFL) & O_PATH, 0);
+    EXPECT_TRUE(b_.Close(*fd).ok());
+    Result<int> dir = b_.Open(root_fd_, ".", O_PATH | O_DIRECTORY, mode);
+    ASSERT_TRUE(dir.ok()) << dir.status().ToString();
+    EXPECT_TRUE(b_.Close(*dir).ok());
+    Result<int> rdir = b_.Open(root_fd_, ".", O_RDONLY | O_DIRECTORY, mode);
+    ASSERT_TRUE(rdir.ok()) << rdir.status().ToString();
+    EXPECT_TRUE(b_.Close(*rdir).ok());
+  }
+}
+
 // The reported alignment is what the file system enforces: an O_DIRECT write at it works,
 // one at half of it is refused (when the file system takes O_DIRECT at all).
 TEST_F(PosixBackendTest, DirectIoAlignmentIsWhatTheFileSystemEnforces) {
