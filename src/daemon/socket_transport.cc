@@ -53,6 +53,33 @@ class SocketConnection final : public Connection {
   bool tcp_;
 };
 
+// "tcp:HOST:PORT" ("tcp:[HOST]:PORT" for IPv6) of a socket address.
+std::string TcpName(const struct sockaddr_storage& ss) {
+  char text[INET6_ADDRSTRLEN] = {};
+  if (ss.ss_family == AF_INET6) {
+    const auto* a = reinterpret_cast<const sockaddr_in6*>(&ss);
+    ::inet_ntop(AF_INET6, &a->sin6_addr, text, sizeof text);
+    return "tcp:[" + std::string(text) + "]:" + std::to_string(ntohs(a->sin6_port));
+  }
+  if (ss.ss_family == AF_INET) {
+    const auto* a = reinterpret_cast<const sockaddr_in*>(&ss);
+    ::inet_ntop(AF_INET, &a->sin_addr, text, sizeof text);
+    return "tcp:" + std::string(text) + ":" + std::to_string(ntohs(a->sin_port));
+  }
+  return "tcp:?";
+}
+
+// A Unix client's socket has no name: it is told by the listener's address and the process
+// that connected (SO_PEERCRED, as of connect).
+std::string UnixPeerName(int fd, const std::string& listener) {
+  struct ucred cred = {};
+  socklen_t len = sizeof cred;
+  if (::getsockopt(fd, SOL_SOCKET, SO_PEERCRED, &cred, &len) != 0 || cred.pid <= 0) {
+    return listener + " (unknown process)";
+  }
+  return listener + " (pid " + std::to_string(cred.pid) + ", uid " + std::to_string(cred.uid) + ")";
+}
+
 class SocketListener final : public Listener {
  public:
   // `unix_path` is the socket file this listener created (empty for TCP); it is removed at the
@@ -77,7 +104,9 @@ class SocketListener final : public Listener {
 
   Result<std::unique_ptr<Connection>> Accept() override {
     for (;;) {
-      int fd = ::accept4(fd_, nullptr, nullptr, SOCK_CLOEXEC | SOCK_NONBLOCK);
+      struct sockaddr_storage ss = {};
+      socklen_t len = sizeof ss;
+      int fd = ::accept4(fd_, reinterpret_cast<sockaddr*>(&ss), &len, SOCK_CLOEXEC | SOCK_NONBLOCK);
       if (fd < 0) {
         if (errno == EINTR || errno == ECONNABORTED) continue;
         if (errno == EWOULDBLOCK) errno = EAGAIN;
@@ -87,7 +116,9 @@ class SocketListener final : public Listener {
         int one = 1;
         ::setsockopt(fd, IPPROTO_TCP, TCP_NODELAY, &one, sizeof one);
       }
-      return std::unique_ptr<Connection>(std::make_unique<SocketConnection>(fd, address_, tcp_));
+      std::string peer = tcp_ ? TcpName(ss) : UnixPeerName(fd, address_);
+      return std::unique_ptr<Connection>(
+          std::make_unique<SocketConnection>(fd, std::move(peer), tcp_));
     }
   }
 
@@ -192,21 +223,7 @@ Result<std::unique_ptr<Listener>> ListenTcp(const std::string& host_port) {
   struct sockaddr_storage ss = {};
   socklen_t len = sizeof ss;
   ::getsockname(fd, reinterpret_cast<sockaddr*>(&ss), &len);
-  char text[INET6_ADDRSTRLEN] = {};
-  int bound_port = 0;
-  std::string address;
-  if (ss.ss_family == AF_INET6) {
-    auto* a = reinterpret_cast<sockaddr_in6*>(&ss);
-    ::inet_ntop(AF_INET6, &a->sin6_addr, text, sizeof text);
-    bound_port = ntohs(a->sin6_port);
-    address = "tcp:[" + std::string(text) + "]:" + std::to_string(bound_port);
-  } else {
-    auto* a = reinterpret_cast<sockaddr_in*>(&ss);
-    ::inet_ntop(AF_INET, &a->sin_addr, text, sizeof text);
-    bound_port = ntohs(a->sin_port);
-    address = "tcp:" + std::string(text) + ":" + std::to_string(bound_port);
-  }
-  return std::unique_ptr<Listener>(std::make_unique<SocketListener>(fd, address, true, ""));
+  return std::unique_ptr<Listener>(std::make_unique<SocketListener>(fd, TcpName(ss), true, ""));
 }
 
 }  // namespace

@@ -1,6 +1,8 @@
 // Unix socket paths: a live daemon's socket is never taken over, and a listener removes only the
 // socket it created. Abstract names: one listener per name and network namespace, no file.
+#include <arpa/inet.h>
 #include <gtest/gtest.h>
+#include <netinet/in.h>
 #include <sched.h>
 #include <sys/socket.h>
 #include <sys/stat.h>
@@ -80,6 +82,52 @@ TEST_F(UnixSocketPathTest, StoppingRemovesOnlyItsOwnSocket) {
   EXPECT_TRUE(Exists()) << "the first daemon removed the second one's socket";
   second->reset();
   EXPECT_FALSE(Exists());
+}
+
+// The accepted connection's next Accept, waiting up to a second for it.
+std::unique_ptr<Connection> AcceptOne(Listener& l) {
+  for (int i = 0; i < 100; ++i) {
+    Result<std::unique_ptr<Connection>> c = l.Accept();
+    if (c.ok()) return std::move(*c);
+    EXPECT_EQ(c.status().code(), EAGAIN) << c.status().ToString();
+    ::usleep(10'000);
+  }
+  return nullptr;
+}
+
+// A connection names its client (for the close logs), not the daemon's listening address.
+TEST_F(UnixSocketPathTest, ConnectionsNameTheirPeer) {
+  Result<std::unique_ptr<Listener>> tcp = Listen("tcp:127.0.0.1:0");
+  ASSERT_TRUE(tcp.ok()) << tcp.status().ToString();
+  const std::string address = (*tcp)->address();
+  const int port = std::stoi(address.substr(address.rfind(':') + 1));
+  int client = ::socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
+  struct sockaddr_in to = {};
+  to.sin_family = AF_INET;
+  to.sin_port = htons(static_cast<uint16_t>(port));
+  to.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+  ASSERT_EQ(::connect(client, reinterpret_cast<sockaddr*>(&to), sizeof to), 0);
+  struct sockaddr_in mine = {};
+  socklen_t len = sizeof mine;
+  ASSERT_EQ(::getsockname(client, reinterpret_cast<sockaddr*>(&mine), &len), 0);
+  std::unique_ptr<Connection> c = AcceptOne(**tcp);
+  ASSERT_NE(c, nullptr);
+  EXPECT_EQ(c->peer(), "tcp:127.0.0.1:" + std::to_string(ntohs(mine.sin_port)));
+  EXPECT_NE(c->peer(), address);
+  ::close(client);
+
+  Result<std::unique_ptr<Listener>> unix_l = Listen("unix:" + path_);
+  ASSERT_TRUE(unix_l.ok()) << unix_l.status().ToString();
+  client = ::socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
+  struct sockaddr_un addr = {};
+  addr.sun_family = AF_UNIX;
+  std::strcpy(addr.sun_path, path_.c_str());
+  ASSERT_EQ(::connect(client, reinterpret_cast<sockaddr*>(&addr), sizeof addr), 0);
+  c = AcceptOne(**unix_l);
+  ASSERT_NE(c, nullptr);
+  EXPECT_EQ(c->peer(), "unix:" + path_ + " (pid " + std::to_string(::getpid()) + ", uid " +
+                           std::to_string(::getuid()) + ")");
+  ::close(client);
 }
 
 TEST(AbstractUnixSocket, OneListenerPerNameAndNetworkNamespaceAndNoFile) {

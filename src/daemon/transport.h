@@ -44,6 +44,9 @@ class Connection {
   virtual void Shutdown() = 0;
   // A descriptor that polls readable/writable with the connection (epoll).
   virtual int PollFd() const = 0;
+  // Who is on the other end, for logs: "tcp:HOST:PORT" of the client, or for a Unix socket
+  // (whose client has no name) "unix:PATH (pid N, uid U)", the listener and the process that
+  // connected.
   virtual std::string peer() const = 0;
   // True when the bytes cross a network (TCP): the daemon seals such connections (frame tags,
   // common/frame_mac.h). Local transports rely on the host's permissions instead.
