@@ -44,6 +44,9 @@ class Backend {
   // Regular files and directories only: anything else (a FIFO, a device, a socket) is ENXIO,
   // found without blocking.
   virtual Result<int> Open(int root_fd, const std::string& rel, int flags, mode_t mode) = 0;
+  // Whether Open's handles are descriptors of this process (false: handles of the backend's
+  // own, as the null and relay backends give), which the daemon's descriptor reserve bounds.
+  virtual bool HandlesAreDescriptors() const { return true; }
   virtual Status Close(int fd) = 0;
   virtual Result<size_t> Pread(int fd, void* buf, size_t n, uint64_t offset) = 0;
   virtual Result<size_t> Pwrite(int fd, const void* buf, size_t n, uint64_t offset) = 0;

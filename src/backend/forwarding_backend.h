@@ -15,6 +15,7 @@ class ForwardingBackend : public Backend {
  public:
   explicit ForwardingBackend(std::unique_ptr<Backend> inner) : inner_(std::move(inner)) {}
   const char* name() const override { return inner_->name(); }
+  bool HandlesAreDescriptors() const override { return inner_->HandlesAreDescriptors(); }
 
   Result<int> Open(int root_fd, const std::string& rel, int flags, mode_t mode) override {
     BeforeCall("open");

@@ -11,6 +11,7 @@ namespace iorelay::backend {
 class NullBackend final : public Backend {
  public:
   const char* name() const override { return "null"; }
+  bool HandlesAreDescriptors() const override { return false; }
   Result<int> Open(int root_fd, const std::string& rel, int flags, mode_t mode) override;
   Status Close(int) override { return Status::Ok(); }
   Result<size_t> Pread(int fd, void* buf, size_t n, uint64_t offset) override;

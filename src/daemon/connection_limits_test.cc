@@ -345,6 +345,39 @@ TEST_F(ConnectionLimitsTest, IdleConnectionsAddNoThreads) {
   std::fprintf(stderr, "%d idle connections, threads %ld\n", n, ProcStatus("Threads"));
 }
 
+// One session opening files until EMFILE (--max-open-files is above the process's descriptor
+// limit) does not take the daemon's last descriptors: another client still connects and opens
+// a file.
+TEST_F(ConnectionLimitsTest, OneSessionCannotTakeEveryDescriptor) {
+  struct rlimit saved;
+  ASSERT_EQ(::getrlimit(RLIMIT_NOFILE, &saved), 0);
+  if (saved.rlim_max < 1024) GTEST_SKIP() << "hard RLIMIT_NOFILE below 1024";
+  struct rlimit low = saved;
+  low.rlim_cur = 1024;  // (the daemon's budget is set from it at Start)
+  ASSERT_EQ(::setrlimit(RLIMIT_NOFILE, &low), 0);
+  Start(Base());
+  MakeFile("shared", 0);
+  auto greedy = Admitted(secret_a_);
+  int opened = 0;
+  int64_t last = 0;
+  for (; opened < 2000; ++opened) {
+    last = Open(*greedy, "/data/shared", O_RDONLY);
+    if (last < 0) break;
+  }
+  EXPECT_EQ(last, -EMFILE);
+  EXPECT_LT(opened, 1024 - 256);
+  EXPECT_GT(opened, 256);
+  auto other = Admitted(secret_b_);
+  EXPECT_GT(Open(*other, "/data/shared", O_RDONLY), 0);
+  EXPECT_EQ(Open(*greedy, "/data/shared", O_RDONLY), -EMFILE);
+  Frame f;
+  EXPECT_TRUE(greedy->Call(Op::kPing, {}, &f));
+  greedy.reset();
+  other.reset();
+  daemon_.reset();
+  ASSERT_EQ(::setrlimit(RLIMIT_NOFILE, &saved), 0);
+}
+
 TEST_F(ConnectionLimitsTest, InflightLimitPausesReadingAndResumes) {
   Config c = Base();
   c.max_inflight_bytes = 1 << 20;

@@ -18,6 +18,7 @@
 #include "daemon/config.h"
 #include "daemon/dispatcher.h"
 #include "daemon/exports.h"
+#include "daemon/fd_budget.h"
 #include "daemon/lock_forwarder.h"
 #include "daemon/lock_service.h"
 #include "daemon/metadata_inline.h"
@@ -48,6 +49,8 @@ struct Core {
   // Relay role: the upstream client's counters, added to StatsJson as "relay".
   std::function<nlohmann::json()> relay_stats;
   Exports exports;
+  // Clients' files, daemon-wide, stay out of a reserve of descriptors (set by Daemon::Start).
+  FdBudget fds;
   SessionTable sessions;
   std::unique_ptr<Stats> stats;
   Trace trace;

@@ -138,6 +138,7 @@ Result<std::unique_ptr<Core>> BuildCore(const Config& config,
 
 Result<std::unique_ptr<Daemon>> Daemon::Start(std::unique_ptr<Core> core) {
   std::unique_ptr<Daemon> d(new Daemon(std::move(core)));
+  if (d->core_->backend->HandlesAreDescriptors()) d->core_->fds.SetLimit();
   for (const std::string& spec : d->core_->config.listen) {
     Result<std::unique_ptr<Listener>> l = Listen(spec);
     if (!l.ok()) return l.status();

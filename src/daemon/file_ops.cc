@@ -18,18 +18,32 @@ void Open(Core& core, Session& s, const proto::OpenRequest& m, Replier& r) {
   Result<Mapped> mapped = core.exports.Map(m.path);
   if (!mapped.ok()) return r.Error(mapped.status().code());
   int flags = m.flags & ~O_CLOEXEC;
+  // Clients' files leave the daemon a reserve of descriptors (fd_budget.h): past it, EMFILE
+  // for this client, while connections and other sessions' opens still get theirs.
+  if (!core.fds.Take()) return r.Error(EMFILE);
   Result<int> fd = core.backend->Open(mapped->root_fd, mapped->rel, flags,
                                       ClientMode(m.mode, core.config.allow_setid));
-  if (!fd.ok()) return r.Error(fd.status().code());
+  int error = fd.ok() ? 0 : fd.status().code();
+  if (fd.ok() && !core.fds.Fits(*fd)) {
+    (void)core.backend->Close(*fd);
+    error = EMFILE;
+  }
+  if (error != 0) {
+    core.fds.Give();
+    return r.Error(error);
+  }
   Result<struct stat> st = core.backend->Fstat(*fd);
   if (!st.ok()) {
     (void)core.backend->Close(*fd);
+    core.fds.Give();
     return r.Error(st.status().code());
   }
   sched::FileKey key{st->st_dev, st->st_ino};
   auto file = std::make_shared<OpenFile>(core.backend.get(), *fd, flags, key, st->st_mode);
+  file->CountIn(&core.fds);
   uint64_t handle = core.sessions.NewHandleId();
-  if (!s.Insert(handle, std::move(file), static_cast<size_t>(core.config.max_open_files))) {
+  const uint64_t limit = core.fds.SessionLimit(static_cast<uint64_t>(core.config.max_open_files));
+  if (!s.Insert(handle, std::move(file), static_cast<size_t>(limit))) {
     return r.Error(EMFILE);  // the file closes with its last reference, here
   }
   r.Ok(proto::OpenReply{handle, ToWire(*st)}, handle);

@@ -1,6 +1,7 @@
 // iorelayd: parse the configuration, start the daemon, wait for SIGTERM/SIGINT, shut down.
 #include <fmt/core.h>
 #include <signal.h>
+#include <sys/resource.h>
 #include <unistd.h>
 
 #include <chrono>
@@ -10,6 +11,7 @@
 #include "common/watchdog.h"
 #include "daemon/config.h"
 #include "daemon/daemon.h"
+#include "daemon/fd_budget.h"
 #include "relay/relay_core.h"
 
 namespace {
@@ -60,6 +62,16 @@ int main(int argc, char** argv) {
   pthread_sigmask(SIG_BLOCK, &stop_signals, nullptr);
   signal(SIGPIPE, SIG_IGN);
 
+  // Clients' files may use all the descriptors the hard limit allows, but a reserve
+  // (fd_budget.h).
+  const NofileLimits nofile = RaiseNofileLimit();
+  fmt::print(stderr,
+             "iorelayd: descriptor limit (RLIMIT_NOFILE) {}{} (hard {}); files opened for "
+             "clients leave a reserve of {}\n",
+             nofile.after,
+             nofile.after != nofile.before ? fmt::format(", raised from {}", nofile.before) : "",
+             nofile.hard == RLIM_INFINITY ? std::string("unlimited") : std::to_string(nofile.hard),
+             FdBudget::ReserveOf(nofile.after));
   iorelay::Result<std::unique_ptr<iorelay::daemon::Core>> core =
       cl->config.role == Role::kRelay ? iorelay::relay::BuildRelayCore(cl->config)
                                       : BuildCore(cl->config);

@@ -14,6 +14,7 @@
 #include <mutex>
 
 #include "backend/backend.h"
+#include "daemon/fd_budget.h"
 #include "sched/scheduler.h"
 
 namespace iorelay::daemon {
@@ -30,7 +31,10 @@ class OpenFile {
   ~OpenFile() {
     close_report_->status = backend_->Close(fd_);
     close_report_->done.store(true, std::memory_order_release);
+    if (budget_ != nullptr) budget_->Give();
   }
+  // The file's descriptor counts in `budget` (FdBudget::Take done) until it is closed.
+  void CountIn(FdBudget* budget) { budget_ = budget; }
   // Drops `file`, kClose's reference after the handle left its session. Returns the backend
   // close's status (network file systems report write-back errors there) when the fd is closed
   // by now: this was the last reference, or the last other holder let go meanwhile. Otherwise
@@ -73,6 +77,7 @@ class OpenFile {
   sched::FileKey key_;
   uint32_t mode_;
   uint32_t direct_align_;
+  FdBudget* budget_ = nullptr;
   // Written once, by the destructor; read by Release, which may run in another thread.
   struct CloseReport {
     std::atomic<bool> done{false};

@@ -30,6 +30,7 @@ class RelayBackend : public backend::Backend {
   RelayBackend(ClientPtr client, std::vector<std::string> roots);
   ~RelayBackend() override;
   const char* name() const override { return "relay"; }
+  bool HandlesAreDescriptors() const override { return false; }
 
   Result<int> Open(int root_fd, const std::string& rel, int flags, mode_t mode) override;
   Status Close(int fd) override;
