@@ -177,7 +177,14 @@ def test_idle_connections_add_no_threads(daemon_factory: DaemonFactory) -> None:
         pytest.skip(f"RLIMIT_NOFILE hard limit {hard} is below {count} connections")
     resource.setrlimit(resource.RLIMIT_NOFILE, (hard, hard))
     try:
-        args = ["--handshake-timeout-ms", "120000", "--max-connections", str(count + 10)]
+        args = [
+            "--handshake-timeout-ms",
+            "120000",
+            "--max-connections",
+            str(count + 10),
+            "--max-handshakes",
+            str(count + 10),
+        ]
         d = daemon_factory(1, extra_args=args)
         pid = d.daemons[0].pid
         resource.prlimit(pid, resource.RLIMIT_NOFILE, (count + 200, count + 200))

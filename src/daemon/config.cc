@@ -173,6 +173,8 @@ cli::OptionTable Table(Config* c) {
                         "event-loop threads serving all connections (2)"))
       .Add(cli::Integer("max-connections", "N", &c->max_connections, 1, 1'000'000,
                         "refuse connections beyond N open ones (16384)"))
+      .Add(cli::Integer("max-handshakes", "N", &c->max_handshakes, 1, 1'000'000,
+                        "stop accepting while N connections are not yet\nauthenticated (64)"))
       .Add(Rate("min-send-rate", &c->min_send_rate,
                 "what a connection with replies queued must take, averaged over\n"
                 "--send-window-ms, or be closed as a slow reader; and what one\n"

@@ -50,6 +50,7 @@ struct Config {
   // Connection limits (docs/daemon.md, Limits).
   int io_threads = 2;                          // event-loop threads, whatever the connections
   int max_connections = 16'384;                // refused beyond
+  int max_handshakes = 64;                     // not yet authenticated: refused beyond
   uint64_t min_send_rate = 1 << 20;            // bytes/s a connection with replies queued ...
   int send_window_ms = 5'000;                  // ... must take over this window, or is closed
   uint64_t max_inflight_bytes = 256ull << 20;  // not read while holding more

@@ -263,6 +263,40 @@ TEST_F(ConnectionLimitsTest, MaxConnectionsRefusesBeyondTheLimit) {
   EXPECT_EQ(f.header.status, 0);
 }
 
+// Connections still in their handshake have a cap of their own, below --max-connections:
+// while peers that do not authenticate hold it, the next connections wait in the backlog
+// (not refused: a burst of real clients gets in as handshakes end), and the authenticated
+// connections are served.
+TEST_F(ConnectionLimitsTest, MaxHandshakesHoldsBackUnauthenticatedBeyondTheLimit) {
+  Config c = Base();
+  c.max_handshakes = 3;
+  c.max_connections = 8;
+  Start(c);
+  auto in = Admitted(secret_a_);
+  std::vector<std::unique_ptr<RawClient>> idle;
+  for (int i = 0; i < 3; ++i) {
+    idle.push_back(std::make_unique<RawClient>());
+    ASSERT_TRUE(idle.back()->Connect(socket_));
+  }
+  ASSERT_TRUE(WaitCounter("connections_handshaking", 3, 3000));
+  RawClient waiting;
+  ASSERT_TRUE(waiting.Connect(socket_));  // (the kernel's backlog takes it)
+  ASSERT_TRUE(WaitAtLeast("connections_paused_max_handshakes", 1, 3000));
+  std::this_thread::sleep_for(std::chrono::milliseconds(200));
+  EXPECT_EQ(Counter("connections_open"), 4u);  // not accepted yet
+  EXPECT_EQ(Counter("connections_refused_max_connections"), 0u);
+  Frame f;
+  ASSERT_TRUE(in->Call(Op::kPing, {}, &f));  // the authenticated one is served
+  EXPECT_EQ(f.header.status, 0);
+  idle.pop_back();  // a handshake ends: the waiting client is accepted and gets in
+  EXPECT_EQ(waiting.Handshake(secret_b_), 0);
+  ASSERT_TRUE(waiting.Call(Op::kPing, {}, &f));
+  EXPECT_EQ(f.header.status, 0);
+  EXPECT_EQ(Counter("connections_handshaking"), 2u);  // (authenticated: no longer counted)
+  idle.clear();
+  ASSERT_TRUE(WaitCounter("connections_handshaking", 0, 3000));
+}
+
 TEST_F(ConnectionLimitsTest, HandshakeDeadlineCountsFromAccept) {
   Config c = Base();
   c.handshake_timeout_ms = 300;
@@ -327,6 +361,7 @@ TEST_F(ConnectionLimitsTest, IdleConnectionsAddNoThreads) {
   const int n = static_cast<int>(std::min<rlim_t>(2000, (rl.rlim_cur - 200) / 2));
   Config c = Base();
   c.handshake_timeout_ms = 120'000;
+  c.max_handshakes = n + 10;  // (they never authenticate)
   Start(c);
   const int64_t threads_before = ProcStatus("Threads");
   std::vector<std::unique_ptr<RawClient>> idle;

@@ -151,6 +151,7 @@ void IoLoop::TakeInbox() {
     if (::epoll_ctl(epoll_fd_, EPOLL_CTL_ADD, fd, &ev) != 0) {
       LogClose(conn, fmt::format("epoll_ctl: {}", Status::LastError("").ToString()));
       conn->Shutdown();
+      core_.stats->conn.handshaking.fetch_sub(1);
       core_.stats->conn.open.fetch_sub(1);
       continue;
     }
@@ -171,6 +172,25 @@ void IoLoop::AcceptAll(size_t index) {
   Listener* l = listeners_[index];
   ConnCounters& counters = core_.stats->conn;
   for (int i = 0; i < 64; ++i) {
+    // Connections still in their handshake have a cap of their own, so that peers without a
+    // credential cannot fill --max-connections: at the cap, the next connections wait in the
+    // listener's backlog (a burst of real clients gets in as handshakes end; refusing them
+    // would fail them) and the listener is re-armed at the next tick.
+    if (counters.handshaking.load() >= static_cast<uint64_t>(core_.config.max_handshakes)) {
+      struct epoll_event ev = {};
+      ::epoll_ctl(epoll_fd_, EPOLL_CTL_MOD, l->PollFd(), &ev);
+      listener_retry_ns_[index] = MonotonicNs() + 1;
+      counters.paused_max_handshakes.fetch_add(1);
+      const int64_t now = MonotonicNs();
+      if (now - last_handshake_log_ns_ >= kRefusalLogPeriodNs) {
+        fmt::print(stderr,
+                   "iorelayd: accepting on {} paused: --max-handshakes {} connections are in "
+                   "their handshake\n",
+                   l->address(), core_.config.max_handshakes);
+        last_handshake_log_ns_ = now;
+      }
+      return;
+    }
     Result<std::unique_ptr<Connection>> c = l->Accept();
     if (!c.ok()) {
       const int err = c.status().code();
@@ -201,6 +221,7 @@ void IoLoop::AcceptAll(size_t index) {
     }
     counters.accepted.fetch_add(1);
     counters.open.fetch_add(1);
+    counters.handshaking.fetch_add(1);  // (until authenticated or closed)
     auto conn = std::make_shared<ClientConn>(std::move(*c), &core_.buffers);
     IoLoop* target = (*peers_)[next_peer_++ % peers_->size()];
     target->Adopt(std::move(conn), now);
@@ -285,14 +306,18 @@ void IoLoop::Read(uint64_t id, Entry& e) {
           core_.stats->conn.closed_protocol_error.fetch_add(1);
         }
         return Close(id, e.reader.error());
-      case FrameReader::Step::kFrame:
-        if (!HandleFrame(core_, e.conn, e.reader, &e.hs, core_.clock.NowNs())) {
+      case FrameReader::Step::kFrame: {
+        const bool handled = HandleFrame(core_, e.conn, e.reader, &e.hs, core_.clock.NowNs());
+        // (Authenticated now: no longer counts against --max-handshakes.)
+        if (!authed && e.conn->session != nullptr) core_.stats->conn.handshaking.fetch_sub(1);
+        if (!handled) {
           core_.stats->conn.closed_protocol_error.fetch_add(1);
           e.conn->Flush();       // the refusal, when the socket takes it
           return Close(id, "");  // (logged by HandleFrame)
         }
         if (e.conn->transport()->PollFd() != e.poll_fd) Reregister(id, e);
         break;
+      }
     }
   }
   again_.push_back(id);
@@ -343,7 +368,11 @@ void IoLoop::Close(uint64_t id, const std::string& why) {
     ::epoll_ctl(epoll_fd_, EPOLL_CTL_DEL, aux, nullptr);
   }
   e->conn->SetPaused(false);
-  if (e->conn->session != nullptr) e->conn->session->stats()->inflight.Unpark(e->conn.get());
+  if (e->conn->session != nullptr) {
+    e->conn->session->stats()->inflight.Unpark(e->conn.get());
+  } else {
+    core_.stats->conn.handshaking.fetch_sub(1);
+  }
   e->conn->Shutdown();  // queued replies dropped; requests still queued are cancelled
   if (!e->ended) EndConnection(core_, e->conn);
   // The loop's hold on the connection (and, when it is the last, its descriptors and rings)

@@ -103,6 +103,7 @@ class IoLoop {
   int64_t accept_backoff_ns_;
   size_t next_peer_ = 0;
   int64_t last_refusal_log_ns_ = 0;
+  int64_t last_handshake_log_ns_ = 0;
   uint64_t refusals_unlogged_ = 0;
   bool drained_ = false;  // BeginDrain has been acted on (loop thread)
   std::unordered_map<uint64_t, std::unique_ptr<Entry>> conns_;  // loop thread only

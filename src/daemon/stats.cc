@@ -197,6 +197,8 @@ nlohmann::json Stats::ToJson() const {
   j["connections_accepted"] = conn.accepted.load();
   j["connections_open"] = conn.open.load();
   j["connections_refused_max_connections"] = conn.refused_max_connections.load();
+  j["connections_handshaking"] = conn.handshaking.load();
+  j["connections_paused_max_handshakes"] = conn.paused_max_handshakes.load();
   j["connections_closed_handshake_deadline"] = conn.closed_handshake_deadline.load();
   j["connections_closed_slow_reader"] = conn.closed_slow_reader.load();
   j["connections_closed_slow_sender"] = conn.closed_slow_sender.load();
