@@ -87,6 +87,21 @@ class ConnectionLimitsTest : public ::testing::Test, protected testing::DaemonHa
   }
 };
 
+// A pwrite frame for `handle` at offset 0 announcing `announced` bytes of data, with `data`
+// bytes of `fill` after its fields (all of them, or the first part of a frame left unfinished).
+std::vector<uint8_t> PwriteFrame(int64_t handle, uint32_t id, uint32_t announced, size_t data,
+                                 char fill) {
+  const std::vector<uint8_t> fields =
+      proto::EncodeFields(proto::PwriteRequest{static_cast<uint64_t>(handle), 0});
+  std::vector<uint8_t> frame(proto::kHeaderBytes);
+  proto::EncodeHeader(proto::FrameHeader{static_cast<uint16_t>(Op::kPwrite), id,
+                                         static_cast<uint32_t>(fields.size() + announced), 0},
+                      frame.data());
+  frame.insert(frame.end(), fields.begin(), fields.end());
+  frame.resize(frame.size() + data, fill);
+  return frame;
+}
+
 TEST_F(ConnectionLimitsTest, ClientsThatDoNotReadStallNobodyAndAreClosed) {
   Config c = Base();
   c.min_send_rate = 1 << 20;
@@ -131,26 +146,13 @@ TEST_F(ConnectionLimitsTest, ClientsThatStopInsideAFrameAreClosed) {
   auto stalled = Admitted(secret_a_);
   const int64_t h = Open(*stalled, "/data/w", O_RDWR | O_CREAT);
   ASSERT_GT(h, 0);
-  const std::vector<uint8_t> fields =
-      proto::EncodeFields(proto::PwriteRequest{static_cast<uint64_t>(h), 0});
-  std::vector<uint8_t> frame(proto::kHeaderBytes);
-  proto::EncodeHeader(proto::FrameHeader{static_cast<uint16_t>(Op::kPwrite), 7,
-                                         static_cast<uint32_t>(fields.size() + (8 << 20)), 0},
-                      frame.data());
-  frame.insert(frame.end(), fields.begin(), fields.end());
-  frame.resize(frame.size() + (1 << 20), 'x');  // 1 MiB of the 8 announced, then nothing
+  const std::vector<uint8_t> frame = PwriteFrame(h, 7, 8 << 20, 1 << 20, 'x');  // then nothing
   ASSERT_TRUE(stalled->SendBytes(frame.data(), frame.size()));
   const auto stalled_at = Clock::now();
   auto steady = Admitted(secret_b_);  // sends a 2 MiB write in 8 pieces, 50 ms apart
   const int64_t g = Open(*steady, "/data/v", O_RDWR | O_CREAT);
   ASSERT_GT(g, 0);
-  std::vector<uint8_t> piece(proto::kHeaderBytes);
-  const std::vector<uint8_t> gfields =
-      proto::EncodeFields(proto::PwriteRequest{static_cast<uint64_t>(g), 0});
-  proto::EncodeHeader(proto::FrameHeader{static_cast<uint16_t>(Op::kPwrite), 8,
-                                         static_cast<uint32_t>(gfields.size() + (2 << 20)), 0},
-                      piece.data());
-  piece.insert(piece.end(), gfields.begin(), gfields.end());
+  const std::vector<uint8_t> piece = PwriteFrame(g, 8, 2 << 20, 0, 'y');
   ASSERT_TRUE(steady->SendBytes(piece.data(), piece.size()));
   const std::vector<uint8_t> quarter(256 << 10, 'y');
   for (int i = 0; i < 8; ++i) {
@@ -183,14 +185,7 @@ TEST_F(ConnectionLimitsTest, FastStreamsOfSmallFramesAreNotSlowSenders) {
   ASSERT_GT(h, 0);
   constexpr size_t kData = 100'000;
   constexpr int kFrames = 60;  // 3 s: ten windows
-  const std::vector<uint8_t> fields =
-      proto::EncodeFields(proto::PwriteRequest{static_cast<uint64_t>(h), 0});
-  std::vector<uint8_t> frame(proto::kHeaderBytes);
-  proto::EncodeHeader(proto::FrameHeader{static_cast<uint16_t>(Op::kPwrite), 0,
-                                         static_cast<uint32_t>(fields.size() + kData), 0},
-                      frame.data());
-  frame.insert(frame.end(), fields.begin(), fields.end());
-  frame.resize(frame.size() + kData, 'z');
+  const std::vector<uint8_t> frame = PwriteFrame(h, 0, kData, kData, 'z');
   std::vector<uint8_t> stream;
   for (int i = 0; i < kFrames; ++i) stream.insert(stream.end(), frame.begin(), frame.end());
   // 105% of a frame every 50 ms, in pieces of a twentieth of that every 2.5 ms.
@@ -221,14 +216,7 @@ TEST_F(ConnectionLimitsTest, SlowStreamsOfSmallFramesAreClosed) {
   auto slow = Admitted(secret_a_);
   const int64_t h = Open(*slow, "/data/stream", O_RDWR | O_CREAT);
   ASSERT_GT(h, 0);
-  const std::vector<uint8_t> fields =
-      proto::EncodeFields(proto::PwriteRequest{static_cast<uint64_t>(h), 0});
-  std::vector<uint8_t> frame(proto::kHeaderBytes);
-  proto::EncodeHeader(proto::FrameHeader{static_cast<uint16_t>(Op::kPwrite), 0,
-                                         static_cast<uint32_t>(fields.size() + 4000), 0},
-                      frame.data());
-  frame.insert(frame.end(), fields.begin(), fields.end());
-  frame.resize(frame.size() + 4000, 'z');
+  const std::vector<uint8_t> frame = PwriteFrame(h, 0, 4000, 4000, 'z');
   // 1,000 bytes every 10 ms (100 kB/s): a quarter of a frame at a time.
   const auto start = Clock::now();
   bool closed = false;
