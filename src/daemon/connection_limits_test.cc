@@ -218,14 +218,16 @@ TEST_F(ConnectionLimitsTest, SlowStreamsOfSmallFramesAreClosed) {
   const int64_t h = Open(*slow, "/data/stream", O_RDWR | O_CREAT);
   ASSERT_GT(h, 0);
   const std::vector<uint8_t> frame = PwriteFrame(h, 0, 4000, 4000, 'z');
-  // 1,000 bytes every 10 ms (100 kB/s): a quarter of a frame at a time.
+  std::vector<uint8_t> stream;
+  for (int i = 0; i < 100; ++i) stream.insert(stream.end(), frame.begin(), frame.end());
+  // 1,000 bytes every 10 ms (100 kB/s), about a quarter of a frame at a time, across the
+  // frames' ends: the connection is inside a frame at (nearly) every tick.
   const auto start = Clock::now();
   bool closed = false;
-  for (size_t sent = 0; !closed && Clock::now() - start < std::chrono::seconds(3);) {
-    const size_t at = sent % frame.size();
-    const size_t n = std::min<size_t>(1000, frame.size() - at);
-    closed = !slow->SendBytes(frame.data() + at, n);
-    sent += n;
+  for (size_t sent = 0;
+       !closed && sent + 1000 <= stream.size() && Clock::now() - start < std::chrono::seconds(3);) {
+    closed = !slow->SendBytes(stream.data() + sent, 1000);
+    sent += 1000;
     std::this_thread::sleep_for(std::chrono::milliseconds(10));
     closed = closed || Counter("connections_closed_slow_sender") == 1;
   }
