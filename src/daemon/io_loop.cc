@@ -168,6 +168,12 @@ void IoLoop::TakeInbox() {
   for (uint64_t id : woken) Service(id);
 }
 
+void IoLoop::PauseListener(size_t index, int64_t retry_ns) {
+  struct epoll_event ev = {};
+  ::epoll_ctl(epoll_fd_, EPOLL_CTL_MOD, listeners_[index]->PollFd(), &ev);
+  if (retry_ns != 0) listener_retry_ns_[index] = retry_ns;
+}
+
 void IoLoop::AcceptAll(size_t index) {
   Listener* l = listeners_[index];
   ConnCounters& counters = core_.stats->conn;
@@ -177,11 +183,9 @@ void IoLoop::AcceptAll(size_t index) {
     // listener's backlog (a burst of real clients gets in as handshakes end; refusing them
     // would fail them) and the listener is re-armed at the next tick.
     if (counters.handshaking.load() >= static_cast<uint64_t>(core_.config.max_handshakes)) {
-      struct epoll_event ev = {};
-      ::epoll_ctl(epoll_fd_, EPOLL_CTL_MOD, l->PollFd(), &ev);
-      listener_retry_ns_[index] = MonotonicNs() + 1;
-      counters.paused_max_handshakes.fetch_add(1);
       const int64_t now = MonotonicNs();
+      PauseListener(index, now + 1);
+      counters.paused_max_handshakes.fetch_add(1);
       if (now - last_handshake_log_ns_ >= kRefusalLogPeriodNs) {
         fmt::print(stderr,
                    "iorelayd: accepting on {} paused: --max-handshakes {} connections are in "
@@ -197,11 +201,11 @@ void IoLoop::AcceptAll(size_t index) {
       if (err == EAGAIN || err == EWOULDBLOCK) return;
       fmt::print(stderr, "iorelayd: accept on {}: {}\n", l->address(), c.status().ToString());
       // Disarmed: for a back-off after exhausted resources, for good after other errors.
-      struct epoll_event ev = {};
-      ::epoll_ctl(epoll_fd_, EPOLL_CTL_MOD, l->PollFd(), &ev);
       if (IsTransientAcceptError(err)) {
-        listener_retry_ns_[index] = MonotonicNs() + accept_backoff_ns_;
+        PauseListener(index, MonotonicNs() + accept_backoff_ns_);
         accept_backoff_ns_ = std::min(accept_backoff_ns_ * 2, kAcceptBackoffMaxNs);
+      } else {
+        PauseListener(index, 0);
       }
       return;
     }

@@ -77,6 +77,8 @@ class IoLoop {
                   uint64_t id);
   void TakeInbox();
   void AcceptAll(size_t listener);
+  // Disarms a listener; with `retry_ns` non-zero, the tick re-arms it from then on.
+  void PauseListener(size_t listener, int64_t retry_ns);
   // Flushes, resumes reading when allowed, reads.
   void Service(uint64_t id);
   void Read(uint64_t id, Entry& e);
