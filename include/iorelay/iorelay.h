@@ -41,6 +41,7 @@
 #include <sys/statfs.h>
 #include <sys/types.h>
 #include <sys/uio.h>
+#include <time.h>
 
 #include "iorelay/version.h"
 
@@ -115,6 +116,10 @@ int iorelay_ftruncate(iorelay_file* f, off_t length);
 int iorelay_fallocate(iorelay_file* f, int mode, off_t offset, off_t length);
 int iorelay_fstat(iorelay_file* f, struct stat* st);
 int iorelay_fstatfs(iorelay_file* f, struct statfs* st);
+/* fchmod (set-user-ID and set-group-ID are dropped unless the daemon allows them) and futimens
+ * (times as utimensat takes them; NULL: both now). */
+int iorelay_fchmod(iorelay_file* f, mode_t mode);
+int iorelay_futimens(iorelay_file* f, const struct timespec times[2]);
 /* Status flags as F_GETFL reports them (access mode included); F_SETFL. */
 int iorelay_getfl(iorelay_file* f);
 int iorelay_setfl(iorelay_file* f, int flags);
@@ -137,6 +142,13 @@ int iorelay_rmdir(iorelay_client* c, const char* path);
 int iorelay_rename(iorelay_client* c, const char* from, const char* to, unsigned flags);
 int iorelay_truncate(iorelay_client* c, const char* path, off_t length);
 ssize_t iorelay_readlink(iorelay_client* c, const char* path, char* buf, size_t size);
+/* utimensat: times as it takes them (NULL: both now); nofollow: of a final symbolic link. */
+int iorelay_utimens(iorelay_client* c, const char* path, const struct timespec times[2],
+                    int nofollow);
+/* symlink(target, path): the target is stored as given. link: `from` and `to` on one daemon
+ * (else EXDEV); follow: link the file a final symbolic link of `from` names. */
+int iorelay_symlink(iorelay_client* c, const char* target, const char* path);
+int iorelay_link(iorelay_client* c, const char* from, const char* to, int follow);
 
 /* Directory listings: the whole listing is fetched at open. */
 typedef struct iorelay_dirent {

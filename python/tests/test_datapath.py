@@ -332,3 +332,26 @@ def test_posix_aio_keeps_requests_in_flight_and_they_merge(daemon_factory: Daemo
     total = query_stats(d.addresses()[0], d.credential_file)["total"]
     assert total["by_op"]["pwrite"] == 512 and total["by_op"]["pread"] == 512
     assert total["mean_requests_per_dispatch"] > 2, total
+
+
+def test_times_and_links_through_the_interposer(daemon_factory: DaemonFactory):
+    """touch, ln -s, ln and touch -h on forwarded paths change the files in the export root,
+    through the daemon (its counters show the calls)."""
+    d = daemon_factory(1)
+    prefix = d.prefix
+    for argv in (
+        ["touch", "-d", "@1000000000", f"{prefix}/t.dat"],
+        ["ln", "-s", "t.dat", f"{prefix}/t.lnk"],
+        ["ln", f"{prefix}/t.dat", f"{prefix}/t.hard"],
+        ["touch", "-h", "-d", "@1100000000", f"{prefix}/t.lnk"],
+    ):
+        result = run(argv, d.env())
+        assert result.returncode == 0, (argv, result.stderr)
+    root = d.root_dir
+    assert (root / "t.dat").stat().st_mtime == 1000000000
+    assert (root / "t.lnk").is_symlink() and (root / "t.lnk").readlink() == Path("t.dat")
+    assert (root / "t.lnk").lstat().st_mtime == 1100000000
+    assert (root / "t.hard").stat().st_ino == (root / "t.dat").stat().st_ino
+    by_op = query_stats(d.addresses()[0], d.credential_file)["total"]["by_op"]
+    assert by_op.get("symlink") == 1 and by_op.get("link") == 1, by_op
+    assert by_op.get("utimens", 0) + by_op.get("futimens", 0) >= 2, by_op

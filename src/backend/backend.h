@@ -69,6 +69,9 @@ class Backend {
   virtual Status Ftruncate(int fd, int64_t length) = 0;
   virtual Status Fallocate(int fd, int mode, int64_t offset, int64_t length) = 0;
   virtual Result<struct stat> Fstat(int fd) = 0;
+  // fchmod(2) and futimens(2); `times` as utimensat(2) takes them (UTIME_NOW, UTIME_OMIT).
+  virtual Status Fchmod(int fd, mode_t mode) = 0;
+  virtual Status Futimens(int fd, const struct timespec times[2]) = 0;
   virtual Result<struct statfs> Fstatfs(int fd) = 0;
   // The alignment in bytes that O_DIRECT calls on `fd` need for their offset and length
   // (statx STATX_DIOALIGN where the file system reports it; 512 otherwise).
@@ -97,6 +100,14 @@ class Backend {
   virtual Status Truncate(int root_fd, const std::string& rel, int64_t length) = 0;
   // chmod(2): follows a final symbolic link, within the root.
   virtual Status Chmod(int root_fd, const std::string& rel, mode_t mode) = 0;
+  // utimensat(2) of the file (nofollow: of a final symbolic link itself), within the root.
+  virtual Status Utimens(int root_fd, const std::string& rel, const struct timespec times[2],
+                         bool nofollow) = 0;
+  // symlinkat(2): `target` is stored as given (it is resolved beneath a root when followed).
+  virtual Status Symlink(const std::string& target, int root_fd, const std::string& rel) = 0;
+  // linkat(2); follow: link the file a final symbolic link of `from` names, within the root.
+  virtual Status Link(int from_root_fd, const std::string& from, int to_root_fd,
+                      const std::string& to, bool follow) = 0;
   virtual Result<std::string> Readlink(int root_fd, const std::string& rel) = 0;
 };
 

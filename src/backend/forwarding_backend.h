@@ -65,6 +65,14 @@ class ForwardingBackend : public Backend {
     BeforeCall("fstat");
     return inner_->Fstat(fd);
   }
+  Status Fchmod(int fd, mode_t mode) override {
+    BeforeCall("fchmod");
+    return inner_->Fchmod(fd, mode);
+  }
+  Status Futimens(int fd, const struct timespec times[2]) override {
+    BeforeCall("futimens");
+    return inner_->Futimens(fd, times);
+  }
   Result<struct statfs> Fstatfs(int fd) override {
     BeforeCall("fstatfs");
     return inner_->Fstatfs(fd);
@@ -121,6 +129,20 @@ class ForwardingBackend : public Backend {
   Status Chmod(int root_fd, const std::string& rel, mode_t mode) override {
     BeforeCall("chmod");
     return inner_->Chmod(root_fd, rel, mode);
+  }
+  Status Utimens(int root_fd, const std::string& rel, const struct timespec times[2],
+                 bool nofollow) override {
+    BeforeCall("utimens");
+    return inner_->Utimens(root_fd, rel, times, nofollow);
+  }
+  Status Symlink(const std::string& target, int root_fd, const std::string& rel) override {
+    BeforeCall("symlink");
+    return inner_->Symlink(target, root_fd, rel);
+  }
+  Status Link(int from_root_fd, const std::string& from, int to_root_fd, const std::string& to,
+              bool follow) override {
+    BeforeCall("link");
+    return inner_->Link(from_root_fd, from, to_root_fd, to, follow);
   }
   Result<std::string> Readlink(int root_fd, const std::string& rel) override {
     BeforeCall("readlink");

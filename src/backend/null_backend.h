@@ -23,6 +23,8 @@ class NullBackend final : public Backend {
   Status Fallocate(int, int, int64_t, int64_t) override { return Status::Ok(); }
   Result<struct stat> Fstat(int fd) override;
   Result<struct statfs> Fstatfs(int fd) override;
+  Status Fchmod(int, mode_t) override { return Status::Ok(); }
+  Status Futimens(int, const struct timespec*) override { return Status::Ok(); }
   Result<int64_t> Seek(int, int64_t offset, int) override { return offset; }
   Status SetFlags(int, int) override { return Status::Ok(); }
   Result<DirPage> ReadDir(int fd, uint64_t cookie, size_t max_entries) override;
@@ -38,6 +40,13 @@ class NullBackend final : public Backend {
   }
   Status Truncate(int, const std::string&, int64_t) override { return Status::Ok(); }
   Status Chmod(int, const std::string&, mode_t) override { return Status::Ok(); }
+  Status Utimens(int, const std::string&, const struct timespec*, bool) override {
+    return Status::Ok();
+  }
+  Status Symlink(const std::string&, int, const std::string&) override { return Status::Ok(); }
+  Status Link(int, const std::string&, int, const std::string&, bool) override {
+    return Status::Ok();
+  }
   Result<std::string> Readlink(int, const std::string&) override {
     return Status::InvalidArgument("null backend has no symlinks");
   }

@@ -39,6 +39,10 @@ Result<size_t> Count(ssize_t n, const char* what) {
 
 Status Check(int rc, const char* what) { return rc == 0 ? Status::Ok() : Status::LastError(what); }
 
+// The magic link to a descriptor's inode: calls that refuse O_PATH descriptors (fchmod,
+// futimens, linkat without a capability) reach the inode through it.
+std::string ProcFdPath(int fd) { return "/proc/self/fd/" + std::to_string(fd); }
+
 // A client's create gets the mode the client sent: the client applied its own mask (the
 // interposer its application's umask), so the daemon's must not apply again. The thread that
 // creates unshares its file-system attributes once (CLONE_FS: umask, cwd and root, which the
@@ -151,6 +155,12 @@ Result<struct statfs> PosixBackend::Fstatfs(int fd) {
   struct statfs st;
   if (::fstatfs(fd, &st) != 0) return Status::LastError("fstatfs");
   return st;
+}
+
+Status PosixBackend::Fchmod(int fd, mode_t mode) { return Check(::fchmod(fd, mode), "fchmod"); }
+
+Status PosixBackend::Futimens(int fd, const struct timespec times[2]) {
+  return Check(::futimens(fd, times), "futimens");
 }
 
 uint32_t PosixBackend::DirectIoAlignment(int fd) {
@@ -292,8 +302,58 @@ Status PosixBackend::Chmod(int root_fd, const std::string& rel, mode_t mode) {
   Result<int> fd = OpenBeneath(root_fd, rel, O_PATH, 0);
   if (!fd.ok()) return fd.status();
   FdGuard guard(*fd);
-  const std::string proc = "/proc/self/fd/" + std::to_string(guard.get());
-  return Check(::chmod(proc.c_str(), mode), "chmod");
+  return Check(::chmod(ProcFdPath(guard.get()).c_str(), mode), "chmod");
+}
+
+Status PosixBackend::Utimens(int root_fd, const std::string& rel, const struct timespec times[2],
+                             bool nofollow) {
+  if (nofollow) {
+    Result<ParentRef> parent = OpenParentBeneath(root_fd, rel);
+    if (!parent.ok()) return parent.status();
+    FdGuard guard(parent->fd);
+    if (!parent->is_self) {
+      return Check(::utimensat(guard.get(), parent->name.c_str(), times, AT_SYMLINK_NOFOLLOW),
+                   "utimensat");
+    }
+    return Check(::utimensat(AT_FDCWD, ProcFdPath(guard.get()).c_str(), times, 0), "utimensat");
+  }
+  // As Chmod: the inode resolved beneath the root, through /proc (futimens refuses O_PATH).
+  Result<int> fd = OpenBeneath(root_fd, rel, O_PATH, 0);
+  if (!fd.ok()) return fd.status();
+  FdGuard guard(*fd);
+  return Check(::utimensat(AT_FDCWD, ProcFdPath(guard.get()).c_str(), times, 0), "utimensat");
+}
+
+Status PosixBackend::Symlink(const std::string& target, int root_fd, const std::string& rel) {
+  Result<ParentRef> parent = OpenParentBeneath(root_fd, rel);
+  if (!parent.ok()) return parent.status();
+  FdGuard guard(parent->fd);
+  if (parent->is_self) return Status::FromErrno(EEXIST, "symlink over . or a root");
+  return Check(::symlinkat(target.c_str(), guard.get(), parent->name.c_str()), "symlink");
+}
+
+Status PosixBackend::Link(int from_root_fd, const std::string& from, int to_root_fd,
+                          const std::string& to, bool follow) {
+  Result<ParentRef> dst = OpenParentBeneath(to_root_fd, to);
+  if (!dst.ok()) return dst.status();
+  FdGuard dst_guard(dst->fd);
+  if (dst->is_self) return Status::FromErrno(EEXIST, "link over . or a root");
+  if (follow) {
+    // The file a final symbolic link names, resolved beneath the root, then linked through
+    // /proc (AT_SYMLINK_FOLLOW on the magic link needs no capability, AT_EMPTY_PATH would).
+    Result<int> fd = OpenBeneath(from_root_fd, from, O_PATH, 0);
+    if (!fd.ok()) return fd.status();
+    FdGuard guard(*fd);
+    return Check(::linkat(AT_FDCWD, ProcFdPath(guard.get()).c_str(), dst_guard.get(),
+                          dst->name.c_str(), AT_SYMLINK_FOLLOW),
+                 "link");
+  }
+  Result<ParentRef> src = OpenParentBeneath(from_root_fd, from);
+  if (!src.ok()) return src.status();
+  FdGuard src_guard(src->fd);
+  if (src->is_self) return Status::FromErrno(EPERM, "link of a directory");
+  return Check(::linkat(src_guard.get(), src->name.c_str(), dst_guard.get(), dst->name.c_str(), 0),
+               "link");
 }
 
 Result<std::string> PosixBackend::Readlink(int root_fd, const std::string& rel) {

@@ -21,6 +21,8 @@ class PosixBackend final : public Backend {
   Status Fallocate(int fd, int mode, int64_t offset, int64_t length) override;
   Result<struct stat> Fstat(int fd) override;
   Result<struct statfs> Fstatfs(int fd) override;
+  Status Fchmod(int fd, mode_t mode) override;
+  Status Futimens(int fd, const struct timespec times[2]) override;
   uint32_t DirectIoAlignment(int fd) override;
   Result<int64_t> Seek(int fd, int64_t offset, int whence) override;
   Status SetFlags(int fd, int flags) override;
@@ -36,6 +38,11 @@ class PosixBackend final : public Backend {
                 unsigned flags) override;
   Status Truncate(int root_fd, const std::string& rel, int64_t length) override;
   Status Chmod(int root_fd, const std::string& rel, mode_t mode) override;
+  Status Utimens(int root_fd, const std::string& rel, const struct timespec times[2],
+                 bool nofollow) override;
+  Status Symlink(const std::string& target, int root_fd, const std::string& rel) override;
+  Status Link(int from_root_fd, const std::string& from, int to_root_fd, const std::string& to,
+              bool follow) override;
   Result<std::string> Readlink(int root_fd, const std::string& rel) override;
 };
 

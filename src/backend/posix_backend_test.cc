@@ -146,6 +146,56 @@ TEST_F(PosixBackendTest, PathOpsRefuseEscapes) {
   EXPECT_EQ(b_.Unlink(root_fd_, "up/tmp").code(), EACCES);
 }
 
+TEST_F(PosixBackendTest, ModesTimesAndLinks) {
+  Result<int> fd = b_.Open(root_fd_, "f", O_RDWR | O_CREAT, 0644);
+  ASSERT_TRUE(fd.ok());
+  EXPECT_TRUE(b_.Fchmod(*fd, 0600).ok());
+  const struct timespec ts[2] = {{100, 1}, {200, 2}};
+  EXPECT_TRUE(b_.Futimens(*fd, ts).ok());
+  EXPECT_EQ(b_.Fstat(*fd)->st_mode & 07777, 0600u);
+  EXPECT_EQ(b_.Fstat(*fd)->st_mtim.tv_sec, 200);
+  EXPECT_TRUE(b_.Close(*fd).ok());
+
+  EXPECT_TRUE(b_.Symlink("f", root_fd_, "l").ok());
+  EXPECT_EQ(b_.Symlink("f", root_fd_, "l").code(), EEXIST);
+  EXPECT_EQ(*b_.Readlink(root_fd_, "l"), "f");
+  const struct timespec old[2] = {{50, 0}, {60, 0}};
+  EXPECT_TRUE(b_.Utimens(root_fd_, "l", old, true).ok());  // the link, not its target
+  EXPECT_EQ(b_.Stat(root_fd_, "l", true)->st_mtim.tv_sec, 60);
+  EXPECT_EQ(b_.Stat(root_fd_, "f", false)->st_mtim.tv_sec, 200);
+  EXPECT_TRUE(b_.Utimens(root_fd_, "l", old, false).ok());  // through the link
+  EXPECT_EQ(b_.Stat(root_fd_, "f", false)->st_mtim.tv_sec, 60);
+
+  EXPECT_TRUE(b_.Link(root_fd_, "l", root_fd_, "hard", true).ok());
+  EXPECT_TRUE(S_ISREG(b_.Stat(root_fd_, "hard", true)->st_mode));
+  EXPECT_TRUE(b_.Link(root_fd_, "l", root_fd_, "l2", false).ok());
+  EXPECT_TRUE(S_ISLNK(b_.Stat(root_fd_, "l2", true)->st_mode));
+  EXPECT_EQ(b_.Stat(root_fd_, "f", false)->st_nlink, 2u);
+  EXPECT_EQ(b_.Link(root_fd_, "f", root_fd_, "hard", false).code(), EEXIST);
+  EXPECT_EQ(b_.Link(root_fd_, "missing", root_fd_, "x", false).code(), ENOENT);
+  EXPECT_EQ(b_.Link(root_fd_, "", root_fd_, "x", false).code(), EPERM);
+}
+
+TEST_F(PosixBackendTest, LinksAndTimesRefuseEscapes) {
+  ASSERT_EQ(::close(::open((base_ + "/outside").c_str(), O_CREAT | O_WRONLY, 0644)), 0);
+  // A link naming a file outside may be stored; nothing follows it out of the root.
+  EXPECT_TRUE(b_.Symlink("../outside", root_fd_, "out").ok());
+  EXPECT_TRUE(b_.Symlink("/etc/passwd", root_fd_, "abs").ok());
+  const struct timespec ts[2] = {{1, 0}, {1, 0}};
+  EXPECT_EQ(b_.Utimens(root_fd_, "out", ts, false).code(), EACCES);
+  EXPECT_EQ(b_.Utimens(root_fd_, "abs", ts, false).code(), EACCES);
+  EXPECT_EQ(b_.Link(root_fd_, "out", root_fd_, "stolen", true).code(), EACCES);
+  EXPECT_EQ(b_.Link(root_fd_, "../outside", root_fd_, "stolen", false).code(), EACCES);
+  EXPECT_EQ(b_.Link(root_fd_, "out", root_fd_, "../escaped", false).code(), EACCES);
+  EXPECT_EQ(b_.Symlink("x", root_fd_, "../escaped").code(), EACCES);
+  EXPECT_FALSE(std::filesystem::exists(base_ + "/root/stolen"));
+  EXPECT_FALSE(std::filesystem::exists(base_ + "/escaped"));
+  struct stat st;
+  ASSERT_EQ(::stat((base_ + "/outside").c_str(), &st), 0);
+  EXPECT_NE(st.st_mtim.tv_sec, 1);
+  EXPECT_EQ(st.st_nlink, 1u);
+}
+
 TEST(NullBackend, OpenGivesHandleReadsZeros) {
   NullBackend b;
   Result<int> fd = b.Open(-1, "whatever", O_RDWR, 0);

@@ -294,6 +294,33 @@ int iorelay_fstat(iorelay_file* f, struct stat* st) {
       [&](int fd) { return Sys(syscall(SYS_fstat, fd, st)); }));
 }
 
+int iorelay_fchmod(iorelay_file* f, mode_t mode) {
+  if (!f) return -EBADF;
+  iorelay::client::NoteChange(f);
+  return static_cast<int>(FileOp(
+      f,
+      [&] {
+        return StatusOnly(f->client->CallMsg<proto::FchmodRequest, proto::Empty>(
+            f->server, proto::Op::kFchmod,
+            proto::FchmodRequest{f->handle, static_cast<uint32_t>(mode)}, nullptr, f->generation));
+      },
+      [&](int fd) { return Sys(syscall(SYS_fchmod, fd, mode)); }));
+}
+
+int iorelay_futimens(iorelay_file* f, const struct timespec times[2]) {
+  if (!f) return -EBADF;
+  iorelay::client::NoteChange(f);
+  const proto::WireTimes wire = iorelay::client::ToWireTimes(times);
+  return static_cast<int>(FileOp(
+      f,
+      [&] {
+        return StatusOnly(f->client->CallMsg<proto::FutimensRequest, proto::Empty>(
+            f->server, proto::Op::kFutimens, proto::FutimensRequest{f->handle, wire}, nullptr,
+            f->generation));
+      },
+      [&](int fd) { return Sys(syscall(SYS_utimensat, fd, nullptr, times, 0)); }));
+}
+
 int iorelay_fstatfs(iorelay_file* f, struct statfs* st) {
   if (!st) return -EFAULT;
   return static_cast<int>(FileOp(

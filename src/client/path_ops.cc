@@ -122,6 +122,52 @@ int iorelay_chmod(iorelay_client* c, const char* path, mode_t mode) {
       [&](const std::string& p) { return Sys(syscall(SYS_fchmodat, AT_FDCWD, p.c_str(), mode)); }));
 }
 
+int iorelay_utimens(iorelay_client* c, const char* path, const struct timespec times[2],
+                    int nofollow) {
+  NoteAttributeChange(c);
+  const proto::WireTimes wire = iorelay::client::ToWireTimes(times);
+  return static_cast<int>(PathOp(
+      c, path,
+      [&](Client* cl, int s) {
+        return StatusOnly(cl->CallMsg<proto::UtimensRequest, proto::Empty>(
+            s, proto::Op::kUtimens, proto::UtimensRequest{path, wire, nofollow ? 1u : 0u},
+            nullptr));
+      },
+      [&](const std::string& p) {
+        return Sys(
+            syscall(SYS_utimensat, AT_FDCWD, p.c_str(), times, nofollow ? AT_SYMLINK_NOFOLLOW : 0));
+      }));
+}
+
+int iorelay_symlink(iorelay_client* c, const char* target, const char* path) {
+  if (!target) return -EFAULT;
+  return static_cast<int>(PathOp(
+      c, path,
+      [&](Client* cl, int s) {
+        return StatusOnly(cl->CallMsg<proto::SymlinkRequest, proto::Empty>(
+            s, proto::Op::kSymlink, proto::SymlinkRequest{target, path}, nullptr));
+      },
+      [&](const std::string& p) {
+        return Sys(syscall(SYS_symlinkat, target, AT_FDCWD, p.c_str()));
+      }));
+}
+
+int iorelay_link(iorelay_client* c, const char* from, const char* to, int follow) {
+  if (!to) return -EFAULT;
+  NoteAttributeChange(c);  // the link count
+  return static_cast<int>(PathOp(
+      c, from,
+      [&](Client* cl, int s) {
+        return StatusOnly(cl->CallMsg<proto::LinkRequest, proto::Empty>(
+            s, proto::Op::kLink, proto::LinkRequest{from, to, follow ? 1u : 0u}, nullptr));
+      },
+      [&](const std::string& p) {
+        std::string q = iorelay::client::DirectPath(c->impl->config(), to);
+        return Sys(syscall(SYS_linkat, AT_FDCWD, p.c_str(), AT_FDCWD, q.c_str(),
+                           follow ? AT_SYMLINK_FOLLOW : 0));
+      }));
+}
+
 int iorelay_rmdir(iorelay_client* c, const char* path) {
   return static_cast<int>(PathOp(
       c, path,

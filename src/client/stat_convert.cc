@@ -36,4 +36,9 @@ void ToStatfs(const proto::WireStatfs& w, struct statfs* st) {
   st->f_flags = static_cast<decltype(st->f_flags)>(w.flags);
 }
 
+proto::WireTimes ToWireTimes(const struct timespec* times) {
+  if (times == nullptr) return {0, UTIME_NOW, 0, UTIME_NOW};
+  return {times[0].tv_sec, times[0].tv_nsec, times[1].tv_sec, times[1].tv_nsec};
+}
+
 }  // namespace iorelay::client

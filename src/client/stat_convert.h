@@ -10,5 +10,7 @@ namespace iorelay::client {
 
 void ToStat(const proto::WireStat& w, struct stat* st);
 void ToStatfs(const proto::WireStatfs& w, struct statfs* st);
+// utimensat's times (NULL: both now) as the wire carries them.
+proto::WireTimes ToWireTimes(const struct timespec* times);
 
 }  // namespace iorelay::client

@@ -1,5 +1,6 @@
 // Requests on a session or on an open handle that bypass the scheduler: open, close, lseek,
-// fsync, ftruncate, fallocate, fstat, fstatfs, setfl, adopt, expect_adopt, ping, stats.
+// fsync, ftruncate, fallocate, fstat, fchmod, futimens, fstatfs, setfl, adopt, expect_adopt,
+// ping, stats.
 #include <fcntl.h>
 #include <fmt/core.h>
 #include <unistd.h>
@@ -205,6 +206,21 @@ void HandleFileOp(Core& core, const ConnPtr& conn, const proto::FrameHeader& h,
         Result<struct stat> st = b.Fstat(f->fd());
         st.ok() ? r.Ok(ToWire(*st), m.handle) : r.Error(st.status().code(), m.handle);
       }
+      return;
+    }
+    case Op::kFchmod: {
+      proto::FchmodRequest m;
+      if (!Decode(payload, &m, r)) return;
+      if (auto f = FindFile(s, m.handle, r)) {
+        r.Done(b.Fchmod(f->fd(), ClientMode(m.mode, core.config.allow_setid)), m.handle);
+      }
+      return;
+    }
+    case Op::kFutimens: {
+      proto::FutimensRequest m;
+      if (!Decode(payload, &m, r)) return;
+      if (auto f = FindFile(s, m.handle, r))
+        r.Done(b.Futimens(f->fd(), FromWire(m.times).ts), m.handle);
       return;
     }
     case Op::kFstatfs: {

@@ -80,5 +80,17 @@ TEST_F(AllowSetIdTest, AllowSetIdKeepsTheBits) {
   EXPECT_EQ(ModeOf("prog"), 06755u);
 }
 
+TEST_F(ModePolicyTest, FchmodNeverSetsSetIdBits) {
+  auto c = Admitted(secret_a_);
+  const int64_t handle = Open(*c, "/data/g", O_RDWR | O_CREAT, 0600);
+  ASSERT_GT(handle, 0);
+  testing::Frame f;
+  ASSERT_TRUE(
+      c->Call(proto::Op::kFchmod,
+              proto::EncodeFields(proto::FchmodRequest{static_cast<uint64_t>(handle), 06740}), &f));
+  EXPECT_EQ(f.header.status, 0);
+  EXPECT_EQ(ModeOf("g"), 0740u);
+}
+
 }  // namespace
 }  // namespace iorelay::daemon

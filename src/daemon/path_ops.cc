@@ -1,6 +1,6 @@
 // Requests naming paths: each is mapped through the exports and resolved beneath the
 // export root by the backend (stat, statfs, access, unlink, mkdir, rmdir, rename, truncate,
-// readlink, readdir).
+// chmod, utimens, symlink, link, readlink, readdir).
 #include <fcntl.h>
 
 #include "daemon/core.h"
@@ -97,6 +97,22 @@ void HandlePathOp(Core& core, const ConnPtr& conn, const proto::FrameHeader& h,
       proto::ChmodRequest q;
       if (!Decode(payload, &q, r) || !map(q.path, &m)) return;
       return r.Done(b.Chmod(m.root_fd, m.rel, ClientMode(q.mode, core.config.allow_setid)), 0);
+    }
+    case Op::kUtimens: {
+      proto::UtimensRequest q;
+      if (!Decode(payload, &q, r) || !map(q.path, &m)) return;
+      return r.Done(b.Utimens(m.root_fd, m.rel, FromWire(q.times).ts, q.nofollow != 0), 0);
+    }
+    case Op::kSymlink: {
+      proto::SymlinkRequest q;
+      if (!Decode(payload, &q, r) || !map(q.path, &m)) return;
+      return r.Done(b.Symlink(q.target, m.root_fd, m.rel), 0);
+    }
+    case Op::kLink: {
+      proto::LinkRequest q;
+      Mapped to;
+      if (!Decode(payload, &q, r) || !map(q.from, &m) || !map(q.to, &to)) return;
+      return r.Done(b.Link(m.root_fd, m.rel, to.root_fd, to.rel, q.follow != 0), 0);
     }
     case Op::kReadlink: {
       proto::PathRequest q;

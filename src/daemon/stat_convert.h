@@ -1,4 +1,4 @@
-// struct stat / struct statfs to their wire forms.
+// struct stat / struct statfs to their wire forms, and file times from theirs.
 #pragma once
 
 #include <sys/stat.h>
@@ -27,6 +27,14 @@ inline proto::WireStat ToWire(const struct stat& s) {
   w.mtime_nsec = static_cast<uint32_t>(s.st_mtim.tv_nsec);
   w.ctime_nsec = static_cast<uint32_t>(s.st_ctim.tv_nsec);
   return w;
+}
+
+// The wire's times as utimensat(2) takes them (the kernel refuses bad nanoseconds: EINVAL).
+struct Times {
+  struct timespec ts[2];
+};
+inline Times FromWire(const proto::WireTimes& w) {
+  return {{{w.atime_sec, w.atime_nsec}, {w.mtime_sec, w.mtime_nsec}}};
 }
 
 inline proto::WireStatfs ToWire(const struct statfs& s) {

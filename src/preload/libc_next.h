@@ -13,9 +13,11 @@
 #include <sys/stat.h>
 #include <sys/statfs.h>
 #include <sys/statvfs.h>
+#include <sys/time.h>
 #include <sys/uio.h>
 #include <sys/xattr.h>
 #include <unistd.h>
+#include <utime.h>
 
 #include "preload/legacy_decls.h"
 
@@ -46,7 +48,9 @@
   X(execveat) X(posix_spawn) X(posix_spawnp) X(getxattr) X(lgetxattr) X(fgetxattr)     \
   X(listxattr) X(llistxattr) X(flistxattr) X(setxattr) X(lsetxattr) X(fsetxattr)       \
   X(removexattr) X(lremovexattr) X(fremovexattr) X(flock) X(lockf) X(lockf64)      \
-  X(mkstemp) X(mkstemp64) X(mkostemp) X(mkostemp64) X(mkstemps) X(mkostemps) X(mkdtemp)
+  X(mkstemp) X(mkstemp64) X(mkostemp) X(mkostemp64) X(mkstemps) X(mkostemps) X(mkdtemp)  \
+  X(fchmod) X(utimensat) X(futimens) X(utimes) X(lutimes) X(futimes) X(futimesat) X(utime)  \
+  X(symlink) X(symlinkat) X(link) X(linkat)
 // clang-format on
 
 namespace iorelay::preload {

@@ -1,5 +1,6 @@
 // Namespace operations on forwarded paths: access, unlink, mkdir, chmod, rmdir, rename,
-// readlink, truncate, remove, realpath. A rename across the forwarded boundary is EXDEV.
+// symlink, link, readlink, truncate, remove, realpath. A rename or link across the forwarded
+// boundary is EXDEV.
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -20,6 +21,22 @@ bool RenameAt(int olddir, const char* from, int newdir, const char* to, unsigned
   bool fb = ForwardedPath(newdir, to, &b);
   if (!fa && !fb) return false;
   *rc = fa && fb ? FromClient(iorelay_rename(g_client, a.c_str(), b.c_str(), flags)) : Fail(EXDEV);
+  return true;
+}
+
+// The same for link: both ends forwarded, one call to the daemon of `from`.
+bool LinkAt(int olddir, const char* from, int newdir, const char* to, int flags, int* rc) {
+  AbsPath a, b;
+  bool fa = ForwardedPath(olddir, from, &a);
+  bool fb = ForwardedPath(newdir, to, &b);
+  if (!fa && !fb) return false;
+  if (flags & ~AT_SYMLINK_FOLLOW) {
+    *rc = Fail(EINVAL);  // AT_EMPTY_PATH: a forwarded descriptor has no kernel file to link
+  } else {
+    *rc = fa && fb ? FromClient(iorelay_link(g_client, a.c_str(), b.c_str(),
+                                             (flags & AT_SYMLINK_FOLLOW) ? 1 : 0))
+                   : Fail(EXDEV);
+  }
   return true;
 }
 
@@ -147,6 +164,31 @@ IORELAY_EXPORT int renameat2(int olddir, const char* from, int newdir, const cha
   int rc;
   if (RenameAt(olddir, from, newdir, to, flags, &rc)) return rc;
   return REAL(renameat2)(olddir, from, newdir, to, flags);
+}
+
+IORELAY_EXPORT int symlink(const char* target, const char* path) noexcept {
+  AbsPath abs;
+  if (!ForwardedPath(AT_FDCWD, path, &abs)) return REAL(symlink)(target, path);
+  return FromClient(iorelay_symlink(g_client, target, abs.c_str()));
+}
+
+IORELAY_EXPORT int symlinkat(const char* target, int dirfd, const char* path) noexcept {
+  AbsPath abs;
+  if (!ForwardedPath(dirfd, path, &abs)) return REAL(symlinkat)(target, dirfd, path);
+  return FromClient(iorelay_symlink(g_client, target, abs.c_str()));
+}
+
+IORELAY_EXPORT int link(const char* from, const char* to) noexcept {
+  int rc;
+  if (LinkAt(AT_FDCWD, from, AT_FDCWD, to, 0, &rc)) return rc;
+  return REAL(link)(from, to);
+}
+
+IORELAY_EXPORT int linkat(int olddir, const char* from, int newdir, const char* to,
+                          int flags) noexcept {
+  int rc;
+  if (LinkAt(olddir, from, newdir, to, flags, &rc)) return rc;
+  return REAL(linkat)(olddir, from, newdir, to, flags);
 }
 
 IORELAY_EXPORT ssize_t readlink(const char* path, char* buf, size_t size) noexcept {

@@ -338,6 +338,42 @@ struct FtruncateRequest {
   }
 };
 
+// A file's access and modification times as utimensat(2) takes them: tv_nsec may be UTIME_NOW
+// or UTIME_OMIT.
+struct WireTimes {
+  int64_t atime_sec = 0;
+  int64_t atime_nsec = 0;
+  int64_t mtime_sec = 0;
+  int64_t mtime_nsec = 0;
+  template <class V>
+  void Visit(V& v) {
+    v(atime_sec);
+    v(atime_nsec);
+    v(mtime_sec);
+    v(mtime_nsec);
+  }
+};
+
+struct FchmodRequest {
+  uint64_t handle = 0;
+  uint32_t mode = 0;  // as ChmodRequest
+  template <class V>
+  void Visit(V& v) {
+    v(handle);
+    v(mode);
+  }
+};
+
+struct FutimensRequest {
+  uint64_t handle = 0;
+  WireTimes times;
+  template <class V>
+  void Visit(V& v) {
+    v(handle);
+    v(times);
+  }
+};
+
 struct FallocateRequest {
   uint64_t handle = 0;
   int32_t mode = 0;
@@ -447,6 +483,40 @@ struct ChmodRequest {
   void Visit(V& v) {
     v(path);
     v(mode);
+  }
+};
+
+struct UtimensRequest {
+  std::string path;
+  WireTimes times;
+  uint32_t nofollow = 0;  // the link itself (AT_SYMLINK_NOFOLLOW)
+  template <class V>
+  void Visit(V& v) {
+    v(path);
+    v(times);
+    v(nofollow);
+  }
+};
+
+struct SymlinkRequest {
+  std::string target;  // stored as given; the daemon never follows it out of the export
+  std::string path;    // the link to create
+  template <class V>
+  void Visit(V& v) {
+    v(target);
+    v(path);
+  }
+};
+
+struct LinkRequest {
+  std::string from;
+  std::string to;
+  uint32_t follow = 0;  // link the file a final symbolic link names (AT_SYMLINK_FOLLOW)
+  template <class V>
+  void Visit(V& v) {
+    v(from);
+    v(to);
+    v(follow);
   }
 };
 

@@ -36,6 +36,8 @@
   X(Setfl, 22, "setfl", SetflRequest, kMetadata, kFile, false)                   \
   X(PreadPiped, 23, "pread_piped", PreadRequest, kRead, kData, false)            \
   X(PwritePiped, 24, "pwrite_piped", PwritePipedRequest, kWrite, kData, true)    \
+  X(Fchmod, 25, "fchmod", FchmodRequest, kMetadata, kFile, false)                \
+  X(Futimens, 26, "futimens", FutimensRequest, kMetadata, kFile, false)          \
   X(Stat, 30, "stat", StatRequest, kMetadata, kPath, false)                      \
   X(Statfs, 31, "statfs", PathRequest, kMetadata, kPath, false)                  \
   X(Access, 32, "access", AccessRequest, kMetadata, kPath, false)                \
@@ -47,5 +49,8 @@
   X(Readlink, 38, "readlink", PathRequest, kMetadata, kPath, false)              \
   X(Readdir, 39, "readdir", ReaddirRequest, kMetadata, kPath, false)             \
   X(Chmod, 40, "chmod", ChmodRequest, kMetadata, kPath, false)                   \
+  X(Utimens, 41, "utimens", UtimensRequest, kMetadata, kPath, false)             \
+  X(Symlink, 42, "symlink", SymlinkRequest, kMetadata, kPath, false)             \
+  X(Link, 43, "link", LinkRequest, kMetadata, kPath, false)                      \
   X(Lock, 50, "lock", LockRequest, kLock, kLock, false)                          \
   X(UnlockAll, 51, "unlock_all", UnlockAllRequest, kLock, kLock, false)

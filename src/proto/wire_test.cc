@@ -147,7 +147,7 @@ TEST(OpTableTest, EveryOpHasARowAndPayloadBounds) {
   EXPECT_GE(Info(Op::k##Name).max_fields, EncodeFields(Request{}).size());
   IORELAY_PROTOCOL_OPS(IORELAY_COUNT_OP)
 #undef IORELAY_COUNT_OP
-  EXPECT_EQ(ops, 37);
+  EXPECT_EQ(ops, 42);
   EXPECT_FALSE(IsKnownOp(9999));
   EXPECT_STREQ(OpName(static_cast<Op>(9999)), "unknown");
   EXPECT_EQ(Info(Op::kPad).max_payload, 4 + kMaxPathBytes);

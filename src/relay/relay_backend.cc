@@ -158,6 +158,18 @@ Result<struct statfs> RelayBackend::Fstatfs(int fd) {
   return st;
 }
 
+Status RelayBackend::Fchmod(int fd, mode_t mode) {
+  iorelay_file* f = File(fd);
+  if (!f) return Status::FromErrno(EBADF);
+  return FromRc(iorelay_fchmod(f, mode));
+}
+
+Status RelayBackend::Futimens(int fd, const struct timespec times[2]) {
+  iorelay_file* f = File(fd);
+  if (!f) return Status::FromErrno(EBADF);
+  return FromRc(iorelay_futimens(f, times));
+}
+
 Result<int64_t> RelayBackend::Seek(int fd, int64_t offset, int whence) {
   iorelay_file* f = File(fd);
   if (!f) return Status::FromErrno(EBADF);
@@ -261,6 +273,28 @@ Status RelayBackend::Chmod(int root_fd, const std::string& rel, mode_t mode) {
   Result<std::string> path = UpstreamPath(root_fd, rel);
   if (!path.ok()) return path.status();
   return FromRc(iorelay_chmod(client_.get(), path->c_str(), mode));
+}
+
+Status RelayBackend::Utimens(int root_fd, const std::string& rel, const struct timespec times[2],
+                             bool nofollow) {
+  Result<std::string> path = UpstreamPath(root_fd, rel);
+  if (!path.ok()) return path.status();
+  return FromRc(iorelay_utimens(client_.get(), path->c_str(), times, nofollow ? 1 : 0));
+}
+
+Status RelayBackend::Symlink(const std::string& target, int root_fd, const std::string& rel) {
+  Result<std::string> path = UpstreamPath(root_fd, rel);
+  if (!path.ok()) return path.status();
+  return FromRc(iorelay_symlink(client_.get(), target.c_str(), path->c_str()));
+}
+
+Status RelayBackend::Link(int from_root_fd, const std::string& from, int to_root_fd,
+                          const std::string& to, bool follow) {
+  Result<std::string> a = UpstreamPath(from_root_fd, from);
+  if (!a.ok()) return a.status();
+  Result<std::string> b = UpstreamPath(to_root_fd, to);
+  if (!b.ok()) return b.status();
+  return FromRc(iorelay_link(client_.get(), a->c_str(), b->c_str(), follow ? 1 : 0));
 }
 
 Result<std::string> RelayBackend::Readlink(int root_fd, const std::string& rel) {

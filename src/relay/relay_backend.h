@@ -43,6 +43,8 @@ class RelayBackend : public backend::Backend {
   Status Fallocate(int fd, int mode, int64_t offset, int64_t length) override;
   Result<struct stat> Fstat(int fd) override;
   Result<struct statfs> Fstatfs(int fd) override;
+  Status Fchmod(int fd, mode_t mode) override;
+  Status Futimens(int fd, const struct timespec times[2]) override;
   Result<int64_t> Seek(int fd, int64_t offset, int whence) override;
   Status SetFlags(int fd, int flags) override;
   Result<backend::DirPage> ReadDir(int fd, uint64_t cookie, size_t max_entries) override;
@@ -57,6 +59,11 @@ class RelayBackend : public backend::Backend {
                 unsigned flags) override;
   Status Truncate(int root_fd, const std::string& rel, int64_t length) override;
   Status Chmod(int root_fd, const std::string& rel, mode_t mode) override;
+  Status Utimens(int root_fd, const std::string& rel, const struct timespec times[2],
+                 bool nofollow) override;
+  Status Symlink(const std::string& target, int root_fd, const std::string& rel) override;
+  Status Link(int from_root_fd, const std::string& from, int to_root_fd, const std::string& to,
+              bool follow) override;
   Result<std::string> Readlink(int root_fd, const std::string& rel) override;
 
   // The upstream path of (root id, relative path), or EACCES when `rel` climbs above the root

@@ -22,7 +22,8 @@ using Messages =
                WriteRequest, CountReply, LseekRequest, OffsetReply, FsyncRequest, FtruncateRequest,
                FallocateRequest, SetflRequest, WireStat, WireStatfs, PathRequest, StatRequest,
                AccessRequest, MkdirRequest, RenameRequest, TruncateRequest, ReaddirRequest,
-               ReaddirReply, LockRequest, LockReply, UnlockAllRequest, ChmodRequest>;
+               ReaddirReply, LockRequest, LockReply, UnlockAllRequest, ChmodRequest, FchmodRequest,
+               FutimensRequest, UtimensRequest, SymlinkRequest, LinkRequest>;
 
 void Check(bool ok, const char* what) {
   if (!ok) {

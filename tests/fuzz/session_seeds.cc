@@ -7,6 +7,7 @@
 // or the daemon refuses every seed at its first frame.
 //   build-fuzz/tests/fuzz/session_seeds tests/fuzz/corpus/session
 #include <fcntl.h>
+#include <sys/stat.h>
 
 #include <cstdio>
 #include <fstream>
@@ -79,6 +80,8 @@ int main(int argc, char** argv) {
                          .Add(Op::kRead, proto::ReadRequest{1, 50})
                          .Add(Op::kFtruncate, proto::FtruncateRequest{1, 20})
                          .Add(Op::kSetfl, proto::SetflRequest{1, 0})
+                         .Add(Op::kFchmod, proto::FchmodRequest{1, 0640})
+                         .Add(Op::kFutimens, proto::FutimensRequest{1, {1, 2, 3, UTIME_OMIT}})
                          .Add(Op::kFstatfs, proto::HandleRequest{1}));
   seeds.emplace_back("paths", Seed()
                                   .Add(Op::kMkdir, proto::MkdirRequest{"/data/d", 0755})
@@ -88,6 +91,9 @@ int main(int argc, char** argv) {
                                   .Add(Op::kAccess, proto::AccessRequest{"/data/b", 4})
                                   .Add(Op::kChmod, proto::ChmodRequest{"/data/b", 06777})
                                   .Add(Op::kTruncate, proto::TruncateRequest{"/data/b", 4096})
+                                  .Add(Op::kUtimens, proto::UtimensRequest{"/data/b", {}, 1})
+                                  .Add(Op::kSymlink, proto::SymlinkRequest{"../b", "/data/d/s"})
+                                  .Add(Op::kLink, proto::LinkRequest{"/data/d/s", "/data/h", 1})
                                   .Add(Op::kReaddir, proto::ReaddirRequest{"/data", 0})
                                   .Add(Op::kReadlink, proto::PathRequest{"/data/b"})
                                   .Add(Op::kStatfs, proto::PathRequest{"/data"})

@@ -12,8 +12,10 @@
 #include <sys/file.h>
 #include <sys/stat.h>
 #include <sys/syscall.h>
+#include <sys/time.h>
 #include <sys/wait.h>
 #include <unistd.h>
+#include <utime.h>
 
 static int g_failed = 0;
 static int g_step = 0;
@@ -106,12 +108,72 @@ static void TestPlaceholderFindsNothing(void) {
   CHECK(dfd >= 0);
   char name[64];
   snprintf(name, sizeof name, "iorelay-e2e-probe-%d", (int)getpid());
-  CHECK(symlinkat("target", dfd, name) == -1 && errno == ENOENT);
+  CHECK(mknodat(dfd, name, S_IFREG | 0600, 0) == -1 && errno == ENOENT);
   CHECK(mkfifoat(dfd, name, 0600) == -1 && errno == ENOENT);
   char root_path[96];
   snprintf(root_path, sizeof root_path, "/%s", name);
   CHECK(access(root_path, F_OK) == -1);
   CHECK(close(dfd) == 0 && rmdir(F("ph")) == 0);
+}
+
+/* Modes, times and links reach the file in the backing dir, by path and by descriptor. */
+static void TestModesTimesAndLinks(void) {
+  struct stat st;
+  int fd = open(F("tm.dat"), O_RDWR | O_CREAT | O_TRUNC, 0644);
+  CHECK(fd >= 0 && write(fd, "abc", 3) == 3);
+  const struct timespec ts[2] = {{1000000000, 5}, {1200000000, 7}};
+  CHECK(futimens(fd, ts) == 0);
+  CHECK(stat(B("tm.dat"), &st) == 0 && st.st_atim.tv_sec == 1000000000 &&
+        st.st_mtim.tv_sec == 1200000000 && st.st_mtim.tv_nsec == 7);
+  CHECK(fstat(fd, &st) == 0 && st.st_mtim.tv_sec == 1200000000);
+  CHECK(fchmod(fd, 0600) == 0 && stat(B("tm.dat"), &st) == 0 && (st.st_mode & 0777) == 0600);
+  const struct timeval tv[2] = {{1300000000, 1}, {1400000000, 2}};
+  CHECK(utimes(F("tm.dat"), tv) == 0 && stat(B("tm.dat"), &st) == 0 &&
+        st.st_mtim.tv_sec == 1400000000 && st.st_mtim.tv_nsec == 2000);
+  const struct utimbuf ub = {1500000000, 1600000000};
+  CHECK(utime(F("tm.dat"), &ub) == 0 && stat(B("tm.dat"), &st) == 0 && st.st_mtime == 1600000000);
+  const struct timespec omit_atime[2] = {{0, UTIME_OMIT}, {1700000000, 0}};
+  CHECK(utimensat(AT_FDCWD, F("tm.dat"), omit_atime, 0) == 0 && stat(B("tm.dat"), &st) == 0 &&
+        st.st_atime == 1500000000 && st.st_mtime == 1700000000);
+  CHECK(utimensat(AT_FDCWD, F("tm.dat"), NULL, 0) == 0 && stat(B("tm.dat"), &st) == 0 &&
+        st.st_mtime > 1700000000);
+  const struct timespec bad[2] = {{0, 1000000000}, {0, 0}};
+  CHECK(utimensat(AT_FDCWD, F("tm.dat"), bad, 0) == -1 && errno == EINVAL);
+  CHECK(utimensat(AT_FDCWD, F("missing"), NULL, 0) == -1 && errno == ENOENT);
+
+  CHECK(symlink("tm.dat", F("tm.lnk")) == 0);
+  char buf[64];
+  CHECK(readlink(B("tm.lnk"), buf, sizeof buf) == 6 && memcmp(buf, "tm.dat", 6) == 0);
+  CHECK(symlink("other", F("tm.lnk")) == -1 && errno == EEXIST);
+  const struct timeval old[2] = {{1100000000, 0}, {1100000000, 0}};
+  CHECK(lutimes(F("tm.lnk"), old) == 0 && lstat(B("tm.lnk"), &st) == 0 &&
+        st.st_mtime == 1100000000);
+  CHECK(stat(B("tm.dat"), &st) == 0 && st.st_mtime != 1100000000); /* the target kept its own */
+
+  CHECK(link(F("tm.dat"), F("tm.hard")) == 0 && stat(B("tm.hard"), &st) == 0 && st.st_nlink == 2);
+  CHECK(fstat(fd, &st) == 0 && st.st_nlink == 2);
+  CHECK(linkat(AT_FDCWD, F("tm.lnk"), AT_FDCWD, F("tm.hard2"), AT_SYMLINK_FOLLOW) == 0 &&
+        lstat(B("tm.hard2"), &st) == 0 && S_ISREG(st.st_mode) && st.st_nlink == 3);
+  CHECK(linkat(AT_FDCWD, F("tm.lnk"), AT_FDCWD, F("tm.lnk2"), 0) == 0 &&
+        lstat(B("tm.lnk2"), &st) == 0 && S_ISLNK(st.st_mode));
+  char local[600];
+  snprintf(local, sizeof local, "%s/tm.local", g_local);
+  CHECK(link(F("tm.dat"), local) == -1 && errno == EXDEV);
+  CHECK(close(fd) == 0);
+
+  /* By a directory's descriptor: *at() bases, fchmod and futimens of the directory. */
+  CHECK(mkdir(F("tmd"), 0755) == 0);
+  int dfd = open(F("tmd"), O_RDONLY | O_DIRECTORY);
+  CHECK(dfd >= 0 && symlinkat("../tm.dat", dfd, "up") == 0);
+  CHECK(lstat(B("tmd/up"), &st) == 0 && S_ISLNK(st.st_mode));
+  CHECK(fchmod(dfd, 0700) == 0 && stat(B("tmd"), &st) == 0 && (st.st_mode & 0777) == 0700);
+  CHECK(futimens(dfd, ts) == 0 && stat(B("tmd"), &st) == 0 && st.st_mtime == 1200000000);
+  CHECK(utimensat(dfd, "up", ts, AT_SYMLINK_NOFOLLOW) == 0 && lstat(B("tmd/up"), &st) == 0 &&
+        st.st_mtime == 1200000000);
+  CHECK(close(dfd) == 0);
+  const char* names[] = {"tm.dat", "tm.lnk", "tm.hard", "tm.hard2", "tm.lnk2", "tmd/up"};
+  for (size_t i = 0; i < sizeof names / sizeof names[0]; ++i) CHECK(unlink(F(names[i])) == 0);
+  CHECK(rmdir(F("tmd")) == 0);
 }
 
 /* A trailing slash (or a last "." component) asks for a directory, as the kernel's walk does:
@@ -508,6 +570,7 @@ int main(int argc, char** argv) {
   snprintf(g_local, sizeof g_local, "%s", argv[3]);
   TestBasicIo();
   TestPlaceholderFindsNothing();
+  TestModesTimesAndLinks();
   TestTrailingSlashNamesADirectory();
   TestFdopenAppends();
   TestUmaskApplies();

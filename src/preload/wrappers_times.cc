@@ -1,0 +1,117 @@
+// A file's mode and times on forwarded paths and descriptors: fchmod, and utimensat, futimens
+// and the older utime, utimes, lutimes, futimes and futimesat (all become one utimens call).
+#include <sys/stat.h>
+#include <sys/time.h>
+#include <utime.h>
+
+#include "preload/libc_next.h"
+#include "preload/state.h"
+
+using namespace iorelay::preload;
+
+namespace {
+
+// A change on a forwarded descriptor: through its file, or by its path for a directory.
+// O_PATH descriptors are EBADF, as for the kernel.
+template <class OnFile, class OnPath>
+int ChangeForwardedFd(int fd, OnFile on_file, OnPath on_path) {
+  FdTable::Ref e = g_table.Acquire(fd);
+  if (!e || (e->open_flags & O_PATH)) return Fail(EBADF);
+  return FromClient(e->file != nullptr ? on_file(e->file) : on_path(e->path.c_str()));
+}
+
+int FdTimes(int fd, const struct timespec* times) {
+  return ChangeForwardedFd(
+      fd, [&](iorelay_file* f) { return iorelay_futimens(f, times); },
+      [&](const char* path) { return iorelay_utimens(g_client, path, times, 0); });
+}
+
+// utimes' microseconds as utimensat's nanoseconds (NULL stays NULL: both now). An invalid
+// tv_usec stays invalid, and the daemon's kernel refuses it (EINVAL).
+struct Timespecs {
+  struct timespec ts[2];
+  const struct timespec* get() const { return null ? nullptr : ts; }
+  bool null = false;
+};
+Timespecs FromTimevals(const struct timeval* tv) {
+  if (tv == nullptr) return {.null = true};
+  return {{{tv[0].tv_sec, tv[0].tv_usec * 1000}, {tv[1].tv_sec, tv[1].tv_usec * 1000}}};
+}
+
+// utimensat's decision: true when forwarded (result in *rc).
+bool TimesAt(int dirfd, const char* path, const struct timespec* times, int flags, int* rc) {
+  // A null path (Linux) or AT_EMPTY_PATH with "": the descriptor itself.
+  if (path == nullptr || ((flags & AT_EMPTY_PATH) && path[0] == '\0')) {
+    if (!IsForwardedFd(dirfd)) return false;
+    *rc = FdTimes(dirfd, times);
+    return true;
+  }
+  AbsPath abs;
+  if (!ForwardedPath(dirfd, path, &abs)) return false;
+  if (flags & ~(AT_SYMLINK_NOFOLLOW | AT_EMPTY_PATH)) {
+    *rc = Fail(EINVAL);
+  } else {
+    *rc = FromClient(
+        iorelay_utimens(g_client, abs.c_str(), times, (flags & AT_SYMLINK_NOFOLLOW) ? 1 : 0));
+  }
+  return true;
+}
+
+}  // namespace
+
+extern "C" {
+
+IORELAY_EXPORT int fchmod(int fd, mode_t mode) noexcept {
+  if (!IsForwardedFd(fd)) return REAL(fchmod)(fd, mode);
+  return ChangeForwardedFd(
+      fd, [&](iorelay_file* f) { return iorelay_fchmod(f, mode); },
+      [&](const char* path) { return iorelay_chmod(g_client, path, mode); });
+}
+
+IORELAY_EXPORT int utimensat(int dirfd, const char* path, const struct timespec times[2],
+                             int flags) noexcept {
+  int rc;
+  if (TimesAt(dirfd, path, times, flags, &rc)) return rc;
+  return REAL(utimensat)(dirfd, path, times, flags);
+}
+
+IORELAY_EXPORT int futimens(int fd, const struct timespec times[2]) noexcept {
+  if (!IsForwardedFd(fd)) return REAL(futimens)(fd, times);
+  return FdTimes(fd, times);
+}
+
+IORELAY_EXPORT int utimes(const char* path, const struct timeval tv[2]) noexcept {
+  int rc;
+  if (TimesAt(AT_FDCWD, path, FromTimevals(tv).get(), 0, &rc)) return rc;
+  return REAL(utimes)(path, tv);
+}
+
+IORELAY_EXPORT int lutimes(const char* path, const struct timeval tv[2]) noexcept {
+  int rc;
+  if (TimesAt(AT_FDCWD, path, FromTimevals(tv).get(), AT_SYMLINK_NOFOLLOW, &rc)) return rc;
+  return REAL(lutimes)(path, tv);
+}
+
+IORELAY_EXPORT int futimes(int fd, const struct timeval tv[2]) noexcept {
+  if (!IsForwardedFd(fd)) return REAL(futimes)(fd, tv);
+  return FdTimes(fd, FromTimevals(tv).get());
+}
+
+IORELAY_EXPORT int futimesat(int dirfd, const char* path, const struct timeval tv[2]) noexcept {
+  int rc;
+  if (TimesAt(dirfd, path, FromTimevals(tv).get(), 0, &rc)) return rc;
+  return REAL(futimesat)(dirfd, path, tv);
+}
+
+IORELAY_EXPORT int utime(const char* path, const struct utimbuf* times) noexcept {
+  int rc;
+  if (times == nullptr) {
+    if (TimesAt(AT_FDCWD, path, nullptr, 0, &rc)) return rc;
+  } else {
+    const struct timespec ts[2] = {{times->actime, 0}, {times->modtime, 0}};
+    if (TimesAt(AT_FDCWD, path, ts, 0, &rc)) return rc;
+  }
+  return REAL(utime)(path, times);
+}
+
+}  // extern "C"
