@@ -355,3 +355,15 @@ def test_times_and_links_through_the_interposer(daemon_factory: DaemonFactory):
     by_op = query_stats(d.addresses()[0], d.credential_file)["total"]["by_op"]
     assert by_op.get("symlink") == 1 and by_op.get("link") == 1, by_op
     assert by_op.get("utimens", 0) + by_op.get("futimens", 0) >= 2, by_op
+
+
+def test_a_shell_works_inside_a_forwarded_directory(daemon_factory: DaemonFactory):
+    """`cd` into a forwarded directory (which the kernel cannot enter): the shell's redirections,
+    its children (cat, ls, /bin/pwd) and their relative paths all go to the export root."""
+    d = daemon_factory(1)
+    (d.root_dir / "job").mkdir()
+    script = f"cd {d.prefix}/job && echo hi > out.txt && /bin/pwd && cat out.txt && ls && cd /"
+    result = run(["bash", "-c", script], d.env())
+    assert result.returncode == 0, result.stderr
+    assert result.stdout.split() == [f"{d.prefix}/job", "hi", "out.txt"]
+    assert (d.root_dir / "job" / "out.txt").read_text() == "hi\n"

@@ -1,5 +1,5 @@
-// Export (before exec) and re-open (in the new image) of forwarded descriptors; see
-// docs/interposer.md, "exec".
+// Export (before exec) and re-open (in the new image) of forwarded descriptors, and the
+// forwarded working directory handed down; see docs/interposer.md, "exec".
 #include "preload/exec_env.h"
 
 #include <fcntl.h>
@@ -11,6 +11,7 @@
 
 #include <new>
 
+#include "preload/cwd.h"
 #include "preload/fd_inherit.h"
 #include "preload/state.h"
 #include "preload/std_streams.h"
@@ -80,24 +81,36 @@ void Restore(const InheritedFd& d) {
   if (d.fd <= 2) AdoptStdStream(d.fd);  // `cmd > /fwd/job/log`: cmd's stdout
 }
 
+bool IsVariable(const char* entry, const char* name) {
+  const size_t n = strlen(name);
+  return strncmp(entry, name, n) == 0 && entry[n] == '=';
+}
+
+// The variables this file hands to the next image (a stale one is replaced or dropped).
+bool IsOurs(const char* entry) {
+  return IsVariable(entry, kInheritEnv) || IsVariable(entry, kCwdEnv);
+}
+
 }  // namespace
 
 ExecEnv::ExecEnv(char* const envp[]) : envp_(envp) {
   if (g_client == nullptr) return;
   std::vector<InheritedFd> fds = Inheritable();
-  size_t name_len = strlen(kInheritEnv);
+  char cwd[PATH_MAX];
+  const bool forwarded_cwd = ForwardedCwd(cwd, sizeof cwd);
   bool stale = false;
+  for (char* const* e = envp; e != nullptr && *e != nullptr; ++e) stale |= IsOurs(*e);
+  if (fds.empty() && !forwarded_cwd && !stale) return;
   for (char* const* e = envp; e != nullptr && *e != nullptr; ++e) {
-    if (strncmp(*e, kInheritEnv, name_len) == 0 && (*e)[name_len] == '=') stale = true;
-  }
-  if (fds.empty() && !stale) return;
-  for (char* const* e = envp; e != nullptr && *e != nullptr; ++e) {
-    if (strncmp(*e, kInheritEnv, name_len) == 0 && (*e)[name_len] == '=') continue;
-    storage_.push_back(*e);
+    if (!IsOurs(*e)) storage_.push_back(*e);
   }
   if (!fds.empty()) {
     inherit_ = std::string(kInheritEnv) + "=" + EncodeInherited(fds);
     storage_.push_back(inherit_.data());
+  }
+  if (forwarded_cwd) {
+    cwd_ = std::string(kCwdEnv) + "=" + cwd;
+    storage_.push_back(cwd_.data());
   }
   storage_.push_back(nullptr);
   envp_ = storage_.data();

@@ -8,8 +8,8 @@
 namespace iorelay::preload {
 
 // The environment to pass to exec: envp minus any stale description, plus one of
-// the forwarded descriptors without FD_CLOEXEC (path, flags, current offset). When
-// nothing is forwarded, get() is envp itself.
+// the forwarded descriptors without FD_CLOEXEC (path, flags, current offset) and the
+// forwarded working directory (cwd.h). When nothing is forwarded, get() is envp itself.
 class ExecEnv {
  public:
   explicit ExecEnv(char* const envp[]);
@@ -20,6 +20,7 @@ class ExecEnv {
  private:
   char* const* envp_;
   std::string inherit_;
+  std::string cwd_;
   std::vector<char*> storage_;
 };
 

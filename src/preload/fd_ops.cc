@@ -47,8 +47,8 @@ int MakeGoneDirectory() {
       syscall(SYS_openat, AT_FDCWD, "/proc/self/fdinfo", O_PATH | O_DIRECTORY | O_CLOEXEC));
 }
 
-// The process's gone directory, made at the first placeholder and kept at a high internal
-// number (inherited by fork; an exec'd image makes its own).
+}  // namespace
+
 int GoneDirectory() {
   static const int fd = [] {
     int made = MakeGoneDirectory();
@@ -56,8 +56,6 @@ int GoneDirectory() {
   }();
   return fd;
 }
-
-}  // namespace
 
 int ReservePlaceholder(bool cloexec) {
   const int gone = GoneDirectory();

@@ -12,6 +12,10 @@ namespace iorelay::preload {
 // that bypasses the interposer fails with EBADF, and a path relative to it finds nothing).
 // Returns it, or -errno.
 int ReservePlaceholder(bool cloexec);
+// The process's gone directory (an O_PATH descriptor of a directory made and removed at once),
+// made at first use and kept at a high internal number (inherited by fork; an exec'd image
+// makes its own); -errno if none could be made.
+int GoneDirectory();
 // Closes a placeholder (or any descriptor) without the interposer's close rules.
 void ClosePlaceholder(int fd);
 

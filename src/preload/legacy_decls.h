@@ -21,5 +21,6 @@ int __open64_2(const char* path, int flags);
 int __openat_2(int dirfd, const char* path, int flags);
 int __openat64_2(int dirfd, const char* path, int flags);
 char* __realpath_chk(const char* path, char* resolved, size_t resolvedlen);
+char* __getcwd_chk(char* buf, size_t size, size_t buflen);
 [[noreturn]] void __chk_fail(void);
 }

@@ -6,6 +6,7 @@
 #include <sys/syscall.h>
 #include <unistd.h>
 
+#include "preload/cwd.h"
 #include "preload/path_resolve.h"
 #include "preload/state.h"
 
@@ -14,7 +15,10 @@ namespace {
 
 // The directory a relative path starts from, into base; false if unknown.
 bool BaseDir(int dirfd, char* base, size_t size) {
-  if (dirfd == AT_FDCWD) return syscall(SYS_getcwd, base, size) > 0 && base[0] == '/';
+  if (dirfd == AT_FDCWD) {
+    if (ForwardedCwd(base, size)) return true;
+    return syscall(SYS_getcwd, base, size) > 0 && base[0] == '/';
+  }
   if (IsForwardedFd(dirfd)) {
     FdTable::Ref e = g_table.Acquire(dirfd);
     if (!e || e->path.size() + 1 > size) return false;
@@ -43,23 +47,28 @@ bool NamesADirectory(const char* path) {
 
 }  // namespace
 
-bool ForwardedPath(int dirfd, const char* path, AbsPath* out) {
-  if (g_client == nullptr || path == nullptr || path[0] == '\0') return false;
+int ResolvedPath(int dirfd, const char* path, AbsPath* out) {
+  if (path == nullptr || path[0] == '\0') return 0;
   int saved = errno;
-  bool forwarded = false;
+  int n = 0;
   char base[PATH_MAX + 1];
   if (path[0] == '/' || BaseDir(dirfd, base, sizeof base)) {
-    int n = NormalizePath(path[0] == '/' ? nullptr : base, path, out->buf, sizeof out->buf);
-    forwarded = n > 0 && iorelay_is_forwarded(g_client, out->buf) == 1;
-    // The normalised form loses the slash that makes "file/" ENOTDIR (and unlink of it keep the
-    // file): it goes to the daemon, which requires a directory there as the kernel does.
-    if (forwarded && n > 1 && static_cast<size_t>(n) + 1 < sizeof out->buf &&
-        NamesADirectory(path)) {
-      out->buf[n] = '/';
-      out->buf[n + 1] = '\0';
-    }
+    n = NormalizePath(path[0] == '/' ? nullptr : base, path, out->buf, sizeof out->buf);
   }
   errno = saved;
+  return n > 0 ? n : 0;
+}
+
+bool ForwardedPath(int dirfd, const char* path, AbsPath* out) {
+  if (g_client == nullptr) return false;
+  int n = ResolvedPath(dirfd, path, out);
+  bool forwarded = n > 0 && iorelay_is_forwarded(g_client, out->buf) == 1;
+  // The normalised form loses the slash that makes "file/" ENOTDIR (and unlink of it keep the
+  // file): it goes to the daemon, which requires a directory there as the kernel does.
+  if (forwarded && n > 1 && static_cast<size_t>(n) + 1 < sizeof out->buf && NamesADirectory(path)) {
+    out->buf[n] = '/';
+    out->buf[n + 1] = '\0';
+  }
   return forwarded;
 }
 

@@ -11,6 +11,7 @@
 
 #include <atomic>
 
+#include "preload/cwd.h"
 #include "preload/libc_next.h"
 #include "preload/ptr_registry.h"
 
@@ -58,8 +59,10 @@ void ForkPrepare() {
   g_dirs.LockForFork();
   g_files.LockForFork();
   g_aiocbs.LockForFork();
+  LockCwdForFork();
 }
 void ForkParent() {
+  UnlockCwdAfterFork();
   g_aiocbs.UnlockAfterFork();
   g_files.UnlockAfterFork();
   g_dirs.UnlockAfterFork();
@@ -102,6 +105,7 @@ __attribute__((constructor)) void InitInterposer() {
   pthread_atfork(&ForkPrepare, &ForkParent, &ForkChild);
   g_client = c;
   RestoreInheritedFds();
+  RestoreForwardedCwd();
 }
 
 }  // namespace

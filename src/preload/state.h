@@ -46,6 +46,9 @@ struct AbsPath {
 // descriptor, or a real directory via /proc/self/fd) and lexically normalised, lies
 // under a forwarded prefix; then *out holds it. False leaves errno unchanged.
 bool ForwardedPath(int dirfd, const char* path, AbsPath* out);
+// The same resolution without the forwarding test: the length of the normalised absolute path
+// in *out, or 0 when it cannot be resolved (a relative path against an unknown base).
+int ResolvedPath(int dirfd, const char* path, AbsPath* out);
 
 // The mode a forwarded create asks the daemon for: `mode` less the process's file mode creation
 // mask, which the interposer records at start and at every umask() (the daemon applies no mask

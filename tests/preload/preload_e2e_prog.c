@@ -516,6 +516,57 @@ static void TestExec(const char* self) {
   CHECK(Slurp(B("exec.log"), buf, sizeof buf) == 2 && strcmp(buf, "AB") == 0);
 }
 
+/* The working directory inside a forwarded directory: relative paths, getcwd, fork and exec
+ * keep it; calls the interposer does not wrap find nothing; chdir out gives the kernel's back. */
+static int SameCwd(const char* want) {
+  char buf[1024];
+  return getcwd(buf, sizeof buf) != NULL && strcmp(buf, want) == 0;
+}
+
+static void TestWorkingDirectory(void) {
+  char before[1024];
+  CHECK(getcwd(before, sizeof before) != NULL);
+  CHECK(mkdir(F("wd"), 0755) == 0 && mkdir(F("wd/sub"), 0755) == 0);
+  CHECK(chdir(F("wd")) == 0 && SameCwd(F("wd")));
+  int fd = open("rel.dat", O_WRONLY | O_CREAT | O_TRUNC, 0644);
+  CHECK(fd >= 0 && write(fd, "cwd", 3) == 3 && close(fd) == 0);
+  char buf[64];
+  CHECK(Slurp(B("wd/rel.dat"), buf, sizeof buf) == 3 && strcmp(buf, "cwd") == 0);
+  struct stat st;
+  CHECK(stat("sub", &st) == 0 && S_ISDIR(st.st_mode));
+  CHECK(chdir("sub") == 0 && SameCwd(F("wd/sub")));
+  CHECK(chdir("..") == 0 && SameCwd(F("wd")));
+  char* dyn = getcwd(NULL, 0);
+  CHECK(dyn != NULL && strcmp(dyn, F("wd")) == 0);
+  free(dyn);
+  dyn = get_current_dir_name();
+  CHECK(dyn != NULL && strcmp(dyn, F("wd")) == 0);
+  free(dyn);
+  CHECK(getcwd(buf, 3) == NULL && errno == ERANGE);
+  CHECK(chdir("rel.dat") == -1 && errno == ENOTDIR);
+  CHECK(chdir("missing") == -1 && errno == ENOENT);
+  CHECK(mknod("probe", S_IFREG | 0600, 0) == -1 && errno == ENOENT); /* not wrapped */
+
+  pid_t pid = fork();
+  if (pid == 0) _exit(SameCwd(F("wd")) && access("rel.dat", F_OK) == 0 ? 0 : 1);
+  int status = -1;
+  CHECK(pid > 0 && waitpid(pid, &status, 0) == pid && WIFEXITED(status) &&
+        WEXITSTATUS(status) == 0);
+  pid = fork();
+  if (pid == 0) {
+    execl("/proc/self/exe", "preload_e2e_prog", "cwd-child", F("wd"), (char*)NULL);
+    _exit(127);
+  }
+  CHECK(pid > 0 && waitpid(pid, &status, 0) == pid && WIFEXITED(status) &&
+        WEXITSTATUS(status) == 0);
+
+  int dfd = open(F("wd/sub"), O_RDONLY | O_DIRECTORY);
+  CHECK(dfd >= 0 && fchdir(dfd) == 0 && SameCwd(F("wd/sub")) && close(dfd) == 0);
+  CHECK(chdir(before) == 0 && SameCwd(before));
+  CHECK(access("rel.dat", F_OK) == -1); /* relative to the real directory again */
+  CHECK(unlink(F("wd/rel.dat")) == 0 && rmdir(F("wd/sub")) == 0 && rmdir(F("wd")) == 0);
+}
+
 /* A shell's `cmd > /fwd/job/out`: the child's stdout is forwarded across exec, and
  * glibc's stdout (which writes with internal calls) reaches it. */
 static void TestStdoutRedirectExec(void) {
@@ -561,6 +612,10 @@ int main(int argc, char** argv) {
     if (lseek(fd, 0, SEEK_CUR) != 1) return 2;
     return write(fd, "B", 1) == 1 ? 0 : 1;
   }
+  if (argc == 3 && strcmp(argv[1], "cwd-child") == 0) {
+    /* Exec'd from a forwarded working directory: starts in it. */
+    return SameCwd(argv[2]) && access("rel.dat", R_OK) == 0 ? 0 : 1;
+  }
   if (argc != 4) {
     fprintf(stderr, "usage: %s PREFIX BACKING_DIR LOCAL_DIR\n", argv[0]);
     return 2;
@@ -587,6 +642,7 @@ int main(int argc, char** argv) {
   TestLocks();
   TestExec(argv[0]);
   TestStdoutRedirectExec();
+  TestWorkingDirectory();
   TestClosefrom();
   printf("%s: %d checks\n", g_failed ? "FAILED" : "passed", g_step);
   return g_failed;

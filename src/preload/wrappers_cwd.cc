@@ -1,0 +1,98 @@
+// The working directory inside forwarded directories (cwd.h): chdir, fchdir, getcwd and its
+// variants. Entering a forwarded directory moves the kernel's working directory to the gone
+// directory; leaving it for a real one gives the kernel its working directory back.
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "preload/cwd.h"
+#include "preload/fd_ops.h"
+#include "preload/libc_next.h"
+#include "preload/state.h"
+
+using namespace iorelay::preload;
+
+namespace {
+
+// Enters the forwarded directory `abs` (after the checks chdir makes: a directory, searchable).
+int EnterForwarded(const char* abs) {
+  struct stat st;
+  if (int rc = iorelay_stat(g_client, abs, &st, 0); rc < 0) return Fail(-rc);
+  if (!S_ISDIR(st.st_mode)) return Fail(ENOTDIR);
+  if (int rc = iorelay_access(g_client, abs, X_OK); rc < 0) return Fail(-rc);
+  const int gone = GoneDirectory();
+  if (gone < 0) return Fail(-gone);
+  if (REAL(fchdir)(gone) != 0) return -1;
+  SetForwardedCwd(abs);
+  return 0;
+}
+
+// getcwd's contract over a known path: a buffer of the caller's or one of ours.
+char* CopyCwd(const char* cwd, char* buf, size_t size) {
+  const size_t need = strlen(cwd) + 1;
+  if (buf != nullptr && size == 0) return (errno = EINVAL, nullptr);
+  if (size != 0 && size < need) return (errno = ERANGE, nullptr);
+  if (buf == nullptr) {
+    buf = static_cast<char*>(malloc(size != 0 ? size : need));
+    if (buf == nullptr) return (errno = ENOMEM, nullptr);
+  }
+  memcpy(buf, cwd, need);
+  return buf;
+}
+
+}  // namespace
+
+extern "C" {
+
+IORELAY_EXPORT int chdir(const char* path) noexcept {
+  AbsPath abs;
+  if (ForwardedPath(AT_FDCWD, path, &abs)) return EnterForwarded(abs.c_str());
+  // From a forwarded directory, a relative path is taken against it, not the gone directory.
+  char cwd[PATH_MAX];
+  if (path[0] != '/' && ForwardedCwd(cwd, sizeof cwd)) {
+    if (ResolvedPath(AT_FDCWD, path, &abs) == 0) return Fail(ENAMETOOLONG);
+    path = abs.c_str();
+  }
+  int rc = REAL(chdir)(path);
+  if (rc == 0) ClearForwardedCwd();
+  return rc;
+}
+
+IORELAY_EXPORT int fchdir(int fd) noexcept {
+  if (!IsForwardedFd(fd)) {
+    int rc = REAL(fchdir)(fd);
+    if (rc == 0) ClearForwardedCwd();
+    return rc;
+  }
+  std::string path;
+  {
+    FdTable::Ref e = g_table.Acquire(fd);
+    if (!e) return Fail(EBADF);
+    if (e->file != nullptr) return Fail(ENOTDIR);
+    path = e->path;
+  }
+  return EnterForwarded(path.c_str());
+}
+
+IORELAY_EXPORT char* getcwd(char* buf, size_t size) noexcept {
+  char cwd[PATH_MAX];
+  if (!ForwardedCwd(cwd, sizeof cwd)) return REAL(getcwd)(buf, size);
+  return CopyCwd(cwd, buf, size);
+}
+
+IORELAY_EXPORT char* __getcwd_chk(char* buf, size_t size, size_t buflen) {
+  if (size > buflen) __chk_fail();
+  char cwd[PATH_MAX];
+  if (!ForwardedCwd(cwd, sizeof cwd)) return REAL(__getcwd_chk)(buf, size, buflen);
+  return CopyCwd(cwd, buf, size);
+}
+
+// glibc's own version trusts $PWD after stat calls the interposer does not see.
+IORELAY_EXPORT char* get_current_dir_name() noexcept {
+  char cwd[PATH_MAX];
+  if (!ForwardedCwd(cwd, sizeof cwd)) return REAL(get_current_dir_name)();
+  return CopyCwd(cwd, nullptr, 0);
+}
+
+}  // extern "C"
