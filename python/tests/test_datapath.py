@@ -367,3 +367,29 @@ def test_a_shell_works_inside_a_forwarded_directory(daemon_factory: DaemonFactor
     assert result.returncode == 0, result.stderr
     assert result.stdout.split() == [f"{d.prefix}/job", "hi", "out.txt"]
     assert (d.root_dir / "job" / "out.txt").read_text() == "hi\n"
+
+
+def test_tar_extracts_into_a_forwarded_directory(daemon_factory: DaemonFactory, tmp_path: Path):
+    """GNU tar, run in a forwarded working directory, recreates a tree with a symbolic link, a
+    hard link, modes and times (ownership it asks for is the owner the files already have)."""
+    src = tmp_path / "src"
+    (src / "sub").mkdir(parents=True)
+    (src / "a").write_text("data\n")
+    (src / "a").chmod(0o640)
+    os.utime(src / "a", (1000000000, 1000000000))
+    (src / "l").symlink_to("a")
+    os.link(src / "a", src / "h")
+    archive = tmp_path / "t.tar"
+    subprocess.run(["tar", "cf", str(archive), "-C", str(src), "."], check=True)
+    d = daemon_factory(1)
+    result = run(["bash", "-c", f"cd {d.prefix} && tar xf {archive}"], d.env())
+    assert result.returncode == 0, result.stderr
+    root = d.root_dir
+    assert (root / "a").read_text() == "data\n"
+    assert (root / "a").stat().st_mode & 0o777 == 0o640
+    assert (root / "a").stat().st_mtime == 1000000000
+    assert (root / "l").readlink() == Path("a")
+    assert (root / "h").stat().st_ino == (root / "a").stat().st_ino
+    assert (root / "sub").is_dir()
+    by_op = query_stats(d.addresses()[0], d.credential_file)["total"]["by_op"]
+    assert by_op.get("symlink") == 1 and by_op.get("link") == 1, by_op

@@ -127,6 +127,10 @@ static void TestModesTimesAndLinks(void) {
         st.st_mtim.tv_sec == 1200000000 && st.st_mtim.tv_nsec == 7);
   CHECK(fstat(fd, &st) == 0 && st.st_mtim.tv_sec == 1200000000);
   CHECK(fchmod(fd, 0600) == 0 && stat(B("tm.dat"), &st) == 0 && (st.st_mode & 0777) == 0600);
+  /* Ownership is not forwarded: asking for the owner and group a file has succeeds. */
+  CHECK(fchown(fd, st.st_uid, st.st_gid) == 0 && chown(F("tm.dat"), (uid_t)-1, st.st_gid) == 0);
+  CHECK(chown(F("tm.dat"), st.st_uid + 1, (gid_t)-1) == -1 && errno == EPERM);
+  CHECK(fchownat(AT_FDCWD, F("missing"), 0, 0, 0) == -1 && errno == ENOENT);
   const struct timeval tv[2] = {{1300000000, 1}, {1400000000, 2}};
   CHECK(utimes(F("tm.dat"), tv) == 0 && stat(B("tm.dat"), &st) == 0 &&
         st.st_mtim.tv_sec == 1400000000 && st.st_mtim.tv_nsec == 2000);
@@ -148,6 +152,7 @@ static void TestModesTimesAndLinks(void) {
   const struct timeval old[2] = {{1100000000, 0}, {1100000000, 0}};
   CHECK(lutimes(F("tm.lnk"), old) == 0 && lstat(B("tm.lnk"), &st) == 0 &&
         st.st_mtime == 1100000000);
+  CHECK(lchown(F("tm.lnk"), st.st_uid, st.st_gid) == 0);
   CHECK(stat(B("tm.dat"), &st) == 0 && st.st_mtime != 1100000000); /* the target kept its own */
 
   CHECK(link(F("tm.dat"), F("tm.hard")) == 0 && stat(B("tm.hard"), &st) == 0 && st.st_nlink == 2);

@@ -1,5 +1,6 @@
-// A file's mode and times on forwarded paths and descriptors: fchmod, and utimensat, futimens
-// and the older utime, utimes, lutimes, futimes and futimesat (all become one utimens call).
+// A file's mode, owner and times on forwarded paths and descriptors: fchmod; chown, fchown,
+// lchown and fchownat; utimensat, futimens and the older utime, utimes, lutimes, futimes and
+// futimesat (all become one utimens call).
 #include <sys/stat.h>
 #include <sys/time.h>
 #include <utime.h>
@@ -57,9 +58,56 @@ bool TimesAt(int dirfd, const char* path, const struct timespec* times, int flag
   return true;
 }
 
+// Ownership is not forwarded: the daemon's credentials, not the caller's, would decide who may
+// give a file away. A change to the owner and group the file already has is a change to
+// nothing and succeeds (tar and cp -p ask for it); any other is EPERM, what a caller without
+// the privilege to give files away gets.
+int SameOwner(const struct stat& st, uid_t uid, gid_t gid) {
+  const bool same_uid = uid == static_cast<uid_t>(-1) || uid == st.st_uid;
+  const bool same_gid = gid == static_cast<gid_t>(-1) || gid == st.st_gid;
+  return same_uid && same_gid ? 0 : Fail(EPERM);
+}
+
+int OwnerAt(const char* abs, uid_t uid, gid_t gid, bool nofollow) {
+  struct stat st;
+  if (int rc = iorelay_stat(g_client, abs, &st, nofollow ? 1 : 0); rc < 0) return Fail(-rc);
+  return SameOwner(st, uid, gid);
+}
+
 }  // namespace
 
 extern "C" {
+
+IORELAY_EXPORT int chown(const char* path, uid_t uid, gid_t gid) noexcept {
+  AbsPath abs;
+  if (!ForwardedPath(AT_FDCWD, path, &abs)) return REAL(chown)(path, uid, gid);
+  return OwnerAt(abs.c_str(), uid, gid, false);
+}
+
+IORELAY_EXPORT int lchown(const char* path, uid_t uid, gid_t gid) noexcept {
+  AbsPath abs;
+  if (!ForwardedPath(AT_FDCWD, path, &abs)) return REAL(lchown)(path, uid, gid);
+  return OwnerAt(abs.c_str(), uid, gid, true);
+}
+
+IORELAY_EXPORT int fchownat(int dirfd, const char* path, uid_t uid, gid_t gid, int flags) noexcept {
+  if ((flags & AT_EMPTY_PATH) && path[0] == '\0' && IsForwardedFd(dirfd)) {
+    return fchown(dirfd, uid, gid);
+  }
+  AbsPath abs;
+  if (!ForwardedPath(dirfd, path, &abs)) return REAL(fchownat)(dirfd, path, uid, gid, flags);
+  if (flags & ~(AT_SYMLINK_NOFOLLOW | AT_EMPTY_PATH)) return Fail(EINVAL);
+  return OwnerAt(abs.c_str(), uid, gid, (flags & AT_SYMLINK_NOFOLLOW) != 0);
+}
+
+IORELAY_EXPORT int fchown(int fd, uid_t uid, gid_t gid) noexcept {
+  if (!IsForwardedFd(fd)) return REAL(fchown)(fd, uid, gid);
+  struct stat st;
+  int rc = ChangeForwardedFd(
+      fd, [&](iorelay_file* f) { return iorelay_fstat(f, &st); },
+      [&](const char* path) { return iorelay_stat(g_client, path, &st, 0); });
+  return rc < 0 ? rc : SameOwner(st, uid, gid);
+}
 
 IORELAY_EXPORT int fchmod(int fd, mode_t mode) noexcept {
   if (!IsForwardedFd(fd)) return REAL(fchmod)(fd, mode);
