@@ -51,7 +51,8 @@
   X(mkstemp) X(mkstemp64) X(mkostemp) X(mkostemp64) X(mkstemps) X(mkostemps) X(mkdtemp)  \
   X(fchmod) X(utimensat) X(futimens) X(utimes) X(lutimes) X(futimes) X(futimesat) X(utime)  \
   X(symlink) X(symlinkat) X(link) X(linkat) X(chdir) X(fchdir) X(getcwd) X(__getcwd_chk)     \
-  X(get_current_dir_name) X(chown) X(lchown) X(fchownat) X(fchown)
+  X(get_current_dir_name) X(chown) X(lchown) X(fchownat) X(fchown)        \
+  X(euidaccess) X(eaccess) X(canonicalize_file_name)
 // clang-format on
 
 namespace iorelay::preload {

@@ -1,5 +1,6 @@
-// Namespace operations on forwarded paths: access, unlink, mkdir, chmod, rmdir, rename,
-// symlink, link, readlink, truncate, remove, realpath. A rename or link across the forwarded
+// Namespace operations on forwarded paths: access (and euidaccess, eaccess), unlink, mkdir,
+// chmod, rmdir, rename, symlink, link, readlink, truncate, remove, realpath (and
+// canonicalize_file_name). A rename or link across the forwarded
 // boundary is EXDEV.
 #include <stdio.h>
 #include <stdlib.h>
@@ -71,6 +72,12 @@ IORELAY_EXPORT char* __realpath_chk(const char* path, char* resolved, size_t res
   return RealpathForwarded(abs, resolved);
 }
 
+IORELAY_EXPORT char* canonicalize_file_name(const char* path) noexcept {
+  AbsPath abs;
+  if (!ForwardedPath(AT_FDCWD, path, &abs)) return REAL(canonicalize_file_name)(path);
+  return RealpathForwarded(abs, nullptr);
+}
+
 IORELAY_EXPORT int access(const char* path, int mode) noexcept {
   AbsPath abs;
   if (!ForwardedPath(AT_FDCWD, path, &abs)) return REAL(access)(path, mode);
@@ -81,6 +88,20 @@ IORELAY_EXPORT int faccessat(int dirfd, const char* path, int mode, int flags) n
   AbsPath abs;
   if (!ForwardedPath(dirfd, path, &abs)) return REAL(faccessat)(dirfd, path, mode, flags);
   if (flags & ~(AT_EACCESS | AT_SYMLINK_NOFOLLOW | AT_EMPTY_PATH)) return Fail(EINVAL);
+  return FromClient(iorelay_access(g_client, abs.c_str(), mode));
+}
+
+// The daemon checks access with its own credentials, so the real and effective IDs give one
+// answer.
+IORELAY_EXPORT int euidaccess(const char* path, int mode) noexcept {
+  AbsPath abs;
+  if (!ForwardedPath(AT_FDCWD, path, &abs)) return REAL(euidaccess)(path, mode);
+  return FromClient(iorelay_access(g_client, abs.c_str(), mode));
+}
+
+IORELAY_EXPORT int eaccess(const char* path, int mode) noexcept {
+  AbsPath abs;
+  if (!ForwardedPath(AT_FDCWD, path, &abs)) return REAL(eaccess)(path, mode);
   return FromClient(iorelay_access(g_client, abs.c_str(), mode));
 }
 

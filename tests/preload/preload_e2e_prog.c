@@ -346,6 +346,10 @@ static void TestNamespace(void) {
   CHECK(mkdir(F("d"), 0755) == 0);
   struct stat st;
   CHECK(stat(B("d"), &st) == 0 && S_ISDIR(st.st_mode));
+  CHECK(euidaccess(F("d"), W_OK) == 0 && eaccess(F("d/none"), F_OK) == -1 && errno == ENOENT);
+  char* canonical = canonicalize_file_name(F("d/../d"));
+  CHECK(canonical != NULL && strcmp(canonical, F("d")) == 0);
+  free(canonical);
   for (int i = 0; i < 3; ++i) {
     char name[32];
     snprintf(name, sizeof name, "d/f%d", i);
