@@ -5,6 +5,7 @@
 #include <aio.h>
 #include <dirent.h>
 #include <fcntl.h>
+#include <glob.h>
 #include <spawn.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -52,7 +53,8 @@
   X(fchmod) X(utimensat) X(futimens) X(utimes) X(lutimes) X(futimes) X(futimesat) X(utime)  \
   X(symlink) X(symlinkat) X(link) X(linkat) X(chdir) X(fchdir) X(getcwd) X(__getcwd_chk)     \
   X(get_current_dir_name) X(chown) X(lchown) X(fchownat) X(fchown)        \
-  X(euidaccess) X(eaccess) X(canonicalize_file_name)
+  X(euidaccess) X(eaccess) X(canonicalize_file_name) X(glob) X(glob64) X(scandir)        \
+  X(scandir64) X(scandirat)
 // clang-format on
 
 namespace iorelay::preload {

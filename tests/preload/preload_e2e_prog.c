@@ -6,6 +6,7 @@
 #include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
+#include <glob.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -370,6 +371,18 @@ static void TestNamespace(void) {
   if (d != NULL) rewinddir(d);
   CHECK(d != NULL && readdir(d) != NULL);
   CHECK(d != NULL && closedir(d) == 0);
+  /* glob and scandir walk with glibc's internal calls unless the interposer steps in. */
+  glob_t g;
+  CHECK(glob(F("d/f[12]"), 0, NULL, &g) == 0 && g.gl_pathc == 2 &&
+        strcmp(g.gl_pathv[1], F("d/f2")) == 0);
+  globfree(&g);
+  CHECK(glob(F("d/none*"), 0, NULL, &g) == GLOB_NOMATCH);
+  struct dirent** names = NULL;
+  int n = scandir(F("d"), &names, NULL, alphasort);
+  CHECK(n == 5 && strcmp(names[0]->d_name, ".") == 0 && strcmp(names[4]->d_name, "f2") == 0);
+  for (int i = 0; i < n; ++i) free(names[i]);
+  free(names);
+  CHECK(scandir(F("none"), &names, NULL, alphasort) == -1 && errno == ENOENT);
   CHECK(rename(F("d/f0"), F("d/g0")) == 0);
   CHECK(access(B("d/g0"), F_OK) == 0 && access(B("d/f0"), F_OK) != 0);
   CHECK(access(F("d/g0"), F_OK) == 0);
