@@ -393,3 +393,11 @@ def test_tar_extracts_into_a_forwarded_directory(daemon_factory: DaemonFactory, 
     assert (root / "sub").is_dir()
     by_op = query_stats(d.addresses()[0], d.credential_file)["total"]["by_op"]
     assert by_op.get("symlink") == 1 and by_op.get("link") == 1, by_op
+    # find, du and tar (gnulib's fts and savedir: directories opened without O_DIRECTORY, then
+    # fchdir and fdopendir) and rm -r walk the tree as they do a local one.
+    walk = run(["bash", "-c", f"cd {d.prefix} && find . | sort && du -s --apparent-size . "
+                "&& tar cf - . | tar tf - | sort && rm -r ./*"], d.env())  # fmt: skip
+    assert walk.returncode == 0, walk.stderr
+    names = sorted(["."] + [f"./{p.relative_to(src)}" for p in src.rglob("*")])
+    assert walk.stdout.splitlines()[: len(names)] == names
+    assert list(root.iterdir()) == []

@@ -99,6 +99,15 @@ int OpenForwarded(const char* abs_path, int flags, mode_t mode) {
       path_only = true;
       rc = 0;
     }
+    // Or it opened the directory (no O_DIRECTORY asked): a directory's descriptor is its path
+    // here, as with O_DIRECTORY, so that fchdir, fdopendir and *at() take it as one. The open's
+    // attributes answer the fstat without a round trip.
+    struct stat st;
+    if (rc == 0 && !path_only && iorelay_fstat(e->file, &st) == 0 && S_ISDIR(st.st_mode)) {
+      (void)iorelay_close(e->file);
+      e->file = nullptr;
+      path_only = true;
+    }
   }
   if (rc == 0 && path_only) {
     struct stat st;

@@ -584,6 +584,12 @@ static void TestWorkingDirectory(void) {
 
   int dfd = open(F("wd/sub"), O_RDONLY | O_DIRECTORY);
   CHECK(dfd >= 0 && fchdir(dfd) == 0 && SameCwd(F("wd/sub")) && close(dfd) == 0);
+  /* Opened without O_DIRECTORY (find and tar do), a directory's descriptor is still one. */
+  dfd = open(F("wd"), O_RDONLY);
+  CHECK(dfd >= 0 && read(dfd, buf, 1) == -1 && errno == EISDIR);
+  CHECK(fchdir(dfd) == 0 && SameCwd(F("wd")));
+  DIR* listing = fdopendir(dfd);
+  CHECK(listing != NULL && closedir(listing) == 0);
   CHECK(chdir(before) == 0 && SameCwd(before));
   CHECK(access("rel.dat", F_OK) == -1); /* relative to the real directory again */
   CHECK(unlink(F("wd/rel.dat")) == 0 && rmdir(F("wd/sub")) == 0 && rmdir(F("wd")) == 0);
