@@ -54,7 +54,7 @@
   X(symlink) X(symlinkat) X(link) X(linkat) X(chdir) X(fchdir) X(getcwd) X(__getcwd_chk)     \
   X(get_current_dir_name) X(chown) X(lchown) X(fchownat) X(fchown)        \
   X(euidaccess) X(eaccess) X(canonicalize_file_name) X(glob) X(glob64) X(scandir)        \
-  X(scandir64) X(scandirat)
+  X(scandir64) X(scandirat) X(mknod) X(mknodat) X(mkfifo) X(mkfifoat)
 // clang-format on
 
 namespace iorelay::preload {

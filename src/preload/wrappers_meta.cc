@@ -1,7 +1,6 @@
 // Namespace operations on forwarded paths: access (and euidaccess, eaccess), unlink, mkdir,
-// chmod, rmdir, rename, symlink, link, readlink, truncate, remove, realpath (and
-// canonicalize_file_name). A rename or link across the forwarded
-// boundary is EXDEV.
+// mknod (and mkfifo), chmod, rmdir, rename, symlink, link, readlink, truncate, remove, realpath
+// (and canonicalize_file_name). A rename or link across the forwarded boundary is EXDEV.
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -39,6 +38,19 @@ bool LinkAt(int olddir, const char* from, int newdir, const char* to, int flags,
                    : Fail(EXDEV);
   }
   return true;
+}
+
+// mknod of a forwarded path: a regular file is an exclusive create; anything else (a FIFO, a
+// device, a socket) is EPERM, as on a file system without them: the daemon serves regular files
+// and directories only.
+int MknodForwarded(const AbsPath& abs, mode_t mode) {
+  const mode_t type = mode & S_IFMT;
+  if (type != 0 && type != S_IFREG) return Fail(EPERM);
+  iorelay_file* f = nullptr;
+  int rc = iorelay_open(g_client, abs.c_str(), O_WRONLY | O_CREAT | O_EXCL,
+                        CreationMode(mode & 07777), &f);
+  if (rc < 0) return Fail(-rc);
+  return FromClient(iorelay_close(f));
 }
 
 // realpath of a forwarded path: the lexical normalisation (the daemon resolves
@@ -160,6 +172,30 @@ IORELAY_EXPORT int fchmodat(int dirfd, const char* path, mode_t mode, int flags)
   // EOPNOTSUPP, and so do we.
   if (flags != 0) return FromClient(flags == AT_SYMLINK_NOFOLLOW ? -EOPNOTSUPP : -EINVAL);
   return FromClient(iorelay_chmod(g_client, abs.c_str(), mode));
+}
+
+IORELAY_EXPORT int mknod(const char* path, mode_t mode, dev_t dev) noexcept {
+  AbsPath abs;
+  if (!ForwardedPath(AT_FDCWD, path, &abs)) return REAL(mknod)(path, mode, dev);
+  return MknodForwarded(abs, mode);
+}
+
+IORELAY_EXPORT int mknodat(int dirfd, const char* path, mode_t mode, dev_t dev) noexcept {
+  AbsPath abs;
+  if (!ForwardedPath(dirfd, path, &abs)) return REAL(mknodat)(dirfd, path, mode, dev);
+  return MknodForwarded(abs, mode);
+}
+
+IORELAY_EXPORT int mkfifo(const char* path, mode_t mode) noexcept {
+  AbsPath abs;
+  if (!ForwardedPath(AT_FDCWD, path, &abs)) return REAL(mkfifo)(path, mode);
+  return MknodForwarded(abs, S_IFIFO | mode);
+}
+
+IORELAY_EXPORT int mkfifoat(int dirfd, const char* path, mode_t mode) noexcept {
+  AbsPath abs;
+  if (!ForwardedPath(dirfd, path, &abs)) return REAL(mkfifoat)(dirfd, path, mode);
+  return MknodForwarded(abs, S_IFIFO | mode);
 }
 
 IORELAY_EXPORT int rmdir(const char* path) noexcept {

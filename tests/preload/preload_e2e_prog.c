@@ -109,8 +109,8 @@ static void TestPlaceholderFindsNothing(void) {
   CHECK(dfd >= 0);
   char name[64];
   snprintf(name, sizeof name, "iorelay-e2e-probe-%d", (int)getpid());
-  CHECK(mknodat(dfd, name, S_IFREG | 0600, 0) == -1 && errno == ENOENT);
-  CHECK(mkfifoat(dfd, name, 0600) == -1 && errno == ENOENT);
+  CHECK(syscall(SYS_mknodat, dfd, name, S_IFREG | 0600, 0) == -1 && errno == ENOENT);
+  CHECK(syscall(SYS_symlinkat, "target", dfd, name) == -1 && errno == ENOENT);
   char root_path[96];
   snprintf(root_path, sizeof root_path, "/%s", name);
   CHECK(access(root_path, F_OK) == -1);
@@ -567,7 +567,11 @@ static void TestWorkingDirectory(void) {
   CHECK(getcwd(buf, 3) == NULL && errno == ERANGE);
   CHECK(chdir("rel.dat") == -1 && errno == ENOTDIR);
   CHECK(chdir("missing") == -1 && errno == ENOENT);
-  CHECK(mknod("probe", S_IFREG | 0600, 0) == -1 && errno == ENOENT); /* not wrapped */
+  CHECK(syscall(SYS_mknodat, AT_FDCWD, "probe", S_IFREG | 0600, 0) == -1 && errno == ENOENT);
+  CHECK(mknod("node", S_IFREG | 0600, 0) == 0 && stat(B("wd/node"), &st) == 0 &&
+        S_ISREG(st.st_mode) && (st.st_mode & 0777) == 0600);
+  CHECK(mknod("node", S_IFREG | 0600, 0) == -1 && errno == EEXIST && unlink("node") == 0);
+  CHECK(mkfifo("fifo", 0600) == -1 && errno == EPERM && access(B("wd/fifo"), F_OK) == -1);
 
   pid_t pid = fork();
   if (pid == 0) _exit(SameCwd(F("wd")) && access("rel.dat", F_OK) == 0 ? 0 : 1);
