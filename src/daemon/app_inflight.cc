@@ -20,6 +20,14 @@ void AppInflight::Sub(uint64_t n) {
   for (const auto& wake : wakes) wake();  // (outside the lock: a wake takes the loop's lock)
 }
 
+bool AppInflight::AddUnlessOver(uint64_t n, uint64_t limit) {
+  uint64_t bytes = bytes_.load();
+  while (bytes <= limit) {
+    if (bytes_.compare_exchange_weak(bytes, bytes + n)) return true;
+  }
+  return false;
+}
+
 void AppInflight::Park(const void* key, uint64_t limit, std::function<void()> wake) {
   std::lock_guard<std::mutex> lock(mu_);
   limit_.store(limit);

@@ -15,6 +15,10 @@ namespace iorelay::daemon {
 class AppInflight {
  public:
   void Add(uint64_t n) { bytes_.fetch_add(n); }
+  // Adds `n` if the bytes are at or below `limit` (not over it: the rule by which a paused
+  // connection resumes), at once, so that connections of several event loops reserving together
+  // pass the limit by one of them at most. False, and nothing added, otherwise.
+  bool AddUnlessOver(uint64_t n, uint64_t limit);
   // Any thread. Wakes (and forgets) every parked connection when the bytes are at or below the
   // limit they were parked with.
   void Sub(uint64_t n);

@@ -2,7 +2,9 @@
 // land in them, so O_DIRECT works and the hot path does not allocate.
 #pragma once
 
+#include <atomic>
 #include <cstddef>
+#include <cstdint>
 #include <cstdlib>
 #include <memory>
 #include <mutex>
@@ -55,6 +57,25 @@ class Buffer {
   char* data_ = nullptr;
   size_t capacity_ = 0;
   std::unique_ptr<BufferLease> lease_;
+};
+
+// Bytes of buffers that some holders keep, now and at most since the start (a statistic: the
+// frame readers' buffers of data still arriving). Thread-safe.
+class ByteGauge {
+ public:
+  void Add(uint64_t n) {
+    const uint64_t now = now_.fetch_add(n, std::memory_order_relaxed) + n;
+    uint64_t peak = peak_.load(std::memory_order_relaxed);
+    while (now > peak && !peak_.compare_exchange_weak(peak, now, std::memory_order_relaxed)) {
+    }
+  }
+  void Sub(uint64_t n) { now_.fetch_sub(n, std::memory_order_relaxed); }
+  uint64_t now() const { return now_.load(std::memory_order_relaxed); }
+  uint64_t peak() const { return peak_.load(std::memory_order_relaxed); }
+
+ private:
+  std::atomic<uint64_t> now_{0};
+  std::atomic<uint64_t> peak_{0};
 };
 
 // Thread-safe. Keeps a few free buffers per power-of-two size up to 1 MiB.

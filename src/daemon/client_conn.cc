@@ -304,8 +304,24 @@ uint64_t ClientConn::app_inflight_bytes() const {
 }
 
 void ClientConn::Charge(uint64_t n) {
+  // (Charged on the event loop, as reservations are: the frame's reservation is its own.)
+  const uint64_t taken = std::min(n, reserved_bytes());
   charged_bytes_.fetch_add(n, std::memory_order_relaxed);
-  session->stats()->inflight.Add(n);
+  reserved_bytes_.fetch_sub(taken, std::memory_order_relaxed);
+  if (n > taken) session->stats()->inflight.Add(n - taken);
+}
+
+bool ClientConn::Reserve(uint64_t n, uint64_t app_limit) {
+  if (!session->stats()->inflight.AddUnlessOver(n, app_limit)) return false;
+  reserved_bytes_.fetch_add(n, std::memory_order_relaxed);
+  return true;
+}
+
+void ClientConn::ReleaseReservation() {
+  const uint64_t n = reserved_bytes_.exchange(0, std::memory_order_relaxed);
+  if (n == 0) return;
+  session->stats()->inflight.Sub(n);  // (wakes the application's paused connections)
+  MaybeWake();
 }
 
 void ClientConn::Uncharge(uint64_t n) {

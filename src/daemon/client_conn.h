@@ -91,14 +91,29 @@ class ClientConn {
   void RestartSendWindow(int64_t now_ns);
 
   // Back-pressure: bytes of data requests admitted and not yet answered (reads: the length
-  // asked; writes: the data received; at least 4 KiB a request), plus queued_bytes(). The admitted
-  // bytes count for the session's application too (app_inflight_bytes()).
+  // asked; writes: the data received; at least 4 KiB a request), plus the data reserved for the
+  // write frame being received (Reserve), plus queued_bytes(). The admitted and reserved bytes
+  // count for the session's application too (app_inflight_bytes()).
+  //
+  // Charge takes over the reservation, if any: the request of the frame whose data was reserved
+  // is counted once (its charge, at least its data, is never below the reservation).
   void Charge(uint64_t n);
   void Uncharge(uint64_t n);
+  // Event loop side, authenticated: reserves `n` bytes for the data of the frame whose header was
+  // just read, before any of that data is, when the application's bytes are at or below
+  // `app_limit` (the rule by which a connection is read at all: so a frame larger than the
+  // limit still passes, when the rest of the application's requests are answered). False, and
+  // nothing reserved, when they are over it.
+  bool Reserve(uint64_t n, uint64_t app_limit);
+  // Event loop side: gives back what is still reserved (the connection closed inside the frame,
+  // or its request was refused before being admitted); wakes the connections it unblocks.
+  void ReleaseReservation();
+  uint64_t reserved_bytes() const { return reserved_bytes_.load(std::memory_order_relaxed); }
   uint64_t held_bytes() const {
-    return charged_bytes_.load(std::memory_order_relaxed) + queued_bytes();
+    return charged_bytes_.load(std::memory_order_relaxed) + reserved_bytes() + queued_bytes();
   }
-  // The admitted bytes of every connection of this connection's application (0 before auth).
+  // The admitted and reserved bytes of every connection of this connection's application (0
+  // before auth).
   uint64_t app_inflight_bytes() const;
   // Set by the event loop while it does not read this connection (held_bytes() over the limit);
   // `wake` is called (any thread) when held bytes fall and reading may resume.
@@ -157,6 +172,7 @@ class ClientConn {
   uint64_t window_sent_ = 0;     // guarded by out_mu_
   std::atomic<uint64_t> queued_bytes_{0};
   std::atomic<uint64_t> charged_bytes_{0};
+  std::atomic<uint64_t> reserved_bytes_{0};  // written by the event loop only
   std::atomic<bool> closed_{false};
   std::atomic<bool> paused_{false};
   bool write_armed_ = false;             // guarded by out_mu_

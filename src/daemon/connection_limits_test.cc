@@ -1,13 +1,15 @@
 // Regression tests for issue 12: no client can stall iorelayd. Clients that do not read their
 // replies are closed by the slow-reader rule and stall nobody else; --max-connections refuses;
-// the handshake deadline counts from accept; half-sent frames cost what arrived; idle
-// connections add no threads; back-pressure pauses and resumes; shutdown has a deadline.
+// the handshake deadline counts from accept; half-sent frames cost what arrived, and a write's
+// data is reserved against the in-flight limits before it is read; idle connections add no
+// threads; back-pressure pauses and resumes; shutdown has a deadline.
 #include <fcntl.h>
 #include <gtest/gtest.h>
 #include <sys/resource.h>
 #include <sys/socket.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <chrono>
 #include <fstream>
 #include <memory>
@@ -49,6 +51,9 @@ class ConnectionLimitsTest : public ::testing::Test, protected testing::DaemonHa
     return c;
   }
   uint64_t Counter(const std::string& name) { return daemon_->StatsJson()[name].get<uint64_t>(); }
+  uint64_t AppInflight(const std::string& app) {
+    return daemon_->StatsJson()["apps"][app]["inflight_bytes"].get<uint64_t>();
+  }
   // Polls `name` until it reaches `want`; false after `timeout_ms`.
   bool WaitCounter(const std::string& name, uint64_t want, int timeout_ms) {
     return WaitFor(name, timeout_ms, [want](uint64_t v) { return v == want; });
@@ -487,6 +492,148 @@ TEST_F(ConnectionLimitsTest, AppInflightLimitPausesThatApplicationOnly) {
     std::this_thread::sleep_for(std::chrono::milliseconds(5));
   }
   EXPECT_EQ(daemon_->StatsJson()["apps"]["appA"]["inflight_bytes"], 0u);
+}
+
+// The red team's reproducer, scaled down: connections of one application each send most of a
+// large write and stall. Only what the application's budget allows is read (one frame past the
+// budget at most, the rule a connection is read by); the others wait at their frames' headers,
+// their bytes in their sockets. Another application is served meanwhile, and once the stalled
+// connections close their reservations are given back: a new client of the first application
+// gets its write served. (Before, every connection's frame was read: 8 x 14 MiB here.)
+TEST_F(ConnectionLimitsTest, StalledWriteFramesOfOneAppHoldItsBudgetNotAFrameEach) {
+  constexpr uint64_t kBudget = 16 << 20;
+  constexpr uint32_t kFrameData = 16 << 20;
+  constexpr size_t kSent = 14 << 20;
+  constexpr int kStalled = 8;
+  Config c = Base();
+  c.max_app_inflight_bytes = kBudget;
+  c.send_window_ms = 600'000;  // (the slow-sender rule out of the way: the stall is the test's)
+  Start(c);
+  std::vector<std::unique_ptr<RawClient>> stalled;
+  std::vector<int64_t> handles;
+  for (int i = 0; i < kStalled; ++i) {
+    stalled.push_back(Admitted(secret_a_));
+    handles.push_back(Open(*stalled.back(), "/data/w" + std::to_string(i), O_RDWR | O_CREAT));
+    ASSERT_GT(handles.back(), 0);
+  }
+  // Each sends from its own thread: the send blocks where the daemon does not read.
+  const std::vector<uint8_t> frame = PwriteFrame(1, 7, kFrameData, kSent, 'x');
+  std::vector<std::thread> senders;
+  for (int i = 0; i < kStalled; ++i) {
+    senders.emplace_back([&, i] {
+      std::vector<uint8_t> mine = frame;
+      const std::vector<uint8_t> fields =
+          proto::EncodeFields(proto::PwriteRequest{static_cast<uint64_t>(handles[i]), 0});
+      std::copy(fields.begin(), fields.end(), mine.begin() + proto::kHeaderBytes);
+      stalled[i]->SendBytes(mine.data(), mine.size());  // (fails once shut down below)
+    });
+  }
+  // Two frames reserved (the first at 0 bytes, the second at the budget), six paused.
+  ASSERT_TRUE(WaitAtLeast("connections_paused_app_inflight_limit", kStalled - 2, 60'000));
+  ASSERT_TRUE(WaitCounter("connections_receiving_bytes", 2 * uint64_t{kFrameData}, 60'000))
+      << Counter("connections_receiving_bytes");
+  std::this_thread::sleep_for(std::chrono::milliseconds(200));  // (nothing more is read)
+  EXPECT_EQ(Counter("connections_receiving_bytes"), 2 * uint64_t{kFrameData});
+  EXPECT_EQ(daemon_->StatsJson()["apps"]["appA"]["paused_connections"], kStalled - 2);
+  EXPECT_LE(AppInflight("appA"), kBudget + kFrameData);
+  // The peak counts a buffer and the one it grows into together while the data is copied (half
+  // as much again, at most, with both frames growing at once on the two loops).
+  EXPECT_LE(Counter("connections_receiving_bytes_peak"), (kBudget + kFrameData) * 3 / 2);
+  EXPECT_EQ(Counter("connections_open"), static_cast<uint64_t>(kStalled));
+  // Another application is served, a write of its own included.
+  auto other = Admitted(secret_b_);
+  const int64_t g = Open(*other, "/data/other", O_RDWR | O_CREAT);
+  ASSERT_GT(g, 0);
+  const std::vector<uint8_t> write = PwriteFrame(g, 9, 4 << 20, 4 << 20, 'y');
+  ASSERT_TRUE(other->SendBytes(write.data(), write.size()));
+  Frame f;
+  ASSERT_TRUE(other->ReadFrame(&f, 60'000));
+  EXPECT_EQ(f.header.id, 9u);
+  EXPECT_EQ(f.header.status, 0);
+  // The stalled ones leave: their reservations (and the paused ones' turns) end with them.
+  for (auto& s : stalled) ::shutdown(s->fd(), SHUT_RDWR);
+  for (auto& t : senders) t.join();
+  stalled.clear();
+  ASSERT_TRUE(WaitCounter("connections_open", 1, 60'000)) << daemon_->StatsJson().dump();
+  EXPECT_EQ(AppInflight("appA"), 0u);
+  EXPECT_EQ(Counter("connections_receiving_bytes"), 0u);
+  auto again = Admitted(secret_a_);
+  const int64_t h = Open(*again, "/data/again", O_RDWR | O_CREAT);
+  ASSERT_GT(h, 0);
+  const std::vector<uint8_t> whole = PwriteFrame(h, 10, kFrameData, kFrameData, 'z');
+  ASSERT_TRUE(again->SendBytes(whole.data(), whole.size()));
+  ASSERT_TRUE(again->ReadFrame(&f, 60'000));
+  EXPECT_EQ(f.header.id, 10u);
+  EXPECT_EQ(f.header.status, 0);
+  proto::CountReply count;
+  ASSERT_TRUE(proto::DecodeFields(f.payload, &count).ok());
+  EXPECT_EQ(count.count, kFrameData);
+}
+
+// A write larger than the application's whole budget is still served when nothing else of the
+// application is in flight (the budget is passed by one frame, as by one request), and so is
+// the next one, once the first is answered.
+TEST_F(ConnectionLimitsTest, AWriteLargerThanTheAppBudgetIsServedAlone) {
+  Config c = Base();
+  c.max_app_inflight_bytes = 1 << 20;
+  c.max_inflight_bytes = 1 << 20;
+  Start(c);
+  auto conn = Admitted(secret_a_);
+  const int64_t h = Open(*conn, "/data/big", O_RDWR | O_CREAT);
+  ASSERT_GT(h, 0);
+  for (uint32_t id = 1; id <= 2; ++id) {
+    const std::vector<uint8_t> frame = PwriteFrame(h, id, 8 << 20, 8 << 20, 'b');
+    ASSERT_TRUE(conn->SendBytes(frame.data(), frame.size()));
+  }
+  for (uint32_t id = 1; id <= 2; ++id) {
+    Frame f;
+    ASSERT_TRUE(conn->ReadFrame(&f, 60'000)) << "reply " << id;
+    EXPECT_EQ(f.header.id, id);
+    EXPECT_EQ(f.header.status, 0);
+    proto::CountReply count;
+    ASSERT_TRUE(proto::DecodeFields(f.payload, &count).ok());
+    EXPECT_EQ(count.count, 8u << 20);
+  }
+  const auto end = Clock::now() + std::chrono::seconds(60);
+  while (AppInflight("appA") != 0 && Clock::now() < end) {
+    std::this_thread::sleep_for(std::chrono::milliseconds(5));
+  }
+  EXPECT_EQ(AppInflight("appA"), 0u);
+}
+
+// A reserved frame whose sender stalls is still closed by the slow-sender rule, which gives its
+// reservation back; a connection paused at its frame's header meanwhile is held by the daemon,
+// not slow, so it is not closed, and its write is served once the budget is free.
+TEST_F(ConnectionLimitsTest, AStalledReservedFrameIsClosedAndFreesItsBudget) {
+  Config c = Base();
+  c.max_app_inflight_bytes = 1 << 20;
+  c.min_send_rate = 1 << 20;
+  c.send_window_ms = 500;
+  Start(c);
+  auto stalled = Admitted(secret_a_);
+  auto waiting = Admitted(secret_a_);
+  const int64_t h = Open(*stalled, "/data/s", O_RDWR | O_CREAT);
+  const int64_t g = Open(*waiting, "/data/t", O_RDWR | O_CREAT);
+  ASSERT_GT(h, 0);
+  ASSERT_GT(g, 0);
+  const std::vector<uint8_t> half = PwriteFrame(h, 1, 8 << 20, 1 << 20, 's');  // then nothing
+  ASSERT_TRUE(stalled->SendBytes(half.data(), half.size()));
+  const auto end = Clock::now() + std::chrono::seconds(60);
+  while (AppInflight("appA") != 8u << 20 && Clock::now() < end) {
+    std::this_thread::sleep_for(std::chrono::milliseconds(5));
+  }
+  ASSERT_EQ(AppInflight("appA"), 8u << 20);  // reserved, though over the budget
+  const std::vector<uint8_t> whole = PwriteFrame(g, 2, 8 << 20, 8 << 20, 'w');
+  std::thread sender([&] { EXPECT_TRUE(waiting->SendBytes(whole.data(), whole.size())); });
+  ASSERT_TRUE(WaitAtLeast("connections_paused_app_inflight_limit", 1, 60'000));
+  ASSERT_TRUE(WaitCounter("connections_closed_slow_sender", 1, 60'000));
+  EXPECT_TRUE(stalled->WaitClosed(60'000));
+  Frame f;
+  ASSERT_TRUE(waiting->ReadFrame(&f, 60'000));
+  sender.join();
+  EXPECT_EQ(f.header.id, 2u);
+  EXPECT_EQ(f.header.status, 0);
+  EXPECT_EQ(Counter("connections_closed_slow_sender"), 1u);
 }
 
 TEST_F(ConnectionLimitsTest, SlowMetadataHoldsOnlyItsOwnConnection) {

@@ -15,9 +15,30 @@ constexpr uint64_t kFirstDataChunk = 64 * 1024;
 // A write's data of at least this many bytes is taken in place from a connection that lends
 // (Connection::Borrow): copying it out would cost more than the ring room it holds meanwhile.
 constexpr uint64_t kBorrowMinBytes = kShmInPlaceMinBytes;
+
+// What a buffer counts for in the gauge: its capacity when the pool's (a lent one is not).
+uint64_t OwnedBytes(const Buffer& b) {
+  return b.data() != nullptr && !b.leased() ? b.capacity() : 0;
+}
 }  // namespace
 
-FrameReader::~FrameReader() { pool_->Put(std::move(data_)); }
+FrameReader::~FrameReader() { PutData(); }
+
+void FrameReader::PutData() {
+  if (gauge_ != nullptr) gauge_->Sub(OwnedBytes(data_));
+  pool_->Put(std::move(data_));
+}
+
+Buffer FrameReader::TakeData() {
+  if (gauge_ != nullptr) gauge_->Sub(OwnedBytes(data_));
+  return std::move(data_);
+}
+
+void FrameReader::AdmitTail() {
+  if (state_ != State::kAdmit) return;
+  admitted_ = true;
+  state_ = fields_want_ > 0 ? State::kFields : State::kData;
+}
 
 void FrameReader::Reset() {
   state_ = State::kHeader;
@@ -25,10 +46,11 @@ void FrameReader::Reset() {
   fields_.clear();
   if (fields_.capacity() > (1u << 20)) std::vector<uint8_t>().swap(fields_);
   fields_want_ = 0;
-  pool_->Put(std::move(data_));
+  PutData();
   data_len_ = 0;
   data_got_ = 0;
   tag_got_ = 0;
+  admitted_ = false;
   mac_.reset();
 }
 
@@ -73,7 +95,11 @@ bool FrameReader::DecodeHeaderBytes(bool authed) {
     fields_want_ = header_.length;
     data_len_ = 0;
   }
-  state_ = fields_want_ > 0 ? State::kFields : (data_len_ > 0 ? State::kData : AfterPayload());
+  if (hold_tails_ && data_len_ > 0) {
+    state_ = State::kAdmit;
+  } else {
+    state_ = fields_want_ > 0 ? State::kFields : (data_len_ > 0 ? State::kData : AfterPayload());
+  }
   return true;
 }
 
@@ -87,15 +113,16 @@ bool FrameReader::GrowData(uint64_t want) {
     error_ = "no memory for a write's data";
     return false;
   }
+  if (gauge_ != nullptr) gauge_->Add(OwnedBytes(bigger));  // (both held while copying)
   if (data_got_ > 0) std::memcpy(bigger.data(), data_.data(), data_got_);
-  pool_->Put(std::move(data_));
+  PutData();
   data_ = std::move(bigger);
   return true;
 }
 
 size_t FrameReader::Consume(const uint8_t* p, size_t n, bool authed) {
   size_t used = 0;
-  while (used < n && state_ != State::kDone) {
+  while (used < n && state_ != State::kDone && state_ != State::kAdmit) {
     if (state_ == State::kHeader) {
       size_t take = std::min(n - used, sizeof header_bytes_ - header_got_);
       std::memcpy(header_bytes_ + header_got_, p + used, take);
@@ -133,6 +160,7 @@ size_t FrameReader::Consume(const uint8_t* p, size_t n, bool authed) {
 FrameReader::Step FrameReader::Next(Connection* conn, bool authed, std::span<uint8_t> scratch) {
   if (state_ == State::kDone) Reset();
   for (;;) {
+    if (state_ == State::kAdmit) return Step::kTail;  // (the bytes after it wait in pending_)
     if (pending_pos_ < pending_.size()) {
       size_t used = Consume(pending_.data() + pending_pos_, pending_.size() - pending_pos_, authed);
       if (used == SIZE_MAX) return Step::kError;
@@ -151,7 +179,7 @@ FrameReader::Step FrameReader::Next(Connection* conn, bool authed, std::span<uin
     if (lends && state_ == State::kData && data_got_ == 0 && data_len_ >= kBorrowMinBytes) {
       Buffer lent = conn->Borrow(data_len_);
       if (lent.data() != nullptr) {
-        pool_->Put(std::move(data_));
+        PutData();
         data_ = std::move(lent);
         received_ += data_len_;
         data_got_ = data_len_;
@@ -177,10 +205,13 @@ FrameReader::Step FrameReader::Next(Connection* conn, bool authed, std::span<uin
       dst = reinterpret_cast<uint8_t*>(data_.data()) + data_got_;
       room = static_cast<size_t>(std::min<uint64_t>(data_.capacity(), data_len_) - data_got_);
     }
-    if (maybe_empty_) return Step::kAgain;
+    if (maybe_empty_ && !until_again_) return Step::kAgain;
     Result<size_t> got = conn->Recv(dst, room);
     if (!got.ok()) {
-      if (got.status().code() == EAGAIN || got.status().code() == EWOULDBLOCK) return Step::kAgain;
+      if (got.status().code() == EAGAIN || got.status().code() == EWOULDBLOCK) {
+        until_again_ = false;
+        return Step::kAgain;
+      }
       error_ = got.status().ToString();
       return Step::kError;
     }

@@ -1,7 +1,8 @@
 // Incremental reading of frames from a non-blocking Connection: the event loop feeds it
 // whatever has arrived; a frame's memory is taken only as its bytes arrive (fields grow, a
 // write's data buffer from the pool doubles as it fills), never sized from the header alone,
-// so a client announcing 64 MiB and sending 10 bytes costs 10 bytes.
+// so a client announcing 64 MiB and sending 10 bytes costs 10 bytes. With HoldTails, a write's
+// data is not read at all until the caller admits it (the event loop reserves its bytes first).
 #pragma once
 
 #include <cstdint>
@@ -32,6 +33,7 @@ class FrameReader {
 
   enum class Step {
     kFrame,  // a frame is complete: header(), fields(), TakeData()
+    kTail,   // (HoldTails) a frame's header announces data_len() bytes of data: AdmitTail()
     kAgain,  // nothing more to read now
     kEof,    // clean end of stream (between frames)
     kError,  // read error, end inside a frame, or a malformed header: error()
@@ -47,6 +49,25 @@ class FrameReader {
   // edge-triggered epoll, bytes arriving later bring a new event, so Next stops there
   // (kAgain) instead of paying for a receive that would only say EAGAIN.
   void NewTurn() { maybe_empty_ = false; }
+  // A short receive no longer means that the connection is empty: events of it came while the
+  // caller did not read it (paused, a handler of it running), or the client's end came with its
+  // last bytes, and no later event will tell of what sits behind what one receive takes. So
+  // from now on Next does not stop at a short receive, until a receive says EAGAIN (which
+  // re-arms the edge-triggered event) or the end.
+  void ReceiveUntilEmpty() { until_again_ = true; }
+
+  // From now on, a frame whose header announces data (a write's tail, data_len() > 0) stops
+  // there: Next returns kTail, and again on every call, reading nothing more of the connection,
+  // until AdmitTail(). Its fields and data are then read as usual. Frames without data, and
+  // frames before authentication, are not held.
+  void HoldTails() { hold_tails_ = true; }
+  void AdmitTail();
+  // The frame being read was admitted by AdmitTail and is not complete yet.
+  bool receiving_tail() const { return admitted_ && state_ != State::kDone; }
+  // From now on, the capacity of the pool buffers this reader holds for data still arriving is
+  // counted in `gauge` (not data lent in place by shared memory, which is the ring's memory;
+  // not a frame's data once taken). Called before the first Next; `gauge` outlives the reader.
+  void CountBuffersIn(ByteGauge* gauge) { gauge_ = gauge; }
 
   // From the next frame on, each frame's data is followed by its tag (common/frame_mac.h),
   // checked before the frame is returned: a frame that fails it is kError, and
@@ -59,7 +80,7 @@ class FrameReader {
   // The fields (all the payload, except a write's data).
   std::vector<uint8_t>& fields() { return fields_; }
   // A write's data (data_len() bytes; an empty buffer when none).
-  Buffer TakeData() { return std::move(data_); }
+  Buffer TakeData();
   uint64_t data_len() const { return data_len_; }
   const std::string& error() const { return error_; }
   // Bytes of the frame being read that have arrived (its header included).
@@ -73,8 +94,10 @@ class FrameReader {
   uint64_t received_bytes() const { return received_; }
 
  private:
-  enum class State { kHeader, kFields, kData, kTag, kDone };
-  // Takes bytes for the frame being read; returns how many it used (< n only once done).
+  // kAdmit: a header with data was read and the tail is held (HoldTails).
+  enum class State { kHeader, kAdmit, kFields, kData, kTag, kDone };
+  // Takes bytes for the frame being read; returns how many it used (< n only once done or
+  // held at a tail's header).
   size_t Consume(const uint8_t* p, size_t n, bool authed);
   bool DecodeHeaderBytes(bool authed);
   // Makes room for at least `want` more data bytes (doubling, up to data_len_).
@@ -86,6 +109,8 @@ class FrameReader {
   }
   bool CheckTag();
   void Reset();
+  // Gives data_ back to the pool (and takes it out of the gauge).
+  void PutData();
 
   BufferPool* pool_;
   const uint64_t max_data_;
@@ -102,12 +127,16 @@ class FrameReader {
   size_t pending_pos_ = 0;
   std::string error_;
   bool maybe_empty_ = false;
+  bool until_again_ = false;
   std::optional<FrameSealer> seal_;  // set once authenticated on a sealed connection
   std::optional<FrameMac> mac_;      // the frame being read, when sealed
   FrameTag tag_{};
   size_t tag_got_ = 0;
   bool integrity_failed_ = false;
   uint64_t received_ = 0;
+  bool hold_tails_ = false;
+  bool admitted_ = false;  // the frame being read was held and admitted
+  ByteGauge* gauge_ = nullptr;
 };
 
 }  // namespace iorelay::daemon

@@ -120,6 +120,56 @@ TEST(FrameReader, AnnouncedPayloadIsNotAllocatedBeforeItArrives) {
   EXPECT_EQ(in.error(), "connection closed inside a frame");
 }
 
+// With HoldTails, a write stops at its header, reading nothing more, until admitted; frames
+// without data pass. The gauge counts the data's buffer while the frame arrives, not after.
+TEST(FrameReader, HeldTailsAreReadOnlyOnceAdmitted) {
+  BufferPool pool;
+  ByteGauge gauge;
+  std::vector<uint8_t> scratch(64 * 1024);
+  std::vector<uint8_t> write = proto::EncodeFields(proto::PwriteRequest{1, 0});
+  write.resize(write.size() + 300'000, 'd');
+  std::vector<uint8_t> stream = Frame(Op::kPing, 1, {});
+  std::vector<uint8_t> w = Frame(Op::kPwrite, 2, write);
+  stream.insert(stream.end(), w.begin(), w.end());
+  std::vector<uint8_t> empty = Frame(Op::kPwrite, 3, proto::EncodeFields(proto::PwriteRequest{}));
+  stream.insert(stream.end(), empty.begin(), empty.end());
+  ScriptedConnection conn(stream, 4096);
+  FrameReader in(&pool);
+  in.HoldTails();
+  in.CountBuffersIn(&gauge);
+  ASSERT_EQ(in.Next(&conn, true, scratch), FrameReader::Step::kFrame);  // the ping
+  EXPECT_EQ(in.header().id, 1u);
+  ASSERT_EQ(in.Next(&conn, true, scratch), FrameReader::Step::kTail);
+  EXPECT_EQ(in.header().id, 2u);
+  EXPECT_EQ(in.data_len(), 300'000u);
+  EXPECT_FALSE(in.receiving_tail());
+  const uint64_t received = in.received_bytes();
+  for (int i = 0; i < 3; ++i) {
+    in.NewTurn();
+    EXPECT_EQ(in.Next(&conn, true, scratch), FrameReader::Step::kTail);
+  }
+  EXPECT_EQ(in.received_bytes(), received);  // nothing more taken from the connection
+  EXPECT_EQ(gauge.now(), 0u);
+  in.AdmitTail();
+  EXPECT_TRUE(in.receiving_tail());
+  FrameReader::Step s;
+  while ((s = in.Next(&conn, true, scratch)) == FrameReader::Step::kAgain) {
+    EXPECT_GT(gauge.now(), 0u);
+    in.NewTurn();
+  }
+  ASSERT_EQ(s, FrameReader::Step::kFrame) << in.error();
+  EXPECT_FALSE(in.receiving_tail());
+  EXPECT_GE(gauge.now(), 300'000u);
+  Buffer data = in.TakeData();
+  EXPECT_EQ(gauge.now(), 0u);
+  EXPECT_GE(gauge.peak(), 300'000u);
+  EXPECT_EQ(std::memcmp(data.data() + 299'999, "d", 1), 0);
+  pool.Put(std::move(data));
+  in.NewTurn();
+  ASSERT_EQ(in.Next(&conn, true, scratch), FrameReader::Step::kFrame);  // no data: not held
+  EXPECT_EQ(in.header().id, 3u);
+}
+
 TEST(FrameReader, BigFramesBeforeAuthenticationAreRefused) {
   BufferPool pool;
   std::vector<uint8_t> scratch(4096);

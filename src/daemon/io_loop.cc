@@ -162,6 +162,9 @@ void IoLoop::TakeInbox() {
     auto entry = std::make_unique<Entry>(std::move(conn), &core_.buffers, core_.config.max_io_bytes,
                                          accepted_ns);
     entry->poll_fd = fd;
+    // A write's data is read once its bytes are reserved (ReserveTail).
+    entry->reader.HoldTails();
+    entry->reader.CountBuffersIn(&core_.stats->conn.receiving_bytes);
     conns_.emplace(id, std::move(entry));
     if (draining_.load()) Close(id, "daemon stopping");
   }
@@ -258,40 +261,79 @@ IoLoop::InflightLimit IoLoop::OverLimit(const ClientConn& c) const {
   return InflightLimit::kNone;
 }
 
+void IoLoop::Pause(Entry& e, InflightLimit over) {
+  if (!e.paused) {
+    e.paused = true;
+    e.conn->SetPaused(true);
+    (over == InflightLimit::kConnection ? core_.stats->conn.paused_inflight_limit
+                                        : core_.stats->conn.paused_app_inflight_limit)
+        .fetch_add(1);
+  }
+  if (over == InflightLimit::kApplication) {
+    // A fall of the application's bytes on another connection wakes this one.
+    // (Weak: the wake may run on a worker just after the loop closed the connection.)
+    std::weak_ptr<ClientConn> weak = e.conn;
+    e.conn->session->stats()->inflight.Park(e.conn.get(), core_.config.max_app_inflight_bytes,
+                                            [weak] {
+                                              if (auto conn = weak.lock()) conn->MaybeWake();
+                                            });
+  }
+}
+
+void IoLoop::Resume(Entry& e) {
+  if (!e.paused) return;
+  e.paused = false;
+  e.conn->SetPaused(false);
+  if (e.conn->session != nullptr) e.conn->session->stats()->inflight.Unpark(e.conn.get());
+}
+
+IoLoop::InflightLimit IoLoop::TryReserve(Entry& e) {
+  ClientConn& c = *e.conn;
+  if (c.held_bytes() > core_.config.max_inflight_bytes) return InflightLimit::kConnection;
+  return c.Reserve(e.reader.data_len(), core_.config.max_app_inflight_bytes)
+             ? InflightLimit::kNone
+             : InflightLimit::kApplication;
+}
+
+bool IoLoop::ReserveTail(Entry& e) {
+  if (const InflightLimit over = TryReserve(e); over != InflightLimit::kNone) {
+    Pause(e, over);
+    // Tried again after publishing the pause: a fall in between would wake nobody (and the
+    // tick's look at a paused connection covers a change of limit in between).
+    if (TryReserve(e) != InflightLimit::kNone) return false;
+  }
+  Resume(e);
+  e.reader.AdmitTail();
+  return true;
+}
+
 void IoLoop::Read(uint64_t id, Entry& e) {
   if (e.read_eof || draining_.load()) return;
   e.reader.NewTurn();
   for (int frames = 0; frames < kFramesPerTurn; ++frames) {
-    if (const InflightLimit over = OverLimit(*e.conn); over != InflightLimit::kNone) {
-      if (!e.paused) {
-        e.paused = true;
-        e.conn->SetPaused(true);
-        (over == InflightLimit::kConnection ? core_.stats->conn.paused_inflight_limit
-                                            : core_.stats->conn.paused_app_inflight_limit)
-            .fetch_add(1);
+    // A write whose data is reserved is read to its end without looking at the limits again:
+    // paused there, it would hold its reservation while it waits for others' bytes to fall, and
+    // two such connections would wait for each other.
+    if (!e.reader.receiving_tail()) {
+      // Left of the last frame's reservation once it was handled (its request, admitted, took it
+      // over; refused, it leaves it): given back. (While a piped write's bytes are still being
+      // taken, its request is not admitted yet: HandlerDone brings the loop back here.)
+      if (!e.conn->handler_busy.load(std::memory_order_acquire)) e.conn->ReleaseReservation();
+      if (const InflightLimit over = OverLimit(*e.conn); over != InflightLimit::kNone) {
+        Pause(e, over);
+        // Checked again after publishing the pause: a fall in between would wake nobody.
+        if (OverLimit(*e.conn) != InflightLimit::kNone) return e.reader.ReceiveUntilEmpty();
       }
-      if (over == InflightLimit::kApplication) {
-        // A fall of the application's bytes on another connection wakes this one.
-        // (Weak: the wake may run on a worker just after the loop closed the connection.)
-        std::weak_ptr<ClientConn> weak = e.conn;
-        e.conn->session->stats()->inflight.Park(e.conn.get(), core_.config.max_app_inflight_bytes,
-                                                [weak] {
-                                                  if (auto conn = weak.lock()) conn->MaybeWake();
-                                                });
-      }
-      // Checked again after publishing the pause: a fall in between would wake nobody.
-      if (OverLimit(*e.conn) != InflightLimit::kNone) return;
-    }
-    if (e.paused) {
-      e.paused = false;
-      e.conn->SetPaused(false);
-      if (e.conn->session != nullptr) e.conn->session->stats()->inflight.Unpark(e.conn.get());
+      Resume(e);
     }
     // A metadata request of it is running on the handler pool: the next one waits (woken by
     // HandlerDone).
-    if (e.conn->handler_busy.load(std::memory_order_acquire)) return;
+    if (e.conn->handler_busy.load(std::memory_order_acquire)) return e.reader.ReceiveUntilEmpty();
     const bool authed = e.conn->session != nullptr;
     switch (e.reader.Next(e.conn->transport(), authed, scratch_)) {
+      case FrameReader::Step::kTail:
+        if (!ReserveTail(e)) return e.reader.ReceiveUntilEmpty();  // (woken when the bytes fall)
+        break;
       case FrameReader::Step::kAgain:
         if (e.conn->transport()->Polling()) again_.push_back(id);
         return;
@@ -374,6 +416,7 @@ void IoLoop::Close(uint64_t id, const std::string& why) {
   e->conn->SetPaused(false);
   if (e->conn->session != nullptr) {
     e->conn->session->stats()->inflight.Unpark(e->conn.get());
+    e->conn->ReleaseReservation();  // (a frame it was inside of; its request never came)
   } else {
     core_.stats->conn.handshaking.fetch_sub(1);
   }
@@ -512,6 +555,10 @@ void IoLoop::Run() {
       } else if ((id & kAuxBit) != 0) {
         AuxEvent(id & ~kAuxBit);
       } else {
+        if ((events[i].events & (EPOLLRDHUP | EPOLLHUP)) != 0) {
+          // The client's end, perhaps in the same event as its last bytes: read up to it.
+          if (auto it = conns_.find(id); it != conns_.end()) it->second->reader.ReceiveUntilEmpty();
+        }
         Service(id);
       }
     }

@@ -58,7 +58,9 @@ class IoLoop {
     FrameReader reader;
     HandshakeState hs;
     int64_t accepted_ns;
-    bool paused = false;    // not read: over --max-inflight-bytes or --max-app-inflight-bytes
+    // Not read: over --max-inflight-bytes or --max-app-inflight-bytes (between frames, or with
+    // a write's header read and its data not reserved).
+    bool paused = false;
     bool read_eof = false;  // the client finished sending; closed once answered
     bool ended = false;     // EndConnection done
     int poll_fd = -1;       // the transport's PollFd as registered
@@ -85,6 +87,14 @@ class IoLoop {
   // Which in-flight limit, if any, keeps `c` from being read.
   enum class InflightLimit { kNone, kConnection, kApplication };
   InflightLimit OverLimit(const ClientConn& c) const;
+  // Stops reading `e` for `over` (counted once a pause); over the application's limit, parks it
+  // with the application, whose falling bytes wake it. The caller checks again afterwards.
+  void Pause(Entry& e, InflightLimit over);
+  void Resume(Entry& e);
+  // The frame held at its header (FrameReader::kTail): reserves its data against both limits
+  // and admits it; false when it does not fit (`e` is then paused until it may).
+  bool ReserveTail(Entry& e);
+  InflightLimit TryReserve(Entry& e);
   // The connection's transport changed (moved to shared memory): register its descriptors.
   void Reregister(uint64_t id, Entry& e);
   // The transport's second descriptor fired (a shared-memory client's socket).

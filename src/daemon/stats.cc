@@ -156,6 +156,7 @@ nlohmann::json Stats::ToJson() const {
     data.Add(*a);
     data.Render(&apps[a->name]);
     apps[a->name]["inflight_bytes"] = a->inflight.bytes();
+    apps[a->name]["paused_connections"] = a->inflight.parked();
     total_data.Add(*a);
   }
   nlohmann::json total_json = Render(total, total_read, total_written);
@@ -204,6 +205,8 @@ nlohmann::json Stats::ToJson() const {
   j["connections_closed_slow_sender"] = conn.closed_slow_sender.load();
   j["connections_paused_inflight_limit"] = conn.paused_inflight_limit.load();
   j["connections_paused_app_inflight_limit"] = conn.paused_app_inflight_limit.load();
+  j["connections_receiving_bytes"] = conn.receiving_bytes.now();
+  j["connections_receiving_bytes_peak"] = conn.receiving_bytes.peak();
   j["connections_closed_protocol_error"] = conn.closed_protocol_error.load();
   j["connections_closed_pipe_stalled"] = conn.closed_pipe_stalled.load();
   j["connections_closed_integrity_check"] = conn.closed_integrity_check.load();

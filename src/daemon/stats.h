@@ -12,6 +12,7 @@
 #include <vector>
 
 #include "daemon/app_inflight.h"
+#include "daemon/buffer_pool.h"
 #include "proto/messages.h"
 
 namespace iorelay::daemon {
@@ -81,12 +82,14 @@ struct ConnCounters {
   std::atomic<uint64_t> closed_slow_sender{0};         // the same, for a frame begun
   std::atomic<uint64_t> paused_inflight_limit{0};      // --max-inflight-bytes reached
   std::atomic<uint64_t> paused_app_inflight_limit{0};  // --max-app-inflight-bytes reached
-  std::atomic<uint64_t> closed_protocol_error{0};      // malformed frame, failed handshake
-  std::atomic<uint64_t> closed_pipe_stalled{0};        // kept its pipe locked past a move's wait
-  std::atomic<uint64_t> closed_integrity_check{0};     // a sealed frame's tag did not match
-  std::atomic<uint64_t> closed_at_shutdown{0};         // still busy at --shutdown-timeout-ms
-  std::atomic<uint64_t> fenced_writes{0};        // queued writes dropped: their client was gone
-  std::atomic<uint64_t> shm_attached{0};         // connections moved to shared memory
+  // The frame readers' buffers of write data still arriving (reserved before they are read).
+  ByteGauge receiving_bytes;
+  std::atomic<uint64_t> closed_protocol_error{0};   // malformed frame, failed handshake
+  std::atomic<uint64_t> closed_pipe_stalled{0};     // kept its pipe locked past a move's wait
+  std::atomic<uint64_t> closed_integrity_check{0};  // a sealed frame's tag did not match
+  std::atomic<uint64_t> closed_at_shutdown{0};      // still busy at --shutdown-timeout-ms
+  std::atomic<uint64_t> fenced_writes{0};           // queued writes dropped: their client was gone
+  std::atomic<uint64_t> shm_attached{0};            // connections moved to shared memory
   std::atomic<uint64_t> shm_refused{0};          // attach refused (off, namespace, not Unix, busy)
   std::atomic<uint64_t> shm_open{0};             // shared-memory connections whose rings are mapped
   std::atomic<uint64_t> shm_writes_in_place{0};  // writes served from the ring (no copy)
@@ -118,9 +121,12 @@ class Stats {
   // bytes_written, queue_time_ns, service_time_ns, "by_family", dispatches,
   // mean_requests_per_dispatch (the application's data requests per dispatch that carried any of
   // them) and data-request queue/service p50/p99 (ns, as log2 bucket upper bounds); files with
-  // requests, bytes, dispatches and mean_requests_per_dispatch. The total also has "by_op":
+  // requests, bytes, dispatches and mean_requests_per_dispatch. Apps also have inflight_bytes
+  // and paused_connections (now: its connections not read for --max-app-inflight-bytes, their
+  // bytes waiting in their sockets). The total also has "by_op":
   // requests received per op name. Plus the ConnCounters as top-level scalars named connections_*,
-  // e.g. connections_closed_slow_reader.
+  // e.g. connections_closed_slow_reader (receiving_bytes as connections_receiving_bytes, now,
+  // and connections_receiving_bytes_peak).
   nlohmann::json ToJson() const;
 
   ConnCounters conn;
