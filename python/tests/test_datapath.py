@@ -401,3 +401,19 @@ def test_tar_extracts_into_a_forwarded_directory(daemon_factory: DaemonFactory, 
     names = sorted(["."] + [f"./{p.relative_to(src)}" for p in src.rglob("*")])
     assert walk.stdout.splitlines()[: len(names)] == names
     assert list(root.iterdir()) == []
+
+
+def test_relative_paths_that_leave_a_forwarded_directory(daemon_factory: DaemonFactory):
+    """From a forwarded working directory, `..` out of the prefix is taken lexically against it
+    (the kernel's working directory is a removed directory elsewhere, whose `..` is not the
+    prefix's parent)."""
+    d = daemon_factory(1)
+    (d.root_dir / "job").mkdir()
+    outside = d.root_dir.parent  # the prefix's parent, a real directory
+    script = (f"cd {d.prefix}/job && echo out > ../../marker && ls ../.. && "
+              "mkdir ../../made && stat -c %F ../../made && mv ../../made ../../moved")  # fmt: skip
+    result = run(["bash", "-c", script], d.env())
+    assert result.returncode == 0, result.stderr
+    assert (outside / "marker").read_text() == "out\n"
+    assert "marker" in result.stdout.split() and "directory" in result.stdout
+    assert (outside / "moved").is_dir() and not (outside / "made").exists()

@@ -43,6 +43,20 @@ Status Check(int rc, const char* what) { return rc == 0 ? Status::Ok() : Status:
 // futimens, linkat without a capability) reach the inode through it.
 std::string ProcFdPath(int fd) { return "/proc/self/fd/" + std::to_string(fd); }
 
+// A new name given with a trailing slash ("name/"), which Linux's symlink and link refuse: EEXIST
+// when the name exists (of whatever type), else ENOENT. Ok when there is no trailing slash.
+Status RefuseSlashedNewName(int root_fd, std::string rel) {
+  if (rel.empty() || rel.back() != '/') return Status::Ok();
+  while (!rel.empty() && rel.back() == '/') rel.pop_back();
+  Result<ParentRef> parent = OpenParentBeneath(root_fd, rel);
+  if (!parent.ok()) return parent.status();
+  FdGuard guard(parent->fd);
+  struct stat st;
+  const bool exists = parent->is_self ||
+                      ::fstatat(guard.get(), parent->name.c_str(), &st, AT_SYMLINK_NOFOLLOW) == 0;
+  return Status::FromErrno(exists ? EEXIST : ENOENT, "new name ends with /");
+}
+
 // A client's create gets the mode the client sent: the client applied its own mask (the
 // interposer its application's umask), so the daemon's must not apply again. The thread that
 // creates unshares its file-system attributes once (CLONE_FS: umask, cwd and root, which the
@@ -325,6 +339,7 @@ Status PosixBackend::Utimens(int root_fd, const std::string& rel, const struct t
 }
 
 Status PosixBackend::Symlink(const std::string& target, int root_fd, const std::string& rel) {
+  IORELAY_RETURN_IF_ERROR(RefuseSlashedNewName(root_fd, rel));
   Result<ParentRef> parent = OpenParentBeneath(root_fd, rel);
   if (!parent.ok()) return parent.status();
   FdGuard guard(parent->fd);
@@ -334,6 +349,7 @@ Status PosixBackend::Symlink(const std::string& target, int root_fd, const std::
 
 Status PosixBackend::Link(int from_root_fd, const std::string& from, int to_root_fd,
                           const std::string& to, bool follow) {
+  IORELAY_RETURN_IF_ERROR(RefuseSlashedNewName(to_root_fd, to));
   Result<ParentRef> dst = OpenParentBeneath(to_root_fd, to);
   if (!dst.ok()) return dst.status();
   FdGuard dst_guard(dst->fd);

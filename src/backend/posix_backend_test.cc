@@ -174,6 +174,12 @@ TEST_F(PosixBackendTest, ModesTimesAndLinks) {
   EXPECT_EQ(b_.Link(root_fd_, "f", root_fd_, "hard", false).code(), EEXIST);
   EXPECT_EQ(b_.Link(root_fd_, "missing", root_fd_, "x", false).code(), ENOENT);
   EXPECT_EQ(b_.Link(root_fd_, "", root_fd_, "x", false).code(), EPERM);
+  // A new name with a trailing slash, as Linux: EEXIST if it exists, else ENOENT.
+  EXPECT_EQ(b_.Symlink("f", root_fd_, "s/").code(), ENOENT);
+  EXPECT_EQ(b_.Symlink("f", root_fd_, "hard/").code(), EEXIST);
+  EXPECT_EQ(b_.Link(root_fd_, "f", root_fd_, "h2/", false).code(), ENOENT);
+  EXPECT_EQ(b_.Link(root_fd_, "f", root_fd_, "hard/", false).code(), EEXIST);
+  EXPECT_FALSE(std::filesystem::exists(base_ + "/root/s"));
 }
 
 TEST_F(PosixBackendTest, LinksAndTimesRefuseEscapes) {

@@ -108,6 +108,7 @@ class Client {
   // Typed form: encodes `req`, decodes a successful reply into `rep` (may be null).
   template <class Req, class Rep>
   Outcome CallMsg(int server, proto::Op op, const Req& req, Rep* rep, uint64_t generation = 0) {
+    if (!proto::StringsFit(req)) return Outcome::Answered(Status::FromErrno(ENAMETOOLONG));
     const std::vector<uint8_t> fields = proto::EncodeFields(req);
     CallReply reply;
     Outcome out = Call(server, {.op = op, .fields = fields, .generation = generation}, &reply);

@@ -141,6 +141,7 @@ int iorelay_open(iorelay_client* c, const char* path, int flags, mode_t mode, io
   Client* cl = c->impl.get();
   int server = cl->ServerFor(path);
   proto::OpenRequest req{path, flags, static_cast<uint32_t>(mode)};
+  if (!proto::StringsFit(req)) return -ENAMETOOLONG;
   const std::vector<uint8_t> fields = proto::EncodeFields(req);
   iorelay::client::CallReply info;
   iorelay::client::Outcome r = cl->Call(server, {.op = proto::Op::kOpen, .fields = fields}, &info);

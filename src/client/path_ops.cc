@@ -212,6 +212,9 @@ ssize_t iorelay_readlink(iorelay_client* c, const char* path, char* buf, size_t 
   return PathOp(
       c, path,
       [&](Client* cl, int s) -> Result<long> {
+        if (!proto::StringsFit(proto::PathRequest{path})) {
+          return -ENAMETOOLONG;
+        }
         const std::vector<uint8_t> fields = proto::EncodeFields(proto::PathRequest{path});
         iorelay::client::CallReply reply;
         iorelay::client::Outcome r =

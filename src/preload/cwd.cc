@@ -33,21 +33,19 @@ bool ForwardedCwd(char* out, size_t size) {
   return true;
 }
 
-void SetForwardedCwd(const char* abs_path) {
-  std::lock_guard<std::mutex> lock(g_mu);
+std::unique_lock<std::mutex> LockCwd() { return std::unique_lock<std::mutex>(g_mu); }
+
+bool RecordForwardedCwd(const char* abs_path) {
   size_t n = strlen(abs_path);
   while (n > 1 && abs_path[n - 1] == '/') --n;
-  if (n + 1 > sizeof g_path) return;
+  if (n + 1 > sizeof g_path) return false;
   memcpy(g_path, abs_path, n);
   g_path[n] = '\0';
   g_set.store(true, std::memory_order_release);
+  return true;
 }
 
-void ClearForwardedCwd() {
-  if (!g_set.load(std::memory_order_acquire)) return;
-  std::lock_guard<std::mutex> lock(g_mu);
-  g_set.store(false, std::memory_order_release);
-}
+void ClearForwardedCwd() { g_set.store(false, std::memory_order_release); }
 
 void LockCwdForFork() { g_mu.lock(); }
 void UnlockCwdAfterFork() { g_mu.unlock(); }
@@ -65,7 +63,8 @@ void RestoreForwardedCwd() {
   const char* path = getenv(kCwdEnv);
   if (path == nullptr) return;
   if (path[0] == '/' && iorelay_is_forwarded(g_client, path) == 1 && KernelCwdIsGone()) {
-    SetForwardedCwd(path);
+    std::unique_lock<std::mutex> lock = LockCwd();
+    (void)RecordForwardedCwd(path);
   }
   unsetenv(kCwdEnv);
 }

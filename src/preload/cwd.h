@@ -5,6 +5,7 @@
 #pragma once
 
 #include <cstddef>
+#include <mutex>
 
 namespace iorelay::preload {
 
@@ -14,11 +15,15 @@ inline constexpr const char* kCwdEnv = "IORELAY_CWD";
 // Copies the forwarded working directory into `out` (absolute, normalised, no trailing slash
 // but for "/"); false when the working directory is the kernel's, or it does not fit.
 bool ForwardedCwd(char* out, size_t size);
-// Sets it (the kernel's must then be the gone directory), or clears it.
-void SetForwardedCwd(const char* abs_path);
+// The lock under which a change of the working directory moves the kernel's and the record
+// together (so that no thread and no forked child sees one without the other); ForwardedCwd
+// takes it too, so resolve paths before taking it. Held across fork (state.cc).
+std::unique_lock<std::mutex> LockCwd();
+// With LockCwd held: records a forwarded working directory (the kernel's must be the gone
+// directory; false, nothing changed, if the path does not fit), or clears the record.
+bool RecordForwardedCwd(const char* abs_path);
 void ClearForwardedCwd();
 
-// Held across fork (state.cc), so that the child's copy is whole.
 void LockCwdForFork();
 void UnlockCwdAfterFork();
 

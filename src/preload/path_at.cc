@@ -13,10 +13,12 @@
 namespace iorelay::preload {
 namespace {
 
-// The directory a relative path starts from, into base; false if unknown.
-bool BaseDir(int dirfd, char* base, size_t size) {
+// The directory a relative path starts from, into base; false if unknown. *forwarded: the base
+// is a forwarded directory (the working directory or a descriptor's).
+bool BaseDir(int dirfd, char* base, size_t size, bool* forwarded) {
+  *forwarded = false;
   if (dirfd == AT_FDCWD) {
-    if (ForwardedCwd(base, size)) return true;
+    if (ForwardedCwd(base, size)) return *forwarded = true;
     return syscall(SYS_getcwd, base, size) > 0 && base[0] == '/';
   }
   if (IsForwardedFd(dirfd)) {
@@ -24,7 +26,7 @@ bool BaseDir(int dirfd, char* base, size_t size) {
     if (!e || e->path.size() + 1 > size) return false;
     e->path.copy(base, e->path.size());
     base[e->path.size()] = '\0';
-    return true;
+    return *forwarded = true;
   }
   char link[64];
   snprintf(link, sizeof link, "/proc/self/fd/%d", dirfd);
@@ -47,22 +49,36 @@ bool NamesADirectory(const char* path) {
 
 }  // namespace
 
-int ResolvedPath(int dirfd, const char* path, AbsPath* out) {
+namespace {
+
+// ResolvedPath, and whether a relative path was taken against a forwarded base.
+int Resolve(int dirfd, const char* path, AbsPath* out, bool* forwarded_base) {
+  *forwarded_base = false;
   if (path == nullptr || path[0] == '\0') return 0;
   int saved = errno;
   int n = 0;
   char base[PATH_MAX + 1];
-  if (path[0] == '/' || BaseDir(dirfd, base, sizeof base)) {
+  if (path[0] == '/' || BaseDir(dirfd, base, sizeof base, forwarded_base)) {
     n = NormalizePath(path[0] == '/' ? nullptr : base, path, out->buf, sizeof out->buf);
   }
   errno = saved;
   return n > 0 ? n : 0;
 }
 
+}  // namespace
+
+int ResolvedPath(int dirfd, const char* path, AbsPath* out) {
+  bool forwarded_base;
+  return Resolve(dirfd, path, out, &forwarded_base);
+}
+
 bool ForwardedPath(int dirfd, const char* path, AbsPath* out) {
+  out->rebased = false;
   if (g_client == nullptr) return false;
-  int n = ResolvedPath(dirfd, path, out);
+  bool forwarded_base;
+  int n = Resolve(dirfd, path, out, &forwarded_base);
   bool forwarded = n > 0 && iorelay_is_forwarded(g_client, out->buf) == 1;
+  out->rebased = !forwarded && n > 0 && forwarded_base;
   // The normalised form loses the slash that makes "file/" ENOTDIR (and unlink of it keep the
   // file): it goes to the daemon, which requires a directory there as the kernel does.
   if (forwarded && n > 1 && static_cast<size_t>(n) + 1 < sizeof out->buf && NamesADirectory(path)) {

@@ -26,6 +26,13 @@ inline int Fail(int e) {
   errno = e;
   return -1;
 }
+// Whether a pointer that glibc declares non-null is null after all (an application may pass
+// one; the kernel answers EFAULT): hidden from the compiler, which would fold the test away.
+inline bool NullAnyway(const void* p) {
+  asm("" : "+r"(p));
+  return p == nullptr;
+}
+
 // A client result (count or -errno) as libc returns it.
 template <class T>
 inline T FromClient(T rc) {
@@ -39,8 +46,19 @@ inline T FromClient(T rc) {
 // An absolute, normalised path, room for a base directory plus a path.
 struct AbsPath {
   char buf[2 * PATH_MAX + 2];
+  // A relative path taken against a forwarded base (the forwarded working directory, a
+  // forwarded directory's descriptor) that leads out of the forwarded tree: libc must get the
+  // absolute form (LibcPath), since it would take the relative one against the gone directory,
+  // whose `..` leads to the real directory that held it.
+  bool rebased = false;
   const char* c_str() const { return buf; }
 };
+
+// The path to give libc when ForwardedPath said no: the absolute form for a rebased path (an
+// *at() call then ignores its directory descriptor), else the caller's.
+inline const char* LibcPath(const char* path, const AbsPath& abs) {
+  return abs.rebased ? abs.c_str() : path;
+}
 
 // True if `path`, resolved against dirfd (AT_FDCWD, a forwarded directory
 // descriptor, or a real directory via /proc/self/fd) and lexically normalised, lies

@@ -41,14 +41,18 @@ Timespecs FromTimevals(const struct timeval* tv) {
 
 // utimensat's decision: true when forwarded (result in *rc).
 bool TimesAt(int dirfd, const char* path, const struct timespec* times, int flags, int* rc) {
-  // A null path (Linux) or AT_EMPTY_PATH with "": the descriptor itself.
+  // A null path (futimesat) or AT_EMPTY_PATH with "": the descriptor itself.
   if (path == nullptr || ((flags & AT_EMPTY_PATH) && path[0] == '\0')) {
     if (!IsForwardedFd(dirfd)) return false;
     *rc = FdTimes(dirfd, times);
     return true;
   }
   AbsPath abs;
-  if (!ForwardedPath(dirfd, path, &abs)) return false;
+  if (!ForwardedPath(dirfd, path, &abs)) {
+    if (!abs.rebased) return false;
+    *rc = REAL(utimensat)(dirfd, abs.c_str(), times, flags);  // LibcPath
+    return true;
+  }
   if (flags & ~(AT_SYMLINK_NOFOLLOW | AT_EMPTY_PATH)) {
     *rc = Fail(EINVAL);
   } else {
@@ -80,22 +84,24 @@ extern "C" {
 
 IORELAY_EXPORT int chown(const char* path, uid_t uid, gid_t gid) noexcept {
   AbsPath abs;
-  if (!ForwardedPath(AT_FDCWD, path, &abs)) return REAL(chown)(path, uid, gid);
+  if (!ForwardedPath(AT_FDCWD, path, &abs)) return REAL(chown)(LibcPath(path, abs), uid, gid);
   return OwnerAt(abs.c_str(), uid, gid, false);
 }
 
 IORELAY_EXPORT int lchown(const char* path, uid_t uid, gid_t gid) noexcept {
   AbsPath abs;
-  if (!ForwardedPath(AT_FDCWD, path, &abs)) return REAL(lchown)(path, uid, gid);
+  if (!ForwardedPath(AT_FDCWD, path, &abs)) return REAL(lchown)(LibcPath(path, abs), uid, gid);
   return OwnerAt(abs.c_str(), uid, gid, true);
 }
 
 IORELAY_EXPORT int fchownat(int dirfd, const char* path, uid_t uid, gid_t gid, int flags) noexcept {
+  if (NullAnyway(path)) return Fail(EFAULT);
   if ((flags & AT_EMPTY_PATH) && path[0] == '\0' && IsForwardedFd(dirfd)) {
     return fchown(dirfd, uid, gid);
   }
   AbsPath abs;
-  if (!ForwardedPath(dirfd, path, &abs)) return REAL(fchownat)(dirfd, path, uid, gid, flags);
+  if (!ForwardedPath(dirfd, path, &abs))
+    return REAL(fchownat)(dirfd, LibcPath(path, abs), uid, gid, flags);
   if (flags & ~(AT_SYMLINK_NOFOLLOW | AT_EMPTY_PATH)) return Fail(EINVAL);
   return OwnerAt(abs.c_str(), uid, gid, (flags & AT_SYMLINK_NOFOLLOW) != 0);
 }
@@ -119,7 +125,8 @@ IORELAY_EXPORT int fchmod(int fd, mode_t mode) noexcept {
 IORELAY_EXPORT int utimensat(int dirfd, const char* path, const struct timespec times[2],
                              int flags) noexcept {
   int rc;
-  if (TimesAt(dirfd, path, times, flags, &rc)) return rc;
+  // glibc refuses a null path here (EINVAL; futimens reaches the system call another way).
+  if (!NullAnyway(path) && TimesAt(dirfd, path, times, flags, &rc)) return rc;
   return REAL(utimensat)(dirfd, path, times, flags);
 }
 

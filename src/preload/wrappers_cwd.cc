@@ -17,15 +17,26 @@ namespace {
 
 // Enters the forwarded directory `abs` (after the checks chdir makes: a directory, searchable).
 int EnterForwarded(const char* abs) {
+  if (strlen(abs) >= PATH_MAX) return Fail(ENAMETOOLONG);
   struct stat st;
   if (int rc = iorelay_stat(g_client, abs, &st, 0); rc < 0) return Fail(-rc);
   if (!S_ISDIR(st.st_mode)) return Fail(ENOTDIR);
   if (int rc = iorelay_access(g_client, abs, X_OK); rc < 0) return Fail(-rc);
   const int gone = GoneDirectory();
   if (gone < 0) return Fail(-gone);
+  std::unique_lock<std::mutex> lock = LockCwd();
   if (REAL(fchdir)(gone) != 0) return -1;
-  SetForwardedCwd(abs);
+  (void)RecordForwardedCwd(abs);  // fits: checked above
   return 0;
+}
+
+// A change to a real directory: the kernel's change and the end of the record together.
+template <class Change>
+int LeaveForwarded(Change change) {
+  std::unique_lock<std::mutex> lock = LockCwd();
+  int rc = change();
+  if (rc == 0) ClearForwardedCwd();
+  return rc;
 }
 
 // getcwd's contract over a known path: a buffer of the caller's or one of ours.
@@ -46,31 +57,21 @@ char* CopyCwd(const char* cwd, char* buf, size_t size) {
 extern "C" {
 
 IORELAY_EXPORT int chdir(const char* path) noexcept {
+  if (NullAnyway(path)) return Fail(EFAULT);
   AbsPath abs;
   if (ForwardedPath(AT_FDCWD, path, &abs)) return EnterForwarded(abs.c_str());
-  // From a forwarded directory, a relative path is taken against it, not the gone directory.
-  char cwd[PATH_MAX];
-  if (path[0] != '/' && ForwardedCwd(cwd, sizeof cwd)) {
-    if (ResolvedPath(AT_FDCWD, path, &abs) == 0) return Fail(ENAMETOOLONG);
-    path = abs.c_str();
-  }
-  int rc = REAL(chdir)(path);
-  if (rc == 0) ClearForwardedCwd();
-  return rc;
+  // From a forwarded directory, a relative path is taken against it (LibcPath).
+  const char* target = LibcPath(path, abs);
+  return LeaveForwarded([&] { return REAL(chdir)(target); });
 }
 
 IORELAY_EXPORT int fchdir(int fd) noexcept {
-  if (!IsForwardedFd(fd)) {
-    int rc = REAL(fchdir)(fd);
-    if (rc == 0) ClearForwardedCwd();
-    return rc;
-  }
+  if (!IsForwardedFd(fd)) return LeaveForwarded([&] { return REAL(fchdir)(fd); });
   std::string path;
   {
     FdTable::Ref e = g_table.Acquire(fd);
     if (!e) return Fail(EBADF);
-    if (e->file != nullptr) return Fail(ENOTDIR);
-    path = e->path;
+    path = e->path;  // a file's: EnterForwarded's stat says ENOTDIR
   }
   return EnterForwarded(path.c_str());
 }

@@ -79,7 +79,7 @@ extern "C" {
 
 IORELAY_EXPORT DIR* opendir(const char* path) {
   AbsPath abs;
-  if (!ForwardedPath(AT_FDCWD, path, &abs)) return REAL(opendir)(path);
+  if (!ForwardedPath(AT_FDCWD, path, &abs)) return REAL(opendir)(LibcPath(path, abs));
   int fd = OpenForwarded(abs.c_str(), O_RDONLY | O_DIRECTORY | O_CLOEXEC, 0);
   if (fd < 0) return nullptr;
   DIR* d = MakeDir(fd);

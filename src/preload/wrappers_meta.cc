@@ -14,12 +14,17 @@ using namespace iorelay::preload;
 
 namespace {
 
-// Both ends forwarded: 1; neither: 0; one: EXDEV in *rc and 1.
+// Both ends forwarded: 1; neither: 0 (or 1 with libc's result when a relative end was taken
+// against a forwarded base: LibcPath); one: EXDEV in *rc and 1.
 bool RenameAt(int olddir, const char* from, int newdir, const char* to, unsigned flags, int* rc) {
   AbsPath a, b;
   bool fa = ForwardedPath(olddir, from, &a);
   bool fb = ForwardedPath(newdir, to, &b);
-  if (!fa && !fb) return false;
+  if (!fa && !fb) {
+    if (!a.rebased && !b.rebased) return false;
+    *rc = REAL(renameat2)(olddir, LibcPath(from, a), newdir, LibcPath(to, b), flags);
+    return true;
+  }
   *rc = fa && fb ? FromClient(iorelay_rename(g_client, a.c_str(), b.c_str(), flags)) : Fail(EXDEV);
   return true;
 }
@@ -29,7 +34,11 @@ bool LinkAt(int olddir, const char* from, int newdir, const char* to, int flags,
   AbsPath a, b;
   bool fa = ForwardedPath(olddir, from, &a);
   bool fb = ForwardedPath(newdir, to, &b);
-  if (!fa && !fb) return false;
+  if (!fa && !fb) {
+    if (!a.rebased && !b.rebased) return false;
+    *rc = REAL(linkat)(olddir, LibcPath(from, a), newdir, LibcPath(to, b), flags);
+    return true;
+  }
   if (flags & ~AT_SYMLINK_FOLLOW) {
     *rc = Fail(EINVAL);  // AT_EMPTY_PATH: a forwarded descriptor has no kernel file to link
   } else {
@@ -72,7 +81,7 @@ extern "C" {
 
 IORELAY_EXPORT char* realpath(const char* path, char* resolved) noexcept {
   AbsPath abs;
-  if (!ForwardedPath(AT_FDCWD, path, &abs)) return REAL(realpath)(path, resolved);
+  if (!ForwardedPath(AT_FDCWD, path, &abs)) return REAL(realpath)(LibcPath(path, abs), resolved);
   return RealpathForwarded(abs, resolved);
 }
 
@@ -80,25 +89,27 @@ IORELAY_EXPORT char* __realpath_chk(const char* path, char* resolved, size_t res
   if (resolved != nullptr && resolvedlen < PATH_MAX) __chk_fail();
   AbsPath abs;
   if (!ForwardedPath(AT_FDCWD, path, &abs))
-    return REAL(__realpath_chk)(path, resolved, resolvedlen);
+    return REAL(__realpath_chk)(LibcPath(path, abs), resolved, resolvedlen);
   return RealpathForwarded(abs, resolved);
 }
 
 IORELAY_EXPORT char* canonicalize_file_name(const char* path) noexcept {
   AbsPath abs;
-  if (!ForwardedPath(AT_FDCWD, path, &abs)) return REAL(canonicalize_file_name)(path);
+  if (!ForwardedPath(AT_FDCWD, path, &abs))
+    return REAL(canonicalize_file_name)(LibcPath(path, abs));
   return RealpathForwarded(abs, nullptr);
 }
 
 IORELAY_EXPORT int access(const char* path, int mode) noexcept {
   AbsPath abs;
-  if (!ForwardedPath(AT_FDCWD, path, &abs)) return REAL(access)(path, mode);
+  if (!ForwardedPath(AT_FDCWD, path, &abs)) return REAL(access)(LibcPath(path, abs), mode);
   return FromClient(iorelay_access(g_client, abs.c_str(), mode));
 }
 
 IORELAY_EXPORT int faccessat(int dirfd, const char* path, int mode, int flags) noexcept {
   AbsPath abs;
-  if (!ForwardedPath(dirfd, path, &abs)) return REAL(faccessat)(dirfd, path, mode, flags);
+  if (!ForwardedPath(dirfd, path, &abs))
+    return REAL(faccessat)(dirfd, LibcPath(path, abs), mode, flags);
   if (flags & ~(AT_EACCESS | AT_SYMLINK_NOFOLLOW | AT_EMPTY_PATH)) return Fail(EINVAL);
   return FromClient(iorelay_access(g_client, abs.c_str(), mode));
 }
@@ -107,25 +118,25 @@ IORELAY_EXPORT int faccessat(int dirfd, const char* path, int mode, int flags) n
 // answer.
 IORELAY_EXPORT int euidaccess(const char* path, int mode) noexcept {
   AbsPath abs;
-  if (!ForwardedPath(AT_FDCWD, path, &abs)) return REAL(euidaccess)(path, mode);
+  if (!ForwardedPath(AT_FDCWD, path, &abs)) return REAL(euidaccess)(LibcPath(path, abs), mode);
   return FromClient(iorelay_access(g_client, abs.c_str(), mode));
 }
 
 IORELAY_EXPORT int eaccess(const char* path, int mode) noexcept {
   AbsPath abs;
-  if (!ForwardedPath(AT_FDCWD, path, &abs)) return REAL(eaccess)(path, mode);
+  if (!ForwardedPath(AT_FDCWD, path, &abs)) return REAL(eaccess)(LibcPath(path, abs), mode);
   return FromClient(iorelay_access(g_client, abs.c_str(), mode));
 }
 
 IORELAY_EXPORT int unlink(const char* path) noexcept {
   AbsPath abs;
-  if (!ForwardedPath(AT_FDCWD, path, &abs)) return REAL(unlink)(path);
+  if (!ForwardedPath(AT_FDCWD, path, &abs)) return REAL(unlink)(LibcPath(path, abs));
   return FromClient(iorelay_unlink(g_client, abs.c_str()));
 }
 
 IORELAY_EXPORT int unlinkat(int dirfd, const char* path, int flags) noexcept {
   AbsPath abs;
-  if (!ForwardedPath(dirfd, path, &abs)) return REAL(unlinkat)(dirfd, path, flags);
+  if (!ForwardedPath(dirfd, path, &abs)) return REAL(unlinkat)(dirfd, LibcPath(path, abs), flags);
   if (flags & ~AT_REMOVEDIR) return Fail(EINVAL);
   return FromClient((flags & AT_REMOVEDIR) ? iorelay_rmdir(g_client, abs.c_str())
                                            : iorelay_unlink(g_client, abs.c_str()));
@@ -134,7 +145,7 @@ IORELAY_EXPORT int unlinkat(int dirfd, const char* path, int flags) noexcept {
 // glibc's remove() calls its internal unlink/rmdir, which no interposer sees.
 IORELAY_EXPORT int remove(const char* path) noexcept {
   AbsPath abs;
-  if (!ForwardedPath(AT_FDCWD, path, &abs)) return REAL(remove)(path);
+  if (!ForwardedPath(AT_FDCWD, path, &abs)) return REAL(remove)(LibcPath(path, abs));
   int rc = iorelay_unlink(g_client, abs.c_str());
   if (rc == -EISDIR || rc == -EPERM) rc = iorelay_rmdir(g_client, abs.c_str());
   return FromClient(rc);
@@ -142,13 +153,13 @@ IORELAY_EXPORT int remove(const char* path) noexcept {
 
 IORELAY_EXPORT int mkdir(const char* path, mode_t mode) noexcept {
   AbsPath abs;
-  if (!ForwardedPath(AT_FDCWD, path, &abs)) return REAL(mkdir)(path, mode);
+  if (!ForwardedPath(AT_FDCWD, path, &abs)) return REAL(mkdir)(LibcPath(path, abs), mode);
   return FromClient(iorelay_mkdir(g_client, abs.c_str(), CreationMode(mode)));
 }
 
 IORELAY_EXPORT int mkdirat(int dirfd, const char* path, mode_t mode) noexcept {
   AbsPath abs;
-  if (!ForwardedPath(dirfd, path, &abs)) return REAL(mkdirat)(dirfd, path, mode);
+  if (!ForwardedPath(dirfd, path, &abs)) return REAL(mkdirat)(dirfd, LibcPath(path, abs), mode);
   return FromClient(iorelay_mkdir(g_client, abs.c_str(), CreationMode(mode)));
 }
 
@@ -161,13 +172,14 @@ IORELAY_EXPORT mode_t umask(mode_t mask) noexcept {
 
 IORELAY_EXPORT int chmod(const char* path, mode_t mode) noexcept {
   AbsPath abs;
-  if (!ForwardedPath(AT_FDCWD, path, &abs)) return REAL(chmod)(path, mode);
+  if (!ForwardedPath(AT_FDCWD, path, &abs)) return REAL(chmod)(LibcPath(path, abs), mode);
   return FromClient(iorelay_chmod(g_client, abs.c_str(), mode));
 }
 
 IORELAY_EXPORT int fchmodat(int dirfd, const char* path, mode_t mode, int flags) noexcept {
   AbsPath abs;
-  if (!ForwardedPath(dirfd, path, &abs)) return REAL(fchmodat)(dirfd, path, mode, flags);
+  if (!ForwardedPath(dirfd, path, &abs))
+    return REAL(fchmodat)(dirfd, LibcPath(path, abs), mode, flags);
   // Linux cannot change a symbolic link's mode: glibc answers AT_SYMLINK_NOFOLLOW with
   // EOPNOTSUPP, and so do we.
   if (flags != 0) return FromClient(flags == AT_SYMLINK_NOFOLLOW ? -EOPNOTSUPP : -EINVAL);
@@ -176,31 +188,32 @@ IORELAY_EXPORT int fchmodat(int dirfd, const char* path, mode_t mode, int flags)
 
 IORELAY_EXPORT int mknod(const char* path, mode_t mode, dev_t dev) noexcept {
   AbsPath abs;
-  if (!ForwardedPath(AT_FDCWD, path, &abs)) return REAL(mknod)(path, mode, dev);
+  if (!ForwardedPath(AT_FDCWD, path, &abs)) return REAL(mknod)(LibcPath(path, abs), mode, dev);
   return MknodForwarded(abs, mode);
 }
 
 IORELAY_EXPORT int mknodat(int dirfd, const char* path, mode_t mode, dev_t dev) noexcept {
   AbsPath abs;
-  if (!ForwardedPath(dirfd, path, &abs)) return REAL(mknodat)(dirfd, path, mode, dev);
+  if (!ForwardedPath(dirfd, path, &abs))
+    return REAL(mknodat)(dirfd, LibcPath(path, abs), mode, dev);
   return MknodForwarded(abs, mode);
 }
 
 IORELAY_EXPORT int mkfifo(const char* path, mode_t mode) noexcept {
   AbsPath abs;
-  if (!ForwardedPath(AT_FDCWD, path, &abs)) return REAL(mkfifo)(path, mode);
+  if (!ForwardedPath(AT_FDCWD, path, &abs)) return REAL(mkfifo)(LibcPath(path, abs), mode);
   return MknodForwarded(abs, S_IFIFO | mode);
 }
 
 IORELAY_EXPORT int mkfifoat(int dirfd, const char* path, mode_t mode) noexcept {
   AbsPath abs;
-  if (!ForwardedPath(dirfd, path, &abs)) return REAL(mkfifoat)(dirfd, path, mode);
+  if (!ForwardedPath(dirfd, path, &abs)) return REAL(mkfifoat)(dirfd, LibcPath(path, abs), mode);
   return MknodForwarded(abs, S_IFIFO | mode);
 }
 
 IORELAY_EXPORT int rmdir(const char* path) noexcept {
   AbsPath abs;
-  if (!ForwardedPath(AT_FDCWD, path, &abs)) return REAL(rmdir)(path);
+  if (!ForwardedPath(AT_FDCWD, path, &abs)) return REAL(rmdir)(LibcPath(path, abs));
   return FromClient(iorelay_rmdir(g_client, abs.c_str()));
 }
 
@@ -225,13 +238,13 @@ IORELAY_EXPORT int renameat2(int olddir, const char* from, int newdir, const cha
 
 IORELAY_EXPORT int symlink(const char* target, const char* path) noexcept {
   AbsPath abs;
-  if (!ForwardedPath(AT_FDCWD, path, &abs)) return REAL(symlink)(target, path);
+  if (!ForwardedPath(AT_FDCWD, path, &abs)) return REAL(symlink)(target, LibcPath(path, abs));
   return FromClient(iorelay_symlink(g_client, target, abs.c_str()));
 }
 
 IORELAY_EXPORT int symlinkat(const char* target, int dirfd, const char* path) noexcept {
   AbsPath abs;
-  if (!ForwardedPath(dirfd, path, &abs)) return REAL(symlinkat)(target, dirfd, path);
+  if (!ForwardedPath(dirfd, path, &abs)) return REAL(symlinkat)(target, dirfd, LibcPath(path, abs));
   return FromClient(iorelay_symlink(g_client, target, abs.c_str()));
 }
 
@@ -250,25 +263,26 @@ IORELAY_EXPORT int linkat(int olddir, const char* from, int newdir, const char* 
 
 IORELAY_EXPORT ssize_t readlink(const char* path, char* buf, size_t size) noexcept {
   AbsPath abs;
-  if (!ForwardedPath(AT_FDCWD, path, &abs)) return REAL(readlink)(path, buf, size);
+  if (!ForwardedPath(AT_FDCWD, path, &abs)) return REAL(readlink)(LibcPath(path, abs), buf, size);
   return FromClient(iorelay_readlink(g_client, abs.c_str(), buf, size));
 }
 
 IORELAY_EXPORT ssize_t readlinkat(int dirfd, const char* path, char* buf, size_t size) noexcept {
   AbsPath abs;
-  if (!ForwardedPath(dirfd, path, &abs)) return REAL(readlinkat)(dirfd, path, buf, size);
+  if (!ForwardedPath(dirfd, path, &abs))
+    return REAL(readlinkat)(dirfd, LibcPath(path, abs), buf, size);
   return FromClient(iorelay_readlink(g_client, abs.c_str(), buf, size));
 }
 
 IORELAY_EXPORT int truncate(const char* path, off_t len) noexcept {
   AbsPath abs;
-  if (!ForwardedPath(AT_FDCWD, path, &abs)) return REAL(truncate)(path, len);
+  if (!ForwardedPath(AT_FDCWD, path, &abs)) return REAL(truncate)(LibcPath(path, abs), len);
   return FromClient(iorelay_truncate(g_client, abs.c_str(), len));
 }
 
 IORELAY_EXPORT int truncate64(const char* path, off64_t len) noexcept {
   AbsPath abs;
-  if (!ForwardedPath(AT_FDCWD, path, &abs)) return REAL(truncate64)(path, len);
+  if (!ForwardedPath(AT_FDCWD, path, &abs)) return REAL(truncate64)(LibcPath(path, abs), len);
   return FromClient(iorelay_truncate(g_client, abs.c_str(), len));
 }
 

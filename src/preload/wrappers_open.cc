@@ -12,11 +12,15 @@ namespace {
 
 bool TakesMode(int flags) { return (flags & O_CREAT) != 0 || (flags & __O_TMPFILE) == __O_TMPFILE; }
 
-// Forwarded: opens and returns true with *fd set. Not forwarded: returns false.
-bool MaybeOpenForwarded(int dirfd, const char* path, int flags, mode_t mode, int* fd) {
-  AbsPath abs;
-  if (!ForwardedPath(dirfd, path, &abs)) return false;
-  *fd = OpenForwarded(abs.c_str(), flags, mode);
+// Forwarded: opens and returns true with *fd set. Not forwarded: returns false with *path the
+// one libc must get (LibcPath; it may point into *abs).
+bool MaybeOpenForwarded(int dirfd, const char** path, AbsPath* abs, int flags, mode_t mode,
+                        int* fd) {
+  if (!ForwardedPath(dirfd, *path, abs)) {
+    *path = LibcPath(*path, *abs);
+    return false;
+  }
+  *fd = OpenForwarded(abs->c_str(), flags, mode);
   return true;
 }
 
@@ -36,65 +40,75 @@ extern "C" {
 IORELAY_EXPORT int open(const char* path, int flags, ...) {
   IORELAY_VA_MODE(flags);
   int fd;
-  if (MaybeOpenForwarded(AT_FDCWD, path, flags, mode, &fd)) return fd;
+  AbsPath abs;
+  if (MaybeOpenForwarded(AT_FDCWD, &path, &abs, flags, mode, &fd)) return fd;
   return REAL(open)(path, flags, mode);
 }
 
 IORELAY_EXPORT int open64(const char* path, int flags, ...) {
   IORELAY_VA_MODE(flags);
   int fd;
-  if (MaybeOpenForwarded(AT_FDCWD, path, flags, mode, &fd)) return fd;
+  AbsPath abs;
+  if (MaybeOpenForwarded(AT_FDCWD, &path, &abs, flags, mode, &fd)) return fd;
   return REAL(open64)(path, flags, mode);
 }
 
 IORELAY_EXPORT int openat(int dirfd, const char* path, int flags, ...) {
   IORELAY_VA_MODE(flags);
   int fd;
-  if (MaybeOpenForwarded(dirfd, path, flags, mode, &fd)) return fd;
+  AbsPath abs;
+  if (MaybeOpenForwarded(dirfd, &path, &abs, flags, mode, &fd)) return fd;
   return REAL(openat)(dirfd, path, flags, mode);
 }
 
 IORELAY_EXPORT int openat64(int dirfd, const char* path, int flags, ...) {
   IORELAY_VA_MODE(flags);
   int fd;
-  if (MaybeOpenForwarded(dirfd, path, flags, mode, &fd)) return fd;
+  AbsPath abs;
+  if (MaybeOpenForwarded(dirfd, &path, &abs, flags, mode, &fd)) return fd;
   return REAL(openat64)(dirfd, path, flags, mode);
 }
 
 // The _FORTIFY_SOURCE entry points: called without a mode (O_CREAT is refused).
 IORELAY_EXPORT int __open_2(const char* path, int flags) {
   int fd;
-  if (!TakesMode(flags) && MaybeOpenForwarded(AT_FDCWD, path, flags, 0, &fd)) return fd;
+  AbsPath abs;
+  if (!TakesMode(flags) && MaybeOpenForwarded(AT_FDCWD, &path, &abs, flags, 0, &fd)) return fd;
   return REAL(__open_2)(path, flags);
 }
 
 IORELAY_EXPORT int __open64_2(const char* path, int flags) {
   int fd;
-  if (!TakesMode(flags) && MaybeOpenForwarded(AT_FDCWD, path, flags, 0, &fd)) return fd;
+  AbsPath abs;
+  if (!TakesMode(flags) && MaybeOpenForwarded(AT_FDCWD, &path, &abs, flags, 0, &fd)) return fd;
   return REAL(__open64_2)(path, flags);
 }
 
 IORELAY_EXPORT int __openat_2(int dirfd, const char* path, int flags) {
   int fd;
-  if (!TakesMode(flags) && MaybeOpenForwarded(dirfd, path, flags, 0, &fd)) return fd;
+  AbsPath abs;
+  if (!TakesMode(flags) && MaybeOpenForwarded(dirfd, &path, &abs, flags, 0, &fd)) return fd;
   return REAL(__openat_2)(dirfd, path, flags);
 }
 
 IORELAY_EXPORT int __openat64_2(int dirfd, const char* path, int flags) {
   int fd;
-  if (!TakesMode(flags) && MaybeOpenForwarded(dirfd, path, flags, 0, &fd)) return fd;
+  AbsPath abs;
+  if (!TakesMode(flags) && MaybeOpenForwarded(dirfd, &path, &abs, flags, 0, &fd)) return fd;
   return REAL(__openat64_2)(dirfd, path, flags);
 }
 
 IORELAY_EXPORT int creat(const char* path, mode_t mode) {
   int fd;
-  if (MaybeOpenForwarded(AT_FDCWD, path, O_WRONLY | O_CREAT | O_TRUNC, mode, &fd)) return fd;
+  AbsPath abs;
+  if (MaybeOpenForwarded(AT_FDCWD, &path, &abs, O_WRONLY | O_CREAT | O_TRUNC, mode, &fd)) return fd;
   return REAL(creat)(path, mode);
 }
 
 IORELAY_EXPORT int creat64(const char* path, mode_t mode) {
   int fd;
-  if (MaybeOpenForwarded(AT_FDCWD, path, O_WRONLY | O_CREAT | O_TRUNC, mode, &fd)) return fd;
+  AbsPath abs;
+  if (MaybeOpenForwarded(AT_FDCWD, &path, &abs, O_WRONLY | O_CREAT | O_TRUNC, mode, &fd)) return fd;
   return REAL(creat64)(path, mode);
 }
 

@@ -105,7 +105,8 @@ IORELAY_EXPORT int scandir(const char* path, struct dirent*** namelist,
                            int (*filter)(const struct dirent*),
                            int (*compar)(const struct dirent**, const struct dirent**)) {
   AbsPath abs;
-  if (!ForwardedPath(AT_FDCWD, path, &abs)) return REAL(scandir)(path, namelist, filter, compar);
+  if (!ForwardedPath(AT_FDCWD, path, &abs))
+    return REAL(scandir)(LibcPath(path, abs), namelist, filter, compar);
   return ScanForwarded(abs.c_str(), namelist, filter, compar, [](DIR* d) { return readdir(d); });
 }
 
@@ -114,7 +115,7 @@ IORELAY_EXPORT int scandir64(const char* path, struct dirent64*** namelist,
                              int (*compar)(const struct dirent64**, const struct dirent64**)) {
   AbsPath abs;
   if (!ForwardedPath(AT_FDCWD, path, &abs)) {
-    return REAL(scandir64)(path, namelist, filter, compar);
+    return REAL(scandir64)(LibcPath(path, abs), namelist, filter, compar);
   }
   return ScanForwarded(abs.c_str(), namelist, filter, compar, [](DIR* d) { return readdir64(d); });
 }
@@ -124,7 +125,7 @@ IORELAY_EXPORT int scandirat(int dirfd, const char* path, struct dirent*** namel
                              int (*compar)(const struct dirent**, const struct dirent**)) {
   AbsPath abs;
   if (!ForwardedPath(dirfd, path, &abs)) {
-    return REAL(scandirat)(dirfd, path, namelist, filter, compar);
+    return REAL(scandirat)(dirfd, LibcPath(path, abs), namelist, filter, compar);
   }
   return ScanForwarded(abs.c_str(), namelist, filter, compar, [](DIR* d) { return readdir(d); });
 }

@@ -38,28 +38,33 @@ int FstatfsForwarded(int fd, struct statfs* sf) {
 }
 
 // fstatat's decision: 1 handled (result in *rc), 0 not forwarded.
-bool StatAt(int dirfd, const char* path, struct stat* st, int flags, int* rc) {
-  if ((flags & AT_EMPTY_PATH) && path != nullptr && path[0] == '\0') {
+// Not forwarded: *path becomes the one libc must get (LibcPath; it may point into *abs).
+bool StatAt(int dirfd, const char** path, AbsPath* abs, struct stat* st, int flags, int* rc) {
+  if ((flags & AT_EMPTY_PATH) && *path != nullptr && (*path)[0] == '\0') {
     if (!IsForwardedFd(dirfd)) return false;
     *rc = FstatForwarded(dirfd, st);
     return true;
   }
-  AbsPath abs;
-  if (!ForwardedPath(dirfd, path, &abs)) return false;
-  *rc = FromClient(iorelay_stat(g_client, abs.c_str(), st, (flags & AT_SYMLINK_NOFOLLOW) != 0));
+  if (!ForwardedPath(dirfd, *path, abs)) {
+    *path = LibcPath(*path, *abs);
+    return false;
+  }
+  *rc = FromClient(iorelay_stat(g_client, abs->c_str(), st, (flags & AT_SYMLINK_NOFOLLOW) != 0));
   return true;
 }
 
-bool StatfsPath(const char* path, struct statfs* sf, int* rc) {
-  AbsPath abs;
-  if (!ForwardedPath(AT_FDCWD, path, &abs)) return false;
-  *rc = FromClient(iorelay_statfs(g_client, abs.c_str(), sf));
+bool StatfsPath(const char** path, AbsPath* abs, struct statfs* sf, int* rc) {
+  if (!ForwardedPath(AT_FDCWD, *path, abs)) {
+    *path = LibcPath(*path, *abs);
+    return false;
+  }
+  *rc = FromClient(iorelay_statfs(g_client, abs->c_str(), sf));
   return true;
 }
 
-bool StatvfsPath(const char* path, struct statvfs* out, int* rc) {
+bool StatvfsPath(const char** path, AbsPath* abs, struct statvfs* out, int* rc) {
   struct statfs sf;
-  if (!StatfsPath(path, &sf, rc)) return false;
+  if (!StatfsPath(path, abs, &sf, rc)) return false;
   if (*rc == 0) StatfsToStatvfs(sf, out);
   return true;
 }
@@ -77,25 +82,29 @@ extern "C" {
 
 IORELAY_EXPORT int stat(const char* path, struct stat* st) noexcept {
   int rc;
-  if (StatAt(AT_FDCWD, path, st, 0, &rc)) return rc;
+  AbsPath abs;
+  if (StatAt(AT_FDCWD, &path, &abs, st, 0, &rc)) return rc;
   return REAL(stat)(path, st);
 }
 
 IORELAY_EXPORT int stat64(const char* path, struct stat64* st) noexcept {
   int rc;
-  if (StatAt(AT_FDCWD, path, AsStat(st), 0, &rc)) return rc;
+  AbsPath abs;
+  if (StatAt(AT_FDCWD, &path, &abs, AsStat(st), 0, &rc)) return rc;
   return REAL(stat64)(path, st);
 }
 
 IORELAY_EXPORT int lstat(const char* path, struct stat* st) noexcept {
   int rc;
-  if (StatAt(AT_FDCWD, path, st, AT_SYMLINK_NOFOLLOW, &rc)) return rc;
+  AbsPath abs;
+  if (StatAt(AT_FDCWD, &path, &abs, st, AT_SYMLINK_NOFOLLOW, &rc)) return rc;
   return REAL(lstat)(path, st);
 }
 
 IORELAY_EXPORT int lstat64(const char* path, struct stat64* st) noexcept {
   int rc;
-  if (StatAt(AT_FDCWD, path, AsStat(st), AT_SYMLINK_NOFOLLOW, &rc)) return rc;
+  AbsPath abs;
+  if (StatAt(AT_FDCWD, &path, &abs, AsStat(st), AT_SYMLINK_NOFOLLOW, &rc)) return rc;
   return REAL(lstat64)(path, st);
 }
 
@@ -111,13 +120,15 @@ IORELAY_EXPORT int fstat64(int fd, struct stat64* st) noexcept {
 
 IORELAY_EXPORT int fstatat(int dirfd, const char* path, struct stat* st, int flags) noexcept {
   int rc;
-  if (StatAt(dirfd, path, st, flags, &rc)) return rc;
+  AbsPath abs;
+  if (StatAt(dirfd, &path, &abs, st, flags, &rc)) return rc;
   return REAL(fstatat)(dirfd, path, st, flags);
 }
 
 IORELAY_EXPORT int fstatat64(int dirfd, const char* path, struct stat64* st, int flags) noexcept {
   int rc;
-  if (StatAt(dirfd, path, AsStat(st), flags, &rc)) return rc;
+  AbsPath abs;
+  if (StatAt(dirfd, &path, &abs, AsStat(st), flags, &rc)) return rc;
   return REAL(fstatat64)(dirfd, path, st, flags);
 }
 
@@ -125,7 +136,9 @@ IORELAY_EXPORT int statx(int dirfd, const char* path, int flags, unsigned mask,
                          struct statx* out) noexcept {
   struct stat st;
   int rc;
-  if (!StatAt(dirfd, path, &st, flags, &rc)) return REAL(statx)(dirfd, path, flags, mask, out);
+  AbsPath abs;
+  if (!StatAt(dirfd, &path, &abs, &st, flags, &rc))
+    return REAL(statx)(dirfd, path, flags, mask, out);
   if (rc == 0) StatToStatx(st, out);
   return rc;
 }
@@ -133,25 +146,29 @@ IORELAY_EXPORT int statx(int dirfd, const char* path, int flags, unsigned mask,
 // Pre-2.33 binaries: `ver` is _STAT_VER (1 on x86_64); the layout is today's.
 IORELAY_EXPORT int __xstat(int ver, const char* path, struct stat* st) {
   int rc;
-  if (StatAt(AT_FDCWD, path, st, 0, &rc)) return rc;
+  AbsPath abs;
+  if (StatAt(AT_FDCWD, &path, &abs, st, 0, &rc)) return rc;
   return REAL(__xstat)(ver, path, st);
 }
 
 IORELAY_EXPORT int __xstat64(int ver, const char* path, struct stat64* st) {
   int rc;
-  if (StatAt(AT_FDCWD, path, AsStat(st), 0, &rc)) return rc;
+  AbsPath abs;
+  if (StatAt(AT_FDCWD, &path, &abs, AsStat(st), 0, &rc)) return rc;
   return REAL(__xstat64)(ver, path, st);
 }
 
 IORELAY_EXPORT int __lxstat(int ver, const char* path, struct stat* st) {
   int rc;
-  if (StatAt(AT_FDCWD, path, st, AT_SYMLINK_NOFOLLOW, &rc)) return rc;
+  AbsPath abs;
+  if (StatAt(AT_FDCWD, &path, &abs, st, AT_SYMLINK_NOFOLLOW, &rc)) return rc;
   return REAL(__lxstat)(ver, path, st);
 }
 
 IORELAY_EXPORT int __lxstat64(int ver, const char* path, struct stat64* st) {
   int rc;
-  if (StatAt(AT_FDCWD, path, AsStat(st), AT_SYMLINK_NOFOLLOW, &rc)) return rc;
+  AbsPath abs;
+  if (StatAt(AT_FDCWD, &path, &abs, AsStat(st), AT_SYMLINK_NOFOLLOW, &rc)) return rc;
   return REAL(__lxstat64)(ver, path, st);
 }
 
@@ -167,26 +184,30 @@ IORELAY_EXPORT int __fxstat64(int ver, int fd, struct stat64* st) {
 
 IORELAY_EXPORT int __fxstatat(int ver, int dirfd, const char* path, struct stat* st, int flags) {
   int rc;
-  if (StatAt(dirfd, path, st, flags, &rc)) return rc;
+  AbsPath abs;
+  if (StatAt(dirfd, &path, &abs, st, flags, &rc)) return rc;
   return REAL(__fxstatat)(ver, dirfd, path, st, flags);
 }
 
 IORELAY_EXPORT int __fxstatat64(int ver, int dirfd, const char* path, struct stat64* st,
                                 int flags) {
   int rc;
-  if (StatAt(dirfd, path, AsStat(st), flags, &rc)) return rc;
+  AbsPath abs;
+  if (StatAt(dirfd, &path, &abs, AsStat(st), flags, &rc)) return rc;
   return REAL(__fxstatat64)(ver, dirfd, path, st, flags);
 }
 
 IORELAY_EXPORT int statfs(const char* path, struct statfs* sf) noexcept {
   int rc;
-  if (StatfsPath(path, sf, &rc)) return rc;
+  AbsPath abs;
+  if (StatfsPath(&path, &abs, sf, &rc)) return rc;
   return REAL(statfs)(path, sf);
 }
 
 IORELAY_EXPORT int statfs64(const char* path, struct statfs64* sf) noexcept {
   int rc;
-  if (StatfsPath(path, reinterpret_cast<struct statfs*>(sf), &rc)) return rc;
+  AbsPath abs;
+  if (StatfsPath(&path, &abs, reinterpret_cast<struct statfs*>(sf), &rc)) return rc;
   return REAL(statfs64)(path, sf);
 }
 
@@ -202,13 +223,15 @@ IORELAY_EXPORT int fstatfs64(int fd, struct statfs64* sf) noexcept {
 
 IORELAY_EXPORT int statvfs(const char* path, struct statvfs* out) noexcept {
   int rc;
-  if (StatvfsPath(path, out, &rc)) return rc;
+  AbsPath abs;
+  if (StatvfsPath(&path, &abs, out, &rc)) return rc;
   return REAL(statvfs)(path, out);
 }
 
 IORELAY_EXPORT int statvfs64(const char* path, struct statvfs64* out) noexcept {
   int rc;
-  if (StatvfsPath(path, reinterpret_cast<struct statvfs*>(out), &rc)) return rc;
+  AbsPath abs;
+  if (StatvfsPath(&path, &abs, reinterpret_cast<struct statvfs*>(out), &rc)) return rc;
   return REAL(statvfs64)(path, out);
 }
 

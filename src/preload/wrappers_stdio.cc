@@ -195,13 +195,13 @@ extern "C" {
 
 IORELAY_EXPORT FILE* fopen(const char* path, const char* mode) {
   AbsPath abs;
-  if (!ForwardedPath(AT_FDCWD, path, &abs)) return REAL(fopen)(path, mode);
+  if (!ForwardedPath(AT_FDCWD, path, &abs)) return REAL(fopen)(LibcPath(path, abs), mode);
   return FopenForwarded(abs.c_str(), mode);
 }
 
 IORELAY_EXPORT FILE* fopen64(const char* path, const char* mode) {
   AbsPath abs;
-  if (!ForwardedPath(AT_FDCWD, path, &abs)) return REAL(fopen64)(path, mode);
+  if (!ForwardedPath(AT_FDCWD, path, &abs)) return REAL(fopen64)(LibcPath(path, abs), mode);
   return FopenForwarded(abs.c_str(), mode);
 }
 

@@ -128,6 +128,39 @@ class Reader {
   bool ok_ = true;
 };
 
+// Whether every string of a message is within the wire's bound (kMaxPathBytes). A receiver
+// takes a longer one for a malformed frame and closes the connection, so a sender checks first
+// (the client answers ENAMETOOLONG, as the kernel does for a path past PATH_MAX).
+class StringBound {
+ public:
+  template <typename T>
+  requires std::is_integral_v<T>
+  void operator()(const T&) {}
+  void operator()(const std::string& s) { fits_ = fits_ && s.size() <= kMaxPathBytes; }
+  template <size_t N>
+  void operator()(const std::array<uint8_t, N>&) {}
+  template <typename T>
+  void operator()(const std::vector<T>& v) {
+    for (const auto& e : v) (*this)(e);
+  }
+  template <typename T>
+  requires requires(T t, StringBound& b) { t.Visit(b); }
+  void operator()(const T& msg) {
+    const_cast<T&>(msg).Visit(*this);  // Visit only reads here
+  }
+  bool fits() const { return fits_; }
+
+ private:
+  bool fits_ = true;
+};
+
+template <typename Msg>
+bool StringsFit(const Msg& m) {
+  StringBound b;
+  b(m);
+  return b.fits();
+}
+
 // Encodes a message's fields (not its tail data).
 template <typename Msg>
 std::vector<uint8_t> EncodeFields(const Msg& m) {

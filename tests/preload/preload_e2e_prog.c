@@ -150,6 +150,12 @@ static void TestModesTimesAndLinks(void) {
   char buf[64];
   CHECK(readlink(B("tm.lnk"), buf, sizeof buf) == 6 && memcmp(buf, "tm.dat", 6) == 0);
   CHECK(symlink("other", F("tm.lnk")) == -1 && errno == EEXIST);
+  CHECK(symlink("tm.dat", F("tm.slash/")) == -1 && errno == ENOENT);
+  /* Past the wire's bound: ENAMETOOLONG, and the connection (with fd's file) stays up. */
+  static char longname[5000];
+  memset(longname, 'x', sizeof longname - 1);
+  CHECK(symlink(longname, F("tm.long")) == -1 && errno == ENAMETOOLONG);
+  CHECK(pwrite(fd, "d", 1, 3) == 1);
   const struct timeval old[2] = {{1100000000, 0}, {1100000000, 0}};
   CHECK(lutimes(F("tm.lnk"), old) == 0 && lstat(B("tm.lnk"), &st) == 0 &&
         st.st_mtime == 1100000000);
@@ -567,6 +573,9 @@ static void TestWorkingDirectory(void) {
   CHECK(getcwd(buf, 3) == NULL && errno == ERANGE);
   CHECK(chdir("rel.dat") == -1 && errno == ENOTDIR);
   CHECK(chdir("missing") == -1 && errno == ENOENT);
+  CHECK(chdir("") == -1 && errno == ENOENT);
+  const char* volatile null_path = NULL;
+  CHECK(chdir(null_path) == -1 && errno == EFAULT && SameCwd(F("wd")));
   CHECK(syscall(SYS_mknodat, AT_FDCWD, "probe", S_IFREG | 0600, 0) == -1 && errno == ENOENT);
   CHECK(mknod("node", S_IFREG | 0600, 0) == 0 && stat(B("wd/node"), &st) == 0 &&
         S_ISREG(st.st_mode) && (st.st_mode & 0777) == 0600);
