@@ -417,3 +417,21 @@ def test_relative_paths_that_leave_a_forwarded_directory(daemon_factory: DaemonF
     assert (outside / "marker").read_text() == "out\n"
     assert "marker" in result.stdout.split() and "directory" in result.stdout
     assert (outside / "moved").is_dir() and not (outside / "made").exists()
+
+
+def test_a_walk_stats_from_the_listing(daemon_factory: DaemonFactory):
+    """find and du over a forwarded tree: each directory's listing carries its entries'
+    attributes, so the walk asks the daemon for a page, not for every entry; the sizes are
+    right."""
+    d = daemon_factory(1)
+    for i in range(50):
+        (d.root_dir / f"f{i}").write_bytes(b"x" * (4096 * (i % 3)))
+    result = run(["bash", "-c", f"find {d.prefix} -type f -size +1k | wc -l && "
+                  f"du -s -B1 --apparent-size {d.prefix}"], d.env())  # fmt: skip
+    assert result.returncode == 0, result.stderr
+    lines = result.stdout.split("\n")
+    assert lines[0].strip() == "33"
+    total = sum(4096 * (i % 3) for i in range(50))
+    assert int(lines[1].split()[0]) >= total
+    by_op = query_stats(d.addresses()[0], d.credential_file)["total"]["by_op"]
+    assert by_op.get("stat", 0) < 20, by_op  # 2 walks of 50 entries, stats from the listings

@@ -88,6 +88,13 @@ class Backend {
   // included, from `cookie` (0: the start; else a next_cookie of an earlier page of the same
   // directory, valid across opens as a telldir position is).
   virtual Result<DirPage> ReadDir(int fd, uint64_t cookie, size_t max_entries) = 0;
+  // lstat of `name`, one entry of the directory `dir_fd` (opened by Open(..., O_DIRECTORY)), as
+  // a listing's page reads its entries' attributes. ENOTSUP: this backend cannot (the client
+  // then stats each entry itself).
+  virtual Result<struct stat> StatEntry(int dir_fd, const std::string& name) {
+    (void)dir_fd, (void)name;
+    return Status::FromErrno(ENOTSUP, "stat of a listed entry");
+  }
 
   virtual Result<struct stat> Stat(int root_fd, const std::string& rel, bool nofollow) = 0;
   virtual Result<struct statfs> Statfs(int root_fd, const std::string& rel) = 0;

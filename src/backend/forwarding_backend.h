@@ -93,6 +93,10 @@ class ForwardingBackend : public Backend {
     BeforeCall("read_dir");
     return inner_->ReadDir(fd, cookie, max_entries);
   }
+  Result<struct stat> StatEntry(int dir_fd, const std::string& name) override {
+    BeforeCall("stat_entry");
+    return inner_->StatEntry(dir_fd, name);
+  }
   Result<struct stat> Stat(int root_fd, const std::string& rel, bool nofollow) override {
     BeforeCall("stat");
     return inner_->Stat(root_fd, rel, nofollow);

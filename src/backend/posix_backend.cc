@@ -229,6 +229,18 @@ Result<DirPage> PosixBackend::ReadDir(int fd, uint64_t cookie, size_t max_entrie
   return page;
 }
 
+Result<struct stat> PosixBackend::StatEntry(int dir_fd, const std::string& name) {
+  // One component from a listing, never followed: nothing to confine beyond the directory.
+  if (name.empty() || name.find('/') != std::string::npos) {
+    return Status::FromErrno(EINVAL, "not an entry name");
+  }
+  struct stat st;
+  if (::fstatat(dir_fd, name.c_str(), &st, AT_SYMLINK_NOFOLLOW) != 0) {
+    return Status::LastError("fstatat");
+  }
+  return st;
+}
+
 Result<struct stat> PosixBackend::Stat(int root_fd, const std::string& rel, bool nofollow) {
   struct stat st;
   if (nofollow) {

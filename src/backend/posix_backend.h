@@ -21,6 +21,7 @@ class PosixBackend final : public Backend {
   Status Fallocate(int fd, int mode, int64_t offset, int64_t length) override;
   Result<struct stat> Fstat(int fd) override;
   Result<struct statfs> Fstatfs(int fd) override;
+  Result<struct stat> StatEntry(int dir_fd, const std::string& name) override;
   Status Fchmod(int fd, mode_t mode) override;
   Status Futimens(int fd, const struct timespec times[2]) override;
   uint32_t DirectIoAlignment(int fd) override;

@@ -17,6 +17,7 @@
 
 #include "client/config.h"
 #include "client/connection.h"
+#include "client/listed_attrs.h"
 #include "client/server.h"
 #include "iorelay/iorelay.h"
 #include "proto/wire.h"
@@ -126,6 +127,8 @@ class Client {
   // change attributes): an open's attributes answer fstat only while none was made since.
   void NoteChange() { changes_.fetch_add(1, std::memory_order_relaxed); }
   uint64_t changes() const { return changes_.load(std::memory_order_relaxed); }
+  // The attributes listings carried (listed_attrs.h).
+  ListedAttrs& listed_attrs() { return listed_attrs_; }
 
   // Record locks live at the file's lock owner daemon (LockOwner), which takes them only from
   // a session that holds the file open there. When that is not the daemon holding `f`, the
@@ -147,6 +150,7 @@ class Client {
 
  private:
   std::atomic<uint64_t> changes_{0};
+  ListedAttrs listed_attrs_;
   explicit Client(ClientConfig cfg) : cfg_(std::move(cfg)) {}
   // A connection to `server` of the session `generation` (0: any); errors are the transport's.
   Result<Lease> LeaseFor(int server, uint64_t generation);

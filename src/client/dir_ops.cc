@@ -28,6 +28,17 @@ int FetchPage(iorelay_dir* d) {
   iorelay::client::Outcome r = cl->CallMsg(cl->ServerFor(d->path), proto::Op::kReaddir,
                                            proto::ReaddirRequest{d->path, d->next_cookie}, &rep);
   if (!r.ok()) return r.NegErrno();
+  // Each entry's attributes answer this process's stat of it for a while (listed_attrs.h).
+  const int64_t now = iorelay::client::MonotonicNs();
+  const uint64_t changes = cl->changes();
+  std::string base = d->path;
+  while (base.size() > 1 && base.back() == '/') base.pop_back();
+  if (base != "/") base += '/';
+  for (const proto::DirEntry& e : rep.entries) {
+    if (e.has_attrs != 0 && e.name != "." && e.name != "..") {
+      cl->listed_attrs().Put(base + e.name, e.attrs, now, changes);
+    }
+  }
   d->entries = std::move(rep.entries);
   d->next = 0;
   d->next_cookie = rep.next_cookie;

@@ -142,6 +142,8 @@ int iorelay_open(iorelay_client* c, const char* path, int flags, mode_t mode, io
   int server = cl->ServerFor(path);
   proto::OpenRequest req{path, flags, static_cast<uint32_t>(mode)};
   if (!proto::StringsFit(req)) return -ENAMETOOLONG;
+  // A create changes its directory, a truncate its file: listed attributes may be stale.
+  if (flags & (O_CREAT | O_TRUNC)) cl->NoteChange();
   const std::vector<uint8_t> fields = proto::EncodeFields(req);
   iorelay::client::CallReply info;
   iorelay::client::Outcome r = cl->Call(server, {.op = proto::Op::kOpen, .fields = fields}, &info);

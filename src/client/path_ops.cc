@@ -6,6 +6,7 @@
 
 #include <algorithm>
 #include <cstring>
+#include <optional>
 
 #include "client/file_ops.h"
 #include "client/stat_convert.h"
@@ -18,7 +19,8 @@ using iorelay::client::Sys;
 
 namespace {
 
-// A path call that may change an open file's attributes (its size, mode, links or ctime).
+// A path call that may change a file's attributes (its size, mode, links or ctime; a
+// directory's entries): what an open's or a listing's attributes said may no longer hold.
 void NoteAttributeChange(iorelay_client* c) {
   if (c) c->impl->NoteChange();
 }
@@ -49,6 +51,14 @@ extern "C" {
 
 int iorelay_stat(iorelay_client* c, const char* path, struct stat* st, int nofollow) {
   if (!st) return -EFAULT;
+  if (c && path) {
+    Client* cl = c->impl.get();
+    if (std::optional<proto::WireStat> w = cl->listed_attrs().Get(
+            path, nofollow != 0, iorelay::client::MonotonicNs(), cl->changes())) {
+      iorelay::client::ToStat(*w, st);
+      return 0;
+    }
+  }
   return static_cast<int>(PathOp(
       c, path,
       [&](Client* cl, int s) -> Result<long> {
@@ -102,6 +112,7 @@ int iorelay_unlink(iorelay_client* c, const char* path) {
 }
 
 int iorelay_mkdir(iorelay_client* c, const char* path, mode_t mode) {
+  NoteAttributeChange(c);  // the parent's
   return static_cast<int>(PathOp(
       c, path,
       [&](Client* cl, int s) {
@@ -141,6 +152,7 @@ int iorelay_utimens(iorelay_client* c, const char* path, const struct timespec t
 
 int iorelay_symlink(iorelay_client* c, const char* target, const char* path) {
   if (!target) return -EFAULT;
+  NoteAttributeChange(c);  // the parent's
   return static_cast<int>(PathOp(
       c, path,
       [&](Client* cl, int s) {
@@ -169,6 +181,7 @@ int iorelay_link(iorelay_client* c, const char* from, const char* to, int follow
 }
 
 int iorelay_rmdir(iorelay_client* c, const char* path) {
+  NoteAttributeChange(c);
   return static_cast<int>(PathOp(
       c, path,
       [&](Client* cl, int s) {

@@ -13,19 +13,31 @@ namespace {
 
 using proto::Op;
 
-// One page of the listing: the directory is opened per page, so no state stays between pages.
+// One page of the listing, each entry with its attributes: the directory is opened per page, so
+// no state stays between pages.
 void Readdir(Core& core, const Mapped& m, uint64_t cookie, Replier& r) {
   backend::Backend& b = *core.backend;
   Result<int> fd = b.Open(m.root_fd, m.rel, O_RDONLY | O_DIRECTORY, 0);
   if (!fd.ok()) return r.Error(fd.status().code());
   Result<backend::DirPage> page = b.ReadDir(*fd, cookie, proto::kReaddirPageEntries);
-  (void)b.Close(*fd);
-  if (!page.ok()) return r.Error(page.status().code());
+  if (!page.ok()) {
+    (void)b.Close(*fd);
+    return r.Error(page.status().code());
+  }
   proto::ReaddirReply reply;
   reply.entries.reserve(page->entries.size());
   for (auto& e : page->entries) {
-    reply.entries.push_back(proto::DirEntry{e.ino, e.type, std::move(e.name)});
+    proto::DirEntry entry{e.ino, e.type, std::move(e.name)};
+    // ".." is the parent's (above an export root, nothing of the client's).
+    if (entry.name != "..") {
+      if (Result<struct stat> st = b.StatEntry(*fd, entry.name); st.ok()) {
+        entry.has_attrs = 1;
+        entry.attrs = ToWire(*st);
+      }
+    }
+    reply.entries.push_back(std::move(entry));
   }
+  (void)b.Close(*fd);
   reply.next_cookie = page->next_cookie;
   reply.done = page->done ? 1 : 0;
   r.Ok(reply);

@@ -62,6 +62,22 @@ int MknodForwarded(const AbsPath& abs, mode_t mode) {
   return FromClient(iorelay_close(f));
 }
 
+// access, euidaccess and eaccess: for a forwarded path one answer, the daemon's (its
+// credentials decide, so the real and effective IDs give the same).
+template <class Real>
+int AccessPath(const char* path, int mode, Real real) {
+  AbsPath abs;
+  if (!ForwardedPath(AT_FDCWD, path, &abs)) return real(LibcPath(path, abs), mode);
+  return FromClient(iorelay_access(g_client, abs.c_str(), mode));
+}
+
+template <class Real, class Length>
+int TruncatePath(const char* path, Length len, Real real) {
+  AbsPath abs;
+  if (!ForwardedPath(AT_FDCWD, path, &abs)) return real(LibcPath(path, abs), len);
+  return FromClient(iorelay_truncate(g_client, abs.c_str(), len));
+}
+
 // realpath of a forwarded path: the lexical normalisation (the daemon resolves
 // symlinks beneath its export root), after checking that the path exists.
 char* RealpathForwarded(const AbsPath& abs, char* resolved) {
@@ -101,9 +117,7 @@ IORELAY_EXPORT char* canonicalize_file_name(const char* path) noexcept {
 }
 
 IORELAY_EXPORT int access(const char* path, int mode) noexcept {
-  AbsPath abs;
-  if (!ForwardedPath(AT_FDCWD, path, &abs)) return REAL(access)(LibcPath(path, abs), mode);
-  return FromClient(iorelay_access(g_client, abs.c_str(), mode));
+  return AccessPath(path, mode, REAL(access));
 }
 
 IORELAY_EXPORT int faccessat(int dirfd, const char* path, int mode, int flags) noexcept {
@@ -114,18 +128,12 @@ IORELAY_EXPORT int faccessat(int dirfd, const char* path, int mode, int flags) n
   return FromClient(iorelay_access(g_client, abs.c_str(), mode));
 }
 
-// The daemon checks access with its own credentials, so the real and effective IDs give one
-// answer.
 IORELAY_EXPORT int euidaccess(const char* path, int mode) noexcept {
-  AbsPath abs;
-  if (!ForwardedPath(AT_FDCWD, path, &abs)) return REAL(euidaccess)(LibcPath(path, abs), mode);
-  return FromClient(iorelay_access(g_client, abs.c_str(), mode));
+  return AccessPath(path, mode, REAL(euidaccess));
 }
 
 IORELAY_EXPORT int eaccess(const char* path, int mode) noexcept {
-  AbsPath abs;
-  if (!ForwardedPath(AT_FDCWD, path, &abs)) return REAL(eaccess)(LibcPath(path, abs), mode);
-  return FromClient(iorelay_access(g_client, abs.c_str(), mode));
+  return AccessPath(path, mode, REAL(eaccess));
 }
 
 IORELAY_EXPORT int unlink(const char* path) noexcept {
@@ -275,15 +283,11 @@ IORELAY_EXPORT ssize_t readlinkat(int dirfd, const char* path, char* buf, size_t
 }
 
 IORELAY_EXPORT int truncate(const char* path, off_t len) noexcept {
-  AbsPath abs;
-  if (!ForwardedPath(AT_FDCWD, path, &abs)) return REAL(truncate)(LibcPath(path, abs), len);
-  return FromClient(iorelay_truncate(g_client, abs.c_str(), len));
+  return TruncatePath(path, len, REAL(truncate));
 }
 
 IORELAY_EXPORT int truncate64(const char* path, off64_t len) noexcept {
-  AbsPath abs;
-  if (!ForwardedPath(AT_FDCWD, path, &abs)) return REAL(truncate64)(LibcPath(path, abs), len);
-  return FromClient(iorelay_truncate(g_client, abs.c_str(), len));
+  return TruncatePath(path, len, REAL(truncate64));
 }
 
 }  // extern "C"

@@ -524,11 +524,18 @@ struct DirEntry {
   uint64_t ino = 0;
   uint8_t type = 0;  // DT_*
   std::string name;
+  // The entry's own attributes (lstat: a symbolic link's, not its target's), read as the page
+  // was listed, so that a walk (find, du, ls -l) stats from the listing (docs/interposer.md);
+  // has_attrs 0 where the backend could not say.
+  uint32_t has_attrs = 0;
+  WireStat attrs;
   template <class V>
   void Visit(V& v) {
     v(ino);
     v(type);
     v(name);
+    v(has_attrs);
+    v(attrs);
   }
 };
 

@@ -373,6 +373,10 @@ static void TestNamespace(void) {
     if (strcmp(e->d_name, ".") == 0 || strcmp(e->d_name, "..") == 0) ++dots;
   }
   CHECK(files == 3);
+  /* The listing's attributes answer stat, but not once this process changed a file. */
+  CHECK(stat(F("d/f1"), &st) == 0 && S_ISREG(st.st_mode) && st.st_size == 0);
+  CHECK(truncate(F("d/f1"), 100) == 0 && stat(F("d/f1"), &st) == 0 && st.st_size == 100);
+  CHECK(truncate(F("d/f1"), 0) == 0);
   CHECK(dirfd(d) >= 0);
   if (d != NULL) rewinddir(d);
   CHECK(d != NULL && readdir(d) != NULL);
