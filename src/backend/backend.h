@@ -9,6 +9,7 @@
 
 #include <cstdint>
 #include <memory>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -21,6 +22,9 @@ struct DirEntryInfo {
   uint64_t ino = 0;
   uint8_t type = 0;  // DT_*
   std::string name;
+  // The entry's lstat when the listing brought it (a relay's, from upstream); else the daemon
+  // asks StatEntry.
+  std::optional<struct stat> attrs;
 };
 
 // One page of a directory listing and where the next one starts.

@@ -220,7 +220,7 @@ Result<DirPage> PosixBackend::ReadDir(int fd, uint64_t cookie, size_t max_entrie
       page.done = errno == 0;
       break;
     }
-    page.entries.push_back(DirEntryInfo{e->d_ino, e->d_type, e->d_name});
+    page.entries.push_back(DirEntryInfo{e->d_ino, e->d_type, e->d_name, std::nullopt});
   }
   Status s = errno != 0 ? Status::LastError("readdir") : Status::Ok();
   page.next_cookie = static_cast<uint64_t>(::telldir(dir));

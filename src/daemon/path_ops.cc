@@ -30,7 +30,11 @@ void Readdir(Core& core, const Mapped& m, uint64_t cookie, Replier& r) {
     proto::DirEntry entry{e.ino, e.type, std::move(e.name)};
     // ".." is the parent's (above an export root, nothing of the client's).
     if (entry.name != "..") {
-      if (Result<struct stat> st = b.StatEntry(*fd, entry.name); st.ok()) {
+      std::optional<struct stat> st = e.attrs;
+      if (!st) {
+        if (Result<struct stat> r = b.StatEntry(*fd, entry.name); r.ok()) st = *r;
+      }
+      if (st) {
         entry.has_attrs = 1;
         entry.attrs = ToWire(*st);
       }

@@ -6,6 +6,7 @@
 #include <limits.h>
 
 #include "client/client.h"
+#include "client/stat_convert.h"
 
 namespace iorelay::relay {
 namespace {
@@ -203,7 +204,13 @@ Result<backend::DirPage> RelayBackend::ReadDir(int fd, uint64_t cookie, size_t m
   backend::DirPage page;
   page.entries.reserve(rep.entries.size());
   for (proto::DirEntry& e : rep.entries) {
-    page.entries.push_back(backend::DirEntryInfo{e.ino, e.type, std::move(e.name)});
+    backend::DirEntryInfo info{e.ino, e.type, std::move(e.name), std::nullopt};
+    if (e.has_attrs != 0) {
+      struct stat st;
+      client::ToStat(e.attrs, &st);
+      info.attrs = st;  // the I/O node's, passed down with the listing
+    }
+    page.entries.push_back(std::move(info));
   }
   page.next_cookie = rep.next_cookie;
   page.done = rep.done != 0;
