@@ -5,6 +5,7 @@
 #include <aio.h>
 #include <dirent.h>
 #include <fcntl.h>
+#include <ftw.h>
 #include <glob.h>
 #include <spawn.h>
 #include <stdio.h>
@@ -54,7 +55,8 @@
   X(symlink) X(symlinkat) X(link) X(linkat) X(chdir) X(fchdir) X(getcwd) X(__getcwd_chk)     \
   X(get_current_dir_name) X(chown) X(lchown) X(fchownat) X(fchown)        \
   X(euidaccess) X(eaccess) X(canonicalize_file_name) X(glob) X(glob64) X(scandir)        \
-  X(scandir64) X(scandirat) X(mknod) X(mknodat) X(mkfifo) X(mkfifoat)
+  X(scandir64) X(scandirat) X(mknod) X(mknodat) X(mkfifo) X(mkfifoat) \
+  X(nftw) X(nftw64) X(ftw) X(ftw64)
 // clang-format on
 
 namespace iorelay::preload {

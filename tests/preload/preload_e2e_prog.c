@@ -6,6 +6,7 @@
 #include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
+#include <ftw.h>
 #include <glob.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -348,6 +349,23 @@ static void TestLocalStillWorks(void) {
   CHECK(unlink(path) == 0);
 }
 
+/* nftw and ftw callbacks: counts by type, and the last type seen. */
+static int g_walk_files, g_walk_dirs, g_walk_last;
+static int CountEntry(const char* path, const struct stat* st, int type, struct FTW* ftw) {
+  (void)ftw;
+  if (type == FTW_F && S_ISREG(st->st_mode) && strstr(path, "/d/f") != NULL) ++g_walk_files;
+  if (type == FTW_D || type == FTW_DP) ++g_walk_dirs;
+  g_walk_last = type;
+  return 0;
+}
+static int CountFtw(const char* path, const struct stat* st, int type) {
+  return CountEntry(path, st, type, NULL);
+}
+static int StopAtFirstFile(const char* path, const struct stat* st, int type, struct FTW* ftw) {
+  (void)path, (void)st, (void)ftw;
+  return type == FTW_F ? FTW_STOP : FTW_CONTINUE;
+}
+
 static void TestNamespace(void) {
   char buf[64];
   CHECK(mkdir(F("d"), 0755) == 0);
@@ -381,7 +399,15 @@ static void TestNamespace(void) {
   if (d != NULL) rewinddir(d);
   CHECK(d != NULL && readdir(d) != NULL);
   CHECK(d != NULL && closedir(d) == 0);
-  /* glob and scandir walk with glibc's internal calls unless the interposer steps in. */
+  /* glob, scandir, nftw and ftw walk with glibc's internal calls unless the interposer steps
+   * in. */
+  g_walk_files = g_walk_dirs = 0;
+  CHECK(nftw(F("d"), CountEntry, 4, FTW_PHYS) == 0 && g_walk_files == 3 && g_walk_dirs == 1);
+  CHECK(nftw(F("d"), CountEntry, 4, FTW_PHYS | FTW_DEPTH) == 0 && g_walk_last == FTW_DP);
+  g_walk_files = g_walk_dirs = 0;
+  CHECK(ftw(F("d"), CountFtw, 4) == 0 && g_walk_files == 3 && g_walk_dirs == 1);
+  CHECK(nftw(F("d"), StopAtFirstFile, 4, FTW_ACTIONRETVAL) == FTW_STOP);
+  CHECK(nftw(F("none"), CountEntry, 4, 0) == -1 && errno == ENOENT);
   glob_t g;
   CHECK(glob(F("d/f[12]"), 0, NULL, &g) == 0 && g.gl_pathc == 2 &&
         strcmp(g.gl_pathv[1], F("d/f2")) == 0);
