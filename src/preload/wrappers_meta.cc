@@ -14,39 +14,45 @@ using namespace iorelay::preload;
 
 namespace {
 
-// Both ends forwarded: 1; neither: 0 (or 1 with libc's result when a relative end was taken
-// against a forwarded base: LibcPath); one: EXDEV in *rc and 1.
-bool RenameAt(int olddir, const char* from, int newdir, const char* to, unsigned flags, int* rc) {
+// A call on two paths (rename, link). Both ends forwarded: true, *rc from `both` (one call to
+// the daemon of `from`); one: true, EXDEV (or `refused`, an errno the flags call for); neither:
+// false, or true with libc's result through `local` when a relative end was taken against a
+// forwarded base (LibcPath).
+template <class Both, class Local>
+bool TwoPaths(int olddir, const char* from, int newdir, const char* to, int refused, int* rc,
+              Both both, Local local) {
   AbsPath a, b;
   bool fa = ForwardedPath(olddir, from, &a);
   bool fb = ForwardedPath(newdir, to, &b);
   if (!fa && !fb) {
     if (!a.rebased && !b.rebased) return false;
-    *rc = REAL(renameat2)(olddir, LibcPath(from, a), newdir, LibcPath(to, b), flags);
+    *rc = local(LibcPath(from, a), LibcPath(to, b));
     return true;
   }
-  *rc = fa && fb ? FromClient(iorelay_rename(g_client, a.c_str(), b.c_str(), flags)) : Fail(EXDEV);
+  if (refused != 0) {
+    *rc = Fail(refused);
+  } else {
+    *rc = fa && fb ? FromClient(both(a.c_str(), b.c_str())) : Fail(EXDEV);
+  }
   return true;
 }
 
-// The same for link: both ends forwarded, one call to the daemon of `from`.
+bool RenameAt(int olddir, const char* from, int newdir, const char* to, unsigned flags, int* rc) {
+  return TwoPaths(
+      olddir, from, newdir, to, 0, rc,
+      [&](const char* a, const char* b) { return iorelay_rename(g_client, a, b, flags); },
+      [&](const char* f, const char* t) { return REAL(renameat2)(olddir, f, newdir, t, flags); });
+}
+
 bool LinkAt(int olddir, const char* from, int newdir, const char* to, int flags, int* rc) {
-  AbsPath a, b;
-  bool fa = ForwardedPath(olddir, from, &a);
-  bool fb = ForwardedPath(newdir, to, &b);
-  if (!fa && !fb) {
-    if (!a.rebased && !b.rebased) return false;
-    *rc = REAL(linkat)(olddir, LibcPath(from, a), newdir, LibcPath(to, b), flags);
-    return true;
-  }
-  if (flags & ~AT_SYMLINK_FOLLOW) {
-    *rc = Fail(EINVAL);  // AT_EMPTY_PATH: a forwarded descriptor has no kernel file to link
-  } else {
-    *rc = fa && fb ? FromClient(iorelay_link(g_client, a.c_str(), b.c_str(),
-                                             (flags & AT_SYMLINK_FOLLOW) ? 1 : 0))
-                   : Fail(EXDEV);
-  }
-  return true;
+  // AT_EMPTY_PATH: a forwarded descriptor has no kernel file to link.
+  const int refused = (flags & ~AT_SYMLINK_FOLLOW) ? EINVAL : 0;
+  return TwoPaths(
+      olddir, from, newdir, to, refused, rc,
+      [&](const char* a, const char* b) {
+        return iorelay_link(g_client, a, b, (flags & AT_SYMLINK_FOLLOW) ? 1 : 0);
+      },
+      [&](const char* f, const char* t) { return REAL(linkat)(olddir, f, newdir, t, flags); });
 }
 
 // mknod of a forwarded path: a regular file is an exclusive create; anything else (a FIFO, a
