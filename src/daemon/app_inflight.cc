@@ -23,7 +23,10 @@ void AppInflight::Sub(uint64_t n) {
 bool AppInflight::AddUnlessOver(uint64_t n, uint64_t limit) {
   uint64_t bytes = bytes_.load();
   while (bytes <= limit) {
-    if (bytes_.compare_exchange_weak(bytes, bytes + n)) return true;
+    if (bytes_.compare_exchange_weak(bytes, bytes + n)) {
+      RaisePeak(bytes + n);
+      return true;
+    }
   }
   return false;
 }

@@ -91,19 +91,21 @@ class ClientConn {
   void RestartSendWindow(int64_t now_ns);
 
   // Back-pressure: bytes of data requests admitted and not yet answered (reads: the length
-  // asked; writes: the data received; at least 4 KiB a request), plus the data reserved for the
-  // write frame being received (Reserve), plus queued_bytes(). The admitted and reserved bytes
-  // count for the session's application too (app_inflight_bytes()).
+  // asked; writes: the data received; at least 4 KiB a request), plus the bytes reserved for the
+  // frame being read (Reserve: a write's data, a read's reply), plus queued_bytes(). The
+  // admitted and reserved bytes count for the session's application too (app_inflight_bytes()).
   //
-  // Charge takes over the reservation, if any: the request of the frame whose data was reserved
-  // is counted once (its charge, at least its data, is never below the reservation).
+  // Charge takes over the reservation, if any: the request of the frame whose bytes were
+  // reserved is counted once (its charge is never below the reservation: at least a write's
+  // data, and a read's reservation is its charge).
   void Charge(uint64_t n);
   void Uncharge(uint64_t n);
-  // Event loop side, authenticated: reserves `n` bytes for the data of the frame whose header was
-  // just read, before any of that data is, when the application's bytes are at or below
-  // `app_limit` (the rule by which a connection is read at all: so a frame larger than the
-  // limit still passes, when the rest of the application's requests are answered). False, and
-  // nothing reserved, when they are over it.
+  // Event loop side, authenticated: reserves `n` bytes for the frame being read before it costs
+  // them (a write's data once its header is read, before any of that data is; a read's reply
+  // before the request is handled), when the application's bytes are at or below `app_limit`
+  // (the rule by which a connection is read at all: so a frame larger than the limit still
+  // passes, when the rest of the application's requests are answered). The check and the add
+  // are one atomic step. False, and nothing reserved, when they are over it.
   bool Reserve(uint64_t n, uint64_t app_limit);
   // Event loop side: gives back what is still reserved (the connection closed inside the frame,
   // or its request was refused before being admitted); wakes the connections it unblocks.

@@ -1,8 +1,9 @@
 // Regression tests for issue 12: no client can stall iorelayd. Clients that do not read their
 // replies are closed by the slow-reader rule and stall nobody else; --max-connections refuses;
 // the handshake deadline counts from accept; half-sent frames cost what arrived, and a write's
-// data is reserved against the in-flight limits before it is read; idle connections add no
-// threads; back-pressure pauses and resumes; shutdown has a deadline.
+// data (before it is read) and a read's reply (before it is handled) are reserved against the
+// in-flight limits; idle connections add no threads; back-pressure pauses and resumes; shutdown
+// has a deadline.
 #include <fcntl.h>
 #include <gtest/gtest.h>
 #include <sys/resource.h>
@@ -10,6 +11,7 @@
 #include <unistd.h>
 
 #include <algorithm>
+#include <atomic>
 #include <chrono>
 #include <fstream>
 #include <memory>
@@ -634,6 +636,66 @@ TEST_F(ConnectionLimitsTest, AStalledReservedFrameIsClosedAndFreesItsBudget) {
   EXPECT_EQ(f.header.id, 2u);
   EXPECT_EQ(f.header.status, 0);
   EXPECT_EQ(Counter("connections_closed_slow_sender"), 1u);
+}
+
+// A read's reply is reserved as a write's data is, at once against the application's budget:
+// connections of one application on several event loops, each asking for more reads than the
+// budget holds, are woken together whenever the bytes fall, and the loops admit their reads
+// together, yet the application's bytes never pass the budget by more than one read
+// (apps.NAME.inflight_bytes_peak). When each loop checked the bytes and only then charged its
+// read, every loop that looked before the others' charges admitted one past the budget.
+TEST_F(ConnectionLimitsTest, ParallelLoopsPassTheAppBudgetByOneReadAtMost) {
+  constexpr uint64_t kBudget = 1 << 20;
+  constexpr uint32_t kRead = 1 << 20;
+  constexpr int kConns = 16;
+  constexpr int kReadsEach = 16;
+  Config c = Base();
+  c.io_threads = 4;
+  c.max_app_inflight_bytes = kBudget;
+  c.delay_us = 5'000;   // every backend call: the admitted reads stay in flight a while
+  c.inline_max_us = 0;  // dispatches on the workers: the loops stay free
+  Start(c);
+  MakeFile("big", kRead);
+  std::vector<std::unique_ptr<RawClient>> clients;
+  std::vector<int64_t> handles;
+  for (int i = 0; i < kConns; ++i) {
+    clients.push_back(Admitted(secret_a_));
+    handles.push_back(Open(*clients.back(), "/data/big", O_RDONLY));
+    ASSERT_GT(handles.back(), 0);
+  }
+  std::atomic<int> ready{0};
+  std::atomic<int> answered{0};
+  std::vector<std::thread> threads;
+  for (int i = 0; i < kConns; ++i) {
+    threads.emplace_back([&, i] {
+      RawClient& client = *clients[i];
+      const std::vector<uint8_t> fields =
+          proto::EncodeFields(proto::PreadRequest{static_cast<uint64_t>(handles[i]), 0, kRead});
+      ready.fetch_add(1);
+      while (ready.load() < kConns) std::this_thread::yield();  // (all at once)
+      for (int r = 0; r < kReadsEach; ++r) {
+        if (!client.SendFrame(Op::kPread, 100 + r, fields)) return;
+      }
+      for (int r = 0; r < kReadsEach; ++r) {
+        Frame f;
+        if (!client.ReadFrame(&f, 120'000) || f.header.status != 0 || f.payload.size() != kRead) {
+          return;
+        }
+        answered.fetch_add(1);
+      }
+    });
+  }
+  for (auto& t : threads) t.join();
+  EXPECT_EQ(answered.load(), kConns * kReadsEach);
+  const nlohmann::json app = daemon_->StatsJson()["apps"]["appA"];
+  EXPECT_LE(app["inflight_bytes_peak"].get<uint64_t>(), kBudget + kRead) << app.dump();
+  EXPECT_GE(Counter("connections_paused_app_inflight_limit"), 1u);  // (the budget was met)
+  // The replies go out before their bytes are released: the count falls to 0 just after.
+  const auto end = Clock::now() + std::chrono::seconds(60);
+  while (AppInflight("appA") != 0u && Clock::now() < end) {
+    std::this_thread::sleep_for(std::chrono::milliseconds(5));
+  }
+  EXPECT_EQ(AppInflight("appA"), 0u);
 }
 
 TEST_F(ConnectionLimitsTest, SlowMetadataHoldsOnlyItsOwnConnection) {

@@ -616,6 +616,24 @@ void SubmitDataOp(Core& core, const ConnPtr& conn, const proto::FrameHeader& h,
                 may_run_inline);
 }
 
+uint64_t ReadReservation(const proto::FrameHeader& h, std::span<const uint8_t> fields,
+                         uint64_t max_io_bytes) {
+  uint64_t length = 0;
+  const Op op = static_cast<Op>(h.op);
+  if (op == Op::kPread || op == Op::kPreadPiped) {
+    proto::PreadRequest m;
+    if (!proto::DecodeFields(fields, &m).ok()) return 0;
+    length = m.length;
+  } else if (op == Op::kRead) {
+    proto::ReadRequest m;
+    if (!proto::DecodeFields(fields, &m).ok()) return 0;
+    length = m.length;
+  } else {
+    return 0;
+  }
+  return ChargeOf(std::min(length, max_io_bytes));  // (what SubmitDecoded charges)
+}
+
 void ExecuteDispatch(Core& core, const sched::Dispatch& d, Work* const* works, size_t n,
                      int* results) {
   RecordDispatch(core, d, works, n);

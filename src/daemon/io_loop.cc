@@ -162,7 +162,7 @@ void IoLoop::TakeInbox() {
     auto entry = std::make_unique<Entry>(std::move(conn), &core_.buffers, core_.config.max_io_bytes,
                                          accepted_ns);
     entry->poll_fd = fd;
-    // A write's data is read once its bytes are reserved (ReserveTail).
+    // A write's data is read once its bytes are reserved (Reserve).
     entry->reader.HoldTails();
     entry->reader.CountBuffersIn(&core_.stats->conn.receiving_bytes);
     conns_.emplace(id, std::move(entry));
@@ -287,23 +287,21 @@ void IoLoop::Resume(Entry& e) {
   if (e.conn->session != nullptr) e.conn->session->stats()->inflight.Unpark(e.conn.get());
 }
 
-IoLoop::InflightLimit IoLoop::TryReserve(Entry& e) {
+IoLoop::InflightLimit IoLoop::TryReserve(Entry& e, uint64_t n) {
   ClientConn& c = *e.conn;
   if (c.held_bytes() > core_.config.max_inflight_bytes) return InflightLimit::kConnection;
-  return c.Reserve(e.reader.data_len(), core_.config.max_app_inflight_bytes)
-             ? InflightLimit::kNone
-             : InflightLimit::kApplication;
+  return c.Reserve(n, core_.config.max_app_inflight_bytes) ? InflightLimit::kNone
+                                                           : InflightLimit::kApplication;
 }
 
-bool IoLoop::ReserveTail(Entry& e) {
-  if (const InflightLimit over = TryReserve(e); over != InflightLimit::kNone) {
+bool IoLoop::Reserve(Entry& e, uint64_t n) {
+  if (const InflightLimit over = TryReserve(e, n); over != InflightLimit::kNone) {
     Pause(e, over);
     // Tried again after publishing the pause: a fall in between would wake nobody (and the
     // tick's look at a paused connection covers a change of limit in between).
-    if (TryReserve(e) != InflightLimit::kNone) return false;
+    if (TryReserve(e, n) != InflightLimit::kNone) return false;
   }
   Resume(e);
-  e.reader.AdmitTail();
   return true;
 }
 
@@ -330,9 +328,13 @@ void IoLoop::Read(uint64_t id, Entry& e) {
     // HandlerDone).
     if (e.conn->handler_busy.load(std::memory_order_acquire)) return e.reader.ReceiveUntilEmpty();
     const bool authed = e.conn->session != nullptr;
-    switch (e.reader.Next(e.conn->transport(), authed, scratch_)) {
+    const FrameReader::Step step = e.read_held
+                                       ? FrameReader::Step::kFrame
+                                       : e.reader.Next(e.conn->transport(), authed, scratch_);
+    switch (step) {
       case FrameReader::Step::kTail:
-        if (!ReserveTail(e)) return e.reader.ReceiveUntilEmpty();  // (woken when the bytes fall)
+        if (!Reserve(e, e.reader.data_len())) return e.reader.ReceiveUntilEmpty();  // (woken)
+        e.reader.AdmitTail();
         break;
       case FrameReader::Step::kAgain:
         if (e.conn->transport()->Polling()) again_.push_back(id);
@@ -353,6 +355,14 @@ void IoLoop::Read(uint64_t id, Entry& e) {
         }
         return Close(id, e.reader.error());
       case FrameReader::Step::kFrame: {
+        // A read's reply is reserved as a write's data is (its request takes the reservation
+        // over when admitted). Held, the frame waits here, and nothing after it is read.
+        if (authed) {
+          const uint64_t reply =
+              ReadReservation(e.reader.header(), e.reader.fields(), core_.config.max_io_bytes);
+          e.read_held = reply > 0 && !Reserve(e, reply);
+          if (e.read_held) return e.reader.ReceiveUntilEmpty();  // (woken when the bytes fall)
+        }
         const bool handled = HandleFrame(core_, e.conn, e.reader, &e.hs, core_.clock.NowNs());
         // (Authenticated now: no longer counts against --max-handshakes.)
         if (!authed && e.conn->session != nullptr) core_.stats->conn.handshaking.fetch_sub(1);

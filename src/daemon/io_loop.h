@@ -58,9 +58,12 @@ class IoLoop {
     FrameReader reader;
     HandshakeState hs;
     int64_t accepted_ns;
-    // Not read: over --max-inflight-bytes or --max-app-inflight-bytes (between frames, or with
-    // a write's header read and its data not reserved).
+    // Not read: over --max-inflight-bytes or --max-app-inflight-bytes (between frames, with a
+    // write's header read and its data not reserved, or with a read request held).
     bool paused = false;
+    // The reader's frame is a read request whose reply's bytes did not fit (Reserve): handled
+    // once they do, before anything more is read.
+    bool read_held = false;
     bool read_eof = false;  // the client finished sending; closed once answered
     bool ended = false;     // EndConnection done
     int poll_fd = -1;       // the transport's PollFd as registered
@@ -91,10 +94,15 @@ class IoLoop {
   // with the application, whose falling bytes wake it. The caller checks again afterwards.
   void Pause(Entry& e, InflightLimit over);
   void Resume(Entry& e);
-  // The frame held at its header (FrameReader::kTail): reserves its data against both limits
-  // and admits it; false when it does not fit (`e` is then paused until it may).
-  bool ReserveTail(Entry& e);
-  InflightLimit TryReserve(Entry& e);
+  // Reserves `n` bytes on `e` and its application for the frame it is at, before that frame
+  // costs them: a write's data, held at its header (FrameReader::kTail), before it is read; a
+  // read request's reply before the request is handled. The rule is the one a connection is
+  // read by (at or below --max-inflight-bytes and --max-app-inflight-bytes), the application's
+  // part checked and added at once (AppInflight::AddUnlessOver), so loops reserving together
+  // pass the application's limit by one frame at most. False when it does not fit: `e` is then
+  // paused until it may, and the frame waits.
+  bool Reserve(Entry& e, uint64_t n);
+  InflightLimit TryReserve(Entry& e, uint64_t n);
   // The connection's transport changed (moved to shared memory): register its descriptors.
   void Reregister(uint64_t id, Entry& e);
   // The transport's second descriptor fired (a shared-memory client's socket).

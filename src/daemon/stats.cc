@@ -156,6 +156,7 @@ nlohmann::json Stats::ToJson() const {
     data.Add(*a);
     data.Render(&apps[a->name]);
     apps[a->name]["inflight_bytes"] = a->inflight.bytes();
+    apps[a->name]["inflight_bytes_peak"] = a->inflight.peak();
     apps[a->name]["paused_connections"] = a->inflight.parked();
     total_data.Add(*a);
   }

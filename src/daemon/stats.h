@@ -122,11 +122,11 @@ class Stats {
   // mean_requests_per_dispatch (the application's data requests per dispatch that carried any of
   // them) and data-request queue/service p50/p99 (ns, as log2 bucket upper bounds); files with
   // requests, bytes, dispatches and mean_requests_per_dispatch. Apps also have inflight_bytes
-  // and paused_connections (now: its connections not read for --max-app-inflight-bytes, their
-  // bytes waiting in their sockets). The total also has "by_op":
-  // requests received per op name. Plus the ConnCounters as top-level scalars named connections_*,
-  // e.g. connections_closed_slow_reader (receiving_bytes as connections_receiving_bytes, now,
-  // and connections_receiving_bytes_peak).
+  // (and inflight_bytes_peak, the most since the start) and paused_connections (now: its
+  // connections not read for --max-app-inflight-bytes, their bytes waiting in their sockets).
+  // The total also has "by_op": requests received per op name. Plus the ConnCounters as
+  // top-level scalars named connections_*, e.g. connections_closed_slow_reader (receiving_bytes
+  // as connections_receiving_bytes, now, and connections_receiving_bytes_peak).
   nlohmann::json ToJson() const;
 
   ConnCounters conn;
