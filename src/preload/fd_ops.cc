@@ -92,6 +92,8 @@ int OpenForwarded(const char* abs_path, int flags, mode_t mode) {
   bool path_only =
       (flags & O_PATH) != 0 || ((flags & O_DIRECTORY) != 0 && (flags & O_TMPFILE) != O_TMPFILE);
   int rc = 0;
+  struct stat st;
+  bool st_known = false;
   if (!path_only) {
     rc = iorelay_open(g_client, abs_path, flags & ~O_CLOEXEC, CreationMode(mode), &e->file);
     // open(dir, O_RDONLY) is legal; the daemon may refuse it on a directory.
@@ -101,17 +103,15 @@ int OpenForwarded(const char* abs_path, int flags, mode_t mode) {
     }
     // Or it opened the directory (no O_DIRECTORY asked): a directory's descriptor is its path
     // here, as with O_DIRECTORY, so that fchdir, fdopendir and *at() take it as one. The open's
-    // attributes answer the fstat without a round trip.
-    struct stat st;
+    // attributes answer the fstat without a round trip, and stand for the stat below.
     if (rc == 0 && !path_only && iorelay_fstat(e->file, &st) == 0 && S_ISDIR(st.st_mode)) {
       (void)iorelay_close(e->file);
       e->file = nullptr;
-      path_only = true;
+      path_only = st_known = true;
     }
   }
   if (rc == 0 && path_only) {
-    struct stat st;
-    rc = iorelay_stat(g_client, abs_path, &st, (flags & O_NOFOLLOW) != 0);
+    if (!st_known) rc = iorelay_stat(g_client, abs_path, &st, (flags & O_NOFOLLOW) != 0);
     if (rc == 0 && (flags & O_DIRECTORY) && !S_ISDIR(st.st_mode)) rc = -ENOTDIR;
     if (rc == 0 && S_ISDIR(st.st_mode)) e->open_flags |= O_DIRECTORY;
     e->file = nullptr;

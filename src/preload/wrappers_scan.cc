@@ -49,28 +49,26 @@ int ScanForwarded(const char* path, Dirent*** namelist, int (*filter)(const Dire
   DIR* dir = opendir(path);
   if (dir == nullptr) return -1;
   std::vector<Dirent*> kept;
-  bool failed = false;
+  int err = 0;
   errno = 0;
   while (Dirent* e = read_entry(dir)) {
     if (filter != nullptr && filter(e) == 0) continue;
     auto* copy = static_cast<Dirent*>(malloc(sizeof(Dirent)));
     if (copy == nullptr) {
-      failed = true;
+      err = ENOMEM;
       break;
     }
     memcpy(copy, e, sizeof(Dirent));
     kept.push_back(copy);
   }
-  const int saved = failed ? ENOMEM : errno;
+  if (err == 0) err = errno;  // readdir's
   closedir(dir);
-  Dirent** out = nullptr;
-  if (saved == 0) {
-    out = static_cast<Dirent**>(malloc((kept.size() + 1) * sizeof(Dirent*)));
-    if (out == nullptr) failed = true;
-  }
-  if (saved != 0 || failed) {
+  Dirent** out =
+      err == 0 ? static_cast<Dirent**>(malloc((kept.size() + 1) * sizeof(Dirent*))) : nullptr;
+  if (err == 0 && out == nullptr) err = ENOMEM;
+  if (err != 0) {
     for (Dirent* e : kept) free(e);
-    return Fail(saved != 0 ? saved : ENOMEM);
+    return Fail(err);
   }
   std::copy(kept.begin(), kept.end(), out);
   if (compar != nullptr) {
@@ -81,24 +79,19 @@ int ScanForwarded(const char* path, Dirent*** namelist, int (*filter)(const Dire
   return static_cast<int>(kept.size());
 }
 
-int StatAlt(const char* path, struct stat* st) { return stat(path, st); }
-int LstatAlt(const char* path, struct stat* st) { return lstat(path, st); }
-int Stat64Alt(const char* path, struct stat64* st) { return stat64(path, st); }
-int Lstat64Alt(const char* path, struct stat64* st) { return lstat64(path, st); }
-
 }  // namespace
 
 extern "C" {
 
 IORELAY_EXPORT int glob(const char* pattern, int flags, int (*errfunc)(const char*, int),
                         glob_t* pglob) noexcept {
-  return GlobThrough(pattern, flags, errfunc, pglob, REAL(glob), &ReaddirAlt, &StatAlt, &LstatAlt);
+  return GlobThrough(pattern, flags, errfunc, pglob, REAL(glob), &ReaddirAlt, &stat, &lstat);
 }
 
 IORELAY_EXPORT int glob64(const char* pattern, int flags, int (*errfunc)(const char*, int),
                           glob64_t* pglob) noexcept {
-  return GlobThrough(pattern, flags, errfunc, pglob, REAL(glob64), &Readdir64Alt, &Stat64Alt,
-                     &Lstat64Alt);
+  return GlobThrough(pattern, flags, errfunc, pglob, REAL(glob64), &Readdir64Alt, &stat64,
+                     &lstat64);
 }
 
 IORELAY_EXPORT int scandir(const char* path, struct dirent*** namelist,
@@ -107,7 +100,7 @@ IORELAY_EXPORT int scandir(const char* path, struct dirent*** namelist,
   AbsPath abs;
   if (!ForwardedPath(AT_FDCWD, path, &abs))
     return REAL(scandir)(LibcPath(path, abs), namelist, filter, compar);
-  return ScanForwarded(abs.c_str(), namelist, filter, compar, [](DIR* d) { return readdir(d); });
+  return ScanForwarded(abs.c_str(), namelist, filter, compar, &readdir);
 }
 
 IORELAY_EXPORT int scandir64(const char* path, struct dirent64*** namelist,
@@ -117,7 +110,7 @@ IORELAY_EXPORT int scandir64(const char* path, struct dirent64*** namelist,
   if (!ForwardedPath(AT_FDCWD, path, &abs)) {
     return REAL(scandir64)(LibcPath(path, abs), namelist, filter, compar);
   }
-  return ScanForwarded(abs.c_str(), namelist, filter, compar, [](DIR* d) { return readdir64(d); });
+  return ScanForwarded(abs.c_str(), namelist, filter, compar, &readdir64);
 }
 
 IORELAY_EXPORT int scandirat(int dirfd, const char* path, struct dirent*** namelist,
@@ -127,7 +120,7 @@ IORELAY_EXPORT int scandirat(int dirfd, const char* path, struct dirent*** namel
   if (!ForwardedPath(dirfd, path, &abs)) {
     return REAL(scandirat)(dirfd, LibcPath(path, abs), namelist, filter, compar);
   }
-  return ScanForwarded(abs.c_str(), namelist, filter, compar, [](DIR* d) { return readdir(d); });
+  return ScanForwarded(abs.c_str(), namelist, filter, compar, &readdir);
 }
 
 }  // extern "C"
