@@ -49,9 +49,10 @@ Next Judge(const Walk<Fn>& w, int rc, int* result) {
   }
 }
 
-// One entry (and, for a directory, what it holds), `path` as the caller's root plus names.
+// One entry (and, for a directory, what it holds), `path` as the caller's root plus names,
+// `name` its last one.
 template <class Fn>
-Next Visit(const Walk<Fn>& w, const std::string& path, int level, int* result) {
+Next Visit(const Walk<Fn>& w, const std::string& path, const char* name, int level, int* result) {
   struct stat st;
   int type;
   const bool phys = (w.flags & FTW_PHYS) != 0;
@@ -86,15 +87,22 @@ Next Visit(const Walk<Fn>& w, const std::string& path, int level, int* result) {
     if (strcmp(e->d_name, ".") != 0 && strcmp(e->d_name, "..") != 0) names.push_back(e->d_name);
   }
   closedir(dir);
+  // FTW_CHDIR: the entries (and FTW_DP) see the directory as the working directory, entered by
+  // its name from the parent (the root by its path) and left by ".." (the root's caller
+  // restores the starting one).
+  const bool entered = (w.flags & FTW_CHDIR) && chdir(level == 0 ? path.c_str() : name) == 0;
   const std::string base = path.back() == '/' ? path : path + "/";
-  for (const std::string& name : names) {
-    if (w.flags & FTW_CHDIR) (void)chdir(path.c_str());
-    Next n = Visit(w, base + name, level + 1, result);
-    if (n == Next::kStop) return n;
-    if (n == Next::kSkipSiblings) break;
+  Next end = Next::kGoOn;
+  for (const std::string& entry : names) {
+    Next n = Visit(w, base + entry, entry.c_str(), level + 1, result);
+    if (n == Next::kStop) end = n;
+    if (n == Next::kStop || n == Next::kSkipSiblings) break;
   }
-  if (w.flags & FTW_DEPTH) return Judge(w, w.fn(path.c_str(), &st, FTW_DP, &ftw), result);
-  return Next::kGoOn;
+  if (end != Next::kStop && (w.flags & FTW_DEPTH)) {
+    end = Judge(w, w.fn(path.c_str(), &st, FTW_DP, &ftw), result);
+  }
+  if (entered && level > 0) (void)chdir("..");
+  return end;
 }
 
 template <class Fn>
@@ -112,7 +120,7 @@ int WalkForwarded(const char* root, Fn fn, int flags) {
   char cwd[PATH_MAX];
   const bool back = (flags & FTW_CHDIR) && getcwd(cwd, sizeof cwd) != nullptr;
   int result = 0;
-  Visit(w, root, 0, &result);
+  Visit(w, root, root, 0, &result);
   if (back) (void)chdir(cwd);
   return result;
 }

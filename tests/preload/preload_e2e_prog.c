@@ -361,6 +361,17 @@ static int CountEntry(const char* path, const struct stat* st, int type, struct 
 static int CountFtw(const char* path, const struct stat* st, int type) {
   return CountEntry(path, st, type, NULL);
 }
+/* FTW_CHDIR: each file is visited from its own directory. */
+static int g_walk_wrong_cwd;
+static int InItsDirectory(const char* path, const struct stat* st, int type, struct FTW* ftw) {
+  (void)st;
+  char cwd[1024];
+  if (type == FTW_F && (getcwd(cwd, sizeof cwd) == NULL || strlen(cwd) != (size_t)ftw->base - 1 ||
+                        strncmp(cwd, path, strlen(cwd)) != 0)) {
+    ++g_walk_wrong_cwd;
+  }
+  return 0;
+}
 static int StopAtFirstFile(const char* path, const struct stat* st, int type, struct FTW* ftw) {
   (void)path, (void)st, (void)ftw;
   return type == FTW_F ? FTW_STOP : FTW_CONTINUE;
@@ -407,6 +418,15 @@ static void TestNamespace(void) {
   g_walk_files = g_walk_dirs = 0;
   CHECK(ftw(F("d"), CountFtw, 4) == 0 && g_walk_files == 3 && g_walk_dirs == 1);
   CHECK(nftw(F("d"), StopAtFirstFile, 4, FTW_ACTIONRETVAL) == FTW_STOP);
+  char walk_from[1024];
+  CHECK(getcwd(walk_from, sizeof walk_from) != NULL && mkdir(F("d/sub"), 0755) == 0);
+  int sub_fd = open(F("d/sub/s0"), O_WRONLY | O_CREAT, 0644);
+  CHECK(sub_fd >= 0 && close(sub_fd) == 0);
+  g_walk_wrong_cwd = 0;
+  CHECK(nftw(F("d"), InItsDirectory, 4, FTW_CHDIR | FTW_DEPTH) == 0 && g_walk_wrong_cwd == 0);
+  char walk_back[1024];
+  CHECK(getcwd(walk_back, sizeof walk_back) != NULL && strcmp(walk_back, walk_from) == 0);
+  CHECK(unlink(F("d/sub/s0")) == 0 && rmdir(F("d/sub")) == 0);
   CHECK(nftw(F("none"), CountEntry, 4, 0) == -1 && errno == ENOENT);
   glob_t g;
   CHECK(glob(F("d/f[12]"), 0, NULL, &g) == 0 && g.gl_pathc == 2 &&
