@@ -77,36 +77,40 @@ IORELAY_EXPORT int sync_file_range(int fd, off64_t off, off64_t n, unsigned flag
 
 IORELAY_EXPORT int ftruncate(int fd, off_t len) noexcept {
   if (!IsForwardedFd(fd)) return REAL(ftruncate)(fd, len);
-  return WithFile<int>(fd, [&](iorelay_file* f) { return iorelay_ftruncate(f, len); });
+  return WithFile<int, kDirTruncate>(fd,
+                                     [&](iorelay_file* f) { return iorelay_ftruncate(f, len); });
 }
 
 IORELAY_EXPORT int ftruncate64(int fd, off64_t len) noexcept {
   if (!IsForwardedFd(fd)) return REAL(ftruncate64)(fd, len);
-  return WithFile<int>(fd, [&](iorelay_file* f) { return iorelay_ftruncate(f, len); });
+  return WithFile<int, kDirTruncate>(fd,
+                                     [&](iorelay_file* f) { return iorelay_ftruncate(f, len); });
 }
 
 IORELAY_EXPORT int fallocate(int fd, int mode, off_t off, off_t len) {
   if (!IsForwardedFd(fd)) return REAL(fallocate)(fd, mode, off, len);
-  return WithFile<int>(fd, [&](iorelay_file* f) { return iorelay_fallocate(f, mode, off, len); });
+  return WithFile<int, kDirWrite>(
+      fd, [&](iorelay_file* f) { return iorelay_fallocate(f, mode, off, len); });
 }
 
 IORELAY_EXPORT int fallocate64(int fd, int mode, off64_t off, off64_t len) {
   if (!IsForwardedFd(fd)) return REAL(fallocate64)(fd, mode, off, len);
-  return WithFile<int>(fd, [&](iorelay_file* f) { return iorelay_fallocate(f, mode, off, len); });
+  return WithFile<int, kDirWrite>(
+      fd, [&](iorelay_file* f) { return iorelay_fallocate(f, mode, off, len); });
 }
 
 IORELAY_EXPORT int posix_fallocate(int fd, off_t off, off_t len) {
   if (!IsForwardedFd(fd)) return REAL(posix_fallocate)(fd, off, len);
   if (off < 0 || len <= 0) return EINVAL;
-  return WithFileErrnoResult(fd,
-                             [&](iorelay_file* f) { return iorelay_fallocate(f, 0, off, len); });
+  return WithFileErrnoResult<kDirWrite>(
+      fd, [&](iorelay_file* f) { return iorelay_fallocate(f, 0, off, len); });
 }
 
 IORELAY_EXPORT int posix_fallocate64(int fd, off64_t off, off64_t len) {
   if (!IsForwardedFd(fd)) return REAL(posix_fallocate64)(fd, off, len);
   if (off < 0 || len <= 0) return EINVAL;
-  return WithFileErrnoResult(fd,
-                             [&](iorelay_file* f) { return iorelay_fallocate(f, 0, off, len); });
+  return WithFileErrnoResult<kDirWrite>(
+      fd, [&](iorelay_file* f) { return iorelay_fallocate(f, 0, off, len); });
 }
 
 IORELAY_EXPORT int posix_fadvise(int fd, off_t off, off_t len, int advice) noexcept {

@@ -21,7 +21,7 @@ ssize_t Preadv2(int fd, const struct iovec* iov, int n, off_t off, int flags) {
 
 ssize_t Pwritev2(int fd, const struct iovec* iov, int n, off_t off, int flags) {
   if (flags & ~(RWF_HIPRI | RWF_DSYNC | RWF_SYNC)) return Fail(EOPNOTSUPP);
-  return WithFile<ssize_t>(fd, [&](iorelay_file* f) -> ssize_t {
+  return WithFile<ssize_t, kDirWrite>(fd, [&](iorelay_file* f) -> ssize_t {
     ssize_t rc = off == -1 ? iorelay_writev(f, iov, n) : iorelay_pwritev(f, iov, n, off);
     if (rc >= 0 && (flags & (RWF_DSYNC | RWF_SYNC))) {
       int s = iorelay_fsync(f, (flags & RWF_SYNC) ? 0 : 1);
@@ -38,7 +38,8 @@ ssize_t Pwritev2(int fd, const struct iovec* iov, int n, off_t off, int flags) {
 }
 
 [[gnu::noinline]] ssize_t Forwarded_write(int fd, const void* buf, size_t n) {
-  return WithFile<ssize_t>(fd, [&](iorelay_file* f) { return iorelay_write(f, buf, n); });
+  return WithFile<ssize_t, kDirWrite>(fd,
+                                      [&](iorelay_file* f) { return iorelay_write(f, buf, n); });
 }
 
 [[gnu::noinline]] ssize_t Forwarded_pread(int fd, void* buf, size_t n, off_t off) {
@@ -50,11 +51,13 @@ ssize_t Pwritev2(int fd, const struct iovec* iov, int n, off_t off, int flags) {
 }
 
 [[gnu::noinline]] ssize_t Forwarded_pwrite(int fd, const void* buf, size_t n, off_t off) {
-  return WithFile<ssize_t>(fd, [&](iorelay_file* f) { return iorelay_pwrite(f, buf, n, off); });
+  return WithFile<ssize_t, kDirWrite>(
+      fd, [&](iorelay_file* f) { return iorelay_pwrite(f, buf, n, off); });
 }
 
 [[gnu::noinline]] ssize_t Forwarded_pwrite64(int fd, const void* buf, size_t n, off64_t off) {
-  return WithFile<ssize_t>(fd, [&](iorelay_file* f) { return iorelay_pwrite(f, buf, n, off); });
+  return WithFile<ssize_t, kDirWrite>(
+      fd, [&](iorelay_file* f) { return iorelay_pwrite(f, buf, n, off); });
 }
 
 [[gnu::noinline]] ssize_t Forwarded_readv(int fd, const struct iovec* iov, int n) {
@@ -62,7 +65,8 @@ ssize_t Pwritev2(int fd, const struct iovec* iov, int n, off_t off, int flags) {
 }
 
 [[gnu::noinline]] ssize_t Forwarded_writev(int fd, const struct iovec* iov, int n) {
-  return WithFile<ssize_t>(fd, [&](iorelay_file* f) { return iorelay_writev(f, iov, n); });
+  return WithFile<ssize_t, kDirWrite>(fd,
+                                      [&](iorelay_file* f) { return iorelay_writev(f, iov, n); });
 }
 
 [[gnu::noinline]] ssize_t Forwarded_preadv(int fd, const struct iovec* iov, int n, off_t off) {
@@ -74,11 +78,13 @@ ssize_t Pwritev2(int fd, const struct iovec* iov, int n, off_t off, int flags) {
 }
 
 [[gnu::noinline]] ssize_t Forwarded_pwritev(int fd, const struct iovec* iov, int n, off_t off) {
-  return WithFile<ssize_t>(fd, [&](iorelay_file* f) { return iorelay_pwritev(f, iov, n, off); });
+  return WithFile<ssize_t, kDirWrite>(
+      fd, [&](iorelay_file* f) { return iorelay_pwritev(f, iov, n, off); });
 }
 
 [[gnu::noinline]] ssize_t Forwarded_pwritev64(int fd, const struct iovec* iov, int n, off64_t off) {
-  return WithFile<ssize_t>(fd, [&](iorelay_file* f) { return iorelay_pwritev(f, iov, n, off); });
+  return WithFile<ssize_t, kDirWrite>(
+      fd, [&](iorelay_file* f) { return iorelay_pwritev(f, iov, n, off); });
 }
 
 }  // namespace

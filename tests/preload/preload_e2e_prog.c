@@ -15,6 +15,7 @@
 #include <sys/stat.h>
 #include <sys/syscall.h>
 #include <sys/time.h>
+#include <sys/uio.h>
 #include <sys/wait.h>
 #include <unistd.h>
 #include <utime.h>
@@ -183,6 +184,17 @@ static void TestModesTimesAndLinks(void) {
   CHECK(futimens(dfd, ts) == 0 && stat(B("tmd"), &st) == 0 && st.st_mtime == 1200000000);
   CHECK(utimensat(dfd, "up", ts, AT_SYMLINK_NOFOLLOW) == 0 && lstat(B("tmd/up"), &st) == 0 &&
         st.st_mtime == 1200000000);
+  /* Data calls on it fail as the kernel's do (a directory is never open for writing). */
+  char byte = 'x';
+  struct iovec one = {&byte, 1};
+  CHECK(write(dfd, &byte, 1) == -1 && errno == EBADF);
+  CHECK(pwrite(dfd, &byte, 1, 0) == -1 && errno == EBADF);
+  CHECK(writev(dfd, &one, 1) == -1 && errno == EBADF);
+  CHECK(pwritev2(dfd, &one, 1, -1, 0) == -1 && errno == EBADF);
+  CHECK(ftruncate(dfd, 0) == -1 && errno == EINVAL);
+  CHECK(fallocate(dfd, 0, 0, 1) == -1 && errno == EBADF);
+  CHECK(posix_fallocate(dfd, 0, 1) == EBADF);
+  CHECK(pread(dfd, &byte, 1, 0) == -1 && errno == EISDIR);
   CHECK(close(dfd) == 0);
   const char* names[] = {"tm.dat", "tm.lnk", "tm.hard", "tm.hard2", "tm.lnk2", "tmd/up"};
   for (size_t i = 0; i < sizeof names / sizeof names[0]; ++i) CHECK(unlink(F(names[i])) == 0);
