@@ -19,6 +19,9 @@
 namespace iorelay::client {
 namespace {
 
+// Connects and handshakes made for one Open when the daemon closes the handshake.
+constexpr int kHandshakeAttempts = 4;
+
 int64_t NowMs() {
   timespec ts;
   clock_gettime(CLOCK_MONOTONIC, &ts);
@@ -72,10 +75,20 @@ Result<std::unique_ptr<Connection>> Connection::Open(const Address& addr, const 
                                                      const Identity& who, uint64_t join_session,
                                                      uint64_t join_token, int timeout_ms,
                                                      int spin_us) {
-  Result<int> fd = ConnectSocket(addr, timeout_ms);
-  if (!fd.ok()) return fd.status();
-  std::unique_ptr<Connection> c(new Connection(*fd, timeout_ms));
-  Status s = c->Handshake(secret, who, join_session, join_token);
+  std::unique_ptr<Connection> c;
+  Status s;
+  // A daemon at --max-handshakes closes the oldest handshakes to let others in (a flood of
+  // peers that never authenticate, or a slow handshake among many): one that closed this
+  // connection inside its handshake is tried again, a few times, after a growing pause.
+  for (int attempt = 0;; ++attempt) {
+    Result<int> fd = ConnectSocket(addr, timeout_ms);
+    if (!fd.ok()) return fd.status();
+    c.reset(new Connection(*fd, timeout_ms));
+    s = c->Handshake(secret, who, join_session, join_token);
+    if (s.ok() || !c->peer_gone() || attempt == kHandshakeAttempts - 1) break;
+    struct timespec pause = {0, (10'000'000L << (2 * attempt))};  // 10, 40, 160 ms
+    ::nanosleep(&pause, nullptr);
+  }
   if (s.ok() && addr.kind == Address::Kind::kUnix && !c->send_seal_ && ShmWanted()) {
     s = c->AttachShm();
   }

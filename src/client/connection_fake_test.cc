@@ -118,6 +118,27 @@ TEST_F(ConnectionFake, HandshakeAndRoundTrips) {
   EXPECT_EQ(count.count, 10000u);
 }
 
+// A daemon at --max-handshakes closes the oldest handshakes to let others in: a connection
+// closed inside its handshake is made again, after 10, 40 and 160 ms, four times in all.
+TEST_F(ConnectionFake, AHandshakeClosedByTheDaemonIsTriedAgain) {
+  FakeDaemon d(secret_, FakeDaemon::Mode::kEvictsTwice);
+  Result<std::unique_ptr<Connection>> c = Open(d, secret_, 2000);
+  ASSERT_TRUE(c.ok()) << c.status().ToString();
+  EXPECT_EQ(d.connections(), 3);
+  std::vector<uint8_t> payload;
+  Result<ReplyInfo> r = (*c)->RoundTrip(proto::Op::kPing, {}, {}, &payload, {});
+  ASSERT_TRUE(r.ok());
+  EXPECT_EQ(r->status, 0);
+}
+
+TEST_F(ConnectionFake, AHandshakeClosedEveryTimeGivesEioAfterFourTries) {
+  FakeDaemon d(secret_, FakeDaemon::Mode::kEvictsAll);
+  const auto t0 = Clock::now();
+  EXPECT_EQ(Open(d, secret_, 2000).status().code(), EIO);
+  EXPECT_GE(Seconds(t0), 0.2);  // (10 + 40 + 160 ms between the tries)
+  EXPECT_EQ(d.connections(), 4);
+}
+
 TEST_F(ConnectionFake, WrongSecretIsRefusedWithEacces) {
   FakeDaemon d(secret_, FakeDaemon::Mode::kNormal);
   Secret wrong;

@@ -143,6 +143,16 @@ class ClientConn {
   // Set once by the event loop at authentication, before any request is queued.
   std::shared_ptr<Session> session;
 
+  // Whether the connection still counts against --max-handshakes. Whoever ends that first (its
+  // loop at authentication or close, the accepting loop evicting it) gets true and takes it off
+  // the count, once. Any thread.
+  bool in_handshake() const { return in_handshake_.load(); }
+  bool EndHandshake() { return in_handshake_.exchange(false); }
+  // Asked by the accepting loop to make room (--handshake-evict-ms): its own loop closes it
+  // unless it was authenticated by then. Any thread.
+  void RequestEviction() { evict_.store(true); }
+  bool eviction_requested() const { return evict_.load(); }
+
  private:
   struct OutFrame {
     std::vector<uint8_t> bytes;  // header, fields, copied tail: what is left of them
@@ -176,6 +186,8 @@ class ClientConn {
   std::atomic<uint64_t> charged_bytes_{0};
   std::atomic<uint64_t> reserved_bytes_{0};  // written by the event loop only
   std::atomic<bool> closed_{false};
+  std::atomic<bool> in_handshake_{true};
+  std::atomic<bool> evict_{false};
   std::atomic<bool> paused_{false};
   bool write_armed_ = false;             // guarded by out_mu_
   uint8_t* in_place_ = nullptr;          // guarded by out_mu_: the reply begun in place

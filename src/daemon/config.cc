@@ -175,6 +175,9 @@ cli::OptionTable Table(Config* c) {
                         "refuse connections beyond N open ones (16384)"))
       .Add(cli::Integer("max-handshakes", "N", &c->max_handshakes, 1, 1'000'000,
                         "stop accepting while N connections are not yet\nauthenticated (64)"))
+      .Add(cli::Integer("handshake-evict-ms", "N", &c->handshake_evict_ms, 0, 3'600'000,
+                        "at --max-handshakes, close the oldest connection in its\n"
+                        "handshake for N ms to accept the next (50; 0: never)"))
       .Add(Rate("min-send-rate", &c->min_send_rate,
                 "what a connection with replies queued must take, averaged over\n"
                 "--send-window-ms, or be closed as a slow reader; and what one\n"

@@ -48,9 +48,12 @@ struct Config {
   // A connection that has not authenticated within this time after accept is closed.
   int handshake_timeout_ms = 10'000;
   // Connection limits (docs/daemon.md, Limits).
-  int io_threads = 2;                          // event-loop threads, whatever the connections
-  int max_connections = 16'384;                // refused beyond
-  int max_handshakes = 64;                     // not yet authenticated: refused beyond
+  int io_threads = 2;            // event-loop threads, whatever the connections
+  int max_connections = 16'384;  // refused beyond
+  int max_handshakes = 64;       // not yet authenticated: refused beyond
+  // At max_handshakes, the oldest connection in its handshake for this long gives its place to
+  // the next one waiting (0: none does; the next waits for a handshake to end).
+  int handshake_evict_ms = 50;
   uint64_t min_send_rate = 1 << 20;            // bytes/s a connection with replies queued ...
   int send_window_ms = 5'000;                  // ... must take over this window, or is closed
   uint64_t max_inflight_bytes = 256ull << 20;  // not read while holding more

@@ -14,6 +14,7 @@
 #include <atomic>
 #include <chrono>
 #include <fstream>
+#include <iostream>
 #include <memory>
 #include <string>
 #include <thread>
@@ -275,11 +276,12 @@ TEST_F(ConnectionLimitsTest, MaxConnectionsRefusesBeyondTheLimit) {
 // Connections still in their handshake have a cap of their own, below --max-connections:
 // while peers that do not authenticate hold it, the next connections wait in the backlog
 // (not refused: a burst of real clients gets in as handshakes end), and the authenticated
-// connections are served.
+// connections are served. (Eviction off: the next wait for a handshake to end.)
 TEST_F(ConnectionLimitsTest, MaxHandshakesHoldsBackUnauthenticatedBeyondTheLimit) {
   Config c = Base();
   c.max_handshakes = 3;
   c.max_connections = 8;
+  c.handshake_evict_ms = 0;
   Start(c);
   auto in = Admitted(secret_a_);
   std::vector<std::unique_ptr<RawClient>> idle;
@@ -304,6 +306,79 @@ TEST_F(ConnectionLimitsTest, MaxHandshakesHoldsBackUnauthenticatedBeyondTheLimit
   EXPECT_EQ(Counter("connections_handshaking"), 2u);  // (authenticated: no longer counted)
   idle.clear();
   ASSERT_TRUE(WaitCounter("connections_handshaking", 0, 3000));
+}
+
+// At --max-handshakes, a connection waiting in the backlog takes the place of the oldest one
+// in its handshake for --handshake-evict-ms: that one is closed, the others stay.
+TEST_F(ConnectionLimitsTest, AWaitingClientTakesTheOldestHandshakesPlace) {
+  Config c = Base();
+  c.max_handshakes = 3;
+  c.handshake_evict_ms = 100;
+  Start(c);
+  std::vector<std::unique_ptr<RawClient>> idle;
+  for (uint64_t i = 1; i <= 3; ++i) {  // (accepted one by one: idle[0] is the oldest)
+    idle.push_back(std::make_unique<RawClient>());
+    ASSERT_TRUE(idle.back()->Connect(socket_));
+    ASSERT_TRUE(WaitCounter("connections_accepted", i, 3000));
+  }
+  std::this_thread::sleep_for(std::chrono::milliseconds(150));  // (all past 100 ms)
+  RawClient waiting;
+  ASSERT_TRUE(waiting.Connect(socket_));
+  EXPECT_EQ(waiting.Handshake(secret_b_), 0);
+  EXPECT_TRUE(idle[0]->WaitClosed(3000)) << "the oldest handshake was not closed";
+  ASSERT_TRUE(WaitCounter("connections_closed_handshake_evicted", 1, 3000));
+  EXPECT_EQ(Counter("connections_handshaking"), 2u);  // idle[1] and idle[2], still open
+  char byte;
+  EXPECT_EQ(::recv(idle[1]->fd(), &byte, 1, MSG_DONTWAIT), -1);
+  EXPECT_EQ(errno, EAGAIN);
+  Frame f;
+  ASSERT_TRUE(waiting.Call(Op::kPing, {}, &f));
+  EXPECT_EQ(f.header.status, 0);
+}
+
+// The red team's flood, bounded: hundreds of peers that connect and never authenticate, all
+// in the backlog ahead of a real client. They take the handshakes' places in turn, each for
+// --handshake-evict-ms, so the client behind them gets in within a few ticks per
+// --max-handshakes of them. (Without eviction it waited --handshake-timeout-ms for every
+// --max-handshakes of them: here 60 s each.)
+TEST_F(ConnectionLimitsTest, AFloodOfHandshakesDoesNotKeepAClientOut) {
+  constexpr int kFlood = 480;
+  constexpr int kCap = 16;
+  Config c = Base();
+  c.max_handshakes = kCap;
+  c.handshake_evict_ms = 20;
+  c.handshake_timeout_ms = 60'000;
+  Start(c);
+  auto in = Admitted(secret_a_);
+  const uint64_t before = Counter("connections_accepted");
+  std::vector<std::unique_ptr<RawClient>> flood;
+  for (int i = 0; i < kFlood; ++i) {
+    flood.push_back(std::make_unique<RawClient>());
+    ASSERT_TRUE(flood.back()->Connect(socket_)) << i;  // (the backlog, 4,096 here, takes them)
+  }
+  const auto start = Clock::now();
+  RawClient client;
+  ASSERT_TRUE(client.Connect(socket_));
+  // Accepted in the backlog's order: once every connection before it was.
+  ASSERT_TRUE(WaitAtLeast("connections_accepted", before + kFlood + 1, 30'000))
+      << Counter("connections_accepted") - before << " accepted, "
+      << Counter("connections_closed_handshake_evicted") << " evicted";
+  const auto waited = Clock::now() - start;
+  EXPECT_EQ(client.Handshake(secret_b_), 0);
+  Frame f;
+  ASSERT_TRUE(client.Call(Op::kPing, {}, &f));
+  EXPECT_EQ(f.header.status, 0);
+  ASSERT_TRUE(in->Call(Op::kPing, {}, &f));  // (the authenticated one was served throughout)
+  // Every flooding peer but the cap's last ones gave its place up.
+  EXPECT_TRUE(WaitAtLeast("connections_closed_handshake_evicted", kFlood - kCap + 1, 5000))
+      << Counter("connections_closed_handshake_evicted");
+  EXPECT_LE(Counter("connections_handshaking"), static_cast<uint64_t>(kCap));
+  EXPECT_LT(waited, std::chrono::seconds(20));
+  std::cerr << "the client waited "
+            << std::chrono::duration_cast<std::chrono::milliseconds>(waited).count()
+            << " ms behind " << kFlood << " flooding peers\n";
+  flood.clear();
+  ASSERT_TRUE(WaitCounter("connections_handshaking", 0, 10'000));
 }
 
 TEST_F(ConnectionLimitsTest, HandshakeDeadlineCountsFromAccept) {

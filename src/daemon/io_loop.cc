@@ -3,6 +3,7 @@
 #include "daemon/io_loop.h"
 
 #include <fmt/core.h>
+#include <poll.h>
 #include <sys/epoll.h>
 #include <sys/eventfd.h>
 #include <unistd.h>
@@ -30,6 +31,18 @@ constexpr int64_t kRefusalLogPeriodNs = 1'000'000'000;
 // disarmed for a back-off instead of never accepting again.
 bool IsTransientAcceptError(int err) {
   return err == EMFILE || err == ENFILE || err == ENOBUFS || err == ENOMEM || err == EPERM;
+}
+
+// Whether a connection waits in a listener's backlog.
+bool ConnectionWaiting(int listen_fd) {
+  struct pollfd p = {listen_fd, POLLIN, 0};
+  return ::poll(&p, 1, 0) == 1 && (p.revents & POLLIN) != 0;
+}
+
+// Whether an accepted connection may still count against --max-handshakes.
+bool InHandshake(const std::weak_ptr<ClientConn>& weak) {
+  const ConnPtr conn = weak.lock();
+  return conn != nullptr && conn->in_handshake();
 }
 
 // Whether `bytes` moved in `elapsed_ns` fall below `rate` bytes per second (the slow-reader
@@ -151,7 +164,7 @@ void IoLoop::TakeInbox() {
     if (::epoll_ctl(epoll_fd_, EPOLL_CTL_ADD, fd, &ev) != 0) {
       LogClose(conn, fmt::format("epoll_ctl: {}", Status::LastError("").ToString()));
       conn->Shutdown();
-      core_.stats->conn.handshaking.fetch_sub(1);
+      if (conn->EndHandshake()) core_.stats->conn.handshaking.fetch_sub(1);
       core_.stats->conn.open.fetch_sub(1);
       continue;
     }
@@ -185,7 +198,9 @@ void IoLoop::AcceptAll(size_t index) {
     // credential cannot fill --max-connections: at the cap, the next connections wait in the
     // listener's backlog (a burst of real clients gets in as handshakes end; refusing them
     // would fail them) and the listener is re-armed at the next tick.
-    if (counters.handshaking.load() >= static_cast<uint64_t>(core_.config.max_handshakes)) {
+    // Where connections wait and the oldest handshake is old enough, it makes room for one.
+    if (counters.handshaking.load() >= static_cast<uint64_t>(core_.config.max_handshakes) &&
+        !(ConnectionWaiting(l->PollFd()) && EvictOldestHandshake(MonotonicNs()))) {
       const int64_t now = MonotonicNs();
       PauseListener(index, now + 1);
       counters.paused_max_handshakes.fetch_add(1);
@@ -230,9 +245,40 @@ void IoLoop::AcceptAll(size_t index) {
     counters.open.fetch_add(1);
     counters.handshaking.fetch_add(1);  // (until authenticated or closed)
     auto conn = std::make_shared<ClientConn>(std::move(*c), &core_.buffers);
+    while (!handshakes_.empty() && !InHandshake(handshakes_.front().conn)) handshakes_.pop_front();
+    handshakes_.push_back({now, conn});
     IoLoop* target = (*peers_)[next_peer_++ % peers_->size()];
     target->Adopt(std::move(conn), now);
   }
+}
+
+bool IoLoop::EvictOldestHandshake(int64_t now) {
+  const int64_t min_age_ns = int64_t{core_.config.handshake_evict_ms} * 1'000'000;
+  while (!handshakes_.empty()) {
+    const Accepted oldest = handshakes_.front();
+    if (!InHandshake(oldest.conn)) {
+      handshakes_.pop_front();
+      continue;
+    }
+    if (min_age_ns == 0 || now - oldest.accepted_ns < min_age_ns) return false;
+    handshakes_.pop_front();
+    ConnPtr conn = oldest.conn.lock();
+    // (Authenticated or closed since the look above: the count is already down for it.)
+    if (conn == nullptr || !conn->EndHandshake()) continue;
+    conn->RequestEviction();
+    core_.stats->conn.handshaking.fetch_sub(1);
+    ++evictions_unlogged_;
+    if (now - last_eviction_log_ns_ >= kRefusalLogPeriodNs) {
+      fmt::print(stderr,
+                 "iorelayd: closing {} connection(s) in their handshake for over {} ms to accept "
+                 "others (--max-handshakes {}, --handshake-evict-ms)\n",
+                 evictions_unlogged_, core_.config.handshake_evict_ms, core_.config.max_handshakes);
+      evictions_unlogged_ = 0;
+      last_eviction_log_ns_ = now;
+    }
+    return true;
+  }
+  return false;
 }
 
 void IoLoop::Outstanding(std::vector<ConnPtr>* out) {
@@ -307,6 +353,10 @@ bool IoLoop::Reserve(Entry& e, uint64_t n) {
 
 void IoLoop::Read(uint64_t id, Entry& e) {
   if (e.read_eof || draining_.load()) return;
+  if (Evicted(*e.conn)) {
+    core_.stats->conn.closed_handshake_evicted.fetch_add(1);
+    return Close(id, "");  // (logged by the accepting loop, at most once a second)
+  }
   e.reader.NewTurn();
   for (int frames = 0; frames < kFramesPerTurn; ++frames) {
     // A write whose data is reserved is read to its end without looking at the limits again:
@@ -365,7 +415,9 @@ void IoLoop::Read(uint64_t id, Entry& e) {
         }
         const bool handled = HandleFrame(core_, e.conn, e.reader, &e.hs, core_.clock.NowNs());
         // (Authenticated now: no longer counts against --max-handshakes.)
-        if (!authed && e.conn->session != nullptr) core_.stats->conn.handshaking.fetch_sub(1);
+        if (!authed && e.conn->session != nullptr && e.conn->EndHandshake()) {
+          core_.stats->conn.handshaking.fetch_sub(1);
+        }
         if (!handled) {
           core_.stats->conn.closed_protocol_error.fetch_add(1);
           e.conn->Flush();       // the refusal, when the socket takes it
@@ -427,7 +479,7 @@ void IoLoop::Close(uint64_t id, const std::string& why) {
   if (e->conn->session != nullptr) {
     e->conn->session->stats()->inflight.Unpark(e->conn.get());
     e->conn->ReleaseReservation();  // (a frame it was inside of; its request never came)
-  } else {
+  } else if (e->conn->EndHandshake()) {
     core_.stats->conn.handshaking.fetch_sub(1);
   }
   e->conn->Shutdown();  // queued replies dropped; requests still queued are cancelled
@@ -485,6 +537,11 @@ void IoLoop::Tick(int64_t now) {
     const bool authed = c.session != nullptr;
     if (c.closed()) {
       to_close.emplace_back(id, "");  // (logged where it was shut down)
+      continue;
+    }
+    if (Evicted(c)) {
+      core_.stats->conn.closed_handshake_evicted.fetch_add(1);
+      to_close.emplace_back(id, "");  // (logged by the accepting loop, at most once a second)
       continue;
     }
     if (!authed && now - e.accepted_ns >= handshake_ns) {

@@ -7,6 +7,7 @@
 
 #include <atomic>
 #include <cstdint>
+#include <deque>
 #include <memory>
 #include <mutex>
 #include <string>
@@ -82,6 +83,12 @@ class IoLoop {
                   uint64_t id);
   void TakeInbox();
   void AcceptAll(size_t listener);
+  // Loop 0, at --max-handshakes: asks the loop of the oldest connection still in its handshake
+  // to close it, when it has been in it for --handshake-evict-ms, and takes it off the count
+  // at once (true: there is room for one more).
+  bool EvictOldestHandshake(int64_t now);
+  // The connection's loop closes a connection asked to make room, unless it is authenticated.
+  bool Evicted(const ClientConn& c) const { return c.session == nullptr && c.eviction_requested(); }
   // Disarms a listener; with `retry_ns` non-zero, the tick re-arms it from then on.
   void PauseListener(size_t listener, int64_t retry_ns);
   // Flushes, resumes reading when allowed, reads.
@@ -125,6 +132,15 @@ class IoLoop {
   int64_t last_refusal_log_ns_ = 0;
   int64_t last_handshake_log_ns_ = 0;
   uint64_t refusals_unlogged_ = 0;
+  uint64_t evictions_unlogged_ = 0;
+  int64_t last_eviction_log_ns_ = 0;
+  // Loop 0: the connections it accepted, oldest first, while they may be in their handshake
+  // (those no longer in it are dropped from the front as accepts go on).
+  struct Accepted {
+    int64_t accepted_ns;
+    std::weak_ptr<ClientConn> conn;
+  };
+  std::deque<Accepted> handshakes_;
   bool drained_ = false;  // BeginDrain has been acted on (loop thread)
   std::unordered_map<uint64_t, std::unique_ptr<Entry>> conns_;  // loop thread only
   uint64_t next_id_ = 1;

@@ -202,6 +202,7 @@ nlohmann::json Stats::ToJson() const {
   j["connections_handshaking"] = conn.handshaking.load();
   j["connections_paused_max_handshakes"] = conn.paused_max_handshakes.load();
   j["connections_closed_handshake_deadline"] = conn.closed_handshake_deadline.load();
+  j["connections_closed_handshake_evicted"] = conn.closed_handshake_evicted.load();
   j["connections_closed_slow_reader"] = conn.closed_slow_reader.load();
   j["connections_closed_slow_sender"] = conn.closed_slow_sender.load();
   j["connections_paused_inflight_limit"] = conn.paused_inflight_limit.load();

@@ -78,6 +78,7 @@ struct ConnCounters {
   std::atomic<uint64_t> handshaking{0};                // open, not yet authenticated
   std::atomic<uint64_t> paused_max_handshakes{0};      // accepting paused: --max-handshakes
   std::atomic<uint64_t> closed_handshake_deadline{0};  // --handshake-timeout-ms
+  std::atomic<uint64_t> closed_handshake_evicted{0};   // --handshake-evict-ms
   std::atomic<uint64_t> closed_slow_reader{0};         // --min-send-rate over --send-window-ms
   std::atomic<uint64_t> closed_slow_sender{0};         // the same, for a frame begun
   std::atomic<uint64_t> paused_inflight_limit{0};      // --max-inflight-bytes reached

@@ -86,6 +86,8 @@ void FakeDaemon::Serve(int fd) {
   Nonce server_nonce = RandomNonce();
   std::optional<FrameSealer> to_client, from_client;  // once sealed
   const bool tamper = mode_ == Mode::kTampering;
+  const int serial = connections_.fetch_add(1);
+  const bool evict = mode_ == Mode::kEvictsAll || (mode_ == Mode::kEvictsTwice && serial < 2);
   while (!stop_) {
     pollfd p{fd, POLLIN, 0};
     if (::poll(&p, 1, 50) <= 0) continue;
@@ -107,6 +109,10 @@ void FakeDaemon::Serve(int fd) {
     uint16_t reply = h->op | proto::kReplyBit;
     switch (static_cast<proto::Op>(h->op)) {
       case proto::Op::kHello:
+        if (evict) {  // (no reply: the connection is closed below)
+          ::close(fd);
+          return;
+        }
         if (mode_ == Mode::kNextVersion) {  // refuses, as a daemon of the next version would
           Send(fd, reply, h->id, EPROTONOSUPPORT, {}, proto::kVersion + 1);
           break;

@@ -21,12 +21,17 @@ class FakeDaemon {
     kImpostor,     // holds no secret: takes any proof, answers with a wrong one
     kSealed,       // seals the connection (frame tags both ways, common/frame_mac.h)
     kTampering,    // seals it, then flips one bit of every reply's payload (a man in the middle)
+    kEvictsTwice,  // closes its first two connections at their hello, as a daemon at
+                   // --max-handshakes making room for others; then as kNormal
+    kEvictsAll,    // closes every connection at its hello
   };
   FakeDaemon(const Secret& secret, Mode mode, int hold_ms = 0);
   ~FakeDaemon();
   std::string address() const { return "unix:" + path_; }
   // Frames received after the handshake (requests, data), over all connections.
   int requests() const { return requests_.load(); }
+  // Connections accepted.
+  int connections() const { return connections_.load(); }
 
  private:
   void AcceptLoop();
@@ -39,6 +44,7 @@ class FakeDaemon {
   int listen_fd_ = -1;
   std::atomic<bool> stop_{false};
   std::atomic<int> requests_{0};
+  std::atomic<int> connections_{0};
   std::thread acceptor_;
   std::vector<std::thread> workers_;
 };
