@@ -43,6 +43,33 @@ int ConnectWithin(int fd, const sockaddr* sa, socklen_t len, int timeout_ms) {
   return err;
 }
 
+// A Unix socket whose listener's backlog is full: a non-blocking connect says EAGAIN, and
+// nothing completes later. Made again blocking, the connect waits for room in the backlog, as
+// long as SO_SNDTIMEO allows (the kernel bounds that wait with it); then both are put back.
+// (fcntl by system call, as elsewhere in the client: in the interposer, fcntl is the wrapper.)
+int ConnectUnixWithin(int fd, const sockaddr* sa, socklen_t len, int timeout_ms) {
+  if (::connect(fd, sa, len) == 0) return 0;
+  if (errno != EAGAIN) return errno;
+  const long flags = syscall(SYS_fcntl, fd, F_GETFL);
+  timeval bound{timeout_ms / 1000, (timeout_ms % 1000) * 1000};
+  if (flags < 0 || syscall(SYS_fcntl, fd, F_SETFL, flags & ~O_NONBLOCK) != 0 ||
+      ::setsockopt(fd, SOL_SOCKET, SO_SNDTIMEO, &bound, sizeof bound) != 0) {
+    return errno;
+  }
+  int r;
+  do {
+    r = ::connect(fd, sa, len);
+  } while (r != 0 && errno == EINTR);
+  int err = r == 0 ? 0 : errno;
+  if (err == EAGAIN || err == EINPROGRESS) err = ETIMEDOUT;
+  timeval none{};
+  if (::setsockopt(fd, SOL_SOCKET, SO_SNDTIMEO, &none, sizeof none) != 0 ||
+      syscall(SYS_fcntl, fd, F_SETFL, flags) != 0) {
+    if (err == 0) err = errno;
+  }
+  return err;
+}
+
 int NewSocket(int domain) {
   return ::socket(domain, SOCK_STREAM | SOCK_NONBLOCK | SOCK_CLOEXEC, 0);
 }
@@ -96,7 +123,7 @@ Result<int> ConnectSocket(const Address& addr, int timeout_ms) {
     if (len == 0) return Status::InvalidArgument("bad unix address '" + addr.text + "'");
     int fd = NewSocket(AF_UNIX);
     if (fd < 0) return Status::LastError("socket");
-    int err = ConnectWithin(fd, reinterpret_cast<sockaddr*>(&sun), len, timeout_ms);
+    int err = ConnectUnixWithin(fd, reinterpret_cast<sockaddr*>(&sun), len, timeout_ms);
     if (err != 0) {
       RawClose(fd);
       return ConnectFailed(addr, err);

@@ -1,11 +1,18 @@
 // Connection behaviour that needs a misbehaving daemon: liveness bound, heartbeats, refusal.
+#include <fcntl.h>
 #include <gtest/gtest.h>
 #include <signal.h>
+#include <sys/socket.h>
+#include <sys/syscall.h>
+#include <sys/un.h>
 #include <unistd.h>
 
 #include <chrono>
 #include <cstring>
+#include <thread>
+#include <vector>
 
+#include "client/address.h"
 #include "client/connection.h"
 #include "client/internal_fds.h"
 #include "proto/wire.h"
@@ -176,6 +183,54 @@ TEST_F(ConnectionFake, NobodyListeningGivesEioAtOnce) {
       *ParseAddress("unix:/tmp/iorelay-no-such.sock"), secret_, Identity{1, 0, "t"}, 0, 0, 5000);
   EXPECT_EQ(c.status().code(), EIO);
   EXPECT_LT(Seconds(t0), 0.5);
+}
+
+// A Unix listener whose backlog is full (a burst of clients, or peers that flood it): the
+// connect waits for room, within its bound, instead of failing at once (a non-blocking
+// connect's EAGAIN, after which nothing completes).
+TEST_F(ConnectionFake, AFullBacklogIsWaitedForWithinTheBound) {
+  char dir[] = "/tmp/iorbacklogXXXXXX";
+  ASSERT_NE(::mkdtemp(dir), nullptr);
+  const std::string path = std::string(dir) + "/s";
+  const int listener = ::socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
+  sockaddr_un sun{};
+  sun.sun_family = AF_UNIX;
+  std::strcpy(sun.sun_path, path.c_str());
+  ASSERT_EQ(::bind(listener, reinterpret_cast<sockaddr*>(&sun), sizeof sun), 0);
+  ASSERT_EQ(::listen(listener, 0), 0);
+  std::vector<int> queued;  // connects the listener never takes, until its backlog is full
+  for (;;) {
+    const int fd = ::socket(AF_UNIX, SOCK_STREAM | SOCK_NONBLOCK | SOCK_CLOEXEC, 0);
+    if (::connect(fd, reinterpret_cast<sockaddr*>(&sun), sizeof sun) != 0) {
+      ASSERT_EQ(errno, EAGAIN);
+      ::close(fd);
+      break;
+    }
+    queued.push_back(fd);
+    ASSERT_LT(queued.size(), 64u);
+  }
+  const Address addr = *ParseAddress("unix:" + path);
+  auto t0 = Clock::now();
+  Result<int> late = ConnectSocket(addr, 300);  // no room comes
+  EXPECT_FALSE(late.ok());
+  EXPECT_GE(Seconds(t0), 0.25);
+  std::thread taker([listener] {  // room comes after 300 ms
+    std::this_thread::sleep_for(std::chrono::milliseconds(300));
+    ::close(::accept(listener, nullptr, nullptr));
+  });
+  t0 = Clock::now();
+  Result<int> fd = ConnectSocket(addr, 5000);
+  taker.join();
+  ASSERT_TRUE(fd.ok()) << fd.status().ToString();
+  EXPECT_GE(Seconds(t0), 0.25);
+  EXPECT_LT(Seconds(t0), 4.0);
+  // Non-blocking again, as every connection of the client is.
+  EXPECT_NE(syscall(SYS_fcntl, *fd, F_GETFL) & O_NONBLOCK, 0);
+  ::close(*fd);
+  for (int q : queued) ::close(q);
+  ::close(listener);
+  ::unlink(path.c_str());
+  ::rmdir(dir);
 }
 
 }  // namespace
