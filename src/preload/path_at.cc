@@ -52,17 +52,41 @@ bool NamesADirectory(const char* path) {
 namespace {
 
 // ResolvedPath, and whether a relative path was taken against a forwarded base.
-int Resolve(int dirfd, const char* path, AbsPath* out, bool* forwarded_base) {
+int Resolve(int dirfd, const char* path, AbsPath* out, bool* forwarded_base,
+            DotDot dotdot = DotDot::kRemove) {
   *forwarded_base = false;
   if (path == nullptr || path[0] == '\0') return 0;
   int saved = errno;
   int n = 0;
   char base[PATH_MAX + 1];
   if (path[0] == '/' || BaseDir(dirfd, base, sizeof base, forwarded_base)) {
-    n = NormalizePath(path[0] == '/' ? nullptr : base, path, out->buf, sizeof out->buf);
+    n = NormalizePath(path[0] == '/' ? nullptr : base, path, out->buf, sizeof out->buf, dotdot);
   }
   errno = saved;
   return n > 0 ? n : 0;
+}
+
+// How many leading components of `lexical` (a forwarded path) name the forwarded prefix it
+// lies under: the fewest that are forwarded. (Probed in place: cut at a slash, then restored.)
+int PrefixDepth(char* lexical) {
+  if (iorelay_is_forwarded(g_client, "/") == 1) return 0;
+  int depth = 0;
+  for (char* p = lexical + 1;; ++p) {
+    if (*p != '/' && *p != '\0') continue;
+    ++depth;
+    const char c = *p;
+    *p = '\0';
+    const bool forwarded = iorelay_is_forwarded(g_client, lexical) == 1;
+    *p = c;
+    if (forwarded || c == '\0') return depth;
+  }
+}
+
+// Whether a forwarded path's ".." may go to the daemon as it is: the path has one (or is taken
+// against a directory descriptor's path, which may), and the daemon needs it to resolve what
+// the kernel would (a symbolic link to a directory before it, a missing name).
+bool MayKeepDotDots(int dirfd, const char* path) {
+  return strstr(path, "..") != nullptr || (path[0] != '/' && dirfd != AT_FDCWD);
 }
 
 }  // namespace
@@ -79,6 +103,15 @@ bool ForwardedPath(int dirfd, const char* path, AbsPath* out) {
   int n = Resolve(dirfd, path, out, &forwarded_base);
   bool forwarded = n > 0 && iorelay_is_forwarded(g_client, out->buf) == 1;
   out->rebased = !forwarded && n > 0 && forwarded_base;
+  // Decided on the lexical form; sent with its ".." kept where they stay beneath the prefix
+  // (beyond it, the lexical form goes, as before).
+  if (forwarded && MayKeepDotDots(dirfd, path)) {
+    const int depth = PrefixDepth(out->buf);
+    const int kept = Resolve(dirfd, path, out, &forwarded_base, DotDot::kKeep);
+    n = kept > 0 && DotDotsStayBelow(out->buf, depth) ? kept
+                                                      : Resolve(dirfd, path, out, &forwarded_base);
+    forwarded = n > 0;
+  }
   // The normalised form loses the slash that makes "file/" ENOTDIR (and unlink of it keep the
   // file): it goes to the daemon, which requires a directory there as the kernel does.
   if (forwarded && n > 1 && static_cast<size_t>(n) + 1 < sizeof out->buf && NamesADirectory(path)) {

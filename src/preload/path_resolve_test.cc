@@ -45,6 +45,25 @@ TEST(NormalizePath, RelativeAgainstBase) {
   EXPECT_EQ(Norm("/a/b", ".."), "/a");
 }
 
+TEST(NormalizePath, KeptDotDotsAreLeftForTheDaemon) {
+  char out[256];
+  ASSERT_GT(NormalizePath(nullptr, "/fwd/lnk/../f", out, sizeof out, DotDot::kKeep), 0);
+  EXPECT_STREQ(out, "/fwd/lnk/../f");
+  ASSERT_GT(NormalizePath("/fwd/./job/", "./a//../b/.", out, sizeof out, DotDot::kKeep), 0);
+  EXPECT_STREQ(out, "/fwd/job/a/../b");
+  ASSERT_GT(NormalizePath("/fwd/lnk/..", "x", out, sizeof out, DotDot::kKeep), 0);
+  EXPECT_STREQ(out, "/fwd/lnk/../x");
+}
+
+TEST(DotDotsStayBelow, CountsDepthFromTheTop) {
+  EXPECT_TRUE(DotDotsStayBelow("/fwd/lnk/../f", 1));  // back at /fwd, the export's root
+  EXPECT_TRUE(DotDotsStayBelow("/fwd/a/b/../../f", 1));
+  EXPECT_FALSE(DotDotsStayBelow("/fwd/a/../../fwd/f", 1));  // through /, above the export
+  EXPECT_FALSE(DotDotsStayBelow("/fwd/job/a/../../f", 2));
+  EXPECT_TRUE(DotDotsStayBelow("/fwd/job/a/../../f", 1));
+  EXPECT_TRUE(DotDotsStayBelow("/f", 0));
+}
+
 TEST(NormalizePath, Errors) {
   char out[8];
   EXPECT_EQ(NormalizePath(nullptr, "", out, sizeof out), -ENOENT);

@@ -9,6 +9,7 @@
 #include "preload/cwd.h"
 #include "preload/fd_ops.h"
 #include "preload/libc_next.h"
+#include "preload/path_resolve.h"
 #include "preload/state.h"
 
 using namespace iorelay::preload;
@@ -16,8 +17,11 @@ using namespace iorelay::preload;
 namespace {
 
 // Enters the forwarded directory `abs` (after the checks chdir makes: a directory, searchable).
+// `abs` as ForwardedPath gives it (with ".." the daemon resolves); the record is its lexical
+// form, as getcwd must give an absolute path without "." or "..".
 int EnterForwarded(const char* abs) {
-  if (strlen(abs) >= PATH_MAX) return Fail(ENAMETOOLONG);
+  char lexical[PATH_MAX];
+  if (NormalizePath(nullptr, abs, lexical, sizeof lexical) < 0) return Fail(ENAMETOOLONG);
   struct stat st;
   if (int rc = iorelay_stat(g_client, abs, &st, 0); rc < 0) return Fail(-rc);
   if (!S_ISDIR(st.st_mode)) return Fail(ENOTDIR);
@@ -26,7 +30,7 @@ int EnterForwarded(const char* abs) {
   if (gone < 0) return Fail(-gone);
   std::unique_lock<std::mutex> lock = LockCwd();
   if (REAL(fchdir)(gone) != 0) return -1;
-  (void)RecordForwardedCwd(abs);  // fits: checked above
+  (void)RecordForwardedCwd(lexical);  // fits: checked above
   return 0;
 }
 

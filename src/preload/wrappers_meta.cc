@@ -8,6 +8,7 @@
 #include <unistd.h>
 
 #include "preload/libc_next.h"
+#include "preload/path_resolve.h"
 #include "preload/state.h"
 
 using namespace iorelay::preload;
@@ -90,10 +91,11 @@ char* RealpathForwarded(const AbsPath& abs, char* resolved) {
   struct stat st;
   int rc = iorelay_stat(g_client, abs.c_str(), &st, 0);
   if (rc < 0) return (errno = -rc, nullptr);
-  size_t n = strlen(abs.c_str());
-  if (n >= PATH_MAX) return (errno = ENAMETOOLONG, nullptr);
-  if (resolved == nullptr) return strdup(abs.c_str());
-  memcpy(resolved, abs.c_str(), n + 1);
+  char lexical[PATH_MAX];
+  const int n = NormalizePath(nullptr, abs.c_str(), lexical, sizeof lexical);
+  if (n < 0) return (errno = ENAMETOOLONG, nullptr);
+  if (resolved == nullptr) return strdup(lexical);
+  memcpy(resolved, lexical, static_cast<size_t>(n) + 1);
   return resolved;
 }
 

@@ -218,6 +218,44 @@ static void TestTrailingSlashNamesADirectory(void) {
   CHECK(unlink(F("ts.dat")) == 0);
 }
 
+/* ".." is resolved where the kernel resolves it: after a symbolic link to a directory, in its
+ * target's parent; after a missing name, nowhere. The working directory stays a lexical path. */
+static void TestDotDotAfterASymlink(void) {
+  CHECK(mkdir(B("dd"), 0755) == 0 && mkdir(B("dd/a"), 0755) == 0 && mkdir(B("dd/a/b"), 0755) == 0);
+  CHECK(symlink("a/b", B("dd/lnk")) == 0);
+  int fd = open(B("dd/a/file"), O_WRONLY | O_CREAT, 0644);
+  CHECK(fd >= 0 && write(fd, "in a", 4) == 4 && close(fd) == 0);
+  char buf[16] = {0};
+  fd = open(F("dd/lnk/../file"), O_RDONLY);
+  CHECK(fd >= 0 && read(fd, buf, sizeof buf) == 4 && strcmp(buf, "in a") == 0 && close(fd) == 0);
+  struct stat st;
+  CHECK(stat(F("dd/missing/../a/file"), &st) == -1 && errno == ENOENT);
+  CHECK(stat(F("dd/a/file/../file"), &st) == -1 && errno == ENOTDIR);
+  CHECK(stat(F("dd/a/../lnk"), &st) == 0 && S_ISDIR(st.st_mode));
+  DIR* d = opendir(F("dd/lnk/.."));
+  int saw_b = 0, saw_lnk = 0;
+  for (struct dirent* e; d != NULL && (e = readdir(d)) != NULL;) {
+    saw_b |= strcmp(e->d_name, "b") == 0;
+    saw_lnk |= strcmp(e->d_name, "lnk") == 0;
+  }
+  CHECK(d != NULL && saw_b && !saw_lnk && closedir(d) == 0);
+  /* Relative to a directory's descriptor and to the working directory. */
+  int dfd = open(F("dd/lnk"), O_RDONLY | O_DIRECTORY);
+  CHECK(dfd >= 0 && fstatat(dfd, "../file", &st, 0) == 0 && st.st_size == 4 && close(dfd) == 0);
+  char before[1024], now[1024];
+  CHECK(getcwd(before, sizeof before) != NULL && chdir(F("dd/lnk")) == 0);
+  CHECK(stat("../file", &st) == 0 && st.st_size == 4);
+  CHECK(getcwd(now, sizeof now) != NULL && strcmp(now, F("dd/lnk")) == 0);
+  CHECK(chdir(F("dd/lnk/..")) == 0 && getcwd(now, sizeof now) != NULL && strcmp(now, F("dd")) == 0);
+  CHECK(chdir(before) == 0);
+  /* Above the forwarded prefix, the lexical form still decides. */
+  char above[1200];
+  snprintf(above, sizeof above, "%s/dd/../../%s", g_fwd, strrchr(g_fwd, '/') + 1);
+  CHECK(stat(above, &st) == 0 && S_ISDIR(st.st_mode));
+  CHECK(unlink(B("dd/lnk")) == 0 && unlink(B("dd/a/file")) == 0 && rmdir(B("dd/a/b")) == 0);
+  CHECK(rmdir(B("dd/a")) == 0 && rmdir(B("dd")) == 0);
+}
+
 /* fdopen(fd, "a") appends as glibc's does (O_APPEND set, the stream at the end); fdopen refuses a
  * mode the descriptor's access does not allow; fopen(.., "a") starts at the end. */
 static void TestFdopenAppends(void) {
@@ -728,6 +766,7 @@ int main(int argc, char** argv) {
   TestPlaceholderFindsNothing();
   TestModesTimesAndLinks();
   TestTrailingSlashNamesADirectory();
+  TestDotDotAfterASymlink();
   TestFdopenAppends();
   TestUmaskApplies();
   TestDirectorySyncAndTmpfile();
