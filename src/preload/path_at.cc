@@ -66,22 +66,6 @@ int Resolve(int dirfd, const char* path, AbsPath* out, bool* forwarded_base,
   return n > 0 ? n : 0;
 }
 
-// How many leading components of `lexical` (a forwarded path) name the forwarded prefix it
-// lies under: the fewest that are forwarded. (Probed in place: cut at a slash, then restored.)
-int PrefixDepth(char* lexical) {
-  if (iorelay_is_forwarded(g_client, "/") == 1) return 0;
-  int depth = 0;
-  for (char* p = lexical + 1;; ++p) {
-    if (*p != '/' && *p != '\0') continue;
-    ++depth;
-    const char c = *p;
-    *p = '\0';
-    const bool forwarded = iorelay_is_forwarded(g_client, lexical) == 1;
-    *p = c;
-    if (forwarded || c == '\0') return depth;
-  }
-}
-
 // Whether a forwarded path's ".." may go to the daemon as it is: the path has one (or is taken
 // against a directory descriptor's path, which may), and the daemon needs it to resolve what
 // the kernel would (a symbolic link to a directory before it, a missing name).
@@ -90,6 +74,38 @@ bool MayKeepDotDots(int dirfd, const char* path) {
 }
 
 }  // namespace
+
+int ForwardedPrefixDepth(const char* path) {
+  if (iorelay_is_forwarded(g_client, "/") == 1) return 0;
+  char leading[PATH_MAX];
+  int depth = 0;
+  for (size_t i = 1;; ++i) {
+    if (path[i] != '/' && path[i] != '\0') continue;
+    if (i >= sizeof leading) return depth;
+    ++depth;
+    memcpy(leading, path, i);
+    leading[i] = '\0';
+    if (iorelay_is_forwarded(g_client, leading) == 1 || path[i] == '\0') return depth;
+  }
+}
+
+namespace {
+
+// The daemon as CanonicalPath's oracle: symbolic links read through the relay.
+class DaemonPaths final : public PathOracle {
+ public:
+  long ReadLink(const char* abs, char* buf, size_t size) override {
+    return static_cast<long>(iorelay_readlink(g_client, abs, buf, size));
+  }
+  bool InTree(const char* abs) override { return iorelay_is_forwarded(g_client, abs) == 1; }
+};
+
+}  // namespace
+
+int CanonicalForwarded(const char* abs, char* out, size_t size) {
+  DaemonPaths daemon;
+  return CanonicalPath(abs, ForwardedPrefixDepth(abs), daemon, out, size);
+}
 
 int ResolvedPath(int dirfd, const char* path, AbsPath* out) {
   bool forwarded_base;
@@ -106,7 +122,7 @@ bool ForwardedPath(int dirfd, const char* path, AbsPath* out) {
   // Decided on the lexical form; sent with its ".." kept where they stay beneath the prefix
   // (beyond it, the lexical form goes, as before).
   if (forwarded && MayKeepDotDots(dirfd, path)) {
-    const int depth = PrefixDepth(out->buf);
+    const int depth = ForwardedPrefixDepth(out->buf);
     const int kept = Resolve(dirfd, path, out, &forwarded_base, DotDot::kKeep);
     n = kept > 0 && DotDotsStayBelow(out->buf, depth) ? kept
                                                       : Resolve(dirfd, path, out, &forwarded_base);

@@ -2,6 +2,7 @@
 #include "preload/path_resolve.h"
 
 #include <cerrno>
+#include <cstring>
 
 namespace iorelay::preload {
 namespace {
@@ -59,6 +60,71 @@ bool DotDotsStayBelow(const char* path, int depth) {
     }
   }
   return true;
+}
+
+int CanonicalPath(const char* path, int skip, PathOracle& oracle, char* out, size_t out_size) {
+  constexpr int kMaxLinks = 40;  // as the kernel's MAXSYMLINKS
+  char rest[2 * 4096 + 2];       // what is left to walk
+  char target[4096];
+  size_t rest_len = strlen(path);
+  if (path[0] != '/' || out_size < 2) return -EINVAL;
+  if (rest_len >= sizeof rest) return -ENAMETOOLONG;
+  memcpy(rest, path, rest_len + 1);
+  size_t len = 0;  // out holds "" for "/" while building; components are "/name"
+  int depth = 0;   // components in out
+  int links = 0;
+  const char* s = rest;
+  while (*s != '\0') {
+    while (*s == '/') ++s;
+    if (*s == '\0') break;
+    const char* start = s;
+    while (*s != '\0' && *s != '/') ++s;
+    const size_t n = static_cast<size_t>(s - start);
+    if (n == 1 && start[0] == '.') continue;
+    if (IsDotDot(start, n)) {
+      while (len > 0 && out[len - 1] != '/') --len;
+      if (len > 0) --len, --depth;
+      continue;
+    }
+    if (len + 1 + n + 1 > out_size) return -ENAMETOOLONG;
+    out[len++] = '/';
+    memcpy(out + len, start, n);
+    len += n;
+    out[len] = '\0';
+    if (++depth <= skip) continue;
+    if (!oracle.InTree(out)) {  // (libc walks the rest)
+      while (*s == '/') ++s;
+      const size_t left = strlen(s);
+      if (len + 1 + left + 1 > out_size) return -ENAMETOOLONG;
+      if (left > 0) out[len++] = '/';
+      memcpy(out + len, s, left + 1);
+      return kLeftTheTree;
+    }
+    const long got = oracle.ReadLink(out, target, sizeof target);
+    if (got == -EINVAL) continue;  // not a link
+    if (got < 0) return static_cast<int>(got);
+    if (++links > kMaxLinks) return -ELOOP;
+    // The link's target, then what was left after the link, walked from where the link is
+    // (a relative target) or from the top.
+    const size_t left = strlen(s);
+    if (static_cast<size_t>(got) + 1 + left + 1 > sizeof rest) return -ENAMETOOLONG;
+    memmove(rest + got + 1, s, left + 1);
+    memcpy(rest, target, static_cast<size_t>(got));
+    rest[got] = '/';
+    s = rest;
+    if (target[0] == '/') {  // (from the top: every component is looked at again)
+      len = 0;
+      depth = 0;
+      skip = 0;
+    } else {
+      while (len > 0 && out[len - 1] != '/') --len;  // (the link's own name goes)
+      --len;
+      --depth;
+    }
+  }
+  if (len == 0) out[len++] = '/';
+  out[len] = '\0';
+  return static_cast<int>(len);
 }
 
 }  // namespace iorelay::preload

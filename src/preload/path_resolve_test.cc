@@ -3,8 +3,13 @@
 
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <cerrno>
+#include <cstring>
+#include <map>
+#include <set>
 #include <string>
+#include <vector>
 
 namespace iorelay::preload {
 namespace {
@@ -62,6 +67,53 @@ TEST(DotDotsStayBelow, CountsDepthFromTheTop) {
   EXPECT_FALSE(DotDotsStayBelow("/fwd/job/a/../../f", 2));
   EXPECT_TRUE(DotDotsStayBelow("/fwd/job/a/../../f", 1));
   EXPECT_TRUE(DotDotsStayBelow("/f", 0));
+}
+
+// A tree of directories, files and symbolic links under /fwd, as a daemon would answer for it.
+class FakeTree final : public PathOracle {
+ public:
+  std::map<std::string, std::string> links;  // path -> target
+  std::set<std::string> entries;             // paths that exist and are not links
+  std::vector<std::string> asked;
+  long ReadLink(const char* abs, char* buf, size_t size) override {
+    asked.push_back(abs);
+    if (auto it = links.find(abs); it != links.end()) {
+      const size_t n = std::min(size, it->second.size());
+      memcpy(buf, it->second.data(), n);
+      return static_cast<long>(n);
+    }
+    if (entries.count(abs) != 0) return -EINVAL;
+    const std::string parent = std::string(abs).substr(0, std::string(abs).rfind('/'));
+    return entries.count(parent) != 0 && parent.find("file") != std::string::npos ? -ENOTDIR
+                                                                                  : -ENOENT;
+  }
+  bool InTree(const char* abs) override { return std::string(abs).rfind("/fwd", 0) == 0; }
+};
+
+std::string Canonical(FakeTree& tree, const char* path) {
+  char out[256];
+  const int n = CanonicalPath(path, 1, tree, out, sizeof out);
+  if (n < 0) return "error " + std::to_string(-n);
+  return n == kLeftTheTree ? std::string("libc ") + out : out;
+}
+
+TEST(CanonicalPath, LinksAreReplacedByTheirTargets) {
+  FakeTree t;
+  t.entries = {"/fwd", "/fwd/a", "/fwd/a/b", "/fwd/a/file"};
+  t.links = {
+      {"/fwd/lnk", "a/b"}, {"/fwd/abs", "/fwd/a"}, {"/fwd/out", "/etc"}, {"/fwd/loop", "loop"}};
+  EXPECT_EQ(Canonical(t, "/fwd/lnk"), "/fwd/a/b");
+  EXPECT_EQ(Canonical(t, "/fwd/lnk/../file"), "/fwd/a/file");
+  EXPECT_EQ(Canonical(t, "/fwd/./abs/b/.."), "/fwd/a");
+  EXPECT_EQ(Canonical(t, "/fwd/a/file"), "/fwd/a/file");
+  EXPECT_EQ(Canonical(t, "/fwd"), "/fwd");
+  EXPECT_EQ(Canonical(t, "/fwd/out/passwd"), "libc /etc/passwd");
+  EXPECT_EQ(Canonical(t, "/fwd/missing/.."), "error " + std::to_string(ENOENT));
+  EXPECT_EQ(Canonical(t, "/fwd/a/file/x"), "error " + std::to_string(ENOTDIR));
+  EXPECT_EQ(Canonical(t, "/fwd/loop"), "error " + std::to_string(ELOOP));
+  t.asked.clear();
+  Canonical(t, "/fwd/a/b");
+  EXPECT_EQ(t.asked, (std::vector<std::string>{"/fwd/a", "/fwd/a/b"}));  // (not the prefix)
 }
 
 TEST(NormalizePath, Errors) {

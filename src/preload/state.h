@@ -64,6 +64,13 @@ inline const char* LibcPath(const char* path, const AbsPath& abs) {
 // descriptor, or a real directory via /proc/self/fd) and lexically normalised, lies
 // under a forwarded prefix; then *out holds it. False leaves errno unchanged.
 bool ForwardedPath(int dirfd, const char* path, AbsPath* out);
+// How many leading components of `path` (forwarded, absolute, no "." or ".." among them) name
+// the forwarded prefix it lies under: the fewest that are forwarded.
+int ForwardedPrefixDepth(const char* path);
+// The canonical form of the forwarded path `abs` (as ForwardedPath gives it): CanonicalPath
+// (preload/path_resolve.h) with the daemon answering, below the prefix. Its length in `out`,
+// kLeftTheTree (a link led out of the forwarded tree: `out` is for libc), or -errno.
+int CanonicalForwarded(const char* abs, char* out, size_t size);
 // The same resolution without the forwarding test: the length of the normalised absolute path
 // in *out, or 0 when it cannot be resolved (a relative path against an unknown base).
 int ResolvedPath(int dirfd, const char* path, AbsPath* out);

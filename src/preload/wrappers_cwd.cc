@@ -16,24 +16,6 @@ using namespace iorelay::preload;
 
 namespace {
 
-// Enters the forwarded directory `abs` (after the checks chdir makes: a directory, searchable).
-// `abs` as ForwardedPath gives it (with ".." the daemon resolves); the record is its lexical
-// form, as getcwd must give an absolute path without "." or "..".
-int EnterForwarded(const char* abs) {
-  char lexical[PATH_MAX];
-  if (NormalizePath(nullptr, abs, lexical, sizeof lexical) < 0) return Fail(ENAMETOOLONG);
-  struct stat st;
-  if (int rc = iorelay_stat(g_client, abs, &st, 0); rc < 0) return Fail(-rc);
-  if (!S_ISDIR(st.st_mode)) return Fail(ENOTDIR);
-  if (int rc = iorelay_access(g_client, abs, X_OK); rc < 0) return Fail(-rc);
-  const int gone = GoneDirectory();
-  if (gone < 0) return Fail(-gone);
-  std::unique_lock<std::mutex> lock = LockCwd();
-  if (REAL(fchdir)(gone) != 0) return -1;
-  (void)RecordForwardedCwd(lexical);  // fits: checked above
-  return 0;
-}
-
 // A change to a real directory: the kernel's change and the end of the record together.
 template <class Change>
 int LeaveForwarded(Change change) {
@@ -41,6 +23,33 @@ int LeaveForwarded(Change change) {
   int rc = change();
   if (rc == 0) ClearForwardedCwd();
   return rc;
+}
+
+// Enters the forwarded directory `abs` (as ForwardedPath gives it), after the checks chdir makes:
+// a directory, searchable. The record is `abs`; one with ".." (which getcwd must not give) is
+// its canonical form, walked through the daemon's links, since the ".." may follow a link (a
+// link out of the forwarded tree then makes it a real directory's change). Others keep their
+// links, so that fchdir down a tree (fts, nftw) costs no walk.
+int EnterForwarded(const char* abs) {
+  char canonical[PATH_MAX];
+  if (strstr(abs, "/..") == nullptr) {
+    if (strlen(abs) >= sizeof canonical) return Fail(ENAMETOOLONG);
+    strcpy(canonical, abs);
+  } else {
+    const int n = CanonicalForwarded(abs, canonical, sizeof canonical);
+    if (n == kLeftTheTree) return LeaveForwarded([&] { return REAL(chdir)(canonical); });
+    if (n < 0) return Fail(-n);
+  }
+  struct stat st;
+  if (int rc = iorelay_stat(g_client, canonical, &st, 0); rc < 0) return Fail(-rc);
+  if (!S_ISDIR(st.st_mode)) return Fail(ENOTDIR);
+  if (int rc = iorelay_access(g_client, canonical, X_OK); rc < 0) return Fail(-rc);
+  const int gone = GoneDirectory();
+  if (gone < 0) return Fail(-gone);
+  std::unique_lock<std::mutex> lock = LockCwd();
+  if (REAL(fchdir)(gone) != 0) return -1;
+  (void)RecordForwardedCwd(canonical);  // fits: PATH_MAX
+  return 0;
 }
 
 // getcwd's contract over a known path: a buffer of the caller's or one of ours.

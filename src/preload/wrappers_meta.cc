@@ -85,17 +85,21 @@ int TruncatePath(const char* path, Length len, Real real) {
   return FromClient(iorelay_truncate(g_client, abs.c_str(), len));
 }
 
-// realpath of a forwarded path: the lexical normalisation (the daemon resolves
-// symlinks beneath its export root), after checking that the path exists.
+// realpath of a forwarded path: walked below its prefix, each component's symbolic link
+// replaced by its target (read from the daemon); a link leading out of the forwarded tree
+// leaves the rest to libc.
 char* RealpathForwarded(const AbsPath& abs, char* resolved) {
-  struct stat st;
-  int rc = iorelay_stat(g_client, abs.c_str(), &st, 0);
-  if (rc < 0) return (errno = -rc, nullptr);
-  char lexical[PATH_MAX];
-  const int n = NormalizePath(nullptr, abs.c_str(), lexical, sizeof lexical);
-  if (n < 0) return (errno = ENAMETOOLONG, nullptr);
-  if (resolved == nullptr) return strdup(lexical);
-  memcpy(resolved, lexical, static_cast<size_t>(n) + 1);
+  const size_t n = strlen(abs.c_str());
+  if (abs.c_str()[n - 1] == '/') {  // (asks for a directory: ENOTDIR otherwise)
+    struct stat st;
+    if (int rc = iorelay_stat(g_client, abs.c_str(), &st, 0); rc < 0) return (errno = -rc, nullptr);
+  }
+  char canonical[PATH_MAX];
+  const int got = CanonicalForwarded(abs.c_str(), canonical, sizeof canonical);
+  if (got == kLeftTheTree) return REAL(realpath)(canonical, resolved);
+  if (got < 0) return (errno = -got, nullptr);
+  if (resolved == nullptr) return strdup(canonical);
+  memcpy(resolved, canonical, static_cast<size_t>(got) + 1);
   return resolved;
 }
 
