@@ -256,14 +256,13 @@ bool IoLoop::EvictOldestHandshake(int64_t now) {
   const int64_t min_age_ns = int64_t{core_.config.handshake_evict_ms} * 1'000'000;
   while (!handshakes_.empty()) {
     const Accepted oldest = handshakes_.front();
-    if (!InHandshake(oldest.conn)) {
-      handshakes_.pop_front();
-      continue;
+    const ConnPtr conn = oldest.conn.lock();
+    if (conn != nullptr && conn->in_handshake() &&
+        (min_age_ns == 0 || now - oldest.accepted_ns < min_age_ns)) {
+      return false;
     }
-    if (min_age_ns == 0 || now - oldest.accepted_ns < min_age_ns) return false;
     handshakes_.pop_front();
-    ConnPtr conn = oldest.conn.lock();
-    // (Authenticated or closed since the look above: the count is already down for it.)
+    // (Gone, or authenticated or closed meanwhile: the count is already down for it.)
     if (conn == nullptr || !conn->EndHandshake()) continue;
     conn->RequestEviction();
     core_.stats->conn.handshaking.fetch_sub(1);

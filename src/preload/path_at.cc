@@ -120,7 +120,7 @@ bool ForwardedPath(int dirfd, const char* path, AbsPath* out) {
   bool forwarded = n > 0 && iorelay_is_forwarded(g_client, out->buf) == 1;
   out->rebased = !forwarded && n > 0 && forwarded_base;
   // Decided on the lexical form; sent with its ".." kept where they stay beneath the prefix
-  // (beyond it, the lexical form goes, as before).
+  // (a path whose ".." would climb above it goes in its lexical form).
   if (forwarded && MayKeepDotDots(dirfd, path)) {
     const int depth = ForwardedPrefixDepth(out->buf);
     const int kept = Resolve(dirfd, path, out, &forwarded_base, DotDot::kKeep);
