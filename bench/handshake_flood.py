@@ -29,6 +29,8 @@ from pathlib import Path
 REPO = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(REPO / "python"))
 
+from results_table import publish  # noqa: E402
+
 from iorelay import paths  # noqa: E402
 from iorelay.daemons import LocalDaemons  # noqa: E402
 from iorelay.stats import query_stats  # noqa: E402
@@ -114,9 +116,7 @@ def main() -> int:
                 f"{s['connections_closed_handshake_evicted']} | "
                 f"{s['connections_closed_handshake_deadline']} |"
             )
-    table = "\n".join(lines) + "\n"
-    print(table)
-    (REPO / "bench" / "results" / "handshake-flood.md").write_text(table)
+    publish("handshake-flood.md", lines)
     return 0
 
 

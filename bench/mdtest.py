@@ -22,6 +22,7 @@ from pathlib import Path
 REPO = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(REPO / "python"))
 
+from results_table import publish  # noqa: E402
 from vendor_tools import build_ior, run_mpi  # noqa: E402
 
 from iorelay.daemons import LocalDaemons  # noqa: E402
@@ -86,9 +87,7 @@ def main() -> int:
     for ranks, ops in ops_by_ranks.items():
         lines.append(f"Daemon requests by op, {ranks} ranks (last run): "
                      + ", ".join(f"{k} {v}" for k, v in sorted(ops.items())))  # fmt: skip
-    table = "\n".join(lines) + "\n"
-    print(table)
-    (REPO / "bench" / "results" / "mdtest.md").write_text(table)
+    publish("mdtest.md", lines)
     return 0
 
 

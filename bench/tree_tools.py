@@ -25,6 +25,8 @@ from pathlib import Path
 REPO = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(REPO / "python"))
 
+from results_table import publish  # noqa: E402
+
 from iorelay.daemons import LocalDaemons  # noqa: E402
 from iorelay.stats import query_stats  # noqa: E402
 
@@ -91,9 +93,7 @@ def main() -> int:
         lines.append(f"| {step} | {dm:.1f} | {fm:.1f} | {fm / dm:.2f} |")
     lines += ["", "Daemon requests by op (last run): "
               + ", ".join(f"{k} {v}" for k, v in sorted(by_op.items()))]  # fmt: skip
-    table = "\n".join(lines) + "\n"
-    print(table)
-    (REPO / "bench" / "results" / "tree-tools.md").write_text(table)
+    publish("tree-tools.md", lines)
     return 0
 
 
