@@ -93,16 +93,21 @@ struct Outcome {
   uint64_t dispatch = 0;
 };
 
-// Records `o` (stats, trace) for a request that arrived at `arrival_ns` and has been
-// answered, and ends its "outstanding" count.
-void FinishRequest(Core& core, ClientConn& conn, const Session& session, proto::Op op,
-                   int64_t arrival_ns, const Outcome& o);
+// Records `o` (stats, trace) for a request that arrived at `arrival_ns`, before its reply goes:
+// a client that reads the counters once it has its reply finds the request counted.
+void RecordRequest(Core& core, const Session& session, proto::Op op, int64_t arrival_ns,
+                   const Outcome& o);
+
+// Ends a request's "outstanding" count once its reply is queued (draining and the move to
+// shared memory wait for that count to reach 0).
+void EndRequest(ClientConn& conn);
 
 // The counters (Stats::ToJson) plus "scheduler" (its effective configuration) and
 // "backend": what kStats returns and the daemon prints at exit.
 nlohmann::json StatsJson(Core& core);
 
-// Handlers; each answers the request itself (now or later) and calls FinishRequest.
+// Handlers; each answers the request itself (now or later), recording it (RecordRequest) before
+// its reply and ending it (EndRequest) after.
 using ConnPtr = std::shared_ptr<ClientConn>;
 void HandleFileOp(Core& core, const ConnPtr& conn, const proto::FrameHeader& h,
                   std::span<const uint8_t> payload, int64_t arrival_ns);

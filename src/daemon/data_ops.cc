@@ -46,20 +46,40 @@ Outcome TakeOutcome(Work* w, int64_t start_ns) {
   return o;
 }
 
-// Answers `w` with `r` (unless `replied`: its reply already went), and accounts for it.
-void Answer(Core& core, Work* w, Result<size_t> r, Outcome o, bool replied = false) {
+// Records `w`'s result `r` (counters, trace) before its reply goes, so that a client reading
+// the counters once it has its reply finds the request counted.
+void Account(Core& core, const Work& w, const Result<size_t>& r, Outcome o) {
+  if (!r.ok()) {
+    o.error = r.status().code();
+  } else if (IsRead(w.op)) {
+    o.bytes_read = *r;
+  } else {
+    o.bytes_written = *r;
+  }
+  RecordRequest(core, *w.session, w.op, w.arrival_ns, o);
+}
+
+// After `w`'s reply has gone: its charge, its buffer and its pipe go back, and it is no longer
+// outstanding.
+void Release(Core& core, Work* w) {
+  w->conn->Uncharge(ChargeOf(w->length));
+  EndRequest(*w->conn);
+  core.buffers.Put(std::move(w->data));
+  w->piped.Reset();
+}
+
+// Answers `w` with `r`, and accounts for it.
+void Answer(Core& core, Work* w, Result<size_t> r, Outcome o) {
+  Account(core, *w, r, o);
   // A write's data goes back before its reply: when it was lent by a shared-memory ring, the
   // client's next request then finds that room free.
   if (!IsRead(w->op)) core.buffers.Put(std::move(w->data));
   if (!r.ok()) {
-    o.error = r.status().code();
-    if (!replied) w->conn->ReplyError(w->reply_op, w->client_id, o.error);
+    w->conn->ReplyError(w->reply_op, w->client_id, r.status().code());
   } else if (IsRead(w->op)) {
-    o.bytes_read = *r;
     // The buffer goes with the reply (no copy); the connection gives it back to the pool.
-    if (!replied) w->conn->SendData(w->reply_op, w->client_id, {}, std::move(w->data), *r);
+    w->conn->SendData(w->reply_op, w->client_id, {}, std::move(w->data), *r);
   } else {
-    o.bytes_written = *r;
     // CountReply is one u64; encoded by hand on this hot path (no vector, and no g++ 12
     // -Warray-bounds false positive on vector::insert).
     uint64_t count = *r;
@@ -67,10 +87,7 @@ void Answer(Core& core, Work* w, Result<size_t> r, Outcome o, bool replied = fal
     std::memcpy(fields, &count, sizeof count);
     w->conn->Send(w->reply_op, w->client_id, 0, fields);
   }
-  w->conn->Uncharge(ChargeOf(w->length));
-  FinishRequest(core, *w->conn, *w->session, w->op, w->arrival_ns, o);
-  core.buffers.Put(std::move(w->data));
-  w->piped.Reset();
+  Release(core, w);
 }
 
 // The piped part of a write: spliced from its pipe into the file, or, where the backend or the
@@ -212,11 +229,11 @@ bool ReadInPlace(Core& core, Work* w, int64_t start, int* result) {
   uint8_t* dst = w->conn->BeginInPlace(w->length, align);
   if (dst == nullptr) return false;
   Result<size_t> r = core.backend->Pread(w->file->fd(), dst, w->length, w->offset);
-  Outcome o = TakeOutcome(w, start);  // (before the reply, which FinishInPlace sends)
-  w->conn->FinishInPlace(w->op, w->client_id, r);
+  Account(core, *w, r, TakeOutcome(w, start));  // (before the reply, which FinishInPlace sends)
   core.stats->conn.shm_reads_in_place.fetch_add(1, std::memory_order_relaxed);
+  w->conn->FinishInPlace(w->op, w->client_id, r);
   *result = r.ok() ? 0 : r.status().code();
-  Answer(core, w, std::move(r), o, /*replied=*/true);
+  Release(core, w);
   return true;
 }
 
@@ -323,20 +340,20 @@ void ReadPiped(Core& core, Work* w, int64_t start, int* result) {
   tail += rest;
   if (piped > 0 && tail > 0) std::memmove(w->data.data(), w->data.data() + piped, tail);
   Result<size_t> r = failed.ok() ? Result<size_t>(piped + tail) : Result<size_t>(failed);
-  Outcome o = TakeOutcome(w, start);
+  Account(core, *w, r, TakeOutcome(w, start));
   if (r.ok()) {
     uint64_t fields[1] = {piped};  // PipedReadReply, by hand like CountReply
+    if (piped > 0) core.stats->conn.shm_reads_piped.fetch_add(1, std::memory_order_relaxed);
     w->conn->SendData(w->reply_op, w->client_id,
                       {reinterpret_cast<const uint8_t*>(fields), sizeof fields}, std::move(w->data),
                       tail);
-    if (piped > 0) core.stats->conn.shm_reads_piped.fetch_add(1, std::memory_order_relaxed);
   } else {
     w->conn->ReplyError(w->reply_op, w->client_id, r.status().code());
   }
   lock = {};
   own.Reset();
   *result = r.ok() ? 0 : r.status().code();
-  Answer(core, w, std::move(r), o, /*replied=*/true);
+  Release(core, w);
 }
 
 void RunAlone(Core& core, Work* w, int* result) {

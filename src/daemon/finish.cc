@@ -3,8 +3,8 @@
 
 namespace iorelay::daemon {
 
-void FinishRequest(Core& core, ClientConn& conn, const Session& session, proto::Op op,
-                   int64_t arrival_ns, const Outcome& o) {
+void RecordRequest(Core& core, const Session& session, proto::Op op, int64_t arrival_ns,
+                   const Outcome& o) {
   int64_t now = core.clock.NowNs();
   int64_t latency = now - arrival_ns;
   Stats::Record(session.stats(), FamilyOf(op), o.error, o.bytes_read, o.bytes_written, o.queue_ns,
@@ -27,7 +27,8 @@ void FinishRequest(Core& core, ClientConn& conn, const Session& session, proto::
     r.result = o.error != 0 ? -o.error : static_cast<int64_t>(o.bytes_read + o.bytes_written);
     core.trace.Write(r);
   }
-  conn.outstanding.fetch_sub(1, std::memory_order_acq_rel);
 }
+
+void EndRequest(ClientConn& conn) { conn.outstanding.fetch_sub(1, std::memory_order_acq_rel); }
 
 }  // namespace iorelay::daemon

@@ -11,6 +11,9 @@ LockService::Done Answer(Core& core, const ConnPtr& conn, proto::Op op, uint64_t
                          int64_t arrival_ns) {
   Core* core_ptr = &core;
   return [core_ptr, c = conn, op, id, arrival_ns](int err, const proto::LockReply& rep) {
+    Outcome o;
+    o.error = err;
+    RecordRequest(*core_ptr, *c->session, op, arrival_ns, o);
     if (err != 0) {
       c->ReplyError(op, id, err);
     } else if (op == proto::Op::kLock) {
@@ -18,9 +21,7 @@ LockService::Done Answer(Core& core, const ConnPtr& conn, proto::Op op, uint64_t
     } else {
       c->Reply(op, id, proto::Empty{});
     }
-    Outcome o;
-    o.error = err;
-    FinishRequest(*core_ptr, *c, *c->session, op, arrival_ns, o);
+    EndRequest(*c);
   };
 }
 

@@ -75,8 +75,9 @@ class Replier {
     if (!pending_) return;
     const Pending p = *pending_;
     pending_.reset();
-    conn_->Send(op_, id_, p.error, fields_, tail_);
     Account(p.error, p.handle);
+    conn_->Send(op_, id_, p.error, fields_, tail_);
+    EndRequest(*conn_);
   }
 
  private:
@@ -90,7 +91,7 @@ class Replier {
     Outcome o;
     o.error = error;
     o.handle = handle;
-    FinishRequest(core_, *conn_, *conn_->session, op_, arrival_ns_, o);
+    RecordRequest(core_, *conn_->session, op_, arrival_ns_, o);
   }
 
   struct Pending {
