@@ -22,6 +22,9 @@ struct FdEntry {
   std::string path;              // absolute, normalised: *at() bases, exec re-open
   int open_flags = 0;            // flags given at open (access mode, O_APPEND...)
   std::atomic<bool> cloexec{false};
+  // A directory's descriptor: its position as lseek sets it (nothing reads the directory
+  // through the descriptor itself; opendir and fdopendir list it afresh).
+  std::atomic<int64_t> dir_offset{0};
 };
 
 // Called when the last reference to an entry goes; returns 0 or -errno (what close()

@@ -11,10 +11,32 @@ using namespace iorelay::preload;
 
 namespace {
 
-int FadviseForwarded(int fd, int advice) {
-  if (advice < POSIX_FADV_NORMAL || advice > POSIX_FADV_NOREUSE) return EINVAL;
-  // Advice has no remote effect (no caching in the relay); it only checks the fd.
-  return WithFileErrnoResult(fd, [](iorelay_file*) { return 0; });
+int FadviseForwarded(int fd, off64_t len, int advice) {
+  if (advice < POSIX_FADV_NORMAL || advice > POSIX_FADV_NOREUSE || len < 0) return EINVAL;
+  // Advice has no remote effect (no caching in the relay); it only checks the fd. A directory
+  // takes advice as the kernel's file systems do (0).
+  return WithFileErrnoResult<0>(fd, [](iorelay_file*) { return 0; });
+}
+
+// lseek of a forwarded descriptor. A directory's keeps a position of its own, set by SEEK_SET
+// and SEEK_CUR as ext4's and tmpfs's are; SEEK_END, SEEK_DATA and SEEK_HOLE are EINVAL there,
+// as on tmpfs (ext4 answers them by its directory format).
+off64_t SeekForwarded(int fd, off64_t off, int whence) {
+  {
+    FdTable::Ref e = g_table.Acquire(fd);
+    if (!e) return Fail(EBADF);
+    if (e->file == nullptr && (e->open_flags & O_PATH) == 0) {
+      if (whence != SEEK_SET && whence != SEEK_CUR) return Fail(EINVAL);
+      int64_t at = e->dir_offset.load();
+      int64_t to;
+      do {
+        to = whence == SEEK_SET ? off : at + off;
+        if (to < 0 || (whence == SEEK_CUR && off > 0 && to < at)) return Fail(EINVAL);
+      } while (!e->dir_offset.compare_exchange_weak(at, to));
+      return to;
+    }
+  }
+  return WithFile<off64_t>(fd, [&](iorelay_file* f) { return iorelay_lseek(f, off, whence); });
 }
 
 // fsync of a forwarded directory's descriptor (which holds only its path): the daemon opens the
@@ -44,12 +66,12 @@ extern "C" {
 
 IORELAY_EXPORT off_t lseek(int fd, off_t off, int whence) noexcept {
   if (!IsForwardedFd(fd)) return REAL(lseek)(fd, off, whence);
-  return WithFile<off_t>(fd, [&](iorelay_file* f) { return iorelay_lseek(f, off, whence); });
+  return static_cast<off_t>(SeekForwarded(fd, off, whence));
 }
 
 IORELAY_EXPORT off64_t lseek64(int fd, off64_t off, int whence) noexcept {
   if (!IsForwardedFd(fd)) return REAL(lseek64)(fd, off, whence);
-  return WithFile<off64_t>(fd, [&](iorelay_file* f) { return iorelay_lseek(f, off, whence); });
+  return SeekForwarded(fd, off, whence);
 }
 
 IORELAY_EXPORT int fsync(int fd) {
@@ -115,12 +137,12 @@ IORELAY_EXPORT int posix_fallocate64(int fd, off64_t off, off64_t len) {
 
 IORELAY_EXPORT int posix_fadvise(int fd, off_t off, off_t len, int advice) noexcept {
   if (!IsForwardedFd(fd)) return REAL(posix_fadvise)(fd, off, len, advice);
-  return FadviseForwarded(fd, advice);
+  return FadviseForwarded(fd, len, advice);
 }
 
 IORELAY_EXPORT int posix_fadvise64(int fd, off64_t off, off64_t len, int advice) noexcept {
   if (!IsForwardedFd(fd)) return REAL(posix_fadvise64)(fd, off, len, advice);
-  return FadviseForwarded(fd, advice);
+  return FadviseForwarded(fd, len, advice);
 }
 
 IORELAY_EXPORT void* mmap(void* addr, size_t len, int prot, int flags, int fd, off_t off) noexcept {

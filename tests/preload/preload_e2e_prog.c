@@ -195,6 +195,12 @@ static void TestModesTimesAndLinks(void) {
   CHECK(fallocate(dfd, 0, 0, 1) == -1 && errno == EBADF);
   CHECK(posix_fallocate(dfd, 0, 1) == EBADF);
   CHECK(pread(dfd, &byte, 1, 0) == -1 && errno == EISDIR);
+  /* Its position moves as ext4's and tmpfs's do; advice is taken. */
+  CHECK(lseek(dfd, 0, SEEK_SET) == 0 && lseek(dfd, 5, SEEK_SET) == 5 &&
+        lseek(dfd, 0, SEEK_CUR) == 5);
+  CHECK(lseek(dfd, -1, SEEK_SET) == -1 && errno == EINVAL);
+  CHECK(posix_fadvise(dfd, 0, 0, POSIX_FADV_WILLNEED) == 0);
+  CHECK(posix_fadvise(dfd, 0, -1, POSIX_FADV_WILLNEED) == EINVAL);
   CHECK(close(dfd) == 0);
   const char* names[] = {"tm.dat", "tm.lnk", "tm.hard", "tm.hard2", "tm.lnk2", "tmd/up"};
   for (size_t i = 0; i < sizeof names / sizeof names[0]; ++i) CHECK(unlink(F(names[i])) == 0);
