@@ -4,6 +4,7 @@ interposer through real daemons on loopback, and the bytes are checked on the ba
 from __future__ import annotations
 
 import os
+import shutil
 import signal
 import subprocess
 import sys
@@ -401,6 +402,29 @@ def test_tar_extracts_into_a_forwarded_directory(daemon_factory: DaemonFactory, 
     names = sorted(["."] + [f"./{p.relative_to(src)}" for p in src.rglob("*")])
     assert walk.stdout.splitlines()[: len(names)] == names
     assert list(root.iterdir()) == []
+
+
+def test_git_works_in_a_forwarded_directory(daemon_factory: DaemonFactory):
+    """git maps its config, index and packs privately (mmap of a forwarded descriptor is an
+    anonymous copy): init, commit, gc into a pack, log and fsck through the interposer, and the
+    repository checks out locally."""
+    if shutil.which("git") is None:
+        pytest.skip("no git")
+    d = daemon_factory(1)
+    git = "git -c user.email=t@example.org -c user.name=t"
+    script = (
+        f"cd {d.prefix} && git init -q repo && cd repo && seq 1 500 > a && git add a && "
+        f"{git} commit -qm one && echo more >> a && {git} commit -qam two && "
+        "git gc -q && git log --format=%s && git fsck --strict && git show HEAD:a | wc -l"
+    )
+    result = run(["bash", "-c", script], d.env())
+    assert result.returncode == 0, result.stderr
+    assert result.stdout.split() == ["two", "one", "501"]
+    assert list((d.root_dir / "repo" / ".git" / "objects" / "pack").glob("*.pack"))
+    local = run(["git", "-C", str(d.root_dir / "repo"), "log", "--format=%s"])
+    assert local.returncode == 0 and local.stdout.split() == ["two", "one"], local.stderr
+    by_op = query_stats(d.addresses()[0], d.credential_file)["total"]["by_op"]
+    assert by_op.get("pread", 0) + by_op.get("read", 0) > 0, by_op
 
 
 def test_relative_paths_that_leave_a_forwarded_directory(daemon_factory: DaemonFactory):

@@ -1,7 +1,6 @@
 // Per-descriptor operations other than data transfer: offsets, syncing, sizes and
-// space, advice, and mmap (which a forwarded descriptor cannot back: ENODEV).
+// space, and advice (mappings: wrappers_mmap.cc).
 #include <fcntl.h>
-#include <sys/mman.h>
 
 #include "preload/libc_next.h"
 #include "preload/state.h"
@@ -143,23 +142,6 @@ IORELAY_EXPORT int posix_fadvise(int fd, off_t off, off_t len, int advice) noexc
 IORELAY_EXPORT int posix_fadvise64(int fd, off64_t off, off64_t len, int advice) noexcept {
   if (!IsForwardedFd(fd)) return REAL(posix_fadvise64)(fd, off, len, advice);
   return FadviseForwarded(fd, len, advice);
-}
-
-IORELAY_EXPORT void* mmap(void* addr, size_t len, int prot, int flags, int fd, off_t off) noexcept {
-  if ((flags & MAP_ANONYMOUS) || !IsForwardedFd(fd)) {
-    return REAL(mmap)(addr, len, prot, flags, fd, off);
-  }
-  errno = ENODEV;
-  return MAP_FAILED;
-}
-
-IORELAY_EXPORT void* mmap64(void* addr, size_t len, int prot, int flags, int fd,
-                            off64_t off) noexcept {
-  if ((flags & MAP_ANONYMOUS) || !IsForwardedFd(fd)) {
-    return REAL(mmap64)(addr, len, prot, flags, fd, off);
-  }
-  errno = ENODEV;
-  return MAP_FAILED;
 }
 
 }  // extern "C"

@@ -12,6 +12,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/file.h>
+#include <sys/mman.h>
 #include <sys/stat.h>
 #include <sys/syscall.h>
 #include <sys/time.h>
@@ -758,6 +759,47 @@ static void TestClosefrom(void) {
   CHECK(Slurp(B("after.dat"), buf, sizeof buf) == 5);
 }
 
+/* A private mapping of a forwarded file holds the file's bytes (zeros after its end, in its last
+ * page); writing it leaves the file alone. A shared one is ENODEV, and the kernel's errors for
+ * a directory, a write-only descriptor and an unaligned offset are kept. */
+static void TestPrivateMappings(void) {
+  const long page = sysconf(_SC_PAGESIZE);
+  int fd = open(F("map.dat"), O_RDWR | O_CREAT | O_TRUNC, 0644);
+  CHECK(fd >= 0);
+  char* data = malloc((size_t)page + 100);
+  for (long i = 0; i < page + 100; ++i) data[i] = (char)('a' + i % 26);
+  CHECK(write(fd, data, (size_t)page + 100) == page + 100);
+  char* m = mmap(NULL, (size_t)page * 2, PROT_READ, MAP_PRIVATE, fd, 0);
+  CHECK(m != MAP_FAILED);
+  if (m != MAP_FAILED) {
+    CHECK(memcmp(m, data, (size_t)page + 100) == 0 && m[page + 100] == 0 && m[2 * page - 1] == 0);
+    CHECK(munmap(m, (size_t)page * 2) == 0);
+  }
+  m = mmap(NULL, 100, PROT_READ | PROT_WRITE, MAP_PRIVATE, fd, page); /* from the second page */
+  CHECK(m != MAP_FAILED);
+  if (m != MAP_FAILED) {
+    CHECK(memcmp(m, data + page, 100) == 0);
+    memset(m, 'Z', 100);
+    CHECK(munmap(m, 100) == 0);
+  }
+  char back[64];
+  CHECK(pread(fd, back, 1, page) == 1 && back[0] == data[page]);
+  errno = 0;
+  CHECK(mmap(NULL, 100, PROT_READ, MAP_SHARED, fd, 0) == MAP_FAILED && errno == ENODEV);
+  CHECK(mmap(NULL, 100, PROT_READ, MAP_PRIVATE, fd, 1) == MAP_FAILED && errno == EINVAL);
+  CHECK(close(fd) == 0);
+  fd = open(F("map.dat"), O_WRONLY);
+  CHECK(fd >= 0 && mmap(NULL, 100, PROT_READ, MAP_PRIVATE, fd, 0) == MAP_FAILED && errno == EACCES);
+  CHECK(close(fd) == 0);
+  int dfd = open(g_fwd, O_RDONLY | O_DIRECTORY);
+  CHECK(dfd >= 0 && mmap(NULL, 100, PROT_READ, MAP_PRIVATE, dfd, 0) == MAP_FAILED &&
+        errno == ENODEV);
+  CHECK(close(dfd) == 0);
+  CHECK(Slurp(B("map.dat"), back, sizeof back) > 0 && back[0] == 'a');
+  CHECK(unlink(F("map.dat")) == 0);
+  free(data);
+}
+
 int main(int argc, char** argv) {
   if (argc == 3 && strcmp(argv[1], "exec-child") == 0) {
     int fd = atoi(argv[2]);
@@ -798,6 +840,7 @@ int main(int argc, char** argv) {
   TestStdoutRedirectExec();
   TestWorkingDirectory();
   TestClosefrom();
+  TestPrivateMappings();
   printf("%s: %d checks\n", g_failed ? "FAILED" : "passed", g_step);
   return g_failed;
 }
