@@ -92,11 +92,12 @@ int CanonicalPath(const char* path, int skip, PathOracle& oracle, char* out, siz
     len += n;
     out[len] = '\0';
     if (++depth <= skip) continue;
-    if (!oracle.InTree(out)) {  // (libc walks the rest)
+    if (!oracle.InTree(out)) {  // (libc walks the rest, with the path's own trailing slash)
+      const bool slash_after = *s == '/';
       while (*s == '/') ++s;
       const size_t left = strlen(s);
       if (len + 1 + left + 1 > out_size) return -ENAMETOOLONG;
-      if (left > 0) out[len++] = '/';
+      if (slash_after) out[len++] = '/';
       memcpy(out + len, s, left + 1);
       return kLeftTheTree;
     }
@@ -105,12 +106,17 @@ int CanonicalPath(const char* path, int skip, PathOracle& oracle, char* out, siz
     if (got < 0) return static_cast<int>(got);
     if (++links > kMaxLinks) return -ELOOP;
     // The link's target, then what was left after the link, walked from where the link is
-    // (a relative target) or from the top.
+    // (a relative target) or from the top. One slash joins them, and none is added after the
+    // target when nothing followed the link (a path handed to libc on leaving the tree must
+    // not end in a slash that asks for a directory its own path did not ask for).
+    const bool slash_after = *s == '/';
+    while (*s == '/') ++s;
     const size_t left = strlen(s);
-    if (static_cast<size_t>(got) + 1 + left + 1 > sizeof rest) return -ENAMETOOLONG;
-    memmove(rest + got + 1, s, left + 1);
+    const size_t join = slash_after ? 1 : 0;
+    if (static_cast<size_t>(got) + join + left + 1 > sizeof rest) return -ENAMETOOLONG;
+    memmove(rest + got + join, s, left + 1);
     memcpy(rest, target, static_cast<size_t>(got));
-    rest[got] = '/';
+    if (join > 0) rest[got] = '/';
     s = rest;
     if (target[0] == '/') {  // (from the top: every component is looked at again)
       len = 0;

@@ -108,6 +108,14 @@ TEST(CanonicalPath, LinksAreReplacedByTheirTargets) {
   EXPECT_EQ(Canonical(t, "/fwd/a/file"), "/fwd/a/file");
   EXPECT_EQ(Canonical(t, "/fwd"), "/fwd");
   EXPECT_EQ(Canonical(t, "/fwd/out/passwd"), "libc /etc/passwd");
+  // A link last, or a link to a link out of the tree: no slash is added after the target
+  // (libc would then ask for a directory); one the path itself ends in is kept.
+  t.links["/fwd/py"] = "py3";
+  t.links["/fwd/py3"] = "/usr/bin/python3";
+  EXPECT_EQ(Canonical(t, "/fwd/out"), "libc /etc");
+  EXPECT_EQ(Canonical(t, "/fwd/py"), "libc /usr/bin/python3");
+  EXPECT_EQ(Canonical(t, "/fwd/out/"), "libc /etc/");
+  EXPECT_EQ(Canonical(t, "/fwd/lnk/"), "/fwd/a/b");
   EXPECT_EQ(Canonical(t, "/fwd/missing/.."), "error " + std::to_string(ENOENT));
   EXPECT_EQ(Canonical(t, "/fwd/a/file/x"), "error " + std::to_string(ENOTDIR));
   EXPECT_EQ(Canonical(t, "/fwd/loop"), "error " + std::to_string(ELOOP));
