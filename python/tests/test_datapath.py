@@ -404,6 +404,24 @@ def test_tar_extracts_into_a_forwarded_directory(daemon_factory: DaemonFactory, 
     assert list(root.iterdir()) == []
 
 
+def test_programs_on_forwarded_paths_run(daemon_factory: DaemonFactory):
+    """A job script and a program kept in a forwarded directory run from a shell there, as they
+    would from the file system itself: the script finds its sibling files by $0, the program
+    (a copy of a local binary) runs, and a link to a program outside the tree runs that."""
+    d = daemon_factory(1)
+    job = d.root_dir / "job"
+    job.mkdir()
+    (job / "input").write_text("42\n")
+    (job / "run.sh").write_text('#!/bin/sh\ncat "$(dirname "$0")/input"\n./echo-copy "$1"\n')
+    (job / "run.sh").chmod(0o755)
+    shutil.copy("/bin/echo", job / "echo-copy")
+    (job / "true-link").symlink_to("/bin/true")
+    script = f"cd {d.prefix}/job && ./run.sh arg && ./true-link && echo linked"
+    result = run(["bash", "-c", script], d.env())
+    assert result.returncode == 0, result.stderr
+    assert result.stdout.split() == ["42", "arg", "linked"]
+
+
 def test_git_works_in_a_forwarded_directory(daemon_factory: DaemonFactory):
     """git maps its config, index and packs privately (mmap of a forwarded descriptor is an
     anonymous copy): init, commit, gc into a pack, log and fsck through the interposer, and the

@@ -1,5 +1,7 @@
 // The exec family and posix_spawn: each passes an environment that describes the
-// inherited forwarded descriptors (exec_env.h), so the new image can re-open them.
+// inherited forwarded descriptors (exec_env.h), so the new image can re-open them. The exec
+// family runs programs on forwarded paths too (exec_forwarded.h); posix_spawn does not.
+#include <fcntl.h>
 #include <spawn.h>
 #include <stdarg.h>
 #include <unistd.h>
@@ -7,6 +9,7 @@
 #include <vector>
 
 #include "preload/exec_env.h"
+#include "preload/exec_forwarded.h"
 #include "preload/libc_next.h"
 #include "preload/state.h"
 
@@ -33,33 +36,39 @@ extern "C" {
 
 IORELAY_EXPORT int execve(const char* path, char* const argv[], char* const envp[]) noexcept {
   ExecEnv env(envp);
-  return REAL(execve)(path, argv, env.get());
+  return ExecvePath(path, argv, env.get());
 }
 
 IORELAY_EXPORT int execv(const char* path, char* const argv[]) noexcept {
   ExecEnv env(environ);
-  return REAL(execve)(path, argv, env.get());
+  return ExecvePath(path, argv, env.get());
 }
 
 IORELAY_EXPORT int execvp(const char* file, char* const argv[]) noexcept {
   ExecEnv env(environ);
-  return REAL(execvpe)(file, argv, env.get());
+  return ExecvpePath(file, argv, env.get());
 }
 
 IORELAY_EXPORT int execvpe(const char* file, char* const argv[], char* const envp[]) noexcept {
   ExecEnv env(envp);
-  return REAL(execvpe)(file, argv, env.get());
+  return ExecvpePath(file, argv, env.get());
 }
 
 IORELAY_EXPORT int fexecve(int fd, char* const argv[], char* const envp[]) noexcept {
   ExecEnv env(envp);
+  if (IsForwardedFd(fd)) return ExecveForwardedFd(fd, argv, env.get());
   return REAL(fexecve)(fd, argv, env.get());
 }
 
 IORELAY_EXPORT int execveat(int dirfd, const char* path, char* const argv[], char* const envp[],
                             int flags) noexcept {
   ExecEnv env(envp);
-  return REAL(execveat)(dirfd, path, argv, env.get(), flags);
+  if ((flags & AT_EMPTY_PATH) != 0 && *path == '\0' && IsForwardedFd(dirfd)) {
+    return ExecveForwardedFd(dirfd, argv, env.get());
+  }
+  AbsPath abs;
+  if (ForwardedPath(dirfd, path, &abs)) return ExecvePath(abs.c_str(), argv, env.get());
+  return REAL(execveat)(dirfd, LibcPath(path, abs), argv, env.get(), flags);
 }
 
 IORELAY_EXPORT int execl(const char* path, const char* arg, ...) noexcept {

@@ -759,6 +759,71 @@ static void TestClosefrom(void) {
   CHECK(Slurp(B("after.dat"), buf, sizeof buf) == 5);
 }
 
+/* Forks, runs `run` in the child, returns the child's exit status (-1 if it did not exit). */
+static int ChildStatus(void (*run)(void)) {
+  pid_t pid = fork();
+  if (pid == 0) {
+    run();
+    _exit(126);
+  }
+  int status = -1;
+  if (pid < 0 || waitpid(pid, &status, 0) != pid || !WIFEXITED(status)) return -1;
+  return WEXITSTATUS(status);
+}
+static void RunScript(void) {
+  char* argv[] = {"s.sh", "one", NULL};
+  execv(F("x/s.sh"), argv);
+  _exit(errno == EACCES ? 101 : 100);
+}
+static void RunCopiedShell(void) {
+  char* argv[] = {"mysh", "-c", "exit 7", NULL};
+  execv(F("x/mysh"), argv);
+}
+static void RunFromPath(void) {
+  char path[1200];
+  snprintf(path, sizeof path, "%s:/bin:/usr/bin", F("x"));
+  setenv("PATH", path, 1);
+  execlp("s.sh", "s.sh", "two", (char*)NULL);
+}
+static void RunPlainFile(void) {
+  execl(F("x/plain"), "plain", (char*)NULL);
+  _exit(errno == EACCES ? 101 : 100);
+}
+static void RunMissing(void) {
+  execl(F("x/missing"), "missing", (char*)NULL);
+  _exit(errno == ENOENT ? 102 : 100);
+}
+
+/* Programs on forwarded paths run: a script through its interpreter with its path as given
+ * (so $0 names it), any other file from a copy in memory; PATH may name forwarded directories.
+ * The kernel's errors stay: EACCES without execute permission, ENOENT when missing. */
+static void TestExecForwardedPrograms(void) {
+  CHECK(mkdir(F("x"), 0755) == 0);
+  int fd = open(F("x/s.sh"), O_WRONLY | O_CREAT | O_TRUNC, 0755);
+  const char* script = "#!/bin/sh\necho \"$0 $1\" >> \"$(dirname \"$0\")/ran\"\n";
+  CHECK(fd >= 0 && write(fd, script, strlen(script)) == (ssize_t)strlen(script) && close(fd) == 0);
+  CHECK(ChildStatus(RunScript) == 0);
+  int in = open("/bin/sh", O_RDONLY);
+  fd = open(F("x/mysh"), O_WRONLY | O_CREAT | O_TRUNC, 0755);
+  char buf[65536];
+  ssize_t n;
+  while (in >= 0 && fd >= 0 && (n = read(in, buf, sizeof buf)) > 0)
+    CHECK(write(fd, buf, (size_t)n) == n);
+  CHECK(in >= 0 && close(in) == 0 && fd >= 0 && close(fd) == 0);
+  CHECK(ChildStatus(RunCopiedShell) == 7);
+  CHECK(ChildStatus(RunFromPath) == 0);
+  char want[1200], got[1200];
+  snprintf(want, sizeof want, "%s one\n%s two\n", F("x/s.sh"), F("x/s.sh"));
+  CHECK(Slurp(B("x/ran"), got, sizeof got) > 0 && strcmp(got, want) == 0);
+  fd = open(F("x/plain"), O_WRONLY | O_CREAT | O_TRUNC, 0644);
+  CHECK(fd >= 0 && write(fd, "#!/bin/sh\n", 10) == 10 && close(fd) == 0);
+  CHECK(ChildStatus(RunPlainFile) == 101);
+  CHECK(ChildStatus(RunMissing) == 102);
+  const char* names[] = {"x/s.sh", "x/mysh", "x/ran", "x/plain"};
+  for (size_t i = 0; i < sizeof names / sizeof names[0]; ++i) CHECK(unlink(F(names[i])) == 0);
+  CHECK(rmdir(F("x")) == 0);
+}
+
 /* A private mapping of a forwarded file holds the file's bytes (zeros after its end, in its last
  * page); writing it leaves the file alone. A shared one is ENODEV, and the kernel's errors for
  * a directory, a write-only descriptor and an unaligned offset are kept. */
@@ -841,6 +906,7 @@ int main(int argc, char** argv) {
   TestWorkingDirectory();
   TestClosefrom();
   TestPrivateMappings();
+  TestExecForwardedPrograms();
   printf("%s: %d checks\n", g_failed ? "FAILED" : "passed", g_step);
   return g_failed;
 }
