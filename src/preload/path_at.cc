@@ -107,6 +107,30 @@ int CanonicalForwarded(const char* abs, char* out, size_t size) {
   return CanonicalPath(abs, ForwardedPrefixDepth(abs), daemon, out, size);
 }
 
+bool LeadsOutOfTheTree(int refused, const char* abs, bool follow_last, AbsPath* out) {
+  if (refused != EACCES) return false;
+  char path[sizeof out->buf];
+  const size_t len = strlen(abs);
+  if (len >= sizeof path) return false;
+  memcpy(path, abs, len + 1);
+  const char* last = nullptr;  // not followed: the parent is resolved, the name appended
+  if (!follow_last) {
+    char* slash = strrchr(path, '/');
+    if (slash == nullptr || slash == path || slash[1] == '\0') return false;
+    *slash = '\0';
+    last = slash + 1;  // (in the copy: `out` may be where `abs` is)
+  }
+  const int n = CanonicalForwarded(path, out->buf, sizeof out->buf);
+  if (n != kLeftTheTree) return false;
+  if (last != nullptr) {
+    const size_t have = strlen(out->buf);
+    if (have + 1 + strlen(last) + 1 > sizeof out->buf) return false;
+    out->buf[have] = '/';
+    strcpy(out->buf + have + 1, last);
+  }
+  return true;
+}
+
 int ResolvedPath(int dirfd, const char* path, AbsPath* out) {
   bool forwarded_base;
   return Resolve(dirfd, path, out, &forwarded_base);

@@ -71,6 +71,12 @@ int ForwardedPrefixDepth(const char* path);
 // (preload/path_resolve.h) with the daemon answering, below the prefix. Its length in `out`,
 // kLeftTheTree (a link led out of the forwarded tree: `out` is for libc), or -errno.
 int CanonicalForwarded(const char* abs, char* out, size_t size);
+// Whether a forwarded call on `abs` that the daemon refused with `refused` met a symbolic link
+// leading out of the forwarded tree, which the daemon never follows (it answers EACCES) and the
+// kernel would follow in the caller's tree: then *out holds the path to give libc, resolved
+// through the daemon's links (the last component left as it is unless `follow_last`). Costs a
+// readlink round trip per component, on EACCES only.
+bool LeadsOutOfTheTree(int refused, const char* abs, bool follow_last, AbsPath* out);
 // The same resolution without the forwarding test: the length of the normalised absolute path
 // in *out, or 0 when it cannot be resolved (a relative path against an unknown base).
 int ResolvedPath(int dirfd, const char* path, AbsPath* out);

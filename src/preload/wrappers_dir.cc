@@ -81,6 +81,9 @@ IORELAY_EXPORT DIR* opendir(const char* path) {
   AbsPath abs;
   if (!ForwardedPath(AT_FDCWD, path, &abs)) return REAL(opendir)(LibcPath(path, abs));
   int fd = OpenForwarded(abs.c_str(), O_RDONLY | O_DIRECTORY | O_CLOEXEC, 0);
+  if (fd < 0 && LeadsOutOfTheTree(errno, abs.c_str(), true, &abs)) {
+    return REAL(opendir)(abs.c_str());  // a link out of the tree: libc lists its target
+  }
   if (fd < 0) return nullptr;
   DIR* d = MakeDir(fd);
   if (d == nullptr) {

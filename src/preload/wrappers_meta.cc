@@ -75,7 +75,9 @@ template <class Real>
 int AccessPath(const char* path, int mode, Real real) {
   AbsPath abs;
   if (!ForwardedPath(AT_FDCWD, path, &abs)) return real(LibcPath(path, abs), mode);
-  return FromClient(iorelay_access(g_client, abs.c_str(), mode));
+  const int rc = iorelay_access(g_client, abs.c_str(), mode);
+  if (rc < 0 && LeadsOutOfTheTree(-rc, abs.c_str(), true, &abs)) return real(abs.c_str(), mode);
+  return FromClient(rc);
 }
 
 template <class Real, class Length>
@@ -137,7 +139,11 @@ IORELAY_EXPORT int faccessat(int dirfd, const char* path, int mode, int flags) n
   if (!ForwardedPath(dirfd, path, &abs))
     return REAL(faccessat)(dirfd, LibcPath(path, abs), mode, flags);
   if (flags & ~(AT_EACCESS | AT_SYMLINK_NOFOLLOW | AT_EMPTY_PATH)) return Fail(EINVAL);
-  return FromClient(iorelay_access(g_client, abs.c_str(), mode));
+  const int rc = iorelay_access(g_client, abs.c_str(), mode);
+  if (rc < 0 && LeadsOutOfTheTree(-rc, abs.c_str(), (flags & AT_SYMLINK_NOFOLLOW) == 0, &abs)) {
+    return REAL(faccessat)(AT_FDCWD, abs.c_str(), mode, flags);
+  }
+  return FromClient(rc);
 }
 
 IORELAY_EXPORT int euidaccess(const char* path, int mode) noexcept {

@@ -12,8 +12,8 @@ namespace {
 
 bool TakesMode(int flags) { return (flags & O_CREAT) != 0 || (flags & __O_TMPFILE) == __O_TMPFILE; }
 
-// Forwarded: opens and returns true with *fd set. Not forwarded: returns false with *path the
-// one libc must get (LibcPath; it may point into *abs).
+// Forwarded: opens and returns true with *fd set. Not forwarded, or through a link out of the
+// tree: returns false with *path the one libc must get (it may point into *abs).
 bool MaybeOpenForwarded(int dirfd, const char** path, AbsPath* abs, int flags, mode_t mode,
                         int* fd) {
   if (!ForwardedPath(dirfd, *path, abs)) {
@@ -21,6 +21,10 @@ bool MaybeOpenForwarded(int dirfd, const char** path, AbsPath* abs, int flags, m
     return false;
   }
   *fd = OpenForwarded(abs->c_str(), flags, mode);
+  if (*fd < 0 && LeadsOutOfTheTree(errno, abs->c_str(), (flags & O_NOFOLLOW) == 0, abs)) {
+    *path = abs->c_str();  // a link out of the tree: libc opens its target
+    return false;
+  }
   return true;
 }
 

@@ -49,7 +49,13 @@ bool StatAt(int dirfd, const char** path, AbsPath* abs, struct stat* st, int fla
     *path = LibcPath(*path, *abs);
     return false;
   }
-  *rc = FromClient(iorelay_stat(g_client, abs->c_str(), st, (flags & AT_SYMLINK_NOFOLLOW) != 0));
+  const bool follow = (flags & AT_SYMLINK_NOFOLLOW) == 0;
+  const int got = iorelay_stat(g_client, abs->c_str(), st, follow ? 0 : 1);
+  if (got < 0 && LeadsOutOfTheTree(-got, abs->c_str(), follow, abs)) {
+    *path = abs->c_str();  // a link out of the tree: libc stats its target
+    return false;
+  }
+  *rc = FromClient(got);
   return true;
 }
 

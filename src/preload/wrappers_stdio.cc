@@ -196,13 +196,21 @@ extern "C" {
 IORELAY_EXPORT FILE* fopen(const char* path, const char* mode) {
   AbsPath abs;
   if (!ForwardedPath(AT_FDCWD, path, &abs)) return REAL(fopen)(LibcPath(path, abs), mode);
-  return FopenForwarded(abs.c_str(), mode);
+  FILE* f = FopenForwarded(abs.c_str(), mode);
+  if (f == nullptr && LeadsOutOfTheTree(errno, abs.c_str(), true, &abs)) {
+    return REAL(fopen)(abs.c_str(), mode);  // a link out of the tree: libc opens its target
+  }
+  return f;
 }
 
 IORELAY_EXPORT FILE* fopen64(const char* path, const char* mode) {
   AbsPath abs;
   if (!ForwardedPath(AT_FDCWD, path, &abs)) return REAL(fopen64)(LibcPath(path, abs), mode);
-  return FopenForwarded(abs.c_str(), mode);
+  FILE* f = FopenForwarded(abs.c_str(), mode);
+  if (f == nullptr && LeadsOutOfTheTree(errno, abs.c_str(), true, &abs)) {
+    return REAL(fopen64)(abs.c_str(), mode);  // a link out of the tree: libc opens its target
+  }
+  return f;
 }
 
 IORELAY_EXPORT FILE* fdopen(int fd, const char* mode) noexcept {

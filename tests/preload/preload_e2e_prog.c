@@ -759,6 +759,43 @@ static void TestClosefrom(void) {
   CHECK(Slurp(B("after.dat"), buf, sizeof buf) == 5);
 }
 
+/* A symbolic link in the forwarded tree that leads out of it (an absolute target elsewhere) is
+ * followed in this process's tree, as the kernel follows it: the daemon never follows it. */
+static void TestLinksOutOfTheTree(void) {
+  char target[600], dir[600];
+  snprintf(target, sizeof target, "%s/out.dat", g_local);
+  snprintf(dir, sizeof dir, "%s", g_local);
+  int fd = open(target, O_WRONLY | O_CREAT | O_TRUNC, 0644);
+  CHECK(fd >= 0 && write(fd, "outside", 7) == 7 && close(fd) == 0);
+  CHECK(symlink(target, F("ln-out")) == 0 && symlink(dir, F("ln-dir")) == 0);
+  char buf[16] = {0};
+  fd = open(F("ln-out"), O_RDONLY);
+  /* (a kernel file: a raw read works, where a forwarded placeholder gives EBADF) */
+  CHECK(fd >= 0 && syscall(SYS_read, fd, buf, sizeof buf) == 7 && close(fd) == 0);
+  CHECK(strcmp(buf, "outside") == 0);
+  struct stat st;
+  CHECK(stat(F("ln-out"), &st) == 0 && S_ISREG(st.st_mode) && st.st_size == 7);
+  CHECK(lstat(F("ln-out"), &st) == 0 && S_ISLNK(st.st_mode));
+  CHECK(stat(F("ln-dir/out.dat"), &st) == 0 && st.st_size == 7);
+  CHECK(lstat(F("ln-dir/out.dat"), &st) == 0 && S_ISREG(st.st_mode));
+  CHECK(access(F("ln-dir/out.dat"), R_OK) == 0);
+  CHECK(open(F("ln-out"), O_RDONLY | O_NOFOLLOW) == -1 && errno == ELOOP);
+  FILE* f = fopen(F("ln-out"), "r");
+  CHECK(f != NULL && fgets(buf, sizeof buf, f) != NULL && strcmp(buf, "outside") == 0);
+  if (f != NULL) fclose(f);
+  DIR* d = opendir(F("ln-dir"));
+  int seen = 0;
+  for (struct dirent* e; d != NULL && (e = readdir(d)) != NULL;)
+    seen += !strcmp(e->d_name, "out.dat");
+  CHECK(d != NULL && seen == 1 && closedir(d) == 0);
+  fd = open(F("ln-dir/made.dat"), O_WRONLY | O_CREAT | O_EXCL, 0644);
+  CHECK(fd >= 0 && close(fd) == 0);
+  snprintf(target, sizeof target, "%s/made.dat", g_local);
+  CHECK(access(target, F_OK) == 0 && unlink(target) == 0);
+  snprintf(target, sizeof target, "%s/out.dat", g_local);
+  CHECK(unlink(target) == 0 && unlink(F("ln-out")) == 0 && unlink(F("ln-dir")) == 0);
+}
+
 /* Forks, runs `run` in the child, returns the child's exit status (-1 if it did not exit). */
 static int ChildStatus(void (*run)(void)) {
   pid_t pid = fork();
@@ -907,6 +944,7 @@ int main(int argc, char** argv) {
   TestClosefrom();
   TestPrivateMappings();
   TestExecForwardedPrograms();
+  TestLinksOutOfTheTree();
   printf("%s: %d checks\n", g_failed ? "FAILED" : "passed", g_step);
   return g_failed;
 }
