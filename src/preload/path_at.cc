@@ -107,8 +107,10 @@ int CanonicalForwarded(const char* abs, char* out, size_t size) {
   return CanonicalPath(abs, ForwardedPrefixDepth(abs), daemon, out, size);
 }
 
-bool LeadsOutOfTheTree(int refused, const char* abs, bool follow_last, AbsPath* out) {
-  if (refused != EACCES) return false;
+namespace {
+
+// LeadsOutOfTheTree's walk (errno left as the daemon's calls leave it).
+bool WalkLeavesTheTree(const char* abs, bool follow_last, AbsPath* out) {
   char path[sizeof out->buf];
   const size_t len = strlen(abs);
   if (len >= sizeof path) return false;
@@ -118,17 +120,28 @@ bool LeadsOutOfTheTree(int refused, const char* abs, bool follow_last, AbsPath* 
     char* slash = strrchr(path, '/');
     if (slash == nullptr || slash == path || slash[1] == '\0') return false;
     *slash = '\0';
-    last = slash + 1;  // (in the copy: `out` may be where `abs` is)
+    last = slash + 1;
   }
-  const int n = CanonicalForwarded(path, out->buf, sizeof out->buf);
-  if (n != kLeftTheTree) return false;
+  char found[sizeof out->buf];  // (into `out` only when the walk leaves the tree)
+  if (CanonicalForwarded(path, found, sizeof found) != kLeftTheTree) return false;
+  const size_t have = strlen(found);
   if (last != nullptr) {
-    const size_t have = strlen(out->buf);
-    if (have + 1 + strlen(last) + 1 > sizeof out->buf) return false;
-    out->buf[have] = '/';
-    strcpy(out->buf + have + 1, last);
+    if (have + 1 + strlen(last) + 1 > sizeof found) return false;
+    found[have] = '/';
+    strcpy(found + have + 1, last);
   }
+  strcpy(out->buf, found);
   return true;
+}
+
+}  // namespace
+
+bool LeadsOutOfTheTree(int refused, const char* abs, bool follow_last, AbsPath* out) {
+  if (refused != EACCES) return false;
+  const int saved = errno;  // the caller's error stands when the walk finds no way out
+  const bool out_of_tree = WalkLeavesTheTree(abs, follow_last, out);
+  errno = saved;
+  return out_of_tree;
 }
 
 int ResolvedPath(int dirfd, const char* path, AbsPath* out) {
