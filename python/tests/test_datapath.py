@@ -432,6 +432,28 @@ def test_programs_on_forwarded_paths_run(daemon_factory: DaemonFactory):
     assert result.stdout.split() == ["42", "arg", "linked"]
 
 
+def test_private_mappings_are_copies_up_to_a_limit(daemon_factory: DaemonFactory):
+    """Python's copy-on-write mmap of a forwarded file holds its bytes; past
+    IORELAY_MMAP_COPY_MAX the mapping is ENODEV, as is a shared one."""
+    d = daemon_factory(1)
+    (d.root_dir / "data").write_bytes(bytes(range(256)) * 32)  # 8 KiB
+    script = f"""
+import mmap, os
+f = open({d.prefix + "/data"!r}, "rb")
+for access in (mmap.ACCESS_COPY, mmap.ACCESS_READ):
+    try:
+        m = mmap.mmap(f.fileno(), 0, access=access)
+        print(len(m), m[255], m[8191])
+    except OSError as e:
+        print("errno", e.errno)
+"""
+    result = run([sys.executable, "-c", script], d.env())
+    assert result.returncode == 0, result.stderr
+    assert result.stdout.split("\n")[:2] == ["8192 255 255", "errno 19"]
+    small = run([sys.executable, "-c", script], {**d.env(), "IORELAY_MMAP_COPY_MAX": "4KiB"})
+    assert small.stdout.split("\n")[:2] == ["errno 19", "errno 19"], small.stdout + small.stderr
+
+
 def test_git_works_in_a_forwarded_directory(daemon_factory: DaemonFactory):
     """git maps its config, index and packs privately (mmap of a forwarded descriptor is an
     anonymous copy): init, commit, gc into a pack, log and fsck through the interposer, and the

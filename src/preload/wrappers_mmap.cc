@@ -5,9 +5,12 @@
 // write back nor show the file's later writes (a reader that maps read-only and writes with
 // pwrite, as LMDB does, would read stale bytes).
 #include <fcntl.h>
+#include <stdio.h>
+#include <stdlib.h>
 #include <sys/mman.h>
 #include <unistd.h>
 
+#include "common/units.h"
 #include "preload/libc_next.h"
 #include "preload/state.h"
 
@@ -18,6 +21,23 @@ namespace {
 void* MapFail(int e) {
   errno = e;
   return MAP_FAILED;
+}
+
+// The largest private mapping made as a copy (IORELAY_MMAP_COPY_MAX, a size such as "4GiB";
+// 1 GiB by default): the copy is read whole and held in memory, so a mapping of a huge file,
+// made to touch a few pages of it, would read it all and could exhaust the node's memory.
+// Larger ones stay ENODEV, the answer of a file system that cannot map files.
+uint64_t CopyLimit() {
+  static const uint64_t limit = [] {
+    const char* text = getenv("IORELAY_MMAP_COPY_MAX");
+    if (text == nullptr) return uint64_t{1} << 30;
+    iorelay::Result<uint64_t> bytes = iorelay::units::ParseBytes(text);
+    if (bytes.ok()) return *bytes;
+    fprintf(stderr, "iorelay: IORELAY_MMAP_COPY_MAX=%s: %s; no mapping is copied\n", text,
+            bytes.status().ToString().c_str());
+    return uint64_t{0};
+  }();
+  return limit;
 }
 
 // Fills `len` bytes at `map` from `f` at `off`, up to the end of the file (the rest stays zero,
@@ -40,6 +60,7 @@ void* MapForwarded(void* addr, size_t len, int prot, int flags, int fd, off64_t 
   if ((flags & MAP_HUGETLB) != 0) return MapFail(EINVAL);  // (not a hugetlbfs file)
   const size_t page = static_cast<size_t>(::sysconf(_SC_PAGESIZE));
   if (len == 0 || off < 0 || static_cast<size_t>(off) % page != 0) return MapFail(EINVAL);
+  if (len > CopyLimit()) return MapFail(ENODEV);
   FdTable::Ref e = g_table.Acquire(fd);
   if (!e || (e->open_flags & O_PATH) != 0) return MapFail(EBADF);
   if (e->file == nullptr) return MapFail(ENODEV);  // a directory, as the kernel's
