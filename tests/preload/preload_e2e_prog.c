@@ -796,6 +796,26 @@ static void TestLinksOutOfTheTree(void) {
   CHECK(unlink(target) == 0 && unlink(F("ln-out")) == 0 && unlink(F("ln-dir")) == 0);
 }
 
+/* system() from a forwarded working directory, with a forwarded descriptor to inherit: the shell
+ * starts there and writes through the descriptor; its exit status comes back. */
+static void TestSystem(void) {
+  char before[1024];
+  CHECK(getcwd(before, sizeof before) != NULL);
+  CHECK(mkdir(F("sy"), 0755) == 0 && chdir(F("sy")) == 0);
+  int fd = open("inherited.log", O_WRONLY | O_CREAT | O_TRUNC, 0644);
+  CHECK(fd >= 0 && dup2(fd, 5) == 5 && close(fd) == 0);
+  CHECK(system("echo made > rel.out && echo via-fd >&5") == 0);
+  int status = system("test -f rel.out && exit 3");
+  CHECK(WIFEXITED(status) && WEXITSTATUS(status) == 3);
+  CHECK(system(NULL) != 0);
+  CHECK(close(5) == 0);
+  char buf[64];
+  CHECK(Slurp(B("sy/rel.out"), buf, sizeof buf) == 5 && strcmp(buf, "made\n") == 0);
+  CHECK(Slurp(B("sy/inherited.log"), buf, sizeof buf) == 7 && strcmp(buf, "via-fd\n") == 0);
+  CHECK(unlink("rel.out") == 0 && unlink("inherited.log") == 0);
+  CHECK(chdir(before) == 0 && rmdir(F("sy")) == 0);
+}
+
 /* Forks, runs `run` in the child, returns the child's exit status (-1 if it did not exit). */
 static int ChildStatus(void (*run)(void)) {
   pid_t pid = fork();
@@ -945,6 +965,7 @@ int main(int argc, char** argv) {
   TestPrivateMappings();
   TestExecForwardedPrograms();
   TestLinksOutOfTheTree();
+  TestSystem();
   printf("%s: %d checks\n", g_failed ? "FAILED" : "passed", g_step);
   return g_failed;
 }
