@@ -56,7 +56,7 @@
   X(get_current_dir_name) X(chown) X(lchown) X(fchownat) X(fchown)        \
   X(euidaccess) X(eaccess) X(canonicalize_file_name) X(glob) X(glob64) X(scandir)        \
   X(scandir64) X(scandirat) X(mknod) X(mknodat) X(mkfifo) X(mkfifoat) \
-  X(nftw) X(nftw64) X(ftw) X(ftw64) X(system)
+  X(nftw) X(nftw64) X(ftw) X(ftw64) X(system) X(popen) X(pclose)
 // clang-format on
 
 namespace iorelay::preload {

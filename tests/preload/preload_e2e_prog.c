@@ -796,8 +796,8 @@ static void TestLinksOutOfTheTree(void) {
   CHECK(unlink(target) == 0 && unlink(F("ln-out")) == 0 && unlink(F("ln-dir")) == 0);
 }
 
-/* system() from a forwarded working directory, with a forwarded descriptor to inherit: the shell
- * starts there and writes through the descriptor; its exit status comes back. */
+/* system() and popen() from a forwarded working directory, with a forwarded descriptor to
+ * inherit: the shell starts there and writes through the descriptor; its exit status comes back. */
 static void TestSystem(void) {
   char before[1024];
   CHECK(getcwd(before, sizeof before) != NULL);
@@ -808,11 +808,21 @@ static void TestSystem(void) {
   int status = system("test -f rel.out && exit 3");
   CHECK(WIFEXITED(status) && WEXITSTATUS(status) == 3);
   CHECK(system(NULL) != 0);
+  /* popen both ways, from the same directory; pclose gives the shell's status. */
+  FILE* p = popen("cat rel.out", "r");
+  char line[64] = {0};
+  CHECK(p != NULL && fgets(line, sizeof line, p) != NULL && strcmp(line, "made\n") == 0);
+  CHECK(p != NULL && pclose(p) == 0);
+  p = popen("cat > piped.out; exit 4", "w");
+  CHECK(p != NULL && fputs("through the pipe\n", p) >= 0);
+  status = p != NULL ? pclose(p) : -1;
+  CHECK(WIFEXITED(status) && WEXITSTATUS(status) == 4);
   CHECK(close(5) == 0);
   char buf[64];
   CHECK(Slurp(B("sy/rel.out"), buf, sizeof buf) == 5 && strcmp(buf, "made\n") == 0);
   CHECK(Slurp(B("sy/inherited.log"), buf, sizeof buf) == 7 && strcmp(buf, "via-fd\n") == 0);
-  CHECK(unlink("rel.out") == 0 && unlink("inherited.log") == 0);
+  CHECK(Slurp(B("sy/piped.out"), buf, sizeof buf) == 17 && strcmp(buf, "through the pipe\n") == 0);
+  CHECK(unlink("rel.out") == 0 && unlink("inherited.log") == 0 && unlink("piped.out") == 0);
   CHECK(chdir(before) == 0 && rmdir(F("sy")) == 0);
 }
 

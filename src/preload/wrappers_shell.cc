@@ -1,0 +1,157 @@
+// system() and popen(): glibc's run the shell through its own spawn, which no exec wrapper
+// sees, so the shell would start in the gone directory of a forwarded working directory, and
+// the forwarded descriptors it should inherit would be placeholders. When there is something to
+// hand over (ExecEnv differs from environ), the interposer runs "sh -c command" itself, through
+// the exec wrappers, as POSIX describes these calls: system() with SIGCHLD blocked and SIGINT
+// and SIGQUIT ignored in the caller while it waits (restored in the child), popen() with a
+// pipe to the shell's standard input or output and the streams of earlier popen() calls closed
+// in the child; pclose() waits for the shell of a stream made so.
+#include <errno.h>
+#include <fcntl.h>
+#include <signal.h>
+#include <stdio.h>
+#include <string.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <mutex>
+#include <unordered_map>
+#include <vector>
+
+#include "preload/exec_env.h"
+#include "preload/exec_forwarded.h"
+#include "preload/libc_next.h"
+#include "preload/state.h"
+
+using namespace iorelay::preload;
+
+namespace {
+
+int RunShell(const char* command, char* const envp[]) {
+  struct sigaction ignore = {}, old_int, old_quit;
+  ignore.sa_handler = SIG_IGN;
+  sigemptyset(&ignore.sa_mask);
+  sigaction(SIGINT, &ignore, &old_int);
+  sigaction(SIGQUIT, &ignore, &old_quit);
+  sigset_t chld, old_mask;
+  sigemptyset(&chld);
+  sigaddset(&chld, SIGCHLD);
+  sigprocmask(SIG_BLOCK, &chld, &old_mask);
+  const pid_t pid = fork();
+  if (pid == 0) {
+    sigaction(SIGINT, &old_int, nullptr);
+    sigaction(SIGQUIT, &old_quit, nullptr);
+    sigprocmask(SIG_SETMASK, &old_mask, nullptr);
+    char* argv[] = {const_cast<char*>("sh"), const_cast<char*>("-c"), const_cast<char*>(command),
+                    nullptr};
+    ExecvePath("/bin/sh", argv, envp);
+    _exit(127);
+  }
+  int status = -1;
+  if (pid > 0) {
+    while (waitpid(pid, &status, 0) < 0) {
+      if (errno != EINTR) {
+        status = -1;
+        break;
+      }
+    }
+  }
+  const int saved = errno;
+  sigaction(SIGINT, &old_int, nullptr);
+  sigaction(SIGQUIT, &old_quit, nullptr);
+  sigprocmask(SIG_SETMASK, &old_mask, nullptr);
+  errno = saved;
+  return status;
+}
+
+// The streams popen() made here, with their shells (kept apart from glibc's, which its own
+// pclose() waits for).
+struct Shell {
+  pid_t pid;
+  int fd;
+};
+std::mutex g_shells_mu;
+std::unordered_map<FILE*, Shell>* g_shells = nullptr;  // GUARDED_BY(g_shells_mu); never freed
+
+FILE* OpenShell(const char* command, const char* mode, char* const envp[]) {
+  const bool reads = mode[0] == 'r';
+  const bool cloexec = strchr(mode, 'e') != nullptr;
+  int ends[2];
+  if (pipe2(ends, O_CLOEXEC) != 0) return nullptr;
+  const int mine = reads ? ends[0] : ends[1];
+  const int its = reads ? ends[1] : ends[0];
+  std::vector<int> earlier;  // POSIX: earlier popen() streams are closed in the child
+  {
+    std::lock_guard<std::mutex> lock(g_shells_mu);
+    if (g_shells != nullptr) {
+      for (const auto& [f, shell] : *g_shells) earlier.push_back(shell.fd);
+    }
+  }
+  const pid_t pid = fork();
+  if (pid == 0) {
+    for (int fd : earlier) close(fd);
+    const int target = reads ? STDOUT_FILENO : STDIN_FILENO;
+    if (its == target ? fcntl(its, F_SETFD, 0) != 0 : dup2(its, target) < 0) _exit(127);
+    char* argv[] = {const_cast<char*>("sh"), const_cast<char*>("-c"), const_cast<char*>(command),
+                    nullptr};
+    ExecvePath("/bin/sh", argv, envp);
+    _exit(127);
+  }
+  close(its);
+  FILE* f = pid > 0 ? fdopen(mine, reads ? "r" : "w") : nullptr;
+  if (f == nullptr) {
+    const int saved = errno;
+    close(mine);
+    if (pid > 0) waitpid(pid, nullptr, 0);
+    errno = saved;
+    return nullptr;
+  }
+  if (!cloexec) fcntl(mine, F_SETFD, 0);
+  std::lock_guard<std::mutex> lock(g_shells_mu);
+  if (g_shells == nullptr) g_shells = new std::unordered_map<FILE*, Shell>;
+  (*g_shells)[f] = Shell{pid, mine};
+  return f;
+}
+
+}  // namespace
+
+extern "C" {
+
+IORELAY_EXPORT int system(const char* command) {
+  if (command == nullptr) return REAL(system)(command);
+  ExecEnv env(environ);
+  if (env.get() == environ) return REAL(system)(command);  // nothing to hand over
+  return RunShell(command, env.get());
+}
+
+IORELAY_EXPORT FILE* popen(const char* command, const char* mode) {
+  if (command == nullptr || mode == nullptr || (mode[0] != 'r' && mode[0] != 'w') ||
+      strspn(mode + 1, "e") != strlen(mode + 1)) {
+    return REAL(popen)(command, mode);  // (glibc's answer to a bad mode: EINVAL)
+  }
+  ExecEnv env(environ);
+  if (env.get() == environ) return REAL(popen)(command, mode);  // nothing to hand over
+  return OpenShell(command, mode, env.get());
+}
+
+IORELAY_EXPORT int pclose(FILE* stream) {
+  Shell shell{-1, -1};
+  {
+    std::lock_guard<std::mutex> lock(g_shells_mu);
+    if (g_shells != nullptr) {
+      if (auto it = g_shells->find(stream); it != g_shells->end()) {
+        shell = it->second;
+        g_shells->erase(it);
+      }
+    }
+  }
+  if (shell.pid < 0) return REAL(pclose)(stream);  // glibc's stream
+  fclose(stream);
+  int status = -1;
+  while (waitpid(shell.pid, &status, 0) < 0) {
+    if (errno != EINTR) return -1;
+  }
+  return status;
+}
+
+}  // extern "C"
