@@ -273,6 +273,27 @@ TEST_F(ConnectionLimitsTest, MaxConnectionsRefusesBeyondTheLimit) {
   EXPECT_EQ(f.header.status, 0);
 }
 
+// Requests answered at once (a ping, a stat, a stat that fails) each end once their reply has
+// gone: the idle connection then gets no heartbeats (they are for connections with requests
+// outstanding), and a client that hangs up is closed.
+TEST_F(ConnectionLimitsTest, RequestsAnsweredAtOnceLeaveNothingOutstanding) {
+  Config c = Base();
+  c.heartbeat_ms = 20;
+  Start(c);
+  auto a = Admitted(secret_a_);
+  Frame f;
+  ASSERT_TRUE(a->Call(Op::kPing, {}, &f));
+  EXPECT_EQ(f.header.status, 0);
+  ASSERT_TRUE(a->Call(Op::kStat, proto::EncodeFields(proto::StatRequest{"/", 0}), &f));
+  ASSERT_TRUE(
+      a->Call(Op::kStat, proto::EncodeFields(proto::StatRequest{"/no/such/export", 0}), &f));
+  EXPECT_NE(f.header.status, 0);
+  EXPECT_FALSE(a->ReadFrame(&f, 300, /*keep_heartbeats=*/true)) << "op " << f.header.op;
+  EXPECT_EQ(Counter("connections_open"), 1u);
+  a.reset();
+  EXPECT_TRUE(WaitCounter("connections_open", 0, 3000));
+}
+
 // Connections still in their handshake have a cap of their own, below --max-connections:
 // while peers that do not authenticate hold it, the next connections wait in the backlog
 // (not refused: a burst of real clients gets in as handshakes end), and the authenticated

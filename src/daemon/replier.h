@@ -1,4 +1,4 @@
-// How a metadata handler answers: an error or a message, then accounting; and the decoding
+// How a metadata handler answers: accounting, then an error or a message; and the decoding
 // of request fields, where a malformed message closes the connection.
 #pragma once
 
@@ -32,8 +32,9 @@ class Replier {
 
   void Error(int err, uint64_t handle = 0) {
     if (!deferred_) {
+      Account(err, handle);
       conn_->ReplyError(op_, id_, err);
-      return Account(err, handle);
+      return EndRequest(*conn_);
     }
     pending_ = Pending{err, handle};
     fields_.clear();
@@ -42,8 +43,9 @@ class Replier {
   template <typename Msg>
   void Ok(const Msg& m, uint64_t handle = 0, std::span<const uint8_t> tail = {}) {
     if (!deferred_) {
+      Account(0, handle);
       conn_->Reply(op_, id_, m, tail);
-      return Account(0, handle);
+      return EndRequest(*conn_);
     }
     pending_ = Pending{0, handle};
     fields_.clear();
