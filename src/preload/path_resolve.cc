@@ -84,6 +84,7 @@ int CanonicalPath(const char* path, int skip, PathOracle& oracle, char* out, siz
     if (IsDotDot(start, n)) {
       while (len > 0 && out[len - 1] != '/') --len;
       if (len > 0) --len, --depth;
+      if (depth < skip) skip = depth;  // (back above the prefix: what follows is looked at)
       continue;
     }
     if (len + 1 + n + 1 > out_size) return -ENAMETOOLONG;

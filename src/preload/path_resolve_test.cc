@@ -116,6 +116,10 @@ TEST(CanonicalPath, LinksAreReplacedByTheirTargets) {
   EXPECT_EQ(Canonical(t, "/fwd/py"), "libc /usr/bin/python3");
   EXPECT_EQ(Canonical(t, "/fwd/out/"), "libc /etc/");
   EXPECT_EQ(Canonical(t, "/fwd/lnk/"), "/fwd/a/b");
+  // A relative link to a sibling of the export leaves the tree at the prefix's own depth.
+  t.links["/fwd/sib"] = "../shared";
+  EXPECT_EQ(Canonical(t, "/fwd/sib/f"), "libc /shared/f");
+  EXPECT_EQ(Canonical(t, "/fwd/../fwd/a"), "/fwd/a");
   EXPECT_EQ(Canonical(t, "/fwd/missing/.."), "error " + std::to_string(ENOENT));
   EXPECT_EQ(Canonical(t, "/fwd/a/file/x"), "error " + std::to_string(ENOTDIR));
   EXPECT_EQ(Canonical(t, "/fwd/loop"), "error " + std::to_string(ELOOP));
