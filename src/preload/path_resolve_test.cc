@@ -119,6 +119,7 @@ TEST(CanonicalPath, LinksAreReplacedByTheirTargets) {
   // A relative link to a sibling of the export leaves the tree at the prefix's own depth.
   t.links["/fwd/sib"] = "../shared";
   EXPECT_EQ(Canonical(t, "/fwd/sib/f"), "libc /shared/f");
+  EXPECT_EQ(Canonical(t, "/fwd/sib"), "libc /shared");
   EXPECT_EQ(Canonical(t, "/fwd/../fwd/a"), "/fwd/a");
   EXPECT_EQ(Canonical(t, "/fwd/missing/.."), "error " + std::to_string(ENOENT));
   EXPECT_EQ(Canonical(t, "/fwd/a/file/x"), "error " + std::to_string(ENOTDIR));
