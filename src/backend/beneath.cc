@@ -161,9 +161,11 @@ Result<ParentRef> OpenParentBeneath(int root_fd, const std::string& rel) {
   Result<int> fd = OpenBeneath(root_fd, dir, O_PATH | O_DIRECTORY, 0);
   if (!fd.ok()) return fd.status();
   // "file/" names a directory: an existing entry that is not one is ENOTDIR, as the kernel's
-  // walk says, and not the file (unlink("file/") must not remove it).
+  // walk says, and not the file (unlink("file/") must not remove it). A symbolic link there is
+  // not one either: unlink, rmdir and rename do not follow their last component, even before a
+  // slash (and nothing here looks through a link, which could lead out of the root).
   struct stat st;
-  if (path.size() != rel.size() && ::fstatat(*fd, name.c_str(), &st, 0) == 0 &&
+  if (path.size() != rel.size() && ::fstatat(*fd, name.c_str(), &st, AT_SYMLINK_NOFOLLOW) == 0 &&
       !S_ISDIR(st.st_mode)) {
     ::close(*fd);
     return Status::FromErrno(ENOTDIR, "not a directory: " + rel);

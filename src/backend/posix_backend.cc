@@ -243,7 +243,8 @@ Result<struct stat> PosixBackend::StatEntry(int dir_fd, const std::string& name)
 
 Result<struct stat> PosixBackend::Stat(int root_fd, const std::string& rel, bool nofollow) {
   struct stat st;
-  if (nofollow) {
+  // A trailing slash follows a last symbolic link, even for lstat, as the kernel's walk does.
+  if (nofollow && (rel.empty() || rel.back() != '/')) {
     Result<ParentRef> parent = OpenParentBeneath(root_fd, rel);
     if (!parent.ok()) return parent.status();
     FdGuard guard(parent->fd);

@@ -144,6 +144,26 @@ TEST_F(PosixBackendTest, PathOpsRefuseEscapes) {
   EXPECT_EQ(b_.Stat(root_fd_, "../", false).status().code(), EACCES);
   ASSERT_EQ(::symlink("/", (base_ + "/root/up").c_str()), 0);
   EXPECT_EQ(b_.Unlink(root_fd_, "up/tmp").code(), EACCES);
+  // A trailing slash: lstat follows the last link (beneath the root only: "up/" is EACCES, not
+  // the link's own stat); unlink does not follow it, and a link is not a directory (ENOTDIR, the
+  // link kept), as the kernel answers both.
+  EXPECT_EQ(b_.Stat(root_fd_, "up/", true).status().code(), EACCES);
+  EXPECT_EQ(b_.Unlink(root_fd_, "up/").code(), ENOTDIR);
+  ASSERT_TRUE(b_.Mkdir(root_fd_, "d", 0755).ok());
+  ASSERT_EQ(::symlink("d", (base_ + "/root/in").c_str()), 0);
+  EXPECT_TRUE(S_ISDIR(b_.Stat(root_fd_, "in/", true)->st_mode));
+  EXPECT_TRUE(S_ISLNK(b_.Stat(root_fd_, "in", true)->st_mode));
+  EXPECT_EQ(b_.Unlink(root_fd_, "in/").code(), ENOTDIR);
+  EXPECT_EQ(b_.Rmdir(root_fd_, "in/").code(), ENOTDIR);
+  Result<int> fd = b_.Open(root_fd_, "plain", O_WRONLY | O_CREAT, 0644);
+  ASSERT_TRUE(fd.ok());
+  EXPECT_TRUE(b_.Close(*fd).ok());
+  ASSERT_EQ(::symlink("plain", (base_ + "/root/plain-link").c_str()), 0);
+  EXPECT_EQ(b_.Unlink(root_fd_, "plain-link/").code(), ENOTDIR);
+  EXPECT_EQ(b_.Stat(root_fd_, "plain-link/", true).status().code(), ENOTDIR);
+  EXPECT_TRUE(std::filesystem::is_symlink(base_ + "/root/up"));
+  EXPECT_TRUE(std::filesystem::is_symlink(base_ + "/root/in"));
+  EXPECT_TRUE(std::filesystem::is_symlink(base_ + "/root/plain-link"));
 }
 
 TEST_F(PosixBackendTest, ModesTimesAndLinks) {

@@ -51,7 +51,9 @@ bool ParseShebang(const char* head, size_t n, std::string* interp, std::string* 
 
 // Executes the file `f` (closed here) from a memfd holding a copy of it.
 int ExecCopy(iorelay_file* f, const char* name, char* const argv[], char* const envp[]) {
-  const int copy = ::memfd_create(name, MFD_CLOEXEC);
+  // (memfd_create refuses names of more than 249 bytes)
+  const std::string label = std::string(name).substr(0, 240);
+  const int copy = ::memfd_create(label.c_str(), MFD_CLOEXEC);
   if (copy < 0) {
     const int e = errno;
     iorelay_close(f);

@@ -133,6 +133,7 @@ bool InstallDuplicate(int newfd, const FdEntry& src, bool cloexec) {
   e->path = src.path;
   e->open_flags = src.open_flags;
   e->cloexec.store(cloexec, std::memory_order_relaxed);
+  e->dir_offset.store(src.dir_offset.load());  // (copied: the kernel's duplicates share it)
   g_table.Release(g_table.Install(newfd, e));
   return true;
 }

@@ -116,9 +116,10 @@ bool WalkLeavesTheTree(const char* abs, bool follow_last, AbsPath* out) {
   if (len >= sizeof path) return false;
   memcpy(path, abs, len + 1);
   const char* last = nullptr;  // not followed: the parent is resolved, the name appended
-  if (!follow_last) {
+  if (!follow_last && len > 0 && abs[len - 1] != '/') {  // (a trailing slash follows, as the
+                                                         // kernel's walk does)
     char* slash = strrchr(path, '/');
-    if (slash == nullptr || slash == path || slash[1] == '\0') return false;
+    if (slash == nullptr || slash == path) return false;
     *slash = '\0';
     last = slash + 1;
   }

@@ -29,8 +29,9 @@ off64_t SeekForwarded(int fd, off64_t off, int whence) {
       int64_t at = e->dir_offset.load();
       int64_t to;
       do {
-        to = whence == SEEK_SET ? off : at + off;
-        if (to < 0 || (whence == SEEK_CUR && off > 0 && to < at)) return Fail(EINVAL);
+        to = off;
+        if (whence == SEEK_CUR && __builtin_add_overflow(at, off, &to)) return Fail(EOVERFLOW);
+        if (to < 0) return Fail(EINVAL);
       } while (!e->dir_offset.compare_exchange_weak(at, to));
       return to;
     }

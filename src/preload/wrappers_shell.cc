@@ -8,6 +8,7 @@
 // in the child; pclose() waits for the shell of a stream made so.
 #include <errno.h>
 #include <fcntl.h>
+#include <pthread.h>
 #include <signal.h>
 #include <stdio.h>
 #include <string.h>
@@ -27,21 +28,40 @@ using namespace iorelay::preload;
 
 namespace {
 
-int RunShell(const char* command, char* const envp[]) {
-  struct sigaction ignore = {}, old_int, old_quit;
+// SIGINT and SIGQUIT are ignored while any thread waits in system(), and restored when the
+// last one is done (a thread's own save and restore would leave them ignored when two overlap).
+std::mutex g_signals_mu;
+int g_waiting = 0;                           // GUARDED_BY(g_signals_mu)
+struct sigaction g_saved_int, g_saved_quit;  // the caller's, while g_waiting > 0
+
+void IgnoreInterrupts() {
+  std::lock_guard<std::mutex> lock(g_signals_mu);
+  if (g_waiting++ > 0) return;
+  struct sigaction ignore = {};
   ignore.sa_handler = SIG_IGN;
   sigemptyset(&ignore.sa_mask);
-  sigaction(SIGINT, &ignore, &old_int);
-  sigaction(SIGQUIT, &ignore, &old_quit);
+  sigaction(SIGINT, &ignore, &g_saved_int);
+  sigaction(SIGQUIT, &ignore, &g_saved_quit);
+}
+
+void RestoreInterrupts() {
+  std::lock_guard<std::mutex> lock(g_signals_mu);
+  if (--g_waiting > 0) return;
+  sigaction(SIGINT, &g_saved_int, nullptr);
+  sigaction(SIGQUIT, &g_saved_quit, nullptr);
+}
+
+int RunShell(const char* command, char* const envp[]) {
+  IgnoreInterrupts();
   sigset_t chld, old_mask;
   sigemptyset(&chld);
   sigaddset(&chld, SIGCHLD);
-  sigprocmask(SIG_BLOCK, &chld, &old_mask);
+  pthread_sigmask(SIG_BLOCK, &chld, &old_mask);
   const pid_t pid = fork();
   if (pid == 0) {
-    sigaction(SIGINT, &old_int, nullptr);
-    sigaction(SIGQUIT, &old_quit, nullptr);
-    sigprocmask(SIG_SETMASK, &old_mask, nullptr);
+    sigaction(SIGINT, &g_saved_int, nullptr);  // (stable while this call counts in g_waiting)
+    sigaction(SIGQUIT, &g_saved_quit, nullptr);
+    pthread_sigmask(SIG_SETMASK, &old_mask, nullptr);
     char* argv[] = {const_cast<char*>("sh"), const_cast<char*>("-c"), const_cast<char*>(command),
                     nullptr};
     ExecvePath("/bin/sh", argv, envp);
@@ -57,9 +77,8 @@ int RunShell(const char* command, char* const envp[]) {
     }
   }
   const int saved = errno;
-  sigaction(SIGINT, &old_int, nullptr);
-  sigaction(SIGQUIT, &old_quit, nullptr);
-  sigprocmask(SIG_SETMASK, &old_mask, nullptr);
+  RestoreInterrupts();
+  pthread_sigmask(SIG_SETMASK, &old_mask, nullptr);
   errno = saved;
   return status;
 }
@@ -80,12 +99,13 @@ FILE* OpenShell(const char* command, const char* mode, char* const envp[]) {
   if (pipe2(ends, O_CLOEXEC) != 0) return nullptr;
   const int mine = reads ? ends[0] : ends[1];
   const int its = reads ? ends[1] : ends[0];
-  std::vector<int> earlier;  // POSIX: earlier popen() streams are closed in the child
-  {
-    std::lock_guard<std::mutex> lock(g_shells_mu);
-    if (g_shells != nullptr) {
-      for (const auto& [f, shell] : *g_shells) earlier.push_back(shell.fd);
-    }
+  // POSIX: the streams of earlier popen() calls are closed in the child. The list is held
+  // across the fork, so that no stream made meanwhile by another thread is missed; the child
+  // never takes the lock.
+  std::unique_lock<std::mutex> lock(g_shells_mu);
+  std::vector<int> earlier;
+  if (g_shells != nullptr) {
+    for (const auto& [f, shell] : *g_shells) earlier.push_back(shell.fd);
   }
   const pid_t pid = fork();
   if (pid == 0) {
@@ -97,6 +117,7 @@ FILE* OpenShell(const char* command, const char* mode, char* const envp[]) {
     ExecvePath("/bin/sh", argv, envp);
     _exit(127);
   }
+  lock.unlock();
   close(its);
   FILE* f = pid > 0 ? fdopen(mine, reads ? "r" : "w") : nullptr;
   if (f == nullptr) {
@@ -107,7 +128,7 @@ FILE* OpenShell(const char* command, const char* mode, char* const envp[]) {
     return nullptr;
   }
   if (!cloexec) fcntl(mine, F_SETFD, 0);
-  std::lock_guard<std::mutex> lock(g_shells_mu);
+  lock.lock();
   if (g_shells == nullptr) g_shells = new std::unordered_map<FILE*, Shell>;
   (*g_shells)[f] = Shell{pid, mine};
   return f;

@@ -200,6 +200,8 @@ static void TestModesTimesAndLinks(void) {
   CHECK(lseek(dfd, 0, SEEK_SET) == 0 && lseek(dfd, 5, SEEK_SET) == 5 &&
         lseek(dfd, 0, SEEK_CUR) == 5);
   CHECK(lseek(dfd, -1, SEEK_SET) == -1 && errno == EINVAL);
+  int dup_dfd = dup(dfd);
+  CHECK(dup_dfd >= 0 && lseek(dup_dfd, 0, SEEK_CUR) == 5 && close(dup_dfd) == 0);
   CHECK(posix_fadvise(dfd, 0, 0, POSIX_FADV_WILLNEED) == 0);
   CHECK(posix_fadvise(dfd, 0, -1, POSIX_FADV_WILLNEED) == EINVAL);
   CHECK(close(dfd) == 0);
@@ -778,6 +780,7 @@ static void TestLinksOutOfTheTree(void) {
   CHECK(lstat(F("ln-out"), &st) == 0 && S_ISLNK(st.st_mode));
   CHECK(stat(F("ln-dir/out.dat"), &st) == 0 && st.st_size == 7);
   CHECK(lstat(F("ln-dir/out.dat"), &st) == 0 && S_ISREG(st.st_mode));
+  CHECK(lstat(F("ln-dir/"), &st) == 0 && S_ISDIR(st.st_mode)); /* a trailing slash follows */
   CHECK(access(F("ln-dir/out.dat"), R_OK) == 0);
   CHECK(open(F("ln-out"), O_RDONLY | O_NOFOLLOW) == -1 && errno == ELOOP);
   FILE* f = fopen(F("ln-out"), "r");
