@@ -8,6 +8,7 @@
 #include <sys/syscall.h>
 #include <unistd.h>
 
+#include <functional>
 #include <string>
 #include <vector>
 
@@ -28,7 +29,31 @@ int Failed(int e) {
   return -1;
 }
 
-int Exec(const char* path, char* const argv[], char* const envp[], int depth);
+// What the kernel is given in place of a program on a forwarded path: a local path, or a memfd
+// holding a copy of the program (closed with this), and the arguments to pass it.
+struct Prepared {
+  std::string path;
+  int copy = -1;
+  std::vector<std::string> args;
+  bool own_args = false;  // false: the caller's argv stands
+  Prepared() = default;
+  Prepared(const Prepared&) = delete;
+  Prepared& operator=(const Prepared&) = delete;
+  ~Prepared() {
+    if (copy >= 0) ::close(copy);
+  }
+  // The argv to exec with: the caller's, or the one made for a script's interpreter.
+  std::vector<char*> Argv(char* const argv[]) {
+    std::vector<char*> out;
+    if (!own_args) {
+      for (int i = 0; argv != nullptr && argv[i] != nullptr; ++i) out.push_back(argv[i]);
+    } else {
+      for (std::string& a : args) out.push_back(a.data());
+    }
+    out.push_back(nullptr);
+    return out;
+  }
+};
 
 // A script's "#!interpreter [argument]" line, read as the kernel reads it: blanks after "#!"
 // skipped, the interpreter up to the next blank, the rest of the line trimmed into one
@@ -49,115 +74,117 @@ bool ParseShebang(const char* head, size_t n, std::string* interp, std::string* 
   return true;
 }
 
-// Executes the file `f` (closed here) from a memfd holding a copy of it.
-int ExecCopy(iorelay_file* f, const char* name, char* const argv[], char* const envp[]) {
+// A memfd holding the whole of `f`; -errno.
+int CopyToMemfd(iorelay_file* f, const char* name) {
   // (memfd_create refuses names of more than 249 bytes)
   const std::string label = std::string(name).substr(0, 240);
   const int copy = ::memfd_create(label.c_str(), MFD_CLOEXEC);
-  if (copy < 0) {
-    const int e = errno;
-    iorelay_close(f);
-    return Failed(e);
-  }
+  if (copy < 0) return -errno;
   std::vector<char> buf(1 << 20);
   off_t off = 0;
-  int error = 0;
   for (;;) {
     const ssize_t n = iorelay_pread(f, buf.data(), buf.size(), off);
-    if (n <= 0) {
-      error = static_cast<int>(-n);
-      break;
-    }
+    int error = n < 0 ? static_cast<int>(-n) : 0;
     for (ssize_t done = 0; done < n && error == 0;) {
       const ssize_t w = ::write(copy, buf.data() + done, static_cast<size_t>(n - done));
       if (w < 0 && errno != EINTR) error = errno;
       if (w > 0) done += w;
     }
-    if (error != 0) break;
+    if (error != 0) {
+      ::close(copy);
+      return -error;
+    }
+    if (n == 0) return copy;
     off += n;
   }
-  iorelay_close(f);
-  if (error == 0) {
-    ::syscall(SYS_execveat, copy, "", argv, envp, AT_EMPTY_PATH);
-    error = errno;
-  }
-  ::close(copy);
-  return Failed(error);
 }
 
-// Executes the forwarded file `abs`, which the caller named `given` (a script's interpreter
-// gets that name, as from the kernel).
-int ExecForwarded(const char* abs, const char* given, char* const argv[], char* const envp[],
-                  int depth) {
+// What the kernel is to run for `path` (as the caller named it) with `argv`: 0 or -errno. A
+// path that is not forwarded is the kernel's as it is; a forwarded program is resolved through
+// the daemon's links, checked as the kernel checks it (a regular file, executable), and is a
+// script's interpreter (prepared in turn) or a copy in a memfd.
+int Prepare(const char* path, char* const argv[], int depth, Prepared* out) {
+  AbsPath abs;
+  if (!ForwardedPath(AT_FDCWD, path, &abs)) {
+    out->path = LibcPath(path, abs);
+    return 0;
+  }
   char canonical[PATH_MAX];
-  const int n = CanonicalForwarded(abs, canonical, sizeof canonical);
-  if (n < 0) return Failed(-n);
-  if (n == kLeftTheTree) return Exec(canonical, argv, envp, depth);  // a link out: the kernel's
+  const int n = CanonicalForwarded(abs.c_str(), canonical, sizeof canonical);
+  if (n < 0) return n;
+  if (n == kLeftTheTree) return Prepare(canonical, argv, depth, out);  // a link out: the kernel's
   struct stat st;
   int rc = iorelay_stat(g_client, canonical, &st, 0);
   if (rc == 0 && !S_ISREG(st.st_mode)) rc = -EACCES;
   if (rc == 0) rc = iorelay_access(g_client, canonical, X_OK);
   iorelay_file* f = nullptr;
   if (rc == 0) rc = iorelay_open(g_client, canonical, O_RDONLY, 0, &f);
-  if (rc < 0) return Failed(-rc);
+  if (rc < 0) return rc;
   char head[kShebangBytes];
   const ssize_t got = iorelay_pread(f, head, sizeof head, 0);
-  if (got < 0) {
-    iorelay_close(f);
-    return Failed(static_cast<int>(-got));
-  }
   std::string interp, arg;
-  if (!ParseShebang(head, static_cast<size_t>(got), &interp, &arg)) {
+  const bool script = got >= 0 && ParseShebang(head, static_cast<size_t>(got), &interp, &arg);
+  if (got >= 0 && !script) {
     const char* base = strrchr(canonical, '/');
-    return ExecCopy(f, base != nullptr ? base + 1 : canonical, argv, envp);
+    out->copy = CopyToMemfd(f, base != nullptr ? base + 1 : canonical);
   }
   iorelay_close(f);
-  if (interp.empty()) return Failed(ENOEXEC);
-  if (depth >= kMaxInterpreters) return Failed(ELOOP);
-  std::vector<char*> args = {interp.data()};
-  if (!arg.empty()) args.push_back(arg.data());
-  args.push_back(const_cast<char*>(given));
+  if (got < 0) return static_cast<int>(got);
+  if (!script) return out->copy < 0 ? out->copy : 0;
+  if (interp.empty()) return -ENOEXEC;
+  if (depth >= kMaxInterpreters) return -ELOOP;
+  // The interpreter gets the script's path as the caller gave it (so $0 names it), then the
+  // caller's arguments after the first.
+  std::vector<std::string> args = {interp};
+  if (!arg.empty()) args.push_back(arg);
+  args.push_back(path);
   for (int i = 1; argv != nullptr && argv[0] != nullptr && argv[i] != nullptr; ++i) {
     args.push_back(argv[i]);
   }
-  args.push_back(nullptr);
-  return Exec(interp.c_str(), args.data(), envp, depth + 1);
+  std::vector<char*> next;
+  for (std::string& a : args) next.push_back(a.data());
+  next.push_back(nullptr);
+  rc = Prepare(interp.c_str(), next.data(), depth + 1, out);
+  if (rc == 0 && !out->own_args) {  // (the interpreter's own preparation kept these)
+    out->args = std::move(args);
+    out->own_args = true;
+  }
+  return rc;
 }
 
-int Exec(const char* path, char* const argv[], char* const envp[], int depth) {
-  AbsPath abs;
-  if (path != nullptr && ForwardedPath(AT_FDCWD, path, &abs)) {
-    return ExecForwarded(abs.c_str(), path, argv, envp, depth);
+int Exec(const char* path, char* const argv[], char* const envp[]) {
+  if (path == nullptr) return REAL(execve)(path, argv, envp);
+  Prepared p;
+  if (int rc = Prepare(path, argv, 0, &p); rc < 0) return Failed(-rc);
+  std::vector<char*> args = p.Argv(argv);
+  if (p.copy >= 0) {
+    ::syscall(SYS_execveat, p.copy, "", args.data(), envp, AT_EMPTY_PATH);
+    return -1;
   }
-  return REAL(execve)(path == nullptr ? path : LibcPath(path, abs), argv, envp);
+  return REAL(execve)(p.path.c_str(), args.data(), envp);
 }
 
 // One candidate of a PATH search: a file the kernel cannot run as it is (ENOEXEC) is run by
 // the shell, as libc's execvp does.
 int ExecCandidate(const char* path, char* const argv[], char* const envp[]) {
-  Exec(path, argv, envp, 0);
+  Exec(path, argv, envp);
   if (errno != ENOEXEC) return -1;
   std::vector<char*> args = {const_cast<char*>("/bin/sh"), const_cast<char*>(path)};
   for (int i = 1; argv != nullptr && argv[0] != nullptr && argv[i] != nullptr; ++i) {
     args.push_back(argv[i]);
   }
   args.push_back(nullptr);
-  return Exec("/bin/sh", args.data(), envp, 0);
+  return Exec("/bin/sh", args.data(), envp);
 }
 
-}  // namespace
-
-int ExecvePath(const char* path, char* const argv[], char* const envp[]) {
-  return Exec(path, argv, envp, 0);
-}
-
-int ExecvpePath(const char* file, char* const argv[], char* const envp[]) {
-  if (file == nullptr || *file == '\0') return Failed(ENOENT);
-  if (strchr(file, '/') != nullptr) return ExecCandidate(file, argv, envp);
+// libc's PATH search, where entries may be forwarded: `attempt` each candidate (it gives 0 when
+// done, else an errno) as libc does: on to the next after ENOENT-like errors, EACCES remembered.
+// ENOSYS when no entry is forwarded (libc's own search then serves).
+int SearchPath(const char* file, const std::function<int(const char*)>& attempt) {
   const char* search = getenv("PATH");
   const std::string path = search != nullptr ? search : "/bin:/usr/bin";
   std::vector<std::string> dirs;
-  bool forwarded = false;  // libc's own search calls the kernel's execve: used when none is
+  bool forwarded = false;
   for (size_t at = 0;;) {
     const size_t colon = std::min(path.find(':', at), path.size());
     dirs.push_back(colon > at ? path.substr(at, colon - at) : ".");
@@ -166,19 +193,35 @@ int ExecvpePath(const char* file, char* const argv[], char* const envp[]) {
     if (colon == path.size()) break;
     at = colon + 1;
   }
-  if (!forwarded) return REAL(execvpe)(file, argv, envp);
+  if (!forwarded) return ENOSYS;
   bool denied = false;
   for (const std::string& dir : dirs) {
     const std::string candidate = dir + "/" + file;
-    ExecCandidate(candidate.c_str(), argv, envp);
-    if (errno == EACCES) {
+    const int e = attempt(candidate.c_str());
+    if (e == EACCES) {
       denied = true;
-    } else if (errno != ENOENT && errno != ENOTDIR && errno != ESTALE && errno != ENODEV &&
-               errno != ETIMEDOUT) {
-      return -1;
+    } else if (e != ENOENT && e != ENOTDIR && e != ESTALE && e != ENODEV && e != ETIMEDOUT) {
+      return e;
     }
   }
-  return Failed(denied ? EACCES : ENOENT);
+  return denied ? EACCES : ENOENT;
+}
+
+}  // namespace
+
+int ExecvePath(const char* path, char* const argv[], char* const envp[]) {
+  return Exec(path, argv, envp);
+}
+
+int ExecvpePath(const char* file, char* const argv[], char* const envp[]) {
+  if (file == nullptr || *file == '\0') return Failed(ENOENT);
+  if (strchr(file, '/') != nullptr) return ExecCandidate(file, argv, envp);
+  const int e = SearchPath(file, [&](const char* candidate) {
+    ExecCandidate(candidate, argv, envp);
+    return errno;
+  });
+  if (e == ENOSYS) return REAL(execvpe)(file, argv, envp);
+  return Failed(e);
 }
 
 int ExecveForwardedFd(int fd, char* const argv[], char* const envp[]) {
@@ -188,7 +231,29 @@ int ExecveForwardedFd(int fd, char* const argv[], char* const envp[]) {
     if (!e) return Failed(EBADF);
     path = e->path;
   }
-  return ExecForwarded(path.c_str(), path.c_str(), argv, envp, 0);
+  return Exec(path.c_str(), argv, envp);
+}
+
+int SpawnPath(pid_t* pid, const char* path, const posix_spawn_file_actions_t* actions,
+              const posix_spawnattr_t* attr, char* const argv[], char* const envp[]) {
+  Prepared p;
+  if (int rc = Prepare(path, argv, 0, &p); rc < 0) return -rc;
+  std::vector<char*> args = p.Argv(argv);
+  // The child opens the copy by its descriptor's path before its exec closes it (glibc's spawn
+  // returns once the child has exec'd, so the copy may be closed then).
+  const std::string run = p.copy >= 0 ? "/proc/self/fd/" + std::to_string(p.copy) : p.path;
+  return REAL(posix_spawn)(pid, run.c_str(), actions, attr, args.data(), envp);
+}
+
+int SpawnpPath(pid_t* pid, const char* file, const posix_spawn_file_actions_t* actions,
+               const posix_spawnattr_t* attr, char* const argv[], char* const envp[]) {
+  if (file == nullptr || *file == '\0') return ENOENT;
+  if (strchr(file, '/') != nullptr) return SpawnPath(pid, file, actions, attr, argv, envp);
+  const int e = SearchPath(file, [&](const char* candidate) {
+    return SpawnPath(pid, candidate, actions, attr, argv, envp);
+  });
+  if (e == ENOSYS) return REAL(posix_spawnp)(pid, file, actions, attr, argv, envp);
+  return e;
 }
 
 }  // namespace iorelay::preload

@@ -1,6 +1,6 @@
 // The exec family and posix_spawn: each passes an environment that describes the
 // inherited forwarded descriptors (exec_env.h), so the new image can re-open them. The exec
-// family runs programs on forwarded paths too (exec_forwarded.h); posix_spawn does not.
+// family and posix_spawn run programs on forwarded paths too (exec_forwarded.h).
 #include <fcntl.h>
 #include <spawn.h>
 #include <stdarg.h>
@@ -101,7 +101,7 @@ IORELAY_EXPORT int posix_spawn(pid_t* pid, const char* path,
                                const posix_spawnattr_t* attr, char* const argv[],
                                char* const envp[]) {
   ExecEnv env(envp);
-  return REAL(posix_spawn)(pid, path, actions, attr, argv, env.get());
+  return SpawnPath(pid, path, actions, attr, argv, env.get());
 }
 
 IORELAY_EXPORT int posix_spawnp(pid_t* pid, const char* file,
@@ -109,7 +109,7 @@ IORELAY_EXPORT int posix_spawnp(pid_t* pid, const char* file,
                                 const posix_spawnattr_t* attr, char* const argv[],
                                 char* const envp[]) {
   ExecEnv env(envp);
-  return REAL(posix_spawnp)(pid, file, actions, attr, argv, env.get());
+  return SpawnpPath(pid, file, actions, attr, argv, env.get());
 }
 
 }  // extern "C"

@@ -8,6 +8,7 @@
 #include <fcntl.h>
 #include <ftw.h>
 #include <glob.h>
+#include <spawn.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -882,8 +883,27 @@ static void TestExecForwardedPrograms(void) {
   CHECK(in >= 0 && close(in) == 0 && fd >= 0 && close(fd) == 0);
   CHECK(ChildStatus(RunCopiedShell) == 7);
   CHECK(ChildStatus(RunFromPath) == 0);
+  /* posix_spawn (what make and Python use) runs them too: the copied shell, and the script
+   * through posix_spawnp's PATH search. */
+  extern char** environ;
+  pid_t spawned = -1;
+  char* sh_argv[] = {"mysh", "-c", "exit 5", NULL};
+  int status = -1;
+  CHECK(posix_spawn(&spawned, F("x/mysh"), NULL, NULL, sh_argv, environ) == 0 &&
+        waitpid(spawned, &status, 0) == spawned && WIFEXITED(status) && WEXITSTATUS(status) == 5);
+  char* old_path = strdup(getenv("PATH") ? getenv("PATH") : "/bin:/usr/bin");
+  char* path = malloc(strlen(F("x")) + strlen(old_path) + 2);
+  sprintf(path, "%s:%s", F("x"), old_path);
+  setenv("PATH", path, 1);
+  char* script_argv[] = {"s.sh", "three", NULL};
+  CHECK(posix_spawnp(&spawned, "s.sh", NULL, NULL, script_argv, environ) == 0 &&
+        waitpid(spawned, &status, 0) == spawned && WIFEXITED(status) && WEXITSTATUS(status) == 0);
+  setenv("PATH", old_path, 1);
+  free(path);
+  free(old_path);
+  CHECK(posix_spawn(&spawned, F("x/missing"), NULL, NULL, sh_argv, environ) == ENOENT);
   char want[1200], got[1200];
-  snprintf(want, sizeof want, "%s one\n%s two\n", F("x/s.sh"), F("x/s.sh"));
+  snprintf(want, sizeof want, "%s one\n%s two\n%s three\n", F("x/s.sh"), F("x/s.sh"), F("x/s.sh"));
   CHECK(Slurp(B("x/ran"), got, sizeof got) > 0 && strcmp(got, want) == 0);
   fd = open(F("x/plain"), O_WRONLY | O_CREAT | O_TRUNC, 0644);
   CHECK(fd >= 0 && write(fd, "#!/bin/sh\n", 10) == 10 && close(fd) == 0);
