@@ -54,6 +54,7 @@ STEPS = {
     "gcc -o h h.c && ./h",
     "script by $0": 'printf \'#!/bin/sh\\ncat "$(dirname "$0")/t2"\\n\' > s.sh && '
     "chmod +x s.sh && ./s.sh",
+    "make runs the script": "printf 'all:\\n\\t./s.sh\\n' > M2 && make -s -f M2",
     "python venv": f"{PY} -m venv --without-pip v && v/bin/python -c 'print(1)'",
     "cp -r with links out, diff -r": "cp -r /etc/ssl/certs c && tar cf x.tar c && mkdir xx && "
     "tar xf x.tar -C xx && diff -r c xx/c && echo same",
