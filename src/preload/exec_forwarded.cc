@@ -24,6 +24,8 @@ constexpr int kMaxInterpreters = 4;
 // The kernel reads a script's "#!" line from its first 256 bytes.
 constexpr size_t kShebangBytes = 256;
 
+constexpr unsigned kMemfdExec = 0x10;  // MFD_EXEC (Linux 6.3), not in this libc's headers
+
 int Failed(int e) {
   errno = e;
   return -1;
@@ -78,7 +80,10 @@ bool ParseShebang(const char* head, size_t n, std::string* interp, std::string* 
 int CopyToMemfd(iorelay_file* f, const char* name) {
   // (memfd_create refuses names of more than 249 bytes)
   const std::string label = std::string(name).substr(0, 240);
-  const int copy = ::memfd_create(label.c_str(), MFD_CLOEXEC);
+  // Executable by name where the kernel can make memfds that are not (vm.memfd_noexec, Linux
+  // 6.3 on); older kernels refuse the flag.
+  int copy = ::memfd_create(label.c_str(), MFD_CLOEXEC | kMemfdExec);
+  if (copy < 0 && errno == EINVAL) copy = ::memfd_create(label.c_str(), MFD_CLOEXEC);
   if (copy < 0) return -errno;
   std::vector<char> buf(1 << 20);
   off_t off = 0;
@@ -179,8 +184,8 @@ int ExecCandidate(const char* path, char* const argv[], char* const envp[]) {
 
 // libc's PATH search, where entries may be forwarded: `attempt` each candidate (it gives 0 when
 // done, else an errno) as libc does: on to the next after ENOENT-like errors, EACCES remembered.
-// ENOSYS when no entry is forwarded (libc's own search then serves).
-int SearchPath(const char* file, const std::function<int(const char*)>& attempt) {
+// False, with nothing attempted, when no entry is forwarded (libc's own search then serves).
+bool SearchPath(const char* file, const std::function<int(const char*)>& attempt, int* error) {
   const char* search = getenv("PATH");
   const std::string path = search != nullptr ? search : "/bin:/usr/bin";
   std::vector<std::string> dirs;
@@ -193,7 +198,7 @@ int SearchPath(const char* file, const std::function<int(const char*)>& attempt)
     if (colon == path.size()) break;
     at = colon + 1;
   }
-  if (!forwarded) return ENOSYS;
+  if (!forwarded) return false;
   bool denied = false;
   for (const std::string& dir : dirs) {
     const std::string candidate = dir + "/" + file;
@@ -201,10 +206,12 @@ int SearchPath(const char* file, const std::function<int(const char*)>& attempt)
     if (e == EACCES) {
       denied = true;
     } else if (e != ENOENT && e != ENOTDIR && e != ESTALE && e != ENODEV && e != ETIMEDOUT) {
-      return e;
+      *error = e;
+      return true;
     }
   }
-  return denied ? EACCES : ENOENT;
+  *error = denied ? EACCES : ENOENT;
+  return true;
 }
 
 }  // namespace
@@ -216,11 +223,12 @@ int ExecvePath(const char* path, char* const argv[], char* const envp[]) {
 int ExecvpePath(const char* file, char* const argv[], char* const envp[]) {
   if (file == nullptr || *file == '\0') return Failed(ENOENT);
   if (strchr(file, '/') != nullptr) return ExecCandidate(file, argv, envp);
-  const int e = SearchPath(file, [&](const char* candidate) {
+  int e = 0;
+  const auto attempt = [&](const char* candidate) {
     ExecCandidate(candidate, argv, envp);
     return errno;
-  });
-  if (e == ENOSYS) return REAL(execvpe)(file, argv, envp);
+  };
+  if (!SearchPath(file, attempt, &e)) return REAL(execvpe)(file, argv, envp);
   return Failed(e);
 }
 
@@ -236,12 +244,15 @@ int ExecveForwardedFd(int fd, char* const argv[], char* const envp[]) {
 
 int SpawnPath(pid_t* pid, const char* path, const posix_spawn_file_actions_t* actions,
               const posix_spawnattr_t* attr, char* const argv[], char* const envp[]) {
+  if (path == nullptr) return EFAULT;
   Prepared p;
   if (int rc = Prepare(path, argv, 0, &p); rc < 0) return -rc;
   std::vector<char*> args = p.Argv(argv);
-  // The child opens the copy by its descriptor's path before its exec closes it (glibc's spawn
-  // returns once the child has exec'd, so the copy may be closed then).
-  const std::string run = p.copy >= 0 ? "/proc/self/fd/" + std::to_string(p.copy) : p.path;
+  // The child runs the copy by the path of this process's descriptor (which the file actions,
+  // run in the child's own table, cannot close or replace); glibc's spawn returns once the
+  // child has exec'd, so the copy may be closed then.
+  const std::string run =
+      p.copy >= 0 ? "/proc/" + std::to_string(getpid()) + "/fd/" + std::to_string(p.copy) : p.path;
   return REAL(posix_spawn)(pid, run.c_str(), actions, attr, args.data(), envp);
 }
 
@@ -249,10 +260,19 @@ int SpawnpPath(pid_t* pid, const char* file, const posix_spawn_file_actions_t* a
                const posix_spawnattr_t* attr, char* const argv[], char* const envp[]) {
   if (file == nullptr || *file == '\0') return ENOENT;
   if (strchr(file, '/') != nullptr) return SpawnPath(pid, file, actions, attr, argv, envp);
-  const int e = SearchPath(file, [&](const char* candidate) {
+  // A local candidate is looked at here, before a child is made: the file actions run once,
+  // for the candidate that is spawned (a forwarded one is prepared here as well).
+  int e = 0;
+  const auto attempt = [&](const char* candidate) {
+    AbsPath abs;
+    if (!ForwardedPath(AT_FDCWD, candidate, &abs) &&
+        REAL(faccessat)(AT_FDCWD, LibcPath(candidate, abs), X_OK, AT_EACCESS) != 0) {
+      return errno;
+    }
     return SpawnPath(pid, candidate, actions, attr, argv, envp);
-  });
-  if (e == ENOSYS) return REAL(posix_spawnp)(pid, file, actions, attr, argv, envp);
+  };
+  if (!SearchPath(file, attempt, &e))
+    return REAL(posix_spawnp)(pid, file, actions, attr, argv, envp);
   return e;
 }
 

@@ -63,6 +63,7 @@ IORELAY_EXPORT int fexecve(int fd, char* const argv[], char* const envp[]) noexc
 IORELAY_EXPORT int execveat(int dirfd, const char* path, char* const argv[], char* const envp[],
                             int flags) noexcept {
   ExecEnv env(envp);
+  if (NullAnyway(path)) return REAL(execveat)(dirfd, path, argv, env.get(), flags);
   if ((flags & AT_EMPTY_PATH) != 0 && *path == '\0' && IsForwardedFd(dirfd)) {
     return ExecveForwardedFd(dirfd, argv, env.get());
   }

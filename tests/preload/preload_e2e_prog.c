@@ -891,6 +891,16 @@ static void TestExecForwardedPrograms(void) {
   int status = -1;
   CHECK(posix_spawn(&spawned, F("x/mysh"), NULL, NULL, sh_argv, environ) == 0 &&
         waitpid(spawned, &status, 0) == spawned && WIFEXITED(status) && WEXITSTATUS(status) == 5);
+  /* File actions that replace the descriptor number the copy gets here (the lowest free one)
+   * do not change what runs. */
+  int lowest = open("/dev/null", O_RDONLY);
+  CHECK(lowest >= 0 && close(lowest) == 0);
+  posix_spawn_file_actions_t fa;
+  CHECK(posix_spawn_file_actions_init(&fa) == 0 &&
+        posix_spawn_file_actions_adddup2(&fa, STDERR_FILENO, lowest) == 0);
+  CHECK(posix_spawn(&spawned, F("x/mysh"), &fa, NULL, sh_argv, environ) == 0 &&
+        waitpid(spawned, &status, 0) == spawned && WIFEXITED(status) && WEXITSTATUS(status) == 5);
+  posix_spawn_file_actions_destroy(&fa);
   char* old_path = strdup(getenv("PATH") ? getenv("PATH") : "/bin:/usr/bin");
   char* path = malloc(strlen(F("x")) + strlen(old_path) + 2);
   sprintf(path, "%s:%s", F("x"), old_path);
