@@ -28,6 +28,7 @@ REPO = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(REPO / "python"))
 
 import fio_job  # noqa: E402
+from results_table import counts  # noqa: E402
 
 from iorelay.daemons import LocalDaemons  # noqa: E402
 from iorelay.stats import query_stats  # noqa: E402
@@ -93,7 +94,7 @@ def main() -> int:
                      f"{statistics.median(f) / statistics.median(d):.2f} | "
                      f"{', '.join(f'{v:.0f}' for v in d)} | "
                      f"{', '.join(f'{v:.0f}' for v in f)} |")  # fmt: skip
-    ops = ", ".join(f"{k} {v}" for k, v in sorted(stats["total"]["by_op"].items()))
+    ops = counts(stats["total"]["by_op"])
     counters = ", ".join(f"{k} {stats.get(k, 0)}" for k in COUNTERS)
     lines += ["", f"The daemon of the last forwarded run: requests by op {ops}; {counters}."]
     table = "\n".join(lines) + "\n"

@@ -33,6 +33,7 @@ REPO = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(REPO / "python"))
 
 import fio_job  # noqa: E402
+from results_table import counts  # noqa: E402
 
 from iorelay import units  # noqa: E402
 from iorelay.daemons import LocalDaemons  # noqa: E402
@@ -120,7 +121,7 @@ def main() -> int:
         med = statistics.median(r["runs"])
         ratio = f"{med / direct:.2f}" if path != "direct" else ""
         per = f"{statistics.median(r['per_dispatch']):.2f}" if r["per_dispatch"] else ""
-        ops = ", ".join(f"{k} {v}" for k, v in sorted(r["by_op"].items()))
+        ops = counts(r["by_op"])
         cpu = statistics.median(r["cpu"])
         lines.append(f"| {path} | {med:.1f} | {ratio} | "
                      f"{', '.join(f'{v:.1f}' for v in r['runs'])} | {cpu:.1f} | {per} | "

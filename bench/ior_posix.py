@@ -28,6 +28,7 @@ REPO = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(REPO / "python"))
 
 from ratio_interval import ratio_interval  # noqa: E402
+from results_table import counts  # noqa: E402
 from vendor_tools import build_ior, run_mpi  # noqa: E402
 
 from iorelay.daemons import LocalDaemons  # noqa: E402
@@ -76,7 +77,7 @@ def markdown(args: argparse.Namespace, rows: dict[str, dict]) -> str:
                 low, high = ratio_interval(runs, direct)
                 ratio = f"{med / statistics.median(direct):.2f} [{low:.2f}, {high:.2f}]"
             per = f"{statistics.median(r['per_dispatch']):.2f}" if r["per_dispatch"] else ""
-            ops = ", ".join(f"{k} {v}" for k, v in sorted(r["by_op"].items()))
+            ops = counts(r["by_op"])
             lines.append(f"| {path} | {phase} | {med:.1f} | {ratio} | "
                          f"{', '.join(f'{v:.1f}' for v in runs)} | {per} | {ops} |")  # fmt: skip
     return "\n".join(lines) + "\n"

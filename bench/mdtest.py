@@ -22,7 +22,7 @@ from pathlib import Path
 REPO = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(REPO / "python"))
 
-from results_table import publish  # noqa: E402
+from results_table import counts, publish  # noqa: E402
 from vendor_tools import build_ior, run_mpi  # noqa: E402
 
 from iorelay.daemons import LocalDaemons  # noqa: E402
@@ -86,7 +86,7 @@ def main() -> int:
     lines.append("")
     for ranks, ops in ops_by_ranks.items():
         lines.append(f"Daemon requests by op, {ranks} ranks (last run): "
-                     + ", ".join(f"{k} {v}" for k, v in sorted(ops.items())))  # fmt: skip
+                     + counts(ops))  # fmt: skip
     publish("mdtest.md", lines)
     return 0
 

@@ -30,6 +30,7 @@ sys.path.insert(0, str(REPO / "python"))
 
 from mdtest import PHASES  # noqa: E402
 from mdtest import parse_rates as parse_phases  # noqa: E402
+from results_table import counts  # noqa: E402
 from testbed_ior import COMPUTE, IONODE, direct_ranks, forwarded_ranks  # noqa: E402
 from vendor_tools import build_ior  # noqa: E402
 
@@ -148,7 +149,7 @@ def main() -> int:
     lines.append("")
     for r, ops in LAST_OPS.items():
         lines.append(f"The I/O node's requests by op, {r} ranks (last run): "
-                     + ", ".join(f"{k} {v}" for k, v in sorted(ops.items())))  # fmt: skip
+                     + counts(ops))  # fmt: skip
     table = "\n".join(lines) + "\n"
     print("\n" + table)
     if measured:

@@ -22,7 +22,7 @@ from pathlib import Path
 REPO = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(REPO / "python"))
 
-from results_table import publish  # noqa: E402
+from results_table import counts, publish  # noqa: E402
 
 from iorelay.daemons import LocalDaemons  # noqa: E402
 from iorelay.stats import query_stats  # noqa: E402
@@ -114,7 +114,7 @@ def main() -> int:
             cells.append(f"{rc}: {text}" if text else f"{rc}")
         lines.append(f"| {name} | {cells[0]} | {cells[1]} |")
     lines += ["", "Daemon requests by op: "
-              + ", ".join(f"{k} {v}" for k, v in sorted(by_op.items()))]  # fmt: skip
+              + counts(by_op)]  # fmt: skip
     publish("tool-battery.md", lines)
     return 0
 

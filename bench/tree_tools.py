@@ -25,7 +25,7 @@ from pathlib import Path
 REPO = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(REPO / "python"))
 
-from results_table import publish  # noqa: E402
+from results_table import counts, publish  # noqa: E402
 
 from iorelay.daemons import LocalDaemons  # noqa: E402
 from iorelay.stats import query_stats  # noqa: E402
@@ -92,7 +92,7 @@ def main() -> int:
         fm = statistics.median(runs["forwarded"][step])
         lines.append(f"| {step} | {dm:.1f} | {fm:.1f} | {fm / dm:.2f} |")
     lines += ["", "Daemon requests by op (last run): "
-              + ", ".join(f"{k} {v}" for k, v in sorted(by_op.items()))]  # fmt: skip
+              + counts(by_op)]  # fmt: skip
     publish("tree-tools.md", lines)
     return 0
 
