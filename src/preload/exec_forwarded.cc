@@ -26,18 +26,12 @@ constexpr size_t kShebangBytes = 256;
 
 constexpr unsigned kMemfdExec = 0x10;  // MFD_EXEC (Linux 6.3), not in this libc's headers
 
-int Failed(int e) {
-  errno = e;
-  return -1;
-}
-
 // What the kernel is given in place of a program on a forwarded path: a local path, or a memfd
 // holding a copy of the program (closed with this), and the arguments to pass it.
 struct Prepared {
   std::string path;
   int copy = -1;
-  std::vector<std::string> args;
-  bool own_args = false;  // false: the caller's argv stands
+  std::vector<std::string> args;  // a script's interpreter's; empty: the caller's argv stands
   Prepared() = default;
   Prepared(const Prepared&) = delete;
   Prepared& operator=(const Prepared&) = delete;
@@ -47,7 +41,7 @@ struct Prepared {
   // The argv to exec with: the caller's, or the one made for a script's interpreter.
   std::vector<char*> Argv(char* const argv[]) {
     std::vector<char*> out;
-    if (!own_args) {
+    if (args.empty()) {
       for (int i = 0; argv != nullptr && argv[i] != nullptr; ++i) out.push_back(argv[i]);
     } else {
       for (std::string& a : args) out.push_back(a.data());
@@ -150,17 +144,14 @@ int Prepare(const char* path, char* const argv[], int depth, Prepared* out) {
   for (std::string& a : args) next.push_back(a.data());
   next.push_back(nullptr);
   rc = Prepare(interp.c_str(), next.data(), depth + 1, out);
-  if (rc == 0 && !out->own_args) {  // (the interpreter's own preparation kept these)
-    out->args = std::move(args);
-    out->own_args = true;
-  }
+  if (rc == 0 && out->args.empty()) out->args = std::move(args);  // (else the interpreter's own)
   return rc;
 }
 
 int Exec(const char* path, char* const argv[], char* const envp[]) {
   if (path == nullptr) return REAL(execve)(path, argv, envp);
   Prepared p;
-  if (int rc = Prepare(path, argv, 0, &p); rc < 0) return Failed(-rc);
+  if (int rc = Prepare(path, argv, 0, &p); rc < 0) return Fail(-rc);
   std::vector<char*> args = p.Argv(argv);
   if (p.copy >= 0) {
     ::syscall(SYS_execveat, p.copy, "", args.data(), envp, AT_EMPTY_PATH);
@@ -221,7 +212,7 @@ int ExecvePath(const char* path, char* const argv[], char* const envp[]) {
 }
 
 int ExecvpePath(const char* file, char* const argv[], char* const envp[]) {
-  if (file == nullptr || *file == '\0') return Failed(ENOENT);
+  if (file == nullptr || *file == '\0') return Fail(ENOENT);
   if (strchr(file, '/') != nullptr) return ExecCandidate(file, argv, envp);
   int e = 0;
   const auto attempt = [&](const char* candidate) {
@@ -229,14 +220,14 @@ int ExecvpePath(const char* file, char* const argv[], char* const envp[]) {
     return errno;
   };
   if (!SearchPath(file, attempt, &e)) return REAL(execvpe)(file, argv, envp);
-  return Failed(e);
+  return Fail(e);
 }
 
 int ExecveForwardedFd(int fd, char* const argv[], char* const envp[]) {
   std::string path;
   {
     FdTable::Ref e = g_table.Acquire(fd);
-    if (!e) return Failed(EBADF);
+    if (!e) return Fail(EBADF);
     path = e->path;
   }
   return Exec(path.c_str(), argv, envp);
