@@ -77,6 +77,16 @@ int CanonicalForwarded(const char* abs, char* out, size_t size);
 // through the daemon's links (the last component left as it is unless `follow_last`). Costs a
 // readlink round trip per component, on EACCES only.
 bool LeadsOutOfTheTree(int refused, const char* abs, bool follow_last, AbsPath* out);
+// A forwarded path call's result `rc` (0 or more, or -errno) as the caller gets it: when the
+// daemon refused it because the path leads out of the tree through a symbolic link, the call
+// made by `local` (libc's, on the path LeadsOutOfTheTree gives) in this process's own tree.
+template <class T, class Local>
+T OrOutOfTheTree(T rc, AbsPath* abs, bool follow_last, Local local) {
+  if (rc < 0 && LeadsOutOfTheTree(static_cast<int>(-rc), abs->c_str(), follow_last, abs)) {
+    return local(abs->c_str());
+  }
+  return FromClient(rc);
+}
 // The same resolution without the forwarding test: the length of the normalised absolute path
 // in *out, or 0 when it cannot be resolved (a relative path against an unknown base).
 int ResolvedPath(int dirfd, const char* path, AbsPath* out);

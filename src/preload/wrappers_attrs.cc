@@ -56,8 +56,10 @@ bool TimesAt(int dirfd, const char* path, const struct timespec* times, int flag
   if (flags & ~(AT_SYMLINK_NOFOLLOW | AT_EMPTY_PATH)) {
     *rc = Fail(EINVAL);
   } else {
-    *rc = FromClient(
-        iorelay_utimens(g_client, abs.c_str(), times, (flags & AT_SYMLINK_NOFOLLOW) ? 1 : 0));
+    const bool follow = (flags & AT_SYMLINK_NOFOLLOW) == 0;
+    *rc =
+        OrOutOfTheTree(iorelay_utimens(g_client, abs.c_str(), times, follow ? 0 : 1), &abs, follow,
+                       [&](const char* p) { return REAL(utimensat)(AT_FDCWD, p, times, flags); });
   }
   return true;
 }
@@ -72,9 +74,14 @@ int SameOwner(const struct stat& st, uid_t uid, gid_t gid) {
   return same_uid && same_gid ? 0 : Fail(EPERM);
 }
 
-int OwnerAt(const char* abs, uid_t uid, gid_t gid, bool nofollow) {
+// (A link out of the tree: the change is made in this process's tree, with its rights.)
+int OwnerAt(AbsPath* abs, uid_t uid, gid_t gid, bool nofollow) {
   struct stat st;
-  if (int rc = iorelay_stat(g_client, abs, &st, nofollow ? 1 : 0); rc < 0) return Fail(-rc);
+  if (int rc = iorelay_stat(g_client, abs->c_str(), &st, nofollow ? 1 : 0); rc < 0) {
+    return OrOutOfTheTree(rc, abs, !nofollow, [&](const char* p) {
+      return REAL(fchownat)(AT_FDCWD, p, uid, gid, nofollow ? AT_SYMLINK_NOFOLLOW : 0);
+    });
+  }
   return SameOwner(st, uid, gid);
 }
 
@@ -85,13 +92,13 @@ extern "C" {
 IORELAY_EXPORT int chown(const char* path, uid_t uid, gid_t gid) noexcept {
   AbsPath abs;
   if (!ForwardedPath(AT_FDCWD, path, &abs)) return REAL(chown)(LibcPath(path, abs), uid, gid);
-  return OwnerAt(abs.c_str(), uid, gid, false);
+  return OwnerAt(&abs, uid, gid, false);
 }
 
 IORELAY_EXPORT int lchown(const char* path, uid_t uid, gid_t gid) noexcept {
   AbsPath abs;
   if (!ForwardedPath(AT_FDCWD, path, &abs)) return REAL(lchown)(LibcPath(path, abs), uid, gid);
-  return OwnerAt(abs.c_str(), uid, gid, true);
+  return OwnerAt(&abs, uid, gid, true);
 }
 
 IORELAY_EXPORT int fchownat(int dirfd, const char* path, uid_t uid, gid_t gid, int flags) noexcept {
@@ -103,7 +110,7 @@ IORELAY_EXPORT int fchownat(int dirfd, const char* path, uid_t uid, gid_t gid, i
   if (!ForwardedPath(dirfd, path, &abs))
     return REAL(fchownat)(dirfd, LibcPath(path, abs), uid, gid, flags);
   if (flags & ~(AT_SYMLINK_NOFOLLOW | AT_EMPTY_PATH)) return Fail(EINVAL);
-  return OwnerAt(abs.c_str(), uid, gid, (flags & AT_SYMLINK_NOFOLLOW) != 0);
+  return OwnerAt(&abs, uid, gid, (flags & AT_SYMLINK_NOFOLLOW) != 0);
 }
 
 IORELAY_EXPORT int fchown(int fd, uid_t uid, gid_t gid) noexcept {

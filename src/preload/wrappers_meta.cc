@@ -16,12 +16,13 @@ using namespace iorelay::preload;
 namespace {
 
 // A call on two paths (rename, link). Both ends forwarded: true, *rc from `both` (one call to
-// the daemon of `from`); one: true, EXDEV (or `refused`, an errno the flags call for); neither:
-// false, or true with libc's result through `local` when a relative end was taken against a
-// forwarded base (LibcPath).
+// the daemon of `from`), or from `local` on both ends' targets when links lead both out of the
+// tree (`from`'s last component followed if `follow_from`); one end forwarded, or led out: true,
+// EXDEV (or `refused`, an errno the flags call for); neither: false, or true with libc's result
+// through `local` when a relative end was taken against a forwarded base (LibcPath).
 template <class Both, class Local>
-bool TwoPaths(int olddir, const char* from, int newdir, const char* to, int refused, int* rc,
-              Both both, Local local) {
+bool TwoPaths(int olddir, const char* from, int newdir, const char* to, int refused,
+              bool follow_from, int* rc, Both both, Local local) {
   AbsPath a, b;
   bool fa = ForwardedPath(olddir, from, &a);
   bool fb = ForwardedPath(newdir, to, &b);
@@ -30,17 +31,27 @@ bool TwoPaths(int olddir, const char* from, int newdir, const char* to, int refu
     *rc = local(LibcPath(from, a), LibcPath(to, b));
     return true;
   }
-  if (refused != 0) {
-    *rc = Fail(refused);
-  } else {
-    *rc = fa && fb ? FromClient(both(a.c_str(), b.c_str())) : Fail(EXDEV);
+  if (refused != 0 || !fa || !fb) {
+    *rc = Fail(refused != 0 ? refused : EXDEV);
+    return true;
   }
+  int got = both(a.c_str(), b.c_str());
+  if (got == -EACCES) {
+    const bool out_a = LeadsOutOfTheTree(EACCES, a.c_str(), follow_from, &a);
+    const bool out_b = LeadsOutOfTheTree(EACCES, b.c_str(), false, &b);
+    if (out_a && out_b) {
+      *rc = local(a.c_str(), b.c_str());  // (absolute: the directory descriptors do not count)
+      return true;
+    }
+    if (out_a || out_b) got = -EXDEV;
+  }
+  *rc = FromClient(got);
   return true;
 }
 
 bool RenameAt(int olddir, const char* from, int newdir, const char* to, unsigned flags, int* rc) {
   return TwoPaths(
-      olddir, from, newdir, to, 0, rc,
+      olddir, from, newdir, to, 0, false, rc,
       [&](const char* a, const char* b) { return iorelay_rename(g_client, a, b, flags); },
       [&](const char* f, const char* t) { return REAL(renameat2)(olddir, f, newdir, t, flags); });
 }
@@ -49,7 +60,7 @@ bool LinkAt(int olddir, const char* from, int newdir, const char* to, int flags,
   // AT_EMPTY_PATH: a forwarded descriptor has no kernel file to link.
   const int refused = (flags & ~AT_SYMLINK_FOLLOW) ? EINVAL : 0;
   return TwoPaths(
-      olddir, from, newdir, to, refused, rc,
+      olddir, from, newdir, to, refused, (flags & AT_SYMLINK_FOLLOW) != 0, rc,
       [&](const char* a, const char* b) {
         return iorelay_link(g_client, a, b, (flags & AT_SYMLINK_FOLLOW) ? 1 : 0);
       },
@@ -59,13 +70,15 @@ bool LinkAt(int olddir, const char* from, int newdir, const char* to, int flags,
 // mknod of a forwarded path: a regular file is an exclusive create; anything else (a FIFO, a
 // device, a socket) is EPERM, as on a file system without them: the daemon serves regular files
 // and directories only.
-int MknodForwarded(const AbsPath& abs, mode_t mode) {
+// `local` makes it in this process's tree when a link leads the path out of the tree.
+template <class Local>
+int MknodForwarded(AbsPath* abs, mode_t mode, Local local) {
   const mode_t type = mode & S_IFMT;
   if (type != 0 && type != S_IFREG) return Fail(EPERM);
   iorelay_file* f = nullptr;
-  int rc = iorelay_open(g_client, abs.c_str(), O_WRONLY | O_CREAT | O_EXCL,
+  int rc = iorelay_open(g_client, abs->c_str(), O_WRONLY | O_CREAT | O_EXCL,
                         CreationMode(mode & 07777), &f);
-  if (rc < 0) return Fail(-rc);
+  if (rc < 0) return OrOutOfTheTree(rc, abs, false, local);
   return FromClient(iorelay_close(f));
 }
 
@@ -75,16 +88,16 @@ template <class Real>
 int AccessPath(const char* path, int mode, Real real) {
   AbsPath abs;
   if (!ForwardedPath(AT_FDCWD, path, &abs)) return real(LibcPath(path, abs), mode);
-  const int rc = iorelay_access(g_client, abs.c_str(), mode);
-  if (rc < 0 && LeadsOutOfTheTree(-rc, abs.c_str(), true, &abs)) return real(abs.c_str(), mode);
-  return FromClient(rc);
+  return OrOutOfTheTree(iorelay_access(g_client, abs.c_str(), mode), &abs, true,
+                        [&](const char* p) { return real(p, mode); });
 }
 
 template <class Real, class Length>
 int TruncatePath(const char* path, Length len, Real real) {
   AbsPath abs;
   if (!ForwardedPath(AT_FDCWD, path, &abs)) return real(LibcPath(path, abs), len);
-  return FromClient(iorelay_truncate(g_client, abs.c_str(), len));
+  return OrOutOfTheTree(iorelay_truncate(g_client, abs.c_str(), len), &abs, true,
+                        [&](const char* p) { return real(p, len); });
 }
 
 // realpath of a forwarded path: walked below its prefix, each component's symbolic link
@@ -139,11 +152,9 @@ IORELAY_EXPORT int faccessat(int dirfd, const char* path, int mode, int flags) n
   if (!ForwardedPath(dirfd, path, &abs))
     return REAL(faccessat)(dirfd, LibcPath(path, abs), mode, flags);
   if (flags & ~(AT_EACCESS | AT_SYMLINK_NOFOLLOW | AT_EMPTY_PATH)) return Fail(EINVAL);
-  const int rc = iorelay_access(g_client, abs.c_str(), mode);
-  if (rc < 0 && LeadsOutOfTheTree(-rc, abs.c_str(), (flags & AT_SYMLINK_NOFOLLOW) == 0, &abs)) {
-    return REAL(faccessat)(AT_FDCWD, abs.c_str(), mode, flags);
-  }
-  return FromClient(rc);
+  return OrOutOfTheTree(iorelay_access(g_client, abs.c_str(), mode), &abs,
+                        (flags & AT_SYMLINK_NOFOLLOW) == 0,
+                        [&](const char* p) { return REAL(faccessat)(AT_FDCWD, p, mode, flags); });
 }
 
 IORELAY_EXPORT int euidaccess(const char* path, int mode) noexcept {
@@ -157,15 +168,17 @@ IORELAY_EXPORT int eaccess(const char* path, int mode) noexcept {
 IORELAY_EXPORT int unlink(const char* path) noexcept {
   AbsPath abs;
   if (!ForwardedPath(AT_FDCWD, path, &abs)) return REAL(unlink)(LibcPath(path, abs));
-  return FromClient(iorelay_unlink(g_client, abs.c_str()));
+  return OrOutOfTheTree(iorelay_unlink(g_client, abs.c_str()), &abs, false, REAL(unlink));
 }
 
 IORELAY_EXPORT int unlinkat(int dirfd, const char* path, int flags) noexcept {
   AbsPath abs;
   if (!ForwardedPath(dirfd, path, &abs)) return REAL(unlinkat)(dirfd, LibcPath(path, abs), flags);
   if (flags & ~AT_REMOVEDIR) return Fail(EINVAL);
-  return FromClient((flags & AT_REMOVEDIR) ? iorelay_rmdir(g_client, abs.c_str())
-                                           : iorelay_unlink(g_client, abs.c_str()));
+  return OrOutOfTheTree((flags & AT_REMOVEDIR) ? iorelay_rmdir(g_client, abs.c_str())
+                                               : iorelay_unlink(g_client, abs.c_str()),
+                        &abs, false,
+                        [&](const char* p) { return REAL(unlinkat)(AT_FDCWD, p, flags); });
 }
 
 // glibc's remove() calls its internal unlink/rmdir, which no interposer sees.
@@ -174,19 +187,21 @@ IORELAY_EXPORT int remove(const char* path) noexcept {
   if (!ForwardedPath(AT_FDCWD, path, &abs)) return REAL(remove)(LibcPath(path, abs));
   int rc = iorelay_unlink(g_client, abs.c_str());
   if (rc == -EISDIR || rc == -EPERM) rc = iorelay_rmdir(g_client, abs.c_str());
-  return FromClient(rc);
+  return OrOutOfTheTree(rc, &abs, false, REAL(remove));
 }
 
 IORELAY_EXPORT int mkdir(const char* path, mode_t mode) noexcept {
   AbsPath abs;
   if (!ForwardedPath(AT_FDCWD, path, &abs)) return REAL(mkdir)(LibcPath(path, abs), mode);
-  return FromClient(iorelay_mkdir(g_client, abs.c_str(), CreationMode(mode)));
+  return OrOutOfTheTree(iorelay_mkdir(g_client, abs.c_str(), CreationMode(mode)), &abs, false,
+                        [&](const char* p) { return REAL(mkdir)(p, mode); });
 }
 
 IORELAY_EXPORT int mkdirat(int dirfd, const char* path, mode_t mode) noexcept {
   AbsPath abs;
   if (!ForwardedPath(dirfd, path, &abs)) return REAL(mkdirat)(dirfd, LibcPath(path, abs), mode);
-  return FromClient(iorelay_mkdir(g_client, abs.c_str(), CreationMode(mode)));
+  return OrOutOfTheTree(iorelay_mkdir(g_client, abs.c_str(), CreationMode(mode)), &abs, false,
+                        [&](const char* p) { return REAL(mkdir)(p, mode); });
 }
 
 // The mask applies to forwarded creates too (CreationMode): the daemon applies none.
@@ -199,7 +214,8 @@ IORELAY_EXPORT mode_t umask(mode_t mask) noexcept {
 IORELAY_EXPORT int chmod(const char* path, mode_t mode) noexcept {
   AbsPath abs;
   if (!ForwardedPath(AT_FDCWD, path, &abs)) return REAL(chmod)(LibcPath(path, abs), mode);
-  return FromClient(iorelay_chmod(g_client, abs.c_str(), mode));
+  return OrOutOfTheTree(iorelay_chmod(g_client, abs.c_str(), mode), &abs, true,
+                        [&](const char* p) { return REAL(chmod)(p, mode); });
 }
 
 IORELAY_EXPORT int fchmodat(int dirfd, const char* path, mode_t mode, int flags) noexcept {
@@ -209,38 +225,39 @@ IORELAY_EXPORT int fchmodat(int dirfd, const char* path, mode_t mode, int flags)
   // Linux cannot change a symbolic link's mode: glibc answers AT_SYMLINK_NOFOLLOW with
   // EOPNOTSUPP, and so do we.
   if (flags != 0) return FromClient(flags == AT_SYMLINK_NOFOLLOW ? -EOPNOTSUPP : -EINVAL);
-  return FromClient(iorelay_chmod(g_client, abs.c_str(), mode));
+  return OrOutOfTheTree(iorelay_chmod(g_client, abs.c_str(), mode), &abs, true,
+                        [&](const char* p) { return REAL(chmod)(p, mode); });
 }
 
 IORELAY_EXPORT int mknod(const char* path, mode_t mode, dev_t dev) noexcept {
   AbsPath abs;
   if (!ForwardedPath(AT_FDCWD, path, &abs)) return REAL(mknod)(LibcPath(path, abs), mode, dev);
-  return MknodForwarded(abs, mode);
+  return MknodForwarded(&abs, mode, [&](const char* p) { return REAL(mknod)(p, mode, dev); });
 }
 
 IORELAY_EXPORT int mknodat(int dirfd, const char* path, mode_t mode, dev_t dev) noexcept {
   AbsPath abs;
   if (!ForwardedPath(dirfd, path, &abs))
     return REAL(mknodat)(dirfd, LibcPath(path, abs), mode, dev);
-  return MknodForwarded(abs, mode);
+  return MknodForwarded(&abs, mode, [&](const char* p) { return REAL(mknod)(p, mode, dev); });
 }
 
 IORELAY_EXPORT int mkfifo(const char* path, mode_t mode) noexcept {
   AbsPath abs;
   if (!ForwardedPath(AT_FDCWD, path, &abs)) return REAL(mkfifo)(LibcPath(path, abs), mode);
-  return MknodForwarded(abs, S_IFIFO | mode);
+  return MknodForwarded(&abs, S_IFIFO | mode, [&](const char* p) { return REAL(mkfifo)(p, mode); });
 }
 
 IORELAY_EXPORT int mkfifoat(int dirfd, const char* path, mode_t mode) noexcept {
   AbsPath abs;
   if (!ForwardedPath(dirfd, path, &abs)) return REAL(mkfifoat)(dirfd, LibcPath(path, abs), mode);
-  return MknodForwarded(abs, S_IFIFO | mode);
+  return MknodForwarded(&abs, S_IFIFO | mode, [&](const char* p) { return REAL(mkfifo)(p, mode); });
 }
 
 IORELAY_EXPORT int rmdir(const char* path) noexcept {
   AbsPath abs;
   if (!ForwardedPath(AT_FDCWD, path, &abs)) return REAL(rmdir)(LibcPath(path, abs));
-  return FromClient(iorelay_rmdir(g_client, abs.c_str()));
+  return OrOutOfTheTree(iorelay_rmdir(g_client, abs.c_str()), &abs, false, REAL(rmdir));
 }
 
 IORELAY_EXPORT int rename(const char* from, const char* to) noexcept {
@@ -265,13 +282,15 @@ IORELAY_EXPORT int renameat2(int olddir, const char* from, int newdir, const cha
 IORELAY_EXPORT int symlink(const char* target, const char* path) noexcept {
   AbsPath abs;
   if (!ForwardedPath(AT_FDCWD, path, &abs)) return REAL(symlink)(target, LibcPath(path, abs));
-  return FromClient(iorelay_symlink(g_client, target, abs.c_str()));
+  return OrOutOfTheTree(iorelay_symlink(g_client, target, abs.c_str()), &abs, false,
+                        [&](const char* p) { return REAL(symlink)(target, p); });
 }
 
 IORELAY_EXPORT int symlinkat(const char* target, int dirfd, const char* path) noexcept {
   AbsPath abs;
   if (!ForwardedPath(dirfd, path, &abs)) return REAL(symlinkat)(target, dirfd, LibcPath(path, abs));
-  return FromClient(iorelay_symlink(g_client, target, abs.c_str()));
+  return OrOutOfTheTree(iorelay_symlink(g_client, target, abs.c_str()), &abs, false,
+                        [&](const char* p) { return REAL(symlink)(target, p); });
 }
 
 IORELAY_EXPORT int link(const char* from, const char* to) noexcept {
@@ -290,14 +309,16 @@ IORELAY_EXPORT int linkat(int olddir, const char* from, int newdir, const char* 
 IORELAY_EXPORT ssize_t readlink(const char* path, char* buf, size_t size) noexcept {
   AbsPath abs;
   if (!ForwardedPath(AT_FDCWD, path, &abs)) return REAL(readlink)(LibcPath(path, abs), buf, size);
-  return FromClient(iorelay_readlink(g_client, abs.c_str(), buf, size));
+  return OrOutOfTheTree(iorelay_readlink(g_client, abs.c_str(), buf, size), &abs, false,
+                        [&](const char* p) { return REAL(readlink)(p, buf, size); });
 }
 
 IORELAY_EXPORT ssize_t readlinkat(int dirfd, const char* path, char* buf, size_t size) noexcept {
   AbsPath abs;
   if (!ForwardedPath(dirfd, path, &abs))
     return REAL(readlinkat)(dirfd, LibcPath(path, abs), buf, size);
-  return FromClient(iorelay_readlink(g_client, abs.c_str(), buf, size));
+  return OrOutOfTheTree(iorelay_readlink(g_client, abs.c_str(), buf, size), &abs, false,
+                        [&](const char* p) { return REAL(readlink)(p, buf, size); });
 }
 
 IORELAY_EXPORT int truncate(const char* path, off_t len) noexcept {

@@ -64,7 +64,12 @@ bool StatfsPath(const char** path, AbsPath* abs, struct statfs* sf, int* rc) {
     *path = LibcPath(*path, *abs);
     return false;
   }
-  *rc = FromClient(iorelay_statfs(g_client, abs->c_str(), sf));
+  const int got = iorelay_statfs(g_client, abs->c_str(), sf);
+  if (got < 0 && LeadsOutOfTheTree(-got, abs->c_str(), true, abs)) {
+    *path = abs->c_str();  // a link out of the tree: libc asks about its target
+    return false;
+  }
+  *rc = FromClient(got);
   return true;
 }
 

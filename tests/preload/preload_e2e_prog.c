@@ -15,6 +15,7 @@
 #include <sys/file.h>
 #include <sys/mman.h>
 #include <sys/stat.h>
+#include <sys/statfs.h>
 #include <sys/syscall.h>
 #include <sys/time.h>
 #include <sys/uio.h>
@@ -796,7 +797,28 @@ static void TestLinksOutOfTheTree(void) {
   CHECK(fd >= 0 && close(fd) == 0);
   snprintf(target, sizeof target, "%s/made.dat", g_local);
   CHECK(access(target, F_OK) == 0 && unlink(target) == 0);
+  /* Changes through a link out of the tree are made there too (the daemon refuses them all). */
   snprintf(target, sizeof target, "%s/out.dat", g_local);
+  CHECK(chmod(F("ln-out"), 0600) == 0 && stat(target, &st) == 0 && (st.st_mode & 0777) == 0600);
+  CHECK(truncate(F("ln-out"), 3) == 0 && stat(target, &st) == 0 && st.st_size == 3);
+  struct timespec times[2] = {{1000000, 0}, {2000000, 0}};
+  CHECK(utimensat(AT_FDCWD, F("ln-out"), times, 0) == 0 && stat(target, &st) == 0 &&
+        st.st_mtime == 2000000);
+  CHECK(chown(F("ln-out"), (uid_t)-1, (gid_t)-1) == 0);
+  struct statfs sf;
+  CHECK(statfs(F("ln-dir"), &sf) == 0);
+  CHECK(mkdir(F("ln-dir/sub"), 0755) == 0 && rmdir(F("ln-dir/sub")) == 0);
+  CHECK(symlink("pointee", F("ln-dir/sl")) == 0);
+  CHECK(readlink(F("ln-dir/sl"), buf, sizeof buf) == 7 && memcmp(buf, "pointee", 7) == 0);
+  CHECK(unlink(F("ln-dir/sl")) == 0);
+  CHECK(mknod(F("ln-dir/node"), S_IFREG | 0644, 0) == 0);
+  CHECK(rename(F("ln-dir/node"), F("ln-dir/moved")) == 0 &&
+        link(F("ln-dir/moved"), F("ln-dir/hard")) == 0);
+  CHECK(stat(F("ln-dir/hard"), &st) == 0 && st.st_nlink == 2 && remove(F("ln-dir/hard")) == 0);
+  CHECK(rename(F("ln-dir/moved"), F("in-tree")) == -1 && errno == EXDEV); /* (mv copies) */
+  CHECK(remove(F("ln-dir/moved")) == 0);
+  snprintf(dir, sizeof dir, "%s/node", g_local);
+  CHECK(access(dir, F_OK) == -1 && errno == ENOENT);
   CHECK(unlink(target) == 0 && unlink(F("ln-out")) == 0 && unlink(F("ln-dir")) == 0);
 }
 
