@@ -5,7 +5,7 @@
 // the exec wrappers, as POSIX describes these calls: system() with SIGCHLD blocked and SIGINT
 // and SIGQUIT ignored in the caller while it waits (restored in the child), popen() with a
 // pipe to the shell's standard input or output and the streams of earlier popen() calls closed
-// in the child; pclose() waits for the shell of a stream made so.
+// in the child (glibc's and these); pclose() waits for the shell of a stream made so.
 #include <errno.h>
 #include <fcntl.h>
 #include <pthread.h>
@@ -83,14 +83,29 @@ int RunShell(const char* command, char* const envp[]) {
   return status;
 }
 
-// The streams popen() made here, with their shells (kept apart from glibc's, which its own
-// pclose() waits for).
+// The streams popen() made, here (with their shells) or by glibc (pid -1: its own pclose()
+// waits for those). Each list is closed in the children of the other's popen() only if it
+// knows of it: glibc's children do not close ours, so while any of ours is open every popen()
+// is made here, and ours close glibc's by this list.
 struct Shell {
   pid_t pid;
   int fd;
 };
 std::mutex g_shells_mu;
 std::unordered_map<FILE*, Shell>* g_shells = nullptr;  // GUARDED_BY(g_shells_mu); never freed
+int g_own_shells = 0;                                  // GUARDED_BY(g_shells_mu)
+
+void Remember(FILE* f, Shell shell) {
+  std::lock_guard<std::mutex> lock(g_shells_mu);
+  if (g_shells == nullptr) g_shells = new std::unordered_map<FILE*, Shell>;
+  (*g_shells)[f] = shell;
+  if (shell.pid > 0) ++g_own_shells;
+}
+
+bool OwnShellsOpen() {
+  std::lock_guard<std::mutex> lock(g_shells_mu);
+  return g_own_shells > 0;
+}
 
 FILE* OpenShell(const char* command, const char* mode, char* const envp[]) {
   const bool reads = mode[0] == 'r';
@@ -128,9 +143,7 @@ FILE* OpenShell(const char* command, const char* mode, char* const envp[]) {
     return nullptr;
   }
   if (!cloexec) fcntl(mine, F_SETFD, 0);
-  lock.lock();
-  if (g_shells == nullptr) g_shells = new std::unordered_map<FILE*, Shell>;
-  (*g_shells)[f] = Shell{pid, mine};
+  Remember(f, Shell{pid, mine});
   return f;
 }
 
@@ -151,7 +164,11 @@ IORELAY_EXPORT FILE* popen(const char* command, const char* mode) {
     return REAL(popen)(command, mode);  // (glibc's answer to a bad mode: EINVAL)
   }
   ExecEnv env(environ);
-  if (env.get() == environ) return REAL(popen)(command, mode);  // nothing to hand over
+  if (env.get() == environ && !OwnShellsOpen()) {  // nothing to hand over, nothing to close
+    FILE* f = REAL(popen)(command, mode);
+    if (f != nullptr) Remember(f, Shell{-1, fileno(f)});
+    return f;
+  }
   return OpenShell(command, mode, env.get());
 }
 
@@ -163,6 +180,7 @@ IORELAY_EXPORT int pclose(FILE* stream) {
       if (auto it = g_shells->find(stream); it != g_shells->end()) {
         shell = it->second;
         g_shells->erase(it);
+        if (shell.pid > 0) --g_own_shells;
       }
     }
   }

@@ -852,6 +852,33 @@ static void TestSystem(void) {
   CHECK(chdir(before) == 0 && rmdir(F("sy")) == 0);
 }
 
+/* Whether the shell of a new popen() has descriptor `fd` open ("open" or "closed"). */
+static int ShellHas(int fd) {
+  char command[128], line[16] = {0};
+  snprintf(command, sizeof command, "test -e /proc/self/fd/%d && echo open || echo closed", fd);
+  FILE* p = popen(command, "r");
+  CHECK(p != NULL && fgets(line, sizeof line, p) != NULL);
+  if (p != NULL) CHECK(pclose(p) == 0);
+  return strcmp(line, "open\n") == 0;
+}
+
+/* POSIX: the streams of earlier popen() calls are closed in a later one's child, whether libc
+ * made them (nothing to hand over then) or the interposer (a forwarded descriptor to inherit).
+ * A writer's shell that kept another's pipe would keep it from seeing EOF. */
+static void TestPopenStreamsClosedInLaterShells(void) {
+  FILE* glibc_made = popen("cat > /dev/null", "w"); /* local directory, no forwarded fd */
+  CHECK(glibc_made != NULL);
+  int fd = open(F("popen.log"), O_WRONLY | O_CREAT | O_TRUNC, 0644);
+  CHECK(fd >= 0 && dup2(fd, 6) == 6 && close(fd) == 0); /* now something to hand over */
+  FILE* ours = popen("cat > /dev/null", "w");
+  CHECK(ours != NULL);
+  CHECK(!ShellHas(fileno(glibc_made)));
+  CHECK(close(6) == 0); /* nothing to hand over again, but one of ours is open */
+  CHECK(!ShellHas(fileno(ours)));
+  CHECK(pclose(ours) == 0 && pclose(glibc_made) == 0);
+  CHECK(unlink(F("popen.log")) == 0);
+}
+
 /* Forks, runs `run` in the child, returns the child's exit status (-1 if it did not exit). */
 static int ChildStatus(void (*run)(void)) {
   pid_t pid = fork();
@@ -1031,6 +1058,7 @@ int main(int argc, char** argv) {
   TestExecForwardedPrograms();
   TestLinksOutOfTheTree();
   TestSystem();
+  TestPopenStreamsClosedInLaterShells();
   printf("%s: %d checks\n", g_failed ? "FAILED" : "passed", g_step);
   return g_failed;
 }
