@@ -30,7 +30,18 @@ Result<CredentialConfig> ParseCredential(const std::string& name, const std::str
 }
 
 Status CheckListen(const std::string& spec) {
-  if (spec.rfind("tcp:", 0) == 0 || spec.rfind("unix:", 0) == 0) return Status::Ok();
+  if (spec.rfind("unix:", 0) == 0) return Status::Ok();
+  if (spec.rfind("tcp:", 0) == 0) {
+    // A port of 0 to 65535 in decimal (0: any free one). getaddrinfo would take 99999 modulo
+    // 65536 and listen where nobody asked.
+    const size_t colon = spec.rfind(':');
+    const std::string port = spec.substr(colon + 1);
+    const bool digits = colon > 3 && !port.empty() && port.size() <= 5 &&
+                        port.find_first_not_of("0123456789") == std::string::npos;
+    if (digits && std::stol(port) <= 65535) return Status::Ok();
+    return Status::InvalidArgument("wants a port of 0 to 65535 in tcp:HOST:PORT, got '" + spec +
+                                   "'");
+  }
   return Status::InvalidArgument("wants tcp:HOST:PORT or unix:PATH, got '" + spec + "'");
 }
 
