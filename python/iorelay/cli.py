@@ -9,6 +9,7 @@ from collections.abc import Sequence
 from iorelay import (
     __version__,
     calibrate,
+    credential,
     demo,
     exec_cmd,
     explore,
@@ -32,6 +33,7 @@ SUBCOMMANDS = (
     simulate,
     calibrate,
     stats,
+    credential,
     demo,
     testbed,
 )

@@ -5,9 +5,11 @@ Format: 32 random bytes as 64 lowercase hex characters and a newline, in a file 
 
 from __future__ import annotations
 
+import argparse
 import os
 import re
 import secrets
+import sys
 from pathlib import Path
 
 SECRET_BYTES = 32
@@ -44,3 +46,26 @@ def read_credential(path: str | os.PathLike[str]) -> str:
     if not _FORMAT.fullmatch(text):
         raise ValueError(f"{path}: not an iorelay credential (expected 64 hex characters)")
     return text.strip()
+
+
+def add_parser(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
+    p = sub.add_parser(
+        "credential",
+        help="make a job credential file for daemons started by hand (iorelayd --credential)",
+        description=(
+            "Write a fresh job credential to PATH: 32 random bytes as 64 hex digits, mode 0600, "
+            "never over an existing file. Give it to iorelayd (--credential APP=PATH) and to the "
+            "clients (IORELAY_SECRET_FILE=PATH). `iorelay run` makes one per job itself."
+        ),
+    )
+    p.add_argument("path", type=Path, help="the file to create")
+    p.set_defaults(func=run)
+
+
+def run(args: argparse.Namespace) -> int:
+    try:
+        print(create_credential(args.path))
+    except OSError as e:
+        print(f"iorelay credential: {args.path}: {e.strerror}", file=sys.stderr)
+        return 1
+    return 0

@@ -180,7 +180,9 @@ def run_demo(console: Console, base: Path, count: int, transport: str, keep: boo
     console.print(f"   Path the application uses:  {prefix} (an empty local directory)")
     try:
         cred = create_credential(logs / "credential")
-        console.print(f"2. Created a job credential {cred} (32 random bytes, mode 0600).")
+        console.print(
+            f"2. Created a job credential {cred} (32 random bytes as 64 hex digits, mode 0600)."
+        )
         with LocalDaemons(count, root, str(prefix), logs, credential_file=cred) as daemons:
             console.print(f"3. Started {count} I/O-node daemons (iorelayd) on this machine:")
             for d in daemons.daemons:
@@ -222,6 +224,9 @@ def run_demo(console: Console, base: Path, count: int, transport: str, keep: boo
             shutil.rmtree(work, ignore_errors=True)
 
 
+OUT_DEFAULT = Path("results/demo-testbed")
+
+
 def add_parser(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     p = sub.add_parser(
         "demo",
@@ -229,7 +234,9 @@ def add_parser(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None
         description="Start local iorelayd daemons, run fio through the interposer with "
         "verification, and show the daemons' counters. Exits non-zero on any failure.",
     )
-    p.add_argument("--daemons", type=int, default=2, help="number of daemons (default 2)")
+    p.add_argument(
+        "--daemons", type=_daemon_count, default=2, help="number of daemons, 1 to 64 (default 2)"
+    )
     p.add_argument("--transport", choices=("tcp", "unix"), default="tcp")
     p.add_argument("--base-dir", type=Path, default=Path("/tmp"), help="where to make the temp dir")
     p.add_argument("--keep", action="store_true", help="keep the temp dir (logs, data)")
@@ -239,14 +246,25 @@ def add_parser(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None
         help="instead: the exploration on the testbed (root; brings one up and down unless one "
         "is up), its report, and where forwarding wins (docs/testbed.md)",
     )
-    p.add_argument(
-        "--out", type=Path, default=Path("results/demo-testbed"), help="with --testbed: results"
-    )
+    p.add_argument("--out", type=Path, default=OUT_DEFAULT, help="with --testbed: results")
     p.set_defaults(func=run)
+
+
+def _daemon_count(text: str) -> int:
+    try:
+        n = int(text)
+    except ValueError:
+        n = 0
+    if not 1 <= n <= 64:
+        raise argparse.ArgumentTypeError(f"wants 1 to 64 daemons, got '{text}'")
+    return n
 
 
 def run(args: argparse.Namespace) -> int:
     console = Console()
+    if not getattr(args, "testbed", False) and args.out != OUT_DEFAULT:
+        console.print("[bold red]demo:[/] --out is for --testbed's results", markup=True)
+        return 2
     if getattr(args, "testbed", False):
         from iorelay import demo_testbed
 
@@ -255,6 +273,10 @@ def run(args: argparse.Namespace) -> int:
         except demo_testbed.DemoTestbedError as e:
             console.print(f"[bold red]demo failed:[/] {e}", markup=True, highlight=False)
             return 1
+    if not args.base_dir.is_dir():
+        message = f"--base-dir {args.base_dir}: no such directory"
+        console.print(f"[bold red]demo:[/] {message}", markup=True, highlight=False)
+        return 2
     try:
         run_demo(console, args.base_dir, args.daemons, args.transport, args.keep)
     except (DemoError, DaemonError, StatsError, paths.NotBuiltError) as e:

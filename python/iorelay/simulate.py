@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import sys
 import tempfile
 from pathlib import Path
 from typing import Any
@@ -188,33 +189,45 @@ def add_parser(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None
     rp.set_defaults(func=replay)
 
 
-def _print_result(argv: list[str]) -> int:
-    """Runs iorelay-sim with `argv` and prints its JSON; 2 with the tool's error."""
+def _failed(error: Exception) -> int:
+    print(f"iorelay simulate: {error}", file=sys.stderr)
+    return 2
+
+
+def _print_result(argv: list[str], shown_platform: str | None = None) -> int:
+    """Runs iorelay-sim with `argv` and prints its JSON; 2 with the tool's error. An error that
+    names the platform file names `shown_platform` instead when given (a temporary copy)."""
     try:
         result = run_tool(argv)
     except SimulateError as e:
-        print(f"iorelay simulate: {e}")
-        return 2
+        message = str(e)
+        if shown_platform is not None:
+            message = message.replace(argv[argv.index("--platform") + 1], shown_platform)
+        return _failed(SimulateError(message))
     print(json.dumps(result, indent=1))
     return 0
 
 
 def run(args: argparse.Namespace) -> int:
-    argv = tool_args(args)
-    if not args.set:
-        return _print_result(argv)
     try:
+        argv = tool_args(args)
+        if not args.set:
+            return _print_result(argv)
         doc = json.loads(platform_path(args.platform).read_text())
         platform = apply_settings(doc, args.set)
-    except (SimulateError, json.JSONDecodeError) as e:
-        print(f"iorelay simulate: {e}")
-        return 2
+    except (SimulateError, json.JSONDecodeError, OSError) as e:
+        return _failed(e)
     with tempfile.NamedTemporaryFile("w", suffix=".json", prefix="iorelay-platform-") as f:
         json.dump(platform, f)
         f.flush()
+        shown = f"{args.platform} with --set {' '.join(args.set)}"
         argv[argv.index("--platform") + 1] = f.name
-        return _print_result(argv)
+        return _print_result(argv, shown)
 
 
 def replay(args: argparse.Namespace) -> int:
-    return _print_result(replay_args(args))
+    try:
+        argv = replay_args(args)
+    except SimulateError as e:
+        return _failed(e)
+    return _print_result(argv)

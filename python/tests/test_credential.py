@@ -57,3 +57,17 @@ def test_read_credential_rejects_malformed(tmp_path: Path) -> None:
     bad.write_text("abc\n")
     with pytest.raises(ValueError, match="not an iorelay credential"):
         read_credential(bad)
+
+
+def test_the_credential_command_makes_one_and_never_overwrites(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    from iorelay import cli
+
+    path = tmp_path / "job.key"
+    assert cli.main(["credential", str(path)]) == 0
+    secret = read_credential(path)
+    assert path.stat().st_mode & 0o777 == 0o600
+    assert cli.main(["credential", str(path)]) == 1
+    assert "File exists" in capsys.readouterr().err
+    assert read_credential(path) == secret

@@ -72,7 +72,7 @@ def test_mdtest_run_reports_each_phase(capsys: pytest.CaptureFixture[str]) -> No
     assert result["metadata_ops"] == 2 * 5 * 6
     assert "--mdtest-shared-dir" in simulate.tool_args(_args(*argv[2:], "--mdtest-shared-dir"))
     assert cli.main(argv[:-2]) == 2  # no metadata server
-    assert "metadata_service" in capsys.readouterr().out
+    assert "metadata_service" in capsys.readouterr().err
 
 
 @needs_tool
@@ -91,7 +91,21 @@ def test_set_changes_the_platform_of_one_run(capsys: pytest.CaptureFixture[str])
 
     assert bandwidth("storage.device=seek=50ms,bw=10MBps") < bandwidth() / 2
     assert cli.main(["simulate", "run", "--platform", "local", "--set", "storage.nic=x"]) == 2
-    assert "storage.nic" in capsys.readouterr().out
+    error = capsys.readouterr().err
+    assert "storage.nic" in error and "local with --set storage.nic=x" in error, error
+
+
+def test_bad_platform_or_scheduler_is_a_one_line_error(capsys: pytest.CaptureFixture[str]) -> None:
+    assert cli.main(["simulate", "run", "--platform", "nosuch"]) == 2
+    assert "no platform 'nosuch'" in capsys.readouterr().err
+    assert cli.main(["simulate", "replay", "t.trace", "--platform", "nosuch"]) == 2
+    assert "no platform 'nosuch'" in capsys.readouterr().err
+
+
+@needs_tool
+def test_a_scheduler_is_checked_without_io_nodes(capsys: pytest.CaptureFixture[str]) -> None:
+    assert cli.main(["simulate", "run", "--platform", "local", "--scheduler", "nosuch"]) == 2
+    assert "unknown scheduler 'nosuch'" in capsys.readouterr().err
 
 
 @needs_tool

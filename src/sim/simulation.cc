@@ -134,9 +134,9 @@ Result<Prepared> Prepare(const RunConfig& config) {
     if (!gateways.ok()) return gateways.status();
     p.gateways = std::move(*gateways);
   }
+  // (checked without I/O nodes too: a misspelt scheduler is an error, not ignored)
+  if (auto s = MakeScheduler(config.scheduler); !s.ok()) return s.status();
   if (config.ionodes > 0) {
-    auto s = MakeScheduler(config.scheduler);
-    if (!s.ok()) return s.status();
     auto placed =
         PlaceIoNodes(config.platform.network.topology, config.platform.ionode.layout,
                      config.placement, static_cast<int32_t>(config.pattern.nodes), config.ionodes);
