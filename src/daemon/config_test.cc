@@ -41,8 +41,8 @@ TEST(Config, ListenPortsOutOfRangeAreRefused) {
   for (const char* ok : {"tcp:127.0.0.1:0", "tcp:[::1]:65535", "tcp::7000", "unix:/tmp/a"}) {
     EXPECT_TRUE(Parse({"--listen", ok}).ok()) << ok;
   }
-  for (const char* bad : {"tcp:127.0.0.1:99999", "tcp:127.0.0.1:65536", "tcp:127.0.0.1:",
-                          "tcp:127.0.0.1:http", "tcp:7000", "tcp:h:-1"}) {
+  for (const char* bad : {"tcp:127.0.0.1:99999", "tcp:127.0.0.1:65536",
+                          "tcp:127.0.0.1:", "tcp:127.0.0.1:http", "tcp:7000", "tcp:h:-1"}) {
     auto cl = Parse({"--listen", bad});
     ASSERT_FALSE(cl.ok()) << bad;
     EXPECT_NE(cl.status().message().find("port"), std::string::npos) << cl.status().message();

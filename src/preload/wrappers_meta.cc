@@ -15,14 +15,51 @@ using namespace iorelay::preload;
 
 namespace {
 
+// Calls that never take "." or ".." as their last component (remove, create, rename): when the
+// caller's `path` ends so, true with *rc the kernel's answer, `dot` or `dotdot` once the
+// directory is found (else the daemon's error for it). The lexical form ForwardedPath gives
+// would name the directory itself (rmdir("d/.") would remove d).
+bool RefusesDots(const char* path, const AbsPath& abs, int dot, int dotdot, int* rc) {
+  size_t end = strlen(path);
+  while (end > 1 && path[end - 1] == '/') --end;
+  size_t start = end;
+  while (start > 0 && path[start - 1] != '/') --start;
+  const size_t len = end - start;
+  const bool is_dot = len == 1 && path[start] == '.';
+  const bool is_dotdot = len == 2 && path[start] == '.' && path[start + 1] == '.';
+  if (!is_dot && !is_dotdot) return false;
+  struct stat st;
+  const int found = iorelay_stat(g_client, abs.c_str(), &st, 0);
+  *rc = Fail(found < 0 ? -found : (is_dot ? dot : dotdot));
+  return true;
+}
+
+// How TwoPaths treats a call's ends.
+struct TwoPathRules {
+  int refused = 0;            // an errno the flags call for, before anything is done
+  bool follow_from = false;   // `from`'s last component is followed (link with AT_SYMLINK_FOLLOW)
+  bool source_first = false;  // the kernel finds `from` before it compares file systems (link)
+  int dot_from = 0, dot_to = 0;  // an end's errno when its last component is "." or ".."
+};
+
+// `otherwise`, or the daemon's error for the forwarded source `from` when the kernel would
+// look it up first.
+int SourceOr(const TwoPathRules& rules, const char* from, int otherwise) {
+  if (!rules.source_first) return otherwise;
+  struct stat st;
+  const int found = iorelay_stat(g_client, from, &st, rules.follow_from ? 0 : 1);
+  return found < 0 ? found : otherwise;
+}
+
 // A call on two paths (rename, link). Both ends forwarded: true, *rc from `both` (one call to
-// the daemon of `from`), or from `local` on both ends' targets when links lead both out of the
-// tree (`from`'s last component followed if `follow_from`); one end forwarded, or led out: true,
-// EXDEV (or `refused`, an errno the flags call for); neither: false, or true with libc's result
-// through `local` when a relative end was taken against a forwarded base (LibcPath).
+// the daemon of `from`). An end that a symbolic link leads out of the tree is a path in this
+// process's tree: both ends there (led out, or not forwarded), true, *rc from libc through
+// `local`; one end there and one in the forwarded tree: true, EXDEV, as between two file
+// systems. Neither end forwarded: false, or true with libc's result through `local` when a
+// relative end was taken against a forwarded base (LibcPath).
 template <class Both, class Local>
-bool TwoPaths(int olddir, const char* from, int newdir, const char* to, int refused,
-              bool follow_from, int* rc, Both both, Local local) {
+bool TwoPaths(int olddir, const char* from, int newdir, const char* to, TwoPathRules rules, int* rc,
+              Both both, Local local) {
   AbsPath a, b;
   bool fa = ForwardedPath(olddir, from, &a);
   bool fb = ForwardedPath(newdir, to, &b);
@@ -31,19 +68,33 @@ bool TwoPaths(int olddir, const char* from, int newdir, const char* to, int refu
     *rc = local(LibcPath(from, a), LibcPath(to, b));
     return true;
   }
-  if (refused != 0 || !fa || !fb) {
-    *rc = Fail(refused != 0 ? refused : EXDEV);
+  if (rules.refused != 0) {
+    *rc = Fail(rules.refused);
+    return true;
+  }
+  if (fa && rules.dot_from != 0 && RefusesDots(from, a, rules.dot_from, rules.dot_from, rc)) {
+    return true;
+  }
+  if (fb && rules.dot_to != 0 && RefusesDots(to, b, rules.dot_to, rules.dot_to, rc)) return true;
+  if (!fa || !fb) {  // (walked only here, where the answer would otherwise be EXDEV)
+    const bool out = fa ? LeadsOutOfTheTree(EACCES, a.c_str(), rules.follow_from, &a)
+                        : LeadsOutOfTheTree(EACCES, b.c_str(), false, &b);
+    if (out) {
+      *rc = local(fa ? a.c_str() : LibcPath(from, a), fb ? b.c_str() : LibcPath(to, b));
+    } else {
+      *rc = FromClient(fa ? SourceOr(rules, a.c_str(), -EXDEV) : -EXDEV);
+    }
     return true;
   }
   int got = both(a.c_str(), b.c_str());
   if (got == -EACCES) {
-    const bool out_a = LeadsOutOfTheTree(EACCES, a.c_str(), follow_from, &a);
+    const bool out_a = LeadsOutOfTheTree(EACCES, a.c_str(), rules.follow_from, &a);
     const bool out_b = LeadsOutOfTheTree(EACCES, b.c_str(), false, &b);
     if (out_a && out_b) {
       *rc = local(a.c_str(), b.c_str());  // (absolute: the directory descriptors do not count)
       return true;
     }
-    if (out_a || out_b) got = -EXDEV;
+    if (out_a || out_b) got = out_a ? -EXDEV : SourceOr(rules, a.c_str(), -EXDEV);
   }
   *rc = FromClient(got);
   return true;
@@ -51,7 +102,8 @@ bool TwoPaths(int olddir, const char* from, int newdir, const char* to, int refu
 
 bool RenameAt(int olddir, const char* from, int newdir, const char* to, unsigned flags, int* rc) {
   return TwoPaths(
-      olddir, from, newdir, to, 0, false, rc,
+      olddir, from, newdir, to,
+      {.dot_from = EBUSY, .dot_to = (flags & RENAME_NOREPLACE) ? EEXIST : EBUSY}, rc,
       [&](const char* a, const char* b) { return iorelay_rename(g_client, a, b, flags); },
       [&](const char* f, const char* t) { return REAL(renameat2)(olddir, f, newdir, t, flags); });
 }
@@ -60,7 +112,12 @@ bool LinkAt(int olddir, const char* from, int newdir, const char* to, int flags,
   // AT_EMPTY_PATH: a forwarded descriptor has no kernel file to link.
   const int refused = (flags & ~AT_SYMLINK_FOLLOW) ? EINVAL : 0;
   return TwoPaths(
-      olddir, from, newdir, to, refused, (flags & AT_SYMLINK_FOLLOW) != 0, rc,
+      olddir, from, newdir, to,
+      {.refused = refused,
+       .follow_from = (flags & AT_SYMLINK_FOLLOW) != 0,
+       .source_first = true,
+       .dot_to = EEXIST},
+      rc,
       [&](const char* a, const char* b) {
         return iorelay_link(g_client, a, b, (flags & AT_SYMLINK_FOLLOW) ? 1 : 0);
       },
@@ -74,7 +131,9 @@ bool LinkAt(int olddir, const char* from, int newdir, const char* to, int flags,
 template <class Local>
 int MknodForwarded(AbsPath* abs, mode_t mode, Local local) {
   const mode_t type = mode & S_IFMT;
-  if (type != 0 && type != S_IFREG) return Fail(EPERM);
+  if (type != 0 && type != S_IFREG) {  // (made where a link leads out of the tree)
+    return LeadsOutOfTheTree(EACCES, abs->c_str(), false, abs) ? local(abs->c_str()) : Fail(EPERM);
+  }
   iorelay_file* f = nullptr;
   int rc = iorelay_open(g_client, abs->c_str(), O_WRONLY | O_CREAT | O_EXCL,
                         CreationMode(mode & 07777), &f);
@@ -168,12 +227,16 @@ IORELAY_EXPORT int eaccess(const char* path, int mode) noexcept {
 IORELAY_EXPORT int unlink(const char* path) noexcept {
   AbsPath abs;
   if (!ForwardedPath(AT_FDCWD, path, &abs)) return REAL(unlink)(LibcPath(path, abs));
+  if (int rc; RefusesDots(path, abs, EISDIR, EISDIR, &rc)) return rc;
   return OrOutOfTheTree(iorelay_unlink(g_client, abs.c_str()), &abs, false, REAL(unlink));
 }
 
 IORELAY_EXPORT int unlinkat(int dirfd, const char* path, int flags) noexcept {
   AbsPath abs;
   if (!ForwardedPath(dirfd, path, &abs)) return REAL(unlinkat)(dirfd, LibcPath(path, abs), flags);
+  const bool dir = (flags & AT_REMOVEDIR) != 0;
+  if (int rc; RefusesDots(path, abs, dir ? EINVAL : EISDIR, dir ? ENOTEMPTY : EISDIR, &rc))
+    return rc;
   if (flags & ~AT_REMOVEDIR) return Fail(EINVAL);
   return OrOutOfTheTree((flags & AT_REMOVEDIR) ? iorelay_rmdir(g_client, abs.c_str())
                                                : iorelay_unlink(g_client, abs.c_str()),
@@ -185,6 +248,7 @@ IORELAY_EXPORT int unlinkat(int dirfd, const char* path, int flags) noexcept {
 IORELAY_EXPORT int remove(const char* path) noexcept {
   AbsPath abs;
   if (!ForwardedPath(AT_FDCWD, path, &abs)) return REAL(remove)(LibcPath(path, abs));
+  if (int rc; RefusesDots(path, abs, EINVAL, ENOTEMPTY, &rc)) return rc;
   int rc = iorelay_unlink(g_client, abs.c_str());
   if (rc == -EISDIR || rc == -EPERM) rc = iorelay_rmdir(g_client, abs.c_str());
   return OrOutOfTheTree(rc, &abs, false, REAL(remove));
@@ -193,6 +257,7 @@ IORELAY_EXPORT int remove(const char* path) noexcept {
 IORELAY_EXPORT int mkdir(const char* path, mode_t mode) noexcept {
   AbsPath abs;
   if (!ForwardedPath(AT_FDCWD, path, &abs)) return REAL(mkdir)(LibcPath(path, abs), mode);
+  if (int rc; RefusesDots(path, abs, EEXIST, EEXIST, &rc)) return rc;
   return OrOutOfTheTree(iorelay_mkdir(g_client, abs.c_str(), CreationMode(mode)), &abs, false,
                         [&](const char* p) { return REAL(mkdir)(p, mode); });
 }
@@ -200,6 +265,7 @@ IORELAY_EXPORT int mkdir(const char* path, mode_t mode) noexcept {
 IORELAY_EXPORT int mkdirat(int dirfd, const char* path, mode_t mode) noexcept {
   AbsPath abs;
   if (!ForwardedPath(dirfd, path, &abs)) return REAL(mkdirat)(dirfd, LibcPath(path, abs), mode);
+  if (int rc; RefusesDots(path, abs, EEXIST, EEXIST, &rc)) return rc;
   return OrOutOfTheTree(iorelay_mkdir(g_client, abs.c_str(), CreationMode(mode)), &abs, false,
                         [&](const char* p) { return REAL(mkdir)(p, mode); });
 }
@@ -232,6 +298,7 @@ IORELAY_EXPORT int fchmodat(int dirfd, const char* path, mode_t mode, int flags)
 IORELAY_EXPORT int mknod(const char* path, mode_t mode, dev_t dev) noexcept {
   AbsPath abs;
   if (!ForwardedPath(AT_FDCWD, path, &abs)) return REAL(mknod)(LibcPath(path, abs), mode, dev);
+  if (int rc; RefusesDots(path, abs, EEXIST, EEXIST, &rc)) return rc;
   return MknodForwarded(&abs, mode, [&](const char* p) { return REAL(mknod)(p, mode, dev); });
 }
 
@@ -239,24 +306,28 @@ IORELAY_EXPORT int mknodat(int dirfd, const char* path, mode_t mode, dev_t dev) 
   AbsPath abs;
   if (!ForwardedPath(dirfd, path, &abs))
     return REAL(mknodat)(dirfd, LibcPath(path, abs), mode, dev);
+  if (int rc; RefusesDots(path, abs, EEXIST, EEXIST, &rc)) return rc;
   return MknodForwarded(&abs, mode, [&](const char* p) { return REAL(mknod)(p, mode, dev); });
 }
 
 IORELAY_EXPORT int mkfifo(const char* path, mode_t mode) noexcept {
   AbsPath abs;
   if (!ForwardedPath(AT_FDCWD, path, &abs)) return REAL(mkfifo)(LibcPath(path, abs), mode);
+  if (int rc; RefusesDots(path, abs, EEXIST, EEXIST, &rc)) return rc;
   return MknodForwarded(&abs, S_IFIFO | mode, [&](const char* p) { return REAL(mkfifo)(p, mode); });
 }
 
 IORELAY_EXPORT int mkfifoat(int dirfd, const char* path, mode_t mode) noexcept {
   AbsPath abs;
   if (!ForwardedPath(dirfd, path, &abs)) return REAL(mkfifoat)(dirfd, LibcPath(path, abs), mode);
+  if (int rc; RefusesDots(path, abs, EEXIST, EEXIST, &rc)) return rc;
   return MknodForwarded(&abs, S_IFIFO | mode, [&](const char* p) { return REAL(mkfifo)(p, mode); });
 }
 
 IORELAY_EXPORT int rmdir(const char* path) noexcept {
   AbsPath abs;
   if (!ForwardedPath(AT_FDCWD, path, &abs)) return REAL(rmdir)(LibcPath(path, abs));
+  if (int rc; RefusesDots(path, abs, EINVAL, ENOTEMPTY, &rc)) return rc;
   return OrOutOfTheTree(iorelay_rmdir(g_client, abs.c_str()), &abs, false, REAL(rmdir));
 }
 
@@ -282,6 +353,7 @@ IORELAY_EXPORT int renameat2(int olddir, const char* from, int newdir, const cha
 IORELAY_EXPORT int symlink(const char* target, const char* path) noexcept {
   AbsPath abs;
   if (!ForwardedPath(AT_FDCWD, path, &abs)) return REAL(symlink)(target, LibcPath(path, abs));
+  if (int rc; RefusesDots(path, abs, EEXIST, EEXIST, &rc)) return rc;
   return OrOutOfTheTree(iorelay_symlink(g_client, target, abs.c_str()), &abs, false,
                         [&](const char* p) { return REAL(symlink)(target, p); });
 }
@@ -289,6 +361,7 @@ IORELAY_EXPORT int symlink(const char* target, const char* path) noexcept {
 IORELAY_EXPORT int symlinkat(const char* target, int dirfd, const char* path) noexcept {
   AbsPath abs;
   if (!ForwardedPath(dirfd, path, &abs)) return REAL(symlinkat)(target, dirfd, LibcPath(path, abs));
+  if (int rc; RefusesDots(path, abs, EEXIST, EEXIST, &rc)) return rc;
   return OrOutOfTheTree(iorelay_symlink(g_client, target, abs.c_str()), &abs, false,
                         [&](const char* p) { return REAL(symlink)(target, p); });
 }

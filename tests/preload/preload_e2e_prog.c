@@ -816,10 +816,38 @@ static void TestLinksOutOfTheTree(void) {
         link(F("ln-dir/moved"), F("ln-dir/hard")) == 0);
   CHECK(stat(F("ln-dir/hard"), &st) == 0 && st.st_nlink == 2 && remove(F("ln-dir/hard")) == 0);
   CHECK(rename(F("ln-dir/moved"), F("in-tree")) == -1 && errno == EXDEV); /* (mv copies) */
+  /* One end led out, the other local: both in this process's tree, as for the kernel. */
+  char local_end[600];
+  snprintf(local_end, sizeof local_end, "%s/local-end", g_local);
+  CHECK(rename(F("ln-dir/moved"), local_end) == 0 && rename(local_end, F("ln-dir/moved")) == 0);
+  CHECK(link(F("ln-dir/moved"), local_end) == 0 && unlink(local_end) == 0);
+  CHECK(link(F("missing"), F("ln-dir/x")) == -1 && errno == ENOENT); /* the source first */
   CHECK(remove(F("ln-dir/moved")) == 0);
+  CHECK(mkfifo(F("ln-dir/fifo"), 0600) == 0 && lstat(F("ln-dir/fifo"), &st) == 0 &&
+        S_ISFIFO(st.st_mode) && unlink(F("ln-dir/fifo")) == 0);
+  CHECK(mkfifo(F("fifo-in-tree"), 0600) == -1 && errno == EPERM);
   snprintf(dir, sizeof dir, "%s/node", g_local);
   CHECK(access(dir, F_OK) == -1 && errno == ENOENT);
   CHECK(unlink(target) == 0 && unlink(F("ln-out")) == 0 && unlink(F("ln-dir")) == 0);
+}
+
+/* A last component of "." or ".." names no entry to remove, make or rename: the kernel refuses
+ * those calls (their lexical form would name the directory itself). */
+static void TestDotLastComponents(void) {
+  CHECK(mkdir(F("dots"), 0755) == 0 && mkdir(F("dots/sub"), 0755) == 0);
+  CHECK(rmdir(F("dots/sub/.")) == -1 && errno == EINVAL);
+  CHECK(rmdir(F("dots/sub/..")) == -1 && errno == ENOTEMPTY);
+  CHECK(unlinkat(AT_FDCWD, F("dots/sub/."), AT_REMOVEDIR) == -1 && errno == EINVAL);
+  CHECK(unlink(F("dots/sub/.")) == -1 && errno == EISDIR);
+  CHECK(remove(F("dots/sub/.")) == -1 && errno == EINVAL);
+  CHECK(mkdir(F("dots/sub/."), 0755) == -1 && errno == EEXIST);
+  CHECK(symlink("x", F("dots/sub/..")) == -1 && errno == EEXIST);
+  CHECK(rename(F("dots/sub/."), F("dots/moved")) == -1 && errno == EBUSY);
+  CHECK(rename(F("dots/moved"), F("dots/sub/.")) == -1 && errno == EBUSY);
+  CHECK(rmdir(F("dots/nosuch/.")) == -1 && errno == ENOENT);
+  struct stat st;
+  CHECK(stat(F("dots/sub"), &st) == 0 && S_ISDIR(st.st_mode));
+  CHECK(rmdir(F("dots/sub")) == 0 && rmdir(F("dots")) == 0);
 }
 
 /* system() and popen() from a forwarded working directory, with a forwarded descriptor to
@@ -1057,6 +1085,7 @@ int main(int argc, char** argv) {
   TestPrivateMappings();
   TestExecForwardedPrograms();
   TestLinksOutOfTheTree();
+  TestDotLastComponents();
   TestSystem();
   TestPopenStreamsClosedInLaterShells();
   printf("%s: %d checks\n", g_failed ? "FAILED" : "passed", g_step);
