@@ -334,7 +334,7 @@ Status PosixBackend::Chmod(int root_fd, const std::string& rel, mode_t mode) {
 
 Status PosixBackend::Utimens(int root_fd, const std::string& rel, const struct timespec times[2],
                              bool nofollow) {
-  if (nofollow) {
+  if (nofollow && (rel.empty() || rel.back() != '/')) {  // (a trailing slash follows, as Stat)
     Result<ParentRef> parent = OpenParentBeneath(root_fd, rel);
     if (!parent.ok()) return parent.status();
     FdGuard guard(parent->fd);

@@ -185,6 +185,11 @@ TEST_F(PosixBackendTest, ModesTimesAndLinks) {
   EXPECT_EQ(b_.Stat(root_fd_, "f", false)->st_mtim.tv_sec, 200);
   EXPECT_TRUE(b_.Utimens(root_fd_, "l", old, false).ok());  // through the link
   EXPECT_EQ(b_.Stat(root_fd_, "f", false)->st_mtim.tv_sec, 60);
+  ASSERT_TRUE(b_.Mkdir(root_fd_, "dir", 0755).ok());
+  ASSERT_TRUE(b_.Symlink("dir", root_fd_, "ld").ok());
+  const struct timespec later[2] = {{70, 0}, {80, 0}};
+  EXPECT_TRUE(b_.Utimens(root_fd_, "ld/", later, true).ok());  // a trailing slash follows
+  EXPECT_EQ(b_.Stat(root_fd_, "dir", false)->st_mtim.tv_sec, 80);
 
   EXPECT_TRUE(b_.Link(root_fd_, "l", root_fd_, "hard", true).ok());
   EXPECT_TRUE(S_ISREG(b_.Stat(root_fd_, "hard", true)->st_mode));
