@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import argparse
+import signal
 import sys
 from collections.abc import Sequence
 
@@ -51,15 +52,35 @@ def build_parser() -> argparse.ArgumentParser:
     return parser
 
 
+class Terminated(KeyboardInterrupt):
+    """SIGTERM or SIGHUP (a batch system's cancel or time limit, a closed terminal), raised where
+    the command is, so that it cleans up as after Ctrl-C: the application's process group
+    stopped, the daemons stopped, temporary directories removed."""
+
+    def __init__(self, signum: int) -> None:
+        super().__init__(signal.Signals(signum).name)
+        self.signum = signum
+
+
+def _raise_terminated(signum: int, _frame: object) -> None:
+    for s in (signal.SIGTERM, signal.SIGHUP):  # a second one ends the process at once
+        signal.signal(s, signal.SIG_DFL)
+    raise Terminated(signum)
+
+
 def main(argv: Sequence[str] | None = None) -> int:
     args = build_parser().parse_args(argv)
+    previous = {s: signal.signal(s, _raise_terminated) for s in (signal.SIGTERM, signal.SIGHUP)}
     try:
         return args.func(args)
     except (paths.NotBuiltError, stats.StatsError, DaemonError) as e:
         print(f"iorelay {args.command}: {e}", file=sys.stderr)
         return 1
-    except KeyboardInterrupt:
-        return 130
+    except KeyboardInterrupt as e:
+        return 128 + getattr(e, "signum", signal.SIGINT)
+    finally:
+        for s, handler in previous.items():
+            signal.signal(s, handler)
 
 
 if __name__ == "__main__":

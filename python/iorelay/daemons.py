@@ -126,6 +126,11 @@ def _tail(path: Path, max_bytes: int = 4000) -> str:
     return text or "(no output)"
 
 
+# More daemons than this on one machine is a mistake (each is a process with its own threads),
+# not an experiment.
+MAX_LOCAL_DAEMONS = 64
+
+
 class LocalDaemons(DaemonGroup):
     """Context manager running `count` iorelayd processes on loopback.
 
@@ -154,8 +159,11 @@ class LocalDaemons(DaemonGroup):
         ready_timeout_s: float = READY_TIMEOUT_S,
         stop_timeout_s: float = STOP_TIMEOUT_S,
     ) -> None:
-        if count < 1:
-            raise ValueError(f"count must be >= 1, got {count}")
+        if not 1 <= count <= MAX_LOCAL_DAEMONS:
+            raise DaemonError(
+                f"{count} daemons on this machine: 1 to {MAX_LOCAL_DAEMONS} (I/O nodes on other "
+                "hosts come from a host file or a Slurm allocation)"
+            )
         self.count = count
         self.root_dir = Path(root_dir).resolve()
         self.prefix = prefix

@@ -283,6 +283,12 @@ def start_relay(config: RelayConfig, workdir: str | os.PathLike[str]) -> Iterato
             interface=config.interface,
         )
     else:
+        if config.launcher != "auto":
+            raise RunError(
+                f"--launcher {config.launcher}: every I/O-node host is this machine (none from "
+                "--hostfile, --ionode-hosts or a Slurm allocation), so the daemons would start "
+                "here; leave --launcher out for that"
+            )
         daemons = LocalDaemons(
             config.ionodes,
             root,
@@ -519,6 +525,11 @@ def run(args: argparse.Namespace) -> int:
             raise RunError(
                 "daemons on other hosts need a directory every host sees for the credential "
                 "and ready files: --shared-dir DIR (or IORELAY_SHARED_DIR), or --workdir there"
+            )
+        if args.workdir is not None and (args.workdir / "daemons").exists():
+            raise RunError(
+                f"--workdir {args.workdir} holds an earlier run's daemons/ (its credential and "
+                "logs): give a new or empty directory"
             )
         tmp_parent = args.shared_dir if shared else "/tmp"
         workdir = args.workdir or Path(tempfile.mkdtemp(prefix="iorelay-run-", dir=tmp_parent))

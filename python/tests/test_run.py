@@ -7,8 +7,10 @@ import argparse
 import json
 import os
 import shlex
+import signal
 import subprocess
 import sys
+import time
 from pathlib import Path
 
 import pytest
@@ -218,6 +220,48 @@ def test_run_returns_the_commands_exit_status(disk_tmp: Path) -> None:
     status = iorelay_run("--root", str(disk_tmp), "--timeout", TIMEOUT, "--", "sh", "-c", "exit 3")
     assert status == 3
     assert iorelay_run("--root", str(disk_tmp)) == 2  # no command
+
+
+def test_sigterm_stops_the_command_and_the_daemons_and_removes_the_work_directory(
+    fake_build: Path, disk_tmp: Path
+) -> None:
+    """A batch system's cancel (SIGTERM to `iorelay run`) ends the run as Ctrl-C does: the
+    command's process group stopped, the daemons stopped, the work directory removed."""
+    pid_file, env_file = disk_tmp / "app.pid", disk_tmp / "env.json"
+    script = f"echo $$ > {pid_file}; {shlex.join(dump_env(env_file))}; exec sleep 60"
+    argv = ["run", "--ionodes", "1", "--root", str(disk_tmp / "root"), "--no-preload"]
+    proc = subprocess.Popen(
+        [sys.executable, "-m", "iorelay", *argv, "--", "sh", "-c", script],
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.PIPE,
+        text=True,
+    )
+    deadline = time.monotonic() + SUBPROCESS_TIMEOUT_S
+    while not (pid_file.exists() and env_file.exists() and env_file.stat().st_size > 0):
+        assert proc.poll() is None and time.monotonic() < deadline, proc.stderr
+        time.sleep(0.05)
+    proc.send_signal(signal.SIGTERM)
+    _, err = proc.communicate(timeout=SUBPROCESS_TIMEOUT_S)
+    assert proc.returncode == 128 + signal.SIGTERM, err
+    with pytest.raises(ProcessLookupError):
+        os.kill(int(pid_file.read_text()), 0)
+    workdir = Path(json.loads(env_file.read_text())["IORELAY_SECRET_FILE"]).parents[1]
+    assert workdir.name.startswith("iorelay-run-") and not workdir.exists()
+
+
+def test_impossible_local_daemon_counts_and_launchers_are_refused(
+    fake_build: Path, disk_tmp: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    root = str(disk_tmp / "root")
+    assert iorelay_run("--ionodes", "65", "--root", root, "--no-preload", "--", "true") == 1
+    assert "65 daemons on this machine: 1 to 64" in capsys.readouterr().err
+    argv = ["--launcher", "ssh", "--ionodes", "1", "--root", root, "--no-preload", "--", "true"]
+    assert iorelay_run(*argv) == 1
+    assert "--launcher ssh: every I/O-node host is this machine" in capsys.readouterr().err
+    (disk_tmp / "work" / "daemons").mkdir(parents=True)
+    argv = ["--workdir", str(disk_tmp / "work"), "--root", root, "--no-preload", "--", "true"]
+    assert iorelay_run(*argv) == 1
+    assert "holds an earlier run's daemons/" in capsys.readouterr().err
 
 
 def test_run_starts_daemons_and_gives_their_environment(fake_build: Path, disk_tmp: Path) -> None:
