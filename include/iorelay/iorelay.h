@@ -60,6 +60,9 @@ typedef struct iorelay_file iorelay_file;
 /* Creates a client from the environment. Returns NULL and sets *err (negative errno)
  * when the configuration is missing or invalid; connects lazily, on first use. */
 iorelay_client* iorelay_client_from_env(int* err);
+/* The same, and on failure a one-line reason in `why` (NUL-terminated, cut to `why_size`),
+ * naming the variable or file at fault: "IORELAY_PREFIX entries must be absolute". */
+iorelay_client* iorelay_client_from_env_why(int* err, char* why, size_t why_size);
 void iorelay_client_destroy(iorelay_client* c);
 
 /* 1 if the absolute, lexically normalised path lies under a forwarded prefix. */

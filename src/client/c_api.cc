@@ -1,5 +1,6 @@
 // The client-level C API: creation from the environment, prefixes, internal descriptors,
 // fork, statistics. Per-file and per-path calls live in file_*.cc, path_ops.cc, dir_ops.cc.
+#include <cstdio>
 #include <cstdlib>
 #include <cstring>
 
@@ -15,22 +16,25 @@ extern "C" {
 
 const char* iorelay_version(void) { return IORELAY_VERSION; }
 
-iorelay_client* iorelay_client_from_env(int* err) {
+iorelay_client* iorelay_client_from_env_why(int* err, char* why, size_t why_size) {
   int dummy;
   if (!err) err = &dummy;
+  auto failed = [&](const iorelay::Status& s) -> iorelay_client* {
+    *err = -s.code();
+    if (why != nullptr && why_size > 0) snprintf(why, why_size, "%s", s.message().c_str());
+    return nullptr;
+  };
   Result<iorelay::client::ClientConfig> cfg =
       iorelay::client::ParseConfig([](const char* name) { return std::getenv(name); });
-  if (!cfg.ok()) {
-    *err = -cfg.status().code();
-    return nullptr;
-  }
+  if (!cfg.ok()) return failed(cfg.status());
   Result<std::unique_ptr<Client>> c = Client::Create(std::move(*cfg));
-  if (!c.ok()) {
-    *err = -c.status().code();
-    return nullptr;
-  }
+  if (!c.ok()) return failed(c.status());
   *err = 0;
   return new iorelay_client{std::move(*c)};
+}
+
+iorelay_client* iorelay_client_from_env(int* err) {
+  return iorelay_client_from_env_why(err, nullptr, 0);
 }
 
 void iorelay_client_destroy(iorelay_client* c) { delete c; }

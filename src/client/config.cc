@@ -66,7 +66,7 @@ Result<ClientConfig> ParseConfig(const GetEnv& getenv) {
   if (!servers || !*servers) return Status::InvalidArgument("IORELAY_SERVERS is not set");
   for (const std::string& s : Split(servers, ',')) {
     Result<Address> a = ParseAddress(s);
-    if (!a.ok()) return a.status();
+    if (!a.ok()) return Status::InvalidArgument("IORELAY_SERVERS: " + a.status().message());
     cfg.servers.push_back(*a);
   }
   if (cfg.servers.empty()) return Status::InvalidArgument("IORELAY_SERVERS is empty");
@@ -76,13 +76,15 @@ Result<ClientConfig> ParseConfig(const GetEnv& getenv) {
   if (const char* p = getenv("IORELAY_PREFIX")) {
     for (const std::string& prefix : Split(p, ':')) {
       if (prefix[0] != '/')
-        return Status::InvalidArgument("IORELAY_PREFIX entries must be absolute");
+        return Status::InvalidArgument("IORELAY_PREFIX entries must be absolute, not '" + prefix +
+                                       "'");
       cfg.prefixes.push_back(TrimSlashes(prefix));
     }
   }
   const char* placement = getenv("IORELAY_PLACEMENT");
   Result<PlacementPolicy> policy = ParsePlacementName(placement ? placement : "");
-  if (!policy.ok()) return policy.status();
+  if (!policy.ok())
+    return Status::InvalidArgument("IORELAY_PLACEMENT: " + policy.status().message());
   cfg.placement = *policy;
 
   int64_t ranks_per_node = 1, timeout = 5000, max_conns = 64;

@@ -78,7 +78,11 @@ TEST(Config, MissingOrBadValues) {
                                                         {"IORELAY_SPIN_US", "fast"}}) {
     auto bad = Base();
     bad[k] = v;
-    EXPECT_EQ(Parse(bad).status().code(), EINVAL) << k << "=" << v;
+    Result<ClientConfig> got = Parse(bad);
+    EXPECT_EQ(got.status().code(), EINVAL) << k << "=" << v;
+    // The message names the variable, which is all the interposer can print before it goes
+    // inert.
+    EXPECT_NE(got.status().message().find(k), std::string::npos) << got.status().message();
   }
 }
 

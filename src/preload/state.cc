@@ -39,7 +39,7 @@ namespace {
 constexpr size_t kMaxTableSlots = size_t{1} << 20;
 
 void Warn(const char* what, int err) {
-  char msg[256];
+  char msg[512];
   int n =
       snprintf(msg, sizeof msg, "iorelay_preload: %s: %s; interposer inert\n", what, strerror(err));
   if (n > 0) syscall(SYS_write, 2, msg, static_cast<size_t>(n));
@@ -91,9 +91,12 @@ __attribute__((constructor)) void InitInterposer() {
   syscall(SYS_umask, mask);
   RecordUmask(mask);
   int err = 0;
-  iorelay_client* c = iorelay_client_from_env(&err);
+  char why[256] = "";
+  iorelay_client* c = iorelay_client_from_env_why(&err, why, sizeof why);
   if (c == nullptr) {
-    Warn("client configuration", err < 0 ? -err : EINVAL);
+    char what[300];
+    snprintf(what, sizeof what, "client configuration (%s)", why[0] ? why : "invalid");
+    Warn(what, err < 0 ? -err : EINVAL);
     return;
   }
   if (!g_table.Init(TableSlots())) {
