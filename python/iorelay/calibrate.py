@@ -276,6 +276,10 @@ def fit(
         doc, after, n = fit_access_times(doc, cells, simulate, ACCESS_ROUNDS // 2)
         evaluations += n
         log(f"  {ACCESS_TIMES} again: log error {after:.3f} ({evaluations} so far)")
+    if after > before:  # (never worse than where it started: the platform as given)
+        log(f"  no better than the start ({after:.3f} against {before:.3f}): the start kept")
+        doc, after = copy.deepcopy(dict(platform)), before
+        values = {n: get_value(doc, n) for n in scalars}
     if access:
         sizes = sorted(int(v) for v in cells["request_bytes"].unique())
         for size, t in zip(sizes, access_times(doc, sizes), strict=True):
@@ -365,6 +369,10 @@ def _nelder_mead(
     )
     best = np.clip(res.x, lows, highs)
     error = objective(best)
+    # The best point simulated, which a search cut short by maxfev need not return.
+    key, seen_best = min(seen.items(), key=lambda kv: kv[1])
+    if seen_best < error:
+        best, error = np.array(key), seen_best
     values = {n: float(10.0**v) for n, v in zip(names, best, strict=True)}
     return with_values(best), error, len(seen), values
 

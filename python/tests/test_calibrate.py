@@ -3,6 +3,7 @@ pattern choice, and the fit itself against a stand-in simulator whose truth is k
 
 from __future__ import annotations
 
+import copy
 import json
 from pathlib import Path
 from typing import Any
@@ -116,6 +117,17 @@ def test_fit_recovers_known_parameters() -> None:
     assert result.error_after < 1e-3 < result.error_before
     assert result.values["storage.device.seek"] == pytest.approx(3e-3, rel=0.05)
     assert result.values["storage.device.bw"] == pytest.approx(400e6, rel=0.05)
+
+
+def test_a_fit_cut_short_is_never_worse_than_its_start() -> None:
+    truth = _platform()
+    calibrate.set_value(truth, "storage.device.seek", 1e-7)  # below the search's bounds
+    cells = _cells()
+    cells["median"] = _stand_in(truth, cells)
+    start = copy.deepcopy(truth)  # already right, so every point the search tries is worse
+    for budget in (1, 2, 3):
+        result = calibrate.fit(start, cells, ["storage.device.seek"], _stand_in, budget)
+        assert result.error_after <= result.error_before, budget
 
 
 def test_access_times_read_as_src_device_reads_them() -> None:
