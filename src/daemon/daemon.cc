@@ -4,6 +4,7 @@
 
 #include <fmt/core.h>
 #include <stdio.h>
+#include <unistd.h>
 
 #include <algorithm>
 #include <chrono>
@@ -189,6 +190,9 @@ void Daemon::HeartbeatLoop() {
 
 void Daemon::Shutdown() {
   std::call_once(shutdown_once_, [this] {
+    // A ready file says that the daemon listens: gone once it stops (a script that waits for
+    // it must not find a stopped daemon's).
+    if (!core_->config.ready_file.empty()) ::unlink(core_->config.ready_file.c_str());
     const auto deadline = std::chrono::steady_clock::now() +
                           std::chrono::milliseconds(core_->config.shutdown_timeout_ms);
     // Stop accepting and reading; what is in flight finishes and its replies go out, up to

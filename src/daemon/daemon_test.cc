@@ -64,6 +64,8 @@ TEST_F(DaemonTest, ReadyFileListsAddresses) {
   std::string line;
   std::getline(in, line);
   EXPECT_EQ(line, "unix:" + socket_);
+  daemon_.reset();  // a stopped daemon's ready file is gone
+  EXPECT_FALSE(std::ifstream(dir_ + "/ready").good());
 }
 
 TEST_F(DaemonTest, WrongSecretIsRefusedAndClosed) {
