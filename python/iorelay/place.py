@@ -182,7 +182,11 @@ def add_parser(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None
         ),
     )
     where = p.add_mutually_exclusive_group(required=True)
-    where.add_argument("--topology", help="torus:4x4x4x4x2[:order=ABCDE] or fattree:LxPxU")
+    where.add_argument(
+        "--topology",
+        help="torus:4x4x4x4x2[:order=ABCDE], fattree:LxPxU or dragonfly:GxRxNxP[:routing=valiant] "
+        "(docs/placement.md)",
+    )
     where.add_argument("--nodes", type=int, help="a Mira partition size, e.g. 512 or 8192")
     p.add_argument(
         "--policy", default="route-aware", choices=POLICIES, help="policy whose mapping is written"
