@@ -345,6 +345,24 @@ def test_posix_aio_keeps_requests_in_flight_and_they_merge(daemon_factory: Daemo
     assert total["mean_requests_per_dispatch"] > 2, total
 
 
+def test_libaio_keeps_requests_in_flight_and_they_merge(daemon_factory: DaemonFactory):
+    """fio's libaio engine (io_submit/io_getevents) at iodepth 16 on forwarded files: the
+    requests go to the daemon, wait there together and merge, fio's verification passes, and a
+    file outside the prefix in the same job stays the kernel's (the shape of the posixaio test
+    above)."""
+    d = daemon_factory(1, scheduler="aioli", extra_args=["--delay-us", "300"])
+    job = (
+        "[global]\nioengine=libaio\niodepth=16\nrw=write\nbs=8k\nsize=4m\ndirect=1\n"
+        "verify=crc32c\nverify_fatal=1\ndo_verify=1\n"
+        f"[forwarded]\ndirectory={d.prefix}\n[local]\ndirectory={d.workdir}\n"
+    )
+    result = run(["fio", "-"], d.env(), input=job, cwd=d.workdir)
+    assert result.returncode == 0, result.stdout + result.stderr
+    total = query_stats(d.addresses()[0], d.credential_file)["total"]
+    assert total["by_op"]["pwrite"] == 512 and total["by_op"]["pread"] == 512, total["by_op"]
+    assert total["mean_requests_per_dispatch"] > 2, total
+
+
 def test_times_and_links_through_the_interposer(daemon_factory: DaemonFactory):
     """touch, ln -s, ln and touch -h on forwarded paths change the files in the export root,
     through the daemon (its counters show the calls)."""
