@@ -41,7 +41,7 @@ from rich.progress import (
 from iorelay import __version__, explore_sim, mpi, paths, units
 from iorelay.daemons import DaemonError
 from iorelay.results import ResultsFile, rows_from_bench, run_key
-from iorelay.run import RelayConfig, RunError, start_relay
+from iorelay.run import PLACEMENTS, RelayConfig, RunError, start_relay
 from iorelay.simulate import SimulateError
 
 DEFAULT_SWEEP = "sweep_default.toml"
@@ -92,7 +92,8 @@ def _section(doc: Mapping[str, Any], name: str, defaults: Mapping[str, Any]) -> 
     given = dict(doc.get(name, {}))
     unknown = set(given) - set(defaults) - ({"operations"} if name == "pattern" else set())
     if unknown:
-        raise SweepError(f"[{name}]: unknown keys {sorted(unknown)}; known: {sorted(defaults)}")
+        known = sorted({*defaults, *(["operations"] if name == "pattern" else [])})
+        raise SweepError(f"[{name}]: unknown keys {sorted(unknown)}; known: {known}")
     return {**defaults, **given}
 
 
@@ -117,6 +118,30 @@ def _configuration(values: Mapping[str, Any]) -> dict[str, Any] | None:
         "scheduler": str(values["scheduler"]),
         "placement": str(values["placement"]),
     }
+
+
+def check_relay_values(runs: list[dict[str, Any]]) -> None:
+    """SweepError for a [relay] value no run could use, before any run: a negative I/O-node
+    count, an unknown placement, a scheduler spec the daemon refuses (asked of the built
+    iorelayd's --print-config; not checked without a build)."""
+    for r in runs:
+        if r["ionodes"] < 0:
+            raise SweepError(f"[relay] ionodes must be >= 0, got {r['ionodes']}")
+        if r["placement"] not in PLACEMENTS and not r["placement"].startswith("map:"):
+            raise SweepError(
+                f"[relay] unknown placement {r['placement']!r}: {', '.join(PLACEMENTS)} or map:F"
+            )
+    specs = sorted({r["scheduler"] for r in runs if r["ionodes"] > 0})
+    try:
+        daemon = paths.find("iorelayd")
+    except paths.NotBuiltError:
+        return
+    for spec in specs:
+        argv = [str(daemon), "--scheduler", spec, "--print-config"]
+        done = subprocess.run(argv, capture_output=True, text=True, timeout=30, check=False)
+        if done.returncode != 0:
+            why = done.stderr.strip().splitlines()[-1] if done.stderr.strip() else "refused"
+            raise SweepError(f"[relay] scheduler {spec!r}: {why}")
 
 
 def parse_sweep(text: str, source: str = "<sweep>") -> Sweep:
@@ -454,9 +479,14 @@ def run(args: argparse.Namespace) -> int:
         from iorelay import explore_testbed  # imports the testbed's modules only when asked
 
         runner, default = explore_testbed.run_one, explore_testbed.TESTBED_SWEEP
+        if not args.dry_run and not explore_testbed.is_up():  # (not once per run)
+            print("iorelay explore: no testbed is up: `iorelay testbed up` first (root)",
+                  file=sys.stderr)  # fmt: skip
+            return 2
     sim = None
     try:
         sweep = load_sweep(args.sweep, default)
+        check_relay_values(sweep.runs)
         if getattr(args, "simulate", None) is not None:
             if runner is not None:
                 raise SweepError("--simulate and --testbed exclude each other")

@@ -43,6 +43,11 @@ class TestbedRunError(RuntimeError):
     """The testbed cannot run this configuration (not up, too few hosts)."""
 
 
+def is_up() -> bool:
+    doc = testbed.status()
+    return doc is not None and doc.get("phase") == "up"
+
+
 def testbed_hosts(config: Mapping[str, Any]) -> tuple[list[str], list[str], dict[str, Any]]:
     """(I/O-node hosts, compute hosts, testbed facts) for a run, from the testbed's state."""
     doc = testbed.status()

@@ -14,7 +14,7 @@ import pandas as pd
 import pytest
 from conftest import SUBPROCESS_TIMEOUT_S
 
-from iorelay import explore
+from iorelay import explore, paths
 from iorelay.explore import SweepError, load_sweep, parse_size, parse_sweep
 from iorelay.results import ResultsFile, run_key
 
@@ -195,3 +195,19 @@ def test_sweep_direct_and_one_daemon_resumes_and_is_analysed(disk_tmp: Path) -> 
     assert (forwarded["daemon_bytes_written"] >= forwarded["bytes"]).all()
     assert (forwarded["daemon_bytes_read"] >= forwarded["bytes"]).all()
     assert rows.loc[rows["ionodes"] == 0, "daemon_bytes_written"].isna().all()
+
+
+def test_relay_values_no_run_could_use_are_refused_before_any_run() -> None:
+    def runs(relay: str) -> list[dict]:
+        return explore.parse_sweep("[pattern]\nprocesses = 2\n" + relay).runs
+
+    explore.check_relay_values(runs("[relay]\nionodes = [0, 1]\nscheduler = 'sjf:gather=1ms'\n"))
+    with pytest.raises(explore.SweepError, match="ionodes must be >= 0, got -1"):
+        explore.check_relay_values(runs("[relay]\nionodes = [0, -1]\n"))
+    with pytest.raises(explore.SweepError, match="unknown placement 'nearest'"):
+        explore.check_relay_values(runs("[relay]\nionodes = 1\nplacement = 'nearest'\n"))
+    if shutil.which("iorelayd") or (paths.REPO_ROOT / "build/src/daemon/iorelayd").exists():
+        with pytest.raises(explore.SweepError, match=r"scheduler 'nosuch'.*unknown scheduler"):
+            explore.check_relay_values(runs("[relay]\nionodes = 1\nscheduler = 'nosuch'\n"))
+    # (a scheduler is not looked at where no run has I/O nodes)
+    explore.check_relay_values(runs("[relay]\nionodes = 0\nscheduler = 'nosuch'\n"))
