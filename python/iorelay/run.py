@@ -130,8 +130,8 @@ class Relay:
         for addr in [*relays, *self.ionode_addresses]:
             try:
                 out.append((addr, query_stats(addr, self.secret_file)))
-            except (StatsError, paths.NotBuiltError) as e:
-                out.append((addr, str(e).splitlines()[0]))
+            except (StatsError, paths.NotBuiltError) as e:  # (the tool's reason, on one line)
+                out.append((addr, " ".join(line.strip() for line in str(e).splitlines())))
         return out
 
 
@@ -236,7 +236,6 @@ def start_relay(config: RelayConfig, workdir: str | os.PathLike[str]) -> Iterato
     work = Path(workdir).resolve()
     work.mkdir(parents=True, exist_ok=True)
     root = Path(config.root).resolve() if config.root else work / "root"
-    root.mkdir(parents=True, exist_ok=True)
     prefix = config.prefix or str(root)
     relay = Relay(config, work, root, prefix)
     if config.placement not in PLACEMENTS and not config.placement.startswith("map:"):
@@ -246,12 +245,18 @@ def start_relay(config: RelayConfig, workdir: str | os.PathLike[str]) -> Iterato
             raise RunError("--node-aggregation starts its own daemons; it does not --attach")
         if config.secret_file is None:
             raise RunError("--attach needs --secret-file (the daemons' job credential)")
+        if config.prefix is None:
+            raise RunError("--attach needs --prefix (the path prefix the daemons export)")
         relay.addresses = list(config.attach)
         relay.secret_file = Path(config.secret_file).resolve()
         relay.preload = paths.find("libiorelay_preload.so")
+        for addr, answer in relay.stats():  # each answers, with this credential, or no run
+            if isinstance(answer, str):
+                raise RunError(f"--attach {addr}: {answer}")
         _write_run_file(relay)
         yield relay
         return
+    root.mkdir(parents=True, exist_ok=True)
     if config.ionodes < 0:
         raise RunError("--ionodes must be >= 0")
     if config.ionodes == 0:
@@ -536,7 +541,8 @@ def run(args: argparse.Namespace) -> int:
         try:
             with start_relay(config, workdir) as relay:
                 where = "direct" if relay.direct else ", ".join(relay.addresses)
-                console.print(f"iorelay run: {where}; prefix {relay.prefix} → {relay.root}")
+                served = "the attached daemons' export" if config.attach else relay.root
+                console.print(f"iorelay run: {where}; prefix {relay.prefix} → {served}")
                 env = relay.env(not args.no_preload)
                 if remote:  # so the command can keep its ranks off them (srun --exclude=...)
                     env["IORELAY_IONODE_HOSTS"] = ",".join(config.hosts)

@@ -388,3 +388,27 @@ def test_run_attaches_to_running_daemons(daemon_factory: DaemonFactory, disk_tmp
     )  # fmt: skip
     assert status == 0
     assert (daemons.root_dir / "hello").read_text() == "hello\n"
+
+
+@pytest.mark.needs_build("iorelayd", "libiorelay_preload.so", "iorelay-ctl")
+def test_attach_checks_the_daemons_before_the_command_runs(
+    daemon_factory: DaemonFactory, disk_tmp: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """A wrong credential, a daemon that is not there and a missing --prefix are errors before
+    the command starts (which would otherwise meet EACCES or EIO in its I/O)."""
+    daemons = daemon_factory(1)
+    marker = disk_tmp / "ran"
+    wrong = disk_tmp / "wrong.key"
+    wrong.write_text("0" * 64 + "\n")
+    wrong.chmod(0o600)
+    for addresses, secret, extra, why in [
+        (daemons.addresses(), wrong, ["--prefix", daemons.prefix], "auth"),
+        (["unix:/nonexistent/d.sock"], daemons.credential_file, ["--prefix", "/p"], "unix:/"),
+        (daemons.addresses(), daemons.credential_file, [], "--attach needs --prefix"),
+    ]:
+        status = iorelay_run(
+            "--attach", *addresses, "--secret-file", str(secret), *extra,
+            "--timeout", TIMEOUT, "--", "touch", str(marker),
+        )  # fmt: skip
+        assert status == 1 and why in capsys.readouterr().err, why
+        assert not marker.exists()
