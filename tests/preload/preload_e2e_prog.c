@@ -784,6 +784,7 @@ static void TestLinksOutOfTheTree(void) {
   CHECK(lstat(F("ln-dir/out.dat"), &st) == 0 && S_ISREG(st.st_mode));
   CHECK(lstat(F("ln-dir/"), &st) == 0 && S_ISDIR(st.st_mode)); /* a trailing slash follows */
   CHECK(access(F("ln-dir/out.dat"), R_OK) == 0);
+  CHECK(faccessat(AT_FDCWD, F("ln-out"), W_OK, AT_SYMLINK_NOFOLLOW) == 0); /* the link itself */
   CHECK(open(F("ln-out"), O_RDONLY | O_NOFOLLOW) == -1 && errno == ELOOP);
   FILE* f = fopen(F("ln-out"), "r");
   CHECK(f != NULL && fgets(buf, sizeof buf, f) != NULL && strcmp(buf, "outside") == 0);
