@@ -159,7 +159,11 @@ IORELAY_EXPORT int io_submit(io_context_t ctx, long nr, struct iocb** cbs) {
   while (done < nr) {
     // A run of requests on other descriptors goes to the kernel as one call.
     long run = 0;
-    while (done + run < nr && !IsForwardedFd(static_cast<int>(cbs[done + run]->aio_fildes))) ++run;
+    // (A null iocb too: the kernel's EFAULT.)
+    while (done + run < nr && (cbs[done + run] == nullptr ||
+                               !IsForwardedFd(static_cast<int>(cbs[done + run]->aio_fildes)))) {
+      ++run;
+    }
     if (run > 0) {
       const int sent = real(ctx, run, cbs + done);
       if (sent < 0) return done > 0 ? static_cast<int>(done) : sent;
