@@ -257,6 +257,34 @@ for path, flags in [({d.prefix + "/escape/new.txt"!r}, os.O_WRONLY | os.O_CREAT)
     assert by_op.get("open", 0) >= 3 and by_op.get("readlink", 0) >= 3, by_op
 
 
+def test_python_c_extensions_import_from_a_forwarded_directory(
+    daemon_factory: DaemonFactory, disk_tmp: Path
+):
+    """A Python package with C extensions kept in a forwarded directory (a virtual environment
+    on the parallel file system): the dynamic loader cannot open forwarded files, so the
+    interposer stages each shared object, and the forwarded ones it needs, in a local directory.
+    numpy's extension needs OpenBLAS through its RUNPATH $ORIGIN/../../numpy.libs; numpy then
+    imports from the forwarded copy and computes."""
+    import numpy
+
+    source = Path(numpy.__file__).parent
+    d = daemon_factory(1)
+    shutil.copytree(source, d.root_dir / "site" / "numpy")
+    if (source.parent / "numpy.libs").is_dir():
+        shutil.copytree(source.parent / "numpy.libs", d.root_dir / "site" / "numpy.libs")
+    staged = disk_tmp / "staged"
+    script = (
+        f"import sys; sys.path.insert(0, {d.prefix + '/site'!r}); import numpy; "
+        "print(numpy.__file__); print(numpy.linalg.inv(numpy.eye(2) * 4)[1][1])"
+    )
+    result = run([sys.executable, "-c", script], {**d.env(), "IORELAY_STAGE_DIR": str(staged)})
+    assert result.returncode == 0, result.stderr
+    assert result.stdout.split() == [f"{d.prefix}/site/numpy/__init__.py", "0.25"]
+    names = [p.name for p in staged.iterdir()]
+    assert any("_multiarray_umath" in n for n in names), names
+    assert staged.stat().st_mode & 0o777 == 0o700
+
+
 def test_paths_outside_the_prefix_are_untouched(daemon_factory: DaemonFactory, disk_tmp: Path):
     d = daemon_factory(1)
     local = disk_tmp / "local.txt"

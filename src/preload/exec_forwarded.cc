@@ -79,23 +79,11 @@ int CopyToMemfd(iorelay_file* f, const char* name) {
   int copy = ::memfd_create(label.c_str(), MFD_CLOEXEC | kMemfdExec);
   if (copy < 0 && errno == EINVAL) copy = ::memfd_create(label.c_str(), MFD_CLOEXEC);
   if (copy < 0) return -errno;
-  std::vector<char> buf(1 << 20);
-  off_t off = 0;
-  for (;;) {
-    const ssize_t n = iorelay_pread(f, buf.data(), buf.size(), off);
-    int error = n < 0 ? static_cast<int>(-n) : 0;
-    for (ssize_t done = 0; done < n && error == 0;) {
-      const ssize_t w = ::write(copy, buf.data() + done, static_cast<size_t>(n - done));
-      if (w < 0 && errno != EINTR) error = errno;
-      if (w > 0) done += w;
-    }
-    if (error != 0) {
-      ::close(copy);
-      return -error;
-    }
-    if (n == 0) return copy;
-    off += n;
+  if (const int rc = CopyForwardedFile(f, copy); rc < 0) {
+    ::close(copy);
+    return rc;
   }
+  return copy;
 }
 
 // What the kernel is to run for `path` (as the caller named it) with `argv`: 0 or -errno. A

@@ -4,6 +4,7 @@
 
 #include <aio.h>
 #include <dirent.h>
+#include <dlfcn.h>
 #include <fcntl.h>
 #include <ftw.h>
 #include <glob.h>
@@ -26,7 +27,7 @@
 // X(name): every function the interposer defines and may pass through to libc.
 // clang-format off
 #define IORELAY_LIBC_FUNCTIONS(X)                                                      \
-  X(open) X(open64) X(openat) X(openat64) X(__open_2) X(__open64_2) X(__openat_2)      \
+  X(dlopen) X(open) X(open64) X(openat) X(openat64) X(__open_2) X(__open64_2) X(__openat_2)      \
   X(__openat64_2) X(creat) X(creat64) X(close) X(read) X(write) X(__read_chk)          \
   X(pread) X(pread64) X(__pread_chk) X(__pread64_chk) X(pwrite) X(pwrite64) X(readv)   \
   X(writev) X(preadv) X(preadv64) X(pwritev) X(pwritev64) X(preadv2) X(pwritev2)       \

@@ -91,6 +91,10 @@ T OrOutOfTheTree(T rc, AbsPath* abs, bool follow_last, Local local) {
 // in *out, or 0 when it cannot be resolved (a relative path against an unknown base).
 int ResolvedPath(int dirfd, const char* path, AbsPath* out);
 
+// Writes the whole of the forwarded file `f` to the local descriptor `fd` (at its offset):
+// 0 or -errno (forwarded_copy.cc).
+int CopyForwardedFile(iorelay_file* f, int fd);
+
 // The mode a forwarded create asks the daemon for: `mode` less the process's file mode creation
 // mask, which the interposer records at start and at every umask() (the daemon applies no mask
 // of its own).

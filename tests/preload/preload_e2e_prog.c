@@ -4,6 +4,7 @@
 #define _GNU_SOURCE
 #include <aio.h>
 #include <dirent.h>
+#include <dlfcn.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <ftw.h>
@@ -832,6 +833,42 @@ static void TestLinksOutOfTheTree(void) {
   CHECK(unlink(target) == 0 && unlink(F("ln-out")) == 0 && unlink(F("ln-dir")) == 0);
 }
 
+/* Copies the local file `from` to the local file `to` (0 on success). */
+static int CopyLocal(const char* from, const char* to) {
+  char buf[65536];
+  int in = open(from, O_RDONLY), out = open(to, O_WRONLY | O_CREAT | O_TRUNC, 0755);
+  ssize_t n = 0;
+  while (in >= 0 && out >= 0 && (n = read(in, buf, sizeof buf)) > 0) {
+    if (write(out, buf, (size_t)n) != n) n = -1;
+  }
+  if (in >= 0) close(in);
+  if (out >= 0) close(out);
+  return in >= 0 && out >= 0 && n == 0 ? 0 : -1;
+}
+
+/* dlopen of a shared object in the forwarded tree, whose dependency the loader finds there only
+ * through its RUNPATH $ORIGIN/deps: both are staged and the object works; a name without '/'
+ * is the loader's as always. */
+static void TestDlopenForwarded(void) {
+  const char* lib = getenv("E2E_DLTEST_LIB");
+  const char* dep = getenv("E2E_DLTEST_DEP");
+  CHECK(lib != NULL && dep != NULL);
+  if (lib == NULL || dep == NULL) return;
+  CHECK(mkdir(B("plugins"), 0755) == 0 && mkdir(B("plugins/deps"), 0755) == 0);
+  CHECK(CopyLocal(lib, B("plugins/libdltest.so")) == 0);
+  CHECK(CopyLocal(dep, B("plugins/deps/libdltest_dep.so")) == 0);
+  void* h = dlopen(F("plugins/libdltest.so"), RTLD_NOW);
+  if (h == NULL) fprintf(stderr, "dlopen: %s\n", dlerror());
+  int (*value)(void) = NULL;
+  void* symbol = h != NULL ? dlsym(h, "dltest_value") : NULL;
+  memcpy(&value, &symbol, sizeof value); /* (POSIX's way from dlsym to a function) */
+  CHECK(value != NULL && value() == 42);
+  CHECK(dlopen(F("plugins/missing.so"), RTLD_NOW) == NULL);
+  CHECK(dlopen("libm.so.6", RTLD_NOW) != NULL);
+  CHECK(unlink(F("plugins/deps/libdltest_dep.so")) == 0 && unlink(F("plugins/libdltest.so")) == 0);
+  CHECK(rmdir(F("plugins/deps")) == 0 && rmdir(F("plugins")) == 0);
+}
+
 /* A last component of "." or ".." names no entry to remove, make or rename: the kernel refuses
  * those calls (their lexical form would name the directory itself). */
 static void TestDotLastComponents(void) {
@@ -1087,6 +1124,7 @@ int main(int argc, char** argv) {
   TestExecForwardedPrograms();
   TestLinksOutOfTheTree();
   TestDotLastComponents();
+  TestDlopenForwarded();
   TestSystem();
   TestPopenStreamsClosedInLaterShells();
   printf("%s: %d checks\n", g_failed ? "FAILED" : "passed", g_step);

@@ -79,11 +79,13 @@ TEST(PreloadEndToEnd, UnmodifiedProgramThroughTheInterposer) {
   std::string runtime = SanitizerRuntime();
   if (!runtime.empty()) preload = runtime + ":" + preload;
   std::string log = daemon.dir() + "/prog.log";
-  int rc = RunWithTimeout({E2E_PROG, "/fwd", daemon.root(), local},
-                          {"LD_PRELOAD=" + preload, "IORELAY_SERVERS=" + daemon.address(),
-                           "IORELAY_SECRET_FILE=" + daemon.secret_file(), "IORELAY_PREFIX=/fwd",
-                           "IORELAY_TIMEOUT_MS=5000"},
-                          log, std::chrono::seconds(60));
+  int rc = RunWithTimeout(
+      {E2E_PROG, "/fwd", daemon.root(), local},
+      {"LD_PRELOAD=" + preload, "IORELAY_SERVERS=" + daemon.address(),
+       "IORELAY_SECRET_FILE=" + daemon.secret_file(), "IORELAY_PREFIX=/fwd",
+       "IORELAY_TIMEOUT_MS=5000", "IORELAY_STAGE_DIR=" + daemon.dir() + "/staged",
+       std::string("E2E_DLTEST_LIB=") + DLTEST_LIB, std::string("E2E_DLTEST_DEP=") + DLTEST_DEP},
+      log, std::chrono::seconds(60));
   EXPECT_EQ(rc, 0) << "preload_e2e_prog output:\n" << iorelay::client::ReadWholeFile(log);
 }
 
