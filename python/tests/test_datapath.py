@@ -389,6 +389,13 @@ def test_libaio_keeps_requests_in_flight_and_they_merge(daemon_factory: DaemonFa
     total = query_stats(d.addresses()[0], d.credential_file)["total"]
     assert total["by_op"]["pwrite"] == 512 and total["by_op"]["pread"] == 512, total["by_op"]
     assert total["mean_requests_per_dispatch"] > 2, total
+    # A queue deeper than the client's connections (each request in flight holds one until its
+    # event is taken): the requests past the budget are carried out at once, never waiting for
+    # a connection that only this process could free.
+    deep = job.replace("iodepth=16", "iodepth=64").replace("rw=write", "rw=randrw")
+    env = {**d.env(), "IORELAY_MAX_CONNECTIONS": "4"}
+    result = run(["fio", "-"], env, input=deep, cwd=d.workdir)
+    assert result.returncode == 0, result.stdout + result.stderr
 
 
 def test_times_and_links_through_the_interposer(daemon_factory: DaemonFactory):

@@ -91,6 +91,15 @@ T OrOutOfTheTree(T rc, AbsPath* abs, bool follow_last, Local local) {
 // in *out, or 0 when it cannot be resolved (a relative path against an unknown base).
 int ResolvedPath(int dirfd, const char* path, AbsPath* out);
 
+// Requests the AIO wrappers (POSIX and libaio) keep in flight at the daemon each hold a
+// connection of the client's pool until their result is taken: at most half the pool
+// (IORELAY_MAX_CONNECTIONS) at once, so that a process's own unreaped requests never leave a
+// synchronous call waiting for a connection forever. Take a slot before iorelay_submit_*
+// (false: carry the request out at once), return it when its result is taken
+// (async_slots.cc).
+bool TakeAsyncSlot();
+void ReturnAsyncSlot();
+
 // Writes the whole of the forwarded file `f` to the local descriptor `fd` (at its offset):
 // 0 or -errno (forwarded_copy.cc).
 int CopyForwardedFile(iorelay_file* f, int fd);

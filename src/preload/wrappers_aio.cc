@@ -78,6 +78,7 @@ void Settle(struct aiocb* cb) {
   InFlight* p = Pending(cb);
   if (p == nullptr) return;
   const ssize_t rc = iorelay_request_wait(p->request);
+  ReturnAsyncSlot();
   delete p;
   cb->__error_code = rc < 0 ? static_cast<int>(-rc) : 0;
   cb->__return_value = rc < 0 ? -1 : rc;
@@ -90,14 +91,19 @@ bool SubmitInFlight(struct aiocb* cb, bool is_write) {
   FdTable::Ref e = g_table.Acquire(cb->aio_fildes);
   if (!e || e->file == nullptr) return false;
   if (is_write && (iorelay_getfl(e->file) & O_APPEND)) return false;
+  if (!TakeAsyncSlot()) return false;
   iorelay_request* r = nullptr;
   void* buf = const_cast<void*>(cb->aio_buf);
   const int rc = is_write ? iorelay_submit_pwrite(e->file, buf, cb->aio_nbytes, cb->aio_offset, &r)
                           : iorelay_submit_pread(e->file, buf, cb->aio_nbytes, cb->aio_offset, &r);
-  if (rc < 0) return false;
+  if (rc < 0) {
+    ReturnAsyncSlot();
+    return false;
+  }
   auto* p = new (std::nothrow) InFlight{std::move(e), r};
   if (p == nullptr) {
     Complete(cb, FromClient<ssize_t>(iorelay_request_wait(r)));
+    ReturnAsyncSlot();
     return true;
   }
   cb->__error_code = EINPROGRESS;

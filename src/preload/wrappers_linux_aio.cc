@@ -2,19 +2,22 @@
 // descriptors: the kernel cannot take a request on a forwarded descriptor's placeholder, so a
 // positional read or write on one is sent to the daemon (iorelay_submit_*, in flight there
 // until its event is taken, so a context's requests queue and merge as fio's libaio engine
-// queues them); a vectored read or write, fsync and fdatasync are carried out in io_submit and
-// their events wait in the context. io_getevents hands out the context's forwarded events and
-// the kernel's. Requests on other descriptors, and contexts that never saw a forwarded one, are
-// libaio's as they are. Raw io_submit system calls and io_uring are not seen (EBADF).
+// queues them; within the process's budget of such requests, TakeAsyncSlot); a vectored read or
+// write, fsync, fdatasync, a request beyond the budget and one asking for an eventfd signal
+// (IOCB_FLAG_RESFD) are carried out in io_submit and their events wait in the context.
+// io_getevents hands out the context's forwarded events and the kernel's. Requests on other
+// descriptors are libaio's as they are. Raw io_submit system calls, io_pgetevents and
+// io_uring are not seen (EBADF).
 #include <dlfcn.h>
 #include <linux/aio_abi.h>
-#include <sched.h>
 #include <time.h>
+#include <unistd.h>
 
 #include <cerrno>
 #include <chrono>
 #include <list>
 #include <mutex>
+#include <thread>
 #include <unordered_map>
 
 #include "preload/state.h"
@@ -29,28 +32,31 @@ using SubmitFn = int (*)(io_context_t, long, struct iocb**);
 using GetEventsFn = int (*)(io_context_t, long, long, struct io_event*, struct timespec*);
 using CancelFn = int (*)(io_context_t, struct iocb*, struct io_event*);
 using DestroyFn = int (*)(io_context_t);
+using Clock = std::chrono::steady_clock;
 
 template <class F>
 F Next(const char* name) {
   return reinterpret_cast<F>(dlsym(RTLD_NEXT, name));
 }
 
-// A forwarded request of a context: in flight at the daemon, or done (its event ready).
+// A forwarded request of a context: in flight at the daemon (`request`), or done (`result`).
+// Its event's data and object are taken at submission, as the kernel copies an iocb.
 struct Forwarded {
-  struct iocb* cb;
+  __u64 data, obj;
   FdTable::Ref entry;                  // keeps the file open until the event is taken
   iorelay_request* request = nullptr;  // null once done
   long long result = 0;
+  bool waited = false;  // a thread waits for it outside the context's lock
 };
 
 struct Context {
-  std::mutex mu;                  // (a context is used by one thread at a time, as a rule)
+  std::mutex mu;                  // never held across a call that blocks
   std::list<Forwarded> requests;  // GUARDED_BY(mu); in submission order
-  long kernel_inflight = 0;       // GUARDED_BY(mu); submitted to the kernel, event not taken
+  bool kernel_requests = false;   // GUARDED_BY(mu); the kernel got some since registration
 };
 
-// Every context io_submit has seen, while the interposer is active (a context's entry is
-// stable: node-based map, erased by io_destroy only).
+// The contexts that got a forwarded request (an entry is stable: node-based map, erased by
+// io_destroy only). Others are libaio's alone.
 std::mutex g_mu;
 std::unordered_map<io_context_t, Context>* g_contexts = nullptr;  // GUARDED_BY(g_mu); never freed
 
@@ -67,7 +73,10 @@ Context* FindOrAdd(io_context_t ctx) {
   return &(*g_contexts)[ctx];
 }
 
-bool Supported(const struct iocb* cb) {
+// 0, or the errno io_submit answers for an iocb it cannot take on a forwarded descriptor.
+int Refusal(const struct iocb* cb, const FdTable::Ref& entry) {
+  if (!entry || entry->file == nullptr) return EBADF;
+  if (cb->aio_rw_flags != 0) return EINVAL;  // (RWF_* are not forwarded)
   switch (cb->aio_lio_opcode) {
     case IOCB_CMD_PREAD:
     case IOCB_CMD_PWRITE:
@@ -75,61 +84,71 @@ bool Supported(const struct iocb* cb) {
     case IOCB_CMD_PWRITEV:
     case IOCB_CMD_FSYNC:
     case IOCB_CMD_FDSYNC:
-      return true;
+      return 0;
     default:
-      return false;
+      return EINVAL;
   }
 }
 
-struct io_event EventOf(const Forwarded& f) {
-  return {f.cb->aio_data, reinterpret_cast<__u64>(f.cb), f.result, 0};
-}
-
-// One forwarded iocb started (or, for the calls with no submit form, carried out).
-Forwarded Start(FdTable::Ref entry, struct iocb* cb) {
-  Forwarded f{cb, std::move(entry)};
+// One forwarded iocb started, or carried out at once.
+Forwarded Start(FdTable::Ref entry, const struct iocb* cb) {
+  Forwarded f{cb->aio_data, reinterpret_cast<__u64>(cb), std::move(entry)};
   iorelay_file* file = f.entry->file;
   void* buf = reinterpret_cast<void*>(cb->aio_buf);
   const auto* iov = reinterpret_cast<const struct iovec*>(cb->aio_buf);
-  int rc = 0;
+  const int iovcnt = static_cast<int>(cb->aio_nbytes);
+  const bool positional =
+      cb->aio_lio_opcode == IOCB_CMD_PREAD || cb->aio_lio_opcode == IOCB_CMD_PWRITE;
+  if (positional && (cb->aio_flags & IOCB_FLAG_RESFD) == 0 && TakeAsyncSlot()) {
+    const int rc =
+        cb->aio_lio_opcode == IOCB_CMD_PREAD
+            ? iorelay_submit_pread(file, buf, cb->aio_nbytes, cb->aio_offset, &f.request)
+            : iorelay_submit_pwrite(file, buf, cb->aio_nbytes, cb->aio_offset, &f.request);
+    if (rc == 0) return f;
+    ReturnAsyncSlot();
+  }
   switch (cb->aio_lio_opcode) {
     case IOCB_CMD_PREAD:
-      rc = iorelay_submit_pread(file, buf, cb->aio_nbytes, cb->aio_offset, &f.request);
+      f.result = iorelay_pread(file, buf, cb->aio_nbytes, cb->aio_offset);
       break;
     case IOCB_CMD_PWRITE:
-      rc = iorelay_submit_pwrite(file, buf, cb->aio_nbytes, cb->aio_offset, &f.request);
+      f.result = iorelay_pwrite(file, buf, cb->aio_nbytes, cb->aio_offset);
       break;
     case IOCB_CMD_PREADV:
-      f.result = iorelay_preadv(file, iov, static_cast<int>(cb->aio_nbytes), cb->aio_offset);
+      f.result = iorelay_preadv(file, iov, iovcnt, cb->aio_offset);
       break;
     case IOCB_CMD_PWRITEV:
-      f.result = iorelay_pwritev(file, iov, static_cast<int>(cb->aio_nbytes), cb->aio_offset);
+      f.result = iorelay_pwritev(file, iov, iovcnt, cb->aio_offset);
       break;
-    case IOCB_CMD_FSYNC:
-    case IOCB_CMD_FDSYNC:
+    default:  // IOCB_CMD_FSYNC, IOCB_CMD_FDSYNC (Refusal let nothing else through)
       f.result = iorelay_fsync(file, cb->aio_lio_opcode == IOCB_CMD_FDSYNC);
-      break;
-    default:
-      f.result = -EINVAL;
   }
-  if (rc < 0) f.result = rc;
+  if (cb->aio_flags & IOCB_FLAG_RESFD) {
+    const uint64_t one = 1;  // the eventfd's count, as the kernel adds it on completion
+    (void)!::write(static_cast<int>(cb->aio_resfd), &one, sizeof one);
+  }
   return f;
 }
 
-// Moves the context's forwarded events into `out` (at most `room`), in submission order as far
-// as they are done; waits for the oldest first when `wait` and none is done. Under c->mu.
-long TakeDone(Context* c, struct io_event* out, long room, bool wait) {
+// The request's result taken (it is ready, or the caller waits for it).
+void Settle(Forwarded* f) {
+  f->result = iorelay_request_wait(f->request);
+  f->request = nullptr;
+  ReturnAsyncSlot();
+}
+
+// Moves the context's done forwarded events into `out` (at most `room`), in submission order,
+// taking the results that have arrived. Under c->mu.
+long TakeDone(Context* c, struct io_event* out, long room) {
   long got = 0;
   for (auto it = c->requests.begin(); it != c->requests.end() && got < room;) {
-    if (it->request != nullptr && (wait && got == 0 && it == c->requests.begin())) {
-      it->result = iorelay_request_wait(it->request);  // (the daemon serves them all)
-      it->request = nullptr;
-    } else if (it->request != nullptr && iorelay_request_ready(it->request)) {
-      it->result = iorelay_request_wait(it->request);
-      it->request = nullptr;
+    if (it->waited) {
+      ++it;
+      continue;
     }
+    if (it->request != nullptr && iorelay_request_ready(it->request)) Settle(&*it);
     if (it->request == nullptr) {
-      out[got++] = EventOf(*it);
+      out[got++] = {it->data, it->obj, it->result, 0};
       it = c->requests.erase(it);
     } else {
       ++it;
@@ -138,11 +157,12 @@ long TakeDone(Context* c, struct io_event* out, long room, bool wait) {
   return got;
 }
 
-bool Expired(const struct timespec* timeout, std::chrono::steady_clock::time_point start) {
-  if (timeout == nullptr) return false;
-  const auto limit =
-      std::chrono::seconds(timeout->tv_sec) + std::chrono::nanoseconds(timeout->tv_nsec);
-  return std::chrono::steady_clock::now() - start >= limit;
+struct timespec Remaining(Clock::time_point deadline) {
+  const auto left = std::max(deadline - Clock::now(), Clock::duration::zero());
+  const auto s = std::chrono::duration_cast<std::chrono::seconds>(left);
+  return {
+      static_cast<time_t>(s.count()),
+      static_cast<long>(std::chrono::duration_cast<std::chrono::nanoseconds>(left - s).count())};
 }
 
 }  // namespace
@@ -153,30 +173,36 @@ IORELAY_EXPORT int io_submit(io_context_t ctx, long nr, struct iocb** cbs) {
   static const auto real = Next<SubmitFn>("io_submit");
   if (real == nullptr) return -ENOSYS;
   if (g_client == nullptr || nr <= 0 || cbs == nullptr) return real(ctx, nr, cbs);
-  Context* c = FindOrAdd(ctx);
-  std::lock_guard<std::mutex> lock(c->mu);
+  auto forwarded = [&](long i) {
+    return cbs[i] != nullptr && IsForwardedFd(static_cast<int>(cbs[i]->aio_fildes));
+  };
+  Context* c = Find(ctx);
   long done = 0;
   while (done < nr) {
-    // A run of requests on other descriptors goes to the kernel as one call.
+    // A run of requests on other descriptors goes to the kernel as one call (a null iocb too:
+    // the kernel's EFAULT).
     long run = 0;
-    // (A null iocb too: the kernel's EFAULT.)
-    while (done + run < nr && (cbs[done + run] == nullptr ||
-                               !IsForwardedFd(static_cast<int>(cbs[done + run]->aio_fildes)))) {
-      ++run;
-    }
+    while (done + run < nr && !forwarded(done + run)) ++run;
     if (run > 0) {
       const int sent = real(ctx, run, cbs + done);
       if (sent < 0) return done > 0 ? static_cast<int>(done) : sent;
-      c->kernel_inflight += sent;
+      if (c != nullptr && sent > 0) {
+        std::lock_guard<std::mutex> lock(c->mu);
+        c->kernel_requests = true;
+      }
       done += sent;
       if (sent < run) break;
       continue;
     }
-    struct iocb* cb = cbs[done];
+    const struct iocb* cb = cbs[done];
     FdTable::Ref entry = g_table.Acquire(static_cast<int>(cb->aio_fildes));
-    const int refused = !entry || entry->file == nullptr ? EBADF : Supported(cb) ? 0 : EINVAL;
-    if (refused != 0) return done > 0 ? static_cast<int>(done) : -refused;
-    c->requests.push_back(Start(std::move(entry), cb));
+    if (const int refused = Refusal(cb, entry); refused != 0) {
+      return done > 0 ? static_cast<int>(done) : -refused;
+    }
+    Forwarded f = Start(std::move(entry), cb);
+    if (c == nullptr) c = FindOrAdd(ctx);
+    std::lock_guard<std::mutex> lock(c->mu);
+    c->requests.push_back(std::move(f));
     ++done;
   }
   return static_cast<int>(done);
@@ -188,35 +214,54 @@ IORELAY_EXPORT int io_getevents(io_context_t ctx, long min_nr, long nr, struct i
   if (real == nullptr) return -ENOSYS;
   Context* c = Find(ctx);
   if (c == nullptr || nr <= 0 || min_nr > nr) return real(ctx, min_nr, nr, events, timeout);
-  std::lock_guard<std::mutex> lock(c->mu);
-  if (c->requests.empty()) {  // only the kernel's
-    const int k = real(ctx, min_nr, nr, events, timeout);
-    if (k > 0) c->kernel_inflight -= k;
-    return k;
-  }
-  const auto start = std::chrono::steady_clock::now();
+  const Clock::time_point deadline = timeout == nullptr
+                                         ? Clock::time_point::max()
+                                         : Clock::now() + std::chrono::seconds(timeout->tv_sec) +
+                                               std::chrono::nanoseconds(timeout->tv_nsec);
+  auto backoff = std::chrono::microseconds(10);
   long got = 0;
   for (;;) {
-    got += TakeDone(c, events + got, nr - got, false);
-    if (got < nr) {  // the kernel's that are done (a look at its ring)
+    bool pending = false, kernel = false;
+    Forwarded* oldest = nullptr;  // to wait for outside the lock
+    {
+      std::lock_guard<std::mutex> lock(c->mu);
+      got += TakeDone(c, events + got, nr - got);
+      kernel = c->kernel_requests;
+      for (Forwarded& f : c->requests) {
+        if (f.request == nullptr) continue;
+        pending = true;
+        if (oldest == nullptr && !f.waited) oldest = &f;
+      }
+      // Only the daemon's requests, and no deadline: block on the oldest (the daemon serves
+      // them in order). Otherwise look again after a while.
+      if (got >= min_nr || kernel || timeout != nullptr) oldest = nullptr;
+      if (oldest != nullptr) oldest->waited = true;
+    }
+    if (oldest == nullptr && got < nr) {  // the kernel's done requests (a look at its ring)
       struct timespec now = {0, 0};
       const int k = real(ctx, 0, nr - got, events + got, &now);
       if (k < 0) return got > 0 ? static_cast<int>(got) : k;
-      c->kernel_inflight -= k;
       got += k;
     }
-    if (got >= min_nr || got == nr || Expired(timeout, start)) return static_cast<int>(got);
-    if (c->requests.empty()) {  // only the kernel's left: its own wait, for what is missing
-      const int k = real(ctx, min_nr - got, nr - got, events + got, timeout);
+    if (got >= min_nr || Clock::now() >= deadline) return static_cast<int>(got);
+    if (!pending) {  // only the kernel's can still come: its own wait, for the time left
+      struct timespec left = Remaining(deadline);
+      const int k =
+          real(ctx, min_nr - got, nr - got, events + got, timeout == nullptr ? nullptr : &left);
       if (k < 0) return got > 0 ? static_cast<int>(got) : k;
-      c->kernel_inflight -= k;
       return static_cast<int>(got + k);
     }
-    if (c->kernel_inflight <= 0) {
-      got += TakeDone(c, events + got, nr - got, true);  // only the daemon's: the oldest
-    } else {
-      sched_yield();  // both: look at each again
+    if (oldest != nullptr) {
+      const ssize_t result = iorelay_request_wait(oldest->request);
+      std::lock_guard<std::mutex> lock(c->mu);
+      oldest->result = result;
+      oldest->request = nullptr;
+      oldest->waited = false;
+      ReturnAsyncSlot();
+      continue;
     }
+    std::this_thread::sleep_for(std::min<Clock::duration>(backoff, deadline - Clock::now()));
+    backoff = std::min(backoff * 2, std::chrono::microseconds(1000));
   }
 }
 
@@ -228,7 +273,7 @@ IORELAY_EXPORT int io_cancel(io_context_t ctx, struct iocb* cb, struct io_event*
   if (Context* c = Find(ctx)) {
     std::lock_guard<std::mutex> lock(c->mu);
     for (const Forwarded& f : c->requests) {
-      if (f.cb == cb) return -EAGAIN;
+      if (f.obj == reinterpret_cast<__u64>(cb)) return -EAGAIN;
     }
   }
   return real(ctx, cb, event);
@@ -243,7 +288,7 @@ IORELAY_EXPORT int io_destroy(io_context_t ctx) {
     {
       std::lock_guard<std::mutex> lock(c->mu);
       for (Forwarded& f : c->requests) {
-        if (f.request != nullptr) iorelay_request_wait(f.request);
+        if (f.request != nullptr && !f.waited) Settle(&f);
       }
     }
     std::lock_guard<std::mutex> lock(g_mu);

@@ -1,0 +1,34 @@
+// The budget of requests the AIO wrappers keep in flight at the daemon (state.h).
+#include <atomic>
+#include <cstdlib>
+
+#include "preload/state.h"
+
+namespace iorelay::preload {
+namespace {
+
+std::atomic<int> g_in_flight{0};
+
+int Limit() {
+  // Half of the client's connection pool (IORELAY_MAX_CONNECTIONS, 64 unless set), at least 1.
+  static const int limit = [] {
+    const char* v = getenv("IORELAY_MAX_CONNECTIONS");
+    const long pool = v != nullptr && *v != '\0' ? strtol(v, nullptr, 10) : 64;
+    return pool >= 2 ? static_cast<int>(pool / 2) : 1;
+  }();
+  return limit;
+}
+
+}  // namespace
+
+bool TakeAsyncSlot() {
+  int n = g_in_flight.load(std::memory_order_relaxed);
+  while (n < Limit()) {
+    if (g_in_flight.compare_exchange_weak(n, n + 1, std::memory_order_acq_rel)) return true;
+  }
+  return false;
+}
+
+void ReturnAsyncSlot() { g_in_flight.fetch_sub(1, std::memory_order_acq_rel); }
+
+}  // namespace iorelay::preload
