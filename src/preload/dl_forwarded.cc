@@ -2,12 +2,13 @@
 // kept there, an application's plugin). The dynamic loader opens objects with its own system
 // calls, which no interposer sees, so a forwarded object is staged: copied into a local
 // directory of this user's ($IORELAY_STAGE_DIR, else ${TMPDIR:-/tmp}/iorelay-dl-UID, mode
-// 0700), named by the file's identity and version (device, inode, size, modification time), so
-// the processes of a node share one copy and a changed file gets a new one. The forwarded
-// objects it needs are staged and loaded before it, depth first: a DT_NEEDED name not loaded
-// yet, found in a forwarded directory of its search path (DT_RPATH or DT_RUNPATH with $ORIGIN
-// as the object's forwarded directory, or LD_LIBRARY_PATH). The loader then finds them among
-// the loaded objects by their SONAME. A link out of the tree is the loader's, at its target.
+// 0700, used by its descriptor), named by the file's identity and version (device, inode,
+// size, modification time), so the processes of a node share one copy and a changed file gets
+// a new one. The forwarded objects it needs are staged and loaded before it, depth first,
+// with the caller's binding mode: a DT_NEEDED name not loaded yet, found in a forwarded
+// directory of its search path (DT_RPATH or DT_RUNPATH with $ORIGIN as the object's forwarded
+// directory, or LD_LIBRARY_PATH). The loader then finds them among the loaded objects by their
+// SONAME. A link out of the tree is the loader's, at its target.
 //
 // A name without '/' is searched by libc's dlopen in its caller's RUNPATH: libc finds the
 // caller by its return address, so on x86_64 dlopen is a jump into libc after the name is
@@ -20,6 +21,8 @@
 
 #include <climits>
 #include <cstring>
+#include <mutex>
+#include <set>
 #include <string>
 
 #include "preload/elf_dynamic.h"
@@ -31,12 +34,27 @@ using namespace iorelay::preload;
 
 namespace {
 
-constexpr int kMaxDepth = 16;  // objects needing objects needing ... (a cycle ends here)
+constexpr int kMaxDepth = 16;  // objects needing objects needing ...
 
-// This user's staging directory, made on first use; "" when it cannot be made safely (not a
-// directory of ours that only we may write).
-const std::string& StageDir() {
-  static const std::string dir = [] {
+// This user's staging directory, opened after it is checked (a directory of ours that nobody
+// else may write) and used by its descriptor from then on, so a directory put in its place
+// later (a /tmp cleaner removed it, another user made one) is never written or read. The
+// descriptor is checked before each use, as the application may have closed its number.
+class StageDirectory {
+ public:
+  // The directory's descriptor, or -1 when it cannot be made safely.
+  int Fd() {
+    std::lock_guard<std::mutex> lock(mu_);
+    struct stat st;
+    if (fd_ >= 0 && REAL(fstat)(fd_, &st) == 0 && st.st_dev == dev_ && st.st_ino == ino_) {
+      return fd_;
+    }
+    fd_ = Open();
+    return fd_;
+  }
+
+ private:
+  int Open() {
     std::string d;
     if (const char* e = getenv("IORELAY_STAGE_DIR"); e != nullptr && *e != '\0') {
       d = e;
@@ -45,44 +63,91 @@ const std::string& StageDir() {
       d = std::string(tmp != nullptr && *tmp != '\0' ? tmp : "/tmp") + "/iorelay-dl-" +
           std::to_string(getuid());
     }
+    if (REAL(mkdir)(d.c_str(), 0700) != 0 && errno != EEXIST) return -1;
+    const int fd = REAL(open)(d.c_str(), O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
     struct stat st;
-    if (REAL(mkdir)(d.c_str(), 0700) != 0 && errno != EEXIST) return std::string();
-    if (REAL(lstat)(d.c_str(), &st) != 0 || !S_ISDIR(st.st_mode) || st.st_uid != getuid() ||
-        (st.st_mode & 022) != 0) {
-      return std::string();
+    if (fd < 0) return -1;
+    if (REAL(fstat)(fd, &st) != 0 || st.st_uid != getuid() || (st.st_mode & 022) != 0) {
+      REAL(close)(fd);
+      return -1;
     }
-    return d;
-  }();
-  return dir;
-}
+    dev_ = st.st_dev;
+    ino_ = st.st_ino;
+    return fd;
+  }
+
+  std::mutex mu_;
+  int fd_ = -1;  // GUARDED_BY(mu_)
+  dev_t dev_ = 0;
+  ino_t ino_ = 0;
+};
+
+StageDirectory g_stage_dir;
 
 std::string DirOf(const std::string& path) { return path.substr(0, path.rfind('/')); }
 
-// The local copy of the forwarded regular file `fwd` (canonical), made if missing: 0 or -errno.
-int Stage(const char* fwd, std::string* local) {
-  const std::string& dir = StageDir();
-  if (dir.empty()) return -EACCES;
+// The staged copy's name for the forwarded regular file `fwd` (canonical), by its identity and
+// version, and the size it must have: 0 or -errno.
+int StagedName(const char* fwd, std::string* name, off_t* size) {
   struct stat st;
   if (int rc = iorelay_stat(g_client, fwd, &st, 0); rc < 0) return rc;
   if (!S_ISREG(st.st_mode)) return -EISDIR;
-  *local = dir + "/" + std::to_string(st.st_dev) + "-" + std::to_string(st.st_ino) + "-" +
-           std::to_string(st.st_size) + "-" + std::to_string(st.st_mtim.tv_sec) + "." +
-           std::to_string(st.st_mtim.tv_nsec) + "-" + (strrchr(fwd, '/') + 1);
-  struct stat have;
-  if (REAL(stat)(local->c_str(), &have) == 0 && have.st_size == st.st_size) return 0;
+  *name = std::to_string(st.st_dev) + "-" + std::to_string(st.st_ino) + "-" +
+          std::to_string(st.st_size) + "-" + std::to_string(st.st_mtim.tv_sec) + "." +
+          std::to_string(st.st_mtim.tv_nsec) + "-" + (strrchr(fwd, '/') + 1);
+  *size = st.st_size;
+  return 0;
+}
+
+std::string LoaderPath(int dir, const std::string& name) {
+  return "/proc/self/fd/" + std::to_string(dir) + "/" + name;
+}
+
+// Writes the whole of `fwd` as `name` in `dir`, atomically: a process sharing the directory
+// sees the whole copy or none (an unnamed file linked in when complete; where the file system
+// has none, a file of this thread's, renamed).
+int Copy(const char* fwd, int dir, const std::string& name) {
   iorelay_file* f = nullptr;
   if (int rc = iorelay_open(g_client, fwd, O_RDONLY, 0, &f); rc < 0) return rc;
-  // Written under a name of its own, then renamed: a process sharing the directory sees the
-  // whole copy or none.
   const std::string part =
-      *local + ".part." + std::to_string(getpid()) + "." + std::to_string(gettid());
-  const int fd = REAL(open)(part.c_str(), O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0700);
+      "." + name + ".part." + std::to_string(getpid()) + "." + std::to_string(gettid());
+  bool unnamed = true;
+  int fd = openat(dir, ".", O_TMPFILE | O_WRONLY | O_CLOEXEC, 0700);
+  if (fd < 0) {
+    unnamed = false;
+    fd = openat(dir, part.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_NOFOLLOW | O_CLOEXEC, 0700);
+  }
   int rc = fd < 0 ? -errno : CopyForwardedFile(f, fd);
   iorelay_close(f);
+  if (rc == 0 && unnamed) {
+    const std::string self = "/proc/self/fd/" + std::to_string(fd);
+    if (linkat(AT_FDCWD, self.c_str(), dir, name.c_str(), AT_SYMLINK_FOLLOW) != 0 &&
+        errno != EEXIST) {  // (another process linked its copy first)
+      rc = -errno;
+    }
+  } else if (rc == 0 && renameat(dir, part.c_str(), dir, name.c_str()) != 0) {
+    rc = -errno;
+  }
   if (fd >= 0) REAL(close)(fd);
-  if (rc == 0 && REAL(rename)(part.c_str(), local->c_str()) != 0) rc = -errno;
-  if (rc < 0 && fd >= 0) REAL(unlink)(part.c_str());
+  if (rc < 0 && !unnamed) unlinkat(dir, part.c_str(), 0);
   return rc;
+}
+
+// The loader's path of the local copy of the forwarded regular file `fwd` (canonical), made
+// when missing unless `make` is false: 0 or -errno.
+int Stage(const char* fwd, bool make, std::string* path) {
+  const int dir = g_stage_dir.Fd();
+  if (dir < 0) return -EACCES;
+  std::string name;
+  off_t size = 0;
+  if (int rc = StagedName(fwd, &name, &size); rc < 0) return rc;
+  *path = LoaderPath(dir, name);
+  struct stat have;
+  if (fstatat(dir, name.c_str(), &have, AT_SYMLINK_NOFOLLOW) == 0 && S_ISREG(have.st_mode) &&
+      have.st_uid == getuid() && have.st_size == size) {
+    return 0;
+  }
+  return make ? Copy(fwd, dir, name) : -ENOENT;
 }
 
 bool Loaded(const char* name) {
@@ -91,11 +156,18 @@ bool Loaded(const char* name) {
   return h != nullptr;
 }
 
-void StageAndLoad(const char* fwd, int depth);
+// One dlopen's walk over the forwarded objects: the caller's binding mode for each, and the
+// objects already seen (a cycle of objects needing each other is walked once).
+struct Walk {
+  int mode;
+  std::set<std::string> seen;
+};
+
+void StageAndLoad(const char* fwd, Walk* walk, int depth);
 
 // Loads the forwarded objects the staged object `local` needs (its forwarded directory
 // `origin`), so that the loader finds them loaded.
-void LoadNeeded(const std::string& local, const std::string& origin, int depth) {
+void LoadNeeded(const std::string& local, const std::string& origin, Walk* walk, int depth) {
   const int fd = REAL(open)(local.c_str(), O_RDONLY | O_CLOEXEC);
   if (fd < 0) return;
   struct stat st;
@@ -122,7 +194,7 @@ void LoadNeeded(const std::string& local, const std::string& origin, int depth) 
       }
       struct stat found;
       if (iorelay_stat(g_client, abs.c_str(), &found, 0) < 0) continue;
-      StageAndLoad(abs.c_str(), depth + 1);
+      StageAndLoad(abs.c_str(), walk, depth + 1);
       break;
     }
   }
@@ -130,18 +202,20 @@ void LoadNeeded(const std::string& local, const std::string& origin, int depth) 
 
 // Stages the forwarded object `fwd` and what it needs, and loads it (kept loaded: an object
 // that needs it follows).
-void StageAndLoad(const char* fwd, int depth) {
+void StageAndLoad(const char* fwd, Walk* walk, int depth) {
   if (depth > kMaxDepth) return;
   char canonical[PATH_MAX];
   const int n = CanonicalForwarded(fwd, canonical, sizeof canonical);
+  if (n < 0 && n != kLeftTheTree) return;
+  if (!walk->seen.insert(canonical).second) return;
   if (n == kLeftTheTree) {
-    REAL(dlopen)(canonical, RTLD_LAZY);
+    REAL(dlopen)(canonical, walk->mode);
     return;
   }
   std::string local;
-  if (n < 0 || Stage(canonical, &local) < 0) return;
-  LoadNeeded(local, DirOf(canonical), depth);
-  REAL(dlopen)(local.c_str(), RTLD_LAZY);
+  if (Stage(canonical, true, &local) < 0) return;
+  LoadNeeded(local, DirOf(canonical), walk, depth);
+  REAL(dlopen)(local.c_str(), walk->mode);
 }
 
 }  // namespace
@@ -149,11 +223,13 @@ void StageAndLoad(const char* fwd, int depth) {
 extern "C" {
 
 // Set before every jump: libc's dlopen.
-__attribute__((visibility("hidden"))) void* g_iorelay_real_dlopen = nullptr;
+__attribute__((visibility("hidden"), used)) void* g_iorelay_real_dlopen = nullptr;
 
-// The name libc's dlopen is to get for `file`: itself, or its staged copy (its forwarded
-// dependencies loaded first), or a link's local target. Valid until this thread's next call.
-__attribute__((visibility("hidden"))) const char* IorelayDlopenName(const char* file) {
+// The name libc's dlopen is to get for `file` opened with `mode`: itself, or its staged copy
+// (its forwarded dependencies loaded first, with the caller's binding mode; with RTLD_NOLOAD
+// nothing is copied or loaded), or a link's local target. Valid until this thread's next call.
+__attribute__((visibility("hidden"), used)) const char* IorelayDlopenName(const char* file,
+                                                                          int mode) {
   if (__atomic_load_n(&g_iorelay_real_dlopen, __ATOMIC_ACQUIRE) == nullptr) {
     __atomic_store_n(&g_iorelay_real_dlopen, reinterpret_cast<void*>(REAL(dlopen)),
                      __ATOMIC_RELEASE);
@@ -161,17 +237,28 @@ __attribute__((visibility("hidden"))) const char* IorelayDlopenName(const char* 
   if (file == nullptr || g_client == nullptr || strchr(file, '/') == nullptr) return file;
   AbsPath abs;
   if (!ForwardedPath(AT_FDCWD, file, &abs)) return file;
-  thread_local std::string name;
   const int saved = errno;
   char canonical[PATH_MAX];
   const int n = CanonicalForwarded(abs.c_str(), canonical, sizeof canonical);
+  // (Built here and kept only at the end: loading the dependencies runs their constructors,
+  // which may dlopen too.)
+  std::string result = file;  // the loader's own answer: not found
   if (n == kLeftTheTree) {
-    name = canonical;
-  } else if (n < 0 || Stage(canonical, &name) < 0) {
-    name = file;  // the loader's own answer: not found
-  } else {
-    LoadNeeded(name, DirOf(canonical), 0);
+    result = canonical;
+  } else if (n >= 0) {
+    const bool no_load = (mode & RTLD_NOLOAD) != 0;
+    std::string local;
+    if (Stage(canonical, !no_load, &local) == 0) {
+      if (!no_load) {
+        Walk walk{mode & (RTLD_LAZY | RTLD_NOW | RTLD_GLOBAL | RTLD_NODELETE | RTLD_DEEPBIND), {}};
+        walk.seen.insert(canonical);
+        LoadNeeded(local, DirOf(canonical), &walk, 0);
+      }
+      result = std::move(local);
+    }
   }
+  thread_local std::string name;
+  name = std::move(result);
   errno = saved;
   return name.c_str();
 }
@@ -179,9 +266,9 @@ __attribute__((visibility("hidden"))) const char* IorelayDlopenName(const char* 
 }  // extern "C"
 
 #if defined(__x86_64__)
-// dlopen(file, mode): the name looked at, then a jump to libc's dlopen with the caller's return
-// address still on the stack (the arguments kept across the call; the stack 16-byte aligned
-// at it).
+// dlopen(file, mode): the name looked at (file and mode are already IorelayDlopenName's
+// arguments), then a jump to libc's dlopen with the caller's return address still on the stack
+// (the arguments kept across the call; the stack 16-byte aligned at it).
 asm(R"(
   .text
   .globl dlopen
@@ -209,7 +296,7 @@ dlopen:
 )");
 #else
 extern "C" IORELAY_EXPORT void* dlopen(const char* file, int mode) {
-  const char* name = IorelayDlopenName(file);
+  const char* name = IorelayDlopenName(file, mode);
   return reinterpret_cast<void* (*)(const char*, int)>(g_iorelay_real_dlopen)(name, mode);
 }
 #endif

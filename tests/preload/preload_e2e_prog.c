@@ -857,12 +857,14 @@ static void TestDlopenForwarded(void) {
   CHECK(mkdir(B("plugins"), 0755) == 0 && mkdir(B("plugins/deps"), 0755) == 0);
   CHECK(CopyLocal(lib, B("plugins/libdltest.so")) == 0);
   CHECK(CopyLocal(dep, B("plugins/deps/libdltest_dep.so")) == 0);
+  CHECK(dlopen(F("plugins/libdltest.so"), RTLD_NOW | RTLD_NOLOAD) == NULL); /* not loaded yet */
   void* h = dlopen(F("plugins/libdltest.so"), RTLD_NOW);
   if (h == NULL) fprintf(stderr, "dlopen: %s\n", dlerror());
   int (*value)(void) = NULL;
   void* symbol = h != NULL ? dlsym(h, "dltest_value") : NULL;
   memcpy(&value, &symbol, sizeof value); /* (POSIX's way from dlsym to a function) */
   CHECK(value != NULL && value() == 42);
+  CHECK(dlopen(F("plugins/libdltest.so"), RTLD_NOW | RTLD_NOLOAD) == h); /* the same object */
   CHECK(dlopen(F("plugins/missing.so"), RTLD_NOW) == NULL);
   CHECK(dlopen("libm.so.6", RTLD_NOW) != NULL);
   CHECK(unlink(F("plugins/deps/libdltest_dep.so")) == 0 && unlink(F("plugins/libdltest.so")) == 0);
