@@ -1,4 +1,5 @@
 // The budget of requests the AIO wrappers keep in flight at the daemon (state.h).
+#include <algorithm>
 #include <atomic>
 #include <cstdlib>
 
@@ -10,11 +11,13 @@ namespace {
 std::atomic<int> g_in_flight{0};
 
 int Limit() {
-  // Half of the client's connection pool (IORELAY_MAX_CONNECTIONS, 64 unless set), at least 1.
+  // Half of the client's connection pool (IORELAY_MAX_CONNECTIONS, 64 unless set; the client
+  // takes 0 as 1): none with a pool of one, whose only connection a request in flight would
+  // hold while the next one waits for it.
   static const int limit = [] {
     const char* v = getenv("IORELAY_MAX_CONNECTIONS");
     const long pool = v != nullptr && *v != '\0' ? strtol(v, nullptr, 10) : 64;
-    return pool >= 2 ? static_cast<int>(pool / 2) : 1;
+    return static_cast<int>(std::min(std::max(pool, 1L), 4096L) / 2);
   }();
   return limit;
 }

@@ -4,11 +4,11 @@
 // directory of this user's ($IORELAY_STAGE_DIR, else ${TMPDIR:-/tmp}/iorelay-dl-UID, mode
 // 0700, used by its descriptor), named by the file's identity and version (device, inode,
 // size, modification time), so the processes of a node share one copy and a changed file gets
-// a new one. The forwarded objects it needs are staged and loaded before it, depth first,
-// with the caller's binding mode: a DT_NEEDED name not loaded yet, found in a forwarded
-// directory of its search path (DT_RPATH or DT_RUNPATH with $ORIGIN as the object's forwarded
-// directory, or LD_LIBRARY_PATH). The loader then finds them among the loaded objects by their
-// SONAME. A link out of the tree is the loader's, at its target.
+// a new one. The forwarded objects it needs are staged and loaded before it, depth first: a
+// DT_NEEDED name not loaded yet, found in a forwarded directory of its search path (DT_RPATH
+// or DT_RUNPATH with $ORIGIN as the object's forwarded directory, or LD_LIBRARY_PATH). The
+// loader then finds them among the loaded objects by their SONAME. A link out of the tree is
+// the loader's, at its target.
 //
 // A name without '/' is searched by libc's dlopen in its caller's RUNPATH: libc finds the
 // caller by its return address, so on x86_64 dlopen is a jump into libc after the name is
@@ -24,7 +24,9 @@
 #include <mutex>
 #include <set>
 #include <string>
+#include <vector>
 
+#include "client/internal_fds.h"
 #include "preload/elf_dynamic.h"
 #include "preload/libc_next.h"
 #include "preload/path_resolve.h"
@@ -46,9 +48,12 @@ class StageDirectory {
   int Fd() {
     std::lock_guard<std::mutex> lock(mu_);
     struct stat st;
-    if (fd_ >= 0 && REAL(fstat)(fd_, &st) == 0 && st.st_dev == dev_ && st.st_ino == ino_) {
+    // (A directory removed meanwhile, by a /tmp cleaner, has no links left: made again.)
+    if (fd_ >= 0 && REAL(fstat)(fd_, &st) == 0 && st.st_dev == dev_ && st.st_ino == ino_ &&
+        st.st_nlink > 0) {
       return fd_;
     }
+    if (fd_ >= 0 && iorelay::client::IsInternalFd(fd_)) iorelay::client::CloseInternalFd(fd_);
     fd_ = Open();
     return fd_;
   }
@@ -73,7 +78,9 @@ class StageDirectory {
     }
     dev_ = st.st_dev;
     ino_ = st.st_ino;
-    return fd;
+    // A high number the interposer keeps from the application: loaded objects are named
+    // /proc/self/fd/N/NAME for as long as the process lives.
+    return iorelay::client::AdoptInternalFd(fd);
   }
 
   std::mutex mu_;
@@ -156,12 +163,20 @@ bool Loaded(const char* name) {
   return h != nullptr;
 }
 
-// One dlopen's walk over the forwarded objects: the caller's binding mode for each, and the
-// objects already seen (a cycle of objects needing each other is walked once).
+// One dlopen's walk over the forwarded objects: the binding flags for each (RTLD_LAZY: an
+// object loaded on its own lacks the search list its parent gives it, so a symbol it takes
+// from a sibling it does not name is only there once the sibling is loaded), the objects
+// already seen (a cycle of objects needing each other is walked once), and those that did not
+// load at the first try, tried again once the others are.
 struct Walk {
   int mode;
   std::set<std::string> seen;
+  std::vector<std::string> retry;
 };
+
+void Load(const std::string& path, Walk* walk) {
+  if (REAL(dlopen)(path.c_str(), walk->mode) == nullptr) walk->retry.push_back(path);
+}
 
 void StageAndLoad(const char* fwd, Walk* walk, int depth);
 
@@ -209,13 +224,13 @@ void StageAndLoad(const char* fwd, Walk* walk, int depth) {
   if (n < 0 && n != kLeftTheTree) return;
   if (!walk->seen.insert(canonical).second) return;
   if (n == kLeftTheTree) {
-    REAL(dlopen)(canonical, walk->mode);
+    Load(canonical, walk);
     return;
   }
   std::string local;
   if (Stage(canonical, true, &local) < 0) return;
   LoadNeeded(local, DirOf(canonical), walk, depth);
-  REAL(dlopen)(local.c_str(), walk->mode);
+  Load(local, walk);
 }
 
 }  // namespace
@@ -226,8 +241,8 @@ extern "C" {
 __attribute__((visibility("hidden"), used)) void* g_iorelay_real_dlopen = nullptr;
 
 // The name libc's dlopen is to get for `file` opened with `mode`: itself, or its staged copy
-// (its forwarded dependencies loaded first, with the caller's binding mode; with RTLD_NOLOAD
-// nothing is copied or loaded), or a link's local target. Valid until this thread's next call.
+// (its forwarded dependencies loaded first; with RTLD_NOLOAD nothing is copied or loaded), or a
+// link's local target. Valid until this thread's next call.
 __attribute__((visibility("hidden"), used)) const char* IorelayDlopenName(const char* file,
                                                                           int mode) {
   if (__atomic_load_n(&g_iorelay_real_dlopen, __ATOMIC_ACQUIRE) == nullptr) {
@@ -250,9 +265,10 @@ __attribute__((visibility("hidden"), used)) const char* IorelayDlopenName(const 
     std::string local;
     if (Stage(canonical, !no_load, &local) == 0) {
       if (!no_load) {
-        Walk walk{mode & (RTLD_LAZY | RTLD_NOW | RTLD_GLOBAL | RTLD_NODELETE | RTLD_DEEPBIND), {}};
+        Walk walk{RTLD_LAZY | (mode & (RTLD_GLOBAL | RTLD_NODELETE | RTLD_DEEPBIND)), {}, {}};
         walk.seen.insert(canonical);
         LoadNeeded(local, DirOf(canonical), &walk, 0);
+        for (const std::string& path : walk.retry) REAL(dlopen)(path.c_str(), walk.mode);
       }
       result = std::move(local);
     }
