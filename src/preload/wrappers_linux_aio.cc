@@ -1,12 +1,12 @@
-// Linux AIO through libaio (io_submit, io_getevents, io_cancel, io_destroy) on forwarded
-// descriptors: the kernel cannot take a request on a forwarded descriptor's placeholder, so a
-// positional read or write on one is sent to the daemon (iorelay_submit_*, in flight there
-// until its event is taken, so a context's requests queue and merge as fio's libaio engine
-// queues them; within the process's budget of such requests, TakeAsyncSlot); a vectored read or
-// write, fsync, fdatasync, a request beyond the budget and one asking for an eventfd signal
-// (IOCB_FLAG_RESFD) are carried out in io_submit and their events wait in the context.
-// io_getevents hands out the context's forwarded events and the kernel's. Requests on other
-// descriptors are libaio's as they are. Raw io_submit system calls, io_pgetevents and
+// Linux AIO through libaio (io_setup, io_submit, io_getevents, io_cancel, io_destroy) on
+// forwarded descriptors: the kernel cannot take a request on a forwarded descriptor's
+// placeholder, so a positional read or write on one is sent to the daemon (iorelay_submit_*, in
+// flight there until its event is taken, so a context's requests queue and merge as fio's
+// libaio engine queues them; within the process's budget of such requests, TakeAsyncSlot); a
+// vectored read or write, fsync, fdatasync, a request beyond the budget and one asking for an
+// eventfd signal (IOCB_FLAG_RESFD) are carried out in io_submit and their events wait in the
+// context. io_getevents hands out the context's forwarded events and the kernel's. Requests on
+// other descriptors are libaio's as they are. Raw io_submit system calls, io_pgetevents and
 // io_uring are not seen (EBADF).
 #include <dlfcn.h>
 #include <linux/aio_abi.h>
@@ -16,6 +16,7 @@
 #include <cerrno>
 #include <chrono>
 #include <list>
+#include <memory>
 #include <mutex>
 #include <thread>
 #include <unordered_map>
@@ -28,6 +29,7 @@ namespace {
 
 // libaio's types are the kernel's ABI (linux/aio_abi.h) under other names.
 using io_context_t = void*;
+using SetupFn = int (*)(int, io_context_t*);
 using SubmitFn = int (*)(io_context_t, long, struct iocb**);
 using GetEventsFn = int (*)(io_context_t, long, long, struct io_event*, struct timespec*);
 using CancelFn = int (*)(io_context_t, struct iocb*, struct io_event*);
@@ -53,25 +55,34 @@ struct Context {
   std::mutex mu;                  // never held across a call that blocks
   std::list<Forwarded> requests;  // GUARDED_BY(mu); in submission order
   bool kernel_requests = false;   // GUARDED_BY(mu); the kernel got some since registration
+  bool destroyed = false;         // GUARDED_BY(mu); io_destroy was called
 };
+using ContextRef = std::shared_ptr<Context>;  // (a thread in io_getevents outlives io_destroy)
 
-// The contexts that got a forwarded request (an entry is stable: node-based map, erased by
-// io_destroy only). Others are libaio's alone.
+// The contexts made by io_setup while the interposer is active, and those that got a
+// forwarded request (libaio's io_queue_init may make one without our io_setup). Others are
+// libaio's alone.
 std::mutex g_mu;
-std::unordered_map<io_context_t, Context>* g_contexts = nullptr;  // GUARDED_BY(g_mu); never freed
+std::unordered_map<io_context_t, ContextRef>* g_contexts = nullptr;  // GUARDED_BY(g_mu)
 
-Context* Find(io_context_t ctx) {
+ContextRef Find(io_context_t ctx) {
   std::lock_guard<std::mutex> lock(g_mu);
   if (g_contexts == nullptr) return nullptr;
   auto it = g_contexts->find(ctx);
-  return it == g_contexts->end() ? nullptr : &it->second;
+  return it == g_contexts->end() ? nullptr : it->second;
 }
 
-Context* FindOrAdd(io_context_t ctx) {
+ContextRef FindOrAdd(io_context_t ctx) {
   std::lock_guard<std::mutex> lock(g_mu);
-  if (g_contexts == nullptr) g_contexts = new std::unordered_map<io_context_t, Context>;
-  return &(*g_contexts)[ctx];
+  if (g_contexts == nullptr) g_contexts = new std::unordered_map<io_context_t, ContextRef>;
+  ContextRef& c = (*g_contexts)[ctx];
+  if (c == nullptr) c = std::make_shared<Context>();
+  return c;
 }
+
+// A kernel wait is cut into slices so that a forwarded request submitted meanwhile (by another
+// thread) is seen.
+constexpr auto kKernelSlice = std::chrono::milliseconds(10);
 
 // 0, or the errno io_submit answers for an iocb it cannot take on a forwarded descriptor.
 int Refusal(const struct iocb* cb, const FdTable::Ref& entry) {
@@ -176,7 +187,7 @@ IORELAY_EXPORT int io_submit(io_context_t ctx, long nr, struct iocb** cbs) {
   auto forwarded = [&](long i) {
     return cbs[i] != nullptr && IsForwardedFd(static_cast<int>(cbs[i]->aio_fildes));
   };
-  Context* c = Find(ctx);
+  ContextRef c = Find(ctx);
   long done = 0;
   while (done < nr) {
     // A run of requests on other descriptors goes to the kernel as one call (a null iocb too:
@@ -212,7 +223,7 @@ IORELAY_EXPORT int io_getevents(io_context_t ctx, long min_nr, long nr, struct i
                                 struct timespec* timeout) {
   static const auto real = Next<GetEventsFn>("io_getevents");
   if (real == nullptr) return -ENOSYS;
-  Context* c = Find(ctx);
+  ContextRef c = Find(ctx);
   if (c == nullptr || nr <= 0 || min_nr > nr) return real(ctx, min_nr, nr, events, timeout);
   const Clock::time_point deadline = timeout == nullptr
                                          ? Clock::time_point::max()
@@ -225,7 +236,8 @@ IORELAY_EXPORT int io_getevents(io_context_t ctx, long min_nr, long nr, struct i
     Forwarded* oldest = nullptr;  // to wait for outside the lock
     {
       std::lock_guard<std::mutex> lock(c->mu);
-      got += TakeDone(c, events + got, nr - got);
+      if (c->destroyed) return got > 0 ? static_cast<int>(got) : -EINVAL;
+      got += TakeDone(c.get(), events + got, nr - got);
       kernel = c->kernel_requests;
       for (Forwarded& f : c->requests) {
         if (f.request == nullptr) continue;
@@ -237,19 +249,19 @@ IORELAY_EXPORT int io_getevents(io_context_t ctx, long min_nr, long nr, struct i
       if (got >= min_nr || kernel || timeout != nullptr) oldest = nullptr;
       if (oldest != nullptr) oldest->waited = true;
     }
-    if (oldest == nullptr && got < nr) {  // the kernel's done requests (a look at its ring)
+    if (pending && oldest == nullptr && got < nr) {  // the kernel's done ones (its ring)
       struct timespec now = {0, 0};
       const int k = real(ctx, 0, nr - got, events + got, &now);
       if (k < 0) return got > 0 ? static_cast<int>(got) : k;
       got += k;
     }
     if (got >= min_nr || Clock::now() >= deadline) return static_cast<int>(got);
-    if (!pending) {  // only the kernel's can still come: its own wait, for the time left
-      struct timespec left = Remaining(deadline);
-      const int k =
-          real(ctx, min_nr - got, nr - got, events + got, timeout == nullptr ? nullptr : &left);
+    if (!pending) {  // only the kernel's can come now: its own wait, a slice at a time
+      struct timespec slice = Remaining(std::min(deadline, Clock::now() + kKernelSlice));
+      const int k = real(ctx, min_nr - got, nr - got, events + got, &slice);
       if (k < 0) return got > 0 ? static_cast<int>(got) : k;
-      return static_cast<int>(got + k);
+      got += k;
+      continue;
     }
     if (oldest != nullptr) {
       const ssize_t result = iorelay_request_wait(oldest->request);
@@ -270,7 +282,7 @@ IORELAY_EXPORT int io_getevents(io_context_t ctx, long min_nr, long nr, struct i
 IORELAY_EXPORT int io_cancel(io_context_t ctx, struct iocb* cb, struct io_event* event) {
   static const auto real = Next<CancelFn>("io_cancel");
   if (real == nullptr) return -ENOSYS;
-  if (Context* c = Find(ctx)) {
+  if (ContextRef c = Find(ctx)) {
     std::lock_guard<std::mutex> lock(c->mu);
     for (const Forwarded& f : c->requests) {
       if (f.obj == reinterpret_cast<__u64>(cb)) return -EAGAIN;
@@ -284,17 +296,40 @@ IORELAY_EXPORT int io_cancel(io_context_t ctx, struct iocb* cb, struct io_event*
 IORELAY_EXPORT int io_destroy(io_context_t ctx) {
   static const auto real = Next<DestroyFn>("io_destroy");
   if (real == nullptr) return -ENOSYS;
-  if (Context* c = Find(ctx)) {
-    {
-      std::lock_guard<std::mutex> lock(c->mu);
-      for (Forwarded& f : c->requests) {
-        if (f.request != nullptr && !f.waited) Settle(&f);
+  ContextRef c;
+  {
+    std::lock_guard<std::mutex> lock(g_mu);
+    if (g_contexts != nullptr) {
+      if (auto it = g_contexts->find(ctx); it != g_contexts->end()) {
+        c = std::move(it->second);
+        g_contexts->erase(it);
       }
     }
-    std::lock_guard<std::mutex> lock(g_mu);
-    g_contexts->erase(ctx);
+  }
+  if (c != nullptr) {
+    std::unique_lock<std::mutex> lock(c->mu);
+    c->destroyed = true;  // (a thread in io_getevents returns EINVAL, as from the kernel)
+    for (;;) {
+      bool waited = false;
+      for (Forwarded& f : c->requests) {
+        if (f.request != nullptr && !f.waited) Settle(&f);
+        waited |= f.waited;
+      }
+      if (!waited) break;
+      lock.unlock();  // another thread waits for one of them: until it has it
+      std::this_thread::sleep_for(std::chrono::microseconds(100));
+      lock.lock();
+    }
   }
   return real(ctx);
+}
+
+IORELAY_EXPORT int io_setup(int max_events, io_context_t* ctx) {
+  static const auto real = Next<SetupFn>("io_setup");
+  if (real == nullptr) return -ENOSYS;
+  const int rc = real(max_events, ctx);
+  if (rc == 0 && g_client != nullptr && ctx != nullptr) FindOrAdd(*ctx);
+  return rc;
 }
 
 }  // extern "C"
