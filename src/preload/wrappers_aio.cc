@@ -11,7 +11,10 @@
 #include <signal.h>
 #include <unistd.h>
 
+#include <chrono>
+#include <mutex>
 #include <new>
+#include <thread>
 #include <vector>
 
 #include "preload/libc_next.h"
@@ -73,16 +76,24 @@ InFlight* Pending(const void* cb) {
   return v != nullptr && v != cb ? static_cast<InFlight*>(v) : nullptr;
 }
 
-// Takes the result of an in-flight request (waiting for it) and completes the aiocb.
-void Settle(struct aiocb* cb) {
-  InFlight* p = Pending(cb);
-  if (p == nullptr) return;
+// Held while a request's result is taken, and while one is looked at: two threads asking about
+// one aiocb (aio_error from one, aio_suspend from another) take its result once.
+std::mutex g_settle_mu;
+
+// Takes the result of the in-flight request `p` of `cb` (waiting for it) and completes the
+// aiocb. Under g_settle_mu.
+void SettleLocked(struct aiocb* cb, InFlight* p) {
   const ssize_t rc = iorelay_request_wait(p->request);
   ReturnAsyncSlot();
   delete p;
   cb->__error_code = rc < 0 ? static_cast<int>(-rc) : 0;
   cb->__return_value = rc < 0 ? -1 : rc;
   g_aiocbs.Add(cb, cb);
+}
+
+void Settle(struct aiocb* cb) {
+  std::lock_guard<std::mutex> lock(g_settle_mu);
+  if (InFlight* p = Pending(cb)) SettleLocked(cb, p);
 }
 
 // Starts a positional request without waiting; false when it must be done synchronously.
@@ -137,28 +148,60 @@ int SubmitFsync(int op, struct aiocb* cb) {
 
 bool IsOurs(const void* cb) { return g_aiocbs.Find(cb) != nullptr; }
 
-int Suspend(const struct aiocb* const list[], int n) {
-  struct aiocb* pending = nullptr;
-  for (int i = 0; i < n; ++i) {
-    if (list[i] == nullptr || !IsOurs(list[i])) continue;
-    if (Pending(list[i]) == nullptr) return 0;  // already complete
-    auto* cb = const_cast<struct aiocb*>(list[i]);
-    if (iorelay_request_ready(Pending(cb)->request)) {
-      Settle(cb);
+// aio_suspend over a list holding some of ours: 0 once one of the list is complete, EAGAIN when
+// `timeout` (may be null) passed first, -1 when none is ours (libc's to answer). With no
+// timeout and only ours in flight, waits for the first (the daemon serves them in order);
+// otherwise looks again after a while, at ours and at libc's (`real_error`).
+template <class RealError>
+int Suspend(const struct aiocb* const list[], int n, const struct timespec* timeout,
+            RealError real_error) {
+  using Clock = std::chrono::steady_clock;
+  const auto deadline = timeout == nullptr ? Clock::time_point::max()
+                                           : Clock::now() + std::chrono::seconds(timeout->tv_sec) +
+                                                 std::chrono::nanoseconds(timeout->tv_nsec);
+  auto backoff = std::chrono::microseconds(10);
+  for (;;) {
+    struct aiocb* pending = nullptr;
+    bool ours = false, libc = false;
+    {
+      std::lock_guard<std::mutex> lock(g_settle_mu);
+      for (int i = 0; i < n; ++i) {
+        auto* cb = const_cast<struct aiocb*>(list[i]);
+        if (cb == nullptr) continue;
+        if (!IsOurs(cb)) {
+          libc = true;
+          continue;
+        }
+        ours = true;
+        InFlight* p = Pending(cb);
+        if (p == nullptr) return 0;  // already complete
+        if (iorelay_request_ready(p->request)) {
+          SettleLocked(cb, p);
+          return 0;
+        }
+        if (pending == nullptr) pending = cb;
+      }
+    }
+    if (!ours) return -1;
+    for (int i = 0; libc && i < n; ++i) {
+      if (list[i] != nullptr && !IsOurs(list[i]) && real_error(list[i]) != EINPROGRESS) return 0;
+    }
+    if (timeout == nullptr && !libc) {
+      Settle(pending);
       return 0;
     }
-    if (pending == nullptr) pending = cb;
+    if (Clock::now() >= deadline) return EAGAIN;
+    std::this_thread::sleep_for(std::min<Clock::duration>(backoff, deadline - Clock::now()));
+    backoff = std::min(backoff * 2, std::chrono::microseconds(1000));
   }
-  if (pending == nullptr) return -1;
-  Settle(pending);  // none ready: wait for the first one (the daemon serves them all)
-  return 0;
 }
 
 // aio_error's answer for one of ours: EINPROGRESS while its reply has not arrived.
 int ErrorOf(const struct aiocb* cb) {
+  std::lock_guard<std::mutex> lock(g_settle_mu);
   if (InFlight* p = Pending(cb)) {
     if (!iorelay_request_ready(p->request)) return EINPROGRESS;
-    Settle(const_cast<struct aiocb*>(cb));
+    SettleLocked(const_cast<struct aiocb*>(cb), p);
   }
   return cb->__error_code;
 }
@@ -297,15 +340,21 @@ IORELAY_EXPORT ssize_t aio_return64(struct aiocb64* cb) noexcept {
 
 IORELAY_EXPORT int aio_suspend(const struct aiocb* const list[], int n,
                                const struct timespec* timeout) {
-  if (g_aiocbs.MaybeContains() && Suspend(list, n) == 0) return 0;
+  if (g_aiocbs.MaybeContains()) {
+    const int rc = Suspend(list, n, timeout, REAL(aio_error));
+    if (rc >= 0) return rc == 0 ? 0 : Fail(rc);
+  }
   return REAL(aio_suspend)(list, n, timeout);
 }
 
 IORELAY_EXPORT int aio_suspend64(const struct aiocb64* const list[], int n,
                                  const struct timespec* timeout) {
-  if (g_aiocbs.MaybeContains() &&
-      Suspend(reinterpret_cast<const struct aiocb* const*>(list), n) == 0) {
-    return 0;
+  if (g_aiocbs.MaybeContains()) {
+    const int rc = Suspend(reinterpret_cast<const struct aiocb* const*>(list), n, timeout,
+                           [](const struct aiocb* cb) {
+                             return REAL(aio_error64)(reinterpret_cast<const struct aiocb64*>(cb));
+                           });
+    if (rc >= 0) return rc == 0 ? 0 : Fail(rc);
   }
   return REAL(aio_suspend64)(list, n, timeout);
 }

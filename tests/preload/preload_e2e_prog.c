@@ -11,6 +11,7 @@
 #include <glob.h>
 #include <linux/aio_abi.h>
 #include <pthread.h>
+#include <stdatomic.h>
 #include <spawn.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -570,6 +571,43 @@ static void TestStdio(void) {
   CHECK(fread(buf, 1, sizeof buf, f) == 8 && strcmp(buf, "line 42\n") == 0);
   CHECK(fseek(f, 5, SEEK_SET) == 0 && ftell(f) == 5 && fgetc(f) == '4');
   fclose(f);
+}
+
+/* Two threads asking aio_error about one aiocb in flight: its result is taken once. */
+enum { kPollRounds = 2000 };
+static struct aiocb g_polled[kPollRounds];
+static atomic_int g_poll_round;
+static void* PollAioError(void* arg) {
+  (void)arg;
+  for (int seen = 0; seen < kPollRounds; ++seen) {
+    while (atomic_load(&g_poll_round) <= seen) {
+    }
+    while (aio_error(&g_polled[seen]) == EINPROGRESS) {
+    }
+  }
+  return NULL;
+}
+static void TestAioErrorFromTwoThreads(void) {
+  int fd = open(F("aio2.dat"), O_RDWR | O_CREAT | O_TRUNC, 0644);
+  CHECK(fd >= 0);
+  static char data[4096];
+  pthread_t other;
+  CHECK(pthread_create(&other, NULL, PollAioError, NULL) == 0);
+  for (int r = 0; r < kPollRounds; ++r) {
+    struct aiocb* cb = &g_polled[r];
+    cb->aio_fildes = fd;
+    cb->aio_buf = data;
+    cb->aio_nbytes = sizeof data;
+    cb->aio_offset = (off_t)r * (off_t)sizeof data;
+    cb->aio_sigevent.sigev_notify = SIGEV_NONE;
+    CHECK(aio_write(cb) == 0);
+    atomic_fetch_add(&g_poll_round, 1);
+    while (aio_error(cb) == EINPROGRESS) {
+    }
+  }
+  CHECK(pthread_join(other, NULL) == 0);
+  for (int r = 0; r < kPollRounds; ++r) CHECK(aio_return(&g_polled[r]) == (ssize_t)sizeof data);
+  CHECK(close(fd) == 0 && unlink(F("aio2.dat")) == 0);
 }
 
 static void TestAio(void) {
@@ -1198,6 +1236,7 @@ int main(int argc, char** argv) {
   TestDotLastComponents();
   TestDlopenForwarded();
   TestLinuxAio();
+  TestAioErrorFromTwoThreads();
   TestSystem();
   TestPopenStreamsClosedInLaterShells();
   printf("%s: %d checks\n", g_failed ? "FAILED" : "passed", g_step);
