@@ -11,8 +11,8 @@
 #include <glob.h>
 #include <linux/aio_abi.h>
 #include <pthread.h>
-#include <stdatomic.h>
 #include <spawn.h>
+#include <stdatomic.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
