@@ -8,10 +8,14 @@ import os
 import subprocess
 
 
-def strided_write_cmd(path: str, jobs: int, bs: int, writes: int) -> list[str]:
+def strided_write_cmd(
+    path: str, jobs: int, bs: int, writes: int, ioengine: str = "psync", iodepth: int = 1
+) -> list[str]:
     """Job j writes `bs` bytes at j * bs, then skips (jobs - 1) * bs, `writes` times, in O_DIRECT
-    pwrites (`ioengine=psync`), with no barrier between the jobs: IOR's strided pattern."""
-    return ["fio", "--name=strided", f"--filename={path}", "--ioengine=psync", "--direct=1",
+    writes (`ioengine=psync`: pwrite; `libaio` or `posixaio` with `iodepth` in flight per job),
+    with no barrier between the jobs: IOR's strided pattern."""
+    return ["fio", "--name=strided", f"--filename={path}", f"--ioengine={ioengine}",
+            f"--iodepth={iodepth}", "--direct=1",
             f"--rw=write:{(jobs - 1) * bs}", f"--bs={bs}", f"--numjobs={jobs}",
             f"--offset_increment={bs}", f"--size={writes * jobs * bs}",
             f"--io_size={writes * bs}"]  # fmt: skip

@@ -3,11 +3,13 @@ iorelayd per scheduler against direct access, in the same run, alternating.
 
     .venv/bin/python bench/fio_strided.py [--jobs 32] [--bs 8k] [--writes 256] [--reps 3]
                                            [--schedulers sjf,aioli,fifo] [--out FILE.md]
+                                           [--ioengine psync|libaio|posixaio] [--iodepth N]
                                            [--backends posix,null] [--daemon-args="--workers 1"]...
 
 Job j writes bs bytes at j * bs, then skips (jobs - 1) * bs (`rw=write:SKIP`,
 `offset_increment=bs`), `writes` times: the pattern of IOR's strided run, but with no barrier
-between the jobs (fio processes, `ioengine=psync`, i.e. pwrite). Reports fio's aggregate write
+between the jobs (fio processes, `ioengine=psync`, i.e. pwrite, unless `--ioengine` says
+otherwise, with `--iodepth` requests in flight per job). Reports fio's aggregate write
 bandwidth (MiB/s, median), the ratio to direct, the whole machine's busy CPU time per request
 (every process and the kernel: run it on otherwise idle cores), the daemon's mean requests per
 dispatch and its requests by op, and writes bench/results/fio-strided-JOBS.md. With
@@ -48,7 +50,9 @@ def busy_jiffies() -> int:
 
 def fio_run(args: argparse.Namespace, path: str, env: dict[str, str]) -> tuple[float, float]:
     """(MiB/s, busy CPU microseconds per request) of one fio run."""
-    cmd = fio_job.strided_write_cmd(path, args.jobs, units.parse_bytes(args.bs), args.writes)
+    cmd = fio_job.strided_write_cmd(
+        path, args.jobs, units.parse_bytes(args.bs), args.writes, args.ioengine, args.iodepth
+    )
     busy = busy_jiffies()
     job = fio_job.run(cmd, env)
     busy = busy_jiffies() - busy
@@ -62,6 +66,8 @@ def main() -> int:
     ap.add_argument("--bs", default="8k")
     ap.add_argument("--writes", type=int, default=256, help="requests per job")
     ap.add_argument("--reps", type=int, default=3)
+    ap.add_argument("--ioengine", default="psync", help="psync, libaio or posixaio")
+    ap.add_argument("--iodepth", type=int, default=1, help="requests in flight per job")
     ap.add_argument("--schedulers", default="sjf,aioli,fifo")
     ap.add_argument(
         "--out", default=None, help="default: bench/results/fio-strided-JOBS[-BACKEND...].md"
@@ -112,8 +118,9 @@ def main() -> int:
                 f"{p} {r['runs'][-1]:.1f}" for p, r in rows.items()), flush=True)  # fmt: skip
     direct = statistics.median(rows["direct"]["runs"])
     cmd = "python bench/fio_strided.py " + shlex.join(sys.argv[1:])
-    lines = [f"## fio, {args.jobs} unsynchronised jobs, 1D-strided {args.bs} O_DIRECT writes to "
-             f"one file, {time.strftime('%Y-%m-%d')}", "", f"Command: `{cmd}`", "",
+    engine = "" if args.ioengine == "psync" else f" ({args.ioengine}, {args.iodepth} in flight)"
+    lines = [f"## fio, {args.jobs} unsynchronised jobs{engine}, 1D-strided {args.bs} O_DIRECT "
+             f"writes to one file, {time.strftime('%Y-%m-%d')}", "", f"Command: `{cmd}`", "",
              "| path | write MiB/s (median) | / direct | runs | busy CPU us per request | "
              "requests per dispatch | requests by op (last run) |",
              "|---|---:|---:|---|---:|---:|---|"]  # fmt: skip
@@ -130,6 +137,7 @@ def main() -> int:
     print(table)
     others = "".join(f"-{b}" for b in backends if b != "posix")
     others += "-daemon-args-ab" if len(variants) > 1 else ""
+    others += "" if args.ioengine == "psync" else f"-{args.ioengine}-{args.iodepth}"
     out = args.out or REPO / "bench" / "results" / f"fio-strided-{args.jobs}{others}.md"
     Path(out).write_text(table)
     return 0
