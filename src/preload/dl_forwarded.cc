@@ -21,6 +21,7 @@
 
 #include <climits>
 #include <cstring>
+#include <functional>
 #include <mutex>
 #include <set>
 #include <string>
@@ -44,9 +45,10 @@ constexpr int kMaxDepth = 16;  // objects needing objects needing ...
 // descriptor is checked before each use, as the application may have closed its number.
 class StageDirectory {
  public:
-  // The directory's descriptor, or -1 when it cannot be made safely.
-  int Fd() {
+  // The directory's descriptor, or -1 when it cannot be made safely; its path in *path.
+  int Fd(std::string* path = nullptr) {
     std::lock_guard<std::mutex> lock(mu_);
+    if (path != nullptr) *path = path_;
     struct stat st;
     // (A directory removed meanwhile, by a /tmp cleaner, has no links left: made again.)
     if (fd_ >= 0 && REAL(fstat)(fd_, &st) == 0 && st.st_dev == dev_ && st.st_ino == ino_ &&
@@ -78,13 +80,15 @@ class StageDirectory {
     }
     dev_ = st.st_dev;
     ino_ = st.st_ino;
+    path_ = d;
     // A high number the interposer keeps from the application: loaded objects are named
     // /proc/self/fd/N/NAME for as long as the process lives.
     return iorelay::client::AdoptInternalFd(fd);
   }
 
   std::mutex mu_;
-  int fd_ = -1;  // GUARDED_BY(mu_)
+  int fd_ = -1;       // GUARDED_BY(mu_)
+  std::string path_;  // GUARDED_BY(mu_)
   dev_t dev_ = 0;
   ino_t ino_ = 0;
 };
@@ -168,17 +172,21 @@ bool Loaded(const char* name) {
 // from a sibling it does not name is only there once the sibling is loaded), the objects
 // already seen (a cycle of objects needing each other is walked once), and those that did not
 // load at the first try, tried again once the others are.
+// For a program to exec (`collect`), nothing is loaded: each forwarded object found is staged
+// and listed under the name it is needed by, for a directory of links the loader searches.
 struct Walk {
   int mode;
   std::set<std::string> seen;
   std::vector<std::string> retry;
+  bool collect = false;
+  std::vector<std::pair<std::string, std::string>> found;  // (needed name, staged copy's path)
 };
 
 void Load(const std::string& path, Walk* walk) {
   if (REAL(dlopen)(path.c_str(), walk->mode) == nullptr) walk->retry.push_back(path);
 }
 
-void StageAndLoad(const char* fwd, Walk* walk, int depth);
+void StageAndLoad(const char* fwd, const std::string& needed, Walk* walk, int depth);
 
 // Loads the forwarded objects the staged object `local` needs (its forwarded directory
 // `origin`), so that the loader finds them loaded.
@@ -199,7 +207,7 @@ void LoadNeeded(const std::string& local, const std::string& origin, Walk* walk,
   if (!elf) return;
   const std::vector<std::string> dirs = SearchDirectories(d, origin, getenv("LD_LIBRARY_PATH"));
   for (const std::string& name : d.needed) {
-    if (name.find('/') != std::string::npos || Loaded(name.c_str())) continue;
+    if (name.find('/') != std::string::npos || (!walk->collect && Loaded(name.c_str()))) continue;
     for (const std::string& dir : dirs) {
       const std::string candidate = dir + "/" + name;
       AbsPath abs;
@@ -209,31 +217,82 @@ void LoadNeeded(const std::string& local, const std::string& origin, Walk* walk,
       }
       struct stat found;
       if (iorelay_stat(g_client, abs.c_str(), &found, 0) < 0) continue;
-      StageAndLoad(abs.c_str(), walk, depth + 1);
+      StageAndLoad(abs.c_str(), name, walk, depth + 1);
       break;
     }
   }
 }
 
-// Stages the forwarded object `fwd` and what it needs, and loads it (kept loaded: an object
-// that needs it follows).
-void StageAndLoad(const char* fwd, Walk* walk, int depth) {
+// Stages the forwarded object `fwd` (needed as `needed`) and what it needs, and loads it (kept
+// loaded: an object that needs it follows), or lists it when the walk collects.
+void StageAndLoad(const char* fwd, const std::string& needed, Walk* walk, int depth) {
   if (depth > kMaxDepth) return;
   char canonical[PATH_MAX];
   const int n = CanonicalForwarded(fwd, canonical, sizeof canonical);
   if (n < 0 && n != kLeftTheTree) return;
   if (!walk->seen.insert(canonical).second) return;
   if (n == kLeftTheTree) {
-    Load(canonical, walk);
+    if (walk->collect) walk->found.emplace_back(needed, canonical);
+    if (!walk->collect) Load(canonical, walk);
     return;
   }
   std::string local;
   if (Stage(canonical, true, &local) < 0) return;
   LoadNeeded(local, DirOf(canonical), walk, depth);
-  Load(local, walk);
+  if (walk->collect) {
+    walk->found.emplace_back(needed, local);
+  } else {
+    Load(local, walk);
+  }
 }
 
 }  // namespace
+
+namespace iorelay::preload {
+
+std::string StageProgramLibraries(int copy, const std::string& origin) {
+  Walk walk{RTLD_LAZY, {}, {}, true, {}};
+  LoadNeeded("/proc/self/fd/" + std::to_string(copy), origin, &walk, 0);
+  std::string stage;
+  const int dir = g_stage_dir.Fd(&stage);
+  if (walk.found.empty() || dir < 0) return "";
+  // Named by what it holds, made aside and renamed into place: processes running one program
+  // share it, and none sees it half made.
+  std::string key;
+  for (const auto& [name, path] : walk.found) key += name + "=" + path + "\n";
+  const std::string final_name = "lib-" + std::to_string(std::hash<std::string>{}(key));
+  struct stat st;
+  if (fstatat(dir, final_name.c_str(), &st, AT_SYMLINK_NOFOLLOW) == 0 && S_ISDIR(st.st_mode) &&
+      st.st_uid == getuid()) {
+    return stage + "/" + final_name;
+  }
+  const std::string part =
+      "." + final_name + ".part." + std::to_string(getpid()) + "." + std::to_string(gettid());
+  if (mkdirat(dir, part.c_str(), 0700) != 0) return "";
+  const int sub = openat(dir, part.c_str(), O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+  bool made = sub >= 0;
+  for (const auto& [name, path] : walk.found) {
+    // A staged copy by its name beside the directory; a link's local target as it is.
+    const std::string target =
+        path.rfind("/proc/self/fd/", 0) == 0 ? "../" + path.substr(path.rfind('/') + 1) : path;
+    made = made && symlinkat(target.c_str(), sub, name.c_str()) == 0;
+  }
+  if (sub >= 0) REAL(close)(sub);
+  if (made && renameat(dir, part.c_str(), dir, final_name.c_str()) == 0) {
+    return stage + "/" + final_name;
+  }
+  // (Another process made it first, or a link failed: ours is removed.)
+  const int again = openat(dir, part.c_str(), O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+  for (const auto& [name, path] : walk.found) {
+    if (again >= 0) unlinkat(again, name.c_str(), 0);
+  }
+  if (again >= 0) REAL(close)(again);
+  unlinkat(dir, part.c_str(), AT_REMOVEDIR);
+  return fstatat(dir, final_name.c_str(), &st, AT_SYMLINK_NOFOLLOW) == 0 ? stage + "/" + final_name
+                                                                         : "";
+}
+
+}  // namespace iorelay::preload
 
 extern "C" {
 

@@ -31,12 +31,33 @@ constexpr unsigned kMemfdExec = 0x10;  // MFD_EXEC (Linux 6.3), not in this libc
 struct Prepared {
   std::string path;
   int copy = -1;
+  std::string library_dir;        // the copy's forwarded shared objects, staged (LD_LIBRARY_PATH)
   std::vector<std::string> args;  // a script's interpreter's; empty: the caller's argv stands
   Prepared() = default;
   Prepared(const Prepared&) = delete;
   Prepared& operator=(const Prepared&) = delete;
   ~Prepared() {
     if (copy >= 0) ::close(copy);
+  }
+  // The environment to exec with: `envp`, with library_dir first in LD_LIBRARY_PATH (the new
+  // image's loader opens its libraries itself, before any interposer runs). Keeps the strings
+  // in *keep.
+  std::vector<char*> Envp(char* const envp[], std::vector<std::string>* keep) const {
+    std::vector<char*> out;
+    std::string old;
+    for (int i = 0; envp != nullptr && envp[i] != nullptr; ++i) {
+      if (!library_dir.empty() && strncmp(envp[i], "LD_LIBRARY_PATH=", 16) == 0) {
+        old = envp[i] + 16;
+      } else {
+        out.push_back(envp[i]);
+      }
+    }
+    if (!library_dir.empty()) {
+      keep->push_back("LD_LIBRARY_PATH=" + library_dir + (old.empty() ? "" : ":" + old));
+      out.push_back(keep->back().data());
+    }
+    out.push_back(nullptr);
+    return out;
   }
   // The argv to exec with: the caller's, or the one made for a script's interpreter.
   std::vector<char*> Argv(char* const argv[]) {
@@ -114,6 +135,10 @@ int Prepare(const char* path, char* const argv[], int depth, Prepared* out) {
   if (got >= 0 && !script) {
     const char* base = strrchr(canonical, '/');
     out->copy = CopyToMemfd(f, base != nullptr ? base + 1 : canonical);
+    if (out->copy >= 0 && base != nullptr) {
+      out->library_dir = StageProgramLibraries(
+          out->copy, std::string(canonical, static_cast<size_t>(base - canonical)));
+    }
   }
   iorelay_close(f);
   if (got < 0) return static_cast<int>(got);
@@ -141,11 +166,13 @@ int Exec(const char* path, char* const argv[], char* const envp[]) {
   Prepared p;
   if (int rc = Prepare(path, argv, 0, &p); rc < 0) return Fail(-rc);
   std::vector<char*> args = p.Argv(argv);
+  std::vector<std::string> keep;
+  std::vector<char*> env = p.Envp(envp, &keep);
   if (p.copy >= 0) {
-    ::syscall(SYS_execveat, p.copy, "", args.data(), envp, AT_EMPTY_PATH);
+    ::syscall(SYS_execveat, p.copy, "", args.data(), env.data(), AT_EMPTY_PATH);
     return -1;
   }
-  return REAL(execve)(p.path.c_str(), args.data(), envp);
+  return REAL(execve)(p.path.c_str(), args.data(), env.data());
 }
 
 // One candidate of a PATH search: a file the kernel cannot run as it is (ENOEXEC) is run by
@@ -232,7 +259,9 @@ int SpawnPath(pid_t* pid, const char* path, const posix_spawn_file_actions_t* ac
   // child has exec'd, so the copy may be closed then.
   const std::string run =
       p.copy >= 0 ? "/proc/" + std::to_string(getpid()) + "/fd/" + std::to_string(p.copy) : p.path;
-  return REAL(posix_spawn)(pid, run.c_str(), actions, attr, args.data(), envp);
+  std::vector<std::string> keep;
+  std::vector<char*> env = p.Envp(envp, &keep);
+  return REAL(posix_spawn)(pid, run.c_str(), actions, attr, args.data(), env.data());
 }
 
 int SpawnpPath(pid_t* pid, const char* file, const posix_spawn_file_actions_t* actions,

@@ -6,6 +6,7 @@
 
 #include <cerrno>
 #include <climits>
+#include <string>
 
 #include "iorelay/iorelay.h"
 #include "preload/fd_table.h"
@@ -99,6 +100,12 @@ int ResolvedPath(int dirfd, const char* path, AbsPath* out);
 // (async_slots.cc).
 bool TakeAsyncSlot();
 void ReturnAsyncSlot();
+
+// For a program on a forwarded path, copied into the memfd `copy` to be exec'd (its forwarded
+// directory `origin`): a local directory holding links, under their DT_NEEDED names, to the
+// staged copies of the forwarded shared objects it needs (and those need), for the new
+// image's LD_LIBRARY_PATH; "" when it needs none (dl_forwarded.cc).
+std::string StageProgramLibraries(int copy, const std::string& origin);
 
 // Writes the whole of the forwarded file `f` to the local descriptor `fd` (at its offset):
 // 0 or -errno (forwarded_copy.cc).

@@ -873,6 +873,13 @@ static void TestLinksOutOfTheTree(void) {
   CHECK(unlink(target) == 0 && unlink(F("ln-out")) == 0 && unlink(F("ln-dir")) == 0);
 }
 
+static int ChildStatus(void (*run)(void));
+static void RunDltestProg(void) {
+  char* argv[] = {"prog", NULL};
+  execv(F("app/prog"), argv);
+  _exit(127);
+}
+
 /* Copies the local file `from` to the local file `to` (0 on success). */
 static int CopyLocal(const char* from, const char* to) {
   char buf[65536];
@@ -907,6 +914,18 @@ static void TestDlopenForwarded(void) {
   CHECK(dlopen(F("plugins/libdltest.so"), RTLD_NOW | RTLD_NOLOAD) == h); /* the same object */
   CHECK(dlopen(F("plugins/missing.so"), RTLD_NOW) == NULL);
   CHECK(dlopen("libm.so.6", RTLD_NOW) != NULL);
+  /* A forwarded program whose library (and its library) is forwarded too: staged for its
+   * loader, which runs before any interposer. */
+  const char* prog = getenv("E2E_DLTEST_PROG");
+  CHECK(prog != NULL && mkdir(B("app"), 0755) == 0 && mkdir(B("app/lib"), 0755) == 0 &&
+        mkdir(B("app/lib/deps"), 0755) == 0);
+  CHECK(prog != NULL && CopyLocal(prog, B("app/prog")) == 0);
+  CHECK(CopyLocal(lib, B("app/lib/libdltest.so")) == 0);
+  CHECK(CopyLocal(dep, B("app/lib/deps/libdltest_dep.so")) == 0);
+  CHECK(ChildStatus(RunDltestProg) == 42);
+  CHECK(unlink(B("app/lib/deps/libdltest_dep.so")) == 0 && unlink(B("app/lib/libdltest.so")) == 0);
+  CHECK(unlink(B("app/prog")) == 0 && rmdir(B("app/lib/deps")) == 0 && rmdir(B("app/lib")) == 0 &&
+        rmdir(B("app")) == 0);
   CHECK(unlink(F("plugins/deps/libdltest_dep.so")) == 0 && unlink(F("plugins/libdltest.so")) == 0);
   CHECK(rmdir(F("plugins/deps")) == 0 && rmdir(F("plugins")) == 0);
 }

@@ -84,7 +84,8 @@ TEST(PreloadEndToEnd, UnmodifiedProgramThroughTheInterposer) {
       {"LD_PRELOAD=" + preload, "IORELAY_SERVERS=" + daemon.address(),
        "IORELAY_SECRET_FILE=" + daemon.secret_file(), "IORELAY_PREFIX=/fwd",
        "IORELAY_TIMEOUT_MS=5000", "IORELAY_STAGE_DIR=" + daemon.dir() + "/staged",
-       std::string("E2E_DLTEST_LIB=") + DLTEST_LIB, std::string("E2E_DLTEST_DEP=") + DLTEST_DEP},
+       std::string("E2E_DLTEST_LIB=") + DLTEST_LIB, std::string("E2E_DLTEST_DEP=") + DLTEST_DEP,
+       std::string("E2E_DLTEST_PROG=") + DLTEST_PROG},
       log, std::chrono::seconds(60));
   EXPECT_EQ(rc, 0) << "preload_e2e_prog output:\n" << iorelay::client::ReadWholeFile(log);
 }
