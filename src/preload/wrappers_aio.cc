@@ -11,13 +11,12 @@
 #include <signal.h>
 #include <unistd.h>
 
-#include <chrono>
 #include <mutex>
 #include <new>
-#include <thread>
 #include <vector>
 
 #include "preload/libc_next.h"
+#include "preload/poll_wait.h"
 #include "preload/ptr_registry.h"
 #include "preload/state.h"
 
@@ -155,11 +154,7 @@ bool IsOurs(const void* cb) { return g_aiocbs.Find(cb) != nullptr; }
 template <class RealError>
 int Suspend(const struct aiocb* const list[], int n, const struct timespec* timeout,
             RealError real_error) {
-  using Clock = std::chrono::steady_clock;
-  const auto deadline = timeout == nullptr ? Clock::time_point::max()
-                                           : Clock::now() + std::chrono::seconds(timeout->tv_sec) +
-                                                 std::chrono::nanoseconds(timeout->tv_nsec);
-  auto backoff = std::chrono::microseconds(10);
+  PollWait wait(timeout);
   for (;;) {
     struct aiocb* pending = nullptr;
     bool ours = false, libc = false;
@@ -190,9 +185,8 @@ int Suspend(const struct aiocb* const list[], int n, const struct timespec* time
       Settle(pending);
       return 0;
     }
-    if (Clock::now() >= deadline) return EAGAIN;
-    std::this_thread::sleep_for(std::min<Clock::duration>(backoff, deadline - Clock::now()));
-    backoff = std::min(backoff * 2, std::chrono::microseconds(1000));
+    if (wait.Expired()) return EAGAIN;
+    wait.Sleep();
   }
 }
 

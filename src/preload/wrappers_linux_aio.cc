@@ -21,6 +21,7 @@
 #include <thread>
 #include <unordered_map>
 
+#include "preload/poll_wait.h"
 #include "preload/state.h"
 
 using namespace iorelay::preload;
@@ -34,7 +35,6 @@ using SubmitFn = int (*)(io_context_t, long, struct iocb**);
 using GetEventsFn = int (*)(io_context_t, long, long, struct io_event*, struct timespec*);
 using CancelFn = int (*)(io_context_t, struct iocb*, struct io_event*);
 using DestroyFn = int (*)(io_context_t);
-using Clock = std::chrono::steady_clock;
 
 template <class F>
 F Next(const char* name) {
@@ -168,14 +168,6 @@ long TakeDone(Context* c, struct io_event* out, long room) {
   return got;
 }
 
-struct timespec Remaining(Clock::time_point deadline) {
-  const auto left = std::max(deadline - Clock::now(), Clock::duration::zero());
-  const auto s = std::chrono::duration_cast<std::chrono::seconds>(left);
-  return {
-      static_cast<time_t>(s.count()),
-      static_cast<long>(std::chrono::duration_cast<std::chrono::nanoseconds>(left - s).count())};
-}
-
 }  // namespace
 
 extern "C" {
@@ -225,11 +217,7 @@ IORELAY_EXPORT int io_getevents(io_context_t ctx, long min_nr, long nr, struct i
   if (real == nullptr) return -ENOSYS;
   ContextRef c = Find(ctx);
   if (c == nullptr || nr <= 0 || min_nr > nr) return real(ctx, min_nr, nr, events, timeout);
-  const Clock::time_point deadline = timeout == nullptr
-                                         ? Clock::time_point::max()
-                                         : Clock::now() + std::chrono::seconds(timeout->tv_sec) +
-                                               std::chrono::nanoseconds(timeout->tv_nsec);
-  auto backoff = std::chrono::microseconds(10);
+  PollWait wait(timeout);
   long got = 0;
   for (;;) {
     bool pending = false, kernel = false;
@@ -255,9 +243,9 @@ IORELAY_EXPORT int io_getevents(io_context_t ctx, long min_nr, long nr, struct i
       if (k < 0) return got > 0 ? static_cast<int>(got) : k;
       got += k;
     }
-    if (got >= min_nr || Clock::now() >= deadline) return static_cast<int>(got);
+    if (got >= min_nr || wait.Expired()) return static_cast<int>(got);
     if (!pending) {  // only the kernel's can come now: its own wait, a slice at a time
-      struct timespec slice = Remaining(std::min(deadline, Clock::now() + kKernelSlice));
+      struct timespec slice = wait.Left(kKernelSlice);
       const int k = real(ctx, min_nr - got, nr - got, events + got, &slice);
       if (k < 0) return got > 0 ? static_cast<int>(got) : k;
       got += k;
@@ -272,8 +260,7 @@ IORELAY_EXPORT int io_getevents(io_context_t ctx, long min_nr, long nr, struct i
       ReturnAsyncSlot();
       continue;
     }
-    std::this_thread::sleep_for(std::min<Clock::duration>(backoff, deadline - Clock::now()));
-    backoff = std::min(backoff * 2, std::chrono::microseconds(1000));
+    wait.Sleep();
   }
 }
 
