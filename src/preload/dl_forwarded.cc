@@ -186,7 +186,7 @@ void Load(const std::string& path, Walk* walk) {
   if (REAL(dlopen)(path.c_str(), walk->mode) == nullptr) walk->retry.push_back(path);
 }
 
-void StageAndLoad(const char* fwd, const std::string& needed, Walk* walk, int depth);
+bool StageAndLoad(const char* fwd, const std::string& needed, Walk* walk, int depth);
 
 // Loads the forwarded objects the staged object `local` needs (its forwarded directory
 // `origin`), so that the loader finds them loaded.
@@ -215,35 +215,29 @@ void LoadNeeded(const std::string& local, const std::string& origin, Walk* walk,
         if (REAL(access)(candidate.c_str(), F_OK) == 0) break;  // the loader finds it there
         continue;
       }
-      struct stat found;
-      if (iorelay_stat(g_client, abs.c_str(), &found, 0) < 0) continue;
-      StageAndLoad(abs.c_str(), name, walk, depth + 1);
-      break;
+      if (StageAndLoad(abs.c_str(), name, walk, depth + 1)) break;
     }
   }
 }
 
 // Stages the forwarded object `fwd` (needed as `needed`) and what it needs, and loads it (kept
-// loaded: an object that needs it follows), or lists it when the walk collects.
-void StageAndLoad(const char* fwd, const std::string& needed, Walk* walk, int depth) {
-  if (depth > kMaxDepth) return;
+// loaded: an object that needs it follows), or lists it when the walk collects. False when
+// `fwd` is not there (the search goes on in the next directory); a path that a link leads out
+// of the tree counts as not there, as the daemon's stat of it is refused.
+bool StageAndLoad(const char* fwd, const std::string& needed, Walk* walk, int depth) {
   char canonical[PATH_MAX];
   const int n = CanonicalForwarded(fwd, canonical, sizeof canonical);
-  if (n < 0 && n != kLeftTheTree) return;
-  if (!walk->seen.insert(canonical).second) return;
-  if (n == kLeftTheTree) {
-    if (walk->collect) walk->found.emplace_back(needed, canonical);
-    if (!walk->collect) Load(canonical, walk);
-    return;
-  }
+  if (n < 0 || n == kLeftTheTree) return false;
+  if (depth > kMaxDepth || !walk->seen.insert(canonical).second) return true;
   std::string local;
-  if (Stage(canonical, true, &local) < 0) return;
+  if (Stage(canonical, true, &local) < 0) return true;
   LoadNeeded(local, DirOf(canonical), walk, depth);
   if (walk->collect) {
     walk->found.emplace_back(needed, local);
   } else {
     Load(local, walk);
   }
+  return true;
 }
 
 }  // namespace
@@ -272,9 +266,7 @@ std::string StageProgramLibraries(int copy, const std::string& origin) {
   const int sub = openat(dir, part.c_str(), O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
   bool made = sub >= 0;
   for (const auto& [name, path] : walk.found) {
-    // A staged copy by its name beside the directory; a link's local target as it is.
-    const std::string target =
-        path.rfind("/proc/self/fd/", 0) == 0 ? "../" + path.substr(path.rfind('/') + 1) : path;
+    const std::string target = "../" + path.substr(path.rfind('/') + 1);  // (its staged copy)
     made = made && symlinkat(target.c_str(), sub, name.c_str()) == 0;
   }
   if (sub >= 0) REAL(close)(sub);
