@@ -141,12 +141,15 @@ Forwarded Start(FdTable::Ref entry, const struct iocb* cb) {
   return f;
 }
 
-// The request's result taken (it is ready, or the caller waits for it).
-void Settle(Forwarded* f) {
-  f->result = iorelay_request_wait(f->request);
+// The request is done with `result`: its slot of the budget returned.
+void Finish(Forwarded* f, ssize_t result) {
+  f->result = result;
   f->request = nullptr;
   ReturnAsyncSlot();
 }
+
+// The request's result taken (it is ready, or the caller waits for it).
+void Settle(Forwarded* f) { Finish(f, iorelay_request_wait(f->request)); }
 
 // Moves the context's done forwarded events into `out` (at most `room`), in submission order,
 // taking the results that have arrived. Under c->mu.
@@ -254,10 +257,8 @@ IORELAY_EXPORT int io_getevents(io_context_t ctx, long min_nr, long nr, struct i
     if (oldest != nullptr) {
       const ssize_t result = iorelay_request_wait(oldest->request);
       std::lock_guard<std::mutex> lock(c->mu);
-      oldest->result = result;
-      oldest->request = nullptr;
+      Finish(oldest, result);
       oldest->waited = false;
-      ReturnAsyncSlot();
       continue;
     }
     wait.Sleep();
