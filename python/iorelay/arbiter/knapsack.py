@@ -1,0 +1,61 @@
+"""The exact multiple-choice knapsack of Bez et al. (IPDPS 2021): every job takes exactly one of
+its options, the I/O nodes taken sum to at most the pool, the sum of values is the largest
+possible. Dynamic programming over (job, I/O nodes used exactly), vectorised over the second.
+
+Ties are broken deterministically: among allocations of the same total value, the one using
+fewer I/O nodes in all; among those, job by job in the order given, the one giving the earlier
+job fewer I/O nodes. Values are summed from the last job to the first, the order exhaustive.py
+uses too, so equal allocations compare equal to the last bit.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+import numpy as np
+
+from iorelay.arbiter.problem import ArbiterError, Job, Pool, choices
+
+
+def allowed(
+    jobs: Sequence[Job], pool: Pool, minimum_values: Sequence[float] | None
+) -> list[list[int]]:
+    """Each job's options, ascending, without those whose value is below its minimum."""
+    out = []
+    for i, job in enumerate(jobs):
+        mine = choices(job, pool)
+        if minimum_values is not None:
+            mine = [k for k in mine if job.values[k] >= minimum_values[i]]
+        if not mine:
+            raise ArbiterError(f"job {job.name} has no option within the pool and its floor")
+        out.append(mine)
+    return out
+
+
+def solve(
+    jobs: Sequence[Job], pool: Pool, minimum_values: Sequence[float] | None = None
+) -> tuple[int, ...]:
+    """The optimal option for every job (see the module's tie rule). minimum_values[i], when
+    given, is a constraint: job i takes no option valued below it (the fairness floor)."""
+    options = allowed(jobs, pool, minimum_values)
+    n, cap = len(jobs), pool.ionodes
+    # best[i, c]: the largest value of jobs i.. using exactly c I/O nodes (-inf: impossible).
+    best = np.full((n + 1, cap + 1), -np.inf)
+    best[n, 0] = 0.0
+    for i in range(n - 1, -1, -1):
+        row, after = best[i], best[i + 1]
+        for k in options[i]:
+            v = float(jobs[i].values[k])
+            np.maximum(row[k:], v + after[: cap + 1 - k], out=row[k:])
+    if not np.isfinite(best[0]).any():
+        raise ArbiterError("no allocation fits the pool")
+    used = int(np.argmax(best[0]))  # the first maximum: the fewest I/O nodes
+    sizes = []
+    for i in range(n):
+        target, after = best[i, used], best[i + 1]
+        for k in options[i]:
+            if k <= used and float(jobs[i].values[k]) + after[used - k] == target:
+                sizes.append(k)
+                used -= k
+                break
+    return tuple(sizes)
