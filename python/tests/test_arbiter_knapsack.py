@@ -5,37 +5,23 @@ from __future__ import annotations
 
 import json
 import random
+import time
 
 import pytest
 
 from iorelay.arbiter import baselines
 from iorelay.arbiter.exhaustive import solve_exhaustive
+from iorelay.arbiter.instances import large_instance, random_instance
 from iorelay.arbiter.knapsack import solve
-from iorelay.arbiter.policies import NAMES, decide_knapsack, floor_values, policy
+from iorelay.arbiter.policies import NAMES, decide_knapsack, policy
 from iorelay.arbiter.problem import ArbiterError, Job, Pool
-
-OPTIONS = (0, 1, 2, 4, 8)
-
-
-def random_instance(rng: random.Random, max_jobs: int) -> tuple[list[Job], Pool]:
-    """Up to max_jobs jobs; half the instances with small whole values (many ties), half with
-    real-valued ones; pools from 0 to 20 I/O nodes; sometimes an option a job lacks."""
-    whole = rng.random() < 0.5
-    jobs = []
-    for i in range(rng.randint(1, max_jobs)):
-        values = {k: float(rng.randint(0, 4)) if whole else rng.uniform(1, 1000) for k in OPTIONS}
-        if rng.random() < 0.2:
-            del values[rng.choice(OPTIONS[1:])]
-        jobs.append(Job(f"j{i}", rng.choice((1, 2, 4, 8, 16, 32)), values))
-    return jobs, Pool(rng.randint(0, 20), OPTIONS)
 
 
 def test_dynamic_programme_equals_enumeration_on_1000_random_instances() -> None:
     rng = random.Random(52)
     ties = 0
     for _ in range(1000):
-        jobs, pool = random_instance(rng, max_jobs=6)
-        floor = None if rng.random() < 0.5 else floor_values(jobs, pool, rng.choice((0.5, 0.9, 1)))
+        jobs, pool, floor = random_instance(rng, max_jobs=6)
         got, want = solve(jobs, pool, floor), solve_exhaustive(jobs, pool, floor)
         assert got == want, (jobs, pool, floor)
         ties += len({sum(j.values.values()) for j in jobs}) < len(jobs)
@@ -105,3 +91,13 @@ def test_every_decision_is_a_json_record_with_its_inputs() -> None:
         assert record["pool_ionodes"] == 4
     assert policy("knapsack")(jobs, Pool(4)).record()["ionodes"] == [4]
     assert policy("shared")(jobs, Pool(4)).record()["values"] == [3.0]
+
+
+def test_large_instance_is_solved_fast_and_fits() -> None:
+    jobs, pool = large_instance(random.Random(1), jobs=100, pool=512)
+    start = time.perf_counter()
+    sizes = solve(jobs, pool)
+    elapsed_s = time.perf_counter() - start
+    assert sum(sizes) <= 512
+    assert len(sizes) == 100
+    assert elapsed_s < 0.5  # bench/arbiter_solver.py measures it: a few ms

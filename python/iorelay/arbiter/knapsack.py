@@ -40,13 +40,17 @@ def solve(
     options = allowed(jobs, pool, minimum_values)
     n, cap = len(jobs), pool.ionodes
     # best[i, c]: the largest value of jobs i.. using exactly c I/O nodes (-inf: impossible).
+    # Each row is one vectorised step: every option's shift of the next row, then the maximum.
     best = np.full((n + 1, cap + 1), -np.inf)
     best[n, 0] = 0.0
+    widest = max(max(o) for o in options) if n else 0
+    padded = np.full(cap + 1 + widest, -np.inf)
+    columns = np.arange(cap + 1) + widest
     for i in range(n - 1, -1, -1):
-        row, after = best[i], best[i + 1]
-        for k in options[i]:
-            v = float(jobs[i].values[k])
-            np.maximum(row[k:], v + after[: cap + 1 - k], out=row[k:])
+        sizes = np.asarray(options[i])
+        values = np.array([float(jobs[i].values[k]) for k in options[i]])
+        padded[widest:] = best[i + 1]
+        best[i] = (values[:, None] + padded[columns[None, :] - sizes[:, None]]).max(axis=0)
     if not np.isfinite(best[0]).any():
         raise ArbiterError("no allocation fits the pool")
     used = int(np.argmax(best[0]))  # the first maximum: the fewest I/O nodes
