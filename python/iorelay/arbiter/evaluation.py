@@ -1,0 +1,155 @@
+"""The table-driven evaluation of issue 52: for each pool size, the same seeded job sets
+replayed under every feed (a policy, and whether it sees true or predicted values), then the
+figures: global bandwidth, per-job slowdown against static, the worst job, the share of the
+true-valued knapsack the predicted one reaches, and the fairness floor's lowest share."""
+
+from __future__ import annotations
+
+import statistics
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass
+
+import numpy as np
+import pandas as pd
+
+from iorelay.arbiter.jobsets import DEFAULT_SHAPE, JobSetShape, draw_job_set
+from iorelay.arbiter.patterns import Pattern
+from iorelay.arbiter.policies import policy
+from iorelay.arbiter.problem import Pool
+from iorelay.arbiter.replay import Run, replay
+
+
+@dataclass(frozen=True)
+class Feed:
+    """A policy as evaluated: its name, the arbiter policy, the fairness floor, and whether it
+    is fed predictions (else the true, measured values)."""
+
+    name: str
+    policy: str
+    floor_share: float | None = None
+    predicted: bool = False
+
+
+def feeds(floor_share: float) -> tuple[Feed, ...]:
+    """Every baseline (fed true values where it reads values: greedy) and the knapsack fed
+    (a) true values and (b) predictions, each without and with the fairness floor."""
+    return (
+        Feed("none", "none"),
+        Feed("one-each", "one-each"),
+        Feed("static", "static"),
+        Feed("shared", "shared"),
+        Feed("greedy", "greedy"),
+        Feed("knapsack-true", "knapsack"),
+        Feed("knapsack-predicted", "knapsack", predicted=True),
+        Feed("knapsack-floor-true", "knapsack", floor_share),
+        Feed("knapsack-floor-predicted", "knapsack", floor_share, predicted=True),
+    )
+
+
+def set_rows(runs: Mapping[str, Run], pool: int, seed: int) -> list[dict[str, object]]:
+    """One row per feed of one job set: its figures, the per-job ones against static's run."""
+    static = runs["static"]
+    rows = []
+    for name, run in runs.items():
+        slowdown = [run.duration_s(i) / static.duration_s(i) for i in range(len(run.size_mib))]
+        rows.append(
+            {
+                "pool": pool,
+                "set": seed,
+                "feed": name,
+                "global_mib_s": run.global_mib_s,
+                "median_slowdown": statistics.median(slowdown),
+                "worst_slowdown": max(slowdown),
+                "differs_from_static": run.differs_from_static,
+                "lowest_static_share": run.lowest_static_share,
+                "decisions": run.decisions,
+            }
+        )
+    return rows
+
+
+def evaluate(
+    patterns: Sequence[Pattern],
+    predicted: Mapping[str, Mapping[int, float]],
+    pools: Sequence[int],
+    sets: int,
+    *,
+    seed: int = 1,
+    shape: JobSetShape = DEFAULT_SHAPE,
+    floor_share: float = 0.8,
+    options: tuple[int, ...] = (0, 1, 2, 4, 8),
+    progress: Callable[[int, int], None] | None = None,
+) -> pd.DataFrame:
+    """One row per (pool, job set, feed). Job set s is drawn from seed + s for every pool."""
+    chosen = feeds(floor_share)
+    deciders = {f.name: policy(f.policy, f.floor_share) for f in chosen}
+    rows: list[dict[str, object]] = []
+    for pool_ionodes in pools:
+        pool = Pool(pool_ionodes, options)
+        for s in range(sets):
+            jobset = draw_job_set(seed + s, patterns, predicted, shape)
+            runs = {f.name: replay(jobset, pool, deciders[f.name], f.predicted) for f in chosen}
+            rows += set_rows(runs, pool_ionodes, seed + s)
+            if progress is not None:
+                progress(pool_ionodes, s + 1)
+    return pd.DataFrame(rows)
+
+
+def summarise(rows: pd.DataFrame) -> pd.DataFrame:
+    """Per (pool, feed): mean global bandwidth, its mean ratio to static's in the same set, the
+    mean of the sets' median and worst per-job slowdown against static, the largest worst, the
+    share of sets better and worse than static, and the lowest share of static value seen."""
+    wide = rows.pivot(index=["pool", "set"], columns="feed", values="global_mib_s")
+    out = []
+    for (pool, feed), g in rows.groupby(["pool", "feed"], sort=False):
+        mine = wide.loc[pool][feed]
+        static = wide.loc[pool]["static"]
+        out.append(
+            {
+                "pool": pool,
+                "feed": feed,
+                "sets": len(g),
+                "global_mib_s": g["global_mib_s"].mean(),
+                "vs_static": float((mine / static).mean()),
+                "median_slowdown": g["median_slowdown"].mean(),
+                "worst_slowdown_mean": g["worst_slowdown"].mean(),
+                "worst_slowdown_max": g["worst_slowdown"].max(),
+                "better_than_static": float((mine > static * (1 + 1e-9)).mean()),
+                "worse_than_static": float((mine < static * (1 - 1e-9)).mean()),
+                "lowest_static_share": g["lowest_static_share"].min(),
+            }
+        )
+    return pd.DataFrame(out)
+
+
+def predicted_against_true(rows: pd.DataFrame, prefix: str = "knapsack") -> pd.DataFrame:
+    """Per pool, the issue's criteria for the knapsack fed predictions (b), against itself fed
+    true values (a) and static: mean, minimum and 5th percentile of global(b) / global(a); the
+    sets where (b) is worse than static; among the sets where (b)'s allocations differ from
+    static's, the share where (b) is better."""
+    out = []
+    for pool, g in rows.groupby("pool", sort=True):
+        by = g.set_index(["set", "feed"])
+        sets = g["set"].unique()
+        for kind in ("", "-floor"):
+            a = by.xs(f"{prefix}{kind}-true", level="feed").loc[sets]
+            b = by.xs(f"{prefix}{kind}-predicted", level="feed").loc[sets]
+            static = by.xs("static", level="feed").loc[sets]
+            share = b["global_mib_s"] / a["global_mib_s"]
+            differ = b["differs_from_static"].to_numpy()
+            better = (b["global_mib_s"] > static["global_mib_s"] * (1 + 1e-9)).to_numpy()
+            worse = (b["global_mib_s"] < static["global_mib_s"] * (1 - 1e-9)).to_numpy()
+            out.append(
+                {
+                    "pool": pool,
+                    "knapsack": f"{prefix}{kind}",
+                    "share_of_true_mean": float(share.mean()),
+                    "share_of_true_min": float(share.min()),
+                    "share_of_true_p5": float(np.percentile(share, 5)),
+                    "worse_than_static": int(worse.sum()),
+                    "differ": int(differ.sum()),
+                    "better_where_differ": float(better[differ].mean()) if differ.any() else 1.0,
+                    "sets": len(sets),
+                }
+            )
+    return pd.DataFrame(out)
