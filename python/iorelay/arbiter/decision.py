@@ -33,10 +33,6 @@ class Decision:
     def total_ionodes(self) -> float:
         return self.pool.ionodes if self.shared else sum(self.ionodes)
 
-    def of(self, name: str) -> float:
-        """The I/O nodes given to the job called name."""
-        return self.ionodes[[j.name for j in self.jobs].index(name)]
-
     def record(self, **context: Any) -> dict[str, Any]:
         """The decision as plain data (json.dumps-able); context (time, event, ...) first."""
         return {
