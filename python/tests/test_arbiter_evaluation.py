@@ -14,7 +14,7 @@ from iorelay.arbiter.jobsets import JobSet, JobSpec
 from iorelay.arbiter.patterns import Pattern, PatternFeatures, read_patterns
 from iorelay.arbiter.policies import policy
 from iorelay.arbiter.predictor import NearestPattern, leave_one_pattern_out
-from iorelay.arbiter.problem import Job, Pool
+from iorelay.arbiter.problem import ArbiterError, Job, Pool
 from iorelay.arbiter.replay import replay
 
 FORGE = Path(
@@ -55,6 +55,12 @@ def test_replay_re_decides_at_every_arrival_and_departure() -> None:
     rows = evaluation.set_rows({"static": fixed, "knapsack": run}, pool=1, seed=0)
     assert rows[1]["worst_slowdown"] == pytest.approx(10.09 / 10.0)
     assert rows[1]["median_slowdown"] == pytest.approx((10.09 / 10 + 0.1 / 5.05) / 2)
+
+
+def test_replay_refuses_a_job_that_would_never_finish() -> None:
+    stuck = JobSet(0, (spec(0, 0.0, 1.0, {0: 0.0, 1: 0.0}),))
+    with pytest.raises(ArbiterError, match="never finish"):
+        replay(stuck, Pool(1, (0, 1)), policy("static"))
 
 
 def pattern(label: str, request_kib: int, bandwidth: float) -> Pattern:

@@ -13,7 +13,7 @@ from iorelay.arbiter import baselines
 from iorelay.arbiter.decision import Decision
 from iorelay.arbiter.jobsets import JobSet
 from iorelay.arbiter.policies import Policy
-from iorelay.arbiter.problem import Pool
+from iorelay.arbiter.problem import ArbiterError, Pool
 
 # A job whose remaining MiB fall below this share of its size has finished (rounding).
 FINISHED_SHARE = 1e-9
@@ -90,6 +90,8 @@ def replay(
         for j, got, k in zip(running, decision.ionodes, fixed, strict=True):
             true = specs[j].true_mib_s
             rate[j] = baselines.bandwidth_at(true, got, decision.shared)
+            if not rate[j] > 0:
+                raise ArbiterError(f"job {specs[j].true.name} would never finish: {rate[j]} MiB/s")
             lowest = min(lowest, rate[j] / float(true[k]))
     return Run(
         arrival_s=tuple(s.arrival_s for s in specs),
