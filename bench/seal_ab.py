@@ -1,6 +1,8 @@
 #!/usr/bin/env python3
 """What sealing costs over TCP: one iorelayd build with `--seal on` and `--seal off`, alternating.
 
+(The client asks for tags unless IORELAY_SEAL=off; the "off" runs set both.)
+
 Two rows, each through the C API (build/bench/request_rate) to one daemon on TCP loopback
 with the null backend (so that the transport and the tags are what is measured): the request
 rate of 4 KiB pwrites from 8 threads, and the bandwidth of 4 MiB pwrites from 1 thread. Runs
@@ -46,6 +48,7 @@ def one_run(build: Path, seal: str, threads: int, size: int, seconds: float, wor
     ) as d:  # fmt: skip
         pid = d.daemons[0].pid
         env = {k: v for k, v in d.env("tcp").items() if k != "LD_PRELOAD"}
+        env["IORELAY_SEAL"] = seal  # both ends must agree to go without tags
         cpu0 = cpu_seconds(pid)
         out = subprocess.run(
             [str(build / "bench/request_rate"), "/iorelay-bench/seal.dat", str(threads),

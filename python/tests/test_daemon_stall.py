@@ -27,7 +27,7 @@ from iorelay.daemons import LocalDaemons
 
 _HEADER = struct.Struct("<IHHQIi")  # magic, version, op, id, length, status (src/proto/wire.h)
 _MAGIC = 0x4C524F49
-_HELLO, _AUTH, _OPEN, _PREAD = 1, 2, 10, 12
+_HELLO, _AUTH, _FINISHED, _OPEN, _PREAD = 1, 2, 27, 10, 12
 _BIG = 64 << 20
 
 
@@ -46,20 +46,31 @@ class RawClient:
         self.sock.settimeout(10)
         self.next_id = 1
         secret = bytes.fromhex(secret_file.read_text().strip())
-        server_nonce = self.call(_HELLO, b"")[:32]
+        frames = []  # (header, payload) of the handshake, as sent and received
+        hello = self.call(_HELLO, b"", frames)
         client_nonce = secrets.token_bytes(32)
-        proof = hmac.new(
-            secret, b"iorelay-auth-v1" + server_nonce + client_nonce, hashlib.sha256
-        ).digest()
+        proof = hmac.new(secret, b"iorelay-auth-v1" + hello[:32] + client_nonce, hashlib.sha256)
         host = b"test"
-        auth = client_nonce + proof + struct.pack("<II", os.getpid(), 0)
-        auth += struct.pack("<I", len(host)) + host + struct.pack("<QQ", 0, 0)
-        self.call(_AUTH, auth)
+        auth = client_nonce + proof.digest() + struct.pack("<II", os.getpid(), 0)
+        # No session to join; seal_wanted 0 (the daemon runs with --seal off).
+        auth += struct.pack("<I", len(host)) + host + struct.pack("<QQI", 0, 0, 0)
+        reply = self.call(_AUTH, auth, frames)
+        # kFinished: the MAC of the handshake's transcript (common/handshake_transcript.h); the
+        # auth reply's payload counts up to the daemon's proof, its last 32 bytes.
+        transcript = hashlib.sha256(b"iorelay-handshake-v2" + struct.pack("<H", self.version))
+        frames[-1] = (frames[-1][0], reply[:-32])
+        for header, body in frames:
+            transcript.update(header + struct.pack("<I", len(body)) + body)
+        transcript.update(reply[-32:])
+        label = b"iorelay-client-finished-v2"
+        self.send(_FINISHED, hmac.new(secret, label + transcript.digest(), hashlib.sha256).digest())
 
-    def send(self, op: int, payload: bytes) -> None:
+    def send(self, op: int, payload: bytes, frames: list | None = None) -> None:
         header = _HEADER.pack(_MAGIC, self.version, op, self.next_id, len(payload), 0)
         self.next_id += 1
         self.sock.sendall(header + payload)
+        if frames is not None:
+            frames.append((header, payload))
 
     def _exact(self, n: int) -> bytes:
         data = b""
@@ -70,17 +81,21 @@ class RawClient:
             data += chunk
         return data
 
-    def reply(self) -> tuple[int, bytes]:
+    def reply(self, frames: list | None = None) -> tuple[int, bytes]:
         """The next reply's status and body (heartbeats, sent while a request waits, skipped)."""
         while True:
-            _, _, rop, _, length, status = _HEADER.unpack(self._exact(_HEADER.size))
+            header = self._exact(_HEADER.size)
+            _, _, rop, _, length, status = _HEADER.unpack(header)
             body = self._exact(length)
             if rop != 3:  # heartbeat
+                if frames is not None:
+                    frames.append((header, body))
                 return status, body
 
-    def call(self, op: int, payload: bytes) -> bytes:
-        self.send(op, payload)
-        status, body = self.reply()
+    def call(self, op: int, payload: bytes, frames: list | None = None) -> bytes:
+        """Sends a request and returns its reply's body; `frames` collects both frames."""
+        self.send(op, payload, frames)
+        status, body = self.reply(frames)
         assert status == 0, f"op {op} failed with errno {status}"
         return body
 

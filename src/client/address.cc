@@ -12,6 +12,7 @@
 #include <unistd.h>
 
 #include <cstring>
+#include <string>
 
 #include "client/internal_fds.h"
 #include "common/raw_close.h"
@@ -24,6 +25,24 @@ Status ConnectFailed(const Address& addr, int err) {
   char buf[128];
   std::string why = strerror_r(err, buf, sizeof buf);
   return Status::IOError("cannot connect to daemon at " + addr.text + " (" + why + ")");
+}
+
+// Who may be at the other end of a Unix socket: this user, or root (who can read the job's
+// files anyway). Checked before anything is sent, so a process of another user that took the
+// socket's path (or an abstract name, which has no permissions) learns nothing and answers
+// nothing: the handshake's proof alone would not stop it from relaying a live handshake.
+Status CheckUnixPeer(int fd, const Address& addr) {
+  struct ucred peer {};
+  socklen_t len = sizeof peer;
+  if (::getsockopt(fd, SOL_SOCKET, SO_PEERCRED, &peer, &len) != 0) {
+    return Status::LastError("credentials of the daemon at " + addr.text);
+  }
+  const uid_t self = ::geteuid();
+  if (peer.uid == self || peer.uid == 0) return Status::Ok();
+  return Status::FromErrno(
+      EACCES, "the process at " + addr.text + " (pid " + std::to_string(peer.pid) +
+                  ") runs as uid " + std::to_string(peer.uid) + ", not as this user (uid " +
+                  std::to_string(self) + ") or root: refused before sending anything");
 }
 
 // Connects `fd` to `sa`, waiting at most timeout_ms; returns 0 or an errno.
@@ -127,6 +146,10 @@ Result<int> ConnectSocket(const Address& addr, int timeout_ms) {
     if (err != 0) {
       RawClose(fd);
       return ConnectFailed(addr, err);
+    }
+    if (Status peer = CheckUnixPeer(fd, addr); !peer.ok()) {
+      RawClose(fd);
+      return peer;
     }
     return AdoptInternalFd(fd);
   }

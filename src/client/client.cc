@@ -42,7 +42,8 @@ Result<std::unique_ptr<Client>> Client::Create(ClientConfig cfg) {
   c->dead_ = std::make_unique<std::atomic<bool>[]>(c->cfg_.servers.size());
   for (const Address& a : c->cfg_.servers) {
     c->servers_.push_back(std::make_unique<Server>(a, &c->secret_, who, c->cfg_.timeout_ms,
-                                                   c->cfg_.max_connections, c->cfg_.spin_us));
+                                                   c->cfg_.max_connections, c->cfg_.spin_us,
+                                                   c->cfg_.seal));
   }
   return c;
 }

@@ -37,6 +37,18 @@ Status ParseUint(const GetEnv& getenv, const char* name, int64_t max, int64_t* o
   return Status::Ok();
 }
 
+// `name` = on or off; unset or empty keeps `*out`.
+Status ParseOnOff(const GetEnv& getenv, const char* name, bool* out) {
+  const char* v = getenv(name);
+  const std::string text = v ? v : "";
+  if (text.empty()) return Status::Ok();
+  if (text != "on" && text != "off") {
+    return Status::InvalidArgument(std::string(name) + " must be on or off, not '" + text + "'");
+  }
+  *out = text == "on";
+  return Status::Ok();
+}
+
 const char* FirstSet(const GetEnv& getenv, std::initializer_list<const char*> names) {
   for (const char* n : names) {
     const char* v = getenv(n);
@@ -125,12 +137,8 @@ Result<ClientConfig> ParseConfig(const GetEnv& getenv) {
   } else {
     return Status::InvalidArgument("IORELAY_FALLBACK must be eio or direct, not '" + fb + "'");
   }
-  const char* failover = getenv("IORELAY_FAILOVER");
-  std::string fo = failover ? failover : "";
-  if (fo != "" && fo != "on" && fo != "off") {
-    return Status::InvalidArgument("IORELAY_FAILOVER must be on or off, not '" + fo + "'");
-  }
-  cfg.failover = fo != "off";
+  IORELAY_RETURN_IF_ERROR(ParseOnOff(getenv, "IORELAY_FAILOVER", &cfg.failover));
+  IORELAY_RETURN_IF_ERROR(ParseOnOff(getenv, "IORELAY_SEAL", &cfg.seal));
   if (const char* roots = getenv("IORELAY_DIRECT_ROOT")) {
     for (const std::string& pair : Split(roots, ':')) {
       size_t eq = pair.find('=');

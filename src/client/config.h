@@ -36,6 +36,9 @@ struct ClientConfig {
   // this host (shared memory or a Unix socket) looks for it, yielding the CPU, before it
   // sleeps (docs/interposer.md, Waiting for replies).
   int spin_us = 50;
+  // IORELAY_SEAL=on|off (on): over TCP, tags on every frame are required; off only to measure
+  // their cost against `iorelayd --seal off` (docs/security.md).
+  bool seal = true;
 };
 
 using GetEnv = std::function<const char*(const char*)>;

@@ -56,6 +56,26 @@ TEST(Config, ShmSpin) {
   }
 }
 
+// Sealing and failover are on unless switched off by name; anything else is an error naming
+// the variable.
+TEST(Config, OnOffSwitches) {
+  Result<ClientConfig> d = Parse(Base());
+  ASSERT_TRUE(d.ok());
+  EXPECT_TRUE(d->seal);
+  EXPECT_TRUE(d->failover);
+  for (const char* name : {"IORELAY_SEAL", "IORELAY_FAILOVER"}) {
+    auto e = Base();
+    e[name] = "off";
+    Result<ClientConfig> off = Parse(e);
+    ASSERT_TRUE(off.ok());
+    EXPECT_FALSE(std::string(name) == "IORELAY_SEAL" ? off->seal : off->failover) << name;
+    e[name] = "maybe";
+    Result<ClientConfig> bad = Parse(e);
+    EXPECT_EQ(bad.status().code(), EINVAL) << name;
+    EXPECT_NE(bad.status().message().find(name), std::string::npos) << bad.status().message();
+  }
+}
+
 TEST(Config, MissingOrBadValues) {
   EXPECT_EQ(Parse({}).status().code(), EINVAL);
   auto e = Base();

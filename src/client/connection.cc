@@ -13,6 +13,7 @@
 #include <cstring>
 
 #include "client/internal_fds.h"
+#include "common/handshake_transcript.h"
 #include "iorelay/version.h"
 #include "proto/wire.h"
 
@@ -74,7 +75,7 @@ size_t IoSpan::Bytes() const {
 Result<std::unique_ptr<Connection>> Connection::Open(const Address& addr, const Secret& secret,
                                                      const Identity& who, uint64_t join_session,
                                                      uint64_t join_token, int timeout_ms,
-                                                     int spin_us) {
+                                                     int spin_us, bool seal) {
   std::unique_ptr<Connection> c;
   Status s;
   // A daemon at --max-handshakes closes the oldest handshakes to let others in (a flood of
@@ -84,7 +85,8 @@ Result<std::unique_ptr<Connection>> Connection::Open(const Address& addr, const 
     Result<int> fd = ConnectSocket(addr, timeout_ms);
     if (!fd.ok()) return fd.status();
     c.reset(new Connection(*fd, timeout_ms));
-    s = c->Handshake(secret, who, join_session, join_token);
+    c->over_network_ = addr.kind != Address::Kind::kUnix;
+    s = c->Handshake(secret, who, join_session, join_token, seal);
     if (s.ok() || !c->peer_gone() || attempt == kHandshakeAttempts - 1) break;
     struct timespec pause = {0, (10'000'000L << (2 * attempt))};  // 10, 40, 160 ms
     ::nanosleep(&pause, nullptr);
@@ -119,8 +121,16 @@ void Connection::Abandon() {
   broken_ = true;
 }
 
+// The hello and auth exchanges go into the transcript (common/handshake_transcript.h); the
+// daemon's proof must cover the transcript this side saw, so a changed byte — `sealed` turned
+// off, say — ends the connection here, before any request. kFinished then confirms the whole
+// transcript to the daemon, which serves nothing before it.
 Status Connection::Handshake(const Secret& secret, const Identity& who, uint64_t join_session,
-                             uint64_t join_token) {
+                             uint64_t join_token, bool seal) {
+  HandshakeTranscript transcript(proto::kVersion);
+  // The frames as this side sent and received them (RoundTrip numbers requests from next_id_).
+  const auto hello_op = static_cast<uint16_t>(proto::Op::kHello);
+  const uint64_t hello_id = next_id_;
   std::vector<uint8_t> payload;
   Result<ReplyInfo> r = RoundTrip(proto::Op::kHello, {}, {}, &payload, {});
   if (!r.ok()) return r.status();
@@ -135,15 +145,23 @@ Status Connection::Handshake(const Secret& secret, const Identity& who, uint64_t
   if (r->status != 0) return Status::FromErrno(r->status, "hello");
   proto::HelloReply hello;
   if (!proto::DecodeFields(payload, &hello).ok()) return Fail(Status::IOError("bad hello"), false);
+  transcript.Add(proto::HeaderBytes({hello_op, hello_id, 0, 0}), {});
+  transcript.Add(
+      proto::HeaderBytes(proto::ReplyHeader(hello_op, hello_id, payload.size(), 0, r->version)),
+      payload);
   proto::AuthRequest auth;
   auth.client_nonce = RandomNonce();
-  auth.proof = ComputeProof(secret, Prover::kClient, hello.server_nonce, auth.client_nonce);
+  auth.proof = ComputeProof(secret, hello.server_nonce, auth.client_nonce);
   auth.pid = who.pid;
   auth.node_id = who.node_id;
   auth.host = who.host;
   auth.join_session = join_session;
   auth.join_token = join_token;
-  r = RoundTrip(proto::Op::kAuth, proto::EncodeFields(auth), {}, &payload, {});
+  auth.seal_wanted = seal ? 1 : 0;
+  const std::vector<uint8_t> auth_fields = proto::EncodeFields(auth);
+  const auto auth_op = static_cast<uint16_t>(proto::Op::kAuth);
+  const uint64_t auth_id = next_id_;
+  r = RoundTrip(proto::Op::kAuth, auth_fields, {}, &payload, {});
   if (!r.ok()) return r.status();
   if (r->status != 0) {
     broken_ = true;  // the daemon closes after a refusal
@@ -152,19 +170,41 @@ Status Connection::Handshake(const Secret& secret, const Identity& who, uint64_t
   proto::AuthReply reply;
   if (!proto::DecodeFields(payload, &reply).ok())
     return Fail(Status::IOError("bad auth reply"), false);
-  if (!VerifyProof(secret, Prover::kDaemon, hello.server_nonce, auth.client_nonce,
-                   reply.daemon_proof)) {
-    // Nothing has been sent beyond the handshake: a squatter learns no data and no secret.
+  transcript.Add(
+      proto::HeaderBytes({auth_op, auth_id, static_cast<uint32_t>(auth_fields.size()), 0}),
+      auth_fields);
+  // daemon_proof is the reply's last field: what it covers is the payload before it.
+  transcript.Add(
+      proto::HeaderBytes(proto::ReplyHeader(auth_op, auth_id, payload.size(), 0, r->version)),
+      std::span<const uint8_t>(payload).first(payload.size() - kProofBytes));
+  if (!VerifyTranscriptMac(secret, TranscriptMacRole::kDaemonProof, transcript.Digest(),
+                           reply.daemon_proof)) {
+    // Nothing has been sent beyond the handshake: a squatter learns no data and no secret, and
+    // a handshake changed on the way (sealing switched off) is caught here.
     broken_ = true;
     return Status::FromErrno(EACCES,
-                             "the daemon did not prove it holds the job credential (another "
-                             "process at its address?)");
+                             "the daemon did not prove it holds the job credential, or the "
+                             "handshake was changed on the way (another process at its address, "
+                             "or a man in the middle?)");
   }
+  if (seal && over_network_ && reply.sealed == 0) {
+    broken_ = true;
+    return Status::FromErrno(EACCES,
+                             "the daemon did not seal this TCP connection (iorelayd --seal off? "
+                             "set IORELAY_SEAL=off only to measure what sealing costs)");
+  }
+  transcript.AddBytes(reply.daemon_proof);
+  const TranscriptDigest whole = transcript.Digest();
   if (reply.sealed != 0) {
-    const SessionKey key = DeriveSessionKey(secret, hello.server_nonce, auth.client_nonce);
+    const SessionKey key = TranscriptMac(secret, TranscriptMacRole::kSessionKey, whole);
     send_seal_.emplace(key, FrameDirection::kToDaemon);
     recv_seal_.emplace(key, FrameDirection::kToClient);
   }
+  proto::FinishedRequest finished;
+  finished.mac = TranscriptMac(secret, TranscriptMacRole::kClientFinished, whole);
+  // No reply: a daemon that saw another transcript closes, and the first request fails.
+  IORELAY_RETURN_IF_ERROR(
+      Send(proto::Op::kFinished, next_id_++, proto::EncodeFields(finished), {}));
   session_ = {reply.session, reply.token, reply.app, reply.heartbeat_ms, reply.max_io_bytes};
   if (session_.max_io_bytes == 0 || session_.max_io_bytes > proto::kMaxIoBytes) {
     session_.max_io_bytes = proto::kMaxIoBytes;

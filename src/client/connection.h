@@ -74,11 +74,12 @@ class Connection {
   // Connects and authenticates: a new session (join_session 0) or a join of an existing one.
   // Transport failures give EIO; a refused credential or join gives the daemon's errno.
   // `spin_us`: how long a wait for a reply from a daemon of this host first looks for it
-  // (IORELAY_SPIN_US, client/spin_wait.h); not over TCP.
+  // (IORELAY_SPIN_US, client/spin_wait.h); not over TCP. `seal`: over TCP, require tags on
+  // every frame (IORELAY_SEAL; off only to measure their cost against `iorelayd --seal off`).
   static Result<std::unique_ptr<Connection>> Open(const Address& addr, const Secret& secret,
                                                   const Identity& who, uint64_t join_session,
                                                   uint64_t join_token, int timeout_ms,
-                                                  int spin_us = 0);
+                                                  int spin_us = 0, bool seal = true);
   ~Connection();
   Connection(const Connection&) = delete;
   Connection& operator=(const Connection&) = delete;
@@ -129,7 +130,7 @@ class Connection {
  private:
   Connection(int fd, int timeout_ms) : fd_(fd), timeout_ms_(timeout_ms) {}
   Status Handshake(const Secret& secret, const Identity& who, uint64_t join_session,
-                   uint64_t join_token);
+                   uint64_t join_token, bool seal);
   // After the handshake on a Unix socket: asks the daemon to move to shared memory. Ok when
   // it did, or refused (the connection stays on its socket); an error breaks the connection.
   Status AttachShm();
@@ -171,6 +172,7 @@ class Connection {
   int64_t deadline_ms_ = 0;  // liveness: reset by every byte received
   uint64_t next_id_ = 1;
   bool broken_ = false;
+  bool over_network_ = false;  // TCP: sealing is required unless IORELAY_SEAL=off
   bool peer_gone_ = false;
   SessionInfo session_;
   std::vector<uint64_t> unawaited_;  // ids of posted requests whose replies are to be dropped

@@ -1,7 +1,10 @@
 // The real client and the real iorelayd over TCP, sealed: data goes both ways intact, and a man
 // in the middle who flips one byte after the handshake is caught (the daemon closes before the
-// write lands; the client fails the read with EIO instead of returning altered data).
+// write lands; the client fails the read with EIO instead of returning altered data). One who
+// changes any byte of the handshake — sealing switched off in the auth reply, above all — is
+// caught before the client sends a request (common/handshake_transcript.h).
 #include <gtest/gtest.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include <atomic>
@@ -15,6 +18,7 @@
 #include <vector>
 
 #include "iorelay/iorelay.h"
+#include "proto/wire.h"
 #include "testutil/daemon_process_testutil.h"
 #include "testutil/mitm_proxy_testutil.h"
 
@@ -40,8 +44,8 @@ class SealedTcp : public ::testing::Test {
     ASSERT_EQ(tcp_.rfind("tcp:", 0), 0u) << tcp_;
   }
   // A client of `address` (1 s liveness bound, so a broken connection shows at once).
-  iorelay_client* Client(const std::string& address) {
-    d_.ExportClientEnv(1000);
+  iorelay_client* Client(const std::string& address, int timeout_ms = 1000) {
+    d_.ExportClientEnv(timeout_ms);
     ::setenv("IORELAY_SERVERS", address.c_str(), 1);
     int err = 0;
     iorelay_client* c = iorelay_client_from_env(&err);
@@ -58,7 +62,21 @@ class SealedTcp : public ::testing::Test {
     iorelay_client_destroy(c);
     return v;
   }
-  void TearDown() override { alarm(0); }
+  void TearDown() override {
+    ::unsetenv("IORELAY_SEAL");
+    alarm(0);
+  }
+  // Through `mitm`, opening a file fails and the client sends no request; nothing is created.
+  void ExpectRefusedBeforeAnyRequest(MitmProxy& mitm, const std::string& what) {
+    iorelay_client* c = Client(mitm.address(), 300);
+    iorelay_file* f = nullptr;
+    EXPECT_NE(iorelay_open(c, "/fwd/never", O_CREAT | O_RDWR, 0644, &f), 0) << what;
+    if (f != nullptr) iorelay_close(f);
+    iorelay_client_destroy(c);
+    EXPECT_GE(mitm.tampered(), 1) << what;
+    EXPECT_EQ(mitm.requests(), 0) << what;
+    EXPECT_NE(::access((d_.root() + "/never").c_str(), F_OK), 0) << what;
+  }
 
   DaemonProcess d_;
   std::string tcp_;
@@ -156,10 +174,57 @@ TEST_F(SealedTcp, AlteredReadFailsInsteadOfReturningAlteredData) {
   iorelay_client_destroy(c);
 }
 
-// The control: unsealed (--seal off), the same man in the middle changes the file unnoticed,
-// so the tests above fail for want of the tags, not by chance.
+// The downgrade a red-team pass found: a proxy set `sealed` to 0 in the auth reply, then could
+// answer for the daemon. The daemon's proof covers `sealed`, so the client refuses at once.
+TEST_F(SealedTcp, SealingSwitchedOffOnTheWayIsRefusedBeforeAnyRequest) {
+  StartDaemon();
+  MitmProxy mitm(tcp_, MitmProxy::Tamper::kSealedOff);
+  ExpectRefusedBeforeAnyRequest(mitm, "sealed set to 0");
+}
+
+// Every byte of the hello and auth frames, both ways, headers included: one flipped (on every
+// connection, so the client's new attempts meet it too) and the client never sends a request.
+TEST_F(SealedTcp, AnyHandshakeByteChangedIsRefusedBeforeAnyRequest) {
+  StartDaemon();
+  size_t bytes[2];
+  {
+    MitmProxy watcher(tcp_, MitmProxy::Tamper::kNone);
+    iorelay_client* c = Client(watcher.address());
+    struct stat st;
+    EXPECT_EQ(iorelay_stat(c, "/fwd", &st, 0), 0);
+    iorelay_client_destroy(c);
+    bytes[0] = watcher.handshake_bytes(false);
+    bytes[1] = watcher.handshake_bytes(true);
+  }
+  ASSERT_GT(bytes[0], 2 * proto::kHeaderBytes);
+  ASSERT_GT(bytes[1], 2 * proto::kHeaderBytes);
+  for (bool to_daemon : {true, false}) {
+    for (size_t offset = 0; offset < bytes[to_daemon]; ++offset) {
+      MitmProxy mitm(tcp_, MitmProxy::Tamper::kHandshakeByte, to_daemon, offset);
+      ExpectRefusedBeforeAnyRequest(
+          mitm,
+          (to_daemon ? "to the daemon, byte " : "to the client, byte ") + std::to_string(offset));
+    }
+  }
+}
+
+// A daemon run with --seal off still seals a connection whose client asks for it (the default):
+// only both ends together can turn the tags off.
+TEST_F(SealedTcp, SealOffAtTheDaemonAloneStillSeals) {
+  StartDaemon({"--seal", "off"});
+  MitmProxy watcher(tcp_, MitmProxy::Tamper::kNone);
+  iorelay_client* c = Client(watcher.address());
+  struct stat st;
+  EXPECT_EQ(iorelay_stat(c, "/fwd", &st, 0), 0);
+  iorelay_client_destroy(c);
+  EXPECT_TRUE(watcher.sealed());
+}
+
+// The control: unsealed (--seal off and IORELAY_SEAL=off), the same man in the middle changes
+// the file unnoticed, so the tests above fail for want of the tags, not by chance.
 TEST_F(SealedTcp, WithoutSealingTheAlteredWriteLands) {
   StartDaemon({"--seal", "off"});
+  ::setenv("IORELAY_SEAL", "off", 1);
   MitmProxy mitm(tcp_, MitmProxy::Tamper::kWriteData);
   iorelay_client* c = Client(mitm.address());
   iorelay_file* f = nullptr;

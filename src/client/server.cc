@@ -13,12 +13,13 @@ Lease::~Lease() {
 }
 
 Server::Server(Address addr, const Secret* secret, Identity who, int timeout_ms,
-               int max_connections, int spin_us)
+               int max_connections, int spin_us, bool seal)
     : addr_(std::move(addr)),
       secret_(secret),
       who_(std::move(who)),
       timeout_ms_(timeout_ms),
       spin_us_(spin_us),
+      seal_(seal),
       max_connections_(max_connections) {}
 
 Server::~Server() {
@@ -69,7 +70,7 @@ Result<std::unique_ptr<Connection>> Server::Connect() {
       s = session();
       if (s.session == 0) {  // this thread starts the session; others wait on establish_mu_
         Result<std::unique_ptr<Connection>> c =
-            Connection::Open(addr_, *secret_, who_, 0, 0, timeout_ms_, spin_us_);
+            Connection::Open(addr_, *secret_, who_, 0, 0, timeout_ms_, spin_us_, seal_);
         if (c.ok()) {
           std::lock_guard<std::mutex> l(mu_);
           (*c)->set_generation(++generations_);
@@ -79,7 +80,7 @@ Result<std::unique_ptr<Connection>> Server::Connect() {
       }
     }
     Result<std::unique_ptr<Connection>> c =
-        Connection::Open(addr_, *secret_, who_, s.session, s.token, timeout_ms_, spin_us_);
+        Connection::Open(addr_, *secret_, who_, s.session, s.token, timeout_ms_, spin_us_, seal_);
     if (c.ok()) (*c)->set_generation(s.generation);
     if (c.ok() || c.status().code() == EIO) return c;
     // The daemon refused the join: it no longer knows the session (it was restarted).

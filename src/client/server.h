@@ -43,7 +43,7 @@ class Lease {
 class Server {
  public:
   Server(Address addr, const Secret* secret, Identity who, int timeout_ms, int max_connections,
-         int spin_us);
+         int spin_us, bool seal);
   ~Server();
 
   // An idle connection, or a new one that joins the session (or starts it). If the session
@@ -77,6 +77,7 @@ class Server {
   Identity who_;  // pid changes in a fork child
   const int timeout_ms_;
   const int spin_us_;
+  const bool seal_;
   const int max_connections_;
 
   mutable std::mutex mu_;

@@ -15,9 +15,8 @@
 namespace iorelay {
 namespace {
 
-// Domain separation: a client's proof can never pass for a daemon's, and the reverse.
+// Domain separation: the client's proof can never pass for another MAC under the credential.
 constexpr std::string_view kClientContext = "iorelay-auth-v1";
-constexpr std::string_view kDaemonContext = "iorelay-auth-v1-daemon";
 
 void EnsureSodium() {
   static std::once_flag once;
@@ -86,10 +85,9 @@ Nonce RandomNonce() {
   return n;
 }
 
-Proof ComputeProof(const Secret& secret, Prover who, const Nonce& server_nonce,
-                   const Nonce& client_nonce) {
+Proof ComputeProof(const Secret& secret, const Nonce& server_nonce, const Nonce& client_nonce) {
   EnsureSodium();
-  const std::string_view context = who == Prover::kClient ? kClientContext : kDaemonContext;
+  const std::string_view context = kClientContext;
   crypto_auth_hmacsha256_state st;
   crypto_auth_hmacsha256_init(&st, secret.data(), secret.size());
   crypto_auth_hmacsha256_update(&st, reinterpret_cast<const unsigned char*>(context.data()),
@@ -101,9 +99,9 @@ Proof ComputeProof(const Secret& secret, Prover who, const Nonce& server_nonce,
   return p;
 }
 
-bool VerifyProof(const Secret& secret, Prover who, const Nonce& server_nonce,
-                 const Nonce& client_nonce, const Proof& proof) {
-  Proof expected = ComputeProof(secret, who, server_nonce, client_nonce);
+bool VerifyProof(const Secret& secret, const Nonce& server_nonce, const Nonce& client_nonce,
+                 const Proof& proof) {
+  Proof expected = ComputeProof(secret, server_nonce, client_nonce);
   return sodium_memcmp(expected.data(), proof.data(), proof.size()) == 0;
 }
 

@@ -1,8 +1,9 @@
-// Job credentials and the challenge-response by which each side proves it holds one.
-// The secret never crosses the wire: the client answers a fresh server nonce with
-// HMAC-SHA256(secret, "iorelay-auth-v1" || server_nonce || client_nonce), and the daemon
-// answers the client's fresh nonce with the same MAC under "iorelay-auth-v1-daemon", so
-// neither proof can stand for the other and a squatter on a daemon's address gets nothing.
+// Job credentials and the client's answer to the daemon's challenge. The secret never crosses
+// the wire: the client answers a fresh server nonce with
+// HMAC-SHA256(secret, "iorelay-auth-v1" || server_nonce || client_nonce), by which the daemon
+// finds the job's credential. The daemon proves it holds the credential too with a MAC over the
+// whole handshake (common/handshake_transcript.h), under another label, so neither proof can
+// stand for the other and a squatter on a daemon's address gets nothing.
 #pragma once
 
 #include <array>
@@ -29,14 +30,11 @@ Status CreateSecretFile(const std::string& path);
 
 Nonce RandomNonce();
 
-// Who proves: the client (in kAuth) or the daemon (in the kAuth reply).
-enum class Prover { kClient, kDaemon };
-
-Proof ComputeProof(const Secret& secret, Prover who, const Nonce& server_nonce,
-                   const Nonce& client_nonce);
+// The client's proof in kAuth.
+Proof ComputeProof(const Secret& secret, const Nonce& server_nonce, const Nonce& client_nonce);
 
 // Constant-time comparison of `proof` against the expected one.
-bool VerifyProof(const Secret& secret, Prover who, const Nonce& server_nonce,
-                 const Nonce& client_nonce, const Proof& proof);
+bool VerifyProof(const Secret& secret, const Nonce& server_nonce, const Nonce& client_nonce,
+                 const Proof& proof);
 
 }  // namespace iorelay

@@ -57,23 +57,11 @@ TEST(ProofTest, VerifiesOnlyWithTheSameSecretAndNonces) {
   Secret a{}, b{};
   b[0] = 1;
   Nonce sn = RandomNonce(), cn = RandomNonce();
-  Proof p = ComputeProof(a, Prover::kClient, sn, cn);
-  EXPECT_TRUE(VerifyProof(a, Prover::kClient, sn, cn, p));
-  EXPECT_FALSE(VerifyProof(b, Prover::kClient, sn, cn, p));
-  EXPECT_FALSE(VerifyProof(a, Prover::kClient, RandomNonce(), cn, p));
-  EXPECT_FALSE(VerifyProof(a, Prover::kClient, sn, RandomNonce(), p));
-}
-
-TEST(ProofTest, AClientsProofNeverPassesForADaemonsAndBack) {
-  Secret s{};
-  s[0] = 7;
-  Nonce sn = RandomNonce(), cn = RandomNonce();
-  Proof client = ComputeProof(s, Prover::kClient, sn, cn);
-  Proof daemon = ComputeProof(s, Prover::kDaemon, sn, cn);
-  EXPECT_NE(client, daemon);
-  EXPECT_FALSE(VerifyProof(s, Prover::kDaemon, sn, cn, client));
-  EXPECT_FALSE(VerifyProof(s, Prover::kClient, sn, cn, daemon));
-  EXPECT_TRUE(VerifyProof(s, Prover::kDaemon, sn, cn, daemon));
+  Proof p = ComputeProof(a, sn, cn);
+  EXPECT_TRUE(VerifyProof(a, sn, cn, p));
+  EXPECT_FALSE(VerifyProof(b, sn, cn, p));
+  EXPECT_FALSE(VerifyProof(a, RandomNonce(), cn, p));
+  EXPECT_FALSE(VerifyProof(a, sn, RandomNonce(), p));
 }
 
 TEST(ProofTest, NoncesAreFresh) { EXPECT_NE(RandomNonce(), RandomNonce()); }

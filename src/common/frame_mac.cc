@@ -1,30 +1,7 @@
 // Frame tags: a Poly1305 one-time key per frame from ChaCha20 (see frame_mac.h).
 #include "common/frame_mac.h"
 
-#include <string_view>
-
 namespace iorelay {
-namespace {
-
-constexpr std::string_view kSessionContext = "iorelay-session-v1";
-
-}  // namespace
-
-SessionKey DeriveSessionKey(const Secret& secret, const Nonce& server_nonce,
-                            const Nonce& client_nonce) {
-  static_assert(crypto_auth_hmacsha256_BYTES == sizeof(SessionKey));
-  if (sodium_init() < 0) std::abort();
-  crypto_auth_hmacsha256_state st;
-  crypto_auth_hmacsha256_init(&st, secret.data(), secret.size());
-  crypto_auth_hmacsha256_update(&st, reinterpret_cast<const unsigned char*>(kSessionContext.data()),
-                                kSessionContext.size());
-  crypto_auth_hmacsha256_update(&st, server_nonce.data(), server_nonce.size());
-  crypto_auth_hmacsha256_update(&st, client_nonce.data(), client_nonce.size());
-  SessionKey key;
-  crypto_auth_hmacsha256_final(&st, key.data());
-  return key;
-}
-
 FrameMac::FrameMac(const SessionKey& key, FrameDirection direction, uint64_t sequence) {
   // The 96-bit ChaCha20 nonce: the direction, three zero bytes, the frame's number.
   std::array<uint8_t, crypto_stream_chacha20_ietf_NONCEBYTES> nonce{};

@@ -1,9 +1,9 @@
 // Integrity of the frames that follow the handshake on TCP: each frame carries a Poly1305 tag
 // (16 bytes, after its payload) under a one-time key that ChaCha20 derives from the session key
 // and the frame's position in its direction, so a frame altered, dropped, replayed or reordered
-// by a man in the middle fails the check. The session key comes from the job credential and both
-// handshake nonces, which only the two ends can compute. (This is the MAC half of
-// ChaCha20-Poly1305; payloads are not encrypted.)
+// by a man in the middle fails the check. The session key is a MAC of the handshake's
+// transcript under the job credential (common/handshake_transcript.h), which only the two ends
+// can compute. (This is the MAC half of ChaCha20-Poly1305; payloads are not encrypted.)
 #pragma once
 
 #include <sodium.h>
@@ -19,10 +19,6 @@ namespace iorelay {
 inline constexpr size_t kFrameTagBytes = 16;
 using FrameTag = std::array<uint8_t, kFrameTagBytes>;
 using SessionKey = std::array<uint8_t, 32>;
-
-// HMAC-SHA256(secret, "iorelay-session-v1" || server_nonce || client_nonce).
-SessionKey DeriveSessionKey(const Secret& secret, const Nonce& server_nonce,
-                            const Nonce& client_nonce);
 
 // Which way a frame travels: each direction numbers its frames from 0.
 enum class FrameDirection : uint8_t { kToDaemon = 0, kToClient = 1 };

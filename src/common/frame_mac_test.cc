@@ -6,16 +6,17 @@
 
 #include <vector>
 
+#include "common/handshake_transcript.h"
+
 namespace iorelay {
 namespace {
 
 SessionKey Key(uint8_t seed) {
   Secret s{};
   s[0] = seed;
-  Nonce sn{}, cn{};
-  sn[1] = 2;
-  cn[2] = 3;
-  return DeriveSessionKey(s, sn, cn);
+  TranscriptDigest d{};
+  d[1] = 2;
+  return TranscriptMac(s, TranscriptMacRole::kSessionKey, d);
 }
 
 FrameTag Tag(const SessionKey& k, FrameDirection d, uint64_t seq, std::span<const uint8_t> a,

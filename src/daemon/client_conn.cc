@@ -20,12 +20,7 @@ constexpr int kMaxIov = 3;
 
 void EncodeReplyHeader(proto::Op op, uint64_t id, int32_t status, size_t length,
                        uint8_t (&header)[proto::kHeaderBytes]) {
-  proto::FrameHeader h;
-  h.op = static_cast<uint16_t>(static_cast<uint16_t>(op) | proto::kReplyBit);
-  h.id = id;
-  h.length = static_cast<uint32_t>(length);
-  h.status = status;
-  proto::EncodeHeader(h, header);
+  proto::EncodeHeader(proto::ReplyHeader(static_cast<uint16_t>(op), id, length, status), header);
 }
 
 }  // namespace

@@ -212,7 +212,8 @@ cli::OptionTable Table(Config* c) {
                      "set-group-ID bits (dropped by default: the daemon's user would own them)"))
       .Add(cli::Choice("seal", &c->seal, {{"on", true}, {"off", false}},
                        "tag every frame of TCP connections after the handshake (on);\n"
-                       "off lets a man in the middle alter frames: for measurement only"))
+                       "off leaves untagged the clients that also run with IORELAY_SEAL=off,\n"
+                       "whose frames a man in the middle can alter: for measurement only"))
       .Add(cli::Choice("shm", &c->shm, {{"on", true}, {"off", false}},
                        "move Unix-socket clients of this host and network namespace\n"
                        "to shared-memory rings when they ask (on)"))

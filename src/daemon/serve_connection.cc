@@ -3,6 +3,7 @@
 #include "daemon/serve_connection.h"
 
 #include <fmt/core.h>
+#include <sodium.h>
 
 #include <vector>
 
@@ -21,12 +22,12 @@ bool MayRunInline(const Core& core) { return core.config.role != Role::kRelay; }
 
 using proto::Op;
 
-// Handles kHello/kAuth. Returns false when the connection must close. Once admitted over a
-// network transport, both directions of `conn` are sealed: `in` checks the client's tags, the
-// outgoing queue adds the daemon's.
+// Handles kHello/kAuth. Returns false when the connection must close. Both messages and the
+// reply's fields go into the transcript, which the daemon's proof covers; once admitted over a
+// network transport (or when the client asks for it there), both directions of `conn` are
+// sealed: `in` checks the client's tags, the outgoing queue adds the daemon's.
 bool Handshake(Core& core, const ConnPtr& conn, const proto::FrameHeader& h,
-               std::span<const uint8_t> payload, FrameReader& in, bool* hello_done,
-               Nonce* server_nonce) {
+               std::span<const uint8_t> payload, FrameReader& in, HandshakeState* hs) {
   Op op = static_cast<Op>(h.op);
   if (op == Op::kHello) {
     if (h.version != proto::kVersion) {
@@ -40,12 +41,17 @@ bool Handshake(Core& core, const ConnPtr& conn, const proto::FrameHeader& h,
       LogClose(conn, "malformed hello");
       return false;
     }
-    *server_nonce = core.make_nonce();
-    *hello_done = true;
-    conn->Reply(op, h.id, proto::HelloReply{*server_nonce});
+    hs->server_nonce = core.make_nonce();
+    hs->hello_done = true;
+    const proto::HelloReply reply{hs->server_nonce};
+    const std::vector<uint8_t> fields = proto::EncodeFields(reply);
+    hs->transcript.emplace(proto::kVersion);
+    hs->transcript->Add(proto::HeaderBytes(h), payload);
+    hs->transcript->Add(proto::HeaderBytes(proto::ReplyHeader(h.op, h.id, fields.size())), fields);
+    conn->Reply(op, h.id, reply);
     return true;
   }
-  if (op != Op::kAuth || !*hello_done) {
+  if (op != Op::kAuth || !hs->hello_done) {
     conn->ReplyError(op, h.id, EACCES);
     LogClose(conn, fmt::format("{} before authentication", proto::OpName(op)));
     return false;
@@ -59,13 +65,13 @@ bool Handshake(Core& core, const ConnPtr& conn, const proto::FrameHeader& h,
   uint32_t app_index = 0;
   for (size_t i = 0; i < core.credentials.size(); ++i) {
     // Every secret is tried; the first that verifies names the application.
-    if (cred == nullptr && VerifyProof(core.credentials[i].secret, Prover::kClient, *server_nonce,
-                                       m.client_nonce, m.proof)) {
+    if (cred == nullptr &&
+        VerifyProof(core.credentials[i].secret, hs->server_nonce, m.client_nonce, m.proof)) {
       cred = &core.credentials[i];
       app_index = static_cast<uint32_t>(i);
     }
   }
-  *hello_done = false;  // a nonce answers one proof only
+  hs->hello_done = false;  // a nonce answers one proof only
   if (cred == nullptr) {
     conn->ReplyError(op, h.id, EACCES);
     LogClose(conn, "wrong credential");
@@ -91,15 +97,44 @@ bool Handshake(Core& core, const ConnPtr& conn, const proto::FrameHeader& h,
   reply.app = cred->name;
   reply.heartbeat_ms = static_cast<uint32_t>(core.config.heartbeat_ms);
   reply.max_io_bytes = static_cast<uint32_t>(core.config.max_io_bytes);
-  reply.daemon_proof = ComputeProof(cred->secret, Prover::kDaemon, *server_nonce, m.client_nonce);
-  const bool seal = core.config.seal && conn->transport()->OverNetwork();
+  const bool seal = conn->transport()->OverNetwork() && (core.config.seal || m.seal_wanted != 0);
   reply.sealed = seal ? 1 : 0;
+  HandshakeTranscript& t = *hs->transcript;
+  t.Add(proto::HeaderBytes(h), payload);
+  std::vector<uint8_t> covered = proto::EncodeFields(reply);
+  const auto reply_header = proto::HeaderBytes(proto::ReplyHeader(h.op, h.id, covered.size()));
+  covered.resize(covered.size() - kProofBytes);  // the fields before daemon_proof
+  t.Add(reply_header, covered);
+  reply.daemon_proof = TranscriptMac(cred->secret, TranscriptMacRole::kDaemonProof, t.Digest());
+  t.AddBytes(reply.daemon_proof);
+  const TranscriptDigest whole = t.Digest();
+  hs->expected_finished = TranscriptMac(cred->secret, TranscriptMacRole::kClientFinished, whole);
+  hs->awaiting_finished = true;
+  hs->transcript.reset();
   conn->Reply(op, h.id, reply);  // (the auth reply itself is not tagged; what follows is)
   if (seal) {
-    const SessionKey key = DeriveSessionKey(cred->secret, *server_nonce, m.client_nonce);
+    const SessionKey key = TranscriptMac(cred->secret, TranscriptMacRole::kSessionKey, whole);
     conn->Seal(key);
     in.Seal(key);
   }
+  return true;
+}
+
+// The first frame after the auth reply: kFinished with the client's MAC of the same transcript,
+// else the connection closes before any request is served.
+bool Finish(const ConnPtr& conn, const proto::FrameHeader& h, std::span<const uint8_t> payload,
+            HandshakeState* hs) {
+  proto::FinishedRequest m;
+  if (static_cast<Op>(h.op) != Op::kFinished || !proto::DecodeFields(payload, &m).ok()) {
+    LogClose(conn, fmt::format("{} before the handshake was confirmed (kFinished)",
+                               proto::OpName(static_cast<Op>(h.op))));
+    return false;
+  }
+  if (sodium_memcmp(m.mac.data(), hs->expected_finished.data(), m.mac.size()) != 0) {
+    LogClose(conn, "the client saw another handshake (changed on the way?)");
+    return false;
+  }
+  hs->awaiting_finished = false;
   return true;
 }
 
@@ -164,9 +199,8 @@ bool HandleFrame(Core& core, const ConnPtr& conn, FrameReader& in, HandshakeStat
   const proto::FrameHeader& h = in.header();
   Op op = static_cast<Op>(h.op);
   std::vector<uint8_t>& payload = in.fields();
-  if (conn->session == nullptr) {
-    return Handshake(core, conn, h, payload, in, &hs->hello_done, &hs->server_nonce);
-  }
+  if (conn->session == nullptr) return Handshake(core, conn, h, payload, in, hs);
+  if (hs->awaiting_finished) return Finish(conn, h, payload, hs);
   if (proto::Info(op).tail) {
     conn->outstanding.fetch_add(1, std::memory_order_acq_rel);
     core.stats->CountOp(op);
@@ -176,7 +210,7 @@ bool HandleFrame(Core& core, const ConnPtr& conn, FrameReader& in, HandshakeStat
   }
   if (op == Op::kShmAttach) return AttachShm(core, conn, h, payload);
   if (op == Op::kPad) return true;  // framing only: nothing to do, nothing to answer
-  if (op == Op::kHello || op == Op::kAuth) {
+  if (op == Op::kHello || op == Op::kAuth || op == Op::kFinished) {
     conn->ReplyError(op, h.id, EINVAL);  // already authenticated
     return true;
   }

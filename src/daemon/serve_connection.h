@@ -3,21 +3,27 @@
 // event loop (io_loop.h); nothing here waits for the client.
 #pragma once
 
+#include <optional>
 #include <string>
 
 #include "common/auth.h"
+#include "common/handshake_transcript.h"
 #include "daemon/core.h"
 #include "daemon/frame_reader.h"
 
 namespace iorelay::daemon {
 
-// Before authentication: whether a hello was answered, with which nonce.
+// Before the client's kFinished: whether a hello was answered, with which nonce, the transcript
+// so far, and, once the auth reply is sent, the MAC kFinished must carry.
 struct HandshakeState {
   bool hello_done = false;
   Nonce server_nonce{};
+  std::optional<HandshakeTranscript> transcript;  // from the hello on
+  bool awaiting_finished = false;                 // auth answered, kFinished not yet seen
+  Proof expected_finished{};
 };
 
-// Handles the frame `in` just completed (kHello/kAuth before authentication, then requests).
+// Handles the frame `in` just completed (kHello/kAuth/kFinished first, then requests).
 // False when the connection must close (the reason is logged).
 bool HandleFrame(Core& core, const ConnPtr& conn, FrameReader& in, HandshakeState* hs,
                  int64_t arrival_ns);

@@ -1,11 +1,13 @@
 // Every message of the iorelay protocol, with its fields in wire order.
 //
 // Conversation: the client sends kHello; the daemon answers with a nonce; the client
-// sends kAuth with its proof (common/auth.h); the daemon answers with the session, or
-// EACCES and closes. After that the client sends requests with ids of its choosing
-// (unique per connection) and the daemon answers each once, in any order. While a
-// connection has requests outstanding the daemon sends kHeartbeat frames (id 0, no
-// payload) every heartbeat_ms, so a client tells a slow request (a lock wait, a
+// sends kAuth with its proof (common/auth.h); the daemon answers with the session and its own
+// proof over the transcript so far (common/handshake_transcript.h), or EACCES and closes; the
+// client checks that proof and sends kFinished, its MAC over the whole transcript, with no
+// reply (the daemon closes on a wrong one, and takes no other frame before it). After that the
+// client sends requests with ids of its choosing (unique per connection) and the daemon answers
+// each once, in any order. While a connection has requests outstanding the daemon sends kHeartbeat
+// frames (id 0, no payload) every heartbeat_ms, so a client tells a slow request (a lock wait, a
 // scheduler hold) from a dead or stopped daemon. A heartbeat with the reply bit may carry a
 // payload, which the client skips: over shared memory the daemon sends one as padding so that
 // the data of the O_DIRECT read reply after it starts on the file's alignment in the ring.
@@ -71,6 +73,9 @@ struct AuthRequest {
   std::string host;
   uint64_t join_session = 0;  // 0: a new session; else join this one ...
   uint64_t join_token = 0;    // ... proving it with its token
+  // 1: the client requires tags on this connection if it crosses a network (the default; 0
+  // only with IORELAY_SEAL=off, to measure their cost against a daemon run with --seal off).
+  uint32_t seal_wanted = 1;
   template <class V>
   void Visit(V& v) {
     v(client_nonce);
@@ -80,6 +85,7 @@ struct AuthRequest {
     v(host);
     v(join_session);
     v(join_token);
+    v(seal_wanted);
   }
 };
 
@@ -89,10 +95,13 @@ struct AuthReply {
   std::string app;            // the application name bound to the credential
   uint32_t heartbeat_ms = 0;  // heartbeat period while requests are outstanding
   uint32_t max_io_bytes = 0;  // largest read or write the daemon accepts in one request
-  Proof daemon_proof{};       // the daemon's proof over the client's nonce (common/auth.h)
   // 1: every later frame, both ways, carries a tag (common/frame_mac.h): the daemon seals its
-  // TCP connections; Unix sockets are not sealed.
+  // TCP connections (unless run with --seal off and asked with seal_wanted 0); Unix sockets are
+  // not sealed.
   uint32_t sealed = 0;
+  // The daemon's MAC over the transcript up to this field (common/handshake_transcript.h).
+  // Last, so that the bytes it covers are the payload before it.
+  Proof daemon_proof{};
   template <class V>
   void Visit(V& v) {
     v(session);
@@ -100,8 +109,18 @@ struct AuthReply {
     v(app);
     v(heartbeat_ms);
     v(max_io_bytes);
-    v(daemon_proof);
     v(sealed);
+    v(daemon_proof);
+  }
+};
+
+// kFinished: the client's MAC over the whole handshake transcript, daemon proof included
+// (common/handshake_transcript.h). No reply; on a sealed connection it is the first tagged frame.
+struct FinishedRequest {
+  Proof mac{};
+  template <class V>
+  void Visit(V& v) {
+    v(mac);
   }
 };
 

@@ -6,7 +6,8 @@
 // X(Name, code, "name", Request, Family, Handler, Tail)
 //   Request: the request message (messages.h); its largest encoding bounds the payload.
 //   Family:  kRead, kWrite, kLock or kMetadata: the daemon's counters.
-//   Handler: kSession (hello, auth, heartbeat, pad: the connection itself), kData (the scheduler),
+//   Handler: kSession (hello, auth, finished, heartbeat, pad: the connection itself), kData (the
+//   scheduler),
 //            kPath, kFile or kLock (src/daemon/*_ops.cc).
 //   Tail:    true when bulk data follows the fields (at most kMaxIoBytes).
 #pragma once
@@ -21,6 +22,7 @@
   X(ShmAttach, 7, "shm_attach", ShmRequest, kMetadata, kSession, false)          \
   X(ExpectAdopt, 8, "expect_adopt", ExpectAdoptRequest, kMetadata, kFile, false) \
   X(Pad, 9, "pad", PadRequest, kMetadata, kSession, false)                       \
+  X(Finished, 27, "finished", FinishedRequest, kMetadata, kSession, false)       \
   X(Open, 10, "open", OpenRequest, kMetadata, kFile, false)                      \
   X(Close, 11, "close", HandleRequest, kMetadata, kFile, false)                  \
   X(Pread, 12, "pread", PreadRequest, kRead, kData, false)                       \

@@ -15,6 +15,18 @@ void EncodeHeader(const FrameHeader& h, uint8_t out[kHeaderBytes]) {
   std::memcpy(out + 20, &h.status, 4);
 }
 
+std::array<uint8_t, kHeaderBytes> HeaderBytes(const FrameHeader& h) {
+  std::array<uint8_t, kHeaderBytes> out;
+  EncodeHeader(h, out.data());
+  return out;
+}
+
+FrameHeader ReplyHeader(uint16_t request_op, uint64_t id, size_t length, int32_t status,
+                        uint16_t version) {
+  return FrameHeader{static_cast<uint16_t>(request_op | kReplyBit), id,
+                     static_cast<uint32_t>(length), status, version};
+}
+
 Result<FrameHeader> DecodeHeader(const uint8_t in[kHeaderBytes], uint32_t max_payload) {
   uint32_t magic;
   FrameHeader h;

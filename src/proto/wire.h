@@ -9,6 +9,7 @@
 // straight from and into the application's buffers.
 #pragma once
 
+#include <array>
 #include <cstdint>
 #include <cstring>
 #include <span>
@@ -24,7 +25,7 @@ inline constexpr uint32_t kMagic = 0x4C524F49;  // "IORL" in little-endian byte 
 // The protocol version, in every frame header. A kHello frame (request or reply) decodes
 // whatever its version, and its layout never changes, so that client and daemon of different
 // versions learn each other's and refuse with both named (docs/daemon.md, "Protocol version").
-inline constexpr uint16_t kVersion = 8;
+inline constexpr uint16_t kVersion = 9;
 inline constexpr size_t kHeaderBytes = 24;
 inline constexpr uint16_t kReplyBit = 0x8000;
 // Largest payload either side accepts: the largest I/O plus room for fields.
@@ -44,6 +45,11 @@ struct FrameHeader {
 };
 
 void EncodeHeader(const FrameHeader& h, uint8_t out[kHeaderBytes]);
+// The same, as a value (the handshake transcript hashes headers).
+std::array<uint8_t, kHeaderBytes> HeaderBytes(const FrameHeader& h);
+// The header of the reply to request `request_op` number `id`, with `length` payload bytes.
+FrameHeader ReplyHeader(uint16_t request_op, uint64_t id, size_t length, int32_t status = 0,
+                        uint16_t version = kVersion);
 // Strict: wrong magic, another version (but on kHello frames), an op the table does not know,
 // or a payload longer than `max_payload` is a protocol error (EPROTO), never a crash or a huge
 // allocation.

@@ -17,7 +17,8 @@
 // appends the right tag to each frame of the input, so that the frames reach the daemon's
 // handlers and the tagging of replies is exercised too); its low 7 bits, how many bytes each
 // receive returns (0: all that is left). The rest is what the client sends after it has
-// authenticated.
+// authenticated and confirmed the handshake (kFinished, which the harness computes from the
+// daemon's auth reply, as a client does).
 #include <ftw.h>
 #include <signal.h>
 #include <stdlib.h>
@@ -38,6 +39,7 @@
 
 #include "common/auth.h"
 #include "common/frame_mac.h"
+#include "common/handshake_transcript.h"
 #include "daemon/daemon.h"
 #include "daemon/serve_connection.h"
 #include "proto/messages.h"
@@ -62,8 +64,21 @@ class InputConnection final : public daemon::Connection {
     pos_ += take;
     return take;  // 0: end of stream
   }
+  // More of the client's bytes, after those given so far.
+  void Append(std::span<const uint8_t> more) {
+    bytes_.insert(bytes_.end(), more.begin(), more.end());
+  }
+  // The payload of the last reply sent (the auth reply, once the handshake's frames are handled).
+  const std::vector<uint8_t>& last_reply() const { return last_reply_; }
   iorelay::Result<size_t> SendSome(const struct iovec* iov, int n) override {
     // Each call is one whole frame (nothing is ever left queued), its header first.
+    last_reply_.clear();
+    for (int i = 0; i < n; ++i) {
+      const auto* p = static_cast<const uint8_t*>(iov[i].iov_base);
+      last_reply_.insert(last_reply_.end(), p, p + iov[i].iov_len);
+    }
+    last_reply_.erase(last_reply_.begin(),
+                      last_reply_.begin() + std::min(last_reply_.size(), proto::kHeaderBytes));
     if (trace_ && n > 0 && iov[0].iov_len >= proto::kHeaderBytes) {
       iorelay::Result<proto::FrameHeader> h =
           proto::DecodeHeader(static_cast<const uint8_t*>(iov[0].iov_base));
@@ -87,6 +102,7 @@ class InputConnection final : public daemon::Connection {
   size_t chunk_;
   bool sealed_;
   size_t pos_ = 0;
+  std::vector<uint8_t> last_reply_;
   // SESSION_FUZZ_TRACE=1 prints every reply (to see what an input did when replaying it).
   const bool trace_ = std::getenv("SESSION_FUZZ_TRACE") != nullptr;
 };
@@ -102,8 +118,8 @@ Nonce FixedNonce() {
 struct Setup {
   std::string dir, root, key_file;
   Secret secret{};
-  std::vector<uint8_t> handshake;  // hello and auth frames, valid under FixedNonce
-  iorelay::SessionKey key{};       // what both ends derive from that handshake
+  std::vector<uint8_t> handshake;    // hello and auth frames, valid under FixedNonce
+  std::vector<uint8_t> auth_fields;  // the auth request's payload, for the transcript
 };
 
 // Appends `in` to `out` frame by frame, each followed by its tag under `key`, as a client of a
@@ -160,13 +176,12 @@ Setup* MakeSetup() {
   }
   proto::AuthRequest auth;
   auth.client_nonce.fill(0x17);
-  auth.proof =
-      iorelay::ComputeProof(s->secret, iorelay::Prover::kClient, FixedNonce(), auth.client_nonce);
+  auth.proof = iorelay::ComputeProof(s->secret, FixedNonce(), auth.client_nonce);
   auth.pid = 1;
   auth.host = "fuzz";
-  s->key = iorelay::DeriveSessionKey(s->secret, FixedNonce(), auth.client_nonce);
+  s->auth_fields = proto::EncodeFields(auth);
   s->handshake = Frame(proto::Op::kHello, 1, {});
-  std::vector<uint8_t> a = Frame(proto::Op::kAuth, 2, proto::EncodeFields(auth));
+  std::vector<uint8_t> a = Frame(proto::Op::kAuth, 2, s->auth_fields);
   s->handshake.insert(s->handshake.end(), a.begin(), a.end());
   return s;
 }
@@ -224,6 +239,35 @@ void CheckNothingLeft(daemon::Core& core) {
   }
 }
 
+// What the client sends after the auth reply `reply`: kFinished over the transcript, then
+// `input`, tagged under the session key when sealed.
+std::vector<uint8_t> ConfirmedInput(const Setup& s, const std::vector<uint8_t>& reply,
+                                    std::span<const uint8_t> input, bool sealed) {
+  iorelay::HandshakeTranscript t(proto::kVersion);
+  const auto hello = static_cast<uint16_t>(proto::Op::kHello);
+  const auto auth = static_cast<uint16_t>(proto::Op::kAuth);
+  const std::vector<uint8_t> hello_fields = proto::EncodeFields(proto::HelloReply{FixedNonce()});
+  t.Add(proto::HeaderBytes({hello, 1, 0, 0}), {});
+  t.Add(proto::HeaderBytes(proto::ReplyHeader(hello, 1, hello_fields.size())), hello_fields);
+  t.Add(proto::HeaderBytes({auth, 2, static_cast<uint32_t>(s.auth_fields.size()), 0}),
+        s.auth_fields);
+  t.Add(proto::HeaderBytes(proto::ReplyHeader(auth, 2, reply.size())),
+        std::span<const uint8_t>(reply).first(reply.size() - iorelay::kProofBytes));
+  t.AddBytes(std::span<const uint8_t>(reply).last(iorelay::kProofBytes));
+  const iorelay::TranscriptDigest whole = t.Digest();
+  proto::FinishedRequest finished;
+  finished.mac =
+      iorelay::TranscriptMac(s.secret, iorelay::TranscriptMacRole::kClientFinished, whole);
+  std::vector<uint8_t> plain = Frame(proto::Op::kFinished, 3, proto::EncodeFields(finished));
+  plain.insert(plain.end(), input.begin(), input.end());
+  if (!sealed) return plain;
+  std::vector<uint8_t> out;
+  AppendSealed(plain,
+               iorelay::TranscriptMac(s.secret, iorelay::TranscriptMacRole::kSessionKey, whole),
+               &out);
+  return out;
+}
+
 }  // namespace
 
 extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
@@ -233,23 +277,24 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   daemon::Core* const core = core_ptr;
   static std::vector<uint8_t> scratch(64 * 1024);
   const bool sealed = (data[0] & 0x80) != 0;
-  std::vector<uint8_t> stream = s.handshake;
-  if (sealed) {
-    AppendSealed({data + 1, size - 1}, s.key, &stream);
-  } else {
-    stream.insert(stream.end(), data + 1, data + size);
-  }
   {  // (the connection and the reader use the core: gone before it)
-    const size_t chunk = (data[0] & 0x7f) == 0 ? stream.size() : (data[0] & 0x7f);
-    auto conn = std::make_shared<daemon::ClientConn>(
-        std::make_unique<InputConnection>(std::move(stream), chunk, sealed), &core->buffers);
+    const size_t chunk = (data[0] & 0x7f) == 0 ? SIZE_MAX : (data[0] & 0x7f);
+    auto input = std::make_unique<InputConnection>(s.handshake, chunk, sealed);
+    InputConnection* const client = input.get();
+    auto conn = std::make_shared<daemon::ClientConn>(std::move(input), &core->buffers);
     daemon::FrameReader reader(&core->buffers);
     daemon::HandshakeState hs;
+    bool confirmed = false;
     for (int frames = 0;;) {
-      // As the event loop does: authenticated once the handshake's two frames are handled.
+      // As the event loop does: authenticated once the handshake's two frames are handled;
+      // then the client confirms the transcript and sends the input's frames.
       if (frames == 2 && conn->session == nullptr) {
         std::fprintf(stderr, "session_fuzz: the handshake failed\n");
         std::abort();
+      }
+      if (frames == 2 && !confirmed) {
+        client->Append(ConfirmedInput(s, client->last_reply(), {data + 1, size - 1}, sealed));
+        confirmed = true;
       }
       reader.NewTurn();
       const daemon::FrameReader::Step step =

@@ -12,6 +12,7 @@
 #include <optional>
 
 #include "common/frame_mac.h"
+#include "common/handshake_transcript.h"
 #include "proto/messages.h"
 #include "proto/wire.h"
 
@@ -85,6 +86,7 @@ void FakeDaemon::AcceptLoop() {
 void FakeDaemon::Serve(int fd) {
   Nonce server_nonce = RandomNonce();
   std::optional<FrameSealer> to_client, from_client;  // once sealed
+  std::optional<HandshakeTranscript> transcript;      // from the hello on
   const bool tamper = mode_ == Mode::kTampering;
   const int serial = connections_.fetch_add(1);
   const bool evict = mode_ == Mode::kEvictsAll || (mode_ == Mode::kEvictsTwice && serial < 2);
@@ -108,7 +110,7 @@ void FakeDaemon::Serve(int fd) {
     FrameSealer* seal = to_client ? &*to_client : nullptr;
     uint16_t reply = h->op | proto::kReplyBit;
     switch (static_cast<proto::Op>(h->op)) {
-      case proto::Op::kHello:
+      case proto::Op::kHello: {
         if (evict) {  // (no reply: the connection is closed below)
           ::close(fd);
           return;
@@ -117,27 +119,52 @@ void FakeDaemon::Serve(int fd) {
           Send(fd, reply, h->id, EPROTONOSUPPORT, {}, proto::kVersion + 1);
           break;
         }
-        Send(fd, reply, h->id, 0, proto::EncodeFields(proto::HelloReply{server_nonce}));
+        const std::vector<uint8_t> fields = proto::EncodeFields(proto::HelloReply{server_nonce});
+        transcript.emplace(proto::kVersion);
+        transcript->Add(proto::HeaderBytes(*h), body);
+        transcript->Add(proto::HeaderBytes(proto::ReplyHeader(h->op, h->id, fields.size())),
+                        fields);
+        Send(fd, reply, h->id, 0, fields);
         continue;
+      }
       case proto::Op::kAuth: {
         proto::AuthRequest a;
         if (!proto::DecodeFields(body, &a).ok()) break;
         // An impostor holds no secret: it accepts any proof and cannot make its own.
         if (mode_ != Mode::kImpostor &&
-            !VerifyProof(secret_, Prover::kClient, server_nonce, a.client_nonce, a.proof)) {
+            !VerifyProof(secret_, server_nonce, a.client_nonce, a.proof)) {
           Send(fd, reply, h->id, EACCES, {});
           break;
         }
         proto::AuthReply r{a.join_session ? a.join_session : 42, 7, "fake", 100, 1 << 20};
-        if (mode_ != Mode::kImpostor) {
-          r.daemon_proof = ComputeProof(secret_, Prover::kDaemon, server_nonce, a.client_nonce);
-        }
         r.sealed = mode_ == Mode::kSealed || tamper ? 1 : 0;
+        if (!transcript) break;
+        transcript->Add(proto::HeaderBytes(*h), body);
+        std::vector<uint8_t> covered = proto::EncodeFields(r);
+        const auto reply_header =
+            proto::HeaderBytes(proto::ReplyHeader(h->op, h->id, covered.size()));
+        covered.resize(covered.size() - kProofBytes);
+        transcript->Add(reply_header, covered);
+        if (mode_ != Mode::kImpostor) {
+          r.daemon_proof =
+              TranscriptMac(secret_, TranscriptMacRole::kDaemonProof, transcript->Digest());
+        }
+        transcript->AddBytes(r.daemon_proof);
         Send(fd, reply, h->id, 0, proto::EncodeFields(r));
         if (r.sealed != 0) {
-          const SessionKey key = DeriveSessionKey(secret_, server_nonce, a.client_nonce);
+          const SessionKey key =
+              TranscriptMac(secret_, TranscriptMacRole::kSessionKey, transcript->Digest());
           to_client.emplace(key, FrameDirection::kToClient);
           from_client.emplace(key, FrameDirection::kToDaemon);
+        }
+        continue;
+      }
+      case proto::Op::kFinished: {  // no reply; a wrong MAC closes, as iorelayd does
+        proto::FinishedRequest m;
+        if (!transcript || !proto::DecodeFields(body, &m).ok() ||
+            !VerifyTranscriptMac(secret_, TranscriptMacRole::kClientFinished, transcript->Digest(),
+                                 m.mac)) {
+          break;
         }
         continue;
       }

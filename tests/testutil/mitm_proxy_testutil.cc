@@ -12,6 +12,7 @@
 
 #include <cstdio>
 #include <cstdlib>
+#include <cstring>
 
 #include "common/frame_mac.h"
 #include "proto/messages.h"
@@ -50,8 +51,11 @@ sockaddr_in Loopback(int port) {
 
 }  // namespace
 
-MitmProxy::MitmProxy(std::string target, Tamper tamper)
-    : target_(std::move(target)), tamper_(tamper) {
+MitmProxy::MitmProxy(std::string target, Tamper tamper, bool to_daemon, size_t offset)
+    : target_(std::move(target)),
+      tamper_(tamper),
+      tamper_to_daemon_(to_daemon),
+      tamper_offset_(offset) {
   listen_fd_ = ::socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
   sockaddr_in a = Loopback(0);
   socklen_t len = sizeof a;
@@ -102,6 +106,7 @@ void MitmProxy::AcceptLoop() {
 
 void MitmProxy::Pump(int from, int to, bool to_daemon) {
   std::vector<uint8_t> frame;
+  size_t handshake_seen = 0;  // bytes of this direction's handshake frames before this one
   for (uint64_t n = 0;; ++n) {
     frame.resize(proto::kHeaderBytes);
     if (!ReadExact(from, frame.data(), frame.size())) break;
@@ -112,11 +117,28 @@ void MitmProxy::Pump(int from, int to, bool to_daemon) {
     frame.resize(proto::kHeaderBytes + h->length + tag);
     if (!ReadExact(from, frame.data() + proto::kHeaderBytes, h->length + tag)) break;
     if (h->op == static_cast<uint16_t>(proto::Op::kHeartbeat)) heartbeats_.fetch_add(1);
+    if (to_daemon && n >= 2 && h->op != static_cast<uint16_t>(proto::Op::kFinished)) {
+      requests_.fetch_add(1);
+    }
     const std::span<const uint8_t> payload(frame.data() + proto::kHeaderBytes, h->length);
     if (!to_daemon && n == 1 && h->status == 0) {
       proto::AuthReply reply;
       // Known before the client can send its first sealed frame: it waits for this reply.
       if (proto::DecodeFields(payload, &reply).ok()) sealed_.store(reply.sealed != 0);
+      if (tamper_ == Tamper::kSealedOff && reply.sealed != 0) {
+        // `sealed` is the 4 bytes before the daemon's proof, the reply's last field.
+        std::memset(frame.data() + frame.size() - kProofBytes - sizeof(uint32_t), 0, 4);
+        tampered_.fetch_add(1);
+      }
+    }
+    if (n < 2) {
+      if (tamper_ == Tamper::kHandshakeByte && to_daemon == tamper_to_daemon_ &&
+          tamper_offset_ >= handshake_seen && tamper_offset_ - handshake_seen < frame.size()) {
+        frame[tamper_offset_ - handshake_seen] ^= 0x01;
+        tampered_.fetch_add(1);
+      }
+      handshake_seen += frame.size();
+      handshake_bytes_[to_daemon].store(handshake_seen);
     }
     const bool target =
         to_daemon

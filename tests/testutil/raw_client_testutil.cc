@@ -8,6 +8,8 @@
 
 #include <cstring>
 
+#include "common/handshake_transcript.h"
+
 namespace iorelay::daemon::testing {
 
 RawClient::~RawClient() {
@@ -90,19 +92,42 @@ bool RawClient::WaitClosed(int timeout_ms) {
 int RawClient::Handshake(const Secret& secret, proto::AuthReply* reply, uint64_t join,
                          uint64_t token) {
   Frame f;
+  const auto hello_op = static_cast<uint16_t>(proto::Op::kHello);
+  const proto::FrameHeader hello_header{hello_op, next_id_, 0, 0};
   if (!Call(proto::Op::kHello, {}, &f) || f.header.status != 0) return -1;
   proto::HelloReply hello;
   if (!proto::DecodeFields(f.payload, &hello).ok()) return -1;
+  HandshakeTranscript transcript(proto::kVersion);
+  transcript.Add(proto::HeaderBytes(hello_header), {});
+  transcript.Add(proto::HeaderBytes(f.header), f.payload);
   proto::AuthRequest auth;
   auth.client_nonce = RandomNonce();
-  auth.proof = ComputeProof(secret, Prover::kClient, hello.server_nonce, auth.client_nonce);
+  auth.proof = ComputeProof(secret, hello.server_nonce, auth.client_nonce);
   auth.pid = static_cast<uint32_t>(::getpid());
   auth.host = "test";
   auth.join_session = join;
   auth.join_token = token;
-  if (!Call(proto::Op::kAuth, proto::EncodeFields(auth), &f)) return -1;
-  if (f.header.status == 0 && reply != nullptr) (void)proto::DecodeFields(f.payload, reply);
-  return f.header.status;
+  const std::vector<uint8_t> auth_fields = proto::EncodeFields(auth);
+  const auto auth_op = static_cast<uint16_t>(proto::Op::kAuth);
+  const proto::FrameHeader auth_header{auth_op, next_id_, static_cast<uint32_t>(auth_fields.size()),
+                                       0};
+  if (!Call(proto::Op::kAuth, auth_fields, &f)) return -1;
+  if (f.header.status != 0) return f.header.status;
+  proto::AuthReply r;
+  if (!proto::DecodeFields(f.payload, &r).ok()) return -1;
+  transcript.Add(proto::HeaderBytes(auth_header), auth_fields);
+  transcript.Add(proto::HeaderBytes(f.header),
+                 std::span<const uint8_t>(f.payload).first(f.payload.size() - kProofBytes));
+  if (!VerifyTranscriptMac(secret, TranscriptMacRole::kDaemonProof, transcript.Digest(),
+                           r.daemon_proof)) {
+    return -1;
+  }
+  transcript.AddBytes(r.daemon_proof);
+  proto::FinishedRequest finished;
+  finished.mac = TranscriptMac(secret, TranscriptMacRole::kClientFinished, transcript.Digest());
+  if (!SendFrame(proto::Op::kFinished, next_id_++, proto::EncodeFields(finished), {})) return -1;
+  if (reply != nullptr) *reply = r;
+  return 0;
 }
 
 bool RawClient::Call(proto::Op op, const std::vector<uint8_t>& fields, Frame* reply,

@@ -29,7 +29,8 @@ class RawClient {
   bool ReadFrame(Frame* f, int timeout_ms = 5000, bool keep_heartbeats = false);
   // True when the daemon closed the connection (EOF) within `timeout_ms`.
   bool WaitClosed(int timeout_ms = 5000);
-  // kHello + kAuth with `secret`; returns the status of the auth reply (0 = admitted).
+  // kHello + kAuth with `secret`, then kFinished once the daemon's proof checks: the status of
+  // the auth reply (0 = admitted), or -1 (transport, malformed reply, wrong daemon proof).
   int Handshake(const Secret& secret, proto::AuthReply* reply = nullptr, uint64_t join = 0,
                 uint64_t token = 0);
   // Sends a request and waits for its reply.
