@@ -10,7 +10,6 @@ from __future__ import annotations
 
 import argparse
 import contextlib
-import json
 import os
 import re
 import secrets
@@ -29,12 +28,12 @@ from rich.console import Console
 
 from iorelay import paths
 from iorelay.daemons import DaemonError, LocalDaemons
-from iorelay.exec_cmd import PRELOAD_ENV, RUN_FILE_ENV
+from iorelay.exec_cmd import PRELOAD_ENV
+from iorelay.run_file import RUN_FILE_ENV, RunFileError, write_run_file
 from iorelay.slurm_daemons import SlurmDaemons
 from iorelay.ssh_daemons import SshDaemons
 from iorelay.stats import StatsError, query_stats, render_stats
 
-RUN_FILE_VERSION = 1
 PLACEMENTS = ("block", "round-robin", "file-hash")
 
 
@@ -220,13 +219,15 @@ def _write_run_file(relay: Relay) -> Path:
     """The run file `iorelay exec` reads on every rank: the interposer's variables and, when the
     compute hosts are known, each host's node id (its index among them) for placement."""
     path = relay.workdir / "run.json"
-    relay.run_file = path
     env = relay.interposer_env()
-    doc: dict[str, Any] = {"version": RUN_FILE_VERSION, "env": env}
-    if relay.config.compute_hosts:
-        doc["node_ids"] = {h: i for i, h in enumerate(relay.config.compute_hosts)}
-        env["IORELAY_NODES"] = str(len(relay.config.compute_hosts))
-    path.write_text(json.dumps(doc, indent=2) + "\n")
+    node_ids = {h: i for i, h in enumerate(relay.config.compute_hosts)}
+    if node_ids:
+        env["IORELAY_NODES"] = str(len(node_ids))
+    try:
+        write_run_file(path, env, node_ids)
+    except (RunFileError, OSError) as e:
+        raise RunError(str(e)) from e
+    relay.run_file = path
     return path
 
 
