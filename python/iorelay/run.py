@@ -14,7 +14,6 @@ import os
 import re
 import secrets
 import shutil
-import signal
 import socket
 import subprocess
 import sys
@@ -27,6 +26,7 @@ from typing import Any
 from rich.console import Console
 
 from iorelay import paths
+from iorelay.app_guard import GuardedCommand
 from iorelay.daemons import DaemonError, LocalDaemons
 from iorelay.exec_cmd import PRELOAD_ENV
 from iorelay.run_file import RUN_FILE_ENV, RunFileError, write_run_file
@@ -385,20 +385,14 @@ def _remote_node_relays(
 
 
 def run_command(command: Sequence[str], env: dict[str, str], timeout_s: float | None = None) -> int:
-    """Runs the command in its own process group; Ctrl-C or a timeout stops the whole group."""
-    proc = subprocess.Popen(list(command), env={**os.environ, **env}, start_new_session=True)
-    try:
-        return proc.wait(timeout=timeout_s)
-    except (KeyboardInterrupt, subprocess.TimeoutExpired):
-        with contextlib.suppress(ProcessLookupError):
-            os.killpg(proc.pid, signal.SIGTERM)
+    """Runs the command under app_guard, in its own session: Ctrl-C, SIGTERM or a timeout stop
+    its whole tree, and so does the end of this process in any way, SIGKILL included."""
+    with GuardedCommand(command, {**os.environ, **env}) as app:
         try:
-            proc.wait(timeout=5)
-        except subprocess.TimeoutExpired:
-            with contextlib.suppress(ProcessLookupError):
-                os.killpg(proc.pid, signal.SIGKILL)
-            proc.wait()
-        raise
+            return app.wait(timeout_s)
+        except (KeyboardInterrupt, subprocess.TimeoutExpired):
+            app.stop(grace_s=5)
+            raise
 
 
 def print_stats(relay: Relay, console: Console) -> None:
