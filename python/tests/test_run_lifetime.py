@@ -12,6 +12,7 @@ import subprocess
 import sys
 import time
 from pathlib import Path
+from typing import Any
 
 import pytest
 from conftest import SUBPROCESS_TIMEOUT_S, DaemonFactory
@@ -51,7 +52,7 @@ def alive(pid: int) -> bool:
         return False
 
 
-def wait_for_sleeps(root: int, count: int, proc: subprocess.Popen[str]) -> dict[int, str]:
+def wait_for_sleeps(root: int, count: int, proc: subprocess.Popen[Any]) -> dict[int, str]:
     """The processes beneath `root` once `count` sleeps run among them."""
     deadline = time.monotonic() + SUBPROCESS_TIMEOUT_S
     while list((tree := live_descendants(root)).values()).count("sleep") < count:
@@ -118,7 +119,7 @@ def test_a_command_that_ignores_sigterm_is_killed_with_its_tree_after_the_grace(
 ) -> None:
     script = "trap '' TERM; setsid sleep 60 & sleep 60 & wait"
     with GuardedCommand(["sh", "-c", script], dict(os.environ)) as app:
-        started = wait_for_sleeps(app.proc.pid, 2, app.proc)  # type: ignore[arg-type]
+        started = wait_for_sleeps(app.proc.pid, 2, app.proc)
         app.stop(grace_s=0.3)
         assert app.proc.returncode == -signal.SIGKILL
     assert_gone_soon(list(started))
