@@ -7,7 +7,6 @@ real addresses in a ready file. Daemons are always stopped on exit, exceptions i
 from __future__ import annotations
 
 import contextlib
-import ctypes
 import os
 import shutil
 import signal
@@ -22,11 +21,11 @@ from typing import Self
 
 from iorelay import paths
 from iorelay.credential import create_credential
+from iorelay.prctl import die_with_parent
 
 READY_TIMEOUT_S = 10.0
 STOP_TIMEOUT_S = 5.0
 _POLL_S = 0.02
-_PR_SET_PDEATHSIG = 1
 _MAX_UNIX_PATH_BYTES = 100  # sun_path is 108 bytes on Linux, keep a margin
 
 
@@ -108,13 +107,6 @@ class Daemon:
             if addr.startswith(transport + ":"):
                 return addr
         raise KeyError(f"daemon {self.index} announced no {transport} address: {self.addresses}")
-
-
-def _die_with_parent() -> None:
-    # Runs in the child before exec: SIGTERM the daemon if the Python process dies (e.g. a CI
-    # timeout kills pytest), so no daemon outlives the run.
-    with contextlib.suppress(OSError, AttributeError):
-        ctypes.CDLL(None, use_errno=True).prctl(_PR_SET_PDEATHSIG, signal.SIGTERM)
 
 
 def _tail(path: Path, max_bytes: int = 4000) -> str:
@@ -227,7 +219,9 @@ class LocalDaemons(DaemonGroup):
                 stderr=err,
                 cwd=self.workdir,
                 start_new_session=True,  # a terminal's Ctrl-C reaches us; we stop the daemons
-                preexec_fn=_die_with_parent,  # only calls prctl
+                # SIGTERM when this process dies (`iorelay run` SIGKILLed, a CI timeout killing
+                # pytest), so no daemon outlives the run.
+                preexec_fn=die_with_parent,
             )
         self._procs.append(proc)
         return ready

@@ -1,20 +1,21 @@
 """`iorelay exec -- PROGRAM...`: the launcher-side half of `iorelay run`, for each MPI rank.
 
-mpirun starts `iorelay exec -- ./app` on every node; this sets LD_PRELOAD and the interposer's
-variables from the IORELAY_* variables mpirun carried (-x) or from the run file that
-`iorelay run` wrote (IORELAY_RUN_FILE), then replaces itself with the program. With neither
-(direct access), the program runs unchanged. Light on imports: it runs once per rank.
+mpirun starts `iorelay exec -- ./app` on every node; this sets the interposer's variables from
+the IORELAY_* variables mpirun carried (-x) or from the run file that `iorelay run` wrote
+(IORELAY_RUN_FILE; only the keys it owns, python/iorelay/run_file.py), puts this installation's
+interposer in LD_PRELOAD, then replaces itself with the program. With neither (direct access),
+the program runs unchanged. Light on imports: it runs once per rank.
 """
 
 from __future__ import annotations
 
 import argparse
-import json
 import os
 import sys
 from collections.abc import Mapping, Sequence
 
-RUN_FILE_ENV = "IORELAY_RUN_FILE"
+from iorelay.run_file import RUN_FILE_ENV, RunFileError, read_run_file
+
 PRELOAD_ENV = "IORELAY_PRELOAD"
 PRELOAD_NAME = "libiorelay_preload.so"
 
@@ -26,25 +27,31 @@ class ExecError(RuntimeError):
 def exec_env(environ: Mapping[str, str]) -> dict[str, str]:
     """The program's environment: `environ`, completed from the run file, with LD_PRELOAD.
 
-    Variables already set (carried by mpirun -x) win over the run file's.
+    Variables already set (carried by mpirun -x) win over the run file's. The interposer is
+    IORELAY_PRELOAD of `environ` (set by `iorelay run` or carried by the launcher), else this
+    installation's: never a path from the run file.
     """
     env = dict(environ)
-    run_file = env.get(RUN_FILE_ENV)
-    if run_file:
+    run_file_path = env.get(RUN_FILE_ENV)
+    if run_file_path:
         try:
-            with open(run_file) as f:
-                doc = json.load(f)
-            carried = doc["env"]
-        except (OSError, ValueError, KeyError, TypeError) as e:
-            raise ExecError(f"{RUN_FILE_ENV}={run_file}: cannot read the run file: {e}") from e
-        for key, value in carried.items():
-            env.setdefault(str(key), str(value))
-        node_id = _node_id(doc.get("node_ids"), env)
+            run_file = read_run_file(run_file_path)
+        except RunFileError as e:
+            raise ExecError(f"{RUN_FILE_ENV}={run_file_path}: {e}") from e
+        if run_file.ignored_keys:
+            print(
+                f"iorelay exec: {run_file_path}: ignoring variables the run file may not set: "
+                + ", ".join(run_file.ignored_keys),
+                file=sys.stderr,
+            )
+        for key, value in run_file.env.items():
+            env.setdefault(key, value)
+        node_id = _node_id(run_file.node_ids, env)
         if node_id is not None:
             env.setdefault("IORELAY_NODE_ID", str(node_id))
     if not env.get("IORELAY_SERVERS"):
         return env  # direct access
-    preload = env.get(PRELOAD_ENV)
+    preload = environ.get(PRELOAD_ENV)
     if not preload:
         from iorelay import paths  # only when needed: the import searches the build tree
 
@@ -58,17 +65,17 @@ def exec_env(environ: Mapping[str, str]) -> dict[str, str]:
     return env
 
 
-def _node_id(node_ids: object, env: Mapping[str, str]) -> int | None:
+def _node_id(node_ids: Mapping[str, int], env: Mapping[str, str]) -> int | None:
     """This host's index among the run's compute hosts (the run file's node_ids), by Slurm's
     node name, else the host name, else its first label; None if it is not listed."""
-    if not isinstance(node_ids, dict):
+    if not node_ids:
         return None
     import socket  # only here: this module keeps its imports light
 
     host = socket.gethostname()
     for name in (env.get("SLURMD_NODENAME"), host, host.split(".")[0]):
         if name and name in node_ids:
-            return int(node_ids[name])
+            return node_ids[name]
     return None
 
 

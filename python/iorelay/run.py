@@ -10,12 +10,10 @@ from __future__ import annotations
 
 import argparse
 import contextlib
-import json
 import os
 import re
 import secrets
 import shutil
-import signal
 import socket
 import subprocess
 import sys
@@ -28,13 +26,14 @@ from typing import Any
 from rich.console import Console
 
 from iorelay import paths
+from iorelay.app_guard import GuardedCommand
 from iorelay.daemons import DaemonError, LocalDaemons
-from iorelay.exec_cmd import PRELOAD_ENV, RUN_FILE_ENV
+from iorelay.exec_cmd import PRELOAD_ENV
+from iorelay.run_file import RUN_FILE_ENV, RunFileError, write_run_file
 from iorelay.slurm_daemons import SlurmDaemons
 from iorelay.ssh_daemons import SshDaemons
 from iorelay.stats import StatsError, query_stats, render_stats
 
-RUN_FILE_VERSION = 1
 PLACEMENTS = ("block", "round-robin", "file-hash")
 
 
@@ -220,13 +219,15 @@ def _write_run_file(relay: Relay) -> Path:
     """The run file `iorelay exec` reads on every rank: the interposer's variables and, when the
     compute hosts are known, each host's node id (its index among them) for placement."""
     path = relay.workdir / "run.json"
-    relay.run_file = path
     env = relay.interposer_env()
-    doc: dict[str, Any] = {"version": RUN_FILE_VERSION, "env": env}
-    if relay.config.compute_hosts:
-        doc["node_ids"] = {h: i for i, h in enumerate(relay.config.compute_hosts)}
-        env["IORELAY_NODES"] = str(len(relay.config.compute_hosts))
-    path.write_text(json.dumps(doc, indent=2) + "\n")
+    node_ids = {h: i for i, h in enumerate(relay.config.compute_hosts)}
+    if node_ids:
+        env["IORELAY_NODES"] = str(len(node_ids))
+    try:
+        write_run_file(path, env, node_ids)
+    except (RunFileError, OSError) as e:
+        raise RunError(str(e)) from e
+    relay.run_file = path
     return path
 
 
@@ -384,20 +385,14 @@ def _remote_node_relays(
 
 
 def run_command(command: Sequence[str], env: dict[str, str], timeout_s: float | None = None) -> int:
-    """Runs the command in its own process group; Ctrl-C or a timeout stops the whole group."""
-    proc = subprocess.Popen(list(command), env={**os.environ, **env}, start_new_session=True)
-    try:
-        return proc.wait(timeout=timeout_s)
-    except (KeyboardInterrupt, subprocess.TimeoutExpired):
-        with contextlib.suppress(ProcessLookupError):
-            os.killpg(proc.pid, signal.SIGTERM)
+    """Runs the command under app_guard, in its own session: Ctrl-C, SIGTERM or a timeout stop
+    its whole tree, and so does the end of this process in any way, SIGKILL included."""
+    with GuardedCommand(command, {**os.environ, **env}) as app:
         try:
-            proc.wait(timeout=5)
-        except subprocess.TimeoutExpired:
-            with contextlib.suppress(ProcessLookupError):
-                os.killpg(proc.pid, signal.SIGKILL)
-            proc.wait()
-        raise
+            return app.wait(timeout_s)
+        except (KeyboardInterrupt, subprocess.TimeoutExpired):
+            app.stop(grace_s=5)
+            raise
 
 
 def print_stats(relay: Relay, console: Console) -> None:

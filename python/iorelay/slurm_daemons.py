@@ -21,6 +21,7 @@ from pathlib import Path
 
 from iorelay import paths
 from iorelay.daemons import DaemonError, RemoteDaemons, _tail
+from iorelay.prctl import die_with_parent
 
 READY_TIMEOUT_S = 10.0
 STOP_TIMEOUT_S = 5.0
@@ -111,6 +112,7 @@ class SlurmDaemons(RemoteDaemons):
                 stderr=subprocess.STDOUT,
                 env=self.environ,
                 start_new_session=True,
+                preexec_fn=die_with_parent,  # `iorelay run` gone: SIGTERM cancels the step
             )
         self._procs.append(proc)
         return ready

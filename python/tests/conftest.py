@@ -9,6 +9,7 @@ from __future__ import annotations
 import os
 import shutil
 import subprocess
+import sys
 import tempfile
 from collections.abc import Callable, Iterator
 from pathlib import Path
@@ -21,6 +22,7 @@ from iorelay.daemons import LocalDaemons
 # Every subprocess a test starts gets this timeout, so a hang fails the test instead of CI.
 SUBPROCESS_TIMEOUT_S = 60.0
 DAEMON_BINARIES = ("iorelayd", "libiorelay_preload.so", "iorelay-ctl")
+FAKE_DAEMON = Path(__file__).with_name("fake_iorelayd.py")
 
 
 def in_ci() -> bool:
@@ -54,6 +56,23 @@ def disk_tmp() -> Iterator[Path]:
         yield path
     finally:
         shutil.rmtree(path, ignore_errors=True)
+
+
+@pytest.fixture
+def fake_build(disk_tmp: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
+    """A build directory holding the fake iorelayd and an empty stand-in for the interposer, so
+    that the daemon-starting machinery is tested without the C++ daemon (nothing is forwarded:
+    runs using it pass --no-preload)."""
+    build = disk_tmp / "fake-build"
+    daemon = build / "src/daemon/iorelayd"
+    daemon.parent.mkdir(parents=True)
+    daemon.write_text(f'#!/bin/sh\nexec "{sys.executable}" "{FAKE_DAEMON}" "$@"\n')
+    daemon.chmod(0o755)
+    preload = build / "src/preload/libiorelay_preload.so"
+    preload.parent.mkdir(parents=True)
+    preload.touch()
+    monkeypatch.setenv("IORELAY_BUILD_DIR", str(build))
+    return build
 
 
 DaemonFactory = Callable[..., LocalDaemons]

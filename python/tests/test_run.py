@@ -20,24 +20,6 @@ from iorelay import exec_cmd, node_daemon, run
 from iorelay.exec_cmd import ExecError, exec_env
 
 TIMEOUT = str(SUBPROCESS_TIMEOUT_S)
-FAKE_DAEMON = Path(__file__).with_name("fake_iorelayd.py")
-
-
-@pytest.fixture
-def fake_build(disk_tmp: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
-    """A build directory holding the fake iorelayd and an empty stand-in for the interposer, so
-    that the daemon-starting machinery is tested without the C++ daemon (nothing is forwarded:
-    runs using it pass --no-preload)."""
-    build = disk_tmp / "fake-build"
-    daemon = build / "src/daemon/iorelayd"
-    daemon.parent.mkdir(parents=True)
-    daemon.write_text(f'#!/bin/sh\nexec "{sys.executable}" "{FAKE_DAEMON}" "$@"\n')
-    daemon.chmod(0o755)
-    preload = build / "src/preload/libiorelay_preload.so"
-    preload.parent.mkdir(parents=True)
-    preload.touch()
-    monkeypatch.setenv("IORELAY_BUILD_DIR", str(build))
-    return build
 
 
 def iorelay_run(*argv: str) -> int:
@@ -142,12 +124,16 @@ def test_exec_env_from_the_run_file_and_carried_variables_win(tmp_path: Path) ->
     carried = {
         "IORELAY_SERVERS": "tcp:127.0.0.1:1",
         "IORELAY_PREFIX": "/fwd",
-        "IORELAY_PRELOAD": "/lib/pre.so",
         "IORELAY_RANKS_PER_NODE": "4",
     }
     run_file.write_text(json.dumps({"version": 1, "env": carried}))
     env = exec_env(
-        {"IORELAY_RUN_FILE": str(run_file), "IORELAY_PREFIX": "/other", "LD_PRELOAD": "/a.so"}
+        {
+            "IORELAY_RUN_FILE": str(run_file),
+            "IORELAY_PREFIX": "/other",
+            "IORELAY_PRELOAD": "/lib/pre.so",
+            "LD_PRELOAD": "/a.so",
+        }
     )
     assert env["IORELAY_SERVERS"] == "tcp:127.0.0.1:1"
     assert env["IORELAY_PREFIX"] == "/other"  # carried with mpirun -x: wins
@@ -162,13 +148,12 @@ def test_exec_env_gives_each_host_its_node_id_from_the_run_file(tmp_path: Path) 
         "version": 1,
         "env": {
             "IORELAY_SERVERS": "tcp:10.0.0.1:1",
-            "IORELAY_PRELOAD": "/p.so",
             "IORELAY_NODES": "2",
         },
         "node_ids": {"node1": 0, "node2": 1},
     }
     run_file.write_text(json.dumps(doc))
-    base = {"IORELAY_RUN_FILE": str(run_file)}
+    base = {"IORELAY_RUN_FILE": str(run_file), "IORELAY_PRELOAD": "/p.so"}
     assert exec_env({**base, "SLURMD_NODENAME": "node2"})["IORELAY_NODE_ID"] == "1"
     assert exec_env({**base, "SLURMD_NODENAME": "node2"})["IORELAY_NODES"] == "2"
     assert (
