@@ -18,7 +18,7 @@
 namespace {
 
 // How long start-up may go on after a stop signal before the process exits without it.
-constexpr std::chrono::milliseconds kStartupStopGrace{1000};
+constexpr std::chrono::milliseconds kStartupStopGrace{500};
 
 // How long past --shutdown-timeout-ms Shutdown may take before the process exits anyway.
 constexpr std::chrono::milliseconds kShutdownGrace{1000};
