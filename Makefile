@@ -17,7 +17,7 @@ FORMAT_DIRS := src include tests bench tools
 # ThreadSanitizer covers the threaded code: the daemon (in process and as the client tests'
 # server) and the client. The interposer's end-to-end test preloads into uninstrumented
 # programs, which TSan cannot do, so it is left to the ASan run.
-TSAN_TARGETS := iorelayd daemon_test client_daemon_test relay_test
+TSAN_TARGETS := iorelayd daemon_test daemon_startup_test client_daemon_test relay_test
 TSAN_SKIP := preload_e2e|PreloadEndToEnd
 # Sanitizer runs: fail on the first report, with stack traces.
 SAN_ENV := ASAN_OPTIONS=detect_leaks=1 \

@@ -12,9 +12,13 @@
 #include "daemon/config.h"
 #include "daemon/daemon.h"
 #include "daemon/fd_budget.h"
+#include "daemon/stop_signals.h"
 #include "relay/relay_core.h"
 
 namespace {
+
+// How long start-up may go on after a stop signal before the process exits without it.
+constexpr std::chrono::milliseconds kStartupStopGrace{500};
 
 // How long past --shutdown-timeout-ms Shutdown may take before the process exits anyway.
 constexpr std::chrono::milliseconds kShutdownGrace{1000};
@@ -27,6 +31,18 @@ void ExitStuckShutdown(std::chrono::milliseconds limit) {
              "iorelayd: shutdown still waiting after {} ms: a backend call has not returned; "
              "exiting without it\n",
              limit.count());
+  std::fflush(stderr);
+  ::_exit(1);
+}
+
+// A stop signal came while start-up waited in a call that has not returned (a FIFO given as a
+// file, a hung file system, an upstream that does not answer). Nothing is served yet: the
+// process ends; a socket it may have bound is left stale, for the next daemon to take over.
+void ExitStuckStartup(int sig) {
+  fmt::print(stderr,
+             "iorelayd: signal {} during start-up, which has not finished {} ms later (a call "
+             "that does not return); exiting without it\n",
+             sig, kStartupStopGrace.count());
   std::fflush(stderr);
   ::_exit(1);
 }
@@ -54,12 +70,9 @@ int main(int argc, char** argv) {
     fmt::print("{}\n", j->dump(2));
     return 0;
   }
-  // Signals are taken synchronously by this thread; every other thread inherits the mask.
-  sigset_t stop_signals;
-  sigemptyset(&stop_signals);
-  sigaddset(&stop_signals, SIGTERM);
-  sigaddset(&stop_signals, SIGINT);
-  pthread_sigmask(SIG_BLOCK, &stop_signals, nullptr);
+  // Stop signals are taken by a thread of their own from here on (every later thread inherits
+  // their mask); one during start-up ends the process even when start-up does not return.
+  StopSignals stop_signals(kStartupStopGrace, ExitStuckStartup);
   signal(SIGPIPE, SIG_IGN);
 
   // Clients' files may use all the descriptors the hard limit allows, but a reserve
@@ -76,18 +89,24 @@ int main(int argc, char** argv) {
       cl->config.role == Role::kRelay ? iorelay::relay::BuildRelayCore(cl->config)
                                       : BuildCore(cl->config);
   if (!core.ok()) {
+    stop_signals.StartupDone();
     fmt::print(stderr, "iorelayd: {}\n", core.status().ToString());
     return 2;
   }
+  if (int sig = stop_signals.received(); sig != 0) {
+    stop_signals.StartupDone();
+    fmt::print(stderr, "iorelayd: signal {} during start-up; stopped before listening\n", sig);
+    return 0;
+  }
   iorelay::Result<std::unique_ptr<Daemon>> daemon = Daemon::Start(std::move(*core));
+  stop_signals.StartupDone();
   if (!daemon.ok()) {
     fmt::print(stderr, "iorelayd: {}\n", daemon.status().ToString());
     return 1;
   }
   for (const std::string& a : (*daemon)->addresses())
     fmt::print(stderr, "iorelayd: listening on {}\n", a);
-  int sig = 0;
-  sigwait(&stop_signals, &sig);
+  const int sig = stop_signals.Wait();
   fmt::print(stderr, "iorelayd: signal {}, shutting down\n", sig);
   {
     const auto limit = std::chrono::milliseconds(cl->config.shutdown_timeout_ms) + kShutdownGrace;

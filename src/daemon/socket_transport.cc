@@ -12,6 +12,7 @@
 
 #include "common/unix_address.h"
 #include "daemon/transport.h"
+#include "daemon/unix_path_claim.h"
 
 namespace iorelay::daemon {
 namespace {
@@ -84,9 +85,15 @@ class SocketListener final : public Listener {
  public:
   // `unix_path` is the socket file this listener created (empty for TCP); it is removed at the
   // end only while it is still that file (same device and inode), so stopping a daemon never
-  // removes the socket of another daemon that has since taken the path.
-  SocketListener(int fd, std::string address, bool tcp, std::string unix_path)
-      : fd_(fd), address_(std::move(address)), tcp_(tcp), unix_path_(std::move(unix_path)) {
+  // removes the socket of another daemon that has since taken the path. `claim` (the path's
+  // lock) is released after that.
+  SocketListener(int fd, std::string address, bool tcp, std::string unix_path,
+                 std::unique_ptr<UnixPathClaim> claim = nullptr)
+      : fd_(fd),
+        address_(std::move(address)),
+        tcp_(tcp),
+        unix_path_(std::move(unix_path)),
+        claim_(std::move(claim)) {
     struct stat st;
     if (!unix_path_.empty() && ::lstat(unix_path_.c_str(), &st) == 0) {
       dev_ = st.st_dev;
@@ -133,34 +140,8 @@ class SocketListener final : public Listener {
   std::string unix_path_;
   dev_t dev_ = 0;
   ino_t ino_ = 0;
+  std::unique_ptr<UnixPathClaim> claim_;  // destroyed after the socket file is removed
 };
-
-// Frees a Unix socket path for bind: a socket nobody listens on (left by a daemon that died) is
-// removed; a socket where a daemon answers, or a file that is not a socket, is an error.
-Status ClaimUnixPath(const std::string& path, const sockaddr_un& addr) {
-  struct stat st;
-  if (::lstat(path.c_str(), &st) != 0) {
-    return errno == ENOENT ? Status::Ok() : Status::LastError("unix:" + path);
-  }
-  if (!S_ISSOCK(st.st_mode)) {
-    return Status::FromErrno(EEXIST, "unix:" + path + " exists and is not a socket");
-  }
-  int probe = ::socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
-  if (probe < 0) return Status::LastError("socket");
-  int rc = ::connect(probe, reinterpret_cast<const sockaddr*>(&addr), sizeof addr);
-  int err = errno;
-  ::close(probe);
-  if (rc == 0) {
-    return Status::FromErrno(EADDRINUSE, "unix:" + path +
-                                             ": another daemon is listening there; stop it or "
-                                             "choose another path");
-  }
-  if (err != ECONNREFUSED) return Status::FromErrno(err, "probing unix:" + path);
-  if (::unlink(path.c_str()) != 0 && errno != ENOENT) {
-    return Status::LastError("removing the stale socket unix:" + path);
-  }
-  return Status::Ok();
-}
 
 Result<std::unique_ptr<Listener>> ListenUnix(const std::string& path) {
   struct sockaddr_un addr;
@@ -171,8 +152,11 @@ Result<std::unique_ptr<Listener>> ListenUnix(const std::string& path) {
   }
   // An abstract name has no file to claim or remove: the kernel frees it with the socket.
   const bool abstract = IsAbstractUnixPath(path);
+  std::unique_ptr<UnixPathClaim> claim;
   if (!abstract) {
-    if (Status s = ClaimUnixPath(path, addr); !s.ok()) return s;
+    Result<std::unique_ptr<UnixPathClaim>> taken = UnixPathClaim::Take(path, addr);
+    if (!taken.ok()) return taken.status();
+    claim = std::move(*taken);
   }
   int fd = ::socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC | SOCK_NONBLOCK, 0);
   if (fd < 0) return Status::LastError("socket");
@@ -186,7 +170,7 @@ Result<std::unique_ptr<Listener>> ListenUnix(const std::string& path) {
     return s;
   }
   return std::unique_ptr<Listener>(std::make_unique<SocketListener>(
-      fd, "unix:" + path, /*tcp=*/false, abstract ? std::string() : path));
+      fd, "unix:" + path, /*tcp=*/false, abstract ? std::string() : path, std::move(claim)));
 }
 
 Result<std::unique_ptr<Listener>> ListenTcp(const std::string& host_port) {

@@ -1,5 +1,6 @@
-// Unix socket paths: a live daemon's socket is never taken over, and a listener removes only the
-// socket it created. Abstract names: one listener per name and network namespace, no file.
+// Unix socket paths: a live daemon's socket is never taken over (not even when it is stopped, or
+// when two daemons race for the path), and a listener removes only the socket and lock file it
+// created. Abstract names: one listener per name and network namespace, no file.
 #include <arpa/inet.h>
 #include <gtest/gtest.h>
 #include <netinet/in.h>
@@ -10,9 +11,13 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include <atomic>
+#include <chrono>
 #include <cstring>
 #include <filesystem>
 #include <fstream>
+#include <thread>
+#include <vector>
 
 #include "common/unix_address.h"
 #include "daemon/transport.h"
@@ -29,9 +34,9 @@ class UnixSocketPathTest : public ::testing::Test {
     path_ = dir_ + "/s";
   }
   void TearDown() override { std::filesystem::remove_all(dir_); }
-  bool Exists() const {
+  bool Exists(const std::string& suffix = "") const {
     struct stat st;
-    return ::lstat(path_.c_str(), &st) == 0;
+    return ::lstat((path_ + suffix).c_str(), &st) == 0;
   }
   std::string dir_, path_;
 };
@@ -42,9 +47,12 @@ TEST_F(UnixSocketPathTest, LiveDaemonSocketIsRefused) {
   Result<std::unique_ptr<Listener>> second = Listen("unix:" + path_);
   ASSERT_FALSE(second.ok());
   EXPECT_EQ(second.status().code(), EADDRINUSE);
-  EXPECT_NE(second.status().ToString().find("another daemon is listening"), std::string::npos);
+  EXPECT_NE(second.status().ToString().find("unix:" + path_ + ": another daemon holds this path"),
+            std::string::npos)
+      << second.status().ToString();
   first->reset();
   EXPECT_FALSE(Exists());
+  EXPECT_FALSE(Exists(".lock"));
 }
 
 TEST_F(UnixSocketPathTest, StaleSocketIsReplaced) {
@@ -56,6 +64,7 @@ TEST_F(UnixSocketPathTest, StaleSocketIsReplaced) {
   ASSERT_EQ(::bind(fd, reinterpret_cast<sockaddr*>(&addr), sizeof addr), 0);
   ::close(fd);
   ASSERT_TRUE(Exists());
+  std::ofstream(path_ + ".lock") << "999999\n";  // its lock file, no longer locked
   Result<std::unique_ptr<Listener>> l = Listen("unix:" + path_);
   EXPECT_TRUE(l.ok()) << l.status().ToString();
 }
@@ -74,14 +83,96 @@ TEST_F(UnixSocketPathTest, FileThatIsNotASocketIsKept) {
 TEST_F(UnixSocketPathTest, StoppingRemovesOnlyItsOwnSocket) {
   Result<std::unique_ptr<Listener>> first = Listen("unix:" + path_);
   ASSERT_TRUE(first.ok());
-  // Someone removes the path and a second daemon starts there; the first then stops.
+  // Someone removes the path and its lock file and a second daemon starts there; the first then
+  // stops.
   ASSERT_EQ(::unlink(path_.c_str()), 0);
+  ASSERT_EQ(::unlink((path_ + ".lock").c_str()), 0);
   Result<std::unique_ptr<Listener>> second = Listen("unix:" + path_);
   ASSERT_TRUE(second.ok()) << second.status().ToString();
   first->reset();
   EXPECT_TRUE(Exists()) << "the first daemon removed the second one's socket";
+  EXPECT_TRUE(Exists(".lock")) << "the first daemon removed the second one's lock file";
   second->reset();
   EXPECT_FALSE(Exists());
+}
+
+// Issue 45, finding 4: a listener that takes no connections (a stopped daemon whose queue is
+// full) made the probe's blocking connect wait forever. It holds the path; the answer is
+// immediate.
+TEST_F(UnixSocketPathTest, ListenerWithAFullQueueIsRefusedAtOnce) {
+  alarm(10);  // the old probe never returned
+  int held = ::socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
+  struct sockaddr_un addr = {};
+  addr.sun_family = AF_UNIX;
+  std::strcpy(addr.sun_path, path_.c_str());
+  ASSERT_EQ(::bind(held, reinterpret_cast<sockaddr*>(&addr), sizeof addr), 0);
+  ASSERT_EQ(::listen(held, 0), 0);
+  std::vector<int> queued;
+  for (int i = 0; i < 64; ++i) {
+    int c = ::socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC | SOCK_NONBLOCK, 0);
+    if (::connect(c, reinterpret_cast<sockaddr*>(&addr), sizeof addr) != 0) {
+      ASSERT_EQ(errno, EAGAIN) << std::strerror(errno);
+      ::close(c);
+      break;
+    }
+    queued.push_back(c);
+  }
+  const auto start = std::chrono::steady_clock::now();
+  Result<std::unique_ptr<Listener>> l = Listen("unix:" + path_);
+  EXPECT_LT(std::chrono::steady_clock::now() - start, std::chrono::seconds(1));
+  ASSERT_FALSE(l.ok());
+  EXPECT_EQ(l.status().code(), EADDRINUSE);
+  EXPECT_NE(l.status().ToString().find("another daemon holds this path"), std::string::npos)
+      << l.status().ToString();
+  EXPECT_TRUE(Exists()) << "a live listener's socket was removed";
+  for (int c : queued) ::close(c);
+  ::close(held);
+  alarm(0);
+}
+
+// Issue 45, finding 4: between the probe that found a socket stale and its removal, another
+// daemon could remove it and bind there; each then thought it owned the path. With the lock,
+// exactly one of the racers wins, every time.
+TEST_F(UnixSocketPathTest, RacingListenersExactlyOneWins) {
+  for (int round = 0; round < 50; ++round) {
+    // Every other round from a stale socket, which both racers may find stale and remove.
+    if (round % 2 == 1) {
+      int stale = ::socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
+      struct sockaddr_un addr = {};
+      addr.sun_family = AF_UNIX;
+      std::strcpy(addr.sun_path, path_.c_str());
+      ASSERT_EQ(::bind(stale, reinterpret_cast<sockaddr*>(&addr), sizeof addr), 0);
+      ::close(stale);
+    }
+    std::atomic<int> ready{0};
+    Result<std::unique_ptr<Listener>> results[2] = {Status::FromErrno(EINVAL),
+                                                    Status::FromErrno(EINVAL)};
+    std::thread racers[2];
+    for (int i = 0; i < 2; ++i) {
+      racers[i] = std::thread([&, i] {
+        ready.fetch_add(1);
+        while (ready.load() < 2) std::this_thread::yield();
+        results[i] = Listen("unix:" + path_);
+      });
+    }
+    for (std::thread& t : racers) t.join();
+    const int won = results[0].ok() + results[1].ok();
+    ASSERT_EQ(won, 1) << "round " << round;
+    const Status& lost = results[0].ok() ? results[1].status() : results[0].status();
+    EXPECT_EQ(lost.code(), EADDRINUSE) << lost.ToString();
+    EXPECT_NE(lost.ToString().find("another daemon holds this path"), std::string::npos)
+        << lost.ToString();
+    // The winner's socket answers, and it goes with it.
+    int c = ::socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
+    struct sockaddr_un addr = {};
+    addr.sun_family = AF_UNIX;
+    std::strcpy(addr.sun_path, path_.c_str());
+    EXPECT_EQ(::connect(c, reinterpret_cast<sockaddr*>(&addr), sizeof addr), 0) << round;
+    ::close(c);
+    results[0] = Status::FromErrno(EINVAL);
+    results[1] = Status::FromErrno(EINVAL);
+    ASSERT_FALSE(Exists()) << round;
+  }
 }
 
 // The accepted connection's next Accept, waiting up to a second for it.

@@ -85,10 +85,11 @@ class Listener {
   virtual void Shutdown() = 0;
 };
 
-// "tcp:HOST:PORT" (port 0: any free port) or "unix:PATH". A Unix path where a daemon is
-// listening is refused (EADDRINUSE), as is a file that is not a socket (EEXIST); a stale socket
-// nobody listens on is replaced. The listener removes its socket file at the end only if the
-// path still names that socket.
+// "tcp:HOST:PORT" (port 0: any free port) or "unix:PATH". A Unix path is claimed with the lock
+// PATH.lock, held as long as the listener (unix_path_claim.h): a path another daemon holds or
+// answers at is refused at once (EADDRINUSE), as is a file that is not a socket (EEXIST); a
+// stale socket nobody listens on is replaced. The listener removes its socket file at the end
+// only if the path still names that socket, then its lock file.
 Result<std::unique_ptr<Listener>> Listen(const std::string& spec);
 
 }  // namespace iorelay::daemon

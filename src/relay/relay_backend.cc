@@ -4,9 +4,11 @@
 
 #include <fcntl.h>
 #include <limits.h>
+#include <sys/stat.h>
 
 #include "client/client.h"
 #include "client/stat_convert.h"
+#include "relay/upstream_path.h"
 
 namespace iorelay::relay {
 namespace {
@@ -18,6 +20,29 @@ Result<size_t> Count(ssize_t rc) {
   if (rc < 0) return Status::FromErrno(static_cast<int>(-rc));
   return static_cast<size_t>(rc);
 }
+
+// The links a relay path's ".." climbs out of, read upstream.
+class ClientLinks final : public UpstreamLinks {
+ public:
+  explicit ClientLinks(iorelay_client* client) : client_(client) {}
+  Result<mode_t> TypeOf(const std::string& path) override {
+    struct stat st;
+    if (int rc = iorelay_stat(client_, path.c_str(), &st, /*nofollow=*/1); rc < 0) {
+      return Status::FromErrno(-rc, path);
+    }
+    return st.st_mode & S_IFMT;
+  }
+  Result<std::string> TargetOf(const std::string& path) override {
+    std::string buf(PATH_MAX, '\0');
+    ssize_t n = iorelay_readlink(client_, path.c_str(), buf.data(), buf.size());
+    if (n < 0) return Status::FromErrno(static_cast<int>(-n), path);
+    buf.resize(static_cast<size_t>(n));
+    return buf;
+  }
+
+ private:
+  iorelay_client* client_;
+};
 
 }  // namespace
 
@@ -36,23 +61,8 @@ Result<std::string> RelayBackend::UpstreamPath(int root_id, const std::string& r
   if (root_id < 0 || static_cast<size_t>(root_id) >= roots_.size()) {
     return Status::FromErrno(EBADF, "no such relay export");
   }
-  std::vector<std::string> parts;
-  size_t i = 0;
-  while (i <= rel.size()) {
-    size_t j = rel.find('/', i);
-    if (j == std::string::npos) j = rel.size();
-    std::string part = rel.substr(i, j - i);
-    if (part == "..") {
-      if (parts.empty()) return Status::PermissionDenied("path leaves the export: " + rel);
-      parts.pop_back();
-    } else if (!part.empty() && part != ".") {
-      parts.push_back(std::move(part));
-    }
-    i = j + 1;
-  }
-  std::string out = roots_[static_cast<size_t>(root_id)];
-  for (const std::string& p : parts) out += "/" + p;
-  return out;
+  ClientLinks links(client_.get());
+  return ResolveUpstreamPath(roots_[static_cast<size_t>(root_id)], rel, links);
 }
 
 iorelay_file* RelayBackend::File(int fd) const {

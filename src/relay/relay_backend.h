@@ -66,9 +66,9 @@ class RelayBackend : public backend::Backend {
               bool follow) override;
   Result<std::string> Readlink(int root_fd, const std::string& rel) override;
 
-  // The upstream path of (root id, relative path), or EACCES when `rel` climbs above the root
-  // with ".." (the daemon's exports leave such components in; upstream would resolve them
-  // beneath ITS root, which may be wider than this relay's).
+  // The upstream path of (root id, relative path): the daemon's exports leave ".." in, and
+  // they are resolved here after the links they climb out of (ResolveUpstreamPath), never
+  // above the relay's root (upstream would resolve them beneath ITS root, which may be wider).
   Result<std::string> UpstreamPath(int root_id, const std::string& rel) const;
 
   // The upstream path a relay fd was opened with (EBADF when the fd is not open).

@@ -12,6 +12,7 @@
 #include <chrono>
 #include <cstdlib>
 #include <cstring>
+#include <fstream>
 #include <memory>
 #include <nlohmann/json.hpp>
 #include <string>
@@ -169,7 +170,51 @@ TEST_F(Relay, MetadataPassesThroughAndStaysConfined) {
   EXPECT_EQ(iorelay_rmdir(c, "/fwd/d"), 0);
   // Confinement: ".." above the export and paths under no export are refused by the relay.
   EXPECT_EQ(iorelay_stat(c, "/fwd/../etc/passwd", &st, 0), -EACCES);
+  ASSERT_EQ(iorelay_mkdir(c, "/fwd/a", 0755), 0);  // (a missing "a" is ENOENT, as in the kernel)
   EXPECT_EQ(iorelay_open(c, "/fwd/a/../../x", O_RDONLY, 0, &f), -EACCES);
+  EXPECT_EQ(iorelay_rmdir(c, "/fwd/a"), 0);
+  iorelay_client_destroy(c);
+}
+
+// Issue 45, finding 7: ".." after a symbolic link leaves the link's target, as the kernel's
+// walk does (the relay used to drop "toB/.." lexically and answer ENOENT), and never the root.
+TEST_F(Relay, DotDotAfterALinkIsWhatTheKernelOpens) {
+  ::mkdir(Real("d").c_str(), 0755);
+  ::mkdir(Real("d/jobA").c_str(), 0755);
+  ::mkdir(Real("d/B").c_str(), 0755);
+  std::ofstream(Real("d/jobA/a")) << "a";
+  std::ofstream(Real("file")) << "f";
+  ASSERT_EQ(::symlink("d/B", Real("toB").c_str()), 0);
+  ASSERT_EQ(::symlink("toB", Real("chain").c_str()), 0);
+  ASSERT_EQ(::symlink("../B", Real("d/B/up").c_str()), 0);
+  ASSERT_EQ(::symlink("loop", Real("loop").c_str()), 0);
+  iorelay_client* c = ClientOf(*relay_);
+  ASSERT_NE(c, nullptr);
+  // The inode a path opens, or -errno, through the relay and in the kernel.
+  auto through_relay = [c](const std::string& rel) -> long long {
+    iorelay_file* f = nullptr;
+    if (int rc = iorelay_open(c, ("/fwd/" + rel).c_str(), O_RDONLY, 0, &f); rc < 0) return rc;
+    struct stat st;
+    iorelay_fstat(f, &st);
+    iorelay_close(f);
+    return static_cast<long long>(st.st_ino);
+  };
+  auto in_kernel = [this](const std::string& rel) -> long long {
+    int fd = ::open(Real(rel).c_str(), O_RDONLY | O_CLOEXEC);
+    if (fd < 0) return -errno;
+    struct stat st;
+    ::fstat(fd, &st);
+    ::close(fd);
+    return static_cast<long long>(st.st_ino);
+  };
+  for (const char* rel :
+       {"toB/../jobA/a", "chain/../jobA/a", "chain/up/../jobA/a", "toB/../../d/jobA/a", "toB/..",
+        "d/B/../jobA/a", "missing/../file", "file/../file", "loop/../file"}) {
+    EXPECT_EQ(through_relay(rel), in_kernel(rel)) << rel;
+  }
+  EXPECT_EQ(through_relay("toB/../../.."), -EACCES);
+  struct stat st;
+  EXPECT_EQ(iorelay_stat(c, "/fwd/toB/../jobA/a", &st, 0), 0);
   iorelay_client_destroy(c);
 }
 

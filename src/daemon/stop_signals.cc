@@ -1,0 +1,74 @@
+// The thread that takes iorelayd's stop signals (stop_signals.h).
+#include "daemon/stop_signals.h"
+
+#include <pthread.h>
+#include <signal.h>
+
+namespace iorelay::daemon {
+namespace {
+
+sigset_t StopSet() {
+  sigset_t set;
+  sigemptyset(&set);
+  sigaddset(&set, SIGTERM);
+  sigaddset(&set, SIGINT);
+  return set;
+}
+
+}  // namespace
+
+StopSignals::StopSignals(std::chrono::milliseconds startup_grace,
+                         std::function<void(int)> on_stuck_startup)
+    : startup_grace_(startup_grace), on_stuck_startup_(std::move(on_stuck_startup)) {
+  const sigset_t set = StopSet();
+  pthread_sigmask(SIG_BLOCK, &set, nullptr);
+  thread_ = std::thread([this] { Take(); });
+}
+
+StopSignals::~StopSignals() {
+  {
+    std::lock_guard<std::mutex> lock(mu_);
+    quitting_ = true;
+    // sigwait returns only for a signal: this one, sent to that thread alone, is seen as
+    // quitting (a real one that raced with it stays pending, blocked, until the process ends).
+    if (in_sigwait_) pthread_kill(thread_.native_handle(), SIGTERM);
+  }
+  cv_.notify_all();
+  thread_.join();
+}
+
+void StopSignals::Take() {
+  const sigset_t set = StopSet();
+  int sig = 0;
+  while (sigwait(&set, &sig) != 0) {
+  }
+  std::unique_lock<std::mutex> lock(mu_);
+  in_sigwait_ = false;
+  if (quitting_) return;
+  received_ = sig;
+  cv_.notify_all();
+  if (!cv_.wait_for(lock, startup_grace_, [this] { return !starting_ || quitting_; })) {
+    on_stuck_startup_(sig);
+  }
+}
+
+int StopSignals::received() const {
+  std::lock_guard<std::mutex> lock(mu_);
+  return received_;
+}
+
+void StopSignals::StartupDone() {
+  {
+    std::lock_guard<std::mutex> lock(mu_);
+    starting_ = false;
+  }
+  cv_.notify_all();
+}
+
+int StopSignals::Wait() {
+  std::unique_lock<std::mutex> lock(mu_);
+  cv_.wait(lock, [this] { return received_ != 0; });
+  return received_;
+}
+
+}  // namespace iorelay::daemon
