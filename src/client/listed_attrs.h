@@ -14,13 +14,18 @@
 #include <unordered_map>
 
 #include "proto/messages.h"
+#include "proto/wire.h"
 
 namespace iorelay::client {
 
 class ListedAttrs {
  public:
-  // Entries held at most; a listing beyond it starts over (the cache is a convenience).
-  static constexpr size_t kMaxEntries = 1 << 16;
+  // Entries held at most; a listing beyond it starts over (the cache is a convenience). Each
+  // costs about 240 bytes of the application's memory (7.5 MiB here), which bounds what a
+  // listing of a huge directory adds to it; gnulib's fts (find, du, tar) stats a directory's
+  // entries after reading them all, so a directory of more entries than this costs it a round
+  // trip per entry past the first ones.
+  static constexpr size_t kMaxEntries = 8 * proto::kReaddirPageEntries;
 
   // `path`: the entry's absolute path (the directory's, "/", its name).
   void Put(std::string path, const proto::WireStat& attrs, int64_t now_ns, uint64_t changes);
