@@ -5,6 +5,7 @@
 // page again.
 #include <cerrno>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "client/client.h"
@@ -37,16 +38,9 @@ int FetchPage(iorelay_dir* d) {
   iorelay::client::Outcome r = cl->CallMsg(cl->ServerFor(d->path), proto::Op::kReaddir, req, &rep);
   if (!r.ok()) return r.NegErrno();
   // Each entry's attributes answer this process's stat of it for a while (listed_attrs.h).
-  const int64_t now = iorelay::client::MonotonicNs();
-  const uint64_t changes = cl->changes();
-  std::string base = d->path;
-  while (base.size() > 1 && base.back() == '/') base.pop_back();
-  if (base != "/") base += '/';
-  for (const proto::DirEntry& e : rep.entries) {
-    if (e.has_attrs != 0 && e.name != "." && e.name != "..") {
-      cl->listed_attrs().Put(base + e.name, e.attrs, now, changes);
-    }
-  }
+  std::string_view dir = d->path;
+  while (dir.size() > 1 && dir.back() == '/') dir.remove_suffix(1);
+  cl->listed_attrs().PutPage(dir, rep.entries, iorelay::client::MonotonicNs(), cl->changes());
   d->entries = std::move(rep.entries);
   d->loaded = true;
   d->next_cookie = rep.next_cookie;
