@@ -137,7 +137,12 @@ def test_concurrent_listings_of_a_huge_directory_succeed_in_bounded_memory(
         )
         for _ in range(CONCURRENT_LISTINGS)
     ]
-    results = [p.communicate(timeout=SUBPROCESS_TIMEOUT_S) for p in listers]
+    try:
+        results = [p.communicate(timeout=SUBPROCESS_TIMEOUT_S) for p in listers]
+    finally:
+        for p in listers:  # a hung one fails the test without outliving it
+            p.kill()
+            p.wait()
     elapsed = time.monotonic() - started
     for p, (out, err) in zip(listers, results, strict=True):
         assert p.returncode == 0, err
