@@ -153,18 +153,30 @@ int iorelay_utimens(iorelay_client* c, const char* path, const struct timespec t
 int iorelay_symlink(iorelay_client* c, const char* target, const char* path);
 int iorelay_link(iorelay_client* c, const char* from, const char* to, int follow);
 
-/* Directory listings: the whole listing is fetched at open. */
+/* Directory listings, a page at a time from the daemon: a listing holds one page, however
+ * large the directory. */
 typedef struct iorelay_dirent {
   uint64_t ino;
   unsigned char type; /* DT_* */
   const char* name;
 } iorelay_dirent;
 typedef struct iorelay_dir iorelay_dir;
+/* 0 with the first page fetched, or -errno. */
 int iorelay_opendir(iorelay_client* c, const char* path, iorelay_dir** out);
+/* The next entry: 1 with *entry set, 0 at the end, or -errno (errno is neither read nor
+ * set). The entry stays valid until the next call on d. */
+int iorelay_readdir_next(iorelay_dir* d, const iorelay_dirent** entry);
 /* Next entry, or NULL at the end or on an error (then errno is set, as readdir(3) does; it is
- * left alone at the end). Listings come a page at a time from the daemon. The entry stays valid
- * until the next iorelay_readdir or iorelay_closedir. */
+ * left alone at the end and on success). The entry stays valid until the next call on d. */
 const iorelay_dirent* iorelay_readdir(iorelay_dir* d);
+/* Where the listing stands (0: the start), for iorelay_seekdir on the same d. A position names
+ * the same entry while the directory is unchanged. */
+uint64_t iorelay_telldir(const iorelay_dir* d);
+/* The next entry read is the one at `pos` (from iorelay_telldir on d); its page is fetched by
+ * that read, which reports any error. Another value is ignored. */
+void iorelay_seekdir(iorelay_dir* d, uint64_t pos);
+/* Back to the start; the next read lists the directory as it is then. */
+void iorelay_rewinddir(iorelay_dir* d);
 void iorelay_closedir(iorelay_dir* d);
 
 /* The daemon's counters as JSON (malloc'ed, caller frees). server: index into

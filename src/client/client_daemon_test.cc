@@ -505,6 +505,46 @@ TEST_F(ClientDaemon, LongListingsComeInBoundedPages) {
   EXPECT_EQ(Requests(c_, "readdir") - readdirs, 3u);  // 4096 + 4096 + 1810
 }
 
+TEST_F(ClientDaemon, ListingPositionsNameTheSameEntriesAcrossPages) {
+  const std::string dir = Real("pages");
+  ASSERT_EQ(mkdir(dir.c_str(), 0755), 0);
+  constexpr size_t kFiles = 9'000;  // pages of 4096, 4096 and 810 with "." and ".."
+  for (size_t i = 0; i < kFiles; ++i) std::ofstream(dir + "/f" + std::to_string(i)) << "";
+  iorelay_dir* d = nullptr;
+  ASSERT_EQ(iorelay_opendir(c_, "/fwd/pages", &d), 0);
+  std::vector<uint64_t> positions;
+  std::vector<std::string> order;
+  const iorelay_dirent* e = nullptr;
+  for (;;) {
+    positions.push_back(iorelay_telldir(d));
+    const int rc = iorelay_readdir_next(d, &e);
+    ASSERT_GE(rc, 0);
+    if (rc == 0) break;
+    order.push_back(e->name);
+  }
+  ASSERT_EQ(order.size(), kFiles + 2);
+  auto entry_at = [&](size_t i) {
+    iorelay_seekdir(d, positions[i]);
+    return iorelay_readdir_next(d, &e) == 1 ? std::string(e->name) : std::string("(none)");
+  };
+  const uint64_t readdirs = Requests(c_, "readdir");
+  EXPECT_EQ(entry_at(9'000), order[9'000]);  // in the page held: no request
+  EXPECT_EQ(Requests(c_, "readdir") - readdirs, 0u);
+  EXPECT_EQ(entry_at(5), order[5]);
+  EXPECT_EQ(entry_at(4'095), order[4'095]);   // the first page's last, held
+  EXPECT_EQ(iorelay_readdir_next(d, &e), 1);  // on into the second page
+  EXPECT_EQ(e->name, order[4'096]);
+  EXPECT_EQ(Requests(c_, "readdir") - readdirs, 2u);
+  iorelay_seekdir(d, uint64_t{7} << 32);  // no such page: ignored
+  EXPECT_EQ(iorelay_readdir_next(d, &e), 1);
+  EXPECT_EQ(e->name, order[4'097]);
+  iorelay_rewinddir(d);  // fetched again, as the directory is now
+  EXPECT_EQ(iorelay_readdir_next(d, &e), 1);
+  EXPECT_EQ(e->name, order[0]);
+  EXPECT_EQ(Requests(c_, "readdir") - readdirs, 3u);
+  iorelay_closedir(d);
+}
+
 TEST_F(ClientDaemon, AppendWritesStayWithTheDaemon) {
   iorelay_file* a = Open("/fwd/app", O_WRONLY | O_CREAT | O_TRUNC | O_APPEND);
   iorelay_file* b = Open("/fwd/app", O_WRONLY | O_APPEND);

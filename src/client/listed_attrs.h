@@ -7,11 +7,14 @@
 #pragma once
 
 #include <cstdint>
+#include <deque>
 #include <mutex>
 #include <optional>
+#include <span>
 #include <string>
 #include <string_view>
 #include <unordered_map>
+#include <vector>
 
 #include "proto/messages.h"
 
@@ -19,24 +22,37 @@ namespace iorelay::client {
 
 class ListedAttrs {
  public:
-  // Entries held at most; a listing beyond it starts over (the cache is a convenience).
+  // Entries held at most; the oldest pages go first. gnulib's fts (find, du, tar) stats a
+  // directory's entries after reading them all, so this is the largest directory a walk finds
+  // whole here. Each entry costs about 120 bytes of the application's memory (8 MiB in all).
   static constexpr size_t kMaxEntries = 1 << 16;
 
-  // `path`: the entry's absolute path (the directory's, "/", its name).
-  void Put(std::string path, const proto::WireStat& attrs, int64_t now_ns, uint64_t changes);
-  // The attributes of `path` if a listing recorded them, they are fresh, and they answer the
-  // call: lstat (nofollow) always, stat only when the entry is not a symbolic link.
+  // One page of the listing of `dir` (absolute; "/" or without a trailing slash): the entries
+  // that carry attributes, but "." and "..".
+  void PutPage(std::string_view dir, std::span<const proto::DirEntry> entries, int64_t now_ns,
+               uint64_t changes);
+  // The attributes of `path` (`dir`, "/", a name) if a listing recorded them, they are fresh,
+  // and they answer the call: lstat (nofollow) always, stat only when the entry is not a
+  // symbolic link.
   std::optional<proto::WireStat> Get(std::string_view path, bool nofollow, int64_t now_ns,
                                      uint64_t changes) const;
 
  private:
-  struct Entry {
-    proto::WireStat attrs;
+  // A page's entries, by name for a binary search; no node or string per entry.
+  struct Page {
+    std::string dir;
     int64_t listed_ns = 0;
-    uint64_t changes = 0;  // the client's changes() at the listing
+    uint64_t changes = 0;                // the client's changes() at the listing
+    std::string names;                   // each name and a '\0'
+    std::vector<uint32_t> name_starts;   // into names, in name order
+    std::vector<proto::WireStat> attrs;  // in name_starts' order
   };
   mutable std::mutex mu_;
-  std::unordered_map<std::string, Entry> entries_;
+  std::deque<Page> pages_;   // GUARDED_BY(mu_); oldest first
+  uint64_t first_page_ = 0;  // GUARDED_BY(mu_); the number of pages_.front(), counting all
+  // GUARDED_BY(mu_): each directory's pages in pages_, by number, oldest first.
+  std::unordered_map<std::string, std::vector<uint64_t>> pages_of_dir_;
+  size_t entries_ = 0;  // GUARDED_BY(mu_); in pages_
 };
 
 }  // namespace iorelay::client

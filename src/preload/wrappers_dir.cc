@@ -1,11 +1,10 @@
-// Directory streams on forwarded directories: the listing is fetched whole at opendir
-// and served from memory; the DIR* is the interposer's own object.
+// Directory streams on forwarded directories: the DIR* is the interposer's own object over a
+// client listing (iorelay_dir), which holds one page of the directory at a time, so a listing
+// costs the application about a page's memory however many entries it has.
 #include <dirent.h>
 #include <string.h>
 
 #include <new>
-#include <utility>
-#include <vector>
 
 #include "preload/fd_ops.h"
 #include "preload/libc_next.h"
@@ -23,34 +22,11 @@ namespace {
 
 struct ForwardedDir {
   int fd = -1;  // a forwarded directory descriptor (dirfd), closed by closedir
-  std::vector<struct dirent64> entries;
-  size_t pos = 0;
+  iorelay_dir* listing = nullptr;
+  struct dirent64 entry;  // the entry readdir returned last
 };
 
 ForwardedDir* Lookup(DIR* d) { return static_cast<ForwardedDir*>(g_dirs.Find(d)); }
-
-// The listing of the forwarded directory `path`, whole; 0 or an errno (no listing rather than a
-// short one when a page fails).
-int FetchListing(const char* path, std::vector<struct dirent64>* entries) {
-  iorelay_dir* rd = nullptr;
-  int rc = iorelay_opendir(g_client, path, &rd);
-  if (rc < 0) return -rc;
-  entries->clear();
-  errno = 0;
-  while (const iorelay_dirent* de = iorelay_readdir(rd)) {
-    struct dirent64 out;
-    memset(&out, 0, sizeof out);
-    out.d_ino = de->ino;
-    out.d_off = static_cast<off64_t>(entries->size() + 1);
-    out.d_reclen = sizeof out;
-    out.d_type = de->type;
-    strncpy(out.d_name, de->name, sizeof out.d_name - 1);
-    entries->push_back(out);
-  }
-  const int err = errno;
-  iorelay_closedir(rd);
-  return err;
-}
 
 // Builds the stream over forwarded directory descriptor fd (owned on success).
 DIR* MakeDir(int fd) {
@@ -60,17 +36,47 @@ DIR* MakeDir(int fd) {
   auto* d = new (std::nothrow) ForwardedDir;
   if (d == nullptr) return (errno = ENOMEM, nullptr);
   d->fd = fd;
-  if (const int err = FetchListing(e->path.c_str(), &d->entries); err != 0) {
+  if (const int rc = iorelay_opendir(g_client, e->path.c_str(), &d->listing); rc < 0) {
     delete d;
-    return (errno = err, nullptr);
+    return (errno = -rc, nullptr);
   }
   DIR* handle = reinterpret_cast<DIR*>(d);
   g_dirs.Add(handle, d);
   return handle;
 }
 
-struct dirent64* NextEntry(ForwardedDir* d) {
-  return d->pos < d->entries.size() ? &d->entries[d->pos++] : nullptr;
+// The next entry into d->entry: 1, 0 at the end, or -errno. errno is left alone, whatever the
+// calls under a page fetch did to it, so a caller's "errno = 0; readdir; errno?" sees only
+// what this call reports.
+int NextEntry(ForwardedDir* d) {
+  const int saved = errno;
+  const iorelay_dirent* de = nullptr;
+  const int rc = iorelay_readdir_next(d->listing, &de);
+  errno = saved;
+  if (rc <= 0) return rc;
+  struct dirent64& out = d->entry;
+  memset(&out, 0, sizeof out);
+  out.d_ino = de->ino;
+  out.d_off = static_cast<off64_t>(iorelay_telldir(d->listing));  // the position after it
+  out.d_reclen = sizeof out;
+  out.d_type = de->type;
+  strncpy(out.d_name, de->name, sizeof out.d_name - 1);
+  return 1;
+}
+
+// readdir's result for NextEntry's: the entry, or null with errno set on an error only.
+struct dirent64* EntryOrNull(ForwardedDir* d, int rc) {
+  if (rc < 0) errno = -rc;
+  return rc > 0 ? &d->entry : nullptr;
+}
+
+// readdir_r's: 0 (*result null at the end) or the error number.
+template <class Dirent>
+int CopyEntry(ForwardedDir* d, Dirent* entry, Dirent** result) {
+  const int rc = NextEntry(d);
+  if (rc > 0) memcpy(entry, &d->entry, sizeof *entry);
+  *result = rc > 0 ? entry : nullptr;
+  return rc < 0 ? -rc : 0;
 }
 
 }  // namespace
@@ -102,36 +108,31 @@ IORELAY_EXPORT DIR* fdopendir(int fd) {
 IORELAY_EXPORT struct dirent* readdir(DIR* dir) {
   ForwardedDir* d = Lookup(dir);
   if (d == nullptr) return REAL(readdir)(dir);
-  return reinterpret_cast<struct dirent*>(NextEntry(d));
+  return reinterpret_cast<struct dirent*>(EntryOrNull(d, NextEntry(d)));
 }
 
 IORELAY_EXPORT struct dirent64* readdir64(DIR* dir) {
   ForwardedDir* d = Lookup(dir);
   if (d == nullptr) return REAL(readdir64)(dir);
-  return NextEntry(d);
+  return EntryOrNull(d, NextEntry(d));
 }
 
 IORELAY_EXPORT int readdir_r(DIR* dir, struct dirent* entry, struct dirent** result) {
   ForwardedDir* d = Lookup(dir);
   if (d == nullptr) return REAL(readdir_r)(dir, entry, result);
-  struct dirent64* e = NextEntry(d);
-  if (e != nullptr) memcpy(entry, e, sizeof *entry);
-  *result = e != nullptr ? entry : nullptr;
-  return 0;
+  return CopyEntry(d, entry, result);
 }
 
 IORELAY_EXPORT int readdir64_r(DIR* dir, struct dirent64* entry, struct dirent64** result) {
   ForwardedDir* d = Lookup(dir);
   if (d == nullptr) return REAL(readdir64_r)(dir, entry, result);
-  struct dirent64* e = NextEntry(d);
-  if (e != nullptr) memcpy(entry, e, sizeof *entry);
-  *result = e != nullptr ? entry : nullptr;
-  return 0;
+  return CopyEntry(d, entry, result);
 }
 
 IORELAY_EXPORT int closedir(DIR* dir) {
   auto* d = static_cast<ForwardedDir*>(g_dirs.Erase(dir));
   if (d == nullptr) return REAL(closedir)(dir);
+  iorelay_closedir(d->listing);
   int rc = CloseForwarded(d->fd);
   delete d;
   return rc;
@@ -145,25 +146,18 @@ IORELAY_EXPORT int dirfd(DIR* dir) noexcept {
 IORELAY_EXPORT void rewinddir(DIR* dir) noexcept {
   ForwardedDir* d = Lookup(dir);
   if (d == nullptr) return REAL(rewinddir)(dir);
-  // As locally, the stream then sees the directory as it is now (the old listing stays if the
-  // daemon cannot give it: rewinddir has no error to report).
-  d->pos = 0;
-  FdTable::Ref e = g_table.Acquire(d->fd);
-  std::vector<struct dirent64> now;
-  const int saved = errno;
-  if (e && FetchListing(e->path.c_str(), &now) == 0) d->entries = std::move(now);
-  errno = saved;
+  iorelay_rewinddir(d->listing);  // the next readdir lists the directory as it is then
 }
 
 IORELAY_EXPORT long telldir(DIR* dir) noexcept {
   ForwardedDir* d = Lookup(dir);
-  return d == nullptr ? REAL(telldir)(dir) : static_cast<long>(d->pos);
+  return d == nullptr ? REAL(telldir)(dir) : static_cast<long>(iorelay_telldir(d->listing));
 }
 
 IORELAY_EXPORT void seekdir(DIR* dir, long pos) noexcept {
   ForwardedDir* d = Lookup(dir);
   if (d == nullptr) return REAL(seekdir)(dir, pos);
-  if (pos >= 0 && static_cast<size_t>(pos) <= d->entries.size()) d->pos = static_cast<size_t>(pos);
+  if (pos >= 0) iorelay_seekdir(d->listing, static_cast<uint64_t>(pos));
 }
 
 }  // extern "C"

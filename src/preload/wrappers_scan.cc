@@ -3,6 +3,7 @@
 // scandir (built here on the interposed opendir and readdir).
 #include <dirent.h>
 #include <glob.h>
+#include <stddef.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
@@ -42,7 +43,8 @@ int GlobThrough(const char* pattern, int flags, int (*errfunc)(const char*, int)
 }
 
 // scandir over the interposed opendir/readdir: entries copied with malloc (the caller frees
-// each and the array), filtered, sorted with qsort as glibc does.
+// each and the array), filtered, sorted with qsort as glibc does. A readdir error fails the
+// call, as glibc's.
 template <class Dirent, class Readdir>
 int ScanForwarded(const char* path, Dirent*** namelist, int (*filter)(const Dirent*),
                   int (*compar)(const Dirent**, const Dirent**), Readdir read_entry) {
@@ -50,18 +52,25 @@ int ScanForwarded(const char* path, Dirent*** namelist, int (*filter)(const Dire
   if (dir == nullptr) return -1;
   std::vector<Dirent*> kept;
   int err = 0;
-  errno = 0;
-  while (Dirent* e = read_entry(dir)) {
+  for (;;) {
+    errno = 0;  // readdir's only way to tell an error from the end; the filter may set it
+    Dirent* e = read_entry(dir);
+    if (e == nullptr) {
+      err = errno;
+      break;
+    }
     if (filter != nullptr && filter(e) == 0) continue;
-    auto* copy = static_cast<Dirent*>(malloc(sizeof(Dirent)));
+    // As glibc's, a copy as long as its name (a whole struct is 280 bytes an entry).
+    const size_t size = (offsetof(Dirent, d_name) + strlen(e->d_name) + 1 + 7) & ~size_t{7};
+    auto* copy = static_cast<Dirent*>(malloc(size));
     if (copy == nullptr) {
       err = ENOMEM;
       break;
     }
-    memcpy(copy, e, sizeof(Dirent));
+    memcpy(copy, e, size);
+    copy->d_reclen = static_cast<unsigned short>(size);
     kept.push_back(copy);
   }
-  if (err == 0) err = errno;  // readdir's
   closedir(dir);
   Dirent** out =
       err == 0 ? static_cast<Dirent**>(malloc((kept.size() + 1) * sizeof(Dirent*))) : nullptr;

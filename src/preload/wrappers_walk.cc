@@ -83,10 +83,24 @@ Next Visit(const Walk<Fn>& w, const std::string& path, const char* name, int lev
   }
   // The names first: the callback may change the tree, and a walk holds one directory open.
   std::vector<std::string> names;
-  while (struct dirent* e = readdir(dir)) {
+  int read_error = 0;
+  for (;;) {
+    errno = 0;  // readdir's only way to tell an error from the end
+    struct dirent* e = readdir(dir);
+    if (e == nullptr) {
+      read_error = errno;
+      break;
+    }
     if (strcmp(e->d_name, ".") != 0 && strcmp(e->d_name, "..") != 0) names.push_back(e->d_name);
   }
   closedir(dir);
+  // A listing cut short (a page the daemon did not give) fails the walk, as POSIX's nftw
+  // fails on an error other than EACCES, rather than skipping what it did not list.
+  if (read_error != 0) {
+    *result = -1;
+    errno = read_error;
+    return Next::kStop;
+  }
   // FTW_CHDIR: the entries (and FTW_DP) see the directory as the working directory, entered by
   // its name from the parent (the root by its path) and left by ".." (the root's caller
   // restores the starting one).
@@ -101,7 +115,11 @@ Next Visit(const Walk<Fn>& w, const std::string& path, const char* name, int lev
   if (end != Next::kStop && (w.flags & FTW_DEPTH)) {
     end = Judge(w, w.fn(path.c_str(), &st, FTW_DP, &ftw), result);
   }
-  if (entered && level > 0) (void)chdir("..");
+  if (entered && level > 0) {
+    const int err = errno;  // a failed walk's
+    (void)chdir("..");
+    errno = err;
+  }
   return end;
 }
 
@@ -121,7 +139,9 @@ int WalkForwarded(const char* root, Fn fn, int flags) {
   const bool back = (flags & FTW_CHDIR) && getcwd(cwd, sizeof cwd) != nullptr;
   int result = 0;
   Visit(w, root, root, 0, &result);
+  const int err = errno;  // a failed walk's
   if (back) (void)chdir(cwd);
+  errno = err;
   return result;
 }
 
