@@ -221,8 +221,10 @@ std::vector<EnvVar> MakeTable() {
 }  // namespace
 
 const std::vector<EnvVar>& EnvTable() {
-  static const std::vector<EnvVar> table = MakeTable();
-  return table;
+  // Never destroyed, so that a client created while the process exits (the interposer runs in
+  // any program, destructors included) still finds it.
+  static const auto* table = new std::vector<EnvVar>(MakeTable());
+  return *table;
 }
 
 const EnvVar& Env(EnvVarId id) { return EnvTable()[static_cast<size_t>(id)]; }
