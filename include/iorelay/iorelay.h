@@ -7,29 +7,10 @@
  * unreachable, dead or stopped daemon gives -EIO within the configured liveness bound.
  * All functions are thread-safe: many threads may have requests in flight at once.
  *
- * Configuration from the environment (iorelay_client_from_env):
- *   IORELAY_SERVERS      comma-separated daemon addresses: tcp:HOST:PORT or unix:PATH
- *   IORELAY_SECRET_FILE  the job credential (a 0600 file); never sent in clear
- *   IORELAY_PREFIX       colon-separated path prefixes that are forwarded
- *   IORELAY_PLACEMENT    block (default) | round-robin | file-hash | map:FILE
- *   IORELAY_NODE_ID      this process's node id; else derived from the MPI/launcher
- *                        rank (OMPI_COMM_WORLD_RANK, PMI_RANK, SLURM_PROCID) divided by
- *                        IORELAY_RANKS_PER_NODE (default 1); else 0
- *   IORELAY_NODES        number of client nodes (block placement); default: derived
- *                        from the world size and IORELAY_RANKS_PER_NODE
- *   IORELAY_TIMEOUT_MS   liveness bound (default 5000): no reply nor heartbeat for
- *                        that long gives -EIO
- *   IORELAY_FALLBACK     eio (default) | direct: on a dead daemon, reopen the file
- *                        directly (without O_CREAT/O_EXCL/O_TRUNC), keep the offset
- *   IORELAY_DIRECT_ROOT  for the direct fallback: where forwarded paths live in the real
- *                        file system, colon-separated PREFIX=ROOT pairs (the daemons'
- *                        --export pairs), e.g. /fwd=/scratch/job42; a path under no
- *                        pair is opened as is
- *   IORELAY_MAX_CONNECTIONS  connections per daemon (default 64); a thread takes an idle
- *                        one for each request, so this bounds requests in flight
- *   IORELAY_SPIN_US      how long a thread waiting for a reply from a daemon of this host
- *                        (shared memory, Unix socket) looks for it, yielding the CPU,
- *                        before it sleeps (default 50; 0: never)
+ * Configuration from the environment (iorelay_client_from_env): IORELAY_SERVERS (the
+ * daemons), IORELAY_SECRET_FILE (the job credential), IORELAY_PREFIX (the forwarded paths) and
+ * the others that `iorelay-ctl env` lists with their values and defaults (docs/interposer.md,
+ * "Environment").
  */
 #ifndef IORELAY_IORELAY_H_
 #define IORELAY_IORELAY_H_

@@ -99,6 +99,8 @@ def add_parser(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None
         help="run PROGRAM with the interposer (under mpirun)",
         description="Set LD_PRELOAD and the interposer variables from IORELAY_* or "
         "IORELAY_RUN_FILE, then exec PROGRAM: `mpirun ... iorelay exec -- ./app`.",
+        epilog="The interposer's variables, their values and defaults: `iorelay-ctl env` "
+        '(docs/interposer.md, "Environment").',
     )
     p.add_argument("program", nargs=argparse.REMAINDER, help="-- PROGRAM ARGS...")
     p.set_defaults(func=run)

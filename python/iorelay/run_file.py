@@ -21,7 +21,9 @@ RUN_FILE_VERSION = 1
 # The interposer's variables `iorelay run` writes into the run file, and the only keys
 # `iorelay exec` copies from it into a rank's environment. Anything else there (LD_PRELOAD,
 # LD_LIBRARY_PATH, PYTHONPATH, IORELAY_PRELOAD, ...) would let whoever wrote the file choose the
-# code a rank loads: `iorelay exec` ignores it and names it in a warning.
+# code a rank loads: `iorelay exec` ignores it and names it in a warning. They are the rows of
+# the client's environment table (src/client/env_table.cc) marked for the run file
+# (python/tests/test_env_table.py checks that the two agree).
 RUN_FILE_KEYS: dict[str, str] = {
     "IORELAY_PREFIX": "path prefix the interposer forwards",
     "IORELAY_SECRET_FILE": "path of the job credential",

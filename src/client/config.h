@@ -1,4 +1,4 @@
-// The client's configuration, read from the environment (see include/iorelay/iorelay.h),
+// The client's configuration, read from the environment (the variables: env_table.h),
 // validated once at creation; parsing is pure so tests pass their own variables.
 #pragma once
 

@@ -12,6 +12,7 @@
 #include <cstdlib>
 #include <cstring>
 
+#include "client/env_table.h"
 #include "client/internal_fds.h"
 #include "common/handshake_transcript.h"
 #include "iorelay/version.h"
@@ -59,7 +60,7 @@ void SliceIov(IoSpan span, size_t skip, size_t bytes, std::vector<struct iovec>*
 
 // IORELAY_SHM=off (or 0, no) keeps connections on their sockets.
 bool ShmWanted() {
-  const char* v = std::getenv("IORELAY_SHM");
+  const char* v = ReadEnv(EnvVarId::kShm);
   if (v == nullptr) return true;
   return std::strcmp(v, "off") != 0 && std::strcmp(v, "0") != 0 && std::strcmp(v, "no") != 0;
 }

@@ -8,6 +8,7 @@
 #include <string>
 
 #include "client/connection.h"
+#include "client/env_table.h"
 #include "common/auth.h"
 #include "common/option_table.h"
 #include "common/version_flag.h"
@@ -32,6 +33,7 @@ iorelay::cli::OptionTable Table(CtlOptions* o) {
   iorelay::cli::OptionTable t(
       "usage: iorelay-ctl [options] stats ADDRESS   print the daemon's counters as JSON\n"
       "       iorelay-ctl [options] ping ADDRESS    check that the daemon answers\n"
+      "       iorelay-ctl env                       list the client's environment variables\n"
       "ADDRESS is tcp:HOST:PORT or unix:PATH.\n",
       "Exit status: 0 ok, 1 daemon unreachable or failed, 2 usage or configuration, 3 refused.\n");
   t.Add(iorelay::cli::Text("secret-file", "FILE", &o->secret_file,
@@ -58,8 +60,10 @@ double NowUs() {
 int main(int argc, char** argv) {
   if (iorelay::PrintVersionIfAsked(argc, argv, "iorelay-ctl")) return 0;
   CtlOptions o;
-  if (const char* f = std::getenv("IORELAY_SECRET_FILE")) o.secret_file = f;
-  if (const char* t = std::getenv("IORELAY_TIMEOUT_MS"); t && std::atoi(t) > 0) {
+  using iorelay::client::EnvVarId;
+  using iorelay::client::ReadEnv;
+  if (const char* f = ReadEnv(EnvVarId::kSecretFile)) o.secret_file = f;
+  if (const char* t = ReadEnv(EnvVarId::kTimeoutMs); t && std::atoi(t) > 0) {
     o.timeout_ms = std::atoi(t);
   }
   iorelay::cli::OptionTable table = Table(&o);
@@ -71,6 +75,10 @@ int main(int argc, char** argv) {
   }
   if (parsed->print_config) {
     std::printf("%s\n", table.ToJson().dump(2).c_str());
+    return 0;
+  }
+  if (parsed->positionals.size() == 1 && parsed->positionals[0] == "env") {
+    std::fputs(iorelay::client::EnvListing().c_str(), stdout);
     return 0;
   }
   if (parsed->positionals.size() != 2) return UsageError("give a command and an address");

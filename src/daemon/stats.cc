@@ -196,32 +196,14 @@ nlohmann::json Stats::ToJson() const {
   if (other.dispatches > 0) files_other = render(other);
   nlohmann::json j{{"total", total_json}, {"apps", apps}, {"files", files}};
   if (!files_other.is_null()) j["files_other"] = std::move(files_other);
-  j["connections_accepted"] = conn.accepted.load();
-  j["connections_open"] = conn.open.load();
-  j["connections_refused_max_connections"] = conn.refused_max_connections.load();
-  j["connections_handshaking"] = conn.handshaking.load();
-  j["connections_paused_max_handshakes"] = conn.paused_max_handshakes.load();
-  j["connections_closed_handshake_deadline"] = conn.closed_handshake_deadline.load();
-  j["connections_closed_handshake_evicted"] = conn.closed_handshake_evicted.load();
-  j["connections_closed_slow_reader"] = conn.closed_slow_reader.load();
-  j["connections_closed_slow_sender"] = conn.closed_slow_sender.load();
-  j["connections_paused_inflight_limit"] = conn.paused_inflight_limit.load();
-  j["connections_paused_app_inflight_limit"] = conn.paused_app_inflight_limit.load();
-  j["connections_receiving_bytes"] = conn.receiving_bytes.now();
-  j["connections_receiving_bytes_peak"] = conn.receiving_bytes.peak();
-  j["connections_closed_protocol_error"] = conn.closed_protocol_error.load();
-  j["connections_closed_pipe_stalled"] = conn.closed_pipe_stalled.load();
-  j["connections_closed_integrity_check"] = conn.closed_integrity_check.load();
-  j["connections_closed_at_shutdown"] = conn.closed_at_shutdown.load();
-  j["fenced_writes"] = conn.fenced_writes.load();
-  j["connections_shm_attached"] = conn.shm_attached.load();
-  j["connections_shm_refused"] = conn.shm_refused.load();
-  j["connections_shm_open"] = conn.shm_open.load();
-  j["connections_shm_writes_in_place"] = conn.shm_writes_in_place.load();
-  j["connections_shm_reads_in_place"] = conn.shm_reads_in_place.load();
-  j["connections_shm_writes_piped"] = conn.shm_writes_piped.load();
-  j["connections_shm_reads_piped"] = conn.shm_reads_piped.load();
-  j["connections_shm_piped_copied"] = conn.shm_piped_copied.load();
+#define IORELAY_CONN_COUNTER_JSON(member, key, meaning) j[key] = conn.member.load();
+  IORELAY_CONN_COUNTERS(IORELAY_CONN_COUNTER_JSON)
+#undef IORELAY_CONN_COUNTER_JSON
+#define IORELAY_CONN_GAUGE_JSON(member, key, meaning) \
+  j[key] = conn.member.now();                         \
+  j[key "_peak"] = conn.member.peak();
+  IORELAY_CONN_GAUGES(IORELAY_CONN_GAUGE_JSON)
+#undef IORELAY_CONN_GAUGE_JSON
   return j;
 }
 

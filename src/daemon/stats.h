@@ -12,7 +12,7 @@
 #include <vector>
 
 #include "daemon/app_inflight.h"
-#include "daemon/buffer_pool.h"
+#include "daemon/conn_counters.h"
 #include "proto/messages.h"
 
 namespace iorelay::daemon {
@@ -70,36 +70,6 @@ struct FileCounters {
   uint64_t dispatches = 0;
 };
 
-// Connections and how often each connection limit was hit (docs/daemon.md, Limits).
-struct ConnCounters {
-  std::atomic<uint64_t> accepted{0};
-  std::atomic<uint64_t> open{0};
-  std::atomic<uint64_t> refused_max_connections{0};    // --max-connections
-  std::atomic<uint64_t> handshaking{0};                // open, not yet authenticated
-  std::atomic<uint64_t> paused_max_handshakes{0};      // accepting paused: --max-handshakes
-  std::atomic<uint64_t> closed_handshake_deadline{0};  // --handshake-timeout-ms
-  std::atomic<uint64_t> closed_handshake_evicted{0};   // --handshake-evict-ms
-  std::atomic<uint64_t> closed_slow_reader{0};         // --min-send-rate over --send-window-ms
-  std::atomic<uint64_t> closed_slow_sender{0};         // the same, for a frame begun
-  std::atomic<uint64_t> paused_inflight_limit{0};      // --max-inflight-bytes reached
-  std::atomic<uint64_t> paused_app_inflight_limit{0};  // --max-app-inflight-bytes reached
-  // The frame readers' buffers of write data still arriving (reserved before they are read).
-  ByteGauge receiving_bytes;
-  std::atomic<uint64_t> closed_protocol_error{0};   // malformed frame, failed handshake
-  std::atomic<uint64_t> closed_pipe_stalled{0};     // kept its pipe locked past a move's wait
-  std::atomic<uint64_t> closed_integrity_check{0};  // a sealed frame's tag did not match
-  std::atomic<uint64_t> closed_at_shutdown{0};      // still busy at --shutdown-timeout-ms
-  std::atomic<uint64_t> fenced_writes{0};           // queued writes dropped: their client was gone
-  std::atomic<uint64_t> shm_attached{0};            // connections moved to shared memory
-  std::atomic<uint64_t> shm_refused{0};          // attach refused (off, namespace, not Unix, busy)
-  std::atomic<uint64_t> shm_open{0};             // shared-memory connections whose rings are mapped
-  std::atomic<uint64_t> shm_writes_in_place{0};  // writes served from the ring (no copy)
-  std::atomic<uint64_t> shm_reads_in_place{0};   // reads made into the reply ring (no copy)
-  std::atomic<uint64_t> shm_writes_piped{0};     // writes spliced from the client's pipe
-  std::atomic<uint64_t> shm_reads_piped{0};      // reads spliced (at least partly) to its pipe
-  std::atomic<uint64_t> shm_piped_copied{0};     // piped writes copied out: no pipe of the pool
-};
-
 class Stats {
  public:
   // One AppStats per credential name; the set never changes afterwards.
@@ -126,8 +96,7 @@ class Stats {
   // (and inflight_bytes_peak, the most since the start) and paused_connections (now: its
   // connections not read for --max-app-inflight-bytes, their bytes waiting in their sockets).
   // The total also has "by_op": requests received per op name. Plus the ConnCounters as
-  // top-level scalars named connections_*, e.g. connections_closed_slow_reader (receiving_bytes
-  // as connections_receiving_bytes, now, and connections_receiving_bytes_peak).
+  // top-level scalars under their keys in conn_counters.h (a gauge as KEY, now, and KEY_peak).
   nlohmann::json ToJson() const;
 
   ConnCounters conn;

@@ -3,6 +3,7 @@
 #include <atomic>
 #include <cstdlib>
 
+#include "client/env_table.h"
 #include "preload/state.h"
 
 namespace iorelay::preload {
@@ -15,7 +16,7 @@ int Limit() {
   // takes 0 as 1): none with a pool of one, whose only connection a request in flight would
   // hold while the next one waits for it.
   static const int limit = [] {
-    const char* v = getenv("IORELAY_MAX_CONNECTIONS");
+    const char* v = client::ReadEnv(client::EnvVarId::kMaxConnections);
     const long pool = v != nullptr && *v != '\0' ? strtol(v, nullptr, 10) : 64;
     return static_cast<int>(std::min(std::max(pool, 1L), 4096L) / 2);
   }();

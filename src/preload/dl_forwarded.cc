@@ -27,6 +27,7 @@
 #include <string>
 #include <vector>
 
+#include "client/env_table.h"
 #include "client/internal_fds.h"
 #include "preload/elf_dynamic.h"
 #include "preload/libc_next.h"
@@ -63,7 +64,8 @@ class StageDirectory {
  private:
   int Open() {
     std::string d;
-    if (const char* e = getenv("IORELAY_STAGE_DIR"); e != nullptr && *e != '\0') {
+    if (const char* e = iorelay::client::ReadEnv(iorelay::client::EnvVarId::kStageDir);
+        e != nullptr && *e != '\0') {
       d = e;
     } else {
       const char* tmp = getenv("TMPDIR");

@@ -11,6 +11,7 @@
 
 #include <atomic>
 
+#include "client/env_table.h"
 #include "preload/cwd.h"
 #include "preload/libc_next.h"
 #include "preload/ptr_registry.h"
@@ -85,7 +86,7 @@ size_t TableSlots() {
 
 __attribute__((constructor)) void InitInterposer() {
   ResolveLibcNext();
-  if (getenv("IORELAY_SERVERS") == nullptr) return;  // inert
+  if (client::ReadEnv(client::EnvVarId::kServers) == nullptr) return;  // inert
   // Read without changing it for longer than these two calls (no other thread runs yet).
   const auto mask = static_cast<mode_t>(syscall(SYS_umask, 0));
   syscall(SYS_umask, mask);

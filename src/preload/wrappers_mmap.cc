@@ -10,6 +10,7 @@
 #include <sys/mman.h>
 #include <unistd.h>
 
+#include "client/env_table.h"
 #include "common/units.h"
 #include "preload/libc_next.h"
 #include "preload/state.h"
@@ -29,7 +30,7 @@ void* MapFail(int e) {
 // Larger ones stay ENODEV, the answer of a file system that cannot map files.
 uint64_t CopyLimit() {
   static const uint64_t limit = [] {
-    const char* text = getenv("IORELAY_MMAP_COPY_MAX");
+    const char* text = iorelay::client::ReadEnv(iorelay::client::EnvVarId::kMmapCopyMax);
     if (text == nullptr) return uint64_t{1} << 30;
     iorelay::Result<uint64_t> bytes = iorelay::units::ParseBytes(text);
     if (bytes.ok()) return *bytes;
