@@ -104,6 +104,8 @@ def _with_prefix(prefix: str, numbers: list[str], expression: str) -> list[str]:
     hosts: list[str] = []
     for value in _group(prefix[open_at + 1 : close_at], expression):
         hosts += _with_prefix(head + value + tail, numbers, expression)
+        if len(hosts) > MAX_HOSTS:  # (groups multiply: stop before a typo fills the memory)
+            raise NodeListError(f"host expression {expression!r}: more than {MAX_HOSTS} hosts")
     return hosts
 
 

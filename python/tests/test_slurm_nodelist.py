@@ -48,6 +48,8 @@ def test_parser_refuses_what_slurm_refuses(nodelist: str) -> None:
 def test_parser_refuses_a_list_of_millions() -> None:
     with pytest.raises(NodeListError, match="more than"):
         parse_hostlist("n[0-999999],m[0-999999]")
+    with pytest.raises(NodeListError, match="more than"):
+        parse_hostlist("a[0-999]b[0-999]c[0-999]")  # a billion, refused after a million
 
 
 def _working_scontrol() -> str:
