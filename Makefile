@@ -13,7 +13,7 @@ VENV := .venv
 VBIN := $(VENV)/bin
 CMAKE_CONFIGURE = cmake -S . -G Ninja $(CMAKE_ARGS)
 CTEST = ctest --output-on-failure --timeout $(CTEST_TIMEOUT) -j$(JOBS)
-FORMAT_DIRS := src include tests bench tools
+FORMAT_DIRS := src include tests bench tools examples
 # ThreadSanitizer covers the threaded code: the daemon (in process and as the client tests'
 # server) and the client. The interposer's end-to-end test preloads into uninstrumented
 # programs, which TSan cannot do, so it is left to the ASan run.
@@ -25,7 +25,7 @@ SAN_ENV := ASAN_OPTIONS=detect_leaks=1 \
 	TSAN_OPTIONS=halt_on_error=1:second_deadlock_stack=1
 
 .PHONY: help deps build test test-cxx test-python lint test-asan test-tsan ci demo demo-testbed install \
-	format format-check bench fuzz testbed-deps clean distclean
+	examples format format-check bench fuzz testbed-deps clean distclean
 
 help:
 	@echo "make demo        install deps, build, fio through 2 daemons, default exploration, report"
@@ -34,8 +34,9 @@ help:
 	@echo "make test        install deps, build, run the C++ (ctest) and Python (pytest) tests"
 	@echo "make test-asan   build in build-asan with AddressSanitizer and run ctest"
 	@echo "make test-tsan   build in build-tsan with ThreadSanitizer and run ctest -L daemon"
-	@echo "make ci          what CI runs: testbed-deps, test, lint, format-check, test-asan,"
-	@echo "                 test-tsan, fuzz"
+	@echo "make examples    build examples/ against an install in a temporary prefix, run them"
+	@echo "make ci          what CI runs: testbed-deps, test, examples, lint, format-check,"
+	@echo "                 test-asan, test-tsan, fuzz"
 	@echo "make fuzz        clang libFuzzer build in build-fuzz; each target FUZZ_SECONDS (60)"
 	@echo "make bench       micro-benchmarks (scheduler decision cost, placement, request rate)"
 	@echo "                 JSON in results/bench; a few minutes"
@@ -84,6 +85,7 @@ test-tsan: deps
 ci:
 	$(MAKE) testbed-deps
 	$(MAKE) test
+	$(MAKE) examples
 	$(MAKE) lint
 	$(MAKE) format-check
 	$(MAKE) test-asan
@@ -117,6 +119,13 @@ demo-testbed: build
 
 install: build
 	cmake --install build --prefix $(PREFIX)
+
+# examples/ built as a user builds them, against the install (`make install PREFIX=` into a
+# temporary prefix), and run through daemons started by `iorelay run` (examples/README.md).
+examples: build
+	prefix=$$(mktemp -d /tmp/iorelay-prefix-XXXXXX); trap 'rm -rf "$$prefix"' EXIT; \
+	cmake --install build --prefix "$$prefix" >/dev/null; \
+	bash examples/run_examples.sh "$$prefix" $(VBIN)/iorelay
 
 # C and C++ sources under FORMAT_DIRS, in the style of .clang-format.
 FORMAT_FILES = $$(find $(FORMAT_DIRS) -type f \( -name '*.cc' -o -name '*.h' -o -name '*.c' \

@@ -1,7 +1,8 @@
 """`iorelay demo`: shows iorelay end to end on one machine, and checks that it worked.
 
 Starts two local I/O-node daemons, runs fio through the interposer with crc32c verification,
-checks that the data landed in the daemons' export root, and prints each daemon's counters.
+checks that the data landed in the daemons' export root, and prints what each daemon carried in
+one line (the full table is `iorelay stats`).
 """
 
 from __future__ import annotations
@@ -13,15 +14,17 @@ import shutil
 import signal
 import subprocess
 import tempfile
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
 
 from rich.console import Console
 
 from iorelay import paths
 from iorelay.credential import create_credential
 from iorelay.daemons import DaemonError, LocalDaemons
-from iorelay.stats import StatsError, query_stats, render_stats
+from iorelay.stats import StatsError, query_stats
 
 FIO_TIMEOUT_S = 300.0
 FILE_SIZE_BYTES = 4 * 1024 * 1024
@@ -138,29 +141,50 @@ def _check_files(root: Path, prefix: Path) -> None:
             raise DemoError(f"{f} is missing or not {FILE_SIZE_BYTES} bytes")
 
 
-def carried_story(totals: list[dict]) -> str:
-    """Which daemon carried the data, and why the others did not (from their counters)."""
-    lines = []
-    for i, t in enumerate(totals):
-        moved = int(t.get("bytes_written", 0)) + int(t.get("bytes_read", 0))
-        lines.append(
-            f"   daemon {i}: {moved >> 20} MiB written and read in {t.get('requests', 0)} "
-            f"requests, {t.get('errors', 0)} errors, {t.get('existence_answers', 0)} existence "
-            "answers"
-        )
+def _mib(n: int) -> str:
+    return f"{n / (1 << 20):.1f} MiB" if n % (1 << 20) else f"{n >> 20} MiB"
+
+
+def daemon_summary(address: str, stats: Mapping[str, Any]) -> str:
+    """One line of what a daemon carried: requests, bytes, requests per dispatch (how many
+    requests one backend call served), errors; connections it closed for protocol errors."""
+    t = stats.get("total", {})
+    dispatches = int(t.get("dispatches", 0))
+    per_dispatch = (
+        f"{float(t.get('mean_requests_per_dispatch', 0)):.2f} requests per dispatch"
+        if dispatches
+        else "no data dispatched"
+    )
+    line = (
+        f"   {address}: {t.get('requests', 0)} requests, {_mib(int(t.get('bytes_written', 0)))} "
+        f"written, {_mib(int(t.get('bytes_read', 0)))} read, {per_dispatch}, "
+        f"{t.get('errors', 0)} errors, {t.get('existence_answers', 0)} existence answers"
+    )
+    refused = int(stats.get("connections_closed_protocol_error", 0))
+    if refused:
+        line += f"; {refused} connections closed for protocol errors (its log says why)"
+    return line
+
+
+def _moved_bytes(stats: Mapping[str, Any]) -> int:
+    t = stats.get("total", {})
+    return int(t.get("bytes_written", 0)) + int(t.get("bytes_read", 0))
+
+
+def carried_story(daemons: Sequence[tuple[str, Mapping[str, Any]]]) -> str:
+    """Per daemon (address, counters) one summary line, then why some carried nothing."""
+    lines = [daemon_summary(address, stats) for address, stats in daemons]
     lines.append(
         "   Existence answers are ENOENT/EEXIST replies to fio's checks (stat and unlink of a "
         "file not there yet, mkdir of its directory): answers, not errors."
     )
-    idle = [
-        i for i, t in enumerate(totals) if not t.get("bytes_written") and not t.get("bytes_read")
-    ]
-    if idle and len(idle) < len(totals):
+    idle = [address for address, stats in daemons if not _moved_bytes(stats)]
+    if idle and len(idle) < len(daemons):
         lines.append(
-            f"   daemon {', '.join(map(str, idle))} carried no data: placement is per node (block: "
-            "node id = rank / ranks per node), and fio's jobs are one node here, so all its files "
-            "go to one daemon; ranks on several nodes (iorelay run --ranks-per-node, or the "
-            "testbed's hosts) spread over the daemons."
+            f"   {', '.join(idle)} carried no data: placement is per node (block: node id = "
+            "rank / ranks per node), and fio's jobs are one node here, so all its files go to "
+            "one daemon; ranks on several nodes (iorelay run --ranks-per-node, or the testbed's "
+            "hosts) spread over the daemons."
         )
     return "\n".join(lines)
 
@@ -206,13 +230,12 @@ def run_demo(console: Console, base: Path, count: int, transport: str, keep: boo
             )
             _check_files(root, prefix)
             console.print(f"6. The files are in {root}: the daemons did the I/O, not fio.")
-            console.print("7. Counters of each daemon (iorelay stats ADDRESS):")
-            carried = []
-            for addr in daemons.addresses(transport):
-                stats = query_stats(addr, cred)
-                render_stats(stats, console, title=f"daemon {addr}")
-                carried.append(stats.get("total", {}))
-            console.print(carried_story(carried))
+            console.print(
+                "7. What each daemon carried (all its counters: `iorelay stats ADDRESS` while it "
+                "runs; with --keep, its last ones are in its log, work/dN.out):"
+            )
+            carried = [(a, query_stats(a, cred)) for a in daemons.addresses(transport)]
+            console.print(carried_story(carried), highlight=False, soft_wrap=True)
         bad = [c for c in daemons.exit_codes if c not in (0, -signal.SIGTERM)]
         if bad:
             raise DemoError(f"daemons exited badly on SIGTERM: {daemons.exit_codes}")

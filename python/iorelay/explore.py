@@ -22,8 +22,8 @@ import sys
 import tempfile
 import time
 import tomllib
-from collections.abc import Callable, Mapping, Sequence
-from dataclasses import dataclass, field
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
 from importlib import resources
 from pathlib import Path
 from typing import Any
@@ -40,6 +40,7 @@ from rich.progress import (
 
 from iorelay import __version__, explore_sim, mpi, paths, units
 from iorelay.daemons import DaemonError
+from iorelay.explore_run import Runner, RunOutcome, bench_argv, daemon_columns, settled_stats
 from iorelay.results import ResultsFile, rows_from_bench, run_key
 from iorelay.run import PLACEMENTS, RelayConfig, RunError, start_relay
 from iorelay.simulate import SimulateError
@@ -181,24 +182,6 @@ def load_sweep(path: str | os.PathLike[str] | None, default: str = DEFAULT_SWEEP
 # -- one run ----------------------------------------------------------------------------------
 
 
-def bench_argv(config: Mapping[str, Any], operations: tuple[str, ...], root: Path) -> list[str]:
-    argv = [
-        str(paths.find(mpi.launcher().bench)),
-        "--layout", config["layout"],
-        "--spatiality", config["spatiality"],
-        "--request", str(config["request_bytes"]),
-        "--total", str(config["total_bytes"]),
-        "--stonewall", str(config["stonewall_s"]),
-        "--ranks-per-node", str(config["ranks_per_node"]),
-        "--seed", str(config["repetition"] + 1),
-        "--dir", str(root),
-        "--output", str(root.parent / "bench.json"),
-    ]  # fmt: skip
-    argv += [f"--{op}" for op in operations]
-    argv += [f"--{flag}" for flag in ("wearout", "odirect", "fsync") if config[flag]]
-    return argv
-
-
 def mpirun_prefix(processes: int, env_names: Sequence[str] = ()) -> list[str]:
     """The MPI launcher for one machine (IORELAY_MPI, python/iorelay/mpi.py), carrying
     `env_names`. Run it with the launcher's run_env in the environment."""
@@ -209,68 +192,6 @@ def mpirun_argv(processes: int, env_names: list[str], program: list[str]) -> lis
     """mpirun ... python -m iorelay.exec_cmd -- PROGRAM: each rank gets the interposer."""
     return [*mpirun_prefix(processes, env_names), sys.executable, "-m", "iorelay.exec_cmd", "--",
             *program]  # fmt: skip
-
-
-@dataclass
-class RunOutcome:
-    bench: dict[str, Any] | None
-    seconds: float
-    error: str = ""
-    command: str = ""
-    info: dict[str, Any] = field(default_factory=dict)  # extra result columns of the run
-
-
-def daemon_columns(
-    daemons: Sequence[Mapping[str, Any]], bench: Mapping[str, Any]
-) -> tuple[dict[str, Any], str]:
-    """Result columns from the daemons' counters, and an error if they did not carry the
-    benchmark's bytes (a forwarded run that went direct would pass verification too)."""
-    per_host = {}
-    totals = {"bytes_written": 0, "bytes_read": 0, "requests": 0, "dispatches": 0}
-    for d in daemons:
-        if isinstance(d["stats"], str):
-            return {}, f"no counters from iorelayd on {d['host']}: {d['stats']}"
-        total = d["stats"]["total"]
-        for key in totals:
-            totals[key] += int(total.get(key, 0))
-        per_host[d["host"]] = int(total.get("bytes_written", 0)) + int(total.get("bytes_read", 0))
-    cols: dict[str, Any] = {
-        "daemon_bytes_written": totals["bytes_written"],
-        "daemon_bytes_read": totals["bytes_read"],
-        "daemon_requests": totals["requests"],
-        "requests_per_dispatch": round(totals["requests"] / totals["dispatches"], 2)
-        if totals["dispatches"]
-        else None,
-        "daemon_bytes_by_host": ";".join(f"{h}={b}" for h, b in per_host.items()),
-    }
-    moved = {p["operation"]: int(p["bytes"]) for p in bench.get("phases", [])}
-    need_w, need_r = moved.get("write", 0), moved.get("read", 0)
-    if totals["bytes_written"] < need_w or totals["bytes_read"] < need_r:
-        return cols, (
-            f"the daemons carried {totals['bytes_written']} bytes written and "
-            f"{totals['bytes_read']} read, the benchmark moved {need_w} and {need_r}: "
-            "not forwarded"
-        )
-    return cols, ""
-
-
-def settled_stats(
-    query: Callable[[], list[tuple[str, Any]]], bench_file: Path, tries: int = 20
-) -> list[tuple[str, Any]]:
-    """The daemons' counters (address, stats) once they cover the bytes the benchmark wrote to
-    `bench_file` reports, or the last ones read after `tries` queries 50 ms apart: a daemon counts
-    a request just after sending its reply, so the last one may be uncounted when the client
-    exits."""
-    for attempt in range(tries):
-        stats = query()
-        if not stats or not bench_file.exists():
-            return stats
-        bench = json.loads(bench_file.read_text())
-        daemons = [{"host": addr, "stats": s} for addr, s in stats]
-        if not daemon_columns(daemons, bench)[1] or attempt == tries - 1:
-            return stats
-        time.sleep(0.05)
-    return []
 
 
 def run_one(config: Mapping[str, Any], operations: tuple[str, ...], timeout_s: float) -> RunOutcome:
@@ -319,9 +240,6 @@ def run_one(config: Mapping[str, Any], operations: tuple[str, ...], timeout_s: f
         return RunOutcome(None, time.monotonic() - start, str(e), command)
     finally:
         shutil.rmtree(work, ignore_errors=True)
-
-
-Runner = Callable[[Mapping[str, Any], tuple[str, ...], float], RunOutcome]
 
 
 # -- the sweep --------------------------------------------------------------------------------

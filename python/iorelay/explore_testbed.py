@@ -26,7 +26,7 @@ from typing import Any
 
 from iorelay import mpi, paths, testbed, testbed_slurm
 from iorelay.daemons import DaemonError
-from iorelay.explore import RunOutcome, bench_argv, daemon_columns, settled_stats
+from iorelay.explore_run import RunOutcome, bench_argv, daemon_columns, settled_stats
 from iorelay.run import RelayConfig, RunError, start_relay
 from iorelay.testbed_net import link_bytes
 from iorelay.testbed_plan import BRIDGE, SHARED_PATH

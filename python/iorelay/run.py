@@ -11,7 +11,6 @@ from __future__ import annotations
 import argparse
 import contextlib
 import os
-import re
 import secrets
 import shutil
 import socket
@@ -31,6 +30,7 @@ from iorelay.daemons import DaemonError, LocalDaemons
 from iorelay.exec_cmd import PRELOAD_ENV
 from iorelay.run_file import RUN_FILE_ENV, RunFileError, write_run_file
 from iorelay.slurm_daemons import SlurmDaemons
+from iorelay.slurm_nodelist import NodeListError, expand_nodelist
 from iorelay.ssh_daemons import SshDaemons
 from iorelay.stats import StatsError, query_stats, render_stats
 
@@ -149,19 +149,12 @@ def read_hostfile(path: str | os.PathLike[str]) -> list[str]:
     return hosts
 
 
-def expand_nodelist(text: str) -> list[str]:
-    """Slurm's compressed node list ("n[01-03,7],login") as host names."""
-    hosts: list[str] = []
-    for m in re.finditer(r"([^,\[]+)(?:\[([^\]]*)\])?", text):
-        base, ranges = m.group(1), m.group(2)
-        if ranges is None:
-            hosts.append(base)
-            continue
-        for part in ranges.split(","):
-            lo, _, hi = part.partition("-")
-            hi = hi or lo
-            hosts += [f"{base}{i:0{len(lo)}d}" for i in range(int(lo), int(hi) + 1)]
-    return hosts
+def _allocation_hosts(nodelist: str) -> list[str]:
+    """SLURM_JOB_NODELIST's hosts (slurm_nodelist); RunError if it is not a node list."""
+    try:
+        return expand_nodelist(nodelist)
+    except NodeListError as e:
+        raise RunError(f"SLURM_JOB_NODELIST: {e}") from e
 
 
 def is_local_host(host: str) -> bool:
@@ -196,7 +189,7 @@ def ionode_hosts(
     if hostfile:
         hosts = read_hostfile(hostfile)
     elif environ.get("SLURM_JOB_NODELIST") and ionodes:
-        hosts = expand_nodelist(environ["SLURM_JOB_NODELIST"])
+        hosts = _allocation_hosts(environ["SLURM_JOB_NODELIST"])
     else:
         return []
     k = len(hosts) if ionodes is None else ionodes
@@ -484,7 +477,7 @@ def add_parser(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None
 def _config_from_args(args: argparse.Namespace) -> RelayConfig:
     hosts = ionode_hosts(args.hostfile, args.ionodes, dict(os.environ), args.ionode_hosts)
     nodelist = os.environ.get("SLURM_JOB_NODELIST", "")
-    compute = [h for h in expand_nodelist(nodelist) if h not in hosts] if nodelist else []
+    compute = [h for h in _allocation_hosts(nodelist) if h not in hosts] if nodelist else []
     ionodes = len(hosts) if args.ionodes is None else args.ionodes
     return RelayConfig(
         ionodes=ionodes,

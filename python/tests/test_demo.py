@@ -37,6 +37,10 @@ def test_demo_passes(transport: str) -> None:
     )
     assert proc.returncode == 0, proc.stdout + proc.stderr
     assert "demo passed" in proc.stdout
+    # A short summary, not the counters' table; and a clean run closed nothing for errors.
+    assert "requests per dispatch" in proc.stdout
+    assert "connections_" not in proc.stdout
+    assert "protocol errors" not in proc.stdout, proc.stdout
 
 
 def test_demo_fails_when_nothing_is_forwarded(disk_tmp: Path) -> None:
@@ -69,15 +73,25 @@ def test_demo_fails_when_nothing_is_forwarded(disk_tmp: Path) -> None:
     assert "not forwarded" in " ".join(proc.stdout.split())
 
 
-def test_the_story_names_the_daemon_that_carried_the_data() -> None:
+def test_the_story_is_one_line_per_daemon_and_names_the_idle_one() -> None:
     from iorelay.demo import carried_story
 
-    busy = {"bytes_written": 12 << 20, "bytes_read": 12 << 20, "requests": 427,
-            "existence_answers": 12, "errors": 0}  # fmt: skip
-    text = carried_story([busy, {"requests": 0}])
-    assert "daemon 0: 24 MiB written and read in 427 requests, 0 errors, 12 existence" in text
-    assert "daemon 1 carried no data: placement is per node" in text
-    assert "carried no data" not in carried_story([busy, busy])
+    busy = {"total": {"bytes_written": 12 << 20, "bytes_read": 12 << 20, "requests": 428,
+                      "dispatches": 384, "mean_requests_per_dispatch": 1.0,
+                      "existence_answers": 12, "errors": 0},
+            "connections_closed_protocol_error": 0}  # fmt: skip
+    idle = {"total": {"requests": 1, "dispatches": 0}, "connections_closed_protocol_error": 0}
+    text = carried_story([("tcp:h:1", busy), ("tcp:h:2", idle)])
+    assert text.splitlines()[:2] == [
+        "   tcp:h:1: 428 requests, 12 MiB written, 12 MiB read, 1.00 requests per dispatch, "
+        "0 errors, 12 existence answers",
+        "   tcp:h:2: 1 requests, 0 MiB written, 0 MiB read, no data dispatched, 0 errors, "
+        "0 existence answers",
+    ]
+    assert "tcp:h:2 carried no data: placement is per node" in text
+    assert "carried no data" not in carried_story([("a", busy), ("b", busy)])
+    refused = {**busy, "connections_closed_protocol_error": 3}
+    assert "3 connections closed for protocol errors" in carried_story([("a", refused)])
 
 
 def test_the_demo_says_whether_the_testbed_demo_can_run_here() -> None:

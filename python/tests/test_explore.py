@@ -14,7 +14,7 @@ import pandas as pd
 import pytest
 from conftest import SUBPROCESS_TIMEOUT_S
 
-from iorelay import explore, paths
+from iorelay import explore, explore_run, paths
 from iorelay.explore import SweepError, load_sweep, parse_size, parse_sweep
 from iorelay.results import ResultsFile, run_key
 
@@ -117,13 +117,13 @@ def test_counters_are_read_again_until_they_cover_the_benchmarks_bytes(tmp_path:
         return [("unix:/d0", {"total": total})]
 
     answers = iter([counters(60), counters(60), counters(100), counters(100)])
-    settled = explore.settled_stats(lambda: next(answers), bench)
+    settled = explore_run.settled_stats(lambda: next(answers), bench)
     assert settled[0][1]["total"]["bytes_written"] == 100
     # Never enough: the last answer is kept (and then judged "not forwarded" by daemon_columns).
-    short = explore.settled_stats(lambda: counters(10), bench, tries=3)
+    short = explore_run.settled_stats(lambda: counters(10), bench, tries=3)
     assert short[0][1]["total"]["bytes_written"] == 10
     daemons = [{"host": a, "stats": s} for a, s in short]
-    assert "not forwarded" in explore.daemon_columns(daemons, {"phases": [
+    assert "not forwarded" in explore_run.daemon_columns(daemons, {"phases": [
         {"operation": "write", "bytes": 100}]})[1]  # fmt: skip
 
 
@@ -211,3 +211,23 @@ def test_relay_values_no_run_could_use_are_refused_before_any_run() -> None:
             explore.check_relay_values(runs("[relay]\nionodes = 1\nscheduler = 'nosuch'\n"))
     # (a scheduler is not looked at where no run has I/O nodes)
     explore.check_relay_values(runs("[relay]\nionodes = 0\nscheduler = 'nosuch'\n"))
+
+
+# What each exploration module loads when imported alone in a fresh interpreter: the testbed's
+# runner and the local one share explore_run and do not import each other (no circle).
+ALONE = {
+    "iorelay.explore_run": ["iorelay.explore_run"],
+    "iorelay.explore_testbed": ["iorelay.explore_run", "iorelay.explore_testbed"],
+    "iorelay.explore": ["iorelay.explore", "iorelay.explore_run", "iorelay.explore_sim"],
+}
+
+
+@pytest.mark.parametrize(("module", "loaded"), ALONE.items())
+def test_exploration_modules_import_alone_without_a_circle(module: str, loaded: list[str]) -> None:
+    code = (
+        f"import sys, {module}\n"
+        "print(' '.join(sorted(m for m in sys.modules if m.startswith('iorelay.explore'))))"
+    )
+    proc = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
+                          timeout=60, check=True)  # fmt: skip
+    assert proc.stdout.split() == loaded

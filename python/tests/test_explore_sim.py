@@ -10,7 +10,7 @@ from typing import Any
 import pandas as pd
 import pytest
 
-from iorelay import explore, explore_sim
+from iorelay import explore, explore_run, explore_sim
 from iorelay.analysis import reader
 from iorelay.analysis.compute import make_spec
 from iorelay.simulate import SimulateError
@@ -117,7 +117,8 @@ def test_unknown_platform_is_a_usage_error(tmp_path: Path) -> None:
 def test_real_runs_rows_say_measured(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     bench = {"config": {"nodes": 4}, "phases": [{"operation": "write", "bytes": 1, "time_s": 1.0,
                                                "bandwidth_mib_s": 2.0}]}  # fmt: skip
-    monkeypatch.setattr(explore, "run_one", lambda *a: explore.RunOutcome(bench, 0.1, "", "cmd"))
+    outcome = explore_run.RunOutcome(bench, 0.1, "", "cmd")
+    monkeypatch.setattr(explore, "run_one", lambda *a: outcome)
     sweep = explore.parse_sweep(SWEEP)
     assert explore.explore(sweep, tmp_path, False, explore.Console(quiet=True)) == 0
     frame = pd.read_csv(tmp_path / "results.csv")

@@ -10,7 +10,7 @@ import pytest
 
 from iorelay import explore, explore_testbed
 from iorelay.demo_testbed import summary
-from iorelay.explore import daemon_columns
+from iorelay.explore_run import daemon_columns
 from iorelay.explore_testbed import mpi_argv
 
 

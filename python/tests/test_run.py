@@ -53,13 +53,12 @@ def test_hostfile_lines_comments_and_slots(tmp_path: Path) -> None:
         run.ionode_hosts(str(hostfile), 4, {})
 
 
-def test_slurm_nodelist_is_expanded() -> None:
-    assert run.expand_nodelist("n[01-03,7],login,x[9]") == [
-        "n01", "n02", "n03", "n7", "login", "x9",
-    ]  # fmt: skip
+def test_slurm_nodelist_gives_the_ionode_hosts() -> None:
     env = {"SLURM_JOB_NODELIST": "c[1-4]"}
     assert run.ionode_hosts(None, 2, env) == ["c1", "c2"]
     assert run.ionode_hosts(None, 0, env) == []
+    with pytest.raises(run.RunError, match=r"SLURM_JOB_NODELIST: .*'c\[4-1\]'"):
+        run.ionode_hosts(None, 2, {"SLURM_JOB_NODELIST": "c[4-1]"})
 
 
 def test_named_ionode_hosts_win_and_must_match_the_count() -> None:

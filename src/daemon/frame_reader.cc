@@ -3,6 +3,7 @@
 #include "daemon/frame_reader.h"
 
 #include <algorithm>
+#include <cerrno>
 #include <cstring>
 #include <string>
 
@@ -211,6 +212,12 @@ FrameReader::Step FrameReader::Next(Connection* conn, bool authed, std::span<uin
       if (got.status().code() == EAGAIN || got.status().code() == EWOULDBLOCK) {
         until_again_ = false;
         return Step::kAgain;
+      }
+      // A reset between frames is the client's end, as EOF is: a process that closes its
+      // connection with bytes unread (the reply to a close it posted without waiting, client.h
+      // Post) makes its kernel reset the connection instead of closing it. Not an error.
+      if (got.status().code() == ECONNRESET && state_ == State::kHeader && header_got_ == 0) {
+        return Step::kEof;
       }
       error_ = got.status().ToString();
       return Step::kError;

@@ -35,7 +35,7 @@ class FrameReader {
     kFrame,  // a frame is complete: header(), fields(), TakeData()
     kTail,   // (HoldTails) a frame's header announces data_len() bytes of data: AdmitTail()
     kAgain,  // nothing more to read now
-    kEof,    // clean end of stream (between frames)
+    kEof,    // the client's end between frames: EOF, or a reset (it left with replies unread)
     kError,  // read error, end inside a frame, or a malformed header: error()
   };
   // Reads from `conn` until one frame is complete or nothing more is there. `scratch` is the

@@ -418,7 +418,9 @@ void IoLoop::Read(uint64_t id, Entry& e) {
           core_.stats->conn.handshaking.fetch_sub(1);
         }
         if (!handled) {
-          core_.stats->conn.closed_protocol_error.fetch_add(1);
+          // Refused (malformed, out of order) is a protocol error; a connection that failed
+          // while its reply went out (the client left without reading it) is not.
+          if (!e.conn->closed()) core_.stats->conn.closed_protocol_error.fetch_add(1);
           e.conn->Flush();       // the refusal, when the socket takes it
           return Close(id, "");  // (logged by HandleFrame)
         }
