@@ -18,8 +18,6 @@ import sys
 import time
 from pathlib import Path
 
-import pandas as pd
-
 REPO = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(REPO / "python"))
 
@@ -27,22 +25,11 @@ from iorelay.arbiter import evaluation  # noqa: E402
 from iorelay.arbiter.jobsets import DEFAULT_SHAPE  # noqa: E402
 from iorelay.arbiter.patterns import read_patterns  # noqa: E402
 from iorelay.arbiter.predictor import NearestPattern, leave_one_pattern_out  # noqa: E402
+from iorelay.markdown import frame_table  # noqa: E402
 
 FORGE = Path(
     os.environ.get("IORELAY_FORGE_DATA", REPO.parent / "shared" / "data" / "forge-marenostrum4")
 )
-
-
-def markdown(table: pd.DataFrame) -> str:
-    """A DataFrame as a Markdown table (floats with 3 decimals)."""
-
-    def cell(v: object) -> str:
-        return f"{v:.3f}" if isinstance(v, float) else str(v)
-
-    head = "| " + " | ".join(map(str, table.columns)) + " |"
-    rule = "|" + "---|" * len(table.columns)
-    body = ["| " + " | ".join(cell(v) for v in row) + " |" for row in table.itertuples(index=False)]
-    return "\n".join([head, rule, *body])
 
 
 def main() -> int:
@@ -92,11 +79,11 @@ def main() -> int:
             "",
             "## Every policy",
             "",
-            markdown(summary),
+            frame_table(summary),
             "",
             "## The knapsack fed predictions (b) against true values (a) and static",
             "",
-            markdown(criteria),
+            frame_table(criteria),
             "",
         ]
     )

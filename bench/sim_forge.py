@@ -35,6 +35,7 @@ sys.path.insert(0, str(REPO / "python"))
 
 from iorelay import calibrate, paths, sim_cells, sim_score  # noqa: E402
 from iorelay.analysis.reader import read_results  # noqa: E402
+from iorelay.markdown import frame_table  # noqa: E402
 
 FORGE = REPO.parent / "shared" / "data" / "forge-marenostrum4"
 OPTIONS = (0, 1, 2, 4, 8)
@@ -96,18 +97,6 @@ def uncalibrated_part(args: argparse.Namespace, cells: pd.DataFrame) -> None:
     )
 
 
-def markdown(table: pd.DataFrame) -> str:
-    """A DataFrame as a Markdown table (floats with 3 decimals)."""
-
-    def cell(v: object) -> str:
-        return f"{v:.3f}" if isinstance(v, float) else str(v)
-
-    head = "| " + " | ".join(map(str, table.columns)) + " |"
-    rule = "|" + "---|" * len(table.columns)
-    body = ["| " + " | ".join(cell(v) for v in row) + " |" for row in table.itertuples(index=False)]
-    return "\n".join([head, rule, *body])
-
-
 def by_stratum(cells: pd.DataFrame) -> pd.DataFrame:
     """Spearman rho, regret ratio and the simulator's most frequent pick per layout, spatiality
     and processes per node."""
@@ -163,7 +152,7 @@ def summarize(args: argparse.Namespace, cells: pd.DataFrame) -> list[str]:
               + ", ".join(f"{k}: {v:.3f}" for k, v in fixed.items())]  # fmt: skip
     for name, table in strata.items():
         lines += ["", f"{name}, by stratum (processes per node = processes / nodes):", "",
-                  markdown(table)]  # fmt: skip
+                  frame_table(table)]  # fmt: skip
     extrapolated = summary.get("extrapolation")
     if isinstance(extrapolated, dict):
         rho48 = extrapolated["spearman_4_8"]
