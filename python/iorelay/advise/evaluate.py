@@ -79,3 +79,18 @@ def residual_sd(folds: Folds) -> tuple[float, float]:
         return float("nan"), float("nan")
     profile = err.sub(err.mean(axis=1), axis=0)
     return float(np.std(err.to_numpy())), float(np.std(profile.to_numpy()))
+
+
+def extend_trend(predicted: pd.DataFrame, options: Sequence[int]) -> pd.DataFrame:
+    """Predictions for options beyond the largest trained one: the log-bandwidth change per
+    doubling between the two largest trained non-zero options, continued (so a pattern that
+    gained from 1 to 2 I/O nodes is predicted to gain as much again from 2 to 4, and 4 to 8)."""
+    trained = sorted(int(k) for k in predicted.columns if k > 0)
+    out = predicted.copy()
+    if len(trained) < 2:
+        return out.reindex(columns=sorted(set(out.columns) | set(options)))
+    lo, hi = trained[-2], trained[-1]
+    slope = (np.log(predicted[hi]) - np.log(predicted[lo])) / np.log2(hi / lo)
+    for k in sorted(set(options) - set(out.columns)):
+        out[k] = np.exp(np.log(predicted[hi]) + slope * np.log2(k / hi))
+    return out[sorted(out.columns)]

@@ -56,7 +56,8 @@ def nearest(train: PatternTable, patterns: pd.DataFrame) -> tuple[list[str | Non
 
 def fit_neighbour(train: PatternTable) -> Callable[[pd.DataFrame], Prediction]:
     """The reference rule: a pattern is answered by its nearest measured pattern (itself when
-    measured): that pattern's measured medians."""
+    measured): that pattern's measured medians. Like the learned source, it covers patterns
+    within one doubling of the measured range (in_range)."""
 
     def predict(patterns: pd.DataFrame) -> Prediction:
         names, dist = nearest(train, patterns)
@@ -65,7 +66,9 @@ def fit_neighbour(train: PatternTable) -> Callable[[pd.DataFrame], Prediction]:
             for n in names
         ]
         bw = pd.DataFrame(rows, index=patterns.index, columns=train.bandwidth.columns)
-        return Prediction(bw, pd.Series([n is not None for n in names], patterns.index), dist)
+        covered = in_range(train, patterns)
+        bw[~covered] = np.nan
+        return Prediction(bw, covered, dist)
 
     return predict
 
