@@ -5,8 +5,8 @@ its model inside every fold), stratified 30%/70% splits over 20 seeds, and train
 and 2 I/O-node cells of docs/simulator.md's 30% seed-1 split, scored on its 135 held-back
 patterns choosing among 0-8; with the simple rules beside them.
 
-    nice -n 10 .venv/bin/python bench/advise_forge.py [--seeds 20] [--parts loo,splits,extrapolation]
-        [--out bench/results/advise-forge.md]
+    nice -n 10 .venv/bin/python bench/advise_forge.py [--seeds 20]
+        [--parts loo,splits,extrapolation] [--out bench/results/advise-forge.md]
 """
 
 from __future__ import annotations
@@ -78,6 +78,9 @@ def splits(table: PatternTable, seeds: int, log: list[str]) -> None:
         for source in SOURCES:
             folds = evaluate.cross_predict(source, table, [split])
             rows[source.name].append(evaluate.recommended_regret(folds, tolerance))
+            uncovered = folds.predicted.isna().all(axis=1).sum()
+            if uncovered:
+                log.append(f"(seed {seed}: {source.name} covers all but {uncovered} patterns)")
         rows["per layout/spatiality lookup"].append(lookup_regret(table, [split]))
     for name, values in rows.items():
         log.append(

@@ -9,6 +9,7 @@ from dataclasses import dataclass
 
 import numpy as np
 import pandas as pd
+from sklearn.ensemble import RandomForestRegressor
 from sklearn.linear_model import Ridge
 from sklearn.neighbors import KNeighborsRegressor
 from sklearn.pipeline import make_pipeline
@@ -32,6 +33,7 @@ CANDIDATES: dict[str, Regressor] = {
     "tree, 4 per leaf": lambda: DecisionTreeRegressor(min_samples_leaf=4, random_state=0),
     "tree, 3 per leaf": lambda: DecisionTreeRegressor(min_samples_leaf=3, random_state=0),
     "tree, 2 per leaf": lambda: DecisionTreeRegressor(min_samples_leaf=2, random_state=0),
+    "random forest, 50 trees": lambda: RandomForestRegressor(50, random_state=0, n_jobs=1),
 }
 INNER_FOLDS = 5
 INNER_SEED = 0

@@ -12,7 +12,7 @@ import pandas as pd
 from iorelay.advise import features
 from iorelay.advise.table import PatternTable
 
-# A learned source covers numeric features up to one doubling beyond what it was trained on.
+# A source covers each numeric feature at least one doubling beyond what was measured.
 RANGE_MARGIN_LOG2 = 1.0
 
 
@@ -76,9 +76,18 @@ def fit_neighbour(train: PatternTable) -> Callable[[pd.DataFrame], Prediction]:
 NEIGHBOUR = Source("nearest measured pattern", fit_neighbour)
 
 
+def margin(values: pd.Series) -> float:
+    """How far beyond its measured values a feature is covered: the widest step between its
+    consecutive distinct values (a grid measured every 4x covers 4x beyond it), at least
+    RANGE_MARGIN_LOG2."""
+    distinct = np.unique(values.to_numpy(float))
+    steps = np.diff(distinct)
+    return float(max(RANGE_MARGIN_LOG2, steps.max() if len(steps) else 0.0))
+
+
 def in_range(train: PatternTable, patterns: pd.DataFrame) -> pd.Series:
-    """Whether each pattern's stratum was trained on and its numeric features lie within the
-    training patterns' range of that stratum, widened by RANGE_MARGIN_LOG2."""
+    """Whether each pattern's stratum was measured and its numeric features lie within the
+    measured range of that stratum, widened on each side by the feature's margin."""
     train_strata = features.strata(train.patterns)
     train_x = features.numeric(train.patterns)
     x = features.numeric(patterns)
@@ -88,7 +97,8 @@ def in_range(train: PatternTable, patterns: pd.DataFrame) -> pd.Series:
         if mine.empty:
             out.append(False)
             continue
-        low = mine.min() - RANGE_MARGIN_LOG2
-        high = mine.max() + RANGE_MARGIN_LOG2
+        widen = pd.Series({c: margin(mine[c]) for c in mine.columns})
+        low = mine.min() - widen
+        high = mine.max() + widen
         out.append(bool(((x.loc[label] >= low) & (x.loc[label] <= high)).all()))
     return pd.Series(out, index=patterns.index)
