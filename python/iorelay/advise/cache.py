@@ -11,8 +11,9 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
-# Raised whenever the scoring changes, so older records are not reused.
-SCORING_VERSION = 1
+# Raised whenever the scoring changes, so older records are not reused (the sources' and the
+# candidates' names are part of the key too).
+SCORING_VERSION = 2
 
 
 def cache_dir() -> Path:
@@ -21,8 +22,11 @@ def cache_dir() -> Path:
     return Path(base) / "iorelay" / "advise"
 
 
-def data_hash(files: Sequence[Path]) -> str:
+def data_hash(files: Sequence[Path], scoring: Sequence[str] = ()) -> str:
+    """SHA-256 of the files' names and bytes, the SCORING_VERSION and the `scoring` names."""
     digest = hashlib.sha256(f"scoring {SCORING_VERSION}\n".encode())
+    for name in scoring:
+        digest.update(name.encode() + b"\n")
     for f in sorted(files, key=lambda p: p.name):
         digest.update(f.name.encode() + b"\0")
         digest.update(f.read_bytes())

@@ -58,10 +58,11 @@ def run(args: argparse.Namespace) -> int:
         asked = parse_pattern(args.pattern, default_odirect=odirects == {True})
     except PatternError as e:
         return fail(str(e))
-    key = cache.data_hash(files)
+    from iorelay.advise.models import CANDIDATES, SOURCES
+
+    key = cache.data_hash(files, [*(s.name for s in SOURCES), *CANDIDATES])
     record = cache.load(key)
     if record is None:
-        from iorelay.advise.models import SOURCES
         from iorelay.advise.scores import score_sources
 
         record = score_sources(table, SOURCES)
@@ -123,7 +124,7 @@ def answer_for(table: Any, asked: Any, record: dict[str, Any]) -> dict[str, Any]
             "command": f"iorelay run --ionodes {advice.recommended} ...",
         }
     where = (
-        f"nearest measured pattern {names[0]} at distance {distance:g}"
+        f"nearest measured pattern {names[0]} at distance {distance:.3g}"
         if names[0]
         else "no measured pattern shares its layout, spatiality, operation and O_DIRECT ("
         + ", ".join(sorted(set(_strata(table))))
@@ -175,7 +176,9 @@ def readable(a: dict[str, Any]) -> str:
     rec = a["recommended"]
     lines = [f"pattern: {a['pattern']}"]
     if a["odirect_assumed"]:
-        lines[0] += "  (odirect not given: taken as the measured runs')"
+        lines[0] += "  (odirect not given: " + (
+            "all measured runs are O_DIRECT)" if a["pattern"].endswith("yes") else "taken as no)"
+        )
     if a["distance"] == 0:
         lines.append(f"measured: {a['nearest_measured']}")
     else:
