@@ -164,3 +164,32 @@ def test_unreadable_data_is_exit_2(tmp_path, capsys):
         err = capsys.readouterr().err
         assert err.startswith("iorelay advise: cannot read the measured results")
         assert err.count("\n") == 1
+
+
+def test_results_varying_the_scheduler_need_one_chosen(capsys):
+    data = Path(__file__).parent / "data" / "tidy_schedulers.csv"
+    pattern = "layout=shared,spatiality=strided,request=1M,ranks=16,nodes=4"
+    assert cli.main(["advise", "--pattern", pattern, "--measured", str(data)]) == 2
+    assert "vary scheduler (aggregate, fifo, sjf): choose one with --scheduler" in (
+        capsys.readouterr().err
+    )
+    argv = ["advise", "--pattern", pattern, "--measured", str(data), "--scheduler", "fifo"]
+    assert cli.main(argv) == 2
+    assert "one option only (2 I/O nodes)" in capsys.readouterr().err
+
+
+def test_few_patterns_leave_the_learned_source_unscored(tmp_path, capsys):
+    rows = [
+        {"layout": "shared", "spatiality": "strided", "nodes": 4, "processes": 16 * m,
+         "request_bytes": 1 << 20, "operation": "write", "odirect": False, "ionodes": k,
+         "repetition": r, "bandwidth_mib_s": (100.0 + 10 * r) * (2 if k else 1)}
+        for m in (1, 2, 4) for k in (0, 2) for r in range(3)
+    ]  # fmt: skip
+    pd.DataFrame(rows).to_csv(tmp_path / "few.csv", index=False)
+    pattern = "layout=shared,spatiality=strided,request=1M,ranks=32,nodes=4"
+    a = advise_json(tmp_path / "few.csv", pattern, capsys)
+    assert a["source"] == "nearest measured pattern"
+    assert a["source_regret"] == 1.0
+    assert a["sources"]["learned model (scikit-learn, chosen by inner CV)"] is None
+    assert a["recommended"]["ionodes"] == 2
+    assert a["recommended"]["gain_over_direct"] == pytest.approx(2.0)

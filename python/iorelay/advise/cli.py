@@ -32,6 +32,10 @@ def add_parser(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None
         "(yes|no; default: as the measured runs when they agree, else no)",
     )
     p.add_argument("--measured", required=True, nargs="+", help="results files or directories")
+    p.add_argument(
+        "--scheduler",
+        help="use the runs with this scheduler (needed when the results vary the scheduler)",
+    )
     p.add_argument("--json", action="store_true", help="print one JSON object instead")
     p.set_defaults(func=run)
 
@@ -44,15 +48,20 @@ def fail(message: str) -> int:
 def run(args: argparse.Namespace) -> int:
     from iorelay.advise import cache
     from iorelay.advise.pattern import PatternError, given_odirect, parse_pattern
-    from iorelay.advise.table import pattern_table
+    from iorelay.advise.table import MixedOptionsError, pattern_table
 
+    fixed = {"scheduler": args.scheduler} if args.scheduler else {}
     try:
         files = expand(args.measured)
-        table = pattern_table(read_results(files))
+        table = pattern_table(read_results(files), fixed)
+    except MixedOptionsError as e:
+        return fail(str(e))
     except (AnalysisError, OSError, KeyError, ValueError) as e:
         return fail(f"cannot read the measured results: {e}")
     if table.patterns.empty:
         return fail("the measured results hold no pattern")
+    if len(table.options) < 2:
+        return fail(f"the measured results hold one option only ({table.options[0]} I/O nodes)")
     odirects = set(table.patterns["odirect"])
     try:
         asked = parse_pattern(args.pattern, default_odirect=odirects == {True})
@@ -60,7 +69,8 @@ def run(args: argparse.Namespace) -> int:
         return fail(str(e))
     from iorelay.advise.models import CANDIDATES, SOURCES
 
-    key = cache.data_hash(files, [*(s.name for s in SOURCES), *CANDIDATES])
+    scoring = [*(s.name for s in SOURCES), *CANDIDATES, *(f"{k}={v}" for k, v in fixed.items())]
+    key = cache.data_hash(files, scoring)
     record = cache.load(key)
     if record is None:
         from iorelay.advise.scores import score_sources
@@ -86,7 +96,13 @@ def answer_for(table: Any, asked: Any, record: dict[str, Any]) -> dict[str, Any]
 
     names, dist = nearest(table, asked)
     distance = float(dist.iloc[0])
-    ranked = sorted(SOURCES, key=lambda s: -record["sources"][s.name]["regret_ratio"])
+    scored = [s for s in SOURCES if record["sources"][s.name]["regret_ratio"] is not None]
+    if not scored:
+        return (
+            f"too few measured patterns to score any source by cross-validation "
+            f"({len(table.patterns)} patterns)"
+        )
+    ranked = sorted(scored, key=lambda s: -record["sources"][s.name]["regret_ratio"])
     for source in ranked:
         prediction = source.fit(table)(asked)
         if not bool(prediction.covered.iloc[0]):
@@ -203,7 +219,10 @@ def readable(a: dict[str, Any]) -> str:
         )
     lines.append("")
     lines.append(f"regret ratio by {a['cross_validation_folds']}-fold cross-validation:")
-    for name, score in sorted(a["sources"].items(), key=lambda kv: -kv[1]):
+    for name, score in sorted(a["sources"].items(), key=lambda kv: -(kv[1] or 0)):
+        if score is None:
+            lines.append(f"  (none)  {name}: predicted no held-out pattern")
+            continue
         used = "  <- used" if name == a["source"] else ""
         lines.append(f"  {score:.3f}  {name}{used}")
     if a["always_direct_regret"] is not None:

@@ -56,8 +56,10 @@ def stratified_split(table: PatternTable, fraction: float, seed: int) -> tuple[p
 
 def regret(folds: Folds, choose: Callable[[pd.DataFrame], pd.Series]) -> float:
     """iorelay.sim_score.regret_ratio of the option `choose` picks per predicted pattern, over
-    the patterns it predicted (measured options only)."""
+    the patterns it predicted (measured options only); NaN when it predicted none."""
     covered = folds.predicted.dropna(how="all")
+    if covered.empty:
+        return float("nan")
     picked = choose(covered)
     cells = folds.measured.loc[covered.index].stack().rename("median").reset_index()
     cells.columns = ["pattern", OPTION, "median"]

@@ -37,6 +37,8 @@ CANDIDATES: dict[str, Regressor] = {
 }
 INNER_FOLDS = 5
 INNER_SEED = 0
+# Fewer complete patterns (every option measured) than this and the source learns nothing.
+MIN_PATTERNS = 2 * INNER_FOLDS
 
 
 @dataclass(frozen=True)
@@ -119,11 +121,20 @@ def choose_candidate(data: Arrays, folds: int = INNER_FOLDS, seed: int = INNER_S
     return scores
 
 
+def uncovered(table: PatternTable, patterns: pd.DataFrame) -> Prediction:
+    _, dist = nearest(table, patterns)
+    bw = pd.DataFrame(np.nan, index=patterns.index, columns=table.options)
+    return Prediction(bw, pd.Series(False, index=patterns.index), dist)
+
+
 def fit_learned(train: PatternTable) -> Callable[[pd.DataFrame], Prediction]:
     """Chooses the candidate by inner cross-validation on `train`'s complete patterns, then fits
-    it on all of them: one model of the option profile and one of the mean log bandwidth."""
+    it on all of them: one model of the option profile and one of the mean log bandwidth. With
+    fewer than MIN_PATTERNS complete patterns it covers nothing."""
     complete = train.bandwidth.dropna().index
     table = train.subset(complete)
+    if len(complete) < MIN_PATTERNS:
+        return lambda patterns: uncovered(table, patterns)
     data = arrays(table)
     scores = choose_candidate(data)
     chosen = max(scores, key=lambda n: scores[n])  # max keeps the first of equal scores

@@ -40,15 +40,17 @@ def kfold_splits(table: PatternTable, folds: int = FOLDS, seed: int = FOLD_SEED)
 
 
 def score_sources(table: PatternTable, sources: tuple[Source, ...]) -> dict[str, Any]:
-    """Every source's record by FOLDS-fold cross-validation, and the fixed choices' regret."""
+    """Every source's record by FOLDS-fold cross-validation (regret_ratio None: it predicted no
+    held-out pattern), and the fixed choices' regret."""
     tolerance = not_worse_tolerance(table)
     splits = kfold_splits(table)
     record: dict[str, Any] = {"tolerance_log": tolerance, "folds": len(splits), "sources": {}}
     for source in sources:
         folds = evaluate.cross_predict(source, table, splits)
         level, profile = evaluate.residual_sd(folds)
+        score = evaluate.recommended_regret(folds, tolerance)
         record["sources"][source.name] = {
-            "regret_ratio": evaluate.recommended_regret(folds, tolerance),
+            "regret_ratio": None if np.isnan(score) else score,
             "level_sd_log": level,
             "profile_sd_log": profile,
         }

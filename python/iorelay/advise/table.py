@@ -8,6 +8,7 @@ from dataclasses import dataclass
 import numpy as np
 import pandas as pd
 
+from iorelay.analysis.schema import OPTION_COLUMNS
 from iorelay.sim_cells import OPTION, measured_cells
 
 # The columns that describe a pattern to the advisor, in the order they are printed.
@@ -60,10 +61,34 @@ class PatternTable:
         return out.merge(self.patterns, left_on="pattern", right_index=True)
 
 
-def pattern_table(runs: pd.DataFrame) -> PatternTable:
-    """One row per pattern from runs in the analysis schema (iorelay.analysis.reader). Runs
-    without an operation are writes; without O_DIRECT, buffered."""
-    runs = runs.copy()
+class MixedOptionsError(ValueError):
+    """Results that vary another option (a scheduler, a placement) besides the I/O nodes."""
+
+
+def held_fixed(runs: pd.DataFrame, fixed: dict[str, str]) -> pd.DataFrame:
+    """The runs with each other option column (scheduler, placement, ...) at the value `fixed`
+    gives, or at its only value; MixedOptionsError when one varies and is not fixed."""
+    for column in OPTION_COLUMNS:
+        if column == OPTION or column not in runs:
+            continue
+        if column in fixed:
+            runs = runs[runs[column].astype(str) == fixed[column]]
+            if runs.empty:
+                raise MixedOptionsError(f"no measured run has {column} {fixed[column]}")
+            continue
+        values = sorted(runs[column].dropna().astype(str).unique())
+        if len(values) > 1:
+            raise MixedOptionsError(
+                f"the results vary {column} ({', '.join(values)}): choose one with --{column}"
+            )
+    return runs
+
+
+def pattern_table(runs: pd.DataFrame, fixed: dict[str, str] | None = None) -> PatternTable:
+    """One row per pattern from runs in the analysis schema (iorelay.analysis.reader), the
+    other options held as `fixed` says (held_fixed). Runs without an operation are writes;
+    without O_DIRECT, buffered."""
+    runs = held_fixed(runs.copy(), fixed or {})
     if "operation" not in runs:
         runs["operation"] = "write"
     if "odirect" not in runs:
