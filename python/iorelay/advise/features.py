@@ -52,10 +52,9 @@ def model_matrix(patterns: pd.DataFrame) -> np.ndarray:
     return np.column_stack([flags, numeric(patterns).to_numpy(float)])
 
 
-def distance(a: pd.DataFrame, b: pd.Series) -> np.ndarray:
-    """The reference distance from each pattern of `a` to pattern `b`: infinite across strata,
-    else the sum of absolute differences of the NUMERIC features (so one doubling of request
-    size, ranks, nodes or ranks per node counts 1; equal weights)."""
-    same = (strata(a) == strata(b.to_frame().T).iloc[0]).to_numpy()
-    d = (numeric(a) - numeric(b.to_frame().T).iloc[0]).abs().sum(axis=1).to_numpy(float)
-    return np.where(same, d, np.inf)
+def distance(strata_a: np.ndarray, x_a: np.ndarray, stratum: str, x: np.ndarray) -> np.ndarray:
+    """The reference distance from each pattern of a (its strata and NUMERIC features as
+    arrays) to one pattern: infinite across strata, else the sum of absolute differences of the
+    NUMERIC features (so one doubling of request size, ranks, nodes or ranks per node counts 1;
+    equal weights)."""
+    return np.where(strata_a == stratum, np.abs(x_a - x).sum(axis=1), np.inf)

@@ -8,7 +8,8 @@ from typing import Any
 import numpy as np
 
 from iorelay import sim_score
-from iorelay.advise import evaluate
+from iorelay.advise import evaluate, features
+from iorelay.advise.models import inner_folds
 from iorelay.advise.sources import Source
 from iorelay.advise.table import PatternTable
 
@@ -31,9 +32,7 @@ def not_worse_tolerance(table: PatternTable) -> float:
 
 
 def kfold_splits(table: PatternTable, folds: int = FOLDS, seed: int = FOLD_SEED) -> list:
-    from iorelay.advise import features
-    from iorelay.advise.models import inner_folds
-
+    """(train, test) labels of each fold, dealt within each stratum."""
     labels = table.patterns.index
     fold = inner_folds(features.strata(table.patterns).to_numpy(), folds, seed)
     return [(labels[fold != f], labels[fold == f]) for f in range(folds) if (fold == f).any()]

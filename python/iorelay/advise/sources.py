@@ -46,7 +46,7 @@ def nearest(train: PatternTable, patterns: pd.DataFrame) -> tuple[list[str | Non
     for stratum, x in zip(
         features.strata(patterns), features.numeric(patterns).to_numpy(float), strict=True
     ):
-        d = np.where(train_strata == stratum, np.abs(train_x - x).sum(axis=1), np.inf)
+        d = features.distance(train_strata, train_x, stratum, x)
         i = int(np.argmin(d)) if len(d) else 0
         found = len(d) > 0 and np.isfinite(d[i])
         names.append(ordered.index[i] if found else None)
