@@ -21,6 +21,7 @@ from iorelay import (
     testbed,
 )
 from iorelay import run as run_cmd
+from iorelay.advise import cli as advise
 from iorelay.analysis import cli as analyze
 from iorelay.daemons import DaemonError
 
@@ -33,6 +34,7 @@ SUBCOMMANDS = (
     place,
     simulate,
     calibrate,
+    advise,
     stats,
     credential,
     demo,
