@@ -147,13 +147,14 @@ TEST(OpTableTest, EveryOpHasARowAndPayloadBounds) {
   EXPECT_GE(Info(Op::k##Name).max_fields, EncodeFields(Request{}).size());
   IORELAY_PROTOCOL_OPS(IORELAY_COUNT_OP)
 #undef IORELAY_COUNT_OP
-  EXPECT_EQ(ops, 42);
+  EXPECT_EQ(ops, 43);
   EXPECT_FALSE(IsKnownOp(9999));
   EXPECT_STREQ(OpName(static_cast<Op>(9999)), "unknown");
   EXPECT_EQ(Info(Op::kPad).max_payload, 4 + kMaxPathBytes);
   // Fixed-size requests are bounded by their size; paths by kMaxPathBytes; data by kMaxIoBytes.
   EXPECT_EQ(Info(Op::kClose).max_payload, 8u);
   EXPECT_EQ(Info(Op::kPing).max_payload, 0u);
+  EXPECT_EQ(Info(Op::kFinished).max_payload, kProofBytes);
   EXPECT_EQ(Info(Op::kPwrite).max_payload, 16u + kMaxIoBytes);
   EXPECT_EQ(Info(Op::kPwritePiped).max_payload,
             20u + kMaxIoBytes);  // (its tail: what did not fit the pipe)
