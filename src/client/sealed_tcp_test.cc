@@ -185,6 +185,7 @@ TEST_F(SealedTcp, SealingSwitchedOffOnTheWayIsRefusedBeforeAnyRequest) {
 // Every byte of the hello and auth frames, both ways, headers included: one flipped (on every
 // connection, so the client's new attempts meet it too) and the client never sends a request.
 TEST_F(SealedTcp, AnyHandshakeByteChangedIsRefusedBeforeAnyRequest) {
+  alarm(240);  // ~310 connections, some ending at the client's 300 ms timeout (slower under TSan)
   StartDaemon();
   size_t bytes[2];
   {
