@@ -1,7 +1,8 @@
 // The handler of every kFile, kPath and kLock op, declared from its row of the op table
 // (proto/ops.h), so that a handler whose types differ from its row's, or a row without its
-// handler, does not build. Each is defined in src/daemon/*_ops.cc and bound by op_table.cc,
-// which decodes the request before the handler runs and sends what it answers.
+// handler, does not build (the linker names the handler the row expects). Each is defined in
+// src/daemon/*_ops.cc and bound by op_table.cc, which decodes the request before the handler runs
+// and sends what it answers.
 //
 //   kFile, kPath: Answer<Reply> Handle<Name>(Core&, Session&, const Request&), on an event loop
 //                 or the handler pool (it may block in the backend).
