@@ -56,8 +56,9 @@ TEST_F(CloseErrorTest, LastCloseReportsTheBackendError) {
 }
 
 // A request drops its reference to the file before its reply goes (data requests in
-// TakeOutcome, handle requests through their deferred Replier): a close sent on seeing a
-// write's or an fstat's reply is then always the last reference, and reports the error.
+// TakeOutcome, handle requests by returning their Answer, sent once the handler has returned): a
+// close sent on seeing a write's or an fstat's reply is then always the last reference, and reports
+// the error.
 TEST_F(CloseErrorTest, ACloseRightAfterAReplyIsTheLastReference) {
   auto c = Admitted(secret_a_);
   for (int i = 0; i < 200; ++i) {

@@ -78,6 +78,12 @@ struct Core {
   std::unique_ptr<TaskPool> handlers;
 };
 
+// Whether an event loop may run a dispatch or a metadata handler itself. Not in a relay: its
+// backend call waits for the I/O node over the network, and while a worker waits the loop keeps
+// reading, so the requests that arrive meanwhile queue in the scheduler and merge into the next
+// dispatch.
+inline bool MayRunInline(const Core& core) { return core.config.role != Role::kRelay; }
+
 // What a finished request reports for accounting and the trace.
 struct Outcome {
   int error = 0;
@@ -109,12 +115,10 @@ nlohmann::json StatsJson(Core& core);
 // Handlers; each answers the request itself (now or later), recording it (RecordRequest) before
 // its reply and ending it (EndRequest) after.
 using ConnPtr = std::shared_ptr<ClientConn>;
-void HandleFileOp(Core& core, const ConnPtr& conn, const proto::FrameHeader& h,
-                  std::span<const uint8_t> payload, int64_t arrival_ns);
-void HandlePathOp(Core& core, const ConnPtr& conn, const proto::FrameHeader& h,
-                  std::span<const uint8_t> payload, int64_t arrival_ns);
-void HandleLockOp(Core& core, const ConnPtr& conn, const proto::FrameHeader& h,
-                  std::span<const uint8_t> payload, int64_t arrival_ns);
+// A kFile, kPath or kLock request: decoded as its row's Request and handed to the handler the
+// row names (op_handlers.h, op_table.cc); any other op that reaches it is answered EINVAL.
+void HandleOp(Core& core, const ConnPtr& conn, const proto::FrameHeader& h,
+              std::span<const uint8_t> payload, int64_t arrival_ns);
 // kPread, kRead (payload: fields), kPwrite, kWrite (fields + `data` holding the tail).
 void SubmitDataOp(Core& core, const ConnPtr& conn, const proto::FrameHeader& h,
                   std::span<const uint8_t> fields, Buffer data, uint64_t data_len,

@@ -1,4 +1,4 @@
-// MayFreeData: looks at the file a request would free before an event loop runs it.
+// The MayFreeData of the ops that may free data: one look at the file before a loop runs them.
 #include "daemon/frees_data.h"
 
 #include <fcntl.h>
@@ -21,39 +21,30 @@ bool PathFreesData(Core& core, const std::string& path, bool follow, bool last_n
   return st.ok() && Large(*st) && (!last_name || st->st_nlink <= 1);
 }
 
-template <class Msg>
-bool Decoded(std::span<const uint8_t> payload, Msg* m) {
-  return proto::DecodeFields(payload, m).ok();
-}
-
 }  // namespace
 
-bool MayFreeData(Core& core, Session& session, Op op, std::span<const uint8_t> payload) {
-  switch (op) {
-    case Op::kUnlink: {
-      proto::PathRequest q;
-      return Decoded(payload, &q) && PathFreesData(core, q.path, false, true);
-    }
-    case Op::kRename: {
-      proto::RenameRequest q;
-      return Decoded(payload, &q) && PathFreesData(core, q.to, false, true);
-    }
-    case Op::kOpen: {
-      proto::OpenRequest q;
-      return Decoded(payload, &q) && (q.flags & O_TRUNC) != 0 &&
-             PathFreesData(core, q.path, (q.flags & O_NOFOLLOW) == 0, false);
-    }
-    case Op::kClose: {
-      proto::HandleRequest q;
-      if (!Decoded(payload, &q)) return false;
-      std::shared_ptr<OpenFile> f = session.Find(q.handle);
-      if (f == nullptr) return false;
-      Result<struct stat> st = core.backend->Fstat(f->fd());
-      return st.ok() && st->st_nlink == 0 && Large(*st);
-    }
-    default:
-      return false;
-  }
+template <>
+bool MayFreeData<Op::kUnlink>(Core& core, Session&, const proto::PathRequest& q) {
+  return PathFreesData(core, q.path, false, true);
+}
+
+template <>
+bool MayFreeData<Op::kRename>(Core& core, Session&, const proto::RenameRequest& q) {
+  return PathFreesData(core, q.to, false, true);
+}
+
+template <>
+bool MayFreeData<Op::kOpen>(Core& core, Session&, const proto::OpenRequest& q) {
+  return (q.flags & O_TRUNC) != 0 &&
+         PathFreesData(core, q.path, (q.flags & O_NOFOLLOW) == 0, false);
+}
+
+template <>
+bool MayFreeData<Op::kClose>(Core& core, Session& session, const proto::HandleRequest& q) {
+  std::shared_ptr<OpenFile> f = session.Find(q.handle);
+  if (f == nullptr) return false;
+  Result<struct stat> st = core.backend->Fstat(f->fd());
+  return st.ok() && st->st_nlink == 0 && Large(*st);
 }
 
 }  // namespace iorelay::daemon

@@ -5,7 +5,6 @@
 #pragma once
 
 #include <cstdint>
-#include <span>
 
 #include "daemon/core.h"
 #include "proto/messages.h"
@@ -15,8 +14,19 @@ namespace iorelay::daemon {
 // Allocated bytes a loop may free itself (a few extents at most).
 inline constexpr int64_t kLoopFreeBytes = 1 << 20;
 
-// One stat of the file the request names (none for other ops); a request that does not decode
-// or map is not freeing anything: its handler refuses it.
-bool MayFreeData(Core& core, Session& session, proto::Op op, std::span<const uint8_t> payload);
+// Whether the request of `op` may free a large file's data: one stat of the file it names. Ops
+// that never do take this default; those that may have a specialization below (frees_data.cc).
+template <proto::Op op, class Request>
+bool MayFreeData(Core&, Session&, const Request&) {
+  return false;
+}
+template <>
+bool MayFreeData<proto::Op::kUnlink>(Core& core, Session& session, const proto::PathRequest& q);
+template <>
+bool MayFreeData<proto::Op::kRename>(Core& core, Session& session, const proto::RenameRequest& q);
+template <>
+bool MayFreeData<proto::Op::kOpen>(Core& core, Session& session, const proto::OpenRequest& q);
+template <>
+bool MayFreeData<proto::Op::kClose>(Core& core, Session& session, const proto::HandleRequest& q);
 
 }  // namespace iorelay::daemon

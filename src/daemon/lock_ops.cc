@@ -1,60 +1,32 @@
 // kLock and kUnlockAll: record locks owned by the session, on files it holds open, answered
 // when granted.
-#include "daemon/core.h"
-#include "daemon/replier.h"
+#include "daemon/op_handlers.h"
 
 namespace iorelay::daemon {
-namespace {
 
-// Sends a lock request's reply and accounts for it, whenever and wherever it comes.
-LockService::Done Answer(Core& core, const ConnPtr& conn, proto::Op op, uint64_t id,
-                         int64_t arrival_ns) {
-  Core* core_ptr = &core;
-  return [core_ptr, c = conn, op, id, arrival_ns](int err, const proto::LockReply& rep) {
-    Outcome o;
-    o.error = err;
-    RecordRequest(*core_ptr, *c->session, op, arrival_ns, o);
-    if (err != 0) {
-      c->ReplyError(op, id, err);
-    } else if (op == proto::Op::kLock) {
-      c->Reply(op, id, rep);
-    } else {
-      c->Reply(op, id, proto::Empty{});
-    }
-    EndRequest(*c);
-  };
+void HandleUnlockAll(Core& core, Session& session, const proto::UnlockAllRequest& q,
+                     AnswerLater<proto::Empty> answer) {
+  if (core.lock_forwarder == nullptr) {
+    core.locks.UnlockAll(sched::FileKey{q.dev, q.ino}, session.id());
+    return answer(proto::Empty{});
+  }
+  core.lock_forwarder->UnlockAll(
+      session.id(), q, [answer](int err, const proto::LockReply&) { answer(err, proto::Empty{}); });
 }
 
-}  // namespace
-
-void HandleLockOp(Core& core, const ConnPtr& conn, const proto::FrameHeader& h,
-                  std::span<const uint8_t> payload, int64_t arrival_ns) {
-  Replier r(core, conn, h, arrival_ns);
-  uint64_t owner = conn->session->id();
-  const auto op = static_cast<proto::Op>(h.op);
-  if (op == proto::Op::kUnlockAll) {
-    proto::UnlockAllRequest q;
-    if (!Decode(payload, &q, r)) return;
-    if (core.lock_forwarder == nullptr) {
-      core.locks.UnlockAll(sched::FileKey{q.dev, q.ino}, owner);
-      return r.Ok(proto::Empty{});
-    }
-    return core.lock_forwarder->UnlockAll(owner, q, Answer(core, conn, op, h.id, arrival_ns));
-  }
-  proto::LockRequest q;
-  if (!Decode(payload, &q, r)) return;
+void HandleLock(Core& core, Session& session, const proto::LockRequest& q,
+                AnswerLater<proto::LockReply> answer) {
   // Locks only on files the session holds open, as fcntl takes them only on a descriptor: the
   // table holds nothing for files nobody here has open.
-  if (!conn->session->HoldsFile(sched::FileKey{q.dev, q.ino})) return r.Error(EBADF);
+  if (!session.HoldsFile(sched::FileKey{q.dev, q.ino})) return answer(Error(EBADF));
   // The answer may come later, from whichever thread releases the conflicting lock (or, in a
   // relay, answers upstream).
   if (core.lock_forwarder != nullptr) {
-    std::shared_ptr<OpenFile> f = conn->session->FileOf(sched::FileKey{q.dev, q.ino});
-    if (f == nullptr) return r.Error(EBADF);  // closed meanwhile
-    return core.lock_forwarder->Lock(owner, q, f->fd(), f->access_mode(),
-                                     Answer(core, conn, op, h.id, arrival_ns));
+    std::shared_ptr<OpenFile> f = session.FileOf(sched::FileKey{q.dev, q.ino});
+    if (f == nullptr) return answer(Error(EBADF));  // closed meanwhile
+    return core.lock_forwarder->Lock(session.id(), q, f->fd(), f->access_mode(), std::move(answer));
   }
-  core.locks.Lock(q, owner, Answer(core, conn, op, h.id, arrival_ns));
+  core.locks.Lock(q, session.id(), std::move(answer));
 }
 
 }  // namespace iorelay::daemon

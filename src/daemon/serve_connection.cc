@@ -8,17 +8,11 @@
 #include <vector>
 
 #include "common/frame_mac.h"
-#include "daemon/frees_data.h"
 #include "daemon/shm_attach.h"
 #include "iorelay/version.h"
 
 namespace iorelay::daemon {
 namespace {
-
-// Whether the loop may run a dispatch itself. Not in a relay: its backend call waits for the
-// I/O node over the network, and while a worker waits the loop keeps reading, so the requests
-// that arrive meanwhile queue in the scheduler and merge into the next dispatch.
-bool MayRunInline(const Core& core) { return core.config.role != Role::kRelay; }
 
 using proto::Op;
 
@@ -138,53 +132,14 @@ bool Finish(const ConnPtr& conn, const proto::FrameHeader& h, std::span<const ui
   return true;
 }
 
-using MetadataHandler = void (*)(Core&, const ConnPtr&, const proto::FrameHeader&,
-                                 std::span<const uint8_t>, int64_t);
-
-// Runs a metadata handler, on this loop when MetadataInline allows and the request frees no
-// large file's data, else on the handler pool (it may block in the backend: open, fsync,
-// readdir...), and then the connection is not read until it is done.
-void RunMetadata(Core& core, const ConnPtr& conn, const proto::FrameHeader& h,
-                 std::span<const uint8_t> payload, int64_t arrival_ns, MetadataHandler handler) {
-  MetadataInline& rule = *core.metadata_inline;
-  const Op op = static_cast<Op>(h.op);
-  if (MayRunInline(core) && rule.RunOnLoop(op) && !MayFreeData(core, *conn->session, op, payload)) {
-    const int64_t start = core.clock.NowNs();
-    handler(core, conn, h, payload, arrival_ns);
-    rule.Record(op, core.clock.NowNs() - start);
-    return;
-  }
-  conn->handler_busy.store(true, std::memory_order_release);
-  core.handlers->Post([&core, &rule, op, conn, h,
-                       fields = std::vector<uint8_t>(payload.begin(), payload.end()), arrival_ns,
-                       handler] {
-    const int64_t start = core.clock.NowNs();
-    handler(core, conn, h, fields, arrival_ns);
-    rule.Record(op, core.clock.NowNs() - start);
-    conn->HandlerDone();
-  });
-}
-
-// Hands an authenticated request to the handler its row of the op table names. Data requests
-// go to the scheduler, lock requests to the lock service (neither blocks); ping and stats are
-// answered at once; other metadata goes to the handler pool.
+// Hands an authenticated request to the handler its row of the op table names: data requests
+// to the scheduler, the others to the handler bound from their row (HandleOp).
 void Route(Core& core, const ConnPtr& conn, const proto::FrameHeader& h,
            std::span<const uint8_t> payload, int64_t arrival_ns) {
-  const Op op = static_cast<Op>(h.op);
-  switch (proto::Info(op).handler) {
-    case proto::Handler::kData:
-      return SubmitDataOp(core, conn, h, payload, Buffer(), 0, arrival_ns, MayRunInline(core));
-    case proto::Handler::kLock:
-      return HandleLockOp(core, conn, h, payload, arrival_ns);
-    case proto::Handler::kPath:
-      return RunMetadata(core, conn, h, payload, arrival_ns, HandlePathOp);
-    case proto::Handler::kFile:
-    case proto::Handler::kSession:  // (hello and auth are answered before routing)
-      if (op == Op::kPing) {
-        return HandleFileOp(core, conn, h, payload, arrival_ns);
-      }
-      return RunMetadata(core, conn, h, payload, arrival_ns, HandleFileOp);
+  if (proto::Info(static_cast<Op>(h.op)).handler == proto::Handler::kData) {
+    return SubmitDataOp(core, conn, h, payload, Buffer(), 0, arrival_ns, MayRunInline(core));
   }
+  HandleOp(core, conn, h, payload, arrival_ns);
 }
 
 }  // namespace

@@ -8,10 +8,16 @@
 
 namespace iorelay::proto {
 
-#define IORELAY_OP_CODE_FITS(Name, code, name, Request, family, handler, tail) \
-  static_assert((code) > 0 && (code) < 64, "op codes index a table of 64");
-IORELAY_PROTOCOL_OPS(IORELAY_OP_CODE_FITS)
-#undef IORELAY_OP_CODE_FITS
+#define IORELAY_OP_ROW_CHECK(Name, code, name, Request, Reply, family, handler, tail) \
+  static_assert((code) > 0 && (code) < 64, "op codes index a table of 64");           \
+  static_assert(                                                                      \
+      requires(Request q, Reply r, Writer & w) {                                      \
+        w(q);                                                                         \
+        w(r);                                                                         \
+      },                                                                              \
+      "a row's request and reply are messages");
+IORELAY_PROTOCOL_OPS(IORELAY_OP_ROW_CHECK)
+#undef IORELAY_OP_ROW_CHECK
 
 namespace {
 
@@ -56,10 +62,10 @@ struct Row {
 // Never destroyed: a thread still decoding while the process exits must find it intact.
 const std::vector<Row>& Rows() {
   static const auto* rows = new std::vector<Row>{
-#define IORELAY_OP_ROW(Name, code, name, Request, family, handler, tail) \
-  {Op::k##Name,                                                          \
-   {name, Family::family, Handler::handler, tail, MaxFields<Request>(),  \
-    static_cast<uint32_t>(std::min<uint64_t>(                            \
+#define IORELAY_OP_ROW(Name, code, name, Request, Reply, family, handler, tail) \
+  {Op::k##Name,                                                                 \
+   {name, Family::family, Handler::handler, tail, MaxFields<Request>(),         \
+    static_cast<uint32_t>(std::min<uint64_t>(                                   \
         uint64_t{MaxFields<Request>()} + ((tail) ? kMaxIoBytes : 0), kMaxPayloadBytes))}},
       IORELAY_PROTOCOL_OPS(IORELAY_OP_ROW)
 #undef IORELAY_OP_ROW

@@ -34,14 +34,14 @@ namespace iorelay::proto {
 // (the link's target). kRead and kWrite work at and advance the handle's shared offset (kWrite
 // at the end with O_APPEND).
 enum class Op : uint16_t {
-#define IORELAY_OP_ENUM(Name, code, name, Request, family, handler, tail) k##Name = code,
+#define IORELAY_OP_ENUM(Name, code, name, Request, Reply, family, handler, tail) k##Name = code,
   IORELAY_PROTOCOL_OPS(IORELAY_OP_ENUM)
 #undef IORELAY_OP_ENUM
 };
 
 inline bool IsKnownOp(uint16_t op) {
   switch (static_cast<Op>(op)) {
-#define IORELAY_OP_CASE(Name, code, name, Request, family, handler, tail) case Op::k##Name:
+#define IORELAY_OP_CASE(Name, code, name, Request, Reply, family, handler, tail) case Op::k##Name:
     IORELAY_PROTOCOL_OPS(IORELAY_OP_CASE)
 #undef IORELAY_OP_CASE
     return true;

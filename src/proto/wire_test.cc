@@ -140,10 +140,10 @@ namespace {
 
 TEST(OpTableTest, EveryOpHasARowAndPayloadBounds) {
   int ops = 0;
-#define IORELAY_COUNT_OP(Name, code, name, Request, family, handler, tail) \
-  ++ops;                                                                   \
-  EXPECT_TRUE(IsKnownOp(code));                                            \
-  EXPECT_STREQ(OpName(Op::k##Name), name);                                 \
+#define IORELAY_COUNT_OP(Name, code, name, Request, Reply, family, handler, tail) \
+  ++ops;                                                                          \
+  EXPECT_TRUE(IsKnownOp(code));                                                   \
+  EXPECT_STREQ(OpName(Op::k##Name), name);                                        \
   EXPECT_GE(Info(Op::k##Name).max_fields, EncodeFields(Request{}).size());
   IORELAY_PROTOCOL_OPS(IORELAY_COUNT_OP)
 #undef IORELAY_COUNT_OP
