@@ -2,6 +2,7 @@
 #include "collective/aggregators.h"
 
 #include <algorithm>
+#include <cstdint>
 
 namespace iorelay::collective {
 namespace {
@@ -50,8 +51,8 @@ Result<int32_t> AggregatorCount(const JobShape& job, std::vector<std::string>* r
     Note(reasons, "cb_nodes hint: " + std::to_string(count));
   } else if (job.saturation_point_bytes > 0) {
     const uint64_t k = job.saturation_point_bytes;
-    count = static_cast<int64_t>(std::min<uint64_t>((job.bytes_per_collective + k - 1) / k,
-                                                    static_cast<uint64_t>(job.ranks)));
+    const uint64_t wanted = job.bytes_per_collective / k + (job.bytes_per_collective % k != 0);
+    count = static_cast<int64_t>(std::min<uint64_t>(wanted, INT32_MAX));  // capped just below
     Note(reasons, "saturation point: ceil(" + std::to_string(job.bytes_per_collective) + " / " +
                       std::to_string(k) + ") = " + std::to_string(count));
   } else {
