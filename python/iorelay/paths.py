@@ -22,6 +22,7 @@ BUILD_LAYOUT: dict[str, str] = {
     "iorelayd": "src/daemon/iorelayd",
     "iorelay-ctl": "src/client/iorelay-ctl",
     "iorelay-place": "src/placement/iorelay-place",
+    "iorelay-aggregators": "src/collective/iorelay-aggregators",
     "iorelay-bench": "tools/bench/iorelay-bench",
     "iorelay-bench-mpich": "tools/bench/iorelay-bench-mpich",
     "iorelay-sim": "src/sim/iorelay-sim",

@@ -33,7 +33,10 @@ RankResult Phase(const Options& o, Op op, uint32_t rank, uint32_t ranks, uint64_
   }
   PrintError(rank, mine.first_error);
   auto all = iorelay::bench::GatherResults(mine, rank, ranks);
-  if (rank == 0) phases.push_back(iorelay::bench::PhaseJson(op, all));
+  if (rank == 0) {
+    phases.push_back(iorelay::bench::PhaseJson(op, all));
+    if (o.api == iorelay::bench::Api::kMpiio) phases.back()["mpiio_info"] = mine.reported_hints;
+  }
   return mine;
 }
 
@@ -89,7 +92,8 @@ int Main(uint32_t rank, uint32_t ranks, const std::vector<std::string>& args) {
   uint64_t written = planned;
   if (o.write) {
     const std::string prep = iorelay::bench::PrepareFiles(o, rank);
-    written = Phase(o, Op::kWrite, rank, ranks, planned, prep, phases).requests;
+    const uint64_t done = Phase(o, Op::kWrite, rank, ranks, planned, prep, phases).requests;
+    if (!o.collective) written = done;  // collective reads must match on every rank: all planned
   }
   if (o.verify) Phase(o, Op::kVerify, rank, ranks, written, "", phases);
   if (o.read) Phase(o, Op::kRead, rank, ranks, written, "", phases);

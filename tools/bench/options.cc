@@ -55,6 +55,25 @@ Status Derive(Options& o, uint32_t ranks) {
   return Status::Ok();
 }
 
+// MPI-IO's options need --api mpiio; collective calls need every rank to make the same number.
+Status CheckApi(const Options& o) {
+  if (o.api == Api::kPosix) {
+    if (o.collective) return Status::InvalidArgument("--collective needs --api mpiio");
+    if (!o.hints.empty()) return Status::InvalidArgument("--hint needs --api mpiio");
+    return Status::Ok();
+  }
+  if (o.odirect) {
+    return Status::InvalidArgument("--odirect is POSIX only (MPI-IO: a hint such as direct_write)");
+  }
+  if (o.collective && o.stonewall_s > 0) {
+    return Status::InvalidArgument(
+        "--collective excludes --stonewall (every rank must make the same collective calls)");
+  }
+  return Status::Ok();
+}
+
+Status CheckHint(const std::string& text) { return cli::SplitKeyValue(text).status(); }
+
 }  // namespace
 
 // The table binds to `o`: parsing writes into it, ToJson reads it.
@@ -92,7 +111,14 @@ cli::OptionTable Table(Options* o) {
       .Add(cli::Text("name", "NAME", &o->name, "file name (iorelay-bench.dat)"))
       .Add(cli::Integer("seed", "N", &o->seed, 0, INT64_MAX, "data-pattern seed (1)"))
       .Add(cli::Flag("keep", &o->keep, "keep the files (default: removed at the end)"))
-      .Add(cli::Text("output", "FILE", &o->output, "JSON result to FILE (default: stdout)"));
+      .Add(cli::Text("output", "FILE", &o->output, "JSON result to FILE (default: stdout)"))
+      .Add(cli::Choice("api", &o->api, {{"posix", Api::kPosix}, {"mpiio", Api::kMpiio}},
+                       "pwrite/pread, or MPI_File_write_at/read_at (posix)"))
+      .Add(cli::Flag("collective", &o->collective,
+                     "mpiio: collective MPI_File_write_at_all/read_at_all"))
+      .Add(cli::TextList("hint", "KEY=VALUE", &o->hints, CheckHint,
+                         "mpiio: a hint for MPI_File_open (repeatable): cb_nodes=2,\n"
+                         "romio_cb_write=enable, cb_buffer_size=16777216, striping_factor=4"));
   return t;
 }
 
@@ -104,6 +130,8 @@ std::string Usage() {
 Result<uint64_t> ParseSize(const std::string& text) { return units::ParseBytes(text); }
 
 const char* LayoutName(Layout layout) { return layout == Layout::kShared ? "shared" : "fpp"; }
+
+const char* ApiName(Api api) { return api == Api::kMpiio ? "mpiio" : "posix"; }
 
 const char* SpatialityName(Spatiality spatiality) {
   return spatiality == Spatiality::kStrided ? "strided" : "contiguous";
@@ -123,6 +151,7 @@ Result<Options> ParseOptions(const std::vector<std::string>& args, uint32_t rank
   if (o.name.empty() || o.name.find('/') != std::string::npos) {
     return Status::InvalidArgument("--name must be a plain file name");
   }
+  IORELAY_RETURN_IF_ERROR(CheckApi(o));
   IORELAY_RETURN_IF_ERROR(Derive(o, ranks));
   return o;
 }

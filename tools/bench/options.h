@@ -13,6 +13,9 @@ namespace iorelay::bench {
 
 enum class Layout { kFilePerProcess, kShared };
 enum class Spatiality { kContiguous, kStrided };
+// How the requests reach the file: plain POSIX calls, or MPI-IO (the MPI library's own file layer,
+// ROMIO or OpenMPI's OMPIO), independent or collective.
+enum class Api { kPosix, kMpiio };
 
 struct Options {
   Layout layout = Layout::kShared;
@@ -29,6 +32,9 @@ struct Options {
   bool read = false;
   bool verify = false;  // extra untimed-for-bandwidth check pass after the write phase
   bool keep = false;    // keep the files at the end
+  Api api = Api::kPosix;
+  bool collective = false;         // mpiio: MPI_File_write_at_all/read_at_all (else write_at)
+  std::vector<std::string> hints;  // mpiio: "KEY=VALUE" set in the MPI_Info of MPI_File_open
   uint32_t ranks_per_node = 1;
   uint64_t seed = 1;
   std::string dir = ".";
@@ -52,5 +58,6 @@ Result<uint64_t> ParseSize(const std::string& text);
 
 const char* LayoutName(Layout layout);
 const char* SpatialityName(Spatiality spatiality);
+const char* ApiName(Api api);
 
 }  // namespace iorelay::bench

@@ -57,8 +57,25 @@ TEST(BenchOptions, RejectsInconsistentCombinations) {
       {"--bogus"},
       {"--request"},
       {"--name", "a/b"},
+      {"--collective"},
+      {"--hint", "cb_nodes=2"},
+      {"--api", "mpiio", "--hint", "cb_nodes"},
+      {"--api", "mpiio", "--odirect"},
+      {"--api", "mpiio", "--collective", "--stonewall", "1"},
+      {"--api", "hdf5"},
   };
   for (const auto& args : bad) EXPECT_FALSE(ParseOptions(args, 4).ok()) << args[0];
+}
+
+TEST(BenchOptions, MpiioTakesCollectiveAndHintsInOrder) {
+  Options o = Parse({"--api", "mpiio", "--collective", "--hint", "cb_nodes=2", "--hint",
+                     "romio_cb_write=enable"});
+  EXPECT_EQ(o.api, Api::kMpiio);
+  EXPECT_TRUE(o.collective);
+  EXPECT_EQ(o.hints, (std::vector<std::string>{"cb_nodes=2", "romio_cb_write=enable"}));
+  EXPECT_EQ(Parse({}).api, Api::kPosix);
+  Options independent = Parse({"--api", "mpiio", "--stonewall", "1"});  // no collective calls
+  EXPECT_FALSE(independent.collective);
 }
 
 TEST(BenchOptions, PrintConfigRoundTrips) {

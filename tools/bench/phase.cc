@@ -1,4 +1,4 @@
-// Runs one phase of the benchmark on one rank with plain POSIX calls (see phase.h).
+// Runs one phase of the benchmark on one rank through its file backend (see phase.h).
 #include "phase.h"
 
 #include <fcntl.h>
@@ -10,8 +10,10 @@
 #include <chrono>
 #include <cstdlib>
 #include <cstring>
+#include <memory>
 
 #include "common/pattern.h"
+#include "file_backend.h"
 #include "layout.h"
 
 namespace iorelay::bench {
@@ -43,19 +45,8 @@ class Buffer {
   void* data_ = nullptr;
 };
 
-// Full-length pwrite/pread (short transfers are retried). Returns bytes done, or -1 (errno).
-ssize_t Transfer(Op op, int fd, uint64_t* buf, size_t len, off_t offset) {
-  size_t done = 0;
-  auto* p = reinterpret_cast<char*>(buf);
-  while (done < len) {
-    ssize_t n = op == Op::kWrite ? pwrite(fd, p + done, len - done, offset + done)
-                                 : pread(fd, p + done, len - done, offset + done);
-    if (n < 0 && errno == EINTR) continue;
-    if (n < 0) return -1;
-    if (n == 0) break;  // end of file on a read: the missing words count as wrong
-    done += static_cast<size_t>(n);
-  }
-  return static_cast<ssize_t>(done);
+std::unique_ptr<FileBackend> MakeBackend(const Options& o, Op op, const std::string& path) {
+  return o.api == Api::kMpiio ? MakeMpiioBackend(o, op, path) : MakePosixBackend(o, op, path);
 }
 
 class PhaseRunner {
@@ -66,82 +57,91 @@ class PhaseRunner {
         rank_(rank),
         ranks_(ranks),
         path_(FilePath(o, rank)),
+        file_(MakeBackend(o, op, path_)),
         buffer_(o.request_bytes) {}
 
   RankResult Run(uint64_t max_requests) {
     MPI_Barrier(MPI_COMM_WORLD);
     start_ = Now();
     const bool timed = op_ != Op::kVerify && o_.stonewall_s > 0;
-    int fd = Open();
-    if (fd >= 0) Loop(fd, max_requests, timed);
+    const bool open = Open();
+    if (open) Loop(max_requests, timed);
     if (timed && o_.wearout) {
       uint64_t target = 0;
       MPI_Allreduce(&result_.requests, &target, 1, MPI_UINT64_T, MPI_MAX, MPI_COMM_WORLD);
-      if (fd >= 0 && result_.errors == 0) Loop(fd, std::min(target, max_requests), false);
+      if (open && result_.errors == 0) Loop(std::min(target, max_requests), false);
     }
-    if (fd >= 0) Finish(fd);
+    if (open) Finish();
     result_.time_s = Now() - start_;
     return result_;
   }
 
  private:
-  void Fail(const char* call, int err) {
+  void Fail(const Status& status) {
     ++result_.errors;
-    if (result_.first_error.empty()) result_.first_error = ErrnoMessage(call, path_, err);
+    if (result_.first_error.empty()) result_.first_error = status.ToString();
   }
 
-  int Open() {
-    int flags = op_ == Op::kWrite ? O_WRONLY | O_CREAT : O_RDONLY;
-    if (o_.odirect) flags |= O_DIRECT;
+  bool Open() {
     if (!buffer_.ok()) {
-      Fail("posix_memalign for", ENOMEM);
-      return -1;
+      Fail(Status::FromErrno(ENOMEM, "posix_memalign for " + path_));
+      return false;
     }
-    int fd = open(path_.c_str(), flags | O_CLOEXEC, 0644);
-    if (fd < 0) Fail("open", errno);
-    return fd;
+    Status opened = file_->Open();
+    if (!opened.ok()) {
+      Fail(opened);
+      return false;
+    }
+    result_.reported_hints = file_->ReportedHints();
+    return true;
   }
 
-  // Issues requests result_.requests .. limit-1; with `timed`, stops at the stonewall.
-  void Loop(int fd, uint64_t limit, bool timed) {
+  // Issues requests issued_ .. limit-1; with `timed`, stops at the stonewall. A collective
+  // backend goes on after a failed request, so that the other ranks' calls still match.
+  void Loop(uint64_t limit, bool timed) {
     const size_t len = o_.request_bytes;
     const size_t words = len / 8;
-    while (result_.requests < limit) {
+    while (issued_ < limit) {
       if (timed && Now() - start_ >= o_.stonewall_s) {
         result_.stonewalled = true;
         return;
       }
-      const uint64_t offset = RequestOffset(o_, rank_, ranks_, result_.requests);
+      const uint64_t offset = RequestOffset(o_, rank_, ranks_, issued_++);
       if (op_ == Op::kWrite) FillPattern(buffer_.words(), words, o_.seed, rank_, offset);
-      ssize_t n = Transfer(op_, fd, buffer_.words(), len, static_cast<off_t>(offset));
-      if (n < 0) {
-        Fail(op_ == Op::kWrite ? "pwrite" : "pread", errno);
+      Result<uint64_t> n = file_->Transfer(buffer_.words(), len, offset);
+      if (n.ok() && op_ == Op::kWrite && *n != len) n = Status::IOError("short write " + path_);
+      if (!n.ok()) {
+        Fail(n.status());
+        if (file_->collective()) continue;
         return;
       }
       if (op_ != Op::kWrite) {
-        const size_t got = static_cast<size_t>(n) / 8;
+        const size_t got = static_cast<size_t>(*n) / 8;
         result_.wrong_words += words - got;
         result_.wrong_words += CountWrongWords(buffer_.words(), got, o_.seed, rank_, offset);
-      } else if (static_cast<size_t>(n) != len) {
-        Fail("pwrite", EIO);
-        return;
       }
-      result_.bytes += static_cast<uint64_t>(n);
+      result_.bytes += *n;
       ++result_.requests;
     }
   }
 
-  void Finish(int fd) {
-    if (op_ == Op::kWrite && o_.fsync && fsync(fd) != 0) Fail("fsync", errno);
-    if (close(fd) != 0) Fail("close", errno);
+  void Finish() {
+    if (op_ == Op::kWrite && o_.fsync) {
+      Status synced = file_->Sync();
+      if (!synced.ok()) Fail(synced);
+    }
+    Status closed = file_->Close();
+    if (!closed.ok()) Fail(closed);
   }
 
   const Options& o_;
   const Op op_;
   const uint32_t rank_, ranks_;
   const std::string path_;
+  std::unique_ptr<FileBackend> file_;
   Buffer buffer_;
   double start_ = 0;
+  uint64_t issued_ = 0;  // requests issued, failed ones included
   RankResult result_;
 };
 

@@ -1,8 +1,10 @@
 // One timed phase (write, read or verify) of one rank: open, requests until done or stonewalled,
-// optional fsync, close. I/O errors and wrong data are counted, never thrown.
+// optional fsync, close, through POSIX or MPI-IO (file_backend.h). I/O errors and wrong data are
+// counted, never thrown.
 #pragma once
 
 #include <cstdint>
+#include <map>
 #include <string>
 
 #include "options.h"
@@ -22,6 +24,8 @@ struct RankResult {
   uint64_t errors = 0;       // failed calls (open, pwrite, pread, fsync, close)
   bool stonewalled = false;  // stopped by the stonewall before its last request
   std::string first_error;   // message of the first failed call, "" if none
+  // MPI-IO: what MPI_File_get_info reported after the open (see file_backend.h).
+  std::map<std::string, std::string> reported_hints;
 };
 
 // The whole-phase agreement of the ranks under wear-out: the largest request count any rank

@@ -33,6 +33,15 @@ std::string Size(uint64_t bytes) {
   return text;
 }
 
+// The first line of MPI_Get_library_version ("Open MPI v4.1.4, ...", "MPICH Version: 4.0.2").
+std::string MpiLibrary() {
+  char text[MPI_MAX_LIBRARY_VERSION_STRING];
+  int length = 0;
+  MPI_Get_library_version(text, &length);
+  std::string version(text, static_cast<size_t>(length));
+  return version.substr(0, version.find('\n'));
+}
+
 }  // namespace
 
 std::vector<RankResult> GatherResults(const RankResult& mine, uint32_t rank, uint32_t ranks) {
@@ -102,6 +111,10 @@ nlohmann::json ConfigJson(const Options& o, uint32_t ranks) {
       {"iorelay_version", IORELAY_VERSION},
       {"protocol_version", proto::kVersion},
       {"layout", LayoutName(o.layout)},
+      {"api", ApiName(o.api)},
+      {"collective", o.collective},
+      {"hints", o.hints},
+      {"mpi_library", MpiLibrary()},
       {"spatiality", SpatialityName(o.spatiality)},
       {"processes", ranks},
       {"ranks_per_node", o.ranks_per_node},
@@ -128,9 +141,11 @@ nlohmann::json ConfigJson(const Options& o, uint32_t ranks) {
 std::string SummaryLine(const nlohmann::json& result) {
   const auto& c = result["config"];
   char head[256];
-  std::snprintf(head, sizeof head, "iorelay-bench %s/%s %d ranks (%d nodes) t=%s:",
+  const std::string api =
+      c["api"] == "mpiio" ? (c["collective"].get<bool>() ? " mpiio-collective" : " mpiio") : "";
+  std::snprintf(head, sizeof head, "iorelay-bench %s/%s%s %d ranks (%d nodes) t=%s:",
                 c["layout"].get<std::string>().c_str(), c["spatiality"].get<std::string>().c_str(),
-                c["processes"].get<int>(), c["nodes"].get<int>(),
+                api.c_str(), c["processes"].get<int>(), c["nodes"].get<int>(),
                 Size(c["request_bytes"].get<uint64_t>()).c_str());
   std::string line = head;
   for (const auto& p : result["phases"]) {

@@ -1,0 +1,115 @@
+"""iorelay-bench's MPI-IO mode through the relay: 4 ranks of independent and of collective
+writes with OpenMPI's two MPI-IO components (OMPIO, its default here, and ROMIO) and with MPICH,
+through 2 I/O nodes. Each run must verify, leave the file a direct run leaves, and the I/O nodes'
+counters must have carried exactly the bytes the ranks wrote."""
+
+from __future__ import annotations
+
+import json
+import os
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+from typing import Any
+
+import pytest
+from conftest import SUBPROCESS_TIMEOUT_S
+
+from iorelay import mpi, paths, run
+
+pytestmark = [
+    pytest.mark.needs_build("iorelay-bench", "iorelayd", "libiorelay_preload.so", "iorelay-ctl"),
+    pytest.mark.skipif(shutil.which("mpirun") is None, reason="mpirun not installed"),
+]
+
+RANKS, REQUEST, SEGMENTS, SEED = 4, 16 * 1024, 8, 7
+FILE_BYTES = RANKS * REQUEST * SEGMENTS
+# The strided pattern: each collective call covers RANKS * REQUEST contiguous bytes, so two-phase
+# I/O has no holes to read back and the daemons see exactly FILE_BYTES written.
+PATTERN = ("--spatiality", "strided", "--request", "16K", "--segments", str(SEGMENTS))
+# romio_cb_write=enable: ROMIO's "automatic" would skip two-phase I/O for this pattern.
+COLLECTIVE = ("--collective", "--hint", "romio_cb_write=enable", "--hint", "cb_buffer_size=1048576")
+MODES = {"independent": (), "collective": COLLECTIVE}
+
+
+def mix64(x: int) -> int:
+    """splitmix64's finaliser, as src/common/mix64.h."""
+    mask = (1 << 64) - 1
+    x = ((x ^ (x >> 30)) * 0xBF58476D1CE4E5B9) & mask
+    x = ((x ^ (x >> 27)) * 0x94D049BB133111EB) & mask
+    return x ^ (x >> 31)
+
+
+def expected_strided_file() -> bytes:
+    """The file the strided pattern writes: word at offset o is rank (o / t) mod P's pattern."""
+    words = []
+    for offset in range(0, FILE_BYTES, 8):
+        rank = offset // REQUEST % RANKS
+        words.append(mix64(SEED ^ (rank << 48) ^ offset ^ 0x9E3779B97F4A7C15))
+    return b"".join(w.to_bytes(8, "little") for w in words)
+
+
+def bench(
+    launcher: mpi.Launcher, directory: str, args: tuple[str, ...], env: dict[str, str]
+) -> dict[str, Any]:
+    """iorelay-bench --api mpiio on RANKS ranks, each through `iorelay exec`; its JSON result."""
+    argv = [*launcher.prefix(RANKS, list(env)), sys.executable, "-m", "iorelay.exec_cmd", "--",
+            str(paths.find(launcher.bench)), "--api", "mpiio", *PATTERN, *args, "--seed", str(SEED),
+            "--write", "--read", "--verify", "--keep", "--dir", directory]  # fmt: skip
+    proc = subprocess.run(argv, env={**os.environ, **launcher.run_env, **env},
+                          stdin=subprocess.DEVNULL, capture_output=True, text=True,
+                          timeout=SUBPROCESS_TIMEOUT_S, check=False)  # fmt: skip
+    assert proc.returncode == 0, proc.stdout[-2000:] + proc.stderr[-2000:]
+    result = json.loads(proc.stdout)
+    assert result["ok"] and result["config"]["api"] == "mpiio"
+    for phase in result["phases"]:
+        assert phase["bytes"] == FILE_BYTES and phase["wrong_words"] == 0
+    return result
+
+
+def run_both_ways(disk_tmp: Path, launcher: mpi.Launcher, args: tuple[str, ...],
+                  env: dict[str, str]) -> dict[str, int]:  # fmt: skip
+    """The run direct and through 2 I/O nodes: both files as expected; the I/O nodes' summed
+    write counters."""
+    direct_dir = disk_tmp / "direct"
+    direct_dir.mkdir()
+    bench(launcher, str(direct_dir), args, env)
+    root, prefix = disk_tmp / "root", str(disk_tmp / "fwd")  # the prefix is absent locally
+    config = run.RelayConfig(ionodes=2, root=root, prefix=prefix)
+    with run.start_relay(config, disk_tmp / "work") as relay:
+        bench(launcher, prefix, args, {**env, **relay.env(preload=False)})
+        stats = [s for _, s in relay.stats()]
+    assert relay.daemon_exit_codes == [0, 0]
+    expected = expected_strided_file()
+    assert (direct_dir / "iorelay-bench.dat").read_bytes() == expected
+    assert (root / "iorelay-bench.dat").read_bytes() == expected
+    assert all(isinstance(s, dict) for s in stats), stats
+    totals = [s["total"] for s in stats if isinstance(s, dict)]
+    return {
+        "bytes_written": sum(t["bytes_written"] for t in totals),
+        "bytes_read": sum(t["bytes_read"] for t in totals),
+        "writes": sum(t["by_family"]["write"]["requests"] for t in totals),
+    }
+
+
+@pytest.mark.parametrize("mode", MODES)
+@pytest.mark.parametrize("component", ["ompio", "romio321"])
+def test_openmpi_mpiio_through_two_ionodes(disk_tmp: Path, component: str, mode: str) -> None:
+    counters = run_both_ways(disk_tmp, mpi.LAUNCHERS["openmpi"], MODES[mode],
+                             {"OMPI_MCA_io": component})  # fmt: skip
+    assert counters["bytes_written"] == FILE_BYTES  # every written byte, once, at the I/O nodes
+    assert counters["bytes_read"] == 2 * FILE_BYTES  # verify and read phases
+    requests = RANKS * SEGMENTS
+    if mode == "independent":
+        assert counters["writes"] == requests  # one request per MPI_File_write_at
+    else:
+        assert counters["writes"] < requests  # aggregators wrote fewer, larger pieces
+
+
+@pytest.mark.skipif(shutil.which("mpiexec.mpich") is None, reason="MPICH not installed")
+@pytest.mark.parametrize("mode", MODES)
+def test_mpich_mpiio_through_two_ionodes(disk_tmp: Path, mode: str) -> None:
+    counters = run_both_ways(disk_tmp, mpi.LAUNCHERS["mpich"], MODES[mode], {})
+    assert counters["bytes_written"] == FILE_BYTES
+    assert counters["bytes_read"] == 2 * FILE_BYTES
