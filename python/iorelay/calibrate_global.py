@@ -124,7 +124,7 @@ def progress_line(done: int, budget: int, elapsed_s: float, minutes: float, best
     filled = round(20 * min(1.0, share))
     return (
         f"  [{'#' * filled}{'.' * (20 - filled)}] {done}/{budget} simulations, "
-        f"{elapsed_s / 60:.1f} of {minutes:g} min, best objective {best:.4f}"
+        f"{elapsed_s / 60:.1f} of {minutes:.1f} min, best objective {best:.4f}"
     )
 
 
