@@ -145,8 +145,9 @@ def global_search(
     a Latin-hypercube population of `population` members (0: max(5, 2 x parameters)) that
     includes the platform's own values, minimising OBJECTIVES[objective] of the simulated
     cells; at most `max_evaluations` simulations of all cells and `max_minutes` of wall time
-    (the search stops inside a generation when either is spent). Returns the best point
-    simulated, never worse than the start."""
+    (the search stops inside a generation, before a simulation that would overrun the minutes
+    if it took as long as the longest so far). Returns the best point simulated, never worse
+    than the start."""
     score = OBJECTIVES[objective]
     scales = [_scale(n) for n in names]
     bounds = [(lo, hi) for lo, hi, _ in scales]
@@ -156,6 +157,7 @@ def global_search(
     seen: dict[tuple[float, ...], float] = {}
     best: list[Any] = [float("inf"), x0, None]
     history: list[float] = []
+    longest = [0.0]  # the longest simulation so far (s)
     began = time.monotonic()
 
     def with_values(x: np.ndarray) -> dict[str, Any]:
@@ -169,9 +171,12 @@ def global_search(
         if key in seen:
             return seen[key]
         elapsed = time.monotonic() - began
-        if seen and (len(seen) >= max_evaluations or elapsed > max_minutes * 60):
+        # Stop before a simulation that would end past the budget, judged by the longest so far.
+        if seen and (len(seen) >= max_evaluations or elapsed + longest[0] > max_minutes * 60):
             raise _Stop("budget")
+        one = time.monotonic()
         simulated = simulate(with_values(x), cells)
+        longest[0] = max(longest[0], time.monotonic() - one)
         value = score(simulated, cells)
         seen[key] = value
         if value < best[0]:
@@ -206,8 +211,7 @@ def global_search(
         if len(seen) >= max_evaluations:
             stopped_by = "evaluations"
     except _Stop:
-        elapsed = time.monotonic() - began
-        stopped_by = "minutes" if elapsed > max_minutes * 60 else "evaluations"
+        stopped_by = "evaluations" if len(seen) >= max_evaluations else "minutes"
     x = np.array(best[1], dtype=float)
     values = {n: _value(n, float(v)) for n, v in zip(names, x, strict=True)}
     log(
