@@ -144,6 +144,23 @@ def by_stratum(cells: pd.DataFrame) -> pd.DataFrame:
     return pd.DataFrame(rows)
 
 
+def slow_mode_free_row(name: str, cells: pd.DataFrame) -> str:
+    """The choosing scores of `cells` without the direct-access slow-mode patterns (file per
+    process at 12 and 24 processes per node), beside always-8 on the same, as a table row."""
+    per_node = cells["processes"] // cells["nodes"]
+    kept = cells[~((cells["layout"] == "fpp") & per_node.isin([12, 24]))]
+    forwarded = kept[kept["ionodes"].isin(sim_score.FORWARDED)]
+    a = sim_score.choice_scores(kept)
+    f = sim_score.choice_scores(kept, options=sim_score.FORWARDED)
+    eight = sim_score.fixed_choice_regret(kept, [8])[8]
+    eight_fwd = sim_score.fixed_choice_regret(forwarded, [8])[8]
+    return (
+        f"| {name} | {a['patterns']} | {a['within_rho']:.3f} / {f['within_rho']:.3f} | "
+        f"{a['regret_ratio']:.3f} / {f['regret_ratio']:.3f} | {eight:.3f} / {eight_fwd:.3f} | "
+        f"{a['cannot_tell']} / {f['cannot_tell']} |"
+    )
+
+
 def summarize(args: argparse.Namespace, cells: pd.DataFrame) -> list[str]:
     """The scores of every part whose cells are in --out-dir."""
     train = calibrate.stratified_patterns(cells, args.fraction, args.seed)
@@ -183,6 +200,15 @@ def summarize(args: argparse.Namespace, cells: pd.DataFrame) -> list[str]:
             f"{s['all_ties']} / {s['fwd_ties']} | {s['all_cannot_tell']} / {s['fwd_cannot_tell']} |"
         )
         strata[name] = by_stratum(predicted)
+    lines += ["", "The same without the direct-access slow-mode patterns (file per process, "
+              "12 and 24 processes per node; docs/simulator.md):", "",
+              "| platform | patterns | within-pattern rho, all / 1-2-4-8 | regret ratio, all / "
+              "1-2-4-8 | always 8, all / 1-2-4-8 | cannot tell, all / 1-2-4-8 |",
+              "|---|---|---|---|---|---|"]  # fmt: skip
+    for name in ("all", "extrapolation", "uncalibrated"):
+        path = args.out_dir / f"cells-{name}.csv"
+        if path.exists():
+            lines.append(slow_mode_free_row(name, pd.read_csv(path)))
     fixed = sim_score.fixed_choice_regret(test, OPTIONS)
     forwarded = test[test["ionodes"].isin(sim_score.FORWARDED)]
     fixed_fwd = sim_score.fixed_choice_regret(forwarded, sim_score.FORWARDED)
