@@ -3,7 +3,10 @@
 The free parameters (FREE_PARAMETERS: link and server bandwidth, per-request storage and I/O-node
 costs) are searched in log space by scipy's bounded Nelder-Mead, minimising the mean squared
 log error between the simulated and the measured median bandwidth of every (pattern, I/O-node
-count) cell used. The run-to-run noise is then set so that simulated repetitions spread as the
+count) cell used; or, with --method global (calibrate_global.py), by differential evolution
+minimising a ranking objective, under a time budget. Either way the within-pattern ranking
+scores (sim_score.choice_lines) are reported beside the pooled error.
+The run-to-run noise is then set so that simulated repetitions spread as the
 measured ones do. The output is the same platform schema with the fitted values, plus a
 `calibration` object (seed, patterns, options, error before and after, the command's inputs),
 which iorelay-sim ignores.
@@ -462,10 +465,23 @@ def calibrate(
     scheduler: str = "fifo",
     max_evaluations: int = 60,
     jobs: int = 2,
+    method: str = "local",
+    objective: str = "rank",
+    max_minutes: float = 0.0,
     log: Callable[[str], None] = print,
 ) -> dict[str, Any]:
-    """Fits `platform_name` to the cells of `measured` and writes the result to `out`."""
+    """Fits `platform_name` to the cells of `measured` and writes the result to `out`.
+    method "local": fit() (stages, Nelder-Mead, the pooled log error); "global":
+    calibrate_global.global_fit (differential evolution on `objective`, at most `max_minutes`
+    of wall time, 0: no limit)."""
+    from iorelay import calibrate_global, sim_score  # (they import this module)
+
     check_parameters(names)
+    if method not in ("local", "global"):
+        raise CalibrateError(f"unknown method {method!r}; valid: local, global")
+    if objective not in calibrate_global.OBJECTIVES:
+        valid = ", ".join(calibrate_global.OBJECTIVES)
+        raise CalibrateError(f"unknown objective {objective!r}; valid: {valid}")
     source = platform_path(platform_name)
     platform = json.loads(source.read_text())
     cells = sim_cells.measured_cells(read_results(measured), total_bytes)
@@ -483,7 +499,29 @@ def calibrate(
     def simulate(doc: Mapping[str, Any], c: pd.DataFrame, sim_seed: int = 1) -> np.ndarray:
         return sim_cells.simulate_cells(doc, c, requests_per_rank, scheduler, sim_seed, jobs)
 
-    result = fit(platform, used, names, simulate, max_evaluations, log)
+    if method == "global":
+        found = calibrate_global.global_fit(
+            platform, used, names, simulate, objective=objective,
+            max_evaluations=max_evaluations, max_minutes=max_minutes or float("inf"),
+            seed=seed, log=log,
+        )  # fmt: skip
+        best = found.simulated if found.simulated is not None else simulate(found.platform, used)
+        measured_median = used["median"].to_numpy(float)
+        result = Fit(
+            platform=found.platform,
+            error_before=found.objective_before,
+            error_after=found.objective_after,
+            evaluations=found.evaluations,
+            values=found.values,
+        )
+        pooled = log_error(best, measured_median)
+    else:
+        result = fit(platform, used, names, simulate, max_evaluations, log)
+        best = simulate(result.platform, used)
+        pooled = result.error_after
+    ranking = sim_score.choice_lines(used.assign(simulated=best))
+    for line in ranking:
+        log(f"  training cells, {line}")
     # Noise on a few cells (one per stratum and option count is plenty for a median spread).
     sample = used.groupby(["layout", "spatiality"]).head(2).reset_index(drop=True)
     target = measured_spread(used)
@@ -503,18 +541,33 @@ def calibrate(
         "requests_per_rank": requests_per_rank,
         "total_bytes": total_bytes,
         "scheduler": scheduler,
-        "method": "scipy.optimize.minimize Nelder-Mead, log10 parameters, bounded"
+        "method": (
+            "scipy.optimize.differential_evolution, log10 parameters (counts log2, integers), "
+            "bounded, seeded, Latin hypercube with the start as a member"
+            if method == "global"
+            else "scipy.optimize.minimize Nelder-Mead, log10 parameters, bounded"
+        )
         + (", device access times by per-size log residual" if ACCESS_TIMES in names else ""),
-        "objective": "mean squared log error of median bandwidth per (pattern, ionodes) cell",
+        "objective": (
+            calibrate_global.OBJECTIVES[objective].__doc__.split(".")[0].strip()
+            if method == "global"
+            else "mean squared log error of median bandwidth per (pattern, ionodes) cell"
+        ),
         "error_before": round(result.error_before, 5),
         "error_after": round(result.error_after, 5),
+        "log_error_after": round(pooled, 5),
+        "training_ranking": ranking,
         "evaluations": result.evaluations,
     }
+    if method == "global":
+        doc["calibration"]["max_minutes"] = max_minutes
     out.parent.mkdir(parents=True, exist_ok=True)
     out.write_text(json.dumps(doc, indent=2) + "\n")
+    what = f"{objective} objective" if method == "global" else "log error"
     log(
-        f"log error {result.error_before:.3f} -> {result.error_after:.3f} in "
-        f"{result.evaluations} evaluations; noise {noise:.3f}; wrote {out}"
+        f"{what} {result.error_before:.3f} -> {result.error_after:.3f} in "
+        f"{result.evaluations} evaluations (pooled log error {pooled:.3f}); noise {noise:.3f}; "
+        f"wrote {out}"
     )
     return doc
 
@@ -546,9 +599,27 @@ def add_parser(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None
     p.add_argument("--platform", required=True, help="platforms/NAME.json by NAME, or a path")
     p.add_argument("--out", required=True, type=Path, help="the calibrated platform file")
     p.add_argument(
+        "--method",
+        choices=("local", "global"),
+        default="local",
+        help="local: staged Nelder-Mead on the pooled log error; global: differential "
+        "evolution on --objective, under --max-minutes (docs/simulator.md)",
+    )
+    p.add_argument(
+        "--objective",
+        choices=("rank", "regret", "log"),
+        default="rank",
+        help="--method global: rank (1 - mean within-pattern Spearman rho, plus 0.05 x the "
+        "pooled log error), regret (1 - regret ratio) or log (pooled log error)",
+    )
+    p.add_argument(
+        "--max-minutes", type=float, default=0.0, help="--method global: wall budget (0: none)"
+    )
+    p.add_argument(
         "--parameters",
-        default=",".join(DEFAULT_PARAMETERS),
-        help=f"comma-separated; valid: {', '.join([*FREE_PARAMETERS, ACCESS_TIMES])}",
+        default=None,
+        help="comma-separated (default: the local method's five, or with --method global the "
+        f"ranking set); valid: {', '.join([*FREE_PARAMETERS, ACCESS_TIMES])}",
     )
     p.add_argument("--options", type=_ints, help="I/O-node counts to fit on (default: all)")
     p.add_argument("--fraction", type=float, default=1.0, help="share of patterns, stratified")
@@ -569,13 +640,19 @@ def run(args: argparse.Namespace) -> int:
     if not 0.0 < args.fraction <= 1.0:
         print("iorelay calibrate: --fraction must lie in (0, 1]", file=sys.stderr)
         return 2
+    from iorelay.calibrate_global import RANKING_PARAMETERS
+
+    if args.parameters is None:
+        names = RANKING_PARAMETERS if args.method == "global" else DEFAULT_PARAMETERS
+    else:
+        names = [n for n in args.parameters.split(",") if n]
     try:
         total = units.parse_bytes(args.total)
         calibrate(
             args.measured,
             args.platform,
             args.out,
-            names=[n for n in args.parameters.split(",") if n],
+            names=names,
             options=args.options,
             fraction=args.fraction,
             seed=args.seed,
@@ -584,6 +661,9 @@ def run(args: argparse.Namespace) -> int:
             scheduler=args.scheduler,
             max_evaluations=args.max_evaluations,
             jobs=args.jobs,
+            method=args.method,
+            objective=args.objective,
+            max_minutes=args.max_minutes,
         )
     except (CalibrateError, SimulateError, AnalysisError, units.UnitError, OSError, KeyError) as e:
         print(f"iorelay calibrate: {e}", file=sys.stderr)

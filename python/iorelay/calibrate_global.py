@@ -1,0 +1,268 @@
+"""`iorelay calibrate --method global`: a bounded, seeded global search (scipy's differential
+evolution) over the parameters that can change how a pattern ranks its options, scored by that
+ranking, under a budget of simulations and of wall minutes, with progress after every one.
+
+Why not the local search (calibrate.fit): from a nominal platform the I/O-node options often
+simulate equal (one I/O node already saturates the simulated storage), the pooled log error is
+flat in the parameters that would separate them (slots, NIC, per-request cost only matter far
+from their start), and Nelder-Mead from there never leaves the plateau. Differential evolution
+samples the whole log-scaled box first (Latin hypercube, with the platform's own values as one
+member), needs no gradient, takes integer parameters (counts as powers of two) and plateaus of a
+rank objective, and is seeded and bounded.
+"""
+
+from __future__ import annotations
+
+import copy
+import time
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass, field
+from typing import Any
+
+import numpy as np
+import pandas as pd
+from scipy.optimize import differential_evolution
+
+from iorelay import sim_score
+from iorelay.calibrate import (
+    ACCESS_ROUNDS,
+    ACCESS_TIMES,
+    FREE_PARAMETERS,
+    Simulator,
+    fit_access_times,
+    get_value,
+    log_error,
+    set_value,
+)
+
+# Weight of the pooled log error in the "rank" objective: 1 - mean within-pattern rho is a
+# staircase (5 options give few distinct values); a small share of the log error gives the
+# search a slope between its steps and keeps the level of the prediction sensible.
+RANK_LOG_WEIGHT = 0.05
+
+
+def rank_objective(simulated: np.ndarray, cells: pd.DataFrame) -> float:
+    """1 - the mean within-pattern Spearman rho of the cells' options (flat predictions count
+    0, sim_score.within_pattern_spearman), plus RANK_LOG_WEIGHT x the pooled log error."""
+    scored = cells.assign(simulated=simulated)
+    rho = sim_score.within_pattern_spearman(scored)
+    return 1.0 - rho + RANK_LOG_WEIGHT * log_error(simulated, cells["median"].to_numpy(float))
+
+
+def regret_objective(simulated: np.ndarray, cells: pd.DataFrame) -> float:
+    """1 - the regret ratio of the cheapest option of each predicted tie set."""
+    scored = cells.assign(simulated=simulated)
+    return 1.0 - sim_score.choice_scores(scored)["regret_ratio"]
+
+
+def log_objective(simulated: np.ndarray, cells: pd.DataFrame) -> float:
+    """The pooled mean squared log error (calibrate.log_error), the local search's objective."""
+    return log_error(simulated, cells["median"].to_numpy(float))
+
+
+OBJECTIVES: dict[str, Callable[[np.ndarray, pd.DataFrame], float]] = {
+    "rank": rank_objective,
+    "regret": regret_objective,
+    "log": log_objective,
+}
+
+# Parameters that can change a pattern's ranking of its options on a platform without a cpu
+# section: the I/O node's NIC, dispatch slots and cost per dispatch, the servers' NIC and device,
+# the shared file's token and the per-host write limit. (Add cpu.* for platforms with cores.)
+RANKING_PARAMETERS = (
+    "ionode.nic",
+    "ionode.slots",
+    "ionode.request_overhead",
+    "storage.nic",
+    "storage.device.seek",
+    "storage.device.bw",
+    "storage.token_handoff",
+    "storage.file_writes_per_client",
+)
+
+
+class _Stop(Exception):
+    """Raised inside the objective when the budget is spent, to end the search at once."""
+
+
+@dataclass
+class SearchResult:
+    platform: dict[str, Any]
+    objective_before: float
+    objective_after: float
+    evaluations: int
+    values: dict[str, float]
+    simulated: np.ndarray | None = None  # the cells simulated at the best point
+    history: list[float] = field(default_factory=list)  # best objective after each evaluation
+    stopped_by: str = "converged"
+
+
+def _scale(name: str) -> tuple[float, float, bool]:
+    """A parameter's search interval and whether it is an integer: counts as log2 (integers,
+    so powers of two), the rest as log10."""
+    p = FREE_PARAMETERS[name]
+    if p.kind == "count":
+        return float(np.log2(p.low)), float(np.log2(p.high)), True
+    return float(np.log10(p.low)), float(np.log10(p.high)), False
+
+
+def _value(name: str, x: float) -> float:
+    return float(2.0**x) if FREE_PARAMETERS[name].kind == "count" else float(10.0**x)
+
+
+def _start(platform: Mapping[str, Any], name: str) -> float:
+    low, high, integer = _scale(name)
+    v = get_value(platform, name)
+    x = np.log2(max(v, 1e-30)) if integer else np.log10(max(v, 1e-30))
+    x = float(np.clip(x, low, high))
+    return float(round(x)) if integer else x
+
+
+def progress_line(done: int, budget: int, elapsed_s: float, minutes: float, best: float) -> str:
+    """`[#####.....] 12/60 simulations, 3.2 of 20 min, best objective 0.412`."""
+    share = max(done / budget if budget else 0.0, elapsed_s / 60 / minutes if minutes else 0.0)
+    filled = round(20 * min(1.0, share))
+    return (
+        f"  [{'#' * filled}{'.' * (20 - filled)}] {done}/{budget} simulations, "
+        f"{elapsed_s / 60:.1f} of {minutes:.1f} min, best objective {best:.4f}"
+    )
+
+
+def global_search(
+    platform: Mapping[str, Any],
+    cells: pd.DataFrame,
+    names: Sequence[str],
+    simulate: Simulator,
+    *,
+    objective: str = "rank",
+    max_evaluations: int = 60,
+    max_minutes: float = 20.0,
+    seed: int = 1,
+    population: int = 0,
+    log: Callable[[str], None] = lambda _: None,
+) -> SearchResult:
+    """Differential evolution over `names` (bounded, log scales, counts as powers of two), from
+    a Latin-hypercube population of `population` members (0: max(5, 2 x parameters)) that
+    includes the platform's own values, minimising OBJECTIVES[objective] of the simulated
+    cells; at most `max_evaluations` simulations of all cells and `max_minutes` of wall time
+    (the search stops inside a generation, before a simulation that would overrun the minutes
+    if it took as long as the longest so far). Returns the best point simulated, never worse
+    than the start."""
+    score = OBJECTIVES[objective]
+    scales = [_scale(n) for n in names]
+    bounds = [(lo, hi) for lo, hi, _ in scales]
+    integrality = [i for _, _, i in scales]
+    x0 = np.array([_start(platform, n) for n in names])
+    base = copy.deepcopy(dict(platform))
+    seen: dict[tuple[float, ...], float] = {}
+    best: list[Any] = [float("inf"), x0, None]
+    history: list[float] = []
+    longest = [0.0]  # the longest simulation so far (s)
+    began = time.monotonic()
+
+    def with_values(x: np.ndarray) -> dict[str, Any]:
+        doc = copy.deepcopy(base)
+        for n, v in zip(names, x, strict=True):
+            set_value(doc, n, _value(n, float(v)))
+        return doc
+
+    def evaluate(x: np.ndarray) -> float:
+        key = tuple(np.round(x, 6))
+        if key in seen:
+            return seen[key]
+        elapsed = time.monotonic() - began
+        # Stop before a simulation that would end past the budget, judged by the longest so far.
+        if seen and (len(seen) >= max_evaluations or elapsed + longest[0] > max_minutes * 60):
+            raise _Stop("budget")
+        one = time.monotonic()
+        simulated = simulate(with_values(x), cells)
+        longest[0] = max(longest[0], time.monotonic() - one)
+        value = score(simulated, cells)
+        seen[key] = value
+        if value < best[0]:
+            best[0], best[1], best[2] = value, np.array(x, dtype=float), simulated
+        history.append(best[0])
+        log(
+            progress_line(
+                len(seen), max_evaluations, time.monotonic() - began, max_minutes, best[0]
+            )
+        )
+        return value
+
+    before = evaluate(x0)
+    members = population or max(5, 2 * len(names))
+    stopped_by = "converged"
+    try:
+        differential_evolution(
+            evaluate,
+            bounds,
+            init="latinhypercube",
+            popsize=max(1, -(-members // len(names))),  # scipy's population: popsize x names
+            x0=x0,
+            integrality=integrality,
+            maxiter=max(1, max_evaluations // members),
+            seed=seed,
+            polish=False,
+            updating="immediate",
+            workers=1,
+            tol=0.0,
+            atol=0.0,
+        )
+        if len(seen) >= max_evaluations:
+            stopped_by = "evaluations"
+    except _Stop:
+        stopped_by = "evaluations" if len(seen) >= max_evaluations else "minutes"
+    x = np.array(best[1], dtype=float)
+    values = {n: _value(n, float(v)) for n, v in zip(names, x, strict=True)}
+    log(
+        f"  stopped by {stopped_by}: objective {before:.4f} -> {best[0]:.4f} in "
+        f"{len(seen)} simulations"
+    )
+    return SearchResult(
+        platform=with_values(x),
+        objective_before=before,
+        objective_after=float(best[0]),
+        evaluations=len(seen),
+        values=values,
+        simulated=best[2],
+        history=history,
+        stopped_by=stopped_by,
+    )
+
+
+def global_fit(
+    platform: Mapping[str, Any],
+    cells: pd.DataFrame,
+    names: Sequence[str],
+    simulate: Simulator,
+    *,
+    objective: str = "rank",
+    max_evaluations: int = 60,
+    max_minutes: float = 20.0,
+    seed: int = 1,
+    log: Callable[[str], None] = lambda _: None,
+) -> SearchResult:
+    """global_search over the scalar `names`; with ACCESS_TIMES among them, the
+    device's access times are fitted first (fit_access_times, 8 rounds, out of the
+    same budget) and the search starts from them. (calibrate.py imports this module inside
+    its functions: this one imports calibrate's parameter table at the top.)"""
+    doc = copy.deepcopy(dict(platform))
+    used = 0
+    began = time.monotonic()
+    if ACCESS_TIMES in names:
+        doc, error, used = fit_access_times(
+            doc, cells, simulate, min(ACCESS_ROUNDS, max(1, max_evaluations // 4))
+        )
+        log(f"  {ACCESS_TIMES}: log error {error:.3f} ({used} simulations)")
+    scalars = [n for n in names if n != ACCESS_TIMES]
+    minutes_left = max_minutes - (time.monotonic() - began) / 60
+    result = global_search(
+        doc, cells, scalars, simulate, objective=objective,
+        max_evaluations=max(1, max_evaluations - used), max_minutes=minutes_left,
+        seed=seed, log=log,
+    )  # fmt: skip
+    result.evaluations += used
+    if used:  # the start before the access times, for an honest "before"
+        result.objective_before = OBJECTIVES[objective](simulate(platform, cells), cells)
+        result.evaluations += 1
+    return result
