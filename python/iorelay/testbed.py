@@ -162,6 +162,10 @@ def down(state_file: Path = STATE_FILE) -> float:
     if state is None:
         return 0.0
     t0 = time.monotonic()
+    # The configuration `up` pointed this process at goes with the testbed: a Slurm command
+    # run later would wait a minute for a file that is gone.
+    if os.environ.get("SLURM_CONF") == slurm.env()["SLURM_CONF"]:
+        del os.environ["SLURM_CONF"]
     state.doc["phase"] = "stopping"
     # Last made first: slurmds, slurmctld, munged, mounts, glusterd, then each namespace with
     # whatever still runs in it (job steps, bricks), links, directories.

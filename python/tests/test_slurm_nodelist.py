@@ -3,6 +3,7 @@
 
 from __future__ import annotations
 
+import functools
 import shutil
 import subprocess
 from pathlib import Path
@@ -52,15 +53,27 @@ def test_parser_refuses_a_list_of_millions() -> None:
         parse_hostlist("a[0-999]b[0-999]c[0-999]")  # a billion, refused after a million
 
 
-def _working_scontrol() -> str:
-    """scontrol's path, or skip: absent, or present but unable to expand a list here."""
+@functools.cache
+def _scontrol_here() -> tuple[str | None, str]:
+    """scontrol's path if it can expand a list here, else None and why (asked once)."""
     exe = shutil.which("scontrol")
     if exe is None:
-        pytest.skip("scontrol is not installed (no Slurm): the parser stands in for it")
-    probe = subprocess.run([exe, "show", "hostnames", "n[1-2]"], capture_output=True, text=True,
-                           timeout=30, check=False)  # fmt: skip
+        return None, "scontrol is not installed (no Slurm): the parser stands in for it"
+    try:
+        probe = subprocess.run([exe, "show", "hostnames", "n[1-2]"], capture_output=True,
+                               text=True, timeout=10, check=False)  # fmt: skip
+    except subprocess.TimeoutExpired:  # e.g. a SLURM_CONF naming a file that is gone
+        return None, "scontrol did not answer within 10 s here"
     if probe.returncode != 0:
-        pytest.skip(f"scontrol cannot expand a node list here: {probe.stderr.strip()}")
+        return None, f"scontrol cannot expand a node list here: {probe.stderr.strip()}"
+    return exe, ""
+
+
+def _working_scontrol() -> str:
+    """scontrol's path, or skip: absent, or present but unable to expand a list here."""
+    exe, why = _scontrol_here()
+    if exe is None:
+        pytest.skip(why)
     return exe
 
 
