@@ -27,7 +27,7 @@ def test_the_table_lists_every_counter_once() -> None:
 
 def test_every_counter_named_in_docs_tooling_and_benchmarks_exists() -> None:
     keys = documented_counters()
-    sources = [*REPO_ROOT.glob("docs/*.md"), REPO_ROOT / "README.md"]
+    sources = [*REPO_ROOT.glob("docs/**/*.md"), REPO_ROOT / "README.md"]
     sources += [*REPO_ROOT.glob("python/iorelay/**/*.py"), *REPO_ROOT.glob("bench/*.py")]
     named = {
         name: str(path.relative_to(REPO_ROOT))
