@@ -19,15 +19,14 @@ from pathlib import Path
 
 import pandas as pd
 
-REPO = Path(__file__).resolve().parents[1]
-sys.path.insert(0, str(REPO / "python"))
+from iorelay import sim_score
+from iorelay.advise import evaluate
+from iorelay.advise.models import SOURCES
+from iorelay.advise.scores import not_worse_tolerance
+from iorelay.advise.table import PatternTable, pattern_table
+from iorelay.analysis.reader import read_results
 
-from iorelay import sim_score  # noqa: E402
-from iorelay.advise import evaluate  # noqa: E402
-from iorelay.advise.models import SOURCES  # noqa: E402
-from iorelay.advise.scores import not_worse_tolerance  # noqa: E402
-from iorelay.advise.table import PatternTable, pattern_table  # noqa: E402
-from iorelay.analysis.reader import read_results  # noqa: E402
+REPO = Path(__file__).resolve().parents[1]
 
 FORGE = REPO.parent / "shared" / "data" / "forge-marenostrum4"
 

@@ -18,14 +18,13 @@ import sys
 import time
 from pathlib import Path
 
-REPO = Path(__file__).resolve().parents[1]
-sys.path.insert(0, str(REPO / "python"))
+from iorelay.arbiter import evaluation
+from iorelay.arbiter.jobsets import DEFAULT_SHAPE
+from iorelay.arbiter.patterns import read_patterns
+from iorelay.arbiter.predictor import NearestPattern, leave_one_pattern_out
+from iorelay.markdown import frame_table
 
-from iorelay.arbiter import evaluation  # noqa: E402
-from iorelay.arbiter.jobsets import DEFAULT_SHAPE  # noqa: E402
-from iorelay.arbiter.patterns import read_patterns  # noqa: E402
-from iorelay.arbiter.predictor import NearestPattern, leave_one_pattern_out  # noqa: E402
-from iorelay.markdown import frame_table  # noqa: E402
+REPO = Path(__file__).resolve().parents[1]
 
 FORGE = Path(
     os.environ.get("IORELAY_FORGE_DATA", REPO.parent / "shared" / "data" / "forge-marenostrum4")

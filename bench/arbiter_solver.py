@@ -18,13 +18,12 @@ import sys
 import time
 from pathlib import Path
 
-REPO = Path(__file__).resolve().parents[1]
-sys.path.insert(0, str(REPO / "python"))
+from iorelay.arbiter.exhaustive import solve_exhaustive
+from iorelay.arbiter.instances import large_instance, random_instance
+from iorelay.arbiter.knapsack import solve
+from iorelay.arbiter.policies import floor_values
 
-from iorelay.arbiter.exhaustive import solve_exhaustive  # noqa: E402
-from iorelay.arbiter.instances import large_instance, random_instance  # noqa: E402
-from iorelay.arbiter.knapsack import solve  # noqa: E402
-from iorelay.arbiter.policies import floor_values  # noqa: E402
+REPO = Path(__file__).resolve().parents[1]
 
 
 def check(instances: int, max_jobs: int, seed: int) -> tuple[int, int, float]:

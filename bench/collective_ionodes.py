@@ -26,11 +26,10 @@ import tempfile
 from pathlib import Path
 from typing import Any
 
-REPO = Path(__file__).resolve().parents[1]
-sys.path.insert(0, str(REPO / "python"))
+from iorelay import mpi, paths
+from iorelay.run import RelayConfig, start_relay
 
-from iorelay import mpi, paths  # noqa: E402
-from iorelay.run import RelayConfig, start_relay  # noqa: E402
+REPO = Path(__file__).resolve().parents[1]
 
 RUN_TIMEOUT_S = 300.0
 

@@ -30,14 +30,13 @@ import tempfile
 import time
 from pathlib import Path
 
+from ratio_interval import ratio_interval
+
+from iorelay import paths
+from iorelay.daemons import LocalDaemons
+from iorelay.stats import query_stats
+
 REPO = Path(__file__).resolve().parents[1]
-sys.path.insert(0, str(REPO / "python"))
-
-from ratio_interval import ratio_interval  # noqa: E402
-
-from iorelay import paths  # noqa: E402
-from iorelay.daemons import LocalDaemons  # noqa: E402
-from iorelay.stats import query_stats  # noqa: E402
 
 MIB = 1 << 20
 TIMEOUT_S = 600

@@ -24,14 +24,13 @@ import tempfile
 import time
 from pathlib import Path
 
+import fio_job
+from results_table import counts
+
+from iorelay.daemons import LocalDaemons
+from iorelay.stats import query_stats
+
 REPO = Path(__file__).resolve().parents[1]
-sys.path.insert(0, str(REPO / "python"))
-
-import fio_job  # noqa: E402
-from results_table import counts  # noqa: E402
-
-from iorelay.daemons import LocalDaemons  # noqa: E402
-from iorelay.stats import query_stats  # noqa: E402
 
 PHASES = ("write", "read")
 COUNTERS = ("connections_shm_attached", "connections_shm_writes_piped",

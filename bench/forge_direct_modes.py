@@ -16,14 +16,13 @@ import sys
 from pathlib import Path
 
 import pandas as pd
+from sim_forge import FORGE
+
+from iorelay import calibrate, sim_cells, sim_score
+from iorelay.analysis.reader import read_results
+from iorelay.markdown import frame_table as markdown
 
 REPO = Path(__file__).resolve().parents[1]
-sys.path.insert(0, str(REPO / "python"))
-
-from sim_forge import FORGE, markdown  # noqa: E402
-
-from iorelay import calibrate, sim_cells, sim_score  # noqa: E402
-from iorelay.analysis.reader import read_results  # noqa: E402
 
 PATTERN = ["layout", "spatiality", "clients", "processes", "request"]
 

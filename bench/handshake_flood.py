@@ -26,14 +26,13 @@ import threading
 import time
 from pathlib import Path
 
+from results_table import publish
+
+from iorelay import paths
+from iorelay.daemons import LocalDaemons
+from iorelay.stats import query_stats
+
 REPO = Path(__file__).resolve().parents[1]
-sys.path.insert(0, str(REPO / "python"))
-
-from results_table import publish  # noqa: E402
-
-from iorelay import paths  # noqa: E402
-from iorelay.daemons import LocalDaemons  # noqa: E402
-from iorelay.stats import query_stats  # noqa: E402
 
 PING_TIMEOUT_MS = 8000
 

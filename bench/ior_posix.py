@@ -24,15 +24,14 @@ import tempfile
 import time
 from pathlib import Path
 
+from ratio_interval import ratio_interval
+from results_table import counts
+from vendor_tools import build_ior, run_mpi
+
+from iorelay.daemons import LocalDaemons
+from iorelay.stats import query_stats
+
 REPO = Path(__file__).resolve().parents[1]
-sys.path.insert(0, str(REPO / "python"))
-
-from ratio_interval import ratio_interval  # noqa: E402
-from results_table import counts  # noqa: E402
-from vendor_tools import build_ior, run_mpi  # noqa: E402
-
-from iorelay.daemons import LocalDaemons  # noqa: E402
-from iorelay.stats import query_stats  # noqa: E402
 
 
 def ior_args(args: argparse.Namespace, path: str) -> list[str]:

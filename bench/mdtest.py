@@ -19,14 +19,13 @@ import tempfile
 import time
 from pathlib import Path
 
+from results_table import counts, publish
+from vendor_tools import build_ior, run_mpi
+
+from iorelay.daemons import LocalDaemons
+from iorelay.stats import query_stats
+
 REPO = Path(__file__).resolve().parents[1]
-sys.path.insert(0, str(REPO / "python"))
-
-from results_table import counts, publish  # noqa: E402
-from vendor_tools import build_ior, run_mpi  # noqa: E402
-
-from iorelay.daemons import LocalDaemons  # noqa: E402
-from iorelay.stats import query_stats  # noqa: E402
 
 PHASES = ("File creation", "File stat", "File read", "File removal")
 

@@ -23,10 +23,9 @@ import tempfile
 import time
 from pathlib import Path
 
-REPO = Path(__file__).resolve().parents[1]
-sys.path.insert(0, str(REPO / "python"))
+from datapath import TIMEOUT_S, program, request_rate_rows
 
-from datapath import TIMEOUT_S, program, request_rate_rows  # noqa: E402
+REPO = Path(__file__).resolve().parents[1]
 
 GOOGLE_BENCHMARKS = (
     "sched_bench", "placement_bench", "frame_mac_bench", "fencing_poll_bench", "lock_table_bench",

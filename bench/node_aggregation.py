@@ -24,13 +24,12 @@ import time
 from pathlib import Path
 from typing import Any
 
+import fio_job
+
+from iorelay import units
+from iorelay.run import RelayConfig, start_relay
+
 REPO = Path(__file__).resolve().parents[1]
-sys.path.insert(0, str(REPO / "python"))
-
-import fio_job  # noqa: E402
-
-from iorelay import units  # noqa: E402
-from iorelay.run import RelayConfig, start_relay  # noqa: E402
 
 DATA_OPS = ("pwrite", "write", "pread", "read", "pwrite_piped", "pread_piped")
 

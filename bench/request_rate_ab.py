@@ -27,10 +27,9 @@ import sys
 import tempfile
 from pathlib import Path
 
-REPO = Path(__file__).resolve().parents[1]
-sys.path.insert(0, str(REPO / "python"))
+from iorelay.daemons import LocalDaemons
 
-from iorelay.daemons import LocalDaemons  # noqa: E402
+REPO = Path(__file__).resolve().parents[1]
 
 TIMEOUT_S = 120
 

@@ -24,13 +24,12 @@ import tempfile
 import time
 from pathlib import Path
 
+from strided_job import MPI_ENV, strided_writer_cmd
+
+from iorelay.daemons import LocalDaemons
+from iorelay.stats import query_stats
+
 REPO = Path(__file__).resolve().parents[1]
-sys.path.insert(0, str(REPO / "python"))
-
-from strided_job import MPI_ENV, strided_writer_cmd  # noqa: E402
-
-from iorelay.daemons import LocalDaemons  # noqa: E402
-from iorelay.stats import query_stats  # noqa: E402
 
 
 def write_mib_s(directory: str, args: argparse.Namespace, env: dict[str, str]) -> float:

@@ -21,14 +21,12 @@ import tempfile
 import time
 from pathlib import Path
 
+import datapath
+
+from iorelay.daemons import LocalDaemons
+from iorelay.stats import query_stats
+
 REPO = Path(__file__).resolve().parents[1]
-sys.path.insert(0, str(REPO / "python"))
-sys.path.insert(0, str(REPO / "bench"))
-
-import datapath  # noqa: E402
-
-from iorelay.daemons import LocalDaemons  # noqa: E402
-from iorelay.stats import query_stats  # noqa: E402
 
 MIB = 1 << 20
 PATHS = ("direct", "in place", "copied")

@@ -36,12 +36,11 @@ import tempfile
 import time
 from pathlib import Path
 
-REPO = Path(__file__).resolve().parents[1]
-sys.path.insert(0, str(REPO / "python"))
+from iorelay import paths
+from iorelay.daemons import LocalDaemons
+from iorelay.stats import query_stats
 
-from iorelay import paths  # noqa: E402
-from iorelay.daemons import LocalDaemons  # noqa: E402
-from iorelay.stats import query_stats  # noqa: E402
+REPO = Path(__file__).resolve().parents[1]
 
 TIMEOUT_S = 120
 

@@ -26,15 +26,14 @@ import tempfile
 import time
 from pathlib import Path
 
+from schedulers import write_mib_s  #  (one run of the job, as bench/schedulers.py)
+
+from iorelay.daemons import LocalDaemons
+from iorelay.simulate import platform_path, run_tool
+from iorelay.stats import query_stats
+from iorelay.units import parse_bytes
+
 REPO = Path(__file__).resolve().parents[1]
-sys.path.insert(0, str(REPO / "python"))
-
-from schedulers import write_mib_s  # noqa: E402  (one run of the job, as bench/schedulers.py)
-
-from iorelay.daemons import LocalDaemons  # noqa: E402
-from iorelay.simulate import platform_path, run_tool  # noqa: E402
-from iorelay.stats import query_stats  # noqa: E402
-from iorelay.units import parse_bytes  # noqa: E402
 
 SCHEDULERS = ("fifo", "aioli")
 PAPER_RANGE = (11.0, 50.0)  # aIOLi's speed-ups over its range of request sizes and clients

@@ -36,8 +36,6 @@ import time
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 
-sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "python"))
-
 from iorelay import paths
 from iorelay.simulate import SimulateError, apply_settings, run_tool
 from iorelay.units import UnitError, parse_bytes

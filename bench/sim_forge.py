@@ -32,12 +32,11 @@ from pathlib import Path
 
 import pandas as pd
 
-REPO = Path(__file__).resolve().parents[1]
-sys.path.insert(0, str(REPO / "python"))
+from iorelay import calibrate, paths, sim_cells, sim_score
+from iorelay.analysis.reader import read_results
+from iorelay.markdown import frame_table
 
-from iorelay import calibrate, paths, sim_cells, sim_score  # noqa: E402
-from iorelay.analysis.reader import read_results  # noqa: E402
-from iorelay.markdown import frame_table  # noqa: E402
+REPO = Path(__file__).resolve().parents[1]
 
 FORGE = REPO.parent / "shared" / "data" / "forge-marenostrum4"
 OPTIONS = (0, 1, 2, 4, 8)

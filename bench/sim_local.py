@@ -39,14 +39,13 @@ from pathlib import Path
 
 import numpy as np
 import pandas as pd
+from sim_forge import predict  # noise-free cells
+
+from iorelay import calibrate, explore, paths, sim_cells, sim_score
+from iorelay.analysis.reader import read_results
+from iorelay.markdown import frame_table as markdown
 
 REPO = Path(__file__).resolve().parents[1]
-sys.path.insert(0, str(REPO / "python"))
-
-from sim_forge import markdown, predict  # noqa: E402  (noise-free cells; Markdown tables)
-
-from iorelay import calibrate, explore, paths, sim_cells, sim_score  # noqa: E402
-from iorelay.analysis.reader import read_results  # noqa: E402
 
 OPTIONS = (0, 1, 2)
 # Per machine: the free parameters by default, and what the summary calls it. The testbed's

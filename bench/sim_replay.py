@@ -22,8 +22,6 @@ import sys
 import tempfile
 from pathlib import Path
 
-sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "python"))
-
 from iorelay import paths
 from iorelay.daemons import LocalDaemons
 from iorelay.trace import read_trace

@@ -20,10 +20,9 @@ import sys
 import tempfile
 from pathlib import Path
 
-REPO = Path(__file__).resolve().parents[1]
-sys.path.insert(0, str(REPO / "python"))
+from iorelay import paths
 
-from iorelay import paths  # noqa: E402
+REPO = Path(__file__).resolve().parents[1]
 
 TIMEOUT_S = 1800.0
 # (ranks, nodes, I/O nodes, issuer)

@@ -3,11 +3,6 @@ shared file in small O_DIRECT requests (rank r's k-th request at (k * R + r) * s
 
 from __future__ import annotations
 
-import sys
-from pathlib import Path
-
-sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "python"))
-
 from iorelay import paths
 
 # Shared memory between ranks on one machine; no network transport is probed.

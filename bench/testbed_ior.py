@@ -29,14 +29,13 @@ import tempfile
 import time
 from pathlib import Path
 
+from vendor_tools import build_ior
+
+from iorelay import mpi, paths, testbed_slurm
+from iorelay.explore_testbed import mpi_argv, mpi_env
+from iorelay.testbed_plan import SHARED_PATH
+
 REPO = Path(__file__).resolve().parents[1]
-sys.path.insert(0, str(REPO / "python"))
-
-from vendor_tools import build_ior  # noqa: E402
-
-from iorelay import mpi, paths, testbed_slurm  # noqa: E402
-from iorelay.explore_testbed import mpi_argv, mpi_env  # noqa: E402
-from iorelay.testbed_plan import SHARED_PATH  # noqa: E402
 
 COMPUTE = ["node1", "node2"]
 IONODE = "ion1"

@@ -25,18 +25,17 @@ import tempfile
 import time
 from pathlib import Path
 
+from mdtest import PHASES
+from mdtest import parse_rates as parse_phases
+from results_table import counts
+from testbed_ior import COMPUTE, IONODE, direct_ranks, forwarded_ranks
+from vendor_tools import build_ior
+
+from iorelay import mpi, testbed_slurm
+from iorelay.simulate import SimulateError, apply_settings, run_tool
+from iorelay.testbed_plan import SHARED_PATH
+
 REPO = Path(__file__).resolve().parents[1]
-sys.path.insert(0, str(REPO / "python"))
-
-from mdtest import PHASES  # noqa: E402
-from mdtest import parse_rates as parse_phases  # noqa: E402
-from results_table import counts  # noqa: E402
-from testbed_ior import COMPUTE, IONODE, direct_ranks, forwarded_ranks  # noqa: E402
-from vendor_tools import build_ior  # noqa: E402
-
-from iorelay import mpi, testbed_slurm  # noqa: E402
-from iorelay.simulate import SimulateError, apply_settings, run_tool  # noqa: E402
-from iorelay.testbed_plan import SHARED_PATH  # noqa: E402
 
 PLATFORM = REPO / "platforms" / "testbed.json"
 BYTES = 4096

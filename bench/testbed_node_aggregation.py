@@ -29,17 +29,16 @@ import time
 from pathlib import Path
 from typing import Any
 
+import fio_job
+from node_aggregation import add_pattern_args, data_requests
+
+from iorelay import testbed, testbed_slurm, units
+from iorelay.run import RelayConfig, start_relay
+from iorelay.testbed_net import link_bytes
+from iorelay.testbed_plan import SHARED_PATH
+from iorelay.testbed_state import State
+
 REPO = Path(__file__).resolve().parents[1]
-sys.path.insert(0, str(REPO / "python"))
-
-import fio_job  # noqa: E402
-from node_aggregation import add_pattern_args, data_requests  # noqa: E402
-
-from iorelay import testbed, testbed_slurm, units  # noqa: E402
-from iorelay.run import RelayConfig, start_relay  # noqa: E402
-from iorelay.testbed_net import link_bytes  # noqa: E402
-from iorelay.testbed_plan import SHARED_PATH  # noqa: E402
-from iorelay.testbed_state import State  # noqa: E402
 
 COMPUTE = "node1"
 IONODE = "ion1"

@@ -19,13 +19,12 @@ import tempfile
 import time
 from pathlib import Path
 
+from results_table import counts, publish
+
+from iorelay.daemons import LocalDaemons
+from iorelay.stats import query_stats
+
 REPO = Path(__file__).resolve().parents[1]
-sys.path.insert(0, str(REPO / "python"))
-
-from results_table import counts, publish  # noqa: E402
-
-from iorelay.daemons import LocalDaemons  # noqa: E402
-from iorelay.stats import query_stats  # noqa: E402
 
 PY = sys.executable
 STEPS = {

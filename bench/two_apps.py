@@ -19,14 +19,13 @@ import tempfile
 import time
 from pathlib import Path
 
+from strided_job import MPI_ENV, strided_writer_cmd
+
+from iorelay import paths
+from iorelay.credential import create_credential
+from iorelay.daemons import LocalDaemons
+
 REPO = Path(__file__).resolve().parents[1]
-sys.path.insert(0, str(REPO / "python"))
-
-from strided_job import MPI_ENV, strided_writer_cmd  # noqa: E402
-
-from iorelay import paths  # noqa: E402
-from iorelay.credential import create_credential  # noqa: E402
-from iorelay.daemons import LocalDaemons  # noqa: E402
 
 TIMEOUT_S = 600
 

@@ -1,26 +1,21 @@
 """The simulator reproduces Sung et al.'s independent-I/O trends on a Cori-like platform that
-its model can express (bench/sim_cori_trends.py; docs/simulator.md says which it cannot)."""
+its model can express (bench/sim_cori_trends.py; docs/validation/simulator-cori-bgq.md says
+which it cannot)."""
 
 from __future__ import annotations
 
 import json
-import sys
-from pathlib import Path
 
 import pytest
 
-sys.path.insert(0, str(Path(__file__).resolve().parents[2] / "bench"))
-
-import sim_cori_trends
-
-from iorelay import paths
+from iorelay import cori_trends, paths
 
 
 @pytest.mark.needs_build("iorelay-sim")
 def test_nodes_and_osts_trends_hold() -> None:
-    cells = sim_cori_trends.sweep(sim_cori_trends.QUICK)
+    cells = cori_trends.sweep(cori_trends.QUICK)
     assert len(cells) == 24 and all(bw > 0 for bw in cells.values())
-    verdicts = sim_cori_trends.trends(cells)
+    verdicts = cori_trends.trends(cells)
     # "ppn" (fewer ranks per node at a fixed number of nodes) is the one the model does not give
     for trend in ("nodes", "osts", "best", "spread"):
         assert verdicts[trend][0], f"{trend}: {verdicts[trend][1]}"
@@ -35,9 +30,9 @@ def test_spreading_processes_helps_through_the_nodes_nics() -> None:
     # 256 processes as 32 nodes x 8 beat 8 x 32 because each node's NIC (8 GB/s) limits what
     # its ranks send; with NICs that limit nothing the two layouts are equal.
     tool = paths.find("iorelay-sim")
-    platform = json.loads(sim_cori_trends.PLATFORM.read_text())
-    few, many = (sim_cori_trends.simulate(tool, platform, n, r, 248) for n, r in ((8, 32), (32, 8)))
+    platform = json.loads(cori_trends.PLATFORM.read_text())
+    few, many = (cori_trends.simulate(tool, platform, n, r, 248) for n, r in ((8, 32), (32, 8)))
     assert many > few * 1.2
     platform["compute"]["nic"] = "100GBps"
-    few, many = (sim_cori_trends.simulate(tool, platform, n, r, 248) for n, r in ((8, 32), (32, 8)))
+    few, many = (cori_trends.simulate(tool, platform, n, r, 248) for n, r in ((8, 32), (32, 8)))
     assert abs(many - few) < few * 0.02

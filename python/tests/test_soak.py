@@ -3,15 +3,12 @@ its memory and descriptors flat (bench/soak.py runs the long one)."""
 
 from __future__ import annotations
 
-import sys
 from pathlib import Path
 
 import pytest
 from conftest import require_built
 
-sys.path.insert(0, str(Path(__file__).resolve().parents[2] / "bench"))
-
-import soak
+from iorelay import soak
 
 pytestmark = pytest.mark.needs_build()
 
