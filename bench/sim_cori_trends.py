@@ -3,7 +3,7 @@
 
 Each cell is one iorelay-sim run: NODES compute nodes with PPN ranks each write one shared file,
 contiguous, REQUESTS requests of 1 MiB per rank, straight to Lustre (0 I/O nodes, as Cori's IOR
-runs did), striped over OSTS targets. The trends (ALGORITHMS.md, section 6) are then tested on
+runs did), striped over OSTS targets. The trends (Sung et al.) are then tested on
 the table:
   nodes  more compute nodes give more throughput (same ranks per node and OSTs);
   osts   more OSTs help up to a point: throughput never falls with more OSTs, and somewhere

@@ -1,7 +1,7 @@
 // Which ranks of a job aggregate in collective (two-phase) MPI-IO, chosen by the published rules
-// (docs/collective.md, ALGORITHMS.md section 4): ROMIO's default of one aggregator per host, the
-// user's cb_nodes, Chaarawi & Gabriel's write saturation point k, alignment to the file's stripes,
-// and balance over the I/O nodes. Pure code: no MPI, no OS calls, no threads.
+// (docs/collective.md; Chaarawi & Gabriel, Cluster 2011): ROMIO's default of one aggregator per
+// host, the user's cb_nodes, Chaarawi & Gabriel's write saturation point k, alignment to the file's
+// stripes, and balance over the I/O nodes. Pure code: no MPI, no OS calls, no threads.
 #pragma once
 
 #include <cstdint>

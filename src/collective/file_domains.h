@@ -25,7 +25,7 @@ Result<std::vector<FileDomain>> EvenDomains(uint64_t begin, uint64_t end, int32_
 // (offset / stripe_size) mod aggregators. Both must be > 0 (checked by the caller).
 int32_t StripeAggregator(uint64_t offset, uint64_t stripe_size_bytes, int32_t aggregators);
 
-// The storage target of byte `offset` of a file striped C ways (ALGORITHMS.md section 5):
+// The storage target of byte `offset` of a file striped C ways (Lustre-style RAID-0):
 // (offset / stripe_size) mod C.
 int32_t StripeTarget(uint64_t offset, uint64_t stripe_size_bytes, int32_t stripe_count);
 
