@@ -1,7 +1,7 @@
 // Chaarawi & Gabriel's aggregator grouping around the write saturation point k (Cluster 2011,
-// OMPIO's dynamic selection): ranks that are contiguous in the
-// file form groups; a group with more than k bytes is split, adjacent groups with less are merged
-// while the sum stays <= k; the first rank of each final group aggregates for it. Pure code.
+// OMPIO's dynamic selection): ranks that are contiguous in the file form groups; a group with more
+// than k bytes is split, adjacent groups with less are merged while the sum stays <= k; the first
+// rank of each final group aggregates for it. Pure code.
 #pragma once
 
 #include <cstdint>
