@@ -469,16 +469,21 @@ def calibrate(
     objective: str = "rank",
     max_minutes: float = 0.0,
     log: Callable[[str], None] = print,
+    log_path: Path | None = None,
+    resume: bool = False,
 ) -> dict[str, Any]:
     """Fits `platform_name` to the cells of `measured` and writes the result to `out`.
     method "local": fit() (stages, Nelder-Mead, the pooled log error); "global":
     calibrate_global.global_fit (differential evolution on `objective`, at most `max_minutes`
-    of wall time, 0: no limit)."""
+    of wall time, 0: no limit), every simulation logged to `log_path` (calibrate_log; default
+    OUT with the suffix .log.jsonl), and with `resume` the logged search continued."""
     from iorelay import calibrate_global, sim_score  # (they import this module)
 
     check_parameters(names)
     if method not in ("local", "global"):
         raise CalibrateError(f"unknown method {method!r}; valid: local, global")
+    if resume and method != "global":
+        raise CalibrateError("--resume continues a logged global search: give --method global")
     if objective not in calibrate_global.OBJECTIVES:
         valid = ", ".join(calibrate_global.OBJECTIVES)
         raise CalibrateError(f"unknown objective {objective!r}; valid: {valid}")
@@ -503,7 +508,8 @@ def calibrate(
         found = calibrate_global.global_fit(
             platform, used, names, simulate, objective=objective,
             max_evaluations=max_evaluations, max_minutes=max_minutes or float("inf"),
-            seed=seed, log=log,
+            seed=seed, log=log, log_path=log_path or out.with_suffix(".log.jsonl"),
+            resume=resume,
         )  # fmt: skip
         best = found.simulated if found.simulated is not None else simulate(found.platform, used)
         measured_median = used["median"].to_numpy(float)
@@ -632,6 +638,19 @@ def add_parser(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None
     )
     p.add_argument("--scheduler", default="fifo")
     p.add_argument("--max-evaluations", type=int, default=60)
+    p.add_argument(
+        "--log",
+        type=Path,
+        help="--method global: the evaluation log, one line per simulation (default: OUT with "
+        "the suffix .log.jsonl)",
+    )
+    p.add_argument(
+        "--resume",
+        action="store_true",
+        help="--method global: continue the search of --log (same cells, platform, parameters, "
+        "objective and seed): logged simulations are not run again; raise --max-evaluations "
+        "or give new --max-minutes to go further",
+    )
     p.add_argument("--jobs", type=int, default=sim_cells.default_jobs())
     p.set_defaults(func=run)
 
@@ -664,6 +683,8 @@ def run(args: argparse.Namespace) -> int:
             method=args.method,
             objective=args.objective,
             max_minutes=args.max_minutes,
+            log_path=args.log,
+            resume=args.resume,
         )
     except (CalibrateError, SimulateError, AnalysisError, units.UnitError, OSError, KeyError) as e:
         print(f"iorelay calibrate: {e}", file=sys.stderr)

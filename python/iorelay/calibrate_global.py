@@ -17,13 +17,14 @@ import copy
 import time
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
+from pathlib import Path
 from typing import Any
 
 import numpy as np
 import pandas as pd
 from scipy.optimize import differential_evolution
 
-from iorelay import sim_score
+from iorelay import calibrate_log, sim_score
 from iorelay.calibrate import (
     ACCESS_ROUNDS,
     ACCESS_TIMES,
@@ -140,6 +141,8 @@ def global_search(
     seed: int = 1,
     population: int = 0,
     log: Callable[[str], None] = lambda _: None,
+    replay: Mapping[tuple[float, ...], tuple[float, Sequence[float]]] | None = None,
+    record: Callable[[tuple[float, ...], float, np.ndarray], None] = lambda *_: None,
 ) -> SearchResult:
     """Differential evolution over `names` (bounded, log scales, counts as powers of two), from
     a Latin-hypercube population of `population` members (0: max(5, 2 x parameters)) that
@@ -147,7 +150,9 @@ def global_search(
     cells; at most `max_evaluations` simulations of all cells and `max_minutes` of wall time
     (the search stops inside a generation, before a simulation that would overrun the minutes
     if it took as long as the longest so far). Returns the best point simulated, never worse
-    than the start."""
+    than the start. `replay` answers points simulated before (calibrate_log: a resumed search
+    proposes the same points, and those count against `max_evaluations`, not the minutes);
+    `record` is told each new simulation."""
     score = OBJECTIVES[objective]
     scales = [_scale(n) for n in names]
     bounds = [(lo, hi) for lo, hi, _ in scales]
@@ -167,17 +172,22 @@ def global_search(
         return doc
 
     def evaluate(x: np.ndarray) -> float:
-        key = tuple(np.round(x, 6))
+        key = tuple(float(v) for v in np.round(x, 6))
         if key in seen:
             return seen[key]
-        elapsed = time.monotonic() - began
-        # Stop before a simulation that would end past the budget, judged by the longest so far.
-        if seen and (len(seen) >= max_evaluations or elapsed + longest[0] > max_minutes * 60):
-            raise _Stop("budget")
-        one = time.monotonic()
-        simulated = simulate(with_values(x), cells)
-        longest[0] = max(longest[0], time.monotonic() - one)
-        value = score(simulated, cells)
+        if key in (replay or {}):
+            value, logged = replay[key]
+            simulated = np.asarray(logged, dtype=float)
+        else:
+            elapsed = time.monotonic() - began
+            # Stop before a simulation that would end past the budget, judged by the longest.
+            if seen and (len(seen) >= max_evaluations or elapsed + longest[0] > max_minutes * 60):
+                raise _Stop("budget")
+            one = time.monotonic()
+            simulated = simulate(with_values(x), cells)
+            longest[0] = max(longest[0], time.monotonic() - one)
+            value = score(simulated, cells)
+            record(key, value, simulated)
         seen[key] = value
         if value < best[0]:
             best[0], best[1], best[2] = value, np.array(x, dtype=float), simulated
@@ -241,25 +251,57 @@ def global_fit(
     max_minutes: float = 20.0,
     seed: int = 1,
     log: Callable[[str], None] = lambda _: None,
+    log_path: Path | None = None,
+    resume: bool = False,
 ) -> SearchResult:
     """global_search over the scalar `names`; with ACCESS_TIMES among them, the
     device's access times are fitted first (fit_access_times, 8 rounds, out of the
-    same budget) and the search starts from them. (calibrate.py imports this module inside
-    its functions: this one imports calibrate's parameter table at the top.)"""
+    same budget) and the search starts from them. With `log_path`, every simulation is logged
+    (calibrate_log) and `resume` continues the logged search instead of starting it again.
+    (calibrate.py imports this module inside its functions: this one imports calibrate's
+    parameter table at the top.)"""
+    entries = calibrate_log.read(log_path) if (log_path and resume) else []
+    writer = calibrate_log.Writer(log_path, fresh=not resume) if log_path else None
     doc = copy.deepcopy(dict(platform))
     used = 0
     began = time.monotonic()
     if ACCESS_TIMES in names:
-        doc, error, used = fit_access_times(
-            doc, cells, simulate, min(ACCESS_ROUNDS, max(1, max_evaluations // 4))
-        )
-        log(f"  {ACCESS_TIMES}: log error {error:.3f} ({used} simulations)")
+        logged = calibrate_log.of_kind(entries, "access_times")
+        if logged:
+            doc, error, used = logged[0]["platform"], logged[0]["error"], logged[0]["used"]
+            log(f"  {ACCESS_TIMES}: log error {error:.3f} ({used} simulations, from the log)")
+        else:
+            doc, error, used = fit_access_times(
+                doc, cells, simulate, min(ACCESS_ROUNDS, max(1, max_evaluations // 4))
+            )
+            log(f"  {ACCESS_TIMES}: log error {error:.3f} ({used} simulations)")
+            if writer:
+                writer.add({"kind": "access_times", "platform": doc, "error": error, "used": used})
     scalars = [n for n in names if n != ACCESS_TIMES]
+    search = {
+        "kind": "search", "parameters": scalars, "objective": objective, "seed": seed,
+        "cells": calibrate_log.fingerprint(cells), "start": calibrate_log.fingerprint(doc),
+    }  # fmt: skip
+    replay: dict[tuple[float, ...], tuple[float, list[float]]] = {}
+    if log_path and entries:
+        logged_search = calibrate_log.of_kind(entries, "search")
+        calibrate_log.check_same_search(log_path, logged_search[0] if logged_search else {}, search)
+        for e in calibrate_log.of_kind(entries, "evaluation"):
+            replay[tuple(float(v) for v in e["x"])] = (e["objective"], e["simulated"])
+        log(f"  resuming {log_path}: {len(replay)} simulations logged")
+    elif writer:
+        writer.add(search)
+
+    def record(key: tuple[float, ...], value: float, simulated: np.ndarray) -> None:
+        if writer:
+            entry = {"kind": "evaluation", "x": list(key), "objective": value}
+            writer.add(entry | {"simulated": [float(v) for v in simulated]})
+
     minutes_left = max_minutes - (time.monotonic() - began) / 60
     result = global_search(
         doc, cells, scalars, simulate, objective=objective,
         max_evaluations=max(1, max_evaluations - used), max_minutes=minutes_left,
-        seed=seed, log=log,
+        seed=seed, log=log, replay=replay, record=record,
     )  # fmt: skip
     result.evaluations += used
     if used:  # the start before the access times, for an honest "before"

@@ -120,3 +120,58 @@ def test_a_small_global_calibration_writes_its_best_platform(tmp_path: Path) -> 
     assert record["error_after"] <= record["error_before"]
     assert any("within-pattern rho" in line for line in record["training_ranking"])
     assert sum("simulations," in line for line in lines) == record["evaluations"]
+
+
+class _Counted:
+    """The stand-in simulator, counting its simulations."""
+
+    def __init__(self) -> None:
+        self.calls = 0
+
+    def __call__(self, doc: Any, cells: pd.DataFrame) -> np.ndarray:
+        self.calls += 1
+        return _stand_in(doc, cells)
+
+
+def test_a_resumed_search_is_the_uninterrupted_one_without_simulating_again(
+    tmp_path: Path,
+) -> None:
+    cells, log = _cells(), tmp_path / "search.log.jsonl"
+    fit = calibrate_global.global_fit
+    whole = fit(_platform(), cells, NAMES, _stand_in, max_evaluations=30, seed=3)
+    first = _Counted()
+    stopped = fit(_platform(), cells, NAMES, first, max_evaluations=12, seed=3, log_path=log)
+    assert first.calls == stopped.evaluations == 12
+    # A crash while writing leaves a cut line: it is dropped, and its simulation run again.
+    log.write_text(log.read_text() + '{"kind": "evaluation", "x": [1.0')
+    rest = _Counted()
+    resumed = fit(
+        _platform(), cells, NAMES, rest, max_evaluations=30, seed=3, log_path=log, resume=True
+    )
+    assert rest.calls == 30 - 12
+    assert resumed.evaluations == whole.evaluations == 30
+    assert resumed.values == whole.values
+    assert resumed.objective_after == whole.objective_after
+    assert resumed.history == whole.history
+    # The log holds every simulation once, and resumes again with nothing left to simulate.
+    again = _Counted()
+    fit(_platform(), cells, NAMES, again, max_evaluations=30, seed=3, log_path=log, resume=True)
+    assert again.calls == 0
+
+
+def test_a_resume_under_other_settings_is_refused(tmp_path: Path) -> None:
+    cells, log = _cells(), tmp_path / "search.log.jsonl"
+    calibrate_global.global_fit(
+        _platform(), cells, NAMES, _stand_in, max_evaluations=6, seed=3, log_path=log
+    )
+    with pytest.raises(calibrate.CalibrateError, match="differs in seed"):
+        calibrate_global.global_fit(
+            _platform(), cells, NAMES, _stand_in, max_evaluations=9, seed=4, log_path=log,
+            resume=True,
+        )  # fmt: skip
+    log.write_text("not json\n" + log.read_text())
+    with pytest.raises(calibrate.CalibrateError, match=":1: not a calibration log line"):
+        calibrate_global.global_fit(
+            _platform(), cells, NAMES, _stand_in, max_evaluations=9, seed=3, log_path=log,
+            resume=True,
+        )  # fmt: skip
