@@ -47,12 +47,18 @@ def mode_args(component: str, aggregators: int | None) -> tuple[list[str], dict[
 
 
 def bench(args: argparse.Namespace, directory: str, extra: list[str], env: dict[str, str]):
-    """One iorelay-bench run under mpirun, each rank through `iorelay exec`; its JSON result."""
+    """One iorelay-bench run of the pattern, write and read; its JSON result."""
+    pattern = ["--request", args.request, "--segments", str(args.segments), "--write", "--read"]
+    return mpiio_bench(args.ranks, directory, [*pattern, *extra], env)
+
+
+def mpiio_bench(ranks: int, directory: str, options: list[str], env: dict[str, str]):
+    """One 1D-strided `iorelay-bench --api mpiio` run under mpirun, each rank through
+    `iorelay exec`; its JSON result."""
     launcher = mpi.launcher({"IORELAY_MPI": "openmpi"})
-    argv = [*launcher.prefix(args.ranks, list(env)), sys.executable, "-m", "iorelay.exec_cmd",
+    argv = [*launcher.prefix(ranks, list(env)), sys.executable, "-m", "iorelay.exec_cmd",
             "--", str(paths.find(launcher.bench)), "--api", "mpiio", "--spatiality", "strided",
-            "--request", args.request, "--segments", str(args.segments), "--write", "--read",
-            "--dir", directory, *extra]  # fmt: skip
+            "--dir", directory, *options]  # fmt: skip
     proc = subprocess.run(argv, env={**os.environ, **launcher.run_env, **env},
                           stdin=subprocess.DEVNULL, capture_output=True, text=True,
                           timeout=RUN_TIMEOUT_S, check=False)  # fmt: skip

@@ -321,10 +321,17 @@ Status ParseCpu(const json& doc, CpuParams* c) {
   return Optional(s, "ionode_call", &Section::Duration, &c->ionode_call_ns);
 }
 
+Status ParseCollective(const json& doc, CollectiveParams* c) {
+  const Section s(doc, "collective", {"saturation_point"});
+  IORELAY_RETURN_IF_ERROR(s.CheckKeys());
+  return Optional(s, "saturation_point", &Section::Bytes, &c->saturation_point_bytes);
+}
+
 }  // namespace
 
 Result<Platform> ParsePlatform(const json& doc) {
-  Section top(doc, "platform", {"name", "network", "compute", "ionode", "storage", "cpu"});
+  Section top(doc, "platform",
+              {"name", "network", "compute", "ionode", "storage", "cpu", "collective"});
   IORELAY_RETURN_IF_ERROR(top.CheckKeys());
   Platform p;
   auto name = top.String("name");
@@ -350,6 +357,8 @@ Result<Platform> ParsePlatform(const json& doc) {
   }
   IORELAY_RETURN_IF_ERROR(ParseStorage(doc["storage"], &p.storage));
   if (top.Has("cpu")) IORELAY_RETURN_IF_ERROR(ParseCpu(doc["cpu"], &p.cpu));
+  if (top.Has("collective"))
+    IORELAY_RETURN_IF_ERROR(ParseCollective(doc["collective"], &p.collective));
   return p;
 }
 
@@ -422,6 +431,10 @@ json ToJson(const Platform& p) {
                   {"copy_bytes_per_s", p.cpu.copy_Bps},
                   {"ionode_request", units::FormatDurationNs(p.cpu.ionode_request_ns)},
                   {"ionode_call", units::FormatDurationNs(p.cpu.ionode_call_ns)}};
+  }
+  if (p.collective.saturation_point_bytes > 0) {
+    out["collective"] = {
+        {"saturation_point", units::FormatBytes(p.collective.saturation_point_bytes)}};
   }
   return out;
 }

@@ -144,6 +144,12 @@ struct CpuParams {
   int64_t ionode_call_ns = 0;      // the I/O node's file-system call, per call of a dispatch
 };
 
+// Collective MPI-IO facts of a machine, measured (bench/collective_saturation.py); read by the
+// advisor (python/iorelay/collective_advice.py). 0: not measured.
+struct CollectiveParams {
+  uint64_t saturation_point_bytes = 0;  // k: bytes per aggregator at which a write saturates
+};
+
 struct Platform {
   std::string name;
   NetworkParams network;
@@ -151,6 +157,7 @@ struct Platform {
   IoNodeParams ionode;
   StorageParams storage;
   CpuParams cpu;
+  CollectiveParams collective;
 };
 
 // Parses a platform document. Every key is checked: an unknown key, a missing required value or

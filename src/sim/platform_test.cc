@@ -172,6 +172,21 @@ TEST(PlatformTest, CpuSectionNeedsItsCoresAndKnownKeys) {
   EXPECT_NE(Error(doc).find("unknown key 'ionode_cal' in cpu"), std::string::npos);
 }
 
+TEST(PlatformTest, CollectiveSaturationPointIsOptionalBytes) {
+  EXPECT_EQ(ParsePlatform(Minimal())->collective.saturation_point_bytes, 0u);
+  EXPECT_FALSE(ToJson(*ParsePlatform(Minimal())).contains("collective"));
+  json doc = Minimal();
+  doc["collective"]["saturation_point"] = "4MiB";
+  auto p = ParsePlatform(doc);
+  ASSERT_TRUE(p.ok()) << p.status().message();
+  EXPECT_EQ(p->collective.saturation_point_bytes, 4u << 20);
+  EXPECT_EQ(ToJson(*p)["collective"]["saturation_point"], "4MiB");
+  doc["collective"]["saturation_point"] = "four";
+  EXPECT_NE(Error(doc).find("collective.saturation_point"), std::string::npos) << Error(doc);
+  doc["collective"] = {{"k", "4MiB"}};
+  EXPECT_NE(Error(doc).find("unknown key 'k' in collective"), std::string::npos) << Error(doc);
+}
+
 TEST(PlatformTest, LinkNeedsATopology) {
   json doc = Minimal();
   doc["network"]["link"] = "1GBps";

@@ -1,0 +1,123 @@
+"""The write saturation point k of this machine (iorelay.saturation): collective MPI-IO writes
+through ONE aggregator, each collective call giving it SIZE bytes, over a ladder of sizes; k is
+the smallest size within 90% of the plateau, per repetition, with its spread.
+
+    .venv/bin/python bench/collective_saturation.py [--component ompio|romio321] [--ranks 4]
+        [--sizes 256K,1M,4M,16M,64M] [--total 256M] [--reps 5] [--platform-out FILE.json]
+
+Each run: P ranks write one shared file in the 1D-strided pattern with requests of SIZE / P,
+so each collective call covers SIZE contiguous bytes, and the one aggregator (OMPIO:
+io_ompio_num_aggregators=1 with io_ompio_bytes_per_agg=SIZE; ROMIO: cb_nodes=1 with
+cb_buffer_size=SIZE) writes them in one call; TOTAL bytes, then MPI_File_sync (the write
+phase's time includes it). Sizes alternate in a rotated order within each repetition. Writes
+bench/results/collective-saturation-COMPONENT.md and .json; with --platform-out, a copy of
+--platform with `collective.saturation_point` set to the measured k.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import statistics
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+from collective_ionodes import mpiio_bench
+
+from iorelay import units
+from iorelay.saturation import PLATEAU_SHARE, saturation
+from iorelay.simulate import platform_path
+
+REPO = Path(__file__).resolve().parents[1]
+
+
+def one_aggregator(component: str, size: int) -> tuple[list[str], dict[str, str]]:
+    """Bench options and environment for collective writes through one aggregator that takes
+    `size` bytes per call."""
+    env = {"OMPI_MCA_io": component}
+    if component == "ompio":
+        env |= {"OMPI_MCA_io_ompio_num_aggregators": "1",
+                "OMPI_MCA_io_ompio_bytes_per_agg": str(size)}  # fmt: skip
+        return ["--collective"], env
+    hints = ["cb_nodes=1", "cb_config_list=*:1", f"cb_buffer_size={size}", "romio_cb_write=enable"]
+    return ["--collective", *(a for h in hints for a in ("--hint", h))], env
+
+
+def run(args: argparse.Namespace, size: int, directory: str) -> float:
+    if size % args.ranks:
+        raise SystemExit(f"size {size} is not a multiple of --ranks {args.ranks}")
+    segments = max(1, args.total // size)
+    extra, env = one_aggregator(args.component, size)
+    pattern = ["--request", str(size // args.ranks), "--segments", str(segments)]
+    result = mpiio_bench(args.ranks, directory, [*pattern, "--write", "--fsync", *extra], env)
+    (phase,) = [p for p in result["phases"] if p["operation"] == "write"]
+    return float(phase["bandwidth_mib_s"])
+
+
+def main() -> int:
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("--component", choices=("ompio", "romio321"), default="ompio")
+    ap.add_argument("--ranks", type=int, default=4)
+    ap.add_argument("--sizes", default="256K,1M,4M,16M,64M")
+    ap.add_argument("--total", default="256M")
+    ap.add_argument("--reps", type=int, default=5)
+    ap.add_argument("--dir", default="/var/tmp", help="where the files are written")
+    ap.add_argument("--platform", default="local", help="with --platform-out: the platform")
+    ap.add_argument("--platform-out", type=Path)
+    ap.add_argument("--out", type=Path)
+    args = ap.parse_args()
+    args.total = units.parse_bytes(args.total)
+    sizes = [units.parse_bytes(s) for s in args.sizes.split(",") if s]
+    rows = []
+    with tempfile.TemporaryDirectory(prefix="iorelay-k-", dir=args.dir) as tmp:
+        for rep in range(args.reps):
+            order = sizes[rep % len(sizes) :] + sizes[: rep % len(sizes)]
+            for size in order:
+                mib_s = run(args, size, tmp)
+                rows.append({"repetition": rep, "size": size, "mib_s": mib_s})
+                print(f"rep {rep} size {units.format_bytes(size)}: {mib_s:.1f} MiB/s", flush=True)
+    found = saturation(rows)
+    k = units.format_bytes(found.saturation_point)
+    q1, q3 = (units.format_bytes(int(q)) for q in found.quartiles)
+    command = "python bench/collective_saturation.py " + " ".join(sys.argv[1:])
+    lines = [
+        f"# Write saturation point k, {args.component}, {time.strftime('%Y-%m-%d')}",
+        "",
+        f"Command: `{command}` ({args.ranks} ranks, {units.format_bytes(args.total)} per run, "
+        f"files in {args.dir}; load average at the end {Path('/proc/loadavg').read_text()[:14]})",
+        "",
+        "| bytes per aggregator per call | median MiB/s | runs |",
+        "|---:|---:|---|",
+        *(
+            f"| {units.format_bytes(s)} | {bw:.1f} | "
+            + ", ".join(f"{r['mib_s']:.0f}" for r in rows if r["size"] == s)
+            + " |"
+            for s, bw in found.median_curve.items()
+        ),
+        "",
+        f"k (smallest size within {PLATEAU_SHARE:.0%} of the repetition's plateau): median {k}, "
+        f"interquartile range {q1} to {q3}, per repetition "
+        + ", ".join(units.format_bytes(v) for v in found.per_repetition)
+        + (
+            " (some repetitions still rising at the largest size)"
+            if found.reached_at_largest
+            else ""
+        ),
+    ]
+    text = "\n".join(lines) + "\n"
+    print(text)
+    out = args.out or REPO / "bench" / "results" / f"collective-saturation-{args.component}.md"
+    out.write_text(text)
+    out.with_suffix(".json").write_text(json.dumps({"command": command, "runs": rows}, indent=1))
+    if args.platform_out:
+        doc = json.loads(platform_path(args.platform).read_text())
+        doc["collective"] = {"saturation_point": k}
+        args.platform_out.write_text(json.dumps(doc, indent=2) + "\n")
+    print(f"median of medians {statistics.median(found.median_curve.values()):.1f} MiB/s")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
