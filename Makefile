@@ -64,8 +64,8 @@ test-python:
 	$(VBIN)/pytest -q python/tests
 
 lint: deps
-	$(VBIN)/ruff check python bench
-	$(VBIN)/ruff format --check python bench
+	$(VBIN)/ruff check python bench tools
+	$(VBIN)/ruff format --check python bench tools
 
 test-asan: deps
 	$(CMAKE_CONFIGURE) -B build-asan -DCMAKE_BUILD_TYPE=Debug -DIORELAY_WERROR=ON \
@@ -133,7 +133,7 @@ FORMAT_FILES = $$(find $(FORMAT_DIRS) -type f \( -name '*.cc' -o -name '*.h' -o 
 
 format:
 	clang-format -i $(FORMAT_FILES)
-	@if [[ -x $(VBIN)/ruff ]]; then $(VBIN)/ruff format python bench; fi
+	@if [[ -x $(VBIN)/ruff ]]; then $(VBIN)/ruff format python bench tools; fi
 
 format-check:
 	clang-format --dry-run --Werror $(FORMAT_FILES)

@@ -9,7 +9,7 @@ APT_PACKAGES=(
   libgtest-dev libgmock-dev libbenchmark-dev
   libfmt-dev libsodium-dev nlohmann-json3-dev libabsl-dev liburing-dev
   fio clang-format openmpi-bin libopenmpi-dev mpich libmpich-dev ccache libsimgrid-dev
-  python3-venv
+  python3-venv python3-h5py-mpi python3-mpi4py
 )
 # `setup.sh fuzz` also installs clang and libFuzzer (g++ has no libFuzzer), for `make fuzz` only.
 if [[ ${1:-} == fuzz ]]; then APT_PACKAGES+=(clang-14 libfuzzer-14-dev libclang-rt-14-dev); fi
