@@ -40,7 +40,14 @@ from rich.progress import (
 
 from iorelay import __version__, explore_sim, mpi, paths, units
 from iorelay.daemons import DaemonError
-from iorelay.explore_run import Runner, RunOutcome, bench_argv, daemon_columns, settled_stats
+from iorelay.explore_run import (
+    Runner,
+    RunOutcome,
+    bench_argv,
+    bench_env,
+    daemon_columns,
+    settled_stats,
+)
 from iorelay.results import ResultsFile, rows_from_bench, run_key
 from iorelay.run import PLACEMENTS, RelayConfig, RunError, start_relay
 from iorelay.simulate import SimulateError
@@ -58,7 +65,14 @@ PATTERN_DEFAULTS: dict[str, Any] = {
     "wearout": False,
     "odirect": False,
     "fsync": False,
+    # MPI-IO (iorelay-bench --api mpiio): collective calls, a number of aggregators (0: the MPI's
+    # own choice) and extra hints "key=value,key=value". POSIX runs keep none of these columns.
+    "api": "posix",
+    "collective": False,
+    "aggregators": 0,
+    "hints": "",
 }
+APIS = ("posix", "mpiio")
 RELAY_DEFAULTS: dict[str, Any] = {"ionodes": 0, "scheduler": "fifo", "placement": "block"}
 SWEEP_DEFAULTS: dict[str, Any] = {"seed": 1, "repetitions": 5, "timeout_s": 120.0}
 
@@ -98,12 +112,35 @@ def _section(doc: Mapping[str, Any], name: str, defaults: Mapping[str, Any]) -> 
     return {**defaults, **given}
 
 
+def _mpiio(values: Mapping[str, Any]) -> dict[str, Any] | None:
+    """The MPI-IO columns of a run ({} for POSIX), or None for a combination no run can have:
+    collective calls, aggregators or hints without MPI-IO, aggregators without collective calls,
+    O_DIRECT with MPI-IO (iorelay-bench refuses it)."""
+    api = str(values["api"])
+    if api not in APIS:
+        raise SweepError(f"[pattern] api must be one of {list(APIS)}, got {api!r}")
+    aggregators, hints = int(values["aggregators"]), str(values["hints"])
+    if aggregators < 0:
+        raise SweepError(f"[pattern] aggregators must be >= 0, got {aggregators}")
+    if any("=" not in h for h in hints.split(",") if h):
+        raise SweepError(f"[pattern] hints are key=value,key=value, got {hints!r}")
+    collective = bool(values["collective"])
+    if api == "posix":
+        return None if (collective or aggregators or hints) else {}
+    if values["odirect"] or (aggregators and not collective):
+        return None
+    return {"api": api, "collective": collective, "aggregators": aggregators, "hints": hints}
+
+
 def _configuration(values: Mapping[str, Any]) -> dict[str, Any] | None:
     """One run's effective configuration in results-column names; None if impossible."""
     if values["layout"] == "fpp" and values["spatiality"] == "strided":
         return None  # file per process is only contiguous
+    mpiio = _mpiio(values)
+    if mpiio is None:
+        return None
     processes, rpn = int(values["processes"]), int(values["ranks_per_node"])
-    return {
+    return mpiio | {
         "layout": values["layout"],
         "spatiality": values["spatiality"],
         "nodes": -(-processes // rpn),
@@ -209,7 +246,7 @@ def run_one(config: Mapping[str, Any], operations: tuple[str, ...], timeout_s: f
     command = ""
     try:
         with start_relay(relay_config, work) as relay:
-            env = relay.env(preload=False)
+            env = relay.env(preload=False) | bench_env(config)
             argv = mpirun_argv(
                 config["processes"], list(env), bench_argv(config, operations, relay.root)
             )

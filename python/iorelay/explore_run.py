@@ -30,7 +30,29 @@ def bench_argv(config: Mapping[str, Any], operations: tuple[str, ...], root: Pat
     ]  # fmt: skip
     argv += [f"--{op}" for op in operations]
     argv += [f"--{flag}" for flag in ("wearout", "odirect", "fsync") if config[flag]]
+    if config.get("api", "posix") == "mpiio":
+        argv += ["--api", "mpiio", *(["--collective"] if config["collective"] else [])]
+        argv += [a for h in mpiio_hints(config) for a in ("--hint", h)]
     return argv
+
+
+def mpiio_hints(config: Mapping[str, Any]) -> list[str]:
+    """The MPI-IO hints of a run: its aggregator count as ROMIO asks for it (cb_nodes, at most
+    that many per node, two-phase I/O on), then the sweep's own hints, which win."""
+    hints = []
+    if config.get("aggregators"):
+        a = config["aggregators"]
+        hints += [f"cb_nodes={a}", f"cb_config_list=*:{a}", "romio_cb_write=enable",
+                  "romio_cb_read=enable"]  # fmt: skip
+    return hints + [h for h in str(config.get("hints", "")).split(",") if h]
+
+
+def bench_env(config: Mapping[str, Any]) -> dict[str, str]:
+    """Environment a run's ranks need beyond the relay's: OpenMPI's OMPIO takes its aggregator
+    count from an MCA parameter, not from cb_nodes."""
+    if config.get("api") == "mpiio" and config.get("aggregators"):
+        return {"OMPI_MCA_io_ompio_num_aggregators": str(config["aggregators"])}
+    return {}
 
 
 @dataclass

@@ -231,3 +231,75 @@ def test_exploration_modules_import_alone_without_a_circle(module: str, loaded: 
     proc = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
                           timeout=60, check=True)  # fmt: skip
     assert proc.stdout.split() == loaded
+
+
+# -- MPI-IO dimensions ------------------------------------------------------------------------
+
+MPIIO_SWEEP = """
+[sweep]
+repetitions = 1
+timeout_s = {timeout}
+[pattern]
+layout = "shared"
+spatiality = "strided"
+processes = 4
+request = "16K"
+total = "1M"
+api = ["posix", "mpiio"]
+collective = [false, true]
+aggregators = [0, 2]
+[relay]
+ionodes = {ionodes}
+"""
+
+
+def test_mpiio_dimensions_expand_only_to_runs_that_can_be() -> None:
+    runs = parse_sweep(MPIIO_SWEEP.format(timeout=60, ionodes=[0])).runs
+    shapes = sorted(
+        (r.get("api", "posix"), r.get("collective"), r.get("aggregators")) for r in runs
+    )
+    # POSIX: once; MPI-IO: independent, collective with the MPI's aggregators, and with 2.
+    assert shapes == [("mpiio", False, 0), ("mpiio", True, 0), ("mpiio", True, 2),
+                      ("posix", None, None)]  # fmt: skip
+    # A POSIX run's key is the one it had before MPI-IO dimensions existed: results resume.
+    (posix,) = [r for r in runs if "api" not in r]
+    plain = parse_sweep(tiny_sweep([0]).replace('spatiality = ["contiguous", "strided"]',
+                                                 'spatiality = "strided"')).runs  # fmt: skip
+    assert run_key(posix) in {run_key({**r, "ranks_per_node": 1, "nodes": 4}) for r in plain}
+    for bad, why in (("api = 'hdf5'", "api must be"), ("aggregators = -1", "aggregators must"),
+                     ("api = 'mpiio'\nhints = 'cb_nodes'", "key=value")):  # fmt: skip
+        with pytest.raises(SweepError, match=why):
+            parse_sweep(f"[pattern]\n{bad}\n")
+
+
+def test_an_mpiio_run_asks_for_its_aggregators_both_ways() -> None:
+    config = {"layout": "shared", "spatiality": "strided", "request_bytes": 16384,
+              "total_bytes": 1 << 20, "stonewall_s": 0.0, "ranks_per_node": 1, "repetition": 0,
+              "wearout": False, "odirect": False, "fsync": False, "api": "mpiio",
+              "collective": True, "aggregators": 2, "hints": "cb_buffer_size=1048576"}  # fmt: skip
+    argv = explore_run.bench_argv(config, ("write",), Path("/tmp/x/root"))
+    i = argv.index("--api")
+    assert argv[i : i + 3] == ["--api", "mpiio", "--collective"]
+    hints = [argv[j + 1] for j, a in enumerate(argv) if a == "--hint"]
+    assert hints == ["cb_nodes=2", "cb_config_list=*:2", "romio_cb_write=enable",
+                     "romio_cb_read=enable", "cb_buffer_size=1048576"]  # fmt: skip
+    assert explore_run.bench_env(config) == {"OMPI_MCA_io_ompio_num_aggregators": "2"}
+    assert explore_run.bench_env({**config, "api": "posix"}) == {}
+
+
+@needs_mpirun
+@pytest.mark.needs_build("iorelay-bench", "iorelayd", "libiorelay_preload.so", "iorelay-ctl")
+def test_an_mpiio_sweep_through_one_ionode_is_analysed_by_aggregators(disk_tmp: Path) -> None:
+    sweep = disk_tmp / "sweep.toml"
+    sweep.write_text(MPIIO_SWEEP.format(timeout=SUBPROCESS_TIMEOUT_S, ionodes=[1]))
+    out = disk_tmp / "results"
+    assert iorelay_explore(str(sweep), "--out", str(out)) == 0
+    rows = pd.read_csv(out / "results.csv")
+    assert len(rows) == 4 * 2  # 4 runs, write and read
+    assert (rows["wrong_words"] == 0).all() and (rows["errors"] == 0).all()
+    assert (rows["daemon_bytes_written"] >= rows["bytes"]).all()  # through the I/O node
+    from iorelay.analysis.reader import read_results
+
+    runs = read_results([out])
+    assert set(runs["api"]) == {"posix", "mpiio"}  # the POSIX rows kept, not dropped as missing
+    assert sorted(runs.loc[runs["collective"].astype(bool), "aggregators"].unique()) == [0, 2]

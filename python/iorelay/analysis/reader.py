@@ -62,12 +62,21 @@ def expand(paths: Iterable[str | os.PathLike[str]]) -> list[Path]:
     return files
 
 
+MPIIO_DEFAULTS = {"api": "posix", "collective": False, "hints": "", "aggregators": 0}
+
+
 def read_results(paths: Iterable[str | os.PathLike[str]]) -> pd.DataFrame:
     """All runs of all given files and directories, in the internal schema (see schema.py)."""
     frames = [read_file(f) for f in expand(paths)]
     if not frames:
         raise AnalysisError("no results given")
     runs = pd.concat(frames, ignore_index=True)
+    # A sweep of POSIX and MPI-IO runs: the POSIX rows have no MPI-IO columns; give them the
+    # values that say so, or grouping by pattern would drop them as missing.
+    for column, posix in MPIIO_DEFAULTS.items():
+        if column in runs.columns:
+            values = runs[column].astype(object)
+            runs[column] = values.where(values.notna(), posix)
     keep = [
         c
         for c in (*PATTERN_COLUMNS, *OPTION_COLUMNS, *MEASUREMENT_COLUMNS, *RUN_COLUMNS)

@@ -20,6 +20,9 @@ PATTERN_COLUMNS: tuple[str, ...] = (
     "operation",  # "write" or "read"
     "odirect",  # bool
     "stonewall_s",  # stonewall, seconds (0 = none)
+    "api",  # "posix" or "mpiio" (iorelay's MPI-IO runs only)
+    "collective",  # bool: collective MPI-IO calls
+    "hints",  # MPI-IO hints beyond the aggregator count, "key=value,..."
 )
 
 # Columns that describe a configuration choice. The one being compared is the option; any other
