@@ -1,0 +1,161 @@
+"""Collective MPI-IO settings for a job: how many aggregators and where, `cb_buffer_size`,
+collective or independent calls, and the file's stripes, written out as a ROMIO hints file,
+OMPIO MCA parameters and an `lfs setstripe` line, each with the evidence behind it.
+
+The aggregators come from src/collective's rules (through `iorelay-aggregators`, which prints
+its choice as JSON): Chaarawi & Gabriel's count from the write saturation point k, capped per
+node, aligned to the stripes and the I/O nodes. k must have been measured on the machine
+(`collective.saturation_point` in its platform file, bench/collective_saturation.py): there is
+no default k, as OMPIO's built-in 32 MiB is a guess about another machine.
+
+`settings()` is pure (the tool's JSON and the job in, the advice out); `advise()` runs the tool.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Mapping
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from iorelay import paths, units
+from iorelay.tools import run_json_tool
+
+DEFAULT_STRIPE_SIZE = 1 << 20  # Lustre's default stripe size
+
+
+class CollectiveAdviceError(ValueError):
+    """The job or the platform cannot be advised (k not measured, a bad size or count)."""
+
+
+@dataclass(frozen=True)
+class Job:
+    ranks: int
+    ranks_per_node: int
+    bytes_per_call: int  # all ranks' data in one collective call
+    ionodes: int = 0
+    targets: int = 0  # storage targets (OSTs) the file may be striped over; 0: not striped
+    stripe_size: int = DEFAULT_STRIPE_SIZE
+    max_per_node: int = 1
+
+
+@dataclass(frozen=True)
+class Advice:
+    aggregators: int
+    aggregator_ranks: tuple[int, ...]
+    cb_buffer_size: int
+    collective: bool
+    stripe_count: int  # 1: not striped
+    stripe_size: int
+    reasons: tuple[str, ...]
+    evidence: tuple[str, ...]
+
+    def romio_hints(self) -> dict[str, str]:
+        hints = {
+            "cb_nodes": str(self.aggregators),
+            "cb_buffer_size": str(self.cb_buffer_size),
+            "romio_cb_write": "enable" if self.collective else "disable",
+            "romio_cb_read": "enable" if self.collective else "disable",
+        }
+        if self.stripe_count > 1:
+            hints |= {"striping_factor": str(self.stripe_count),
+                      "striping_unit": str(self.stripe_size)}  # fmt: skip
+        return hints
+
+    def ompio_parameters(self) -> dict[str, str]:
+        return {
+            "io_ompio_num_aggregators": str(self.aggregators),
+            "io_ompio_bytes_per_agg": str(self.cb_buffer_size),
+        }
+
+    def setstripe(self, path: str = "FILE") -> str:
+        return f"lfs setstripe -c {self.stripe_count} -S {self.stripe_size} {path}"
+
+    def text(self) -> str:
+        ranks = ", ".join(map(str, self.aggregator_ranks))
+        when = "" if self.collective else " if collective calls are used"
+        lines = [f"aggregators{when}: {self.aggregators} (ranks {ranks})",
+                 f"collective calls: {'on' if self.collective else 'off (independent)'}",
+                 f"cb_buffer_size: {units.format_bytes(self.cb_buffer_size)}",
+                 f"stripes: {self.stripe_count} x {units.format_bytes(self.stripe_size)}", "",
+                 "ROMIO hints file (ROMIO_HINTS=FILE):",
+                 *(f"  {k} {v}" for k, v in self.romio_hints().items()), "",
+                 "OMPIO (OpenMPI's default MPI-IO):",
+                 *(f"  --mca {k} {v}" for k, v in self.ompio_parameters().items()), "",
+                 f"Lustre: {self.setstripe()}", "", "why:",
+                 *(f"  {r}" for r in self.reasons), "evidence:",
+                 *(f"  {e}" for e in self.evidence)]  # fmt: skip
+        return "\n".join(lines)
+
+
+def stripe_count_for(job: Job, aggregators: int) -> int:
+    """One target per aggregator where there are enough (ROMIO on Lustre then gives each
+    aggregator its own target), else every target: the count the aggregators are aligned to."""
+    return 1 if job.targets <= 1 else min(job.targets, aggregators)
+
+
+def settings(job: Job, choice: Mapping[str, Any], saturation_point: int, source: str) -> Advice:
+    """The advice from iorelay-aggregators' JSON choice for `job` (run with the stripe count of
+    stripe_count_for) and the measured k."""
+    aggregators = int(choice["aggregators"])
+    stripes = int(choice["job"]["stripe-count"])
+    per_rank = job.bytes_per_call // job.ranks
+    # Each aggregator's cycle: k bytes (what saturates a write), in whole stripes.
+    cycle = -(-saturation_point // job.stripe_size) * job.stripe_size
+    collective = per_rank < saturation_point
+    why_collective = (
+        f"each rank's own call ({units.format_bytes(per_rank)}) is below k "
+        f"({units.format_bytes(saturation_point)}): gathered, the aggregators' calls reach it"
+        if collective
+        else f"each rank's own call ({units.format_bytes(per_rank)}) already reaches k "
+        f"({units.format_bytes(saturation_point)}): gathering would only add an exchange"
+    )
+    rounded = f"cb_buffer_size = k rounded up to whole stripes: {units.format_bytes(cycle)}"
+    reasons = (*choice["reasons"], why_collective, rounded)
+    evidence = (
+        f"k = {units.format_bytes(saturation_point)}, measured ({source})",
+        "aggregator count and placement: Chaarawi & Gabriel's rule and ROMIO's per-node "
+        "placement (src/collective), not yet checked against measured runs of this job",
+        "stripes: the Lustre alignment rule only; no striped file system was measured here "
+        "(the testbed's GlusterFS has no striping) and the simulator does not model collective "
+        "I/O yet",
+    )
+    return Advice(aggregators, tuple(int(r) for r in choice["ranks"]), cycle, collective,
+                  stripes, job.stripe_size, reasons, evidence)  # fmt: skip
+
+
+def measured_saturation_point(platform_file: Path) -> int:
+    """k from a platform file; an error saying how to measure it when it is absent."""
+    doc = json.loads(platform_file.read_text())
+    value = doc.get("collective", {}).get("saturation_point")
+    if not value:
+        raise CollectiveAdviceError(
+            f"{platform_file}: the write saturation point k is not measured (no "
+            "collective.saturation_point): measure it with .venv/bin/python "
+            "bench/collective_saturation.py --platform-out FILE"
+        )
+    return units.parse_bytes(value)
+
+
+def advise(job: Job, platform_file: Path) -> Advice:
+    """Measured k, then iorelay-aggregators twice: for the unstriped count, then aligned to
+    the stripe count that count asks for."""
+    if job.ranks < 1 or job.ranks_per_node < 1 or job.bytes_per_call < job.ranks:
+        raise CollectiveAdviceError("ranks, ranks per node and bytes per call must be positive")
+    k = measured_saturation_point(platform_file)
+
+    def choose(stripes: int) -> dict[str, Any]:
+        argv = [str(paths.find("iorelay-aggregators")), "--ranks", str(job.ranks),
+                "--ranks-per-node", str(job.ranks_per_node), "--ionodes", str(job.ionodes),
+                "--bytes-per-call", str(job.bytes_per_call), "--saturation-point", str(k),
+                "--max-per-node", str(job.max_per_node),
+                "--stripe-count", str(stripes)]  # fmt: skip
+        if stripes > 1:
+            argv += ["--stripe-size", str(job.stripe_size)]
+        return run_json_tool(argv, error=CollectiveAdviceError, timeout_s=30)
+
+    first = choose(1)
+    stripes = stripe_count_for(job, int(first["aggregators"]))
+    choice = first if stripes == 1 else choose(stripes)
+    return settings(job, choice, k, str(platform_file))

@@ -1,0 +1,73 @@
+"""Collective MPI-IO advice (iorelay.collective_advice): settings from src/collective's choice
+and the measured k, as ROMIO hints, OMPIO parameters and a Lustre stripe line; no advice
+without a measured k."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+
+from iorelay import collective_advice as ca
+from iorelay.simulate import PLATFORMS_DIR
+
+MIB = 1 << 20
+
+
+def choice(aggregators: int, ranks: list[int], stripes: int) -> dict:
+    """What iorelay-aggregators prints, reduced to what the advice reads."""
+    return {"aggregators": aggregators, "ranks": ranks, "reasons": ["a reason"],
+            "job": {"stripe-count": stripes}}  # fmt: skip
+
+
+def test_small_calls_gather_into_k_sized_cycles_of_whole_stripes() -> None:
+    job = ca.Job(ranks=16, ranks_per_node=4, bytes_per_call=64 * MIB, targets=8,
+                 stripe_size=4 * MIB)  # fmt: skip
+    a = ca.settings(job, choice(4, [0, 4, 8, 12], 4), saturation_point=6 * MIB, source="m.json")
+    assert a.collective  # 4 MiB per rank < k
+    assert a.cb_buffer_size == 8 * MIB  # k = 6 MiB rounded up to whole 4 MiB stripes
+    assert a.romio_hints() == {
+        "cb_nodes": "4", "cb_buffer_size": str(8 * MIB), "romio_cb_write": "enable",
+        "romio_cb_read": "enable", "striping_factor": "4", "striping_unit": str(4 * MIB),
+    }  # fmt: skip
+    assert a.ompio_parameters() == {"io_ompio_num_aggregators": "4",
+                                    "io_ompio_bytes_per_agg": str(8 * MIB)}  # fmt: skip
+    assert a.setstripe("/lustre/out.h5") == f"lfs setstripe -c 4 -S {4 * MIB} /lustre/out.h5"
+    assert "measured (m.json)" in a.evidence[0]
+    assert any("not measured here" in e or "no striped" in e for e in a.evidence)
+
+
+def test_calls_already_at_k_stay_independent() -> None:
+    job = ca.Job(ranks=4, ranks_per_node=1, bytes_per_call=4 * 40 * MIB)
+    a = ca.settings(job, choice(4, [0, 1, 2, 3], 1), saturation_point=32 * MIB, source="m")
+    assert not a.collective and a.romio_hints()["romio_cb_write"] == "disable"
+    assert "striping_factor" not in a.romio_hints()
+    assert "if collective calls are used" in a.text()
+
+
+def test_one_target_per_aggregator_where_there_are_enough() -> None:
+    assert ca.stripe_count_for(ca.Job(16, 4, MIB, targets=8), aggregators=4) == 4
+    assert ca.stripe_count_for(ca.Job(16, 4, MIB, targets=2), aggregators=4) == 2
+    assert ca.stripe_count_for(ca.Job(16, 4, MIB, targets=0), aggregators=4) == 1
+
+
+def test_no_advice_without_a_measured_k(tmp_path: Path) -> None:
+    with pytest.raises(ca.CollectiveAdviceError, match=r"not measured.*collective_saturation"):
+        ca.advise(ca.Job(4, 1, MIB), PLATFORMS_DIR / "local.json")
+
+
+@pytest.mark.needs_build("iorelay-aggregators")
+def test_advice_through_the_aggregator_rules(tmp_path: Path) -> None:
+    doc = json.loads((PLATFORMS_DIR / "local.json").read_text())
+    doc["collective"] = {"saturation_point": "32MiB"}
+    platform = tmp_path / "measured.json"
+    platform.write_text(json.dumps(doc))
+    # 16 ranks on 4 nodes, 100 MiB per call: ceil(100 / 32) = 4 aggregators, one per node; 8
+    # targets: 4 stripes, one target each.
+    job = ca.Job(ranks=16, ranks_per_node=4, bytes_per_call=100 * MIB, targets=8)
+    a = ca.advise(job, platform)
+    assert (a.aggregators, a.aggregator_ranks, a.stripe_count) == (4, (0, 4, 8, 12), 4)
+    assert a.collective and a.cb_buffer_size == 32 * MIB
+    with pytest.raises(ca.CollectiveAdviceError, match="positive"):
+        ca.advise(ca.Job(0, 1, MIB), platform)
