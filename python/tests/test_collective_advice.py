@@ -71,3 +71,21 @@ def test_advice_through_the_aggregator_rules(tmp_path: Path) -> None:
     assert a.collective and a.cb_buffer_size == 32 * MIB
     with pytest.raises(ca.CollectiveAdviceError, match="positive"):
         ca.advise(ca.Job(0, 1, MIB), platform)
+
+
+@pytest.mark.needs_build("iorelay-aggregators")
+def test_iorelay_hints_writes_the_romio_hints_file(tmp_path: Path, capsys) -> None:
+    from iorelay import cli
+
+    doc = json.loads((PLATFORMS_DIR / "local.json").read_text())
+    doc["collective"] = {"saturation_point": "32MiB"}
+    platform, hints = tmp_path / "measured.json", tmp_path / "romio-hints"
+    platform.write_text(json.dumps(doc))
+    argv = ["hints", "--ranks", "16", "--ranks-per-node", "4", "--bytes-per-call", "100M",
+            "--platform", str(platform), "--romio-hints", str(hints), "--json"]  # fmt: skip
+    assert cli.main(argv) == 0
+    out = json.loads(capsys.readouterr().out)
+    assert out["aggregators"] == 4 and out["romio_hints"]["cb_nodes"] == "4"
+    assert hints.read_text().splitlines()[0] == "cb_nodes 4"
+    assert cli.main(["hints", "--ranks", "4", "--bytes-per-call", "1M", "--platform", "local"]) == 2
+    assert "not measured" in capsys.readouterr().err
