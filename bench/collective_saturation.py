@@ -7,7 +7,7 @@ the smallest size within 90% of the plateau, per repetition, with its spread.
 
 Each run: P ranks write one shared file in the 1D-strided pattern with requests of SIZE / P,
 so each collective call covers SIZE contiguous bytes, and the one aggregator (OMPIO:
-io_ompio_num_aggregators=1 with io_ompio_bytes_per_agg=SIZE; ROMIO: cb_nodes=1 with
+io_ompio_num_aggregators=1 with io_ompio_cycle_buffer_size=SIZE; ROMIO: cb_nodes=1 with
 cb_buffer_size=SIZE) writes them in one call; TOTAL bytes, then MPI_File_sync (the write
 phase's time includes it). Sizes alternate in a rotated order within each repetition. Writes
 bench/results/collective-saturation-COMPONENT.md and .json; with --platform-out, a copy of
@@ -39,7 +39,7 @@ def one_aggregator(component: str, size: int) -> tuple[list[str], dict[str, str]
     env = {"OMPI_MCA_io": component}
     if component == "ompio":
         env |= {"OMPI_MCA_io_ompio_num_aggregators": "1",
-                "OMPI_MCA_io_ompio_bytes_per_agg": str(size)}  # fmt: skip
+                "OMPI_MCA_io_ompio_cycle_buffer_size": str(size)}  # fmt: skip
         return ["--collective"], env
     hints = ["cb_nodes=1", "cb_config_list=*:1", f"cb_buffer_size={size}", "romio_cb_write=enable"]
     return ["--collective", *(a for h in hints for a in ("--hint", h))], env

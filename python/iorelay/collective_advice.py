@@ -48,6 +48,7 @@ class Advice:
     collective: bool
     stripe_count: int  # 1: not striped
     stripe_size: int
+    saturation_point: int
     reasons: tuple[str, ...]
     evidence: tuple[str, ...]
 
@@ -64,9 +65,11 @@ class Advice:
         return hints
 
     def ompio_parameters(self) -> dict[str, str]:
+        # OMPIO's cycle buffer is ROMIO's cb_buffer_size; its bytes_per_agg is its own k.
         return {
             "io_ompio_num_aggregators": str(self.aggregators),
-            "io_ompio_bytes_per_agg": str(self.cb_buffer_size),
+            "io_ompio_cycle_buffer_size": str(self.cb_buffer_size),
+            "io_ompio_bytes_per_agg": str(self.saturation_point),
         }
 
     def setstripe(self, path: str = "FILE") -> str:
@@ -122,7 +125,7 @@ def settings(job: Job, choice: Mapping[str, Any], saturation_point: int, source:
         "I/O yet",
     )
     return Advice(aggregators, tuple(int(r) for r in choice["ranks"]), cycle, collective,
-                  stripes, job.stripe_size, reasons, evidence)  # fmt: skip
+                  stripes, job.stripe_size, saturation_point, reasons, evidence)  # fmt: skip
 
 
 def measured_saturation_point(platform_file: Path) -> int:

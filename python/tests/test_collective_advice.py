@@ -32,7 +32,8 @@ def test_small_calls_gather_into_k_sized_cycles_of_whole_stripes() -> None:
         "romio_cb_read": "enable", "striping_factor": "4", "striping_unit": str(4 * MIB),
     }  # fmt: skip
     assert a.ompio_parameters() == {"io_ompio_num_aggregators": "4",
-                                    "io_ompio_bytes_per_agg": str(8 * MIB)}  # fmt: skip
+                                    "io_ompio_cycle_buffer_size": str(8 * MIB),
+                                    "io_ompio_bytes_per_agg": str(6 * MIB)}  # fmt: skip
     assert a.setstripe("/lustre/out.h5") == f"lfs setstripe -c 4 -S {4 * MIB} /lustre/out.h5"
     assert "measured (m.json)" in a.evidence[0]
     assert any("not measured here" in e or "no striped" in e for e in a.evidence)
