@@ -3,7 +3,10 @@ driver), direct against through I/O nodes, independent and collective, alternati
 repetition; medians of the repetitions, with the I/O nodes' requests from their counters.
 
     .venv/bin/python bench/hdf5_selections.py [--ranks 4] [--ionodes 2] [--rows 256]
-        [--width 8] [--elements 4096] [--reps 5] [--daemon-args "..."] [--out FILE.md]
+        [--width 8] [--elements 4096] [--reps 5] [--daemon-args "..."] [--env KEY=VALUE]...
+        [--out FILE.md]
+
+--env sets a variable for the forwarded runs' ranks (e.g. the client's IORELAY_* options).
 
 Each run writes then reads one shared file; each rank checks its elements and rank 0 the whole
 file (a run that does not verify stops the benchmark). Time is the slowest rank's, from a
@@ -60,7 +63,8 @@ def one_run(args: argparse.Namespace, tmp: Path, ionodes: int, collective: bool)
     config = RelayConfig(ionodes=ionodes, root=tmp / "root", prefix="/iorelay-hdf5",
                          daemon_args=shlex.split(args.daemon_args))  # fmt: skip
     with start_relay(config, tempfile.mkdtemp(prefix="work-", dir=tmp)) as relay:
-        row |= h5_run(args, relay.prefix, collective, relay.env(preload=False))
+        client_env = dict(kv.split("=", 1) for kv in args.env)
+        row |= h5_run(args, relay.prefix, collective, relay.env(preload=False) | client_env)
         stats = [s for _, s in relay.stats()]
     if not all(isinstance(s, dict) for s in stats):
         raise RuntimeError(f"no counters from an I/O node: {stats}")
@@ -97,6 +101,7 @@ def main() -> int:
     ap.add_argument("--elements", type=int, default=4096)
     ap.add_argument("--reps", type=int, default=5)
     ap.add_argument("--daemon-args", default="", help="extra iorelayd options")
+    ap.add_argument("--env", action="append", default=[], help="KEY=VALUE for forwarded ranks")
     ap.add_argument("--out", type=Path, default=REPO / "bench" / "results" / "hdf5-selections.md")
     args = ap.parse_args()
     paths.find("iorelayd")  # NotBuiltError says how to build
