@@ -52,7 +52,9 @@ build: deps
 	$(CMAKE_CONFIGURE) -B build -DCMAKE_BUILD_TYPE=$(BUILD_TYPE) -DIORELAY_WERROR=ON
 	cmake --build build -j$(JOBS)
 
+# Chromium too (scripts/setup.sh browser): a test renders the analysis report in it.
 test: build
+	bash scripts/setup.sh browser
 	$(CTEST) --test-dir build
 	$(VBIN)/pytest -q python/tests
 
