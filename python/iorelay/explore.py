@@ -40,7 +40,14 @@ from rich.progress import (
 
 from iorelay import __version__, explore_sim, mpi, paths, units
 from iorelay.daemons import DaemonError
-from iorelay.explore_run import Runner, RunOutcome, bench_argv, daemon_columns, settled_stats
+from iorelay.explore_run import (
+    Runner,
+    RunOutcome,
+    SweepStopped,
+    bench_argv,
+    daemon_columns,
+    settled_stats,
+)
 from iorelay.results import ResultsFile, rows_from_bench, run_key
 from iorelay.run import PLACEMENTS, RelayConfig, RunError, start_relay
 from iorelay.simulate import SimulateError
@@ -295,7 +302,8 @@ def explore(
     sim: Simulated | None = None,
 ) -> int:
     """Runs the sweep's runs that are not in out_dir's results yet (each with `runner`, default
-    run_one: on this machine; or simulated with `sim`). Returns an exit status."""
+    run_one: on this machine; or simulated with `sim`). Returns an exit status; a runner that
+    cannot go on raises SweepStopped, which ends the sweep (the runs done so far are kept)."""
     runner = runner or run_one
     if sim is not None:
         sweep = _simulated_sweep(sweep, sim)
@@ -414,9 +422,27 @@ def run(args: argparse.Namespace) -> int:
         print(f"iorelay explore: {e}", file=sys.stderr)
         return 2
     with contextlib.suppress(KeyboardInterrupt):
-        return explore(sweep, args.out, args.dry_run, console, runner, sim)
+        try:
+            if runner is None or args.dry_run:
+                return explore(sweep, args.out, args.dry_run, console, runner, sim)
+            return _explore_on_the_testbed(sweep, args.out, console, runner)
+        except SweepStopped as e:
+            print(f"iorelay explore: {e}; run again to resume", file=sys.stderr)
+            return 1
     print("iorelay explore: interrupted; run again to resume", file=sys.stderr)
     return 130
+
+
+def _explore_on_the_testbed(sweep: Sweep, out: Path, console: Console, runner: Runner) -> int:
+    """The sweep while this process holds the testbed: nobody takes it down under the runs."""
+    from iorelay import testbed
+    from iorelay.testbed_sys import TestbedError
+
+    try:
+        with testbed.held():
+            return explore(sweep, out, False, console, runner)
+    except TestbedError as e:
+        raise SweepStopped(str(e)) from None
 
 
 def main() -> int:

@@ -33,6 +33,11 @@ def bench_argv(config: Mapping[str, Any], operations: tuple[str, ...], root: Pat
     return argv
 
 
+class SweepStopped(RuntimeError):
+    """The runner cannot run any more of the sweep (its platform went away): the sweep ends
+    with this one error instead of recording every run left as failed."""
+
+
 @dataclass
 class RunOutcome:
     bench: dict[str, Any] | None

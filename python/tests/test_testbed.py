@@ -17,7 +17,8 @@ from pathlib import Path
 import pandas as pd
 import pytest
 
-from iorelay import testbed, testbed_slurm, testbed_ssh
+from iorelay import explore_testbed, testbed, testbed_slurm, testbed_ssh
+from iorelay import testbed_hold as hold
 from iorelay.testbed_net import link_bytes
 from iorelay.testbed_plan import (
     BRIDGE,
@@ -510,15 +511,24 @@ scheduler = "aioli"
 def test_explore_on_the_testbed(tb: tuple[dict[str, Host], set[int]], tmp_path: Path) -> None:
     """`iorelay explore --testbed`: a direct and a 2-I/O-node run of 4 ranks on node1 and node2;
     rows in the analysis schema, the forwarded one with each I/O node's bytes from its
-    counters (block placement: node1 → ion1, node2 → ion2)."""
+    counters (block placement: node1 → ion1, node2 → ion2). While it runs it holds the
+    testbed: `iorelay testbed down` refuses, naming it; afterwards it holds it no more."""
     sweep = tmp_path / "sweep.toml"
     sweep.write_text(EXPLORE_SWEEP)
     out = tmp_path / "out"
-    proc = subprocess.run(
-        [sys.executable, "-m", "iorelay", "explore", "--testbed", str(sweep), "--out", str(out)],
-        capture_output=True, text=True, timeout=180,
-    )  # fmt: skip
-    assert proc.returncode == 0, proc.stderr
+    proc = _explore_in_background(sweep, out)
+    try:
+        _wait_until_held_by(proc)
+        down = subprocess.run(
+            [sys.executable, "-m", "iorelay", "testbed", "down"],
+            capture_output=True, text=True, timeout=60,
+        )  # fmt: skip
+        assert down.returncode == 1 and f"in use by pid {proc.pid}" in down.stderr, down.stderr
+        _, stderr = proc.communicate(timeout=180)
+    finally:
+        proc.kill()
+    assert proc.returncode == 0, stderr
+    assert hold.doc() == [] and explore_testbed.is_up()  # brought up by hand: it stays
     rows = pd.read_csv(out / "results.csv")
     assert sorted(rows["ionodes"]) == [0, 0, 2, 2] and (rows["wrong_words"] == 0).all()
     assert (rows["platform"] == "testbed").all() and (rows["compute_hosts"] == 2).all()
@@ -684,10 +694,50 @@ def test_iorelay_run_gives_up_on_an_unreachable_host_within_10_s(
     assert "iorelayd" not in comms
 
 
+def _explore_in_background(sweep: Path, out: Path) -> subprocess.Popen[str]:
+    argv = [sys.executable, "-m", "iorelay", "explore", "--testbed", str(sweep), "--out", str(out)]
+    return subprocess.Popen(argv, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+
+
+def _wait_until_held_by(proc: subprocess.Popen[str], timeout_s: float = 60) -> None:
+    deadline = time.monotonic() + timeout_s
+    while proc.pid not in [h["pid"] for h in hold.doc()]:
+        assert proc.poll() is None, proc.communicate()
+        assert time.monotonic() < deadline, "the run did not hold the testbed"
+        time.sleep(0.1)
+
+
 @needs_testbed
-def test_down_leaves_nothing(tb: tuple[dict[str, Host], set[int]]) -> None:
+@pytest.mark.needs_build("iorelayd", "libiorelay_preload.so", "iorelay-ctl", "iorelay-bench")
+def test_down_mid_run_ends_the_run_with_one_error_and_leaves_nothing(
+    tb: tuple[dict[str, Host], set[int]], tmp_path: Path
+) -> None:
+    """The testbed taken down (as `iorelay testbed down --force`) while `iorelay explore
+    --testbed` runs: the sweep ends within seconds with one error line (no traceback, exit 1),
+    and nothing is left."""
     _, pids_before = tb
-    assert testbed.down() > 0
+    sweep = tmp_path / "sweep.toml"
+    sweep.write_text(EXPLORE_SWEEP.replace('"2M"', '"64M"').replace("[0, 2]", "[0]"))
+    proc = _explore_in_background(sweep, tmp_path / "out")
+    try:
+        _wait_until_held_by(proc)
+        deadline = time.monotonic() + 60  # until the run is on the testbed (its directory)
+        while not list(SHARED_PATH.glob("explore-*")) and time.monotonic() < deadline:
+            time.sleep(0.1)
+        with hold.locked():  # as `iorelay testbed down --force` (test_testbed_hold.py)
+            assert testbed.down() > 0
+        t_down = time.monotonic()
+        _, stderr = proc.communicate(timeout=60)
+        ended_s = time.monotonic() - t_down
+    finally:
+        proc.kill()
+    assert proc.returncode == 1, stderr
+    assert "Traceback" not in stderr and ended_s < 30, stderr
+    errors = [line for line in stderr.splitlines() if line.startswith("iorelay explore:")]
+    assert errors == [
+        "iorelay explore: the testbed went down during the run (iorelay testbed down by another "
+        "user?); run again to resume"
+    ], stderr
     assert_nothing_left(pids_before)
     assert testbed.down() == 0.0  # idempotent
 

@@ -1,6 +1,6 @@
 """The answer first: per pattern, which option is best and by how much, in one sentence (or that
-the runs cannot tell the options apart); and the number of runs counted as runs (a benchmark run that measured a write and a read phase is one
-run, not two)."""
+the runs cannot tell the options apart); and the number of runs counted as runs (a benchmark run
+that measured a write and a read phase is one run, not two)."""
 
 from __future__ import annotations
 
