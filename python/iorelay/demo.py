@@ -315,15 +315,23 @@ def testbed_hint() -> str:
     from iorelay.testbed import unmet_requirements
 
     why = unmet_requirements()
-    if why:
-        return (
-            "On one machine direct access usually wins: nothing stands between the processes "
-            "and the storage. `make demo-testbed` runs the exploration on a cluster of network "
-            "namespaces with capped links and GlusterFS, but not here: " + "; ".join(why) + "."
-        )
-    return (
+    lead = (
         "On one machine direct access usually wins: nothing stands between the processes and "
-        "the storage. This machine can build the testbed, so `make demo` explores there "
-        "(`make demo-testbed` alone): where forwarding wins across capped links to GlusterFS "
-        "(docs/testbed.md)."
+        "the storage. "
+    )
+    if not why:
+        return lead + (
+            "This machine can build the testbed, so `make demo` explores there (`make "
+            "demo-testbed` alone): where forwarding wins across capped links to GlusterFS "
+            "(docs/testbed.md)."
+        )
+    if os.geteuid() == 0 and Path("/dev/fuse").exists():
+        return lead + (
+            "This machine can build the testbed once its packages are installed, which `make "
+            "demo` does (as `make testbed-deps`), then explores there: where forwarding wins "
+            "across capped links to GlusterFS (docs/testbed.md)."
+        )
+    return lead + (
+        "`make demo-testbed` runs the exploration on a cluster of network namespaces with "
+        "capped links and GlusterFS, but not here: " + "; ".join(why) + "."
     )
