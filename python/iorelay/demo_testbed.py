@@ -136,7 +136,26 @@ def story(table: pd.DataFrame) -> list[str]:
     return lines
 
 
-def write_summary(table: pd.DataFrame, path: Path) -> None:
+def significance(patterns: pd.DataFrame) -> str:
+    """What the medians above cannot say, from the report's per-pattern tests (patterns.csv):
+    where the runs cannot tell the options apart (none significantly worse than the best)."""
+    undecided = patterns[
+        (patterns["n_options"] > 1) & (patterns["n_choices"] == patterns["n_options"])
+    ]
+    if undecided.empty:
+        return ""
+    names = "; ".join(
+        f"{r['spatiality']} {_size(int(r['request_bytes']))} {r['operation']}"
+        for _, r in undecided.iterrows()
+    )
+    return (
+        f"In {len(undecided)} of {len(patterns)} patterns the runs cannot tell the options apart "
+        f"(no option significantly worse than the best; the report has the tests): {names}. "
+        "There the medians above may be chance; more repetitions would tell."
+    )
+
+
+def write_summary(table: pd.DataFrame, path: Path, caveat: str = "") -> None:
     """The summary beside the report: a Markdown table per pattern, then the story."""
     options = sorted(int(c.rsplit("_", 1)[1]) for c in table.columns if c.startswith("mib_s_"))
     label = {0: "direct MiB/s", 1: "1 I/O node MiB/s"}
@@ -153,7 +172,7 @@ def write_summary(table: pd.DataFrame, path: Path) -> None:
                  f"{r['best_ionodes']} ({r['best_over_direct']:.2f}x direct)", carried]  # fmt: skip
         lines.append("| " + " | ".join(cells) + " |")
     path.parent.mkdir(parents=True, exist_ok=True)
-    path.write_text("\n".join([*lines, "", *story(table)]) + "\n")
+    path.write_text("\n".join([*lines, "", *story(table), *([caveat] if caveat else [])]) + "\n")
 
 
 def run_demo(out: Path, console: Console) -> int:
@@ -201,7 +220,10 @@ def _explore(out: Path, console: Console) -> int:
     analyze_main([str(out), "--out", str(out / "report")])
     table = summary(results)
     print_summary(table, console)
-    write_summary(table, out / "report" / "testbed-summary.md")
+    caveat = significance(pd.read_csv(out / "report" / "patterns.csv"))
+    if caveat:
+        console.print(caveat)
+    write_summary(table, out / "report" / "testbed-summary.md", caveat)
     console.print(
         f"results: {out / 'results.csv'}; report: {out / 'report' / 'report.html'}; this "
         f"summary: {out / 'report' / 'testbed-summary.md'}"
