@@ -36,7 +36,7 @@ sys.path.insert(0, str(REPO / "python"))
 from ratio_interval import ratio_interval  # noqa: E402
 
 from iorelay import paths  # noqa: E402
-from iorelay.daemons import LocalDaemons  # noqa: E402
+from iorelay.launch.local import LocalDaemons  # noqa: E402
 from iorelay.stats import query_stats  # noqa: E402
 
 MIB = 1 << 20

@@ -38,7 +38,7 @@ import fio_job  # noqa: E402
 from results_table import counts  # noqa: E402
 
 from iorelay import units  # noqa: E402
-from iorelay.daemons import LocalDaemons  # noqa: E402
+from iorelay.launch.local import LocalDaemons  # noqa: E402
 from iorelay.stats import query_stats  # noqa: E402
 
 

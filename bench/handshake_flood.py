@@ -32,7 +32,7 @@ sys.path.insert(0, str(REPO / "python"))
 from results_table import publish  # noqa: E402
 
 from iorelay import paths  # noqa: E402
-from iorelay.daemons import LocalDaemons  # noqa: E402
+from iorelay.launch.local import LocalDaemons  # noqa: E402
 from iorelay.stats import query_stats  # noqa: E402
 
 PING_TIMEOUT_MS = 8000

@@ -31,7 +31,7 @@ from ratio_interval import ratio_interval  # noqa: E402
 from results_table import counts  # noqa: E402
 from vendor_tools import build_ior, run_mpi  # noqa: E402
 
-from iorelay.daemons import LocalDaemons  # noqa: E402
+from iorelay.launch.local import LocalDaemons  # noqa: E402
 from iorelay.stats import query_stats  # noqa: E402
 
 

@@ -25,7 +25,7 @@ sys.path.insert(0, str(REPO / "python"))
 from results_table import counts, publish  # noqa: E402
 from vendor_tools import build_ior, run_mpi  # noqa: E402
 
-from iorelay.daemons import LocalDaemons  # noqa: E402
+from iorelay.launch.local import LocalDaemons  # noqa: E402
 from iorelay.stats import query_stats  # noqa: E402
 
 PHASES = ("File creation", "File stat", "File read", "File removal")

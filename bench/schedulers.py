@@ -29,7 +29,7 @@ sys.path.insert(0, str(REPO / "python"))
 
 from strided_job import MPI_ENV, strided_writer_cmd  # noqa: E402
 
-from iorelay.daemons import LocalDaemons  # noqa: E402
+from iorelay.launch.local import LocalDaemons  # noqa: E402
 from iorelay.stats import query_stats  # noqa: E402
 
 

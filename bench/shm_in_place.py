@@ -27,7 +27,7 @@ sys.path.insert(0, str(REPO / "bench"))
 
 import datapath  # noqa: E402
 
-from iorelay.daemons import LocalDaemons  # noqa: E402
+from iorelay.launch.local import LocalDaemons  # noqa: E402
 from iorelay.stats import query_stats  # noqa: E402
 
 MIB = 1 << 20

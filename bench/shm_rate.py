@@ -40,7 +40,7 @@ REPO = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(REPO / "python"))
 
 from iorelay import paths  # noqa: E402
-from iorelay.daemons import LocalDaemons  # noqa: E402
+from iorelay.launch.local import LocalDaemons  # noqa: E402
 from iorelay.stats import query_stats  # noqa: E402
 
 TIMEOUT_S = 120

@@ -31,7 +31,7 @@ sys.path.insert(0, str(REPO / "python"))
 
 from schedulers import write_mib_s  # noqa: E402  (one run of the job, as bench/schedulers.py)
 
-from iorelay.daemons import LocalDaemons  # noqa: E402
+from iorelay.launch.local import LocalDaemons  # noqa: E402
 from iorelay.simulate import platform_path, run_tool  # noqa: E402
 from iorelay.stats import query_stats  # noqa: E402
 from iorelay.units import parse_bytes  # noqa: E402

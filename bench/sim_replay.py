@@ -25,7 +25,7 @@ from pathlib import Path
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "python"))
 
 from iorelay import paths
-from iorelay.daemons import LocalDaemons
+from iorelay.launch.local import LocalDaemons
 from iorelay.trace import read_trace
 
 DATA_OPS = ("pread", "pwrite", "read", "write")

@@ -28,7 +28,7 @@ REPO = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(REPO / "python"))
 
 from iorelay import paths  # noqa: E402
-from iorelay.daemons import LocalDaemons  # noqa: E402
+from iorelay.launch.local import LocalDaemons  # noqa: E402
 
 
 def raise_descriptor_limit(want: int) -> None:

@@ -34,9 +34,10 @@ sys.path.insert(0, str(REPO / "python"))
 
 from vendor_tools import build_ior  # noqa: E402
 
-from iorelay import mpi, paths, testbed_slurm  # noqa: E402
-from iorelay.explore_testbed import mpi_argv, mpi_env  # noqa: E402
-from iorelay.testbed_plan import SHARED_PATH  # noqa: E402
+from iorelay import mpi, paths  # noqa: E402
+from iorelay.testbed import slurm as testbed_slurm  # noqa: E402
+from iorelay.testbed.explore import mpi_argv, mpi_env  # noqa: E402
+from iorelay.testbed.plan import SHARED_PATH  # noqa: E402
 
 COMPUTE = ["node1", "node2"]
 IONODE = "ion1"

@@ -34,9 +34,10 @@ from results_table import counts  # noqa: E402
 from testbed_ior import COMPUTE, IONODE, direct_ranks, forwarded_ranks  # noqa: E402
 from vendor_tools import build_ior  # noqa: E402
 
-from iorelay import mpi, testbed_slurm  # noqa: E402
+from iorelay import mpi  # noqa: E402
 from iorelay.simulate import SimulateError, apply_settings, run_tool  # noqa: E402
-from iorelay.testbed_plan import SHARED_PATH  # noqa: E402
+from iorelay.testbed import slurm as testbed_slurm  # noqa: E402
+from iorelay.testbed.plan import SHARED_PATH  # noqa: E402
 
 PLATFORM = REPO / "platforms" / "testbed.json"
 BYTES = 4096

@@ -35,11 +35,13 @@ sys.path.insert(0, str(REPO / "python"))
 import fio_job  # noqa: E402
 from node_aggregation import add_pattern_args, data_requests  # noqa: E402
 
-from iorelay import testbed, testbed_slurm, units  # noqa: E402
+from iorelay import units  # noqa: E402
 from iorelay.run import RelayConfig, start_relay  # noqa: E402
-from iorelay.testbed_net import link_bytes  # noqa: E402
-from iorelay.testbed_plan import SHARED_PATH  # noqa: E402
-from iorelay.testbed_state import State  # noqa: E402
+from iorelay.testbed import cluster  # noqa: E402
+from iorelay.testbed import slurm as testbed_slurm  # noqa: E402
+from iorelay.testbed.net import link_bytes  # noqa: E402
+from iorelay.testbed.plan import SHARED_PATH  # noqa: E402
+from iorelay.testbed.state import State  # noqa: E402
 
 COMPUTE = "node1"
 IONODE = "ion1"
@@ -101,7 +103,7 @@ def paths_of(args: argparse.Namespace) -> list[tuple[str, str]]:
 
 def testbed_hosts() -> dict[str, Any]:
     state = State.load()
-    return {h.name: h for h in testbed.hosts_of(state)} if state else {}
+    return {h.name: h for h in cluster.hosts_of(state)} if state else {}
 
 
 def node1_sent() -> int:

@@ -27,7 +27,7 @@ sys.path.insert(0, str(REPO / "python"))
 
 from results_table import counts, publish  # noqa: E402
 
-from iorelay.daemons import LocalDaemons  # noqa: E402
+from iorelay.launch.local import LocalDaemons  # noqa: E402
 from iorelay.stats import query_stats  # noqa: E402
 
 VENDOR = REPO.parent / "shared" / "vendor"

@@ -26,7 +26,7 @@ from strided_job import MPI_ENV, strided_writer_cmd  # noqa: E402
 
 from iorelay import paths  # noqa: E402
 from iorelay.credential import create_credential  # noqa: E402
-from iorelay.daemons import LocalDaemons  # noqa: E402
+from iorelay.launch.local import LocalDaemons  # noqa: E402
 
 TIMEOUT_S = 600
 

@@ -23,7 +23,7 @@ from rich.console import Console
 
 from iorelay import paths
 from iorelay.credential import create_credential
-from iorelay.daemons import DaemonError, LocalDaemons
+from iorelay.launch.local import DaemonError, LocalDaemons
 from iorelay.stats import StatsError, query_stats
 
 FIO_TIMEOUT_S = 300.0
@@ -289,11 +289,11 @@ def run(args: argparse.Namespace) -> int:
         console.print("[bold red]demo:[/] --out is for --testbed's results", markup=True)
         return 2
     if getattr(args, "testbed", False):
-        from iorelay import demo_testbed
+        from iorelay.testbed import demo as testbed_demo
 
         try:
-            return demo_testbed.run_demo(args.out, console)
-        except demo_testbed.DemoTestbedError as e:
+            return testbed_demo.run_demo(args.out, console)
+        except testbed_demo.DemoTestbedError as e:
             console.print(f"[bold red]demo failed:[/] {e}", markup=True, highlight=False)
             return 1
     if not args.base_dir.is_dir():
@@ -312,7 +312,7 @@ def run(args: argparse.Namespace) -> int:
 
 def testbed_hint() -> str:
     """Where to see forwarding win: the testbed, if this machine can build one, else why not."""
-    from iorelay.testbed import unmet_requirements
+    from iorelay.testbed.cluster import unmet_requirements
 
     why = unmet_requirements()
     lead = (

@@ -39,7 +39,6 @@ from rich.progress import (
 )
 
 from iorelay import __version__, explore_sim, mpi, paths, units
-from iorelay.daemons import DaemonError
 from iorelay.explore_run import (
     Runner,
     RunOutcome,
@@ -48,6 +47,7 @@ from iorelay.explore_run import (
     daemon_columns,
     settled_stats,
 )
+from iorelay.launch.local import DaemonError
 from iorelay.results import ResultsFile, rows_from_bench, run_key
 from iorelay.run import PLACEMENTS, RelayConfig, RunError, start_relay
 from iorelay.simulate import SimulateError
@@ -402,10 +402,12 @@ def run(args: argparse.Namespace) -> int:
     runner: Runner | None = None
     default = DEFAULT_SWEEP
     if getattr(args, "testbed", False):
-        from iorelay import explore_testbed  # imports the testbed's modules only when asked
+        from iorelay.testbed import (
+            explore as testbed_explore,  # imports the testbed's modules only when asked
+        )
 
-        runner, default = explore_testbed.run_one, explore_testbed.TESTBED_SWEEP
-        if not args.dry_run and not explore_testbed.is_up():  # (not once per run)
+        runner, default = testbed_explore.run_one, testbed_explore.TESTBED_SWEEP
+        if not args.dry_run and not testbed_explore.is_up():  # (not once per run)
             print("iorelay explore: no testbed is up: `iorelay testbed up` first (root)",
                   file=sys.stderr)  # fmt: skip
             return 2
@@ -435,11 +437,11 @@ def run(args: argparse.Namespace) -> int:
 
 def _explore_on_the_testbed(sweep: Sweep, out: Path, console: Console, runner: Runner) -> int:
     """The sweep while this process holds the testbed: nobody takes it down under the runs."""
-    from iorelay import testbed
-    from iorelay.testbed_sys import TestbedError
+    from iorelay.testbed import cluster
+    from iorelay.testbed.system import TestbedError
 
     try:
-        with testbed.held():
+        with cluster.held():
             return explore(sweep, out, False, console, runner)
     except TestbedError as e:
         raise SweepStopped(str(e)) from None

@@ -1,5 +1,5 @@
 """What one run of the exploration is, wherever it runs (local daemons, `iorelay explore`; the
-testbed, explore_testbed): the benchmark's command line, the run's outcome, and the daemons'
+testbed, iorelay.testbed.explore): the benchmark's command line, the run's outcome, and the daemons'
 counters as result columns. Both runners import it; neither imports the other's module.
 """
 

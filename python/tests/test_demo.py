@@ -96,7 +96,7 @@ def test_the_story_is_one_line_per_daemon_and_names_the_idle_one() -> None:
 
 def test_the_demo_says_whether_the_testbed_demo_can_run_here() -> None:
     from iorelay.demo import testbed_hint
-    from iorelay.testbed import unmet_requirements
+    from iorelay.testbed.cluster import unmet_requirements
 
     hint = testbed_hint()
     why = unmet_requirements()

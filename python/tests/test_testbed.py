@@ -17,10 +17,12 @@ from pathlib import Path
 import pandas as pd
 import pytest
 
-from iorelay import explore_testbed, testbed, testbed_slurm, testbed_ssh
-from iorelay import testbed_hold as hold
-from iorelay.testbed_net import link_bytes
-from iorelay.testbed_plan import (
+from iorelay.testbed import cluster, hold
+from iorelay.testbed import explore as testbed_explore
+from iorelay.testbed import slurm as testbed_slurm
+from iorelay.testbed import ssh as testbed_ssh
+from iorelay.testbed.net import link_bytes
+from iorelay.testbed.plan import (
     BRIDGE,
     DATA_DIR,
     NETNS_PREFIX,
@@ -31,13 +33,13 @@ from iorelay.testbed_plan import (
     make_hosts,
     tbf_burst_bytes,
 )
-from iorelay.testbed_plan import (
+from iorelay.testbed.plan import (
     TestbedConfig as Config,
 )
-from iorelay.testbed_state import STATE_FILE, State
-from iorelay.testbed_sys import TestbedBusy as Busy
-from iorelay.testbed_sys import TestbedError as StepError
-from iorelay.testbed_sys import new_entries, remove_new_entries
+from iorelay.testbed.state import STATE_FILE, State
+from iorelay.testbed.system import TestbedBusy as Busy
+from iorelay.testbed.system import TestbedError as StepError
+from iorelay.testbed.system import new_entries, remove_new_entries
 
 STEP_TIMEOUT_S = 60
 DAEMONS = ("glusterd", "glusterfsd", "glusterfs", "munged", "slurmctld", "slurmd", "slurmstepd")
@@ -91,8 +93,8 @@ def test_remove_new_entries_keeps_what_was_there(tmp_path: Path) -> None:
 
 
 def test_status_and_down_without_a_testbed(tmp_path: Path) -> None:
-    assert testbed.status(tmp_path / "state.json") is None
-    assert testbed.down(tmp_path / "state.json") == 0.0
+    assert cluster.status(tmp_path / "state.json") is None
+    assert cluster.down(tmp_path / "state.json") == 0.0
 
 
 def test_check_says_whether_a_testbed_can_be_built_and_why_not() -> None:
@@ -102,7 +104,7 @@ def test_check_says_whether_a_testbed_can_be_built_and_why_not() -> None:
         [sys.executable, "-m", "iorelay", "testbed", "check"],
         capture_output=True, text=True, timeout=60,
     )  # fmt: skip
-    why = testbed.unmet_requirements()
+    why = cluster.unmet_requirements()
     assert proc.returncode == (1 if why else 0), proc.stdout + proc.stderr
     for reason in why:
         assert reason in proc.stdout
@@ -112,7 +114,7 @@ def test_check_says_whether_a_testbed_can_be_built_and_why_not() -> None:
 
 
 def _skip_reason() -> str | None:
-    why = testbed.unmet_requirements()
+    why = cluster.unmet_requirements()
     if why:
         return "cannot build a testbed here: " + "; ".join(why)
     if STATE_FILE.exists():
@@ -167,16 +169,16 @@ def srun(host: str, *command: str) -> str:
 def tb() -> Iterator[tuple[dict[str, Host], set[int]]]:
     pids_before = _daemon_pids()
     try:
-        state = testbed.up(Config(compute=2, ionode=2, storage=1))
+        state = cluster.up(Config(compute=2, ionode=2, storage=1))
     except Busy as e:  # another run's testbed: leave it alone
         pytest.skip(str(e))
     except BaseException:
-        testbed.down()
+        cluster.down()
         raise
     try:
-        yield {h.name: h for h in testbed.hosts_of(state)}, pids_before
+        yield {h.name: h for h in cluster.hosts_of(state)}, pids_before
     finally:
-        testbed.down()
+        cluster.down()
 
 
 @needs_testbed
@@ -240,7 +242,7 @@ echo $short
 
 @needs_testbed
 def test_status_reports_the_volume_options(tb: tuple[dict[str, Host], set[int]]) -> None:
-    doc = testbed.status()
+    doc = cluster.status()
     assert doc is not None and doc["phase"] == "up"
     assert doc["facts"]["volume_options"]["performance.strict-o-direct"] == "on"
     assert doc["facts"]["volume_options"]["performance.stat-prefetch"] == "off"
@@ -528,7 +530,7 @@ def test_explore_on_the_testbed(tb: tuple[dict[str, Host], set[int]], tmp_path: 
     finally:
         proc.kill()
     assert proc.returncode == 0, stderr
-    assert hold.doc() == [] and explore_testbed.is_up()  # brought up by hand: it stays
+    assert hold.doc() == [] and testbed_explore.is_up()  # brought up by hand: it stays
     rows = pd.read_csv(out / "results.csv")
     assert sorted(rows["ionodes"]) == [0, 0, 2, 2] and (rows["wrong_words"] == 0).all()
     assert (rows["platform"] == "testbed").all() and (rows["compute_hosts"] == 2).all()
@@ -725,7 +727,7 @@ def test_down_mid_run_ends_the_run_with_one_error_and_leaves_nothing(
         while not list(SHARED_PATH.glob("explore-*")) and time.monotonic() < deadline:
             time.sleep(0.1)
         with hold.locked():  # as `iorelay testbed down --force` (test_testbed_hold.py)
-            assert testbed.down() > 0
+            assert cluster.down() > 0
         t_down = time.monotonic()
         _, stderr = proc.communicate(timeout=60)
         ended_s = time.monotonic() - t_down
@@ -739,7 +741,7 @@ def test_down_mid_run_ends_the_run_with_one_error_and_leaves_nothing(
         "user?); run again to resume"
     ], stderr
     assert_nothing_left(pids_before)
-    assert testbed.down() == 0.0  # idempotent
+    assert cluster.down() == 0.0  # idempotent
 
 
 @needs_testbed
@@ -749,11 +751,11 @@ def test_two_storage_hosts_serve_one_distributed_volume() -> None:
     each storage host's link carried its share; `down` leaves nothing."""
     pids_before = _daemon_pids()
     try:
-        state = testbed.up(Config(compute=1, ionode=1, storage=2))
+        state = cluster.up(Config(compute=1, ionode=1, storage=2))
     except Busy as e:
         pytest.skip(str(e))
     try:
-        hosts = {h.name: h for h in testbed.hosts_of(state)}
+        hosts = {h.name: h for h in cluster.hosts_of(state)}
         before = {n: link_bytes(hosts[n])["received"] for n in ("st1", "st2")}
         script = f"for i in $(seq 1 16); do head -c 262144 /dev/urandom > {SHARED_PATH}/d$i; done"
         srun("node1", "sh", "-c", script)
@@ -766,7 +768,7 @@ def test_two_storage_hosts_serve_one_distributed_volume() -> None:
             share = len(bricks[n]) * 262144
             assert link_bytes(hosts[n])["received"] - before[n] >= share
     finally:
-        testbed.down()
+        cluster.down()
     assert_nothing_left(pids_before)
 
 
@@ -781,14 +783,14 @@ def test_down_after_an_up_that_failed_half_way(monkeypatch: pytest.MonkeyPatch) 
     busy = False
     try:
         with pytest.raises(StepError) as failure:
-            testbed.up(Config(compute=1, ionode=1, storage=1))
+            cluster.up(Config(compute=1, ionode=1, storage=1))
         busy = isinstance(failure.value, Busy)  # another run's testbed: leave it alone
         if not busy:
             assert "injected" in str(failure.value)
             assert STATE_FILE.exists()  # recorded, with glusterd and munged running
     finally:
         if not busy:
-            testbed.down()
+            cluster.down()
     if busy:
         pytest.skip(str(failure.value))
     assert_nothing_left(pids_before)

@@ -1,8 +1,8 @@
-"""Who holds the testbed (testbed_hold), on a state file of its own in a temporary directory:
-holders are live processes, a dead one no longer counts, the last holder takes down a testbed
-brought up for holders (and not one brought up by hand), two users at once bring up one
-testbed, and `iorelay testbed down` refuses while a run holds it. The same on a real testbed:
-test_testbed.py."""
+"""Who holds the testbed (iorelay.testbed.hold), on a state file of its own in a temporary
+directory: holders are live processes, a dead one no longer counts, the last holder takes down
+a testbed brought up for holders (and not one brought up by hand), two users at once bring up
+one testbed, and `iorelay testbed down` refuses while a run holds it. The same on a real
+testbed: test_testbed.py."""
 
 from __future__ import annotations
 
@@ -14,14 +14,14 @@ from pathlib import Path
 
 import pytest
 
-from iorelay import testbed_hold as hold
-from iorelay.testbed_plan import TestbedConfig as Config
-from iorelay.testbed_state import State
-from iorelay.testbed_sys import TestbedError as StepError
+from iorelay.testbed import hold
+from iorelay.testbed.plan import TestbedConfig as Config
+from iorelay.testbed.state import State
+from iorelay.testbed.system import TestbedError as StepError
 
 
 def _bring_up(state_file: Path) -> State:
-    """What `testbed.up` leaves for the holders: a state file in phase "up" (no steps)."""
+    """What `cluster.up` leaves for the holders: a state file in phase "up" (no steps)."""
     state = State.create(state_file, Config().to_json(), [])
     state.doc["phase"] = "up"
     state.save()
@@ -88,8 +88,8 @@ def test_without_a_testbed_a_user_that_may_not_bring_one_up_is_refused(state_fil
 USER = """
 import sys, time
 from pathlib import Path
-from iorelay import testbed_hold as hold
-from iorelay.testbed_state import State
+from iorelay.testbed import hold
+from iorelay.testbed.state import State
 state_file = Path(sys.argv[1])
 
 def bring_up():

@@ -20,8 +20,8 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import IO, Any
 
-from iorelay.testbed_state import STATE_FILE, State
-from iorelay.testbed_sys import TestbedError, start_time
+from iorelay.testbed.state import STATE_FILE, State
+from iorelay.testbed.system import TestbedError, start_time
 
 LOCK_WAIT_S = 600.0  # at most this long behind another user's `up` or `down` (up: 10-30 s)
 # The fact that says the testbed goes with its last holder (absent: brought up by hand).

@@ -1,6 +1,6 @@
 """`iorelay demo --testbed`: the exploration on the testbed, and what it says.
 
-Holds the testbed (testbed_hold), bringing one up (2 compute, 2 I/O-node, 1 storage host)
+Holds the testbed (testbed/hold.py), bringing one up (2 compute, 2 I/O-node, 1 storage host)
 unless one is up, runs the embedded sweep_testbed.toml with `iorelay explore --testbed`
 (resumable, in OUT), writes the `iorelay analyze` report, prints per pattern the median
 bandwidth of direct access and of 1 and 2 I/O nodes with which daemons carried the data (from
@@ -16,11 +16,11 @@ import pandas as pd
 from rich.console import Console
 from rich.table import Table
 
-from iorelay import testbed
 from iorelay.explore_run import SweepStopped
-from iorelay.testbed_hold import Hold, TestbedGone, describe
-from iorelay.testbed_plan import TestbedConfig
-from iorelay.testbed_sys import TestbedError
+from iorelay.testbed import cluster
+from iorelay.testbed.hold import Hold, TestbedGone, describe
+from iorelay.testbed.plan import TestbedConfig
+from iorelay.testbed.system import TestbedError
 
 DEMO_CONFIG = TestbedConfig(compute=2, ionode=2, storage=1)
 PATTERN = ["spatiality", "request_bytes", "operation"]
@@ -176,7 +176,7 @@ def write_summary(table: pd.DataFrame, path: Path, caveat: str = "") -> None:
 
 
 def run_demo(out: Path, console: Console) -> int:
-    why = testbed.unmet_requirements()
+    why = cluster.unmet_requirements()
     if why:
         raise DemoTestbedError("cannot build a testbed here: " + "; ".join(why))
     console.print(
@@ -184,7 +184,7 @@ def run_demo(out: Path, console: Console) -> int:
         "up) ..."
     )
     try:
-        with testbed.held(DEMO_CONFIG) as hold:
+        with cluster.held(DEMO_CONFIG) as hold:
             _say_whose(hold, console)
             status = _explore(out, console)
     except (TestbedGone, SweepStopped) as e:
@@ -211,11 +211,12 @@ def _say_whose(hold: Hold, console: Console) -> None:
 
 
 def _explore(out: Path, console: Console) -> int:
-    from iorelay import explore, explore_testbed
+    from iorelay import explore
     from iorelay.analysis.cli import main as analyze_main
+    from iorelay.testbed import explore as testbed_explore
 
-    sweep = explore.load_sweep(None, explore_testbed.TESTBED_SWEEP)
-    status = explore.explore(sweep, out, False, console, explore_testbed.run_one)
+    sweep = explore.load_sweep(None, testbed_explore.TESTBED_SWEEP)
+    status = explore.explore(sweep, out, False, console, testbed_explore.run_one)
     results = pd.read_csv(out / "results.csv")
     analyze_main([str(out), "--out", str(out / "report")])
     table = summary(results)

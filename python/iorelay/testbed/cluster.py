@@ -1,9 +1,9 @@
 """`iorelay testbed up|down|status`: a small cluster on this machine, made of real parts.
 
-Hosts are network namespaces on a bridge with rate-capped links (testbed_net), GlusterFS is
-served from the storage hosts and mounted on the others (testbed_gluster), Slurm runs one
-slurmd per host (testbed_slurm). Every object is recorded in the state file before it is made
-(testbed_state), and `down` removes exactly those. Root only; docs/testbed.md.
+Hosts are network namespaces on a bridge with rate-capped links (net), GlusterFS is
+served from the storage hosts and mounted on the others (gluster), Slurm runs one
+slurmd per host (slurm). Every object is recorded in the state file before it is made
+(state), and `down` removes exactly those. Root only; docs/testbed.md.
 """
 
 from __future__ import annotations
@@ -20,13 +20,9 @@ from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
-from iorelay import testbed_gluster as gluster
-from iorelay import testbed_hold as hold
-from iorelay import testbed_net as net
-from iorelay import testbed_slurm as slurm
-from iorelay import testbed_ssh as ssh
-from iorelay import testbed_sys as tsys
-from iorelay.testbed_plan import (
+from iorelay.testbed import gluster, hold, net, slurm, ssh
+from iorelay.testbed import system as tsys
+from iorelay.testbed.plan import (
     DATA_DIR,
     DEFAULT_RATE_MBIT,
     RUN_DIR,
@@ -36,8 +32,8 @@ from iorelay.testbed_plan import (
     make_hosts,
     slurm_hosts,
 )
-from iorelay.testbed_state import STATE_FILE, State
-from iorelay.testbed_sys import TestbedBusy, TestbedError
+from iorelay.testbed.state import STATE_FILE, State
+from iorelay.testbed.system import TestbedBusy, TestbedError
 
 # The programs `up` runs, and the Debian package of each (make testbed-deps installs them).
 REQUIRED_PROGRAMS = {
@@ -152,7 +148,7 @@ def up_or_undo(config: TestbedConfig, state_file: Path = STATE_FILE) -> State:
 
 @contextlib.contextmanager
 def held(config: TestbedConfig | None = None, state_file: Path = STATE_FILE) -> Iterator[hold.Hold]:
-    """Holds the testbed while the block runs (testbed_hold). With `config`, brings one up when
+    """Holds the testbed while the block runs (hold). With `config`, brings one up when
     none is; a testbed brought up so comes down when its last holder is done."""
     bring_up = None if config is None else (lambda: up_or_undo(config, state_file))
     h = hold.acquire(state_file, bring_up)

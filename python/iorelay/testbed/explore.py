@@ -24,8 +24,7 @@ from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
-from iorelay import mpi, paths, testbed, testbed_slurm
-from iorelay.daemons import DaemonError
+from iorelay import mpi, paths
 from iorelay.explore_run import (
     RunOutcome,
     SweepStopped,
@@ -33,11 +32,14 @@ from iorelay.explore_run import (
     daemon_columns,
     settled_stats,
 )
+from iorelay.launch.local import DaemonError
 from iorelay.run import RelayConfig, RunError, start_relay
-from iorelay.testbed_net import link_bytes
-from iorelay.testbed_plan import BRIDGE, SHARED_PATH
-from iorelay.testbed_state import State
-from iorelay.testbed_sys import TestbedError
+from iorelay.testbed import cluster
+from iorelay.testbed import slurm as testbed_slurm
+from iorelay.testbed.net import link_bytes
+from iorelay.testbed.plan import BRIDGE, SHARED_PATH
+from iorelay.testbed.state import State
+from iorelay.testbed.system import TestbedError
 
 TESTBED_SWEEP = "sweep_testbed.toml"
 SPEC_NAME = "spec.json"
@@ -65,7 +67,7 @@ def _gone(during: str) -> SweepStopped:
 
 def testbed_hosts(config: Mapping[str, Any]) -> tuple[list[str], list[str], dict[str, Any]]:
     """(I/O-node hosts, compute hosts, testbed facts) for a run, from the testbed's state."""
-    doc = testbed.status()
+    doc = cluster.status()
     if doc is None or doc.get("phase") != "up":
         raise _gone("before the run")
     by_role: dict[str, list[str]] = {"ionode": [], "compute": []}
@@ -165,7 +167,7 @@ def inside(work: Path) -> int:
 
 def _allocation(hosts: Sequence[str], work: Path, timeout_s: float) -> tuple[int, str]:
     argv = ["salloc", f"--nodes={len(hosts)}", f"--nodelist={','.join(hosts)}", "--quiet",
-            sys.executable, "-m", "iorelay.explore_testbed", "--inside", str(work)]  # fmt: skip
+            sys.executable, "-m", "iorelay.testbed.explore", "--inside", str(work)]  # fmt: skip
     proc = subprocess.Popen(
         argv,
         env={**os.environ, **testbed_slurm.env()},
@@ -239,7 +241,7 @@ def _run_in(
     state = State.load()
     if state is None:
         raise _gone("before the run")
-    hosts = {h.name: h for h in testbed.hosts_of(state)}
+    hosts = {h.name: h for h in cluster.hosts_of(state)}
     before = {h: link_bytes(hosts[h]) for h in ion}
     code, out = _allocation([*ion, *compute], work, timeout_s + ALLOCATION_SLACK_S)
     after = {h: link_bytes(hosts[h]) for h in ion}
@@ -276,7 +278,7 @@ def _run_in(
 
 
 def main(argv: list[str] | None = None) -> int:
-    p = argparse.ArgumentParser(prog="python -m iorelay.explore_testbed")
+    p = argparse.ArgumentParser(prog="python -m iorelay.testbed.explore")
     p.add_argument("--inside", type=Path, required=True, help="run directory (in an allocation)")
     args = p.parse_args(argv)
     return inside(args.inside)
