@@ -29,7 +29,8 @@ SAN_ENV := ASAN_OPTIONS=detect_leaks=1 \
 
 help:
 	@echo "make demo        install deps, build, fio through 2 daemons, default exploration, report"
-	@echo "                 (on the testbed where one can be built; DEMO_ON=local|testbed chooses)"
+	@echo "                 (on the testbed as root with /dev/fuse, its packages installed first;"
+	@echo "                 else locally; DEMO_ON=local|testbed chooses)"
 	@echo "make demo-testbed  (root) the exploration on the testbed: where forwarding wins"
 	@echo "make test        install deps, build, run the C++ (ctest) and Python (pytest) tests"
 	@echo "make test-asan   build in build-asan with AddressSanitizer and run ctest"
@@ -52,7 +53,9 @@ build: deps
 	$(CMAKE_CONFIGURE) -B build -DCMAKE_BUILD_TYPE=$(BUILD_TYPE) -DIORELAY_WERROR=ON
 	cmake --build build -j$(JOBS)
 
+# Chromium too (scripts/setup.sh browser): a test renders the analysis report in it.
 test: build
+	bash scripts/setup.sh browser
 	$(CTEST) --test-dir build
 	$(VBIN)/pytest -q python/tests
 
@@ -93,26 +96,21 @@ ci:
 	$(MAKE) fuzz
 
 # A verified fio run through 2 daemons, then the default exploration and its report: on the
-# testbed when this machine can build one (root, /dev/fuse, `make testbed-deps`), else on local
-# daemons, saying why. DEMO_ON=local or DEMO_ON=testbed chooses. Both are resumable (a second
-# `make demo` reuses the results directory); their wall times are in the README.
+# testbed when this machine can build one (as root with /dev/fuse it installs the testbed's
+# packages first, as `make testbed-deps`), else on local daemons, saying why
+# (scripts/demo_explore.sh). DEMO_ON=local or DEMO_ON=testbed chooses. Both are resumable (a
+# second `make demo` reuses the results directory); their wall times are in the README.
 DEMO_ON ?= auto
 DEMO_DIR ?= results/demo
 DEMO_TESTBED_DIR ?= results/demo-testbed
 demo: build
 	$(VBIN)/iorelay demo
-	@if [[ $(DEMO_ON) == testbed ]] || { [[ $(DEMO_ON) == auto ]] && $(VBIN)/iorelay testbed check; }; then \
-		echo "make demo: the exploration runs on the testbed (DEMO_ON=local: on local daemons)"; \
-		$(MAKE) --no-print-directory demo-testbed; \
-	else \
-		echo "make demo: the exploration runs on local daemons, where direct access usually wins"; \
-		$(VBIN)/iorelay explore --out $(DEMO_DIR); \
-		$(VBIN)/iorelay analyze $(DEMO_DIR) --out $(DEMO_DIR)/report; \
-		echo "report: $(DEMO_DIR)/report/report.html"; \
-	fi
+	DEMO_ON=$(DEMO_ON) DEMO_DIR=$(DEMO_DIR) DEMO_TESTBED_DIR=$(DEMO_TESTBED_DIR) \
+		IORELAY=$(VBIN)/iorelay bash scripts/demo_explore.sh
 
-# The exploration on the testbed (root; make testbed-deps): brings a testbed up unless one is up,
-# runs sweep_testbed.toml (resumable), writes the report, takes down the testbed it made.
+# The exploration on the testbed (root; make testbed-deps): holds the testbed (brings one up
+# unless one is up), runs sweep_testbed.toml (resumable), writes the report; the testbed's last
+# user takes down a testbed brought up so.
 demo-testbed: build
 	$(VBIN)/iorelay demo --testbed --out $(DEMO_TESTBED_DIR)
 	@echo "report: $(DEMO_TESTBED_DIR)/report/report.html"
@@ -161,8 +159,8 @@ fuzz:
 			-print_final_stats=1 corpus/$${t%_fuzz}) 2>&1 | tail -n 12; \
 	done
 
-# The testbed's packages (GlusterFS, Slurm, munge; docs/testbed.md), only on request: never
-# installed by `make demo` or `make test`. Their services are kept from starting on their own.
+# The testbed's packages (GlusterFS, Slurm, munge; docs/testbed.md). `make demo` installs them
+# too as root with /dev/fuse; `make test` never does. Their services are kept from starting.
 testbed-deps:
 	bash scripts/setup.sh testbed
 

@@ -33,7 +33,7 @@ from pathlib import Path
 from ratio_interval import ratio_interval
 
 from iorelay import paths
-from iorelay.daemons import LocalDaemons
+from iorelay.launch.local import LocalDaemons
 from iorelay.stats import query_stats
 
 REPO = Path(__file__).resolve().parents[1]

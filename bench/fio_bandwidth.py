@@ -27,7 +27,7 @@ from pathlib import Path
 import fio_job
 from results_table import counts
 
-from iorelay.daemons import LocalDaemons
+from iorelay.launch.local import LocalDaemons
 from iorelay.stats import query_stats
 
 REPO = Path(__file__).resolve().parents[1]

@@ -29,7 +29,7 @@ from pathlib import Path
 from results_table import publish
 
 from iorelay import paths
-from iorelay.daemons import LocalDaemons
+from iorelay.launch.local import LocalDaemons
 from iorelay.stats import query_stats
 
 REPO = Path(__file__).resolve().parents[1]

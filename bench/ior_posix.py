@@ -28,7 +28,7 @@ from ratio_interval import ratio_interval
 from results_table import counts
 from vendor_tools import build_ior, run_mpi
 
-from iorelay.daemons import LocalDaemons
+from iorelay.launch.local import LocalDaemons
 from iorelay.stats import query_stats
 
 REPO = Path(__file__).resolve().parents[1]

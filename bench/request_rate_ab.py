@@ -27,7 +27,7 @@ import sys
 import tempfile
 from pathlib import Path
 
-from iorelay.daemons import LocalDaemons
+from iorelay.launch.local import LocalDaemons
 
 REPO = Path(__file__).resolve().parents[1]
 

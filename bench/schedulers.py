@@ -26,7 +26,7 @@ from pathlib import Path
 
 from strided_job import MPI_ENV, strided_writer_cmd
 
-from iorelay.daemons import LocalDaemons
+from iorelay.launch.local import LocalDaemons
 from iorelay.stats import query_stats
 
 REPO = Path(__file__).resolve().parents[1]

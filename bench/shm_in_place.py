@@ -23,7 +23,7 @@ from pathlib import Path
 
 import datapath
 
-from iorelay.daemons import LocalDaemons
+from iorelay.launch.local import LocalDaemons
 from iorelay.stats import query_stats
 
 REPO = Path(__file__).resolve().parents[1]

@@ -37,7 +37,7 @@ import time
 from pathlib import Path
 
 from iorelay import paths
-from iorelay.daemons import LocalDaemons
+from iorelay.launch.local import LocalDaemons
 from iorelay.stats import query_stats
 
 REPO = Path(__file__).resolve().parents[1]

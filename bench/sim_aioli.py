@@ -28,7 +28,7 @@ from pathlib import Path
 
 from schedulers import write_mib_s  #  (one run of the job, as bench/schedulers.py)
 
-from iorelay.daemons import LocalDaemons
+from iorelay.launch.local import LocalDaemons
 from iorelay.simulate import platform_path, run_tool
 from iorelay.stats import query_stats
 from iorelay.units import parse_bytes

@@ -23,7 +23,7 @@ import tempfile
 from pathlib import Path
 
 from iorelay import paths
-from iorelay.daemons import LocalDaemons
+from iorelay.launch.local import LocalDaemons
 from iorelay.trace import read_trace
 
 DATA_OPS = ("pread", "pwrite", "read", "write")

@@ -31,9 +31,10 @@ from pathlib import Path
 
 from vendor_tools import build_ior
 
-from iorelay import mpi, paths, testbed_slurm
-from iorelay.explore_testbed import mpi_argv, mpi_env
-from iorelay.testbed_plan import SHARED_PATH
+from iorelay import mpi, paths
+from iorelay.testbed import slurm as testbed_slurm
+from iorelay.testbed.explore import mpi_argv, mpi_env
+from iorelay.testbed.plan import SHARED_PATH
 
 REPO = Path(__file__).resolve().parents[1]
 

@@ -31,9 +31,10 @@ from results_table import counts
 from testbed_ior import COMPUTE, IONODE, direct_ranks, forwarded_ranks
 from vendor_tools import build_ior
 
-from iorelay import mpi, testbed_slurm
+from iorelay import mpi
 from iorelay.simulate import SimulateError, apply_settings, run_tool
-from iorelay.testbed_plan import SHARED_PATH
+from iorelay.testbed import slurm as testbed_slurm
+from iorelay.testbed.plan import SHARED_PATH
 
 REPO = Path(__file__).resolve().parents[1]
 

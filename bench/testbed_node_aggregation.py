@@ -32,11 +32,13 @@ from typing import Any
 import fio_job
 from node_aggregation import add_pattern_args, data_requests
 
-from iorelay import testbed, testbed_slurm, units
+from iorelay import units
 from iorelay.run import RelayConfig, start_relay
-from iorelay.testbed_net import link_bytes
-from iorelay.testbed_plan import SHARED_PATH
-from iorelay.testbed_state import State
+from iorelay.testbed import cluster
+from iorelay.testbed import slurm as testbed_slurm
+from iorelay.testbed.net import link_bytes
+from iorelay.testbed.plan import SHARED_PATH
+from iorelay.testbed.state import State
 
 REPO = Path(__file__).resolve().parents[1]
 
@@ -100,7 +102,7 @@ def paths_of(args: argparse.Namespace) -> list[tuple[str, str]]:
 
 def testbed_hosts() -> dict[str, Any]:
     state = State.load()
-    return {h.name: h for h in testbed.hosts_of(state)} if state else {}
+    return {h.name: h for h in cluster.hosts_of(state)} if state else {}
 
 
 def node1_sent() -> int:

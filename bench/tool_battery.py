@@ -21,7 +21,7 @@ from pathlib import Path
 
 from results_table import counts, publish
 
-from iorelay.daemons import LocalDaemons
+from iorelay.launch.local import LocalDaemons
 from iorelay.stats import query_stats
 
 REPO = Path(__file__).resolve().parents[1]

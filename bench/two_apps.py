@@ -23,7 +23,7 @@ from strided_job import MPI_ENV, strided_writer_cmd
 
 from iorelay import paths
 from iorelay.credential import create_credential
-from iorelay.daemons import LocalDaemons
+from iorelay.launch.local import LocalDaemons
 
 REPO = Path(__file__).resolve().parents[1]
 

@@ -13,6 +13,9 @@ APT_PACKAGES=(
 )
 # `setup.sh fuzz` also installs clang and libFuzzer (g++ has no libFuzzer), for `make fuzz` only.
 if [[ ${1:-} == fuzz ]]; then APT_PACKAGES+=(clang-14 libfuzzer-14-dev libclang-rt-14-dev); fi
+# `setup.sh browser` also installs Chromium, for `make test` only: a test opens the analysis
+# report in headless Chromium and checks what a reader sees (python/tests/test_report_browser.py).
+if [[ ${1:-} == browser ]]; then APT_PACKAGES+=(chromium); fi
 # `setup.sh testbed` also installs what `iorelay testbed` builds a cluster from (GlusterFS, Slurm,
 # munge, ip/tc), for `make testbed-deps` only. Their services must not start on their own.
 TESTBED_SERVICES=(glusterd glustereventsd munged slurmctld slurmd slurmdbd)

@@ -19,12 +19,12 @@ from iorelay import (
     place,
     simulate,
     stats,
-    testbed,
 )
 from iorelay import run as run_cmd
 from iorelay.advise import cli as advise
 from iorelay.analysis import cli as analyze
-from iorelay.daemons import DaemonError
+from iorelay.launch.local import DaemonError
+from iorelay.testbed import cluster as testbed
 
 # Each module contributes add_parser(subparsers) and a run(args) -> exit status.
 SUBCOMMANDS = (

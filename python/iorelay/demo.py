@@ -23,7 +23,7 @@ from rich.console import Console
 
 from iorelay import paths
 from iorelay.credential import create_credential
-from iorelay.daemons import DaemonError, LocalDaemons
+from iorelay.launch.local import DaemonError, LocalDaemons
 from iorelay.stats import StatsError, query_stats
 
 FIO_TIMEOUT_S = 300.0
@@ -289,11 +289,11 @@ def run(args: argparse.Namespace) -> int:
         console.print("[bold red]demo:[/] --out is for --testbed's results", markup=True)
         return 2
     if getattr(args, "testbed", False):
-        from iorelay import demo_testbed
+        from iorelay.testbed import demo as testbed_demo
 
         try:
-            return demo_testbed.run_demo(args.out, console)
-        except demo_testbed.DemoTestbedError as e:
+            return testbed_demo.run_demo(args.out, console)
+        except testbed_demo.DemoTestbedError as e:
             console.print(f"[bold red]demo failed:[/] {e}", markup=True, highlight=False)
             return 1
     if not args.base_dir.is_dir():
@@ -312,18 +312,26 @@ def run(args: argparse.Namespace) -> int:
 
 def testbed_hint() -> str:
     """Where to see forwarding win: the testbed, if this machine can build one, else why not."""
-    from iorelay.testbed import unmet_requirements
+    from iorelay.testbed.cluster import unmet_requirements
 
     why = unmet_requirements()
-    if why:
-        return (
-            "On one machine direct access usually wins: nothing stands between the processes "
-            "and the storage. `make demo-testbed` runs the exploration on a cluster of network "
-            "namespaces with capped links and GlusterFS, but not here: " + "; ".join(why) + "."
-        )
-    return (
+    lead = (
         "On one machine direct access usually wins: nothing stands between the processes and "
-        "the storage. This machine can build the testbed, so `make demo` explores there "
-        "(`make demo-testbed` alone): where forwarding wins across capped links to GlusterFS "
-        "(docs/testbed.md)."
+        "the storage. "
+    )
+    if not why:
+        return lead + (
+            "This machine can build the testbed, so `make demo` explores there (`make "
+            "demo-testbed` alone): where forwarding wins across capped links to GlusterFS "
+            "(docs/testbed.md)."
+        )
+    if os.geteuid() == 0 and Path("/dev/fuse").exists():
+        return lead + (
+            "This machine can build the testbed once its packages are installed, which `make "
+            "demo` does (as `make testbed-deps`), then explores there: where forwarding wins "
+            "across capped links to GlusterFS (docs/testbed.md)."
+        )
+    return lead + (
+        "`make demo-testbed` runs the exploration on a cluster of network namespaces with "
+        "capped links and GlusterFS, but not here: " + "; ".join(why) + "."
     )

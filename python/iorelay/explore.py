@@ -39,15 +39,16 @@ from rich.progress import (
 )
 
 from iorelay import __version__, explore_sim, mpi, paths, units
-from iorelay.daemons import DaemonError
 from iorelay.explore_run import (
     Runner,
     RunOutcome,
+    SweepStopped,
     bench_argv,
     bench_env,
     daemon_columns,
     settled_stats,
 )
+from iorelay.launch.local import DaemonError
 from iorelay.results import ResultsFile, rows_from_bench, run_key
 from iorelay.run import PLACEMENTS, RelayConfig, RunError, start_relay
 from iorelay.simulate import SimulateError
@@ -332,7 +333,8 @@ def explore(
     sim: Simulated | None = None,
 ) -> int:
     """Runs the sweep's runs that are not in out_dir's results yet (each with `runner`, default
-    run_one: on this machine; or simulated with `sim`). Returns an exit status."""
+    run_one: on this machine; or simulated with `sim`). Returns an exit status; a runner that
+    cannot go on raises SweepStopped, which ends the sweep (the runs done so far are kept)."""
     runner = runner or run_one
     if sim is not None:
         sweep = _simulated_sweep(sweep, sim)
@@ -431,10 +433,12 @@ def run(args: argparse.Namespace) -> int:
     runner: Runner | None = None
     default = DEFAULT_SWEEP
     if getattr(args, "testbed", False):
-        from iorelay import explore_testbed  # imports the testbed's modules only when asked
+        from iorelay.testbed import (
+            explore as testbed_explore,  # imports the testbed's modules only when asked
+        )
 
-        runner, default = explore_testbed.run_one, explore_testbed.TESTBED_SWEEP
-        if not args.dry_run and not explore_testbed.is_up():  # (not once per run)
+        runner, default = testbed_explore.run_one, testbed_explore.TESTBED_SWEEP
+        if not args.dry_run and not testbed_explore.is_up():  # (not once per run)
             print("iorelay explore: no testbed is up: `iorelay testbed up` first (root)",
                   file=sys.stderr)  # fmt: skip
             return 2
@@ -451,9 +455,27 @@ def run(args: argparse.Namespace) -> int:
         print(f"iorelay explore: {e}", file=sys.stderr)
         return 2
     with contextlib.suppress(KeyboardInterrupt):
-        return explore(sweep, args.out, args.dry_run, console, runner, sim)
+        try:
+            if runner is None or args.dry_run:
+                return explore(sweep, args.out, args.dry_run, console, runner, sim)
+            return _explore_on_the_testbed(sweep, args.out, console, runner)
+        except SweepStopped as e:
+            print(f"iorelay explore: {e}; run again to resume", file=sys.stderr)
+            return 1
     print("iorelay explore: interrupted; run again to resume", file=sys.stderr)
     return 130
+
+
+def _explore_on_the_testbed(sweep: Sweep, out: Path, console: Console, runner: Runner) -> int:
+    """The sweep while this process holds the testbed: nobody takes it down under the runs."""
+    from iorelay.testbed import cluster
+    from iorelay.testbed.system import TestbedError
+
+    try:
+        with cluster.held():
+            return explore(sweep, out, False, console, runner)
+    except TestbedError as e:
+        raise SweepStopped(str(e)) from None
 
 
 def main() -> int:

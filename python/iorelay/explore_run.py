@@ -1,5 +1,5 @@
 """What one run of the exploration is, wherever it runs (local daemons, `iorelay explore`; the
-testbed, explore_testbed): the benchmark's command line, the run's outcome, and the daemons'
+testbed, iorelay.testbed.explore): the benchmark's command line, the run's outcome, and the daemons'
 counters as result columns. Both runners import it; neither imports the other's module.
 """
 
@@ -53,6 +53,11 @@ def bench_env(config: Mapping[str, Any]) -> dict[str, str]:
     if config.get("api") == "mpiio" and config.get("aggregators"):
         return {"OMPI_MCA_io_ompio_num_aggregators": str(config["aggregators"])}
     return {}
+
+
+class SweepStopped(RuntimeError):
+    """The runner cannot run any more of the sweep (its platform went away): the sweep ends
+    with this one error instead of recording every run left as failed."""
 
 
 @dataclass

@@ -26,12 +26,12 @@ from rich.console import Console
 
 from iorelay import paths
 from iorelay.app_guard import GuardedCommand
-from iorelay.daemons import DaemonError, LocalDaemons
 from iorelay.exec_cmd import PRELOAD_ENV
+from iorelay.launch.local import DaemonError, LocalDaemons
+from iorelay.launch.slurm import SlurmDaemons
+from iorelay.launch.ssh import SshDaemons
 from iorelay.run_file import RUN_FILE_ENV, RunFileError, write_run_file
-from iorelay.slurm_daemons import SlurmDaemons
 from iorelay.slurm_nodelist import NodeListError, expand_nodelist
-from iorelay.ssh_daemons import SshDaemons
 from iorelay.stats import StatsError, query_stats, render_stats
 
 PLACEMENTS = ("block", "round-robin", "file-hash")

@@ -14,7 +14,7 @@ import time
 from pathlib import Path
 
 from iorelay import paths
-from iorelay.daemons import LocalDaemons
+from iorelay.launch.local import LocalDaemons
 
 
 def raise_descriptor_limit(want: int) -> None:

@@ -17,7 +17,7 @@ from pathlib import Path
 import pytest
 
 from iorelay import paths
-from iorelay.daemons import LocalDaemons
+from iorelay.launch.local import LocalDaemons
 
 # Every subprocess a test starts gets this timeout, so a hang fails the test instead of CI.
 SUBPROCESS_TIMEOUT_S = 60.0

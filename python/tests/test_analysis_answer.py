@@ -47,6 +47,34 @@ def test_each_pattern_gets_its_answer_in_a_sentence() -> None:
         assert re.search(r"median bandwidth \d+\.\d MiB/s\), 1\.7[89] times direct access", s), s
 
 
+def test_where_the_runs_cannot_tell_the_options_apart_the_answer_says_so() -> None:
+    """3 runs per option, as the testbed demo does: the write pattern's options overlap (no
+    option significantly worse), the read pattern's are far apart."""
+    runs = runs_with_two_phases()
+    runs = runs[runs["repetition"] < 3].copy()
+    write = runs["operation"] == "write"
+    runs.loc[write, "bandwidth_mib_s"] = (
+        100.0 + runs.loc[write, "repetition"] * 30 + runs.loc[write, "ionodes"]
+    )
+    analysis = compute.analyze(runs, option="ionodes")
+    by_op = dict(
+        zip(analysis.patterns["operation"], answer.pattern_sentences(analysis), strict=True)
+    )
+    assert by_op["write"].startswith(
+        "write: the runs cannot tell the choices of I/O nodes apart (Kruskal-Wallis p = "
+    )
+    assert (
+        "3 runs per option); the highest median is 2 (median bandwidth 132.0 MiB/s"
+        in by_op["write"]
+    )
+    assert "best I/O nodes 1" in by_op["read"] and "cannot tell" not in by_op["read"]
+    note = answer.undecided_note(analysis)
+    assert note.startswith("In 1 of 2 patterns the runs cannot tell the options apart")
+    assert "With 3 runs per option" in note
+    decided = compute.analyze(runs_with_two_phases(), option="ionodes")
+    assert answer.undecided_note(decided) == ""
+
+
 def test_readable_headings() -> None:
     analysis = compute.analyze(runs_with_two_phases(), option="ionodes")
     shown = answer.readable(analysis.best, "ionodes")

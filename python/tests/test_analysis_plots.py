@@ -80,7 +80,7 @@ def test_choices_bars(analysis: compute.Analysis) -> None:
     assert heights == analysis.choices["n_patterns"].tolist() == [0, 4, 0]
     assert [p.get_x() + p.get_width() / 2 for p in ax.patches] == [1.0, 2.0, 3.0]
     assert ax.get_ylim() == pytest.approx((0, 4 * 1.15))
-    assert ax.get_xlabel() == "number of I/O nodes choices that matter"
+    assert ax.get_xlabel() == "number of choices of I/O nodes that matter"
     assert ax.get_ylabel() == "patterns"
 
 
@@ -95,3 +95,27 @@ def test_save_writes_png(analysis: compute.Analysis, tmp_path) -> None:
     path = tmp_path / "c.png"
     plots.save(plots.plot_choices(analysis.choices, analysis.spec), path)
     assert path.read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
+
+
+@pytest.mark.parametrize("request_sizes", [1, 2])
+def test_option_grid_title_legend_and_column_titles_do_not_overlap(
+    analysis: compute.Analysis, request_sizes: int
+) -> None:
+    """The head of a grid, drawn: the title above the legend above the column titles, inside
+    the figure, with one request size (a narrow figure) as with two."""
+    [(name, frame)] = plots.facets(analysis.options, analysis.spec)
+    frame = frame[frame["request_bytes"] == 1 << 20] if request_sizes == 1 else frame
+    fig = plots.plot_option_grid(frame, analysis.spec, name)
+    renderer = fig.canvas.get_renderer()
+    fig.canvas.draw()
+    title = fig._suptitle.get_window_extent(renderer)
+    legend = fig.legends[0].get_window_extent(renderer)
+    top_axes = max(ax.get_window_extent(renderer).y1 for ax in fig.axes)
+    column_titles = [ax.title.get_window_extent(renderer) for ax in fig.axes if ax.get_title()]
+    figure = fig.bbox
+    assert title.y0 >= legend.y1  # display coordinates: y grows upwards
+    for box in column_titles:
+        assert legend.y0 >= box.y1
+    assert legend.y0 >= top_axes
+    for box in (title, legend):
+        assert figure.x0 <= box.x0 and box.x1 <= figure.x1 and box.y1 <= figure.y1

@@ -23,7 +23,7 @@ import pytest
 from conftest import SUBPROCESS_TIMEOUT_S, DaemonFactory
 
 from iorelay import paths
-from iorelay.daemons import LocalDaemons
+from iorelay.launch.local import LocalDaemons
 
 _HEADER = struct.Struct("<IHHQIi")  # magic, version, op, id, length, status (src/proto/wire.h)
 _MAGIC = 0x4C524F49

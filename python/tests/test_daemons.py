@@ -11,7 +11,7 @@ from pathlib import Path
 
 import pytest
 
-from iorelay.daemons import DaemonError, LocalDaemons
+from iorelay.launch.local import DaemonError, LocalDaemons
 
 FAKE = Path(__file__).with_name("fake_iorelayd.py")
 

@@ -16,7 +16,7 @@ from pathlib import Path
 import pytest
 from conftest import DAEMON_BINARIES, SUBPROCESS_TIMEOUT_S, require_built
 
-from iorelay.daemons import LocalDaemons
+from iorelay.launch.local import LocalDaemons
 
 pytestmark = pytest.mark.needs_build()
 

@@ -217,7 +217,7 @@ def test_relay_values_no_run_could_use_are_refused_before_any_run() -> None:
 # runner and the local one share explore_run and do not import each other (no circle).
 ALONE = {
     "iorelay.explore_run": ["iorelay.explore_run"],
-    "iorelay.explore_testbed": ["iorelay.explore_run", "iorelay.explore_testbed"],
+    "iorelay.testbed.explore": ["iorelay.explore_run", "iorelay.testbed.explore"],
     "iorelay.explore": ["iorelay.explore", "iorelay.explore_run", "iorelay.explore_sim"],
 }
 
@@ -226,7 +226,8 @@ ALONE = {
 def test_exploration_modules_import_alone_without_a_circle(module: str, loaded: list[str]) -> None:
     code = (
         f"import sys, {module}\n"
-        "print(' '.join(sorted(m for m in sys.modules if m.startswith('iorelay.explore'))))"
+        "print(' '.join(sorted(m for m in sys.modules\n"
+        "                      if m.startswith(('iorelay.explore', 'iorelay.testbed.explore')))))"
     )
     proc = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
                           timeout=60, check=True)  # fmt: skip

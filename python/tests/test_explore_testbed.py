@@ -8,10 +8,11 @@ from pathlib import Path
 import pandas as pd
 import pytest
 
-from iorelay import explore, explore_testbed
-from iorelay.demo_testbed import summary
+from iorelay import explore
 from iorelay.explore_run import daemon_columns
-from iorelay.explore_testbed import mpi_argv
+from iorelay.testbed import explore as testbed_explore
+from iorelay.testbed.demo import summary
+from iorelay.testbed.explore import mpi_argv
 
 
 def test_ranks_go_only_to_the_compute_hosts(monkeypatch: pytest.MonkeyPatch) -> None:
@@ -47,7 +48,7 @@ def test_daemon_counters_must_carry_the_benchmarks_bytes() -> None:
 
 
 def test_the_testbed_sweep_parses() -> None:
-    sweep = explore.load_sweep(None, explore_testbed.TESTBED_SWEEP)
+    sweep = explore.load_sweep(None, testbed_explore.TESTBED_SWEEP)
     assert {r["ionodes"] for r in sweep.runs} == {0, 1, 2}
     assert all(r["odirect"] and r["nodes"] == 2 for r in sweep.runs)
 
@@ -69,7 +70,7 @@ def test_summary_names_the_best_option_and_the_daemons() -> None:
 
 
 def test_story_says_where_forwarding_wins_and_where_direct_does() -> None:
-    from iorelay.demo_testbed import story
+    from iorelay.testbed.demo import story
 
     table = pd.DataFrame([
         {"spatiality": "strided", "request_bytes": 8192, "operation": "write", "mib_s_0": 3.6,
@@ -86,7 +87,7 @@ def test_story_says_where_forwarding_wins_and_where_direct_does() -> None:
 
 
 def test_the_summary_file_has_the_table_and_the_story(tmp_path: Path) -> None:
-    from iorelay.demo_testbed import write_summary
+    from iorelay.testbed.demo import write_summary
 
     rows = [{"spatiality": "strided", "request_bytes": 8192, "operation": "write", "ionodes": k,
              "bandwidth_mib_s": bw, "run_key": str(k), "requests_per_dispatch": 2.0,
@@ -99,3 +100,20 @@ def test_the_summary_file_has_the_table_and_the_story(tmp_path: Path) -> None:
         in text
     )
     assert "Forwarding wins: strided 8 KiB write 5.00x" in text
+
+
+def test_the_demo_says_where_its_runs_cannot_tell_the_options_apart() -> None:
+    """3 runs per option, as the demo's sweep: the strided writes far apart, the strided reads
+    within their noise; the caveat names the reads only."""
+    from iorelay.analysis import compute
+    from iorelay.testbed.demo import significance
+
+    rows = [{"layout": "shared", "spatiality": "strided", "request_bytes": 8192,
+             "operation": op, "ionodes": k, "repetition": rep,
+             "bandwidth_mib_s": (4.0 + 20.0 * k + rep) if op == "write" else 30.0 + 5 * rep - k}
+            for op in ("write", "read") for k in (0, 1, 2) for rep in range(3)]  # fmt: skip
+    patterns = compute.analyze(pd.DataFrame(rows), option="ionodes").patterns
+    caveat = significance(patterns)
+    assert caveat.startswith("In 1 of 2 patterns the runs cannot tell the options apart")
+    assert "strided 8 KiB read" in caveat and "write" not in caveat
+    assert significance(patterns[patterns["operation"] == "write"]) == ""

@@ -17,8 +17,8 @@ import pytest
 from conftest import SUBPROCESS_TIMEOUT_S, require_built
 
 from iorelay import mpi, paths
-from iorelay.daemons import LocalDaemons
 from iorelay.explore import mpirun_argv
+from iorelay.launch.local import LocalDaemons
 from iorelay.stats import query_stats
 
 pytestmark = pytest.mark.needs_build()

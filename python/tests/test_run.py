@@ -16,8 +16,9 @@ from pathlib import Path
 import pytest
 from conftest import SUBPROCESS_TIMEOUT_S, DaemonFactory
 
-from iorelay import exec_cmd, node_daemon, run
+from iorelay import exec_cmd, run
 from iorelay.exec_cmd import ExecError, exec_env
+from iorelay.launch import node_daemon
 
 TIMEOUT = str(SUBPROCESS_TIMEOUT_S)
 

@@ -10,8 +10,8 @@ from pathlib import Path
 
 import pytest
 
-from iorelay.daemons import DaemonError
-from iorelay.ssh_daemons import SSH_ENV, SshDaemons
+from iorelay.launch.local import DaemonError
+from iorelay.launch.ssh import SSH_ENV, SshDaemons
 from iorelay.stats import query_stats
 
 # argv: HOST COMMAND; "unreachable" hangs like a host that does not answer.

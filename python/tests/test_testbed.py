@@ -17,9 +17,12 @@ from pathlib import Path
 import pandas as pd
 import pytest
 
-from iorelay import testbed, testbed_slurm, testbed_ssh
-from iorelay.testbed_net import link_bytes
-from iorelay.testbed_plan import (
+from iorelay.testbed import cluster, hold
+from iorelay.testbed import explore as testbed_explore
+from iorelay.testbed import slurm as testbed_slurm
+from iorelay.testbed import ssh as testbed_ssh
+from iorelay.testbed.net import link_bytes
+from iorelay.testbed.plan import (
     BRIDGE,
     DATA_DIR,
     NETNS_PREFIX,
@@ -30,13 +33,13 @@ from iorelay.testbed_plan import (
     make_hosts,
     tbf_burst_bytes,
 )
-from iorelay.testbed_plan import (
+from iorelay.testbed.plan import (
     TestbedConfig as Config,
 )
-from iorelay.testbed_state import STATE_FILE, State
-from iorelay.testbed_sys import TestbedBusy as Busy
-from iorelay.testbed_sys import TestbedError as StepError
-from iorelay.testbed_sys import new_entries, remove_new_entries
+from iorelay.testbed.state import STATE_FILE, State
+from iorelay.testbed.system import TestbedBusy as Busy
+from iorelay.testbed.system import TestbedError as StepError
+from iorelay.testbed.system import new_entries, remove_new_entries
 
 STEP_TIMEOUT_S = 60
 DAEMONS = ("glusterd", "glusterfsd", "glusterfs", "munged", "slurmctld", "slurmd", "slurmstepd")
@@ -90,8 +93,8 @@ def test_remove_new_entries_keeps_what_was_there(tmp_path: Path) -> None:
 
 
 def test_status_and_down_without_a_testbed(tmp_path: Path) -> None:
-    assert testbed.status(tmp_path / "state.json") is None
-    assert testbed.down(tmp_path / "state.json") == 0.0
+    assert cluster.status(tmp_path / "state.json") is None
+    assert cluster.down(tmp_path / "state.json") == 0.0
 
 
 def test_check_says_whether_a_testbed_can_be_built_and_why_not() -> None:
@@ -101,7 +104,7 @@ def test_check_says_whether_a_testbed_can_be_built_and_why_not() -> None:
         [sys.executable, "-m", "iorelay", "testbed", "check"],
         capture_output=True, text=True, timeout=60,
     )  # fmt: skip
-    why = testbed.unmet_requirements()
+    why = cluster.unmet_requirements()
     assert proc.returncode == (1 if why else 0), proc.stdout + proc.stderr
     for reason in why:
         assert reason in proc.stdout
@@ -111,7 +114,7 @@ def test_check_says_whether_a_testbed_can_be_built_and_why_not() -> None:
 
 
 def _skip_reason() -> str | None:
-    why = testbed.unmet_requirements()
+    why = cluster.unmet_requirements()
     if why:
         return "cannot build a testbed here: " + "; ".join(why)
     if STATE_FILE.exists():
@@ -166,16 +169,16 @@ def srun(host: str, *command: str) -> str:
 def tb() -> Iterator[tuple[dict[str, Host], set[int]]]:
     pids_before = _daemon_pids()
     try:
-        state = testbed.up(Config(compute=2, ionode=2, storage=1))
+        state = cluster.up(Config(compute=2, ionode=2, storage=1))
     except Busy as e:  # another run's testbed: leave it alone
         pytest.skip(str(e))
     except BaseException:
-        testbed.down()
+        cluster.down()
         raise
     try:
-        yield {h.name: h for h in testbed.hosts_of(state)}, pids_before
+        yield {h.name: h for h in cluster.hosts_of(state)}, pids_before
     finally:
-        testbed.down()
+        cluster.down()
 
 
 @needs_testbed
@@ -239,7 +242,7 @@ echo $short
 
 @needs_testbed
 def test_status_reports_the_volume_options(tb: tuple[dict[str, Host], set[int]]) -> None:
-    doc = testbed.status()
+    doc = cluster.status()
     assert doc is not None and doc["phase"] == "up"
     assert doc["facts"]["volume_options"]["performance.strict-o-direct"] == "on"
     assert doc["facts"]["volume_options"]["performance.stat-prefetch"] == "off"
@@ -510,15 +513,24 @@ scheduler = "aioli"
 def test_explore_on_the_testbed(tb: tuple[dict[str, Host], set[int]], tmp_path: Path) -> None:
     """`iorelay explore --testbed`: a direct and a 2-I/O-node run of 4 ranks on node1 and node2;
     rows in the analysis schema, the forwarded one with each I/O node's bytes from its
-    counters (block placement: node1 → ion1, node2 → ion2)."""
+    counters (block placement: node1 → ion1, node2 → ion2). While it runs it holds the
+    testbed: `iorelay testbed down` refuses, naming it; afterwards it holds it no more."""
     sweep = tmp_path / "sweep.toml"
     sweep.write_text(EXPLORE_SWEEP)
     out = tmp_path / "out"
-    proc = subprocess.run(
-        [sys.executable, "-m", "iorelay", "explore", "--testbed", str(sweep), "--out", str(out)],
-        capture_output=True, text=True, timeout=180,
-    )  # fmt: skip
-    assert proc.returncode == 0, proc.stderr
+    proc = _explore_in_background(sweep, out)
+    try:
+        _wait_until_held_by(proc)
+        down = subprocess.run(
+            [sys.executable, "-m", "iorelay", "testbed", "down"],
+            capture_output=True, text=True, timeout=60,
+        )  # fmt: skip
+        assert down.returncode == 1 and f"in use by pid {proc.pid}" in down.stderr, down.stderr
+        _, stderr = proc.communicate(timeout=180)
+    finally:
+        proc.kill()
+    assert proc.returncode == 0, stderr
+    assert hold.doc() == [] and testbed_explore.is_up()  # brought up by hand: it stays
     rows = pd.read_csv(out / "results.csv")
     assert sorted(rows["ionodes"]) == [0, 0, 2, 2] and (rows["wrong_words"] == 0).all()
     assert (rows["platform"] == "testbed").all() and (rows["compute_hosts"] == 2).all()
@@ -684,12 +696,52 @@ def test_iorelay_run_gives_up_on_an_unreachable_host_within_10_s(
     assert "iorelayd" not in comms
 
 
+def _explore_in_background(sweep: Path, out: Path) -> subprocess.Popen[str]:
+    argv = [sys.executable, "-m", "iorelay", "explore", "--testbed", str(sweep), "--out", str(out)]
+    return subprocess.Popen(argv, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+
+
+def _wait_until_held_by(proc: subprocess.Popen[str], timeout_s: float = 60) -> None:
+    deadline = time.monotonic() + timeout_s
+    while proc.pid not in [h["pid"] for h in hold.doc()]:
+        assert proc.poll() is None, proc.communicate()
+        assert time.monotonic() < deadline, "the run did not hold the testbed"
+        time.sleep(0.1)
+
+
 @needs_testbed
-def test_down_leaves_nothing(tb: tuple[dict[str, Host], set[int]]) -> None:
+@pytest.mark.needs_build("iorelayd", "libiorelay_preload.so", "iorelay-ctl", "iorelay-bench")
+def test_down_mid_run_ends_the_run_with_one_error_and_leaves_nothing(
+    tb: tuple[dict[str, Host], set[int]], tmp_path: Path
+) -> None:
+    """The testbed taken down (as `iorelay testbed down --force`) while `iorelay explore
+    --testbed` runs: the sweep ends within seconds with one error line (no traceback, exit 1),
+    and nothing is left."""
     _, pids_before = tb
-    assert testbed.down() > 0
+    sweep = tmp_path / "sweep.toml"
+    sweep.write_text(EXPLORE_SWEEP.replace('"2M"', '"64M"').replace("[0, 2]", "[0]"))
+    proc = _explore_in_background(sweep, tmp_path / "out")
+    try:
+        _wait_until_held_by(proc)
+        deadline = time.monotonic() + 60  # until the run is on the testbed (its directory)
+        while not list(SHARED_PATH.glob("explore-*")) and time.monotonic() < deadline:
+            time.sleep(0.1)
+        with hold.locked():  # as `iorelay testbed down --force` (test_testbed_hold.py)
+            assert cluster.down() > 0
+        t_down = time.monotonic()
+        _, stderr = proc.communicate(timeout=60)
+        ended_s = time.monotonic() - t_down
+    finally:
+        proc.kill()
+    assert proc.returncode == 1, stderr
+    assert "Traceback" not in stderr and ended_s < 30, stderr
+    errors = [line for line in stderr.splitlines() if line.startswith("iorelay explore:")]
+    assert errors == [
+        "iorelay explore: the testbed went down during the run (iorelay testbed down by another "
+        "user?); run again to resume"
+    ], stderr
     assert_nothing_left(pids_before)
-    assert testbed.down() == 0.0  # idempotent
+    assert cluster.down() == 0.0  # idempotent
 
 
 @needs_testbed
@@ -699,11 +751,11 @@ def test_two_storage_hosts_serve_one_distributed_volume() -> None:
     each storage host's link carried its share; `down` leaves nothing."""
     pids_before = _daemon_pids()
     try:
-        state = testbed.up(Config(compute=1, ionode=1, storage=2))
+        state = cluster.up(Config(compute=1, ionode=1, storage=2))
     except Busy as e:
         pytest.skip(str(e))
     try:
-        hosts = {h.name: h for h in testbed.hosts_of(state)}
+        hosts = {h.name: h for h in cluster.hosts_of(state)}
         before = {n: link_bytes(hosts[n])["received"] for n in ("st1", "st2")}
         script = f"for i in $(seq 1 16); do head -c 262144 /dev/urandom > {SHARED_PATH}/d$i; done"
         srun("node1", "sh", "-c", script)
@@ -716,7 +768,7 @@ def test_two_storage_hosts_serve_one_distributed_volume() -> None:
             share = len(bricks[n]) * 262144
             assert link_bytes(hosts[n])["received"] - before[n] >= share
     finally:
-        testbed.down()
+        cluster.down()
     assert_nothing_left(pids_before)
 
 
@@ -731,14 +783,14 @@ def test_down_after_an_up_that_failed_half_way(monkeypatch: pytest.MonkeyPatch) 
     busy = False
     try:
         with pytest.raises(StepError) as failure:
-            testbed.up(Config(compute=1, ionode=1, storage=1))
+            cluster.up(Config(compute=1, ionode=1, storage=1))
         busy = isinstance(failure.value, Busy)  # another run's testbed: leave it alone
         if not busy:
             assert "injected" in str(failure.value)
             assert STATE_FILE.exists()  # recorded, with glusterd and munged running
     finally:
         if not busy:
-            testbed.down()
+            cluster.down()
     if busy:
         pytest.skip(str(failure.value))
     assert_nothing_left(pids_before)

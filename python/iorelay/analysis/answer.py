@@ -1,10 +1,12 @@
-"""The answer first: per pattern, which option is best and by how much, in one sentence; and the
-number of runs counted as runs (a benchmark run that measured a write and a read phase is one
-run, not two)."""
+"""The answer first: per pattern, which option is best and by how much, in one sentence (or that
+the runs cannot tell the options apart); and the number of runs counted as runs (a benchmark run
+that measured a write and a read phase is one run, not two)."""
 
 from __future__ import annotations
 
 import re
+from collections.abc import Mapping
+from typing import Any
 
 import pandas as pd
 
@@ -43,7 +45,14 @@ def pattern_sentences(analysis: Analysis) -> list[str]:
         for c in spec.pattern:
             mine = mine.loc[mine[c] == row[c]]
         best = labels.option(spec.option, row["best"])
-        text = f"{labels.key(row, shown)}: best {labels.column(spec.option)} {best}"
+        if undecided(row):
+            text = (
+                f"{labels.key(row, shown)}: the runs cannot tell the choices of "
+                f"{labels.column(spec.option)} apart (Kruskal-Wallis p = {row['kw_p']:.2g}, "
+                f"{int(mine['n_runs'].min())} runs per option); the highest median is {best}"
+            )
+        else:
+            text = f"{labels.key(row, shown)}: best {labels.column(spec.option)} {best}"
         text += f" (median {metric} {row['best_median']:.1f}"
         text += f" {unit})" if unit else ")"
         direct = mine.loc[mine[spec.option] == 0] if spec.option == "ionodes" else pd.DataFrame()
@@ -55,12 +64,36 @@ def pattern_sentences(analysis: Analysis) -> list[str]:
             text += f", {1 / row['worst_ratio']:.2f} times the slowest option"
         others = [c.strip() for c in str(row["choices"]).split(",") if c.strip()]
         others = [c for c in others if c != labels.value(spec.option, row["best"])]
-        if others:
+        if undecided(row):
+            pass
+        elif others:
             text += f"; not significantly worse: {', '.join(others)}"
         else:
             text += "; every other option is significantly worse"
         out.append(text + ".")
     return out
+
+
+def undecided(pattern: Mapping[str, Any]) -> bool:
+    """The runs cannot tell this pattern's options apart: none is significantly worse than the
+    best (more than one option)."""
+    return int(pattern["n_options"]) > 1 and int(pattern["n_choices"]) == int(pattern["n_options"])
+
+
+def undecided_note(analysis: Analysis) -> str:
+    """What the answer cannot say: in how many patterns the runs cannot tell the options apart
+    (empty when they tell them apart everywhere)."""
+    p = analysis.patterns
+    n = sum(undecided(row) for row in p.to_dict("records"))
+    if n == 0:
+        return ""
+    fewest = int(analysis.options["n_runs"].min())
+    return (
+        f"In {n} of {len(p)} patterns the runs cannot tell the options apart: no option is "
+        f"significantly worse than the best (alpha = {analysis.spec.alpha:g}), so the highest "
+        f"median there may be chance. With {fewest} runs per option only large, consistent "
+        "differences are significant; more repetitions tell smaller ones apart."
+    )
 
 
 # Readable headings for the summary tables' columns.

@@ -27,6 +27,10 @@ LABEL_MEDIAN = "median"
 LABEL_NOT_WORSE = "not worse than the best"
 LABEL_BEST = "best"
 DPI = 90
+# The head of an option grid, in inches: the title's line, each legend line, the column titles.
+HEAD_TITLE_IN = 0.4
+LEGEND_LINE_IN = 0.22
+HEAD_COLUMNS_IN = 0.35
 
 
 def new_figure(width_in: float, height_in: float, layout: str | None = "constrained") -> Figure:
@@ -96,14 +100,18 @@ def plot_option_grid(options: pd.DataFrame, spec: Spec, title: str = "") -> Figu
     rows, col = grid_dims(options, spec)
     row_keys, col_keys = _cells(options, rows, col)
     nr, nc = len(row_keys), len(col_keys)
-    # Fixed margins: constrained layout costs seconds per figure at this many panels.
-    width, height = 1.9 * nc + 1.3, 1.5 * nr + 1.4
+    # Fixed margins: constrained layout costs seconds per figure at this many panels. The head
+    # holds, top down, the title, the legend (one line from two columns on, else three) and
+    # the column titles, each on lines of its own so that none covers another.
+    legend_lines = 1 if nc >= 2 else 3
+    head_in = HEAD_TITLE_IN + LEGEND_LINE_IN * legend_lines + HEAD_COLUMNS_IN
+    width, height = 1.9 * nc + 1.3, 1.5 * nr + 0.75 + head_in
     fig = new_figure(width, height, layout=None)
     fig.subplots_adjust(
         left=1.25 / width,
         right=1 - 0.15 / width,
         bottom=0.75 / height,
-        top=1 - 0.65 / height,
+        top=1 - head_in / height,
         wspace=0.35,
         hspace=0.3,
     )
@@ -130,9 +138,18 @@ def plot_option_grid(options: pd.DataFrame, spec: Spec, title: str = "") -> Figu
     fig.supxlabel(labels.column(spec.option), y=0.15 / height)
     fig.supylabel(spec.metric.label, x=0.1 / width)
     handles, names = axes[0][0].get_legend_handles_labels()
-    fig.legend(handles, names, loc="upper right", ncols=3, fontsize=8, frameon=False)
+    fig.legend(
+        handles,
+        names,
+        loc="upper left",
+        bbox_to_anchor=(0.1 / width, 1 - HEAD_TITLE_IN / height),
+        ncols=3 if legend_lines == 1 else 1,
+        fontsize=8,
+        frameon=False,
+        borderaxespad=0,
+    )
     if title:
-        fig.suptitle(title, x=0.3, y=1 - 0.1 / height, ha="left")
+        fig.suptitle(title, x=0.15 / width, y=1 - 0.08 / height, ha="left", va="top")
     return fig
 
 
@@ -229,7 +246,7 @@ def plot_choices(choices: pd.DataFrame, spec: Spec) -> Figure:
     bars = ax.bar(choices["n_choices"], choices["n_patterns"], color="tab:blue")
     ax.bar_label(bars)
     ax.set_xticks(choices["n_choices"].tolist())
-    ax.set_xlabel(f"number of {labels.column(spec.option)} choices that matter")
+    ax.set_xlabel(f"number of choices of {labels.column(spec.option)} that matter")
     ax.set_ylabel("patterns")
     ax.set_ylim(0, max(int(choices["n_patterns"].max()), 1) * 1.15)
     ax.set_title(f"options not significantly worse than the best (alpha = {spec.alpha:g})")

@@ -143,7 +143,7 @@ def render_html(analysis: Analysis, images: list[Image], sources: list[str]) -> 
         "<!DOCTYPE html>",
         '<html lang="en"><head><meta charset="utf-8">',
         f"<title>iorelay analyze: {opt}</title><style>{_CSS}</style></head><body>",
-        f"<h1>Which {opt} choices matter</h1>",
+        f"<h1>Which choices of {opt} matter</h1>",
         "<p>"
         + f"{answer.count_runs(analysis)} runs, {n_patterns} patterns, options "
         + html.escape(", ".join(labels.option(spec.option, o) for o in spec.options))
@@ -156,7 +156,8 @@ def render_html(analysis: Analysis, images: list[Image], sources: list[str]) -> 
         "against the best is at least alpha. The number of choices that matter counts those "
         "options, the best included. Cliff's δ &lt; 0: the option tends to be worse than the "
         "best.</p>",
-        f"<h2>The answer: the best {opt} per pattern</h2>",
+        f"<h2>The answer: the best choice of {opt} per pattern</h2>",
+        *([f"<p>{html.escape(note)}</p>"] if (note := answer.undecided_note(analysis)) else []),
         "<ul>",
         *(f"<li>{html.escape(s)}</li>" for s in answer.pattern_sentences(analysis)),
         "</ul>",
@@ -164,14 +165,14 @@ def render_html(analysis: Analysis, images: list[Image], sources: list[str]) -> 
     for image in (i for i in images if i.name.startswith("grid-")):
         parts += [f"<h3>{html.escape(image.caption)}</h3>", _img(image)]
     parts += [
-        f"<h2>How many {opt} choices matter</h2>",
+        f"<h2>How many choices of {opt} matter</h2>",
         _table(
             answer.readable(
                 analysis.choices.assign(share=analysis.choices["share"].map("{:.1%}".format)),
                 spec.option,
             )
         ),
-        f"<h2>How often each {opt} is best</h2>",
+        f"<h2>How often each choice of {opt} is best</h2>",
         _table(
             answer.readable(
                 analysis.best.assign(share_best=analysis.best["share_best"].map("{:.1%}".format)),

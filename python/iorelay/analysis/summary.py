@@ -73,6 +73,9 @@ def print_summary(analysis: Analysis, console: Console) -> None:
         f"metric {spec.metric.label}, alpha = {spec.alpha:g}; "
         f"Kruskal-Wallis significant in {int(analysis.patterns['kw_significant'].sum())} patterns"
     )
+    note = answer.undecided_note(analysis)
+    if note:
+        console.print(note)
     sentences = answer.pattern_sentences(analysis)
     if len(sentences) <= MAX_SENTENCES:
         for sentence in sentences:

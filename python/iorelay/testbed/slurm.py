@@ -14,9 +14,9 @@ import time
 from collections.abc import Callable
 from pathlib import Path
 
-from iorelay.testbed_plan import RUN_DIR, SHARED_PATH, Host, TestbedConfig, bridge_address
-from iorelay.testbed_state import State
-from iorelay.testbed_sys import TestbedError, exited, in_netns, sh, spawn, start_time
+from iorelay.testbed.plan import RUN_DIR, SHARED_PATH, Host, TestbedConfig, bridge_address
+from iorelay.testbed.state import State
+from iorelay.testbed.system import TestbedError, exited, in_netns, sh, spawn, start_time
 
 SLURM_DIR = RUN_DIR / "slurm"
 SLURM_CONF = SLURM_DIR / "slurm.conf"

@@ -9,9 +9,17 @@ from __future__ import annotations
 import time
 from pathlib import Path
 
-from iorelay.testbed_plan import DATA_DIR, RUN_DIR, VOLUME, Host
-from iorelay.testbed_state import State
-from iorelay.testbed_sys import TestbedError, exited, in_netns, new_entries, sh, spawn, start_time
+from iorelay.testbed.plan import DATA_DIR, RUN_DIR, VOLUME, Host
+from iorelay.testbed.state import State
+from iorelay.testbed.system import (
+    TestbedError,
+    exited,
+    in_netns,
+    new_entries,
+    sh,
+    spawn,
+    start_time,
+)
 
 # O_DIRECT is honoured end to end: the FUSE client's write-behind does not acknowledge an
 # O_DIRECT write before the brick has it (strict-o-direct), and the brick opens files with

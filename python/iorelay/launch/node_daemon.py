@@ -1,5 +1,6 @@
 """Runs on an I/O node (as a Slurm step): picks the address iorelayd binds and advertises, checks
-the binary, then becomes iorelayd. `python -m iorelay.node_daemon [--interface IF] IORELAYD ARGS`.
+the binary, then becomes iorelayd.
+`python -m iorelay.launch.node_daemon [--interface IF] IORELAYD ARGS`.
 
 Address rule (docs/exploration.md, Multi-node deployment): with --interface, that interface's
 first IPv4 address; otherwise the interface of the default route; without a default route (the
@@ -54,7 +55,7 @@ def node_address(interface: str | None) -> str:
 
 
 def main(argv: list[str] | None = None) -> int:
-    p = argparse.ArgumentParser(prog="iorelay.node_daemon")
+    p = argparse.ArgumentParser(prog="iorelay.launch.node_daemon")
     p.add_argument("--interface")
     p.add_argument("daemon", help="path of iorelayd (a shared install prefix)")
     p.add_argument("args", nargs=argparse.REMAINDER)

@@ -13,9 +13,9 @@ import shutil
 import time
 from pathlib import Path
 
-from iorelay.testbed_plan import RUN_DIR, Host, TestbedConfig
-from iorelay.testbed_state import State
-from iorelay.testbed_sys import TestbedError, exited, sh, spawn, start_time
+from iorelay.testbed.plan import RUN_DIR, Host, TestbedConfig
+from iorelay.testbed.state import State
+from iorelay.testbed.system import TestbedError, exited, sh, spawn, start_time
 
 SSH_DIR = RUN_DIR / "ssh"
 CLIENT_KEY = SSH_DIR / "id_ed25519"

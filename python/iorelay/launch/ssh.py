@@ -2,7 +2,7 @@
 
 Per host one `ssh HOST sh -c SCRIPT`: the script makes a private directory (mode 0700) under the
 host's /tmp, reads the job credential from its standard input into a 0600 file there (the secret
-never appears on a command line), starts `python -m iorelay.node_daemon iorelayd ...` (same
+never appears on a command line), starts `python -m iorelay.launch.node_daemon iorelayd ...` (same
 address rule and binary check as with Slurm), waits for its ready file and prints "pid P" and
 "ready ADDRESS" on its standard output. All daemons must be ready within READY_TIMEOUT_S, else
 every daemon started is stopped and DaemonError names the host and says why. Stopping is `ssh
@@ -26,7 +26,7 @@ from collections.abc import Sequence
 from pathlib import Path
 
 from iorelay import paths
-from iorelay.daemons import DaemonError, RemoteDaemons
+from iorelay.launch.local import DaemonError, RemoteDaemons
 
 READY_TIMEOUT_S = 10.0
 STOP_TIMEOUT_S = 5.0
@@ -44,7 +44,7 @@ unset secret
 exec 3<&0  # the session's stdin, for the watcher (a background job's own stdin is /dev/null)
 py=$1
 eval "set -- $2"
-"$py" -m iorelay.node_daemon "$@" --credential "app0=$d/credential" \
+"$py" -m iorelay.launch.node_daemon "$@" --credential "app0=$d/credential" \
     --ready-file "$d/ready" > "$d/log" 2>&1 < /dev/null 3<&- &
 pid=$!
 ( cat <&3 > /dev/null; kill -TERM $pid 2>/dev/null ) > /dev/null 2>&1 &

@@ -12,7 +12,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from iorelay.testbed_plan import RUN_DIR
+from iorelay.testbed.plan import RUN_DIR
 
 STATE_FILE = RUN_DIR / "state.json"
 STATE_VERSION = 1

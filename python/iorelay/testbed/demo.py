@@ -1,10 +1,11 @@
 """`iorelay demo --testbed`: the exploration on the testbed, and what it says.
 
-Brings a testbed up (2 compute, 2 I/O-node, 1 storage host) unless one is up, runs the
-embedded sweep_testbed.toml with `iorelay explore --testbed` (resumable, in OUT), writes the
-`iorelay analyze` report, prints per pattern the median bandwidth of direct access and of 1 and
-2 I/O nodes with which daemons carried the data (from their counters), and takes down the
-testbed it brought up.
+Holds the testbed (testbed/hold.py), bringing one up (2 compute, 2 I/O-node, 1 storage host)
+unless one is up, runs the embedded sweep_testbed.toml with `iorelay explore --testbed`
+(resumable, in OUT), writes the `iorelay analyze` report, prints per pattern the median
+bandwidth of direct access and of 1 and 2 I/O nodes with which daemons carried the data (from
+their counters), and lets go of the testbed: the last user of a testbed brought up so takes it
+down.
 """
 
 from __future__ import annotations
@@ -15,9 +16,11 @@ import pandas as pd
 from rich.console import Console
 from rich.table import Table
 
-from iorelay import testbed
-from iorelay.testbed_plan import TestbedConfig
-from iorelay.testbed_state import State
+from iorelay.explore_run import SweepStopped
+from iorelay.testbed import cluster
+from iorelay.testbed.hold import Hold, TestbedGone, describe
+from iorelay.testbed.plan import TestbedConfig
+from iorelay.testbed.system import TestbedError
 
 DEMO_CONFIG = TestbedConfig(compute=2, ionode=2, storage=1)
 PATTERN = ["spatiality", "request_bytes", "operation"]
@@ -133,7 +136,26 @@ def story(table: pd.DataFrame) -> list[str]:
     return lines
 
 
-def write_summary(table: pd.DataFrame, path: Path) -> None:
+def significance(patterns: pd.DataFrame) -> str:
+    """What the medians above cannot say, from the report's per-pattern tests (patterns.csv):
+    where the runs cannot tell the options apart (none significantly worse than the best)."""
+    undecided = patterns[
+        (patterns["n_options"] > 1) & (patterns["n_choices"] == patterns["n_options"])
+    ]
+    if undecided.empty:
+        return ""
+    names = "; ".join(
+        f"{r['spatiality']} {_size(int(r['request_bytes']))} {r['operation']}"
+        for _, r in undecided.iterrows()
+    )
+    return (
+        f"In {len(undecided)} of {len(patterns)} patterns the runs cannot tell the options apart "
+        f"(no option significantly worse than the best; the report has the tests): {names}. "
+        "There the medians above may be chance; more repetitions would tell."
+    )
+
+
+def write_summary(table: pd.DataFrame, path: Path, caveat: str = "") -> None:
     """The summary beside the report: a Markdown table per pattern, then the story."""
     options = sorted(int(c.rsplit("_", 1)[1]) for c in table.columns if c.startswith("mib_s_"))
     label = {0: "direct MiB/s", 1: "1 I/O node MiB/s"}
@@ -150,40 +172,61 @@ def write_summary(table: pd.DataFrame, path: Path) -> None:
                  f"{r['best_ionodes']} ({r['best_over_direct']:.2f}x direct)", carried]  # fmt: skip
         lines.append("| " + " | ".join(cells) + " |")
     path.parent.mkdir(parents=True, exist_ok=True)
-    path.write_text("\n".join([*lines, "", *story(table)]) + "\n")
+    path.write_text("\n".join([*lines, "", *story(table), *([caveat] if caveat else [])]) + "\n")
 
 
 def run_demo(out: Path, console: Console) -> int:
-    from iorelay import explore, explore_testbed
-    from iorelay.analysis.cli import main as analyze_main
-
-    why = testbed.unmet_requirements()
+    why = cluster.unmet_requirements()
     if why:
         raise DemoTestbedError("cannot build a testbed here: " + "; ".join(why))
-    made = State.load() is None
-    if made:
-        console.print("Bringing up a testbed: 2 compute, 2 I/O-node, 1 storage host ...")
-        try:
-            state = testbed.up(DEMO_CONFIG)
-        except BaseException:
-            testbed.down()
-            raise
-        console.print(f"testbed up in {state.doc['facts']['up_seconds']:.1f} s")
-    else:
-        console.print("Using the testbed that is up (iorelay testbed status).")
+    console.print(
+        "Holding the testbed (2 compute, 2 I/O-node, 1 storage host; brought up unless one is "
+        "up) ..."
+    )
     try:
-        sweep = explore.load_sweep(None, explore_testbed.TESTBED_SWEEP)
-        status = explore.explore(sweep, out, False, console, explore_testbed.run_one)
-        results = pd.read_csv(out / "results.csv")
-        analyze_main([str(out), "--out", str(out / "report")])
-        table = summary(results)
-        print_summary(table, console)
-        write_summary(table, out / "report" / "testbed-summary.md")
-        console.print(
-            f"results: {out / 'results.csv'}; report: {out / 'report' / 'report.html'}; this "
-            f"summary: {out / 'report' / 'testbed-summary.md'}"
-        )
-        return status
-    finally:
-        if made:
-            console.print(f"testbed down in {testbed.down():.1f} s")
+        with cluster.held(DEMO_CONFIG) as hold:
+            _say_whose(hold, console)
+            status = _explore(out, console)
+    except (TestbedGone, SweepStopped) as e:
+        raise DemoTestbedError(f"{e}; run again to resume") from None
+    except TestbedError as e:
+        raise DemoTestbedError(str(e)) from None
+    if hold.down_seconds is not None:
+        console.print(f"testbed down in {hold.down_seconds:.1f} s (this demo was its last user)")
+    else:
+        console.print("Let go of the testbed; it stays up for its other users.")
+    return status
+
+
+def _say_whose(hold: Hold, console: Console) -> None:
+    if hold.made:
+        seconds = hold.state.doc["facts"]["up_seconds"]
+        console.print(f"testbed up in {seconds:.1f} s; it comes down when its last user is done")
+        return
+    others = describe(hold.others) if hold.others else "nobody else now"
+    console.print(
+        f"Using the testbed that is up, also held by {others} (iorelay testbed status): it "
+        "stays up until every user is done."
+    )
+
+
+def _explore(out: Path, console: Console) -> int:
+    from iorelay import explore
+    from iorelay.analysis.cli import main as analyze_main
+    from iorelay.testbed import explore as testbed_explore
+
+    sweep = explore.load_sweep(None, testbed_explore.TESTBED_SWEEP)
+    status = explore.explore(sweep, out, False, console, testbed_explore.run_one)
+    results = pd.read_csv(out / "results.csv")
+    analyze_main([str(out), "--out", str(out / "report")])
+    table = summary(results)
+    print_summary(table, console)
+    caveat = significance(pd.read_csv(out / "report" / "patterns.csv"))
+    if caveat:
+        console.print(caveat)
+    write_summary(table, out / "report" / "testbed-summary.md", caveat)
+    console.print(
+        f"results: {out / 'results.csv'}; report: {out / 'report' / 'report.html'}; this "
+        f"summary: {out / 'report' / 'testbed-summary.md'}"
+    )
+    return status

@@ -1,11 +1,11 @@
 """Starts iorelayd on other nodes of a Slurm allocation, one background step per node.
 
 Each daemon is `srun --overlap --nodes=1 --ntasks=1 --nodelist=HOST python -m
-iorelay.node_daemon iorelayd ...`; it binds the node's address (node_daemon's rule), reads the
-job credential from a 0600 file in the shared work directory (never from a command line), and
-announces its address in a ready file there. All daemons must be ready within READY_TIMEOUT_S,
-else every step started is stopped (scancel --signal=TERM, then scancel) and DaemonError says
-which host failed and why. Same interface as LocalDaemons.
+iorelay.launch.node_daemon iorelayd ...`; it binds the node's address (node_daemon's rule),
+reads the job credential from a 0600 file in the shared work directory (never from a command
+line), and announces its address in a ready file there. All daemons must be ready within
+READY_TIMEOUT_S, else every step started is stopped (scancel --signal=TERM, then scancel) and
+DaemonError says which host failed and why. Same interface as LocalDaemons.
 """
 
 from __future__ import annotations
@@ -20,7 +20,7 @@ from collections.abc import Sequence
 from pathlib import Path
 
 from iorelay import paths
-from iorelay.daemons import DaemonError, RemoteDaemons, _tail
+from iorelay.launch.local import DaemonError, RemoteDaemons, _tail
 from iorelay.prctl import die_with_parent
 
 READY_TIMEOUT_S = 10.0
@@ -96,7 +96,7 @@ class SlurmDaemons(RemoteDaemons):
         argv = [
             "srun", "--overlap", "--nodes=1", "--ntasks=1", f"--nodelist={host}",
             f"--job-name={self.step_name}-{index}", "--kill-on-bad-exit=1", "--quiet",
-            sys.executable, "-m", "iorelay.node_daemon", *node_args, str(binary),
+            sys.executable, "-m", "iorelay.launch.node_daemon", *node_args, str(binary),
             "--export", f"{self.prefix}={self.root_dir}",
             "--credential", f"{self.app_name}={self.credential_file}",
             "--ready-file", str(ready),

@@ -8,7 +8,7 @@ from __future__ import annotations
 import re
 from pathlib import Path
 
-from iorelay.testbed_plan import (
+from iorelay.testbed.plan import (
     BRIDGE,
     Host,
     TestbedConfig,
@@ -16,8 +16,8 @@ from iorelay.testbed_plan import (
     prefix_len,
     tbf_burst_bytes,
 )
-from iorelay.testbed_state import State
-from iorelay.testbed_sys import sh
+from iorelay.testbed.state import State
+from iorelay.testbed.system import sh
 
 TBF_LATENCY = "50ms"  # how long a packet may wait in the bucket before it is dropped
 

@@ -1,29 +1,28 @@
 """`iorelay testbed up|down|status`: a small cluster on this machine, made of real parts.
 
-Hosts are network namespaces on a bridge with rate-capped links (testbed_net), GlusterFS is
-served from the storage hosts and mounted on the others (testbed_gluster), Slurm runs one
-slurmd per host (testbed_slurm). Every object is recorded in the state file before it is made
-(testbed_state), and `down` removes exactly those. Root only; docs/testbed.md.
+Hosts are network namespaces on a bridge with rate-capped links (net), GlusterFS is
+served from the storage hosts and mounted on the others (gluster), Slurm runs one
+slurmd per host (slurm). Every object is recorded in the state file before it is made
+(state), and `down` removes exactly those. Root only; docs/testbed.md.
 """
 
 from __future__ import annotations
 
 import argparse
+import contextlib
 import json
 import os
 import shutil
 import subprocess
 import sys
 import time
+from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
-from iorelay import testbed_gluster as gluster
-from iorelay import testbed_net as net
-from iorelay import testbed_slurm as slurm
-from iorelay import testbed_ssh as ssh
-from iorelay import testbed_sys as tsys
-from iorelay.testbed_plan import (
+from iorelay.testbed import gluster, hold, net, slurm, ssh
+from iorelay.testbed import system as tsys
+from iorelay.testbed.plan import (
     DATA_DIR,
     DEFAULT_RATE_MBIT,
     RUN_DIR,
@@ -33,8 +32,8 @@ from iorelay.testbed_plan import (
     make_hosts,
     slurm_hosts,
 )
-from iorelay.testbed_state import STATE_FILE, State
-from iorelay.testbed_sys import TestbedBusy, TestbedError
+from iorelay.testbed.state import STATE_FILE, State
+from iorelay.testbed.system import TestbedBusy, TestbedError
 
 # The programs `up` runs, and the Debian package of each (make testbed-deps installs them).
 REQUIRED_PROGRAMS = {
@@ -137,6 +136,32 @@ def up(config: TestbedConfig, state_file: Path = STATE_FILE) -> State:
     return state
 
 
+def up_or_undo(config: TestbedConfig, state_file: Path = STATE_FILE) -> State:
+    """`up`, and on failure `down` of what it made before the error goes on."""
+    try:
+        return up(config, state_file)
+    except BaseException:
+        if State.load(state_file) is not None:
+            down(state_file)
+        raise
+
+
+@contextlib.contextmanager
+def held(config: TestbedConfig | None = None, state_file: Path = STATE_FILE) -> Iterator[hold.Hold]:
+    """Holds the testbed while the block runs (hold). With `config`, brings one up when
+    none is; a testbed brought up so comes down when its last holder is done."""
+    bring_up = None if config is None else (lambda: up_or_undo(config, state_file))
+    h = hold.acquire(state_file, bring_up)
+
+    def take_down() -> None:
+        h.down_seconds = down(state_file)
+
+    try:
+        yield h
+    finally:
+        hold.release(state_file, take_down)
+
+
 def _undo(step: dict[str, Any]) -> None:
     kind = step["kind"]
     if kind == "process":
@@ -206,6 +231,7 @@ def status(state_file: Path = STATE_FILE) -> dict[str, Any] | None:
         "state_file": str(state_file),
         "facts": state.doc.get("facts", {}),
         "shared_path": str(SHARED_PATH),
+        "holders": hold.doc(state_file),
         "hosts": [],
     }
     for h in hosts:
@@ -254,6 +280,11 @@ def add_parser(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None
             help=f"{role} link cap in Mbit/s ({DEFAULT_RATE_MBIT[role]})",
         )
     p.add_argument("--json", action="store_true", help="status as JSON")
+    p.add_argument(
+        "--force",
+        action="store_true",
+        help="down: also while runs hold the testbed (they end with an error)",
+    )
     p.add_argument("--state-file", type=Path, default=STATE_FILE, help=argparse.SUPPRESS)
     p.set_defaults(func=run)
 
@@ -269,7 +300,8 @@ def run(args: argparse.Namespace) -> int:
                 {r: getattr(args, f"{r}_mbit") for r in ("compute", "ionode", "storage")},
             )
             try:
-                state = up(config, args.state_file)
+                with hold.locked(args.state_file):
+                    state = up(config, args.state_file)
             except (TestbedError, OSError, ValueError) as e:
                 print(f"iorelay testbed up: {e}", file=sys.stderr)
                 if State.load(args.state_file) is not None:
@@ -290,7 +322,19 @@ def run(args: argparse.Namespace) -> int:
             print("iorelay testbed: this machine can build a testbed (root, /dev/fuse, packages)")
             return 0
         if args.action == "down":
-            seconds = down(args.state_file)
+            with hold.locked(args.state_file):
+                users = hold.holders(args.state_file)
+                if users and not args.force:
+                    state = State.load(args.state_file)
+                    by_holder = state is not None and state.doc["facts"].get(hold.WITH_LAST_HOLDER)
+                    then = "it comes down when they are done" if by_holder else "down again then"
+                    print(
+                        f"iorelay testbed down: in use by {hold.describe(users)}; {then} "
+                        "(--force: now, and their runs fail)",
+                        file=sys.stderr,
+                    )
+                    return 1
+                seconds = down(args.state_file)
             print(f"testbed down in {seconds:.1f} s" if seconds else "no testbed recorded")
             return 0
         doc = status(args.state_file)
@@ -319,6 +363,9 @@ def _print_status(doc: dict[str, Any]) -> None:
         + ", ".join(f"{k}={v}" for k, v in opts.items())
     )
     print(f"ip_forward={facts.get('ip_forward', '?')}")
+    lifetime = "its last holder" if facts.get(hold.WITH_LAST_HOLDER) else "`iorelay testbed down`"
+    users = ", ".join(f"pid {h['pid']} ({h['command']})" for h in doc["holders"]) or "none"
+    print(f"held by: {users}; comes down with {lifetime}")
     for h in doc["hosts"]:
         link = h["link_bytes"]
         traffic = (

@@ -24,13 +24,22 @@ from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
-from iorelay import mpi, paths, testbed, testbed_slurm
-from iorelay.daemons import DaemonError
-from iorelay.explore_run import RunOutcome, bench_argv, daemon_columns, settled_stats
+from iorelay import mpi, paths
+from iorelay.explore_run import (
+    RunOutcome,
+    SweepStopped,
+    bench_argv,
+    daemon_columns,
+    settled_stats,
+)
+from iorelay.launch.local import DaemonError
 from iorelay.run import RelayConfig, RunError, start_relay
-from iorelay.testbed_net import link_bytes
-from iorelay.testbed_plan import BRIDGE, SHARED_PATH
-from iorelay.testbed_state import State
+from iorelay.testbed import cluster
+from iorelay.testbed import slurm as testbed_slurm
+from iorelay.testbed.net import link_bytes
+from iorelay.testbed.plan import BRIDGE, SHARED_PATH
+from iorelay.testbed.state import State
+from iorelay.testbed.system import TestbedError
 
 TESTBED_SWEEP = "sweep_testbed.toml"
 SPEC_NAME = "spec.json"
@@ -39,20 +48,28 @@ OUTCOME_NAME = "outcome.json"
 ALLOCATION_SLACK_S = 30.0
 
 
+# How often a run looks whether the testbed is still up (a run on a testbed taken down ends).
+WATCH_INTERVAL_S = 1.0
+
+
 class TestbedRunError(RuntimeError):
-    """The testbed cannot run this configuration (not up, too few hosts)."""
+    """The testbed cannot run this configuration (too few hosts)."""
 
 
 def is_up() -> bool:
-    doc = testbed.status()
-    return doc is not None and doc.get("phase") == "up"
+    state = State.load()
+    return state is not None and state.doc.get("phase") == "up"
+
+
+def _gone(during: str) -> SweepStopped:
+    return SweepStopped(f"the testbed went down {during} (iorelay testbed down by another user?)")
 
 
 def testbed_hosts(config: Mapping[str, Any]) -> tuple[list[str], list[str], dict[str, Any]]:
     """(I/O-node hosts, compute hosts, testbed facts) for a run, from the testbed's state."""
-    doc = testbed.status()
+    doc = cluster.status()
     if doc is None or doc.get("phase") != "up":
-        raise TestbedRunError("no testbed is up: `iorelay testbed up` first (root)")
+        raise _gone("before the run")
     by_role: dict[str, list[str]] = {"ionode": [], "compute": []}
     for h in doc["hosts"]:
         by_role.setdefault(h["role"], []).append(h["name"])
@@ -150,7 +167,7 @@ def inside(work: Path) -> int:
 
 def _allocation(hosts: Sequence[str], work: Path, timeout_s: float) -> tuple[int, str]:
     argv = ["salloc", f"--nodes={len(hosts)}", f"--nodelist={','.join(hosts)}", "--quiet",
-            sys.executable, "-m", "iorelay.explore_testbed", "--inside", str(work)]  # fmt: skip
+            sys.executable, "-m", "iorelay.testbed.explore", "--inside", str(work)]  # fmt: skip
     proc = subprocess.Popen(
         argv,
         env={**os.environ, **testbed_slurm.env()},
@@ -160,17 +177,28 @@ def _allocation(hosts: Sequence[str], work: Path, timeout_s: float) -> tuple[int
         text=True,
         start_new_session=True,
     )
-    try:
-        out, _ = proc.communicate(timeout=timeout_s)
-    except subprocess.TimeoutExpired:
-        os.killpg(proc.pid, signal.SIGTERM)  # salloc gives the job up, Slurm ends its steps
+    deadline = time.monotonic() + timeout_s
+    while True:
         try:
-            proc.communicate(timeout=10)
+            out, _ = proc.communicate(timeout=WATCH_INTERVAL_S)
+            return proc.returncode, out.strip()[-2000:]
         except subprocess.TimeoutExpired:
-            os.killpg(proc.pid, signal.SIGKILL)
-            proc.communicate()
-        return -1, f"allocation not done within {timeout_s:g} s"
-    return proc.returncode, out.strip()[-2000:]
+            pass
+        if not is_up():
+            _stop(proc)
+            raise _gone("during the run")
+        if time.monotonic() > deadline:
+            _stop(proc)
+            return -1, f"allocation not done within {timeout_s:g} s"
+
+
+def _stop(proc: subprocess.Popen[str]) -> None:
+    os.killpg(proc.pid, signal.SIGTERM)  # salloc gives the job up, Slurm ends its steps
+    try:
+        proc.communicate(timeout=10)
+    except subprocess.TimeoutExpired:
+        os.killpg(proc.pid, signal.SIGKILL)
+        proc.communicate()
 
 
 def run_one(config: Mapping[str, Any], operations: tuple[str, ...], timeout_s: float) -> RunOutcome:
@@ -180,54 +208,77 @@ def run_one(config: Mapping[str, Any], operations: tuple[str, ...], timeout_s: f
         ion, compute, facts = testbed_hosts(config)
     except TestbedRunError as e:
         return RunOutcome(None, time.monotonic() - start, str(e))
-    work = Path(tempfile.mkdtemp(prefix="explore-", dir=SHARED_PATH))
+    try:
+        work = Path(tempfile.mkdtemp(prefix="explore-", dir=SHARED_PATH))
+    except OSError:
+        if not is_up():
+            raise _gone("before the run") from None
+        raise
+    try:
+        outcome = _run_in(work, config, operations, timeout_s, (ion, compute, facts), start)
+    except (TestbedError, OSError) as e:  # a link or mount that is gone
+        outcome = RunOutcome(None, time.monotonic() - start, str(e))
+    finally:
+        if is_up():  # else `down` removed it (and an rm on a mount going away may block)
+            subprocess.run(["rm", "-rf", str(work)], check=False, timeout=120)
+    if outcome.error and not is_up():  # not the configuration's failure: the testbed's
+        raise _gone("during the run")
+    return outcome
+
+
+def _run_in(
+    work: Path,
+    config: Mapping[str, Any],
+    operations: tuple[str, ...],
+    timeout_s: float,
+    hosts_facts: tuple[list[str], list[str], dict[str, Any]],
+    start: float,
+) -> RunOutcome:
+    ion, compute, facts = hosts_facts
     spec = {"config": dict(config), "operations": list(operations), "timeout_s": timeout_s,
             "ionode_hosts": ion, "compute_hosts": compute}  # fmt: skip
     (work / SPEC_NAME).write_text(json.dumps(spec, indent=1) + "\n")
     state = State.load()
-    hosts = {h.name: h for h in testbed.hosts_of(state)} if state else {}
+    if state is None:
+        raise _gone("before the run")
+    hosts = {h.name: h for h in cluster.hosts_of(state)}
+    before = {h: link_bytes(hosts[h]) for h in ion}
+    code, out = _allocation([*ion, *compute], work, timeout_s + ALLOCATION_SLACK_S)
+    after = {h: link_bytes(hosts[h]) for h in ion}
+    seconds = time.monotonic() - start
     try:
-        before = {h: link_bytes(hosts[h]) for h in ion}
-        code, out = _allocation([*ion, *compute], work, timeout_s + ALLOCATION_SLACK_S)
-        after = {h: link_bytes(hosts[h]) for h in ion}
-        seconds = time.monotonic() - start
-        try:
-            outcome = json.loads((work / OUTCOME_NAME).read_text())
-        except (OSError, json.JSONDecodeError):
-            return RunOutcome(None, seconds, f"salloc exit {code}, no outcome: {out}")
-        bench_path = work / "bench.json"
-        bench = json.loads(bench_path.read_text()) if bench_path.exists() else None
-        command = outcome.get("command", "")
-        if outcome.get("error") or outcome["returncode"] != 0 or bench is None:
-            why = outcome.get("error") or f"exit {outcome['returncode']}: {outcome['stderr']}"
-            return RunOutcome(bench, seconds, why, command)
-        info: dict[str, Any] = {
-            "platform": "testbed",
-            "compute_hosts": len(compute),
-            "ionode_hosts": ",".join(ion),
-            "mpi": mpi.launcher().name,
-            "volume_options": ";".join(
-                f"{k}={v}" for k, v in facts.get("volume_options", {}).items()
-            ),
-            "ionode_link_mib": round(
-                sum(after[h]["received"] - before[h]["received"] for h in ion) / 2**20, 2
-            ),
-        }
-        if ion:
-            cols, error = daemon_columns(outcome["daemons"], bench)
-            info.update(cols)
-            codes = outcome.get("daemon_exit_codes") or []
-            if not error and any(c != 0 for c in codes):
-                error = f"daemons exited with {codes} on SIGTERM (expected 0)"
-            if error:
-                return RunOutcome(bench, seconds, error, command)
-        return RunOutcome(bench, seconds, "", command, info)
-    finally:
-        subprocess.run(["rm", "-rf", str(work)], check=False, timeout=120)
+        outcome = json.loads((work / OUTCOME_NAME).read_text())
+    except (OSError, json.JSONDecodeError):
+        return RunOutcome(None, seconds, f"salloc exit {code}, no outcome: {out}")
+    bench_path = work / "bench.json"
+    bench = json.loads(bench_path.read_text()) if bench_path.exists() else None
+    command = outcome.get("command", "")
+    if outcome.get("error") or outcome["returncode"] != 0 or bench is None:
+        why = outcome.get("error") or f"exit {outcome['returncode']}: {outcome['stderr']}"
+        return RunOutcome(bench, seconds, why, command)
+    info: dict[str, Any] = {
+        "platform": "testbed",
+        "compute_hosts": len(compute),
+        "ionode_hosts": ",".join(ion),
+        "mpi": mpi.launcher().name,
+        "volume_options": ";".join(f"{k}={v}" for k, v in facts.get("volume_options", {}).items()),
+        "ionode_link_mib": round(
+            sum(after[h]["received"] - before[h]["received"] for h in ion) / 2**20, 2
+        ),
+    }
+    if ion:
+        cols, error = daemon_columns(outcome["daemons"], bench)
+        info.update(cols)
+        codes = outcome.get("daemon_exit_codes") or []
+        if not error and any(c != 0 for c in codes):
+            error = f"daemons exited with {codes} on SIGTERM (expected 0)"
+        if error:
+            return RunOutcome(bench, seconds, error, command)
+    return RunOutcome(bench, seconds, "", command, info)
 
 
 def main(argv: list[str] | None = None) -> int:
-    p = argparse.ArgumentParser(prog="python -m iorelay.explore_testbed")
+    p = argparse.ArgumentParser(prog="python -m iorelay.testbed.explore")
     p.add_argument("--inside", type=Path, required=True, help="run directory (in an allocation)")
     args = p.parse_args(argv)
     return inside(args.inside)
