@@ -123,9 +123,17 @@ def answer_for(table: Any, asked: Any, record: dict[str, Any]) -> dict[str, Any]
         if names[0]
         else "no measured pattern shares its layout, spatiality, operation and O_DIRECT ("
         + ", ".join(sorted(set(_strata(table))))
-        + " measured)"
+        + " measured), and no source covers "
+        + _stratum(asked)
+        + " I/O: the measured-pattern sources answer for measured strata only (the simulator is "
+        "not a source yet)"
     )
     return f"the pattern is outside every source's range: {where}"
+
+
+def _stratum(asked: Any) -> str:
+    row = asked.iloc[0]
+    return f"{'O_DIRECT' if row['odirect'] else 'buffered'} {row['operation']}"
 
 
 def _strata(table: Any) -> list[str]:
