@@ -25,6 +25,7 @@ from typing import Any
 from rich.console import Console
 
 from iorelay import paths
+from iorelay.advise import inputs as advise_inputs
 from iorelay.app_guard import GuardedCommand
 from iorelay.exec_cmd import PRELOAD_ENV
 from iorelay.launch.local import DaemonError, LocalDaemons
@@ -404,7 +405,22 @@ def add_parser(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None
         description="Start K iorelayd daemons, run COMMAND through the interposer, print the "
         "daemons' counters, stop them. K = 0: the command runs unchanged (direct access).",
     )
-    p.add_argument("--ionodes", type=int, default=None, help="I/O nodes (default 0, or all hosts)")
+    p.add_argument(
+        "--ionodes",
+        type=ionodes_arg,
+        default=None,
+        help="I/O nodes (default 0, or all hosts); auto: as `iorelay advise` advises for the "
+        "pattern given by --pattern, --trace or --darshan, from the results of --measured",
+    )
+    p.add_argument(
+        "--measured",
+        nargs="+",
+        default=[],
+        metavar="RESULTS",
+        help="with --ionodes auto: the measured results advice is drawn from (explore results "
+        "or FORGE CSV files or directories)",
+    )
+    advise_inputs.add_arguments(p, pattern_required=False)
     p.add_argument("--scheduler", default="fifo", help="scheduler at the I/O nodes (fifo)")
     p.add_argument(
         "--placement", default="block", help="client → I/O node placement: " + ", ".join(PLACEMENTS)
@@ -474,6 +490,46 @@ def add_parser(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None
     p.set_defaults(func=run)
 
 
+def ionodes_arg(text: str) -> int | str:
+    """--ionodes: a count, or "auto"."""
+    if text == "auto":
+        return text
+    try:
+        return int(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"{text!r}: a whole number or auto") from None
+
+
+def advised_ionodes(args: argparse.Namespace, console: Console) -> int:
+    """--ionodes auto: the advised count, after printing why; AdviceError when there is no
+    advice (the results vary the scheduler: the runs with --scheduler's are used)."""
+    from iorelay.advise.service import AdviceError, VariedOptionError, advice
+
+    if not args.measured:
+        raise AdviceError("--ionodes auto needs --measured RESULTS to draw the advice from")
+    given = advise_inputs.asked(args)
+    try:
+        answer = advice(args.measured, given.pattern_text)
+    except VariedOptionError:
+        answer = advice(args.measured, given.pattern_text, args.scheduler)
+    k = int(answer["recommended"]["ionodes"])
+    gain = answer["recommended"]["gain_over_direct"]
+    console.print(
+        f"iorelay run: --ionodes auto: {k} I/O nodes for {answer['pattern']} (from the "
+        f"{given.source}): the fewest of the options not worse than the predicted best "
+        f"{answer['not_worse']}, predicted {answer['recommended']['predicted_mib_s']:.1f} MiB/s"
+        + (f", {gain:.2f}x direct access" if gain is not None else "")
+        + f"; source {answer['source']}, regret ratio {answer['source_regret']:.3f} by "
+        f"cross-validation (always direct {answer['always_direct_regret'] or float('nan'):.3f}, "
+        f"always {answer['largest_option']} {answer['always_largest_regret']:.3f})",
+        highlight=False,
+        soft_wrap=True,
+    )
+    for line in given.observed.evidence if given.observed else []:
+        console.print(f"iorelay run:   {line}", highlight=False, soft_wrap=True)
+    return k
+
+
 def _config_from_args(args: argparse.Namespace) -> RelayConfig:
     hosts = ionode_hosts(args.hostfile, args.ionodes, dict(os.environ), args.ionode_hosts)
     nodelist = os.environ.get("SLURM_JOB_NODELIST", "")
@@ -509,6 +565,16 @@ def run(args: argparse.Namespace) -> int:
         )
         return 2
     console = Console(stderr=True)
+    from iorelay.advise.service import AdviceError
+
+    try:
+        if args.ionodes == "auto":
+            args.ionodes = advised_ionodes(args, console)
+        elif args.pattern or args.trace or args.darshan or args.measured:
+            raise AdviceError("--pattern, --trace, --darshan and --measured go with --ionodes auto")
+    except AdviceError as e:
+        print(f"iorelay run: {e}", file=sys.stderr)
+        return 2
     try:
         config = _config_from_args(args)
         made_workdir = args.workdir is None

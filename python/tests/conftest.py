@@ -132,3 +132,15 @@ def run_strided_writers(d: LocalDaemons, path: str, ranks: int, segments: int, b
     for p in procs:
         out, err = p.communicate(timeout=SUBPROCESS_TIMEOUT_S)
         assert p.returncode == 0, out + err
+
+
+@pytest.fixture(scope="session")
+def advise_measured(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, Path]:
+    """Made-up measured results for `iorelay advise` inputs (advise_synthetic) and one score
+    cache for the session: the sources are scored once for all the tests that use them."""
+    from advise_synthetic import write_results
+
+    return (
+        write_results(tmp_path_factory.mktemp("advise-measured")),
+        tmp_path_factory.mktemp("advise-cache"),
+    )

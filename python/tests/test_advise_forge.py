@@ -100,7 +100,12 @@ def test_the_command_on_forge(tmp_path, monkeypatch, capsys):
     assert a["always_largest_regret"] == pytest.approx(0.770, abs=0.001)
     assert a["nearest_measured"] == "shared/strided/n16/p384/128K/write/odirect"
     # Reads and buffered I/O are outside FORGE's range: no source covers them.
-    for other in (",operation=read", ",odirect=no"):
+    for other, kind in ((",operation=read", "O_DIRECT read"), (",odirect=no", "buffered write")):
         argv = ["advise", "--pattern", pattern.replace(",operation=write", "") + other]
         assert cli.main([*argv, "--measured", str(FORGE)]) == 2
-        assert "outside every source's range" in capsys.readouterr().err
+        err = capsys.readouterr().err
+        assert "outside every source's range" in err
+        assert (
+            f"no source covers {kind} I/O" in err
+            and "shared/strided/write/odirect measured)" in err
+        )

@@ -8,10 +8,7 @@ import json
 import sys
 from typing import Any
 
-import numpy as np
-
-from iorelay.analysis.reader import expand, read_results
-from iorelay.analysis.schema import AnalysisError
+from iorelay.advise import inputs
 
 
 def add_parser(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
@@ -24,13 +21,7 @@ def add_parser(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None
         "learned model) is scored by cross-validation on the data; the best covering one "
         "answers. Scores are cached by the data's hash in $XDG_CACHE_HOME/iorelay/advise.",
     )
-    p.add_argument(
-        "--pattern",
-        required=True,
-        help="key=value,...: layout (shared|fpp), spatiality (contiguous|strided), request "
-        "(a size, e.g. 64KiB), ranks, nodes, operation (write|read; default write), odirect "
-        "(yes|no; default: as the measured runs when they agree, else no)",
-    )
+    inputs.add_arguments(p, pattern_required=True)
     p.add_argument("--measured", required=True, nargs="+", help="results files or directories")
     p.add_argument(
         "--scheduler",
@@ -46,41 +37,17 @@ def fail(message: str) -> int:
 
 
 def run(args: argparse.Namespace) -> int:
-    from iorelay.advise import cache
-    from iorelay.advise.pattern import PatternError, given_odirect, parse_pattern
-    from iorelay.advise.table import MixedOptionsError, pattern_table
+    from iorelay.advise.service import AdviceError, advice
 
-    fixed = {"scheduler": args.scheduler} if args.scheduler else {}
     try:
-        files = expand(args.measured)
-        table = pattern_table(read_results(files), fixed)
-    except MixedOptionsError as e:
+        given = inputs.asked(args)
+        answer = advice(args.measured, given.pattern_text, args.scheduler)
+    except AdviceError as e:
         return fail(str(e))
-    except (AnalysisError, OSError, KeyError, ValueError) as e:
-        return fail(f"cannot read the measured results: {e}")
-    if table.patterns.empty:
-        return fail("the measured results hold no pattern")
-    if len(table.options) < 2:
-        return fail(f"the measured results hold one option only ({table.options[0]} I/O nodes)")
-    odirects = set(table.patterns["odirect"])
-    try:
-        asked = parse_pattern(args.pattern, default_odirect=odirects == {True})
-    except PatternError as e:
-        return fail(str(e))
-    from iorelay.advise.models import CANDIDATES, SOURCES
-
-    scoring = [*(s.name for s in SOURCES), *CANDIDATES, *(f"{k}={v}" for k, v in fixed.items())]
-    key = cache.data_hash(files, scoring)
-    record = cache.load(key)
-    if record is None:
-        from iorelay.advise.scores import score_sources
-
-        record = score_sources(table, SOURCES)
-        cache.store(key, record)
-    answer = answer_for(table, asked, record)
-    if isinstance(answer, str):
-        return fail(answer)
-    answer["odirect_assumed"] = not given_odirect(args.pattern)
+    if given.observed is not None:
+        answer["read_from"] = given.source
+        answer["evidence"] = given.observed.evidence
+        answer["notes"] = given.observed.notes
     if args.json:
         print(json.dumps(answer, indent=2))
     else:
@@ -88,109 +55,12 @@ def run(args: argparse.Namespace) -> int:
     return 0
 
 
-def answer_for(table: Any, asked: Any, record: dict[str, Any]) -> dict[str, Any] | str:
-    """The advice as a JSON-ready object, or a one-line reason why there is none."""
-    from iorelay.advise.answer import advise
-    from iorelay.advise.models import SOURCES
-    from iorelay.advise.sources import nearest
-
-    names, dist = nearest(table, asked)
-    distance = float(dist.iloc[0])
-    scored = [s for s in SOURCES if record["sources"][s.name]["regret_ratio"] is not None]
-    if not scored:
-        return (
-            f"too few measured patterns to score any source by cross-validation "
-            f"({len(table.patterns)} patterns)"
-        )
-    ranked = sorted(scored, key=lambda s: -record["sources"][s.name]["regret_ratio"])
-    for source in ranked:
-        prediction = source.fit(table)(asked)
-        if not bool(prediction.covered.iloc[0]):
-            continue
-        mine = record["sources"][source.name]
-        advice = advise(
-            prediction.bandwidth.iloc[0],
-            record["tolerance_log"],
-            mine["level_sd_log"],
-            mine["profile_sd_log"],
-        )
-        return {
-            "pattern": describe(asked.iloc[0]),
-            "recommended": {
-                "ionodes": advice.recommended,
-                "predicted_mib_s": advice.predicted[advice.recommended],
-                "interval_mib_s": list(advice.bandwidth_interval),
-                "gain_over_direct": advice.gain,
-                "gain_interval": list(advice.gain_interval) if advice.gain_interval else None,
-            },
-            "not_worse": advice.not_worse,
-            "predicted_best": advice.best,
-            "predicted": {str(k): v for k, v in advice.predicted.items()},
-            "source": source.name,
-            "source_regret": mine["regret_ratio"],
-            "sources": {n: s["regret_ratio"] for n, s in record["sources"].items()},
-            "always_direct_regret": record["always_direct"],
-            "always_largest_regret": record["always_largest"],
-            "largest_option": record["largest_option"],
-            "not_worse_tolerance_log": record["tolerance_log"],
-            "cross_validation_folds": record["folds"],
-            "nearest_measured": names[0],
-            "distance": distance,
-            "far": far_note(table, distance),
-            "command": f"iorelay run --ionodes {advice.recommended} ...",
-        }
-    where = (
-        f"nearest measured pattern {names[0]} at distance {distance:.3g}"
-        if names[0]
-        else "no measured pattern shares its layout, spatiality, operation and O_DIRECT ("
-        + ", ".join(sorted(set(_strata(table))))
-        + " measured)"
-    )
-    return f"the pattern is outside every source's range: {where}"
-
-
-def _strata(table: Any) -> list[str]:
-    from iorelay.advise.features import strata
-
-    return list(strata(table.patterns))
-
-
-def far_note(table: Any, distance: float) -> str | None:
-    """A note when the pattern is farther from the measured ones than they are from each other
-    (the largest nearest-neighbour distance among the measured patterns)."""
-    from iorelay.advise.sources import nearest
-
-    if distance == 0:
-        return None
-    spacing = []
-    for label in table.patterns.index:
-        others = table.subset(table.patterns.index.drop(label))
-        _, d = nearest(others, table.patterns.loc[[label]])
-        spacing.append(float(d.iloc[0]))
-    finite = [s for s in spacing if np.isfinite(s)]
-    widest = max(finite) if finite else 0.0
-    if distance <= widest:
-        return None
-    return (
-        f"far from anything measured: distance {distance:g} to the nearest measured pattern, "
-        f"where measured patterns lie at most {widest:g} from their nearest"
-    )
-
-
-def describe(row: Any) -> str:
-    from iorelay.units import format_bytes
-
-    return (
-        f"layout={row['layout']},spatiality={row['spatiality']},"
-        f"request={format_bytes(int(row['request_bytes']))},ranks={int(row['processes'])},"
-        f"nodes={int(row['nodes'])},operation={row['operation']},"
-        f"odirect={'yes' if row['odirect'] else 'no'}"
-    )
-
-
 def readable(a: dict[str, Any]) -> str:
     rec = a["recommended"]
     lines = [f"pattern: {a['pattern']}"]
+    if a.get("read_from"):
+        lines[0] += f"  (read from the {a['read_from']})"
+        lines += [f"  {e}" for e in a["evidence"]]
     if a["odirect_assumed"]:
         lines[0] += "  (odirect not given: " + (
             "all measured runs are O_DIRECT)" if a["pattern"].endswith("yes") else "taken as no)"

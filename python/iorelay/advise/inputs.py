@@ -1,0 +1,88 @@
+"""Where the pattern to advise on comes from: typed (`--pattern`), read from an earlier run's
+daemon traces (`--trace`) or from a Darshan log (`--darshan`). Shared by `iorelay advise` and
+`iorelay run --ionodes auto`, which take the same options."""
+
+from __future__ import annotations
+
+import argparse
+from dataclasses import dataclass
+
+from iorelay.advise.observed import Observed, ObservedError
+from iorelay.advise.service import AdviceError
+
+
+@dataclass(frozen=True)
+class Asked:
+    """The pattern text to advise on, and what it was read from (None when typed)."""
+
+    pattern_text: str
+    observed: Observed | None
+    source: str
+
+
+def add_arguments(p: argparse.ArgumentParser, pattern_required: bool) -> None:
+    """--pattern | --trace | --darshan, and the counts the records may lack."""
+    group = p.add_mutually_exclusive_group(required=pattern_required)
+    group.add_argument(
+        "--pattern",
+        help="key=value,...: layout (shared|fpp), spatiality (contiguous|strided), request "
+        "(a size, e.g. 64KiB), ranks, nodes, operation (write|read; default write), odirect "
+        "(yes|no; default: as the measured runs when they agree, else no)",
+    )
+    group.add_argument(
+        "--trace",
+        nargs="+",
+        metavar="TRACE",
+        help="the daemon traces of an earlier run (iorelayd --trace, format version 2), one per "
+        "I/O node; needs --nodes",
+    )
+    group.add_argument("--darshan", metavar="LOG", help="a Darshan log of the job; needs --nodes")
+    p.add_argument(
+        "--nodes", type=int, help="compute nodes of the job (traces and Darshan logs lack them)"
+    )
+    p.add_argument("--ranks", type=int, help="ranks of the job, replacing what the records say")
+    p.add_argument(
+        "--darshan-timeout",
+        type=float,
+        default=60.0,
+        help="seconds the Darshan log's parser may take (60)",
+    )
+
+
+def asked(args: argparse.Namespace) -> Asked:
+    """The pattern the options describe; AdviceError naming what is missing or wrong."""
+    if args.pattern is not None:
+        if args.nodes is not None or args.ranks is not None:
+            raise AdviceError(
+                "--nodes and --ranks go with --trace or --darshan; --pattern says them"
+            )
+        return Asked(args.pattern, None, "the command line")
+    for name in ("nodes", "ranks"):
+        value = getattr(args, name)
+        if value is not None and value <= 0:
+            raise AdviceError(f"--{name} {value}: must be positive")
+    if args.trace:
+        observed = _from_traces(args.trace)
+        source = "daemon trace " + ", ".join(args.trace)
+    else:
+        from iorelay.advise.darshan_input import darshan_observed
+
+        observed = darshan_observed(args.darshan, args.darshan_timeout)
+        source = f"Darshan log {args.darshan}"
+    try:
+        text = observed.pattern_text(args.nodes, args.ranks)
+    except ObservedError as e:
+        what = "a daemon trace" if args.trace else "a Darshan log"
+        raise AdviceError(f"{what} does not hold the node count: give --nodes N") from e
+    return Asked(text, observed, source)
+
+
+def _from_traces(paths: list[str]) -> Observed:
+    from iorelay.advise.from_trace import trace_pattern
+    from iorelay.trace import TraceError, read_trace
+
+    try:
+        traces = [read_trace(p) for p in paths]
+        return trace_pattern(traces)
+    except (TraceError, OSError, ValueError) as e:
+        raise AdviceError(f"cannot read the trace: {e}") from None
