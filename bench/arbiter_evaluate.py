@@ -108,7 +108,7 @@ def main() -> int:
         f"nice -n 10 .venv/bin/python bench/arbiter_evaluate.py --sets {args.sets} "
         f"--pools {args.pools} --floor {args.floor:g} --folds {args.folds} "
         f"--guard-quantile {args.guard_quantile:g} --neighbours {args.neighbours} "
-        f"--seed {args.seed}"
+        f"--seed {args.seed}" + (f" --predictions {args.predictions}" if args.predictions else "")
     )
     shape = DEFAULT_SHAPE
     text = "\n".join(
