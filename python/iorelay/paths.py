@@ -26,6 +26,7 @@ BUILD_LAYOUT: dict[str, str] = {
     "iorelay-bench": "tools/bench/iorelay-bench",
     "iorelay-bench-mpich": "tools/bench/iorelay-bench-mpich",
     "iorelay-sim": "src/sim/iorelay-sim",
+    "iorelay-sim-joint": "src/sim/iorelay-sim-joint",
     "libiorelay.so": "src/client/libiorelay.so",
     "libiorelay_preload.so": "src/preload/libiorelay_preload.so",
 }

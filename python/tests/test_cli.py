@@ -48,7 +48,15 @@ def test_version() -> None:
 
 
 @pytest.mark.parametrize(
-    "tool", ["iorelayd", "iorelay-ctl", "iorelay-place", "iorelay-bench", "iorelay-sim"]
+    "tool",
+    [
+        "iorelayd",
+        "iorelay-ctl",
+        "iorelay-place",
+        "iorelay-bench",
+        "iorelay-sim",
+        "iorelay-sim-joint",
+    ],
 )
 def test_tools_print_the_one_version(tool: str) -> None:
     binary = require_built(tool)[tool]

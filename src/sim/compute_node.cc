@@ -96,10 +96,10 @@ namespace {
 void RankLoop(const Pattern& pattern, uint32_t rank, sg4::Host* host, RankTarget target,
               double start_s, RankResult* out, const std::function<void()>* finished) {
   if (start_s > 0) sg4::this_actor::sleep_until(start_s);
-  sg4::Mailbox* reply = sg4::Mailbox::by_name("r" + std::to_string(rank));
+  sg4::Mailbox* reply = sg4::Mailbox::by_name("r" + std::to_string(target.rank_base + rank));
   // The open (file per process: the create) before the first request; the files of a pattern
   // are in one directory.
-  const uint64_t file = DataRequest(pattern, rank, 0, reply).file;
+  const uint64_t file = target.file_base + DataRequest(pattern, rank, 0, reply).file;
   const MetadataOp open =
       pattern.spec.layout == Layout::kFilePerProcess ? MetadataOp::kCreate : MetadataOp::kOpen;
   MetadataCall(rank, open, host, target, reply, /*directory=*/0, file);
@@ -108,6 +108,9 @@ void RankLoop(const Pattern& pattern, uint32_t rank, sg4::Host* host, RankTarget
     for (uint64_t i = out->requests;
          i < limit && (!timed || pattern.BeforeStonewall(sg4::Engine::get_clock())); ++i) {
       IoRequest r = DataRequest(pattern, rank, i, reply);
+      r.rank += target.rank_base;
+      r.file += target.file_base;
+      r.app = target.app;
       DataCall(r, i, host, target);
       ++out->requests;
       out->bytes += r.bytes_done;

@@ -34,6 +34,11 @@ struct RankTarget {
   // storage side, the same length (null: direct access goes straight to the storage)
   const std::vector<simgrid::s4u::Host*>* gateway_front = nullptr;
   const std::vector<simgrid::s4u::Host*>* gateway_storage = nullptr;
+  // Several jobs in one simulation (sim/joint_run.h): this job's first rank and file id in the
+  // whole simulation's numbering, and its application index; 0 for a run of one job.
+  uint32_t rank_base = 0;
+  uint64_t file_base = 0;
+  uint32_t app = 0;
 };
 
 // One call of `rank` at the metadata server about `file` in `directory`, through its I/O node

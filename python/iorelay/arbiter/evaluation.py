@@ -1,5 +1,5 @@
 """The table-driven evaluation of issue 52: for each pool size, the same seeded job sets
-replayed under every feed (a policy, and whether it sees true or predicted values), then the
+replayed under every feed (a policy, and the values it sees: true, or a predictor's), then the
 figures: global bandwidth, per-job slowdown against static, the worst job, the share of the
 true-valued knapsack the predicted one reaches, and the fairness floor's lowest share."""
 
@@ -12,7 +12,8 @@ from dataclasses import dataclass
 import numpy as np
 import pandas as pd
 
-from iorelay.arbiter.jobsets import DEFAULT_SHAPE, JobSetShape, draw_job_set
+from iorelay.arbiter.guard import zero_margins
+from iorelay.arbiter.jobsets import DEFAULT_SHAPE, TRUE, JobSetShape, View, draw_job_set
 from iorelay.arbiter.patterns import Pattern
 from iorelay.arbiter.policies import policy
 from iorelay.arbiter.problem import Pool
@@ -21,29 +22,33 @@ from iorelay.arbiter.replay import Run, replay
 
 @dataclass(frozen=True)
 class Feed:
-    """A policy as evaluated: its name, the arbiter policy, the fairness floor, and whether it
-    is fed predictions (else the true, measured values)."""
+    """A policy as evaluated: its name, the arbiter policy, the fairness floor, and the values
+    it is fed (TRUE: the measured ones; else a predictor's, by name)."""
 
     name: str
     policy: str
     floor_share: float | None = None
-    predicted: bool = False
+    view: str = TRUE
 
 
-def feeds(floor_share: float) -> tuple[Feed, ...]:
-    """Every baseline (fed true values where it reads values: greedy) and the knapsack fed
-    (a) true values and (b) predictions, each without and with the fairness floor."""
-    return (
+ARBITERS = ("knapsack", "guarded")
+
+
+def feeds(floor_share: float, views: Sequence[str]) -> tuple[Feed, ...]:
+    """Every baseline (fed true values where it reads values: greedy), then the knapsack and
+    the guarded knapsack, each without and with the fairness floor, each fed (a) true values
+    and (b) every predictor's: named <policy>[-floor]-<view>."""
+    out = [
         Feed("none", "none"),
         Feed("one-each", "one-each"),
         Feed("static", "static"),
         Feed("shared", "shared"),
         Feed("greedy", "greedy"),
-        Feed("knapsack-true", "knapsack"),
-        Feed("knapsack-predicted", "knapsack", predicted=True),
-        Feed("knapsack-floor-true", "knapsack", floor_share),
-        Feed("knapsack-floor-predicted", "knapsack", floor_share, predicted=True),
-    )
+    ]
+    for arbiter in ARBITERS:
+        for kind, floor in (("", None), ("-floor", floor_share)):
+            out += [Feed(f"{arbiter}{kind}-{v}", arbiter, floor, v) for v in (TRUE, *views)]
+    return tuple(out)
 
 
 def set_rows(runs: Mapping[str, Run], pool: int, seed: int) -> list[dict[str, object]]:
@@ -70,7 +75,7 @@ def set_rows(runs: Mapping[str, Run], pool: int, seed: int) -> list[dict[str, ob
 
 def evaluate(
     patterns: Sequence[Pattern],
-    predicted: Mapping[str, Mapping[int, float]],
+    views: Mapping[str, View],
     pools: Sequence[int],
     sets: int,
     *,
@@ -80,15 +85,17 @@ def evaluate(
     options: tuple[int, ...] = (0, 1, 2, 4, 8),
     progress: Callable[[int, int], None] | None = None,
 ) -> pd.DataFrame:
-    """One row per (pool, job set, feed). Job set s is drawn from seed + s for every pool."""
-    chosen = feeds(floor_share)
+    """One row per (pool, job set, feed). Job set s is drawn from seed + s for every pool. The
+    true feeds' guard has no error band (zero_margins)."""
+    chosen = feeds(floor_share, list(views))
     deciders = {f.name: policy(f.policy, f.floor_share) for f in chosen}
+    exact = zero_margins(patterns)
     rows: list[dict[str, object]] = []
     for pool_ionodes in pools:
         pool = Pool(pool_ionodes, options)
         for s in range(sets):
-            jobset = draw_job_set(seed + s, patterns, predicted, shape)
-            runs = {f.name: replay(jobset, pool, deciders[f.name], f.predicted) for f in chosen}
+            jobset = draw_job_set(seed + s, patterns, views, shape, exact)
+            runs = {f.name: replay(jobset, pool, deciders[f.name], f.view) for f in chosen}
             rows += set_rows(runs, pool_ionodes, seed + s)
             if progress is not None:
                 progress(pool_ionodes, s + 1)
@@ -122,34 +129,43 @@ def summarise(rows: pd.DataFrame) -> pd.DataFrame:
     return pd.DataFrame(out)
 
 
-def predicted_against_true(rows: pd.DataFrame, prefix: str = "knapsack") -> pd.DataFrame:
-    """Per pool, the issue's criteria for the knapsack fed predictions (b), against itself fed
-    true values (a) and static: mean, minimum and 5th percentile of global(b) / global(a); the
-    sets where (b) is worse than static; among the sets where (b)'s allocations differ from
-    static's, the share where (b) is better."""
+def predicted_against_true(rows: pd.DataFrame, views: Sequence[str]) -> pd.DataFrame:
+    """Per pool, arbiter (with and without floor) and predictor, the issue's criteria for that
+    arbiter fed predictions (b), against the knapsack fed true values (a, same floor) and
+    static: mean, minimum and 5th percentile of global(b) / global(a); the sets where (b) is
+    worse than static and the worst of them (b / static); among the sets where (b)'s
+    allocations differ from static's, the share where (b) is better."""
     out = []
     for pool, g in rows.groupby("pool", sort=True):
         by = g.set_index(["set", "feed"])
         sets = g["set"].unique()
-        for kind in ("", "-floor"):
-            a = by.xs(f"{prefix}{kind}-true", level="feed").loc[sets]
-            b = by.xs(f"{prefix}{kind}-predicted", level="feed").loc[sets]
-            static = by.xs("static", level="feed").loc[sets]
-            share = b["global_mib_s"] / a["global_mib_s"]
-            differ = b["differs_from_static"].to_numpy()
-            better = (b["global_mib_s"] > static["global_mib_s"] * (1 + 1e-9)).to_numpy()
-            worse = (b["global_mib_s"] < static["global_mib_s"] * (1 - 1e-9)).to_numpy()
-            out.append(
-                {
-                    "pool": pool,
-                    "knapsack": f"{prefix}{kind}",
-                    "share_of_true_mean": float(share.mean()),
-                    "share_of_true_min": float(share.min()),
-                    "share_of_true_p5": float(np.percentile(share, 5)),
-                    "worse_than_static": int(worse.sum()),
-                    "differ": int(differ.sum()),
-                    "better_where_differ": float(better[differ].mean()) if differ.any() else 1.0,
-                    "sets": len(sets),
-                }
-            )
+        static = by.xs("static", level="feed").loc[sets]["global_mib_s"]
+        for arbiter in ARBITERS:
+            for kind in ("", "-floor"):
+                a = by.xs(f"knapsack{kind}-true", level="feed").loc[sets]
+                for view in views:
+                    b = by.xs(f"{arbiter}{kind}-{view}", level="feed").loc[sets]
+                    share = b["global_mib_s"] / a["global_mib_s"]
+                    to_static = b["global_mib_s"] / static
+                    differ = b["differs_from_static"].to_numpy()
+                    better = (to_static > 1 + 1e-9).to_numpy()
+                    worse = (to_static < 1 - 1e-9).to_numpy()
+                    out.append(
+                        {
+                            "pool": pool,
+                            "arbiter": f"{arbiter}{kind}",
+                            "predictor": view,
+                            "share_of_true_mean": float(share.mean()),
+                            "share_of_true_min": float(share.min()),
+                            "share_of_true_p5": float(np.percentile(share, 5)),
+                            "worse_than_static": int(worse.sum()),
+                            "worst_vs_static": float(to_static.min()),
+                            "differ": int(differ.sum()),
+                            "better_where_differ": (
+                                float(better[differ].mean()) if differ.any() else 1.0
+                            ),
+                            "lowest_static_share": float(b["lowest_static_share"].min()),
+                            "sets": len(sets),
+                        }
+                    )
     return pd.DataFrame(out)

@@ -5,7 +5,7 @@ summed in the same order; the enumeration is a numpy grid with one axis per job,
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Collection, Sequence
 
 import numpy as np
 
@@ -14,11 +14,14 @@ from iorelay.arbiter.problem import ArbiterError, Job, Pool
 
 
 def solve_exhaustive(
-    jobs: Sequence[Job], pool: Pool, minimum_values: Sequence[float] | None = None
+    jobs: Sequence[Job],
+    pool: Pool,
+    minimum_values: Sequence[float] | None = None,
+    permitted: Sequence[Collection[int]] | None = None,
 ) -> tuple[int, ...]:
     """The best of every combination of options by (value, fewest I/O nodes, earlier jobs
     fewer). Grid order is lexicographic in the options, so the first best is the tie rule's."""
-    options = allowed(jobs, pool, minimum_values)
+    options = allowed(jobs, pool, minimum_values, permitted)
     if not jobs:
         return ()
     n = len(jobs)

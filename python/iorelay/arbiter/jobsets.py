@@ -1,6 +1,7 @@
 """Job sets of the table-driven evaluation: Poisson arrivals of jobs whose patterns are drawn
 from the measured ones, each with a size in bytes, its true bandwidths (the pattern's measured
-medians) and its predicted ones. Seeded, so every policy replays the same jobs."""
+medians) and, per predictor, its predicted ones with their error band. Seeded, so every policy
+replays the same jobs."""
 
 from __future__ import annotations
 
@@ -10,6 +11,17 @@ from dataclasses import dataclass, field
 
 from iorelay.arbiter.patterns import Pattern
 from iorelay.arbiter.problem import Job
+
+TRUE = "true"
+
+
+@dataclass(frozen=True)
+class View:
+    """What one predictor says of every pattern (by label): MiB/s per option, and the guard's
+    margins (arbiter/guard.py; empty: none)."""
+
+    values: Mapping[str, Mapping[int, float]]
+    margins_log: Mapping[str, Mapping[tuple[int, int], float]] = field(default_factory=dict)
 
 
 @dataclass(frozen=True)
@@ -32,18 +44,22 @@ DEFAULT_SHAPE = JobSetShape()
 @dataclass(frozen=True)
 class JobSpec:
     """One job of a set: when it arrives, how much it moves, and its Job as each feed of the
-    arbiter sees it (true: the measured medians; predicted: the predictor's values)."""
+    arbiter sees it: true (the measured medians), or by name a predictor's values."""
 
     index: int
     pattern: str
     arrival_s: float
     size_mib: float
     true: Job
-    predicted: Job
+    estimates: Mapping[str, Job] = field(default_factory=dict, hash=False)
 
     @property
     def true_mib_s(self) -> Mapping[int, float]:
         return self.true.values
+
+    def view(self, name: str) -> Job:
+        """The Job as the feed called name sees it (TRUE: the measured values)."""
+        return self.true if name == TRUE else self.estimates[name]
 
 
 @dataclass(frozen=True)
@@ -55,10 +71,13 @@ class JobSet:
 def draw_job_set(
     seed: int,
     patterns: Sequence[Pattern],
-    predicted: Mapping[str, Mapping[int, float]],
+    views: Mapping[str, View],
     shape: JobSetShape = DEFAULT_SHAPE,
+    true_margins: Mapping[str, Mapping[tuple[int, int], float]] | None = None,
 ) -> JobSet:
-    """shape.jobs jobs from random.Random(seed): patterns uniformly with replacement."""
+    """shape.jobs jobs from random.Random(seed): patterns uniformly with replacement. Each job
+    is seen by every view; true_margins, when given, is the true Job's error band (zero: the
+    guard on exact values)."""
     rng = random.Random(seed)
     t, jobs = 0.0, []
     for i in range(shape.jobs):
@@ -73,8 +92,21 @@ def draw_job_set(
                 pattern=p.label,
                 arrival_s=t,
                 size_mib=p.bandwidth_mib_s[0] * direct_s,
-                true=Job(name, nodes, dict(p.bandwidth_mib_s)),
-                predicted=Job(name, nodes, dict(predicted[p.label])),
+                true=Job(
+                    name,
+                    nodes,
+                    dict(p.bandwidth_mib_s),
+                    dict((true_margins or {}).get(p.label, {})),
+                ),
+                estimates={
+                    v: Job(
+                        name,
+                        nodes,
+                        dict(view.values[p.label]),
+                        dict(view.margins_log.get(p.label, {})),
+                    )
+                    for v, view in views.items()
+                },
             )
         )
     return JobSet(seed, tuple(jobs))

@@ -10,7 +10,7 @@ uses too, so equal allocations compare equal to the last bit.
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Collection, Sequence
 
 import numpy as np
 
@@ -18,26 +18,36 @@ from iorelay.arbiter.problem import ArbiterError, Job, Pool, choices
 
 
 def allowed(
-    jobs: Sequence[Job], pool: Pool, minimum_values: Sequence[float] | None
+    jobs: Sequence[Job],
+    pool: Pool,
+    minimum_values: Sequence[float] | None,
+    permitted: Sequence[Collection[int]] | None = None,
 ) -> list[list[int]]:
-    """Each job's options, ascending, without those whose value is below its minimum."""
+    """Each job's options, ascending, without those whose value is below its minimum and, when
+    permitted is given, those not in permitted[i]."""
     out = []
     for i, job in enumerate(jobs):
         mine = choices(job, pool)
         if minimum_values is not None:
             mine = [k for k in mine if job.values[k] >= minimum_values[i]]
+        if permitted is not None:
+            mine = [k for k in mine if k in permitted[i]]
         if not mine:
-            raise ArbiterError(f"job {job.name} has no option within the pool and its floor")
+            raise ArbiterError(f"job {job.name} has no option within the pool and its limits")
         out.append(mine)
     return out
 
 
 def solve(
-    jobs: Sequence[Job], pool: Pool, minimum_values: Sequence[float] | None = None
+    jobs: Sequence[Job],
+    pool: Pool,
+    minimum_values: Sequence[float] | None = None,
+    permitted: Sequence[Collection[int]] | None = None,
 ) -> tuple[int, ...]:
     """The optimal option for every job (see the module's tie rule). minimum_values[i], when
-    given, is a constraint: job i takes no option valued below it (the fairness floor)."""
-    options = allowed(jobs, pool, minimum_values)
+    given, is a constraint: job i takes no option valued below it (the fairness floor);
+    permitted[i], when given, another: job i takes one of those options only (the guard)."""
+    options = allowed(jobs, pool, minimum_values, permitted)
     n, cap = len(jobs), pool.ionodes
     # best[i, c]: the largest value of jobs i.. using exactly c I/O nodes (-inf: impossible).
     # Each row is one vectorised step: every option's shift of the next row, then the maximum.

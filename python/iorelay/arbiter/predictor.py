@@ -1,10 +1,12 @@
 """The interface through which the arbiter gets predicted bandwidths (pattern features ->
-MiB/s per number of I/O nodes), so `iorelay advise` can plug in, and the stand-in used until it
-does: the nearest measured pattern, trained leave-one-pattern-out."""
+MiB/s per number of I/O nodes), the nearest-measured-pattern baseline (advise's learned model
+plugs in through arbiter/advised.py), and the hold-outs that judge a predictor on patterns it
+did not see: leave one pattern out, and k folds dealt within layout x spatiality."""
 
 from __future__ import annotations
 
 import math
+import random
 import statistics
 from collections.abc import Callable, Mapping, Sequence
 from typing import Protocol
@@ -71,4 +73,43 @@ def leave_one_pattern_out(
         predictor = train([q for q in patterns if q.label != p.label])
         predicted = predictor.predict(p.features)
         out[p.label] = {k: float(predicted[k]) for k in p.bandwidth_mib_s if k in predicted}
+    return out
+
+
+def stratum(features: PatternFeatures) -> str:
+    """What a fold is dealt within: layout and spatiality."""
+    return f"{features.layout}/{features.spatiality}"
+
+
+def folds_by_stratum(patterns: Sequence[Pattern], folds: int, seed: int) -> dict[str, int]:
+    """A fold number per pattern label: each stratum's patterns, sorted by label, shuffled by
+    random.Random(seed) and dealt round-robin, so every fold holds out some of every stratum."""
+    rng = random.Random(seed)
+    by: dict[str, list[str]] = {}
+    for p in sorted(patterns, key=lambda p: p.label):
+        by.setdefault(stratum(p.features), []).append(p.label)
+    out = {}
+    for name in sorted(by):
+        labels = by[name]
+        rng.shuffle(labels)
+        out.update({label: i % folds for i, label in enumerate(labels)})
+    return out
+
+
+def held_out(
+    patterns: Sequence[Pattern], train: Trainer, folds: int = 10, seed: int = 1
+) -> dict[str, dict[int, float]]:
+    """Every pattern's prediction by a predictor trained without its fold (folds_by_stratum),
+    by label: options the pattern was measured at and the predictor answers. A pattern the
+    predictor does not cover maps to an empty dict."""
+    fold = folds_by_stratum(patterns, folds, seed)
+    out = {}
+    for f in range(folds):
+        test = [p for p in patterns if fold[p.label] == f]
+        if not test:
+            continue
+        predictor = train([p for p in patterns if fold[p.label] != f])
+        for p in test:
+            predicted = predictor.predict(p.features)
+            out[p.label] = {k: float(predicted[k]) for k in p.bandwidth_mib_s if k in predicted}
     return out

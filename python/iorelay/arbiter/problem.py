@@ -19,13 +19,20 @@ class Job:
     name: str
     compute_nodes: int
     values: Mapping[int, float] = field(hash=False)
+    # The guard's error band (arbiter/guard.py): margins_log[(k, s)] is how much the predicted
+    # log gain of option k over option s must exceed before the guard believes it. Empty when
+    # the values carry no measured error band.
+    margins_log: Mapping[tuple[int, int], float] = field(default_factory=dict, hash=False)
 
     def record(self) -> dict[str, object]:
-        return {
+        out: dict[str, object] = {
             "name": self.name,
             "compute_nodes": self.compute_nodes,
             "values": {str(k): v for k, v in sorted(self.values.items())},
         }
+        if self.margins_log:
+            out["margins_log"] = {f"{k}/{s}": m for (k, s), m in sorted(self.margins_log.items())}
+        return out
 
 
 @dataclass(frozen=True)

@@ -11,7 +11,7 @@ from dataclasses import dataclass
 
 from iorelay.arbiter import baselines
 from iorelay.arbiter.decision import Decision
-from iorelay.arbiter.jobsets import JobSet
+from iorelay.arbiter.jobsets import TRUE, JobSet
 from iorelay.arbiter.policies import Policy
 from iorelay.arbiter.problem import ArbiterError, Pool
 
@@ -46,10 +46,11 @@ def replay(
     jobset: JobSet,
     pool: Pool,
     decide: Policy,
-    predicted: bool = False,
+    view: str = TRUE,
     on_decision: Callable[[Decision, float], None] | None = None,
 ) -> Run:
-    """Runs jobset on pool with decide fed the predicted values (or the true ones)."""
+    """Runs jobset on pool with decide fed the values of view (a predictor's, or the true
+    ones); the jobs always move data at their true bandwidths."""
     specs = jobset.jobs
     n = len(specs)
     remaining = [s.size_mib for s in specs]
@@ -80,7 +81,7 @@ def replay(
             arrived += 1
         if not running:
             continue
-        jobs = [specs[j].predicted if predicted else specs[j].true for j in running]
+        jobs = [specs[j].view(view) for j in running]
         decision = decide(jobs, pool)
         decisions += 1
         if on_decision is not None:
