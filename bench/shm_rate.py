@@ -17,7 +17,7 @@ Beside the rate, the CPU time per request of the daemon (from /proc/PID/stat) an
 process (its rusage), which a machine shared with other work disturbs less than the rate.
 
     .venv/bin/python bench/shm_rate.py [--threads 8] [--seconds 3] [--runs 5] [--spin-ab]
-        [--baseline-client BUILD] [--out FILE.md]
+        [--baseline-client BUILD] [--backends null,posix] [--out FILE.md]
 """
 
 from __future__ import annotations
@@ -128,6 +128,7 @@ def main() -> int:
         type=Path,
         help="a build tree whose bench/request_rate runs one more row, over shared memory",
     )
+    ap.add_argument("--backends", default="null,posix", help="the daemons' backends, in order")
     ap.add_argument(
         "--out",
         help="default: bench/results/shm-rate.md (shm-rate-baseline.md with --baseline-client)",
@@ -147,10 +148,12 @@ def main() -> int:
                  "command": f"python bench/shm_rate.py --threads {args.threads} "
                             f"--seconds {args.seconds:g} --runs {args.runs}"
                             + (" --spin-ab" if args.spin_ab else "")
+                            + (f" --backends {args.backends}"
+                               if args.backends != "null,posix" else "")
                             + (f" --baseline-client {args.baseline_client}"
                                if args.baseline_client else "")}  # fmt: skip
     try:
-        for backend in ("null", "posix"):
+        for backend in args.backends.split(","):
             root = work / f"root-{backend}"
             root.mkdir()
             names = ["shm", "unix", *(SPIN_AB if args.spin_ab else [])]

@@ -39,6 +39,11 @@ struct ClientConfig {
   // IORELAY_SEAL=on|off (on): over TCP, tags on every frame are required; off only to measure
   // their cost against `iorelayd --seal off` (docs/security.md).
   bool seal = true;
+  // IORELAY_WRITE_BEHIND=on|off (off): buffered writes are coalesced in the client and sent
+  // later; IORELAY_READ_AHEAD=on|off (off): sequential small reads of read-only files are
+  // answered from one larger read (docs/interposer.md, "Write-behind and read-ahead").
+  bool write_behind = false;
+  bool read_ahead = false;
 };
 
 using GetEnv = std::function<const char*(const char*)>;

@@ -200,6 +200,17 @@ std::vector<EnvVar> MakeTable() {
                      "over TCP, require tags on every frame; off only to measure their cost "
                      "against `iorelayd --seal off`",
                      [](ParsedEnv* e, size_t i) { e->cfg.seal = i == 0; }));
+  t.push_back(CarriedByRun(
+      Choice(Id::kWriteBehind, {"off", "on"}, "off",
+             "buffered writes are coalesced in the client (4 MiB per file) and sent within "
+             "0.2 s, at fsync, close, locks, or before any other call; errors show at the "
+             "file's next call, fsync or close (docs/interposer.md, Write-behind)",
+             [](ParsedEnv* e, size_t i) { e->cfg.write_behind = i == 1; })));
+  t.push_back(CarriedByRun(
+      Choice(Id::kReadAhead, {"off", "on"}, "off",
+             "sequential small reads of read-only files are answered from 1 MiB reads, "
+             "for at most 1 s (docs/interposer.md, Write-behind)",
+             [](ParsedEnv* e, size_t i) { e->cfg.read_ahead = i == 1; })));
   t.push_back(ReadBy(Id::kShm, "off, 0 or no: off; anything else: on", "on",
                      "connections to a daemon of this host move to shared memory",
                      "src/client/connection.cc"));

@@ -36,6 +36,8 @@ namespace iorelay::client {
   X(kDirectRoot, "IORELAY_DIRECT_ROOT")         \
   X(kFailover, "IORELAY_FAILOVER")              \
   X(kSeal, "IORELAY_SEAL")                      \
+  X(kWriteBehind, "IORELAY_WRITE_BEHIND")       \
+  X(kReadAhead, "IORELAY_READ_AHEAD")           \
   X(kShm, "IORELAY_SHM")                        \
   X(kMmapCopyMax, "IORELAY_MMAP_COPY_MAX")      \
   X(kStageDir, "IORELAY_STAGE_DIR")             \

@@ -30,6 +30,7 @@ long PathOp(iorelay_client* c, const char* path, Remote remote, Direct direct) {
   if (!c || !path) return -EFAULT;
   if (path[0] != '/') return -EINVAL;
   Client* cl = c->impl.get();
+  cl->FlushIfBuffered();  // this process's writes come before its path calls
   int server = cl->ServerFor(path);
   Result<long> r = remote(cl, server);
   // Failover: repeated on the survivor (a rename or unlink the dead daemon carried out then
@@ -53,6 +54,7 @@ int iorelay_stat(iorelay_client* c, const char* path, struct stat* st, int nofol
   if (!st) return -EFAULT;
   if (c && path) {
     Client* cl = c->impl.get();
+    cl->FlushIfBuffered();  // a stat shows this process's writes
     if (std::optional<proto::WireStat> w = cl->listed_attrs().Get(
             path, nofollow != 0, iorelay::client::MonotonicNs(), cl->changes())) {
       iorelay::client::ToStat(*w, st);
