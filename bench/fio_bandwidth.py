@@ -23,6 +23,7 @@ its daemon requests are those of its own runs.
 from __future__ import annotations
 
 import argparse
+import shlex
 import statistics
 import sys
 import tempfile
@@ -110,7 +111,7 @@ def main() -> int:
             print(f"repetition {rep + 1}: " + ", ".join(
                 f"{p} {ph} {r[-1]:.0f}" for (p, ph), r in runs.items()), flush=True)  # fmt: skip
     mode = "O_DIRECT" if args.direct else "buffered"
-    cmd = "python bench/fio_bandwidth.py " + " ".join(sys.argv[1:])
+    cmd = "python bench/fio_bandwidth.py " + shlex.join(sys.argv[1:])
     lines = [f"## fio, {args.jobs} jobs, file per job, {args.bs} {mode} requests, "
              f"{time.strftime('%Y-%m-%d')}", "", f"Command: `{cmd}`", "",
              "| phase | direct MiB/s | forwarded MiB/s | forwarded/direct | direct runs | "

@@ -16,6 +16,7 @@ from __future__ import annotations
 
 import argparse
 import re
+import shlex
 import statistics
 import sys
 import tempfile
@@ -71,7 +72,7 @@ def main() -> int:
         variants[name] = dict(a.split("=", 1) for a in assignments.split())
     paths = ["direct", *variants]
     mdtest = build_ior() / "mdtest"
-    cmd = "python bench/mdtest.py " + " ".join(sys.argv[1:])
+    cmd = "python bench/mdtest.py " + shlex.join(sys.argv[1:])
     lines = [f"## mdtest through one I/O node, {time.strftime('%Y-%m-%d')}: "
              f"{args.files} files per rank, 4 KiB each, backend posix", "",
              f"Command: `{cmd}`", "",
