@@ -33,6 +33,8 @@ RUN_FILE_KEYS: dict[str, str] = {
     "IORELAY_NODES": "number of compute hosts (with node_ids)",
     "IORELAY_WRITE_BEHIND": "write-behind in the client (on/off)",
     "IORELAY_READ_AHEAD": "read-ahead in the client (on/off)",
+    "IORELAY_ATTR_CACHE_MS": "lifetime of the client's attribute cache",
+    "IORELAY_STAT_PREFETCH": "stat prefetch in the client (on/off)",
 }
 
 

@@ -92,7 +92,8 @@ ssize_t ReadAhead(iorelay_file* f, FileBuffers& b, const struct iovec* iov, int 
   const int64_t now = MonotonicNs();
   const int64_t at = offset;
   const auto have = static_cast<int64_t>(b.window.size());
-  const bool valid = (have > 0 || b.window_eof) && now - b.window_ns < kReadAheadValidNs &&
+  const bool valid = (have > 0 || b.window_eof) &&
+                     now - b.window_ns < f->client->listed_attrs().valid_ns() &&
                      f->client->changes() == b.window_changes;
   if (valid && at >= b.window_at && at <= b.window_at + have) {
     const auto avail = static_cast<size_t>(b.window_at + have - at);

@@ -29,8 +29,6 @@ inline constexpr int64_t kWriteBehindDelayNs = 200'000'000;
 // Read-ahead: the bytes one sequential read fetches (a daemon's usual request limit); a read
 // of half of it or more bypasses the window.
 inline constexpr size_t kReadAheadBytes = size_t{1} << 20;
-// Read-ahead: how long a fetched window answers reads (as the open's attributes answer fstat).
-inline constexpr int64_t kReadAheadValidNs = 1'000'000'000;
 
 struct FileBuffers {
   bool write_behind = false;  // the file takes write-behind (chosen at open)
@@ -59,8 +57,7 @@ struct FileBuffers {
 bool TakesWriteBehind(const ClientConfig& cfg, int flags, uint32_t st_mode);
 bool TakesReadAhead(const ClientConfig& cfg, int flags, uint32_t st_mode);
 
-// A transfer on a file with buffers (f->buffers set; not served directly). `total` is the
-// bytes of iov, checked. Returns as the unbuffered transfer does: a count or -errno.
+// A transfer on a file with buffers (f->buffers set). `total` is the bytes of iov, checked. Returns as the unbuffered transfer does: a count or -errno.
 ssize_t BufferedTransfer(iorelay_file* f, IoKind kind, const struct iovec* iov, int count,
                          size_t total, off_t offset);
 

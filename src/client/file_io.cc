@@ -160,9 +160,8 @@ ssize_t Transfer(iorelay_file* f, IoKind kind, const struct iovec* iov, int coun
     total += iov[i].iov_len;
   }
   if (kind == IoKind::kPwrite || kind == IoKind::kWrite) iorelay::client::NoteChange(f);
-  if (f->buffers && f->direct_fd.load() < 0) {
-    return iorelay::client::BufferedTransfer(f, kind, iov, count, total, offset);
-  }
+  // (A file served directly keeps its buffers' order: what they hold goes out first, there.)
+  if (f->buffers) return iorelay::client::BufferedTransfer(f, kind, iov, count, total, offset);
   return iorelay::client::SendTransfer(f, kind, iov, count, offset);
 }
 

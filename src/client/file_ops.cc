@@ -303,7 +303,7 @@ int iorelay_fallocate(iorelay_file* f, int mode, off_t offset, off_t length) {
 int iorelay_fstat(iorelay_file* f, struct stat* st) {
   if (!st) return -EFAULT;
   if (f && f->attrs_fresh.load() && f->client->changes() == f->opened_changes &&
-      iorelay::client::MonotonicNs() - f->opened_ns < iorelay::client::kOpenAttrsValidNs) {
+      iorelay::client::MonotonicNs() - f->opened_ns < f->client->listed_attrs().valid_ns()) {
     iorelay::client::ToStat(f->open_attrs, st);  // the open's attributes, still current
     return 0;
   }
