@@ -215,11 +215,11 @@ std::vector<EnvVar> MakeTable() {
              "sequential small reads of read-only files are answered from 1 MiB reads, "
              "for at most IORELAY_ATTR_CACHE_MS (docs/interposer.md, Write-behind)",
              [](ParsedEnv* e, size_t i) { e->cfg.read_ahead = i == 1; })));
-  t.push_back(CarriedByRun(Count(
-      Id::kAttrCacheMs, 0, 3'600'000, "1000",
-      "how long (ms) attributes an open or a listing carried answer fstat and stat, and a "
-      "read-ahead window answers reads (NFS's actimeo); 0: never",
-      [](ParsedEnv* e, int64_t v) { e->cfg.attr_cache_ms = static_cast<int>(v); })));
+  t.push_back(CarriedByRun(
+      Count(Id::kAttrCacheMs, 0, 3'600'000, "1000",
+            "how long (ms) attributes an open or a listing carried answer fstat and stat, and a "
+            "read-ahead window answers reads (NFS's actimeo); 0: never",
+            [](ParsedEnv* e, int64_t v) { e->cfg.attr_cache_ms = static_cast<int>(v); })));
   t.push_back(CarriedByRun(
       Choice(Id::kStatPrefetch, {"off", "on"}, "off",
              "after 8 stats of entries of one directory that the cache could not answer, the "

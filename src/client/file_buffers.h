@@ -9,6 +9,8 @@
 
 #include <cstddef>
 #include <cstdint>
+#include <deque>
+#include <memory>
 #include <mutex>
 #include <vector>
 
@@ -24,13 +26,24 @@ enum class IoKind;
 // goes out in pipelined pieces), and the writes it takes: smaller than this.
 inline constexpr size_t kWriteBehindBytes = size_t{4} << 20;
 inline constexpr size_t kWriteBehindLargestWrite = size_t{256} << 10;
+// Write-behind: a held range that comes within kWriteBehindLargestWrite of this (or of the
+// daemon's request limit) is sent without waiting for its answer, which is taken when a range
+// after it goes out or at the next flush, so the daemon writes one while the application fills
+// the next; at most kWriteBehindInFlight per file.
+inline constexpr size_t kWriteBehindChunk = size_t{1} << 20;
+inline constexpr size_t kWriteBehindInFlight = 2;
 // Write-behind: how long written bytes may stay unsent (the flusher thread's bound).
 inline constexpr int64_t kWriteBehindDelayNs = 200'000'000;
 // Read-ahead: the bytes one sequential read fetches (a daemon's usual request limit); a read
 // of half of it or more bypasses the window.
 inline constexpr size_t kReadAheadBytes = size_t{1} << 20;
 
+struct InFlightWrite;  // a range sent and not yet answered (file_buffers.cc)
+
 struct FileBuffers {
+  FileBuffers();
+  ~FileBuffers();
+
   bool write_behind = false;  // the file takes write-behind (chosen at open)
   bool read_ahead = false;    // the file takes read-ahead (chosen at open)
   std::mutex mu;              // everything below; held while a flush or a fetch runs
@@ -39,6 +52,8 @@ struct FileBuffers {
   std::vector<uint8_t> pending;
   int64_t pending_at = 0;
   int64_t oldest_ns = 0;
+  // Ranges sent before `pending`, oldest first, whose answers the client has not taken.
+  std::deque<std::unique_ptr<InFlightWrite>> in_flight;
   // A flush that failed: -errno, returned by every call on the file until fsync or close
   // reports it (then cleared).
   int error = 0;
@@ -57,7 +72,8 @@ struct FileBuffers {
 bool TakesWriteBehind(const ClientConfig& cfg, int flags, uint32_t st_mode);
 bool TakesReadAhead(const ClientConfig& cfg, int flags, uint32_t st_mode);
 
-// A transfer on a file with buffers (f->buffers set). `total` is the bytes of iov, checked. Returns as the unbuffered transfer does: a count or -errno.
+// A transfer on a file with buffers (f->buffers set). `total` is the bytes of iov, checked. Returns
+// as the unbuffered transfer does: a count or -errno.
 ssize_t BufferedTransfer(iorelay_file* f, IoKind kind, const struct iovec* iov, int count,
                          size_t total, off_t offset);
 

@@ -1,6 +1,8 @@
 // Adaptive spinning (spin_wait.h): whether the machine has more runnable threads than this
 // process's CPUs, from /proc/loadavg, read with raw system calls (the interposer's own open
 // would be re-entered) at most every 10 ms.
+#include "client/spin_wait.h"
+
 #include <fcntl.h>
 #include <sched.h>
 #include <sys/syscall.h>
@@ -10,8 +12,6 @@
 #include <atomic>
 #include <cstdlib>
 #include <cstring>
-
-#include "client/spin_wait.h"
 
 namespace iorelay::client {
 namespace {
@@ -31,7 +31,8 @@ int AllowedCpus() {
 
 // The running count of /proc/loadavg ("0.50 0.40 0.30 RUNNING/TOTAL LASTPID"); -1 if unread.
 int RunningThreads() {
-  const int fd = static_cast<int>(syscall(SYS_openat, AT_FDCWD, "/proc/loadavg", O_RDONLY | O_CLOEXEC));
+  const int fd =
+      static_cast<int>(syscall(SYS_openat, AT_FDCWD, "/proc/loadavg", O_RDONLY | O_CLOEXEC));
   if (fd < 0) return -1;
   char buf[128];
   const long n = syscall(SYS_read, fd, buf, sizeof buf - 1);
@@ -61,8 +62,7 @@ bool SpinPaused() {
   if (now - sampled >= kLoadSampleNs &&
       g_sampled_ns.compare_exchange_strong(sampled, now, std::memory_order_relaxed)) {
     const int running = RunningThreads();
-    g_overloaded.store(running > g_cpus.load(std::memory_order_relaxed),
-                       std::memory_order_relaxed);
+    g_overloaded.store(running > g_cpus.load(std::memory_order_relaxed), std::memory_order_relaxed);
   }
   return g_overloaded.load(std::memory_order_relaxed);
 }
