@@ -206,7 +206,7 @@ std::vector<EnvVar> MakeTable() {
                      [](ParsedEnv* e, size_t i) { e->cfg.seal = i == 0; }));
   t.push_back(CarriedByRun(
       Choice(Id::kWriteBehind, {"off", "on"}, "off",
-             "buffered writes are coalesced in the client (4 MiB per file) and sent within "
+             "buffered writes are coalesced in the client (1 MiB per file) and sent within "
              "0.2 s, at fsync, close, locks, or before any other call; errors show at the "
              "file's next call, fsync or close (docs/interposer.md, Write-behind)",
              [](ParsedEnv* e, size_t i) { e->cfg.write_behind = i == 1; })));

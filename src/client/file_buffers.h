@@ -22,9 +22,9 @@ namespace iorelay::client {
 
 enum class IoKind;
 
-// Write-behind: the bytes one file may hold unsent (then they are sent, as one transfer that
-// goes out in pipelined pieces), and the writes it takes: smaller than this.
-inline constexpr size_t kWriteBehindBytes = size_t{4} << 20;
+// Write-behind: the bytes one file may hold unsent in one range (a write that would grow it
+// further sends it first), and the writes it takes: smaller than kWriteBehindLargestWrite.
+inline constexpr size_t kWriteBehindBytes = size_t{1} << 20;
 inline constexpr size_t kWriteBehindLargestWrite = size_t{256} << 10;
 // Write-behind: a held range that comes within kWriteBehindLargestWrite of this (or of the
 // daemon's request limit) is sent without waiting for its answer, which is taken when a range
