@@ -4,6 +4,7 @@ against direct access, alternating, in the same run.
     .venv/bin/python bench/fio_bandwidth.py [--jobs 4] [--bs 1m] [--size 256m] [--direct]
                                             [--reps 5] [--daemon-args '...'] [--out FILE.md]
                                             [--daemon-binary OTHER_BUILD/src/daemon/iorelayd]
+                                            [--variant 'NAME:VAR=VALUE VAR=VALUE' ...]
 
 Each repetition runs the write phase and then the read phase (`ioengine=psync`, i.e. pwrite and
 pread; buffered unless --direct; `invalidate=0`: fio's page-cache drop before a job is a
@@ -13,11 +14,16 @@ ones. The daemon (a new one per repetition, its default transport for a client o
 shared memory) is reached through the interposer, as any unmodified program. Reports fio's
 aggregate bandwidth (median MiB/s), the forwarded/direct ratio of the medians, and the daemon's
 requests by op and shared-memory counters of the last run, which show the run went through it.
+Each --variant adds a forwarded row whose client gets those variables (e.g.
+`--variant 'write-behind:IORELAY_WRITE_BEHIND=on IORELAY_READ_AHEAD=on'`), run against the same
+daemon in the same repetition, the order of all rows rotating from one repetition to the next;
+its daemon requests are those of its own runs.
 """
 
 from __future__ import annotations
 
 import argparse
+import shlex
 import statistics
 import sys
 import tempfile
@@ -58,44 +64,70 @@ def main() -> int:
     ap.add_argument("--daemon-binary", type=Path, default=None,
                     help="another build's iorelayd (default: build/'s)")  # fmt: skip
     ap.add_argument("--out", default=None, help="default: bench/results/fio-bandwidth-BS.md")
+    ap.add_argument(
+        "--variant",
+        action="append",
+        default=[],
+        help="NAME:VAR=VALUE ...: one more forwarded row, with these client variables",
+    )
     args = ap.parse_args()
-    runs = {(path, phase): [] for path in ("direct", "forwarded") for phase in PHASES}
+    variants = {"forwarded": {}}
+    for v in args.variant:
+        name, _, assignments = v.partition(":")
+        variants[name] = dict(a.split("=", 1) for a in assignments.split())
+    paths = ["direct", *variants]
+    runs = {(path, phase): [] for path in paths for phase in PHASES}
     stats: dict = {}
+    requests: dict[str, dict[str, int]] = {}
     with tempfile.TemporaryDirectory(prefix="iorelay-fio-bw-", dir="/var/tmp") as tmp:
         root = Path(tmp) / "root"
         (root / "direct").mkdir(parents=True)
         (root / "fwd").mkdir()
         for rep in range(args.reps):
-            for path in ("direct", "forwarded") if rep % 2 == 0 else ("forwarded", "direct"):
-                if path == "direct":
-                    for phase in PHASES:
-                        runs[path, phase].append(fio_phase(args, str(root / "direct"), phase, {}))
-                    continue
-                binary = {"daemon_binary": args.daemon_binary} if args.daemon_binary else {}
-                with LocalDaemons(1, root, "/iorelay-fio", Path(tmp) / f"d{rep}",
-                                  extra_args=args.daemon_args.split(), **binary) as d:  # fmt: skip
+            binary = {"daemon_binary": args.daemon_binary} if args.daemon_binary else {}
+            with LocalDaemons(1, root, "/iorelay-fio", Path(tmp) / f"d{rep}",
+                              extra_args=args.daemon_args.split(), **binary) as d:  # fmt: skip
+                order = paths[rep % len(paths) :] + paths[: rep % len(paths)]
+                for path in order:
+                    if path == "direct":
+                        for phase in PHASES:
+                            runs[path, phase].append(
+                                fio_phase(args, str(root / "direct"), phase, {})
+                            )
+                        continue
+                    before = query_stats(d.addresses("unix")[0], d.credential_file)
                     for phase in PHASES:
                         runs[path, phase].append(
-                            fio_phase(args, f"{d.prefix}/fwd", phase, d.env("unix"))
-                        )
+                            fio_phase(args, f"{d.prefix}/fwd", phase,
+                                      {**d.env("unix"), **variants[path]})
+                        )  # fmt: skip
                     stats = query_stats(d.addresses("unix")[0], d.credential_file)
+                    requests[path] = {
+                        op: n - before["total"]["by_op"].get(op, 0)
+                        for op, n in stats["total"]["by_op"].items()
+                        if n > before["total"]["by_op"].get(op, 0)
+                    }
             print(f"repetition {rep + 1}: " + ", ".join(
                 f"{p} {ph} {r[-1]:.0f}" for (p, ph), r in runs.items()), flush=True)  # fmt: skip
     mode = "O_DIRECT" if args.direct else "buffered"
-    cmd = "python bench/fio_bandwidth.py " + " ".join(sys.argv[1:])
+    cmd = "python bench/fio_bandwidth.py " + shlex.join(sys.argv[1:])
     lines = [f"## fio, {args.jobs} jobs, file per job, {args.bs} {mode} requests, "
              f"{time.strftime('%Y-%m-%d')}", "", f"Command: `{cmd}`", "",
              "| phase | direct MiB/s | forwarded MiB/s | forwarded/direct | direct runs | "
              "forwarded runs |", "|---|---:|---:|---:|---|---|"]  # fmt: skip
-    for phase in PHASES:
-        d, f = runs["direct", phase], runs["forwarded", phase]
-        lines.append(f"| {phase} | {statistics.median(d):.0f} | {statistics.median(f):.0f} | "
-                     f"{statistics.median(f) / statistics.median(d):.2f} | "
-                     f"{', '.join(f'{v:.0f}' for v in d)} | "
-                     f"{', '.join(f'{v:.0f}' for v in f)} |")  # fmt: skip
-    ops = counts(stats["total"]["by_op"])
+    for name in variants:
+        label = "" if name == "forwarded" else f" ({name})"
+        for phase in PHASES:
+            d, f = runs["direct", phase], runs[name, phase]
+            lines.append(f"| {phase}{label} | {statistics.median(d):.0f} | "
+                         f"{statistics.median(f):.0f} | "
+                         f"{statistics.median(f) / statistics.median(d):.2f} | "
+                         f"{', '.join(f'{v:.0f}' for v in d)} | "
+                         f"{', '.join(f'{v:.0f}' for v in f)} |")  # fmt: skip
     counters = ", ".join(f"{k} {stats.get(k, 0)}" for k in COUNTERS)
-    lines += ["", f"The daemon of the last forwarded run: requests by op {ops}; {counters}."]
+    lines += ["", f"The daemon of the last repetition: {counters}. Its requests by op, per row: "
+              + "; ".join(f"{name}: {counts(requests.get(name, {}))}" for name in variants)
+              + "."]  # fmt: skip
     table = "\n".join(lines) + "\n"
     print(table)
     out = args.out or REPO / "bench" / "results" / f"fio-bandwidth-{args.bs}.md"

@@ -7,7 +7,9 @@ its own pooled connection). Each repetition runs every row, the order rotating f
 repetition to the next (shm, unix, then unix, shm, ...); the table has the medians. With
 --spin-ab, three more rows join the rotation: each transport with the client's spin for replies
 off (IORELAY_SPIN_US=0: the client sleeps at once), and shared memory to a second daemon whose
-event loops poll the rings for 20 us after a request (--shm-poll-us 20). With --baseline-client
+event loops poll the rings for 20 us after a request (--shm-poll-us 20). With --adaptive-spin,
+one more row over shared memory whose client spins only while the machine's runnable threads do
+not outnumber its CPUs (IORELAY_SPIN_ADAPT=on). With --baseline-client
 BUILD, one more row runs the client of another build tree (its bench/request_rate and the
 libiorelay it links) over shared memory to the same daemon, in the same rotation: an A/B of a
 client change. The daemons' counters, read over TCP before and after each run, check that the
@@ -17,7 +19,8 @@ Beside the rate, the CPU time per request of the daemon (from /proc/PID/stat) an
 process (its rusage), which a machine shared with other work disturbs less than the rate.
 
     .venv/bin/python bench/shm_rate.py [--threads 8] [--seconds 3] [--runs 5] [--spin-ab]
-        [--baseline-client BUILD] [--out FILE.md]
+        [--adaptive-spin]
+        [--baseline-client BUILD] [--backends null,posix] [--out FILE.md]
 """
 
 from __future__ import annotations
@@ -73,8 +76,12 @@ VARIANTS = {
     "unix, no spin": ("off", "0", "default", "this"),
     "shm, poll": ("on", None, "poll", "this"),
     "shm, baseline client": ("on", None, "default", "baseline"),
+    "shm, adaptive spin": ("on", None, "default", "this"),
 }
 SPIN_AB = ["shm, no spin", "unix, no spin", "shm, poll"]
+# Rows whose client sets IORELAY_SPIN_ADAPT=on (--adaptive-spin): no spin while runnable threads
+# outnumber the CPUs.
+ADAPTIVE = ["shm, adaptive spin"]
 # The daemons of a backend: name → extra arguments.
 DAEMONS = {"default": [], "poll": ["--shm-poll-us", "20"]}
 
@@ -90,6 +97,7 @@ def one_run(d: LocalDaemons, transport: str, threads: int, seconds: float, clien
     env.pop("IORELAY_SPIN_US", None)
     if spin is not None:
         env["IORELAY_SPIN_US"] = spin
+    env["IORELAY_SPIN_ADAPT"] = "on" if transport in ADAPTIVE else "off"
     before = counters(d)
     pid = d.daemons[0].pid
     daemon_cpu, client_cpu = cpu_seconds(pid), children_cpu_seconds()
@@ -127,6 +135,12 @@ def main() -> int:
         type=Path,
         help="a build tree whose bench/request_rate runs one more row, over shared memory",
     )
+    ap.add_argument("--backends", default="null,posix", help="the daemons' backends, in order")
+    ap.add_argument(
+        "--adaptive-spin",
+        action="store_true",
+        help="also a row over shared memory with IORELAY_SPIN_ADAPT=on",
+    )
     ap.add_argument(
         "--out",
         help="default: bench/results/shm-rate.md (shm-rate-baseline.md with --baseline-client)",
@@ -146,13 +160,17 @@ def main() -> int:
                  "command": f"python bench/shm_rate.py --threads {args.threads} "
                             f"--seconds {args.seconds:g} --runs {args.runs}"
                             + (" --spin-ab" if args.spin_ab else "")
+                            + (" --adaptive-spin" if args.adaptive_spin else "")
+                            + (f" --backends {args.backends}"
+                               if args.backends != "null,posix" else "")
                             + (f" --baseline-client {args.baseline_client}"
                                if args.baseline_client else "")}  # fmt: skip
     try:
-        for backend in ("null", "posix"):
+        for backend in args.backends.split(","):
             root = work / f"root-{backend}"
             root.mkdir()
-            names = ["shm", "unix", *(SPIN_AB if args.spin_ab else [])]
+            names = ["shm", "unix", *(SPIN_AB if args.spin_ab else []),
+                     *(ADAPTIVE if args.adaptive_spin else [])]  # fmt: skip
             if args.baseline_client is not None:
                 names.append("shm, baseline client")
             with contextlib.ExitStack() as stack:

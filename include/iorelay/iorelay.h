@@ -61,7 +61,17 @@ int iorelay_move_internal_fd(iorelay_client* c, int fd);
  * fork(), iorelay_after_fork_child: new connections; the child's files keep sharing offsets
  * with the parent's. */
 void iorelay_before_fork(iorelay_client* c);
+void iorelay_after_fork_parent(iorelay_client* c);
 int iorelay_after_fork_child(iorelay_client* c);
+
+/* Write-behind (IORELAY_WRITE_BEHIND=on): sends what every file holds unsent and waits for
+ * the daemons' answers; a failure is written to stderr with the file's path (nothing will
+ * report it later: call before exec and at exit). 0 or the first -errno.
+ * iorelay_client_destroy does it too. */
+int iorelay_flush(iorelay_client* c);
+/* As iorelay_flush, but a file another thread is using at that moment is left unsent (and
+ * reported): for _exit, which a signal handler may call while a thread holds a file. */
+int iorelay_flush_nowait(iorelay_client* c);
 
 /* Files. iorelay_close releases the description (and, POSIX-like, this process's
  * record locks on the file); the iorelay_file is freed even when it returns an error.

@@ -74,6 +74,10 @@ class RelayConfig:
     # other hosts. Daemons on other hosts are always reached over TCP, and so is the node
     # relay's upstream: it stands for the network between a compute node and its I/O node.
     local_transport: str = "unix"
+    # The interposer's write-behind and read-ahead (IORELAY_WRITE_BEHIND, IORELAY_READ_AHEAD;
+    # docs/interposer.md, "Write-behind and read-ahead"): off keeps write-through.
+    write_behind: bool = False
+    read_ahead: bool = False
 
 
 @dataclass
@@ -109,6 +113,10 @@ class Relay:
             "IORELAY_RANKS_PER_NODE": str(self.config.ranks_per_node),
             "IORELAY_PLACEMENT": self.config.placement,
         }
+        if self.config.write_behind:
+            env["IORELAY_WRITE_BEHIND"] = "on"
+        if self.config.read_ahead:
+            env["IORELAY_READ_AHEAD"] = "on"
         if self.preload is not None:
             env[PRELOAD_ENV] = str(self.preload)
         if self.run_file is not None:
@@ -440,6 +448,17 @@ def add_parser(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None
         "--relay-workers", type=int, default=1, help="the relay's requests to I/O nodes at once (1)"
     )
     p.add_argument(
+        "--write-behind",
+        action="store_true",
+        help="buffered writes are coalesced in the client and sent later; errors show at the "
+        "file's next call, fsync or close (docs/interposer.md, Write-behind and read-ahead)",
+    )
+    p.add_argument(
+        "--read-ahead",
+        action="store_true",
+        help="sequential small reads of read-only files are answered from larger reads",
+    )
+    p.add_argument(
         "--transport",
         choices=("unix", "tcp"),
         default="unix",
@@ -552,6 +571,8 @@ def _config_from_args(args: argparse.Namespace) -> RelayConfig:
         relay_scheduler=args.relay_scheduler,
         relay_workers=args.relay_workers,
         local_transport=args.transport,
+        write_behind=args.write_behind,
+        read_ahead=args.read_ahead,
     )
 
 

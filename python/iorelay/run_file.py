@@ -31,6 +31,10 @@ RUN_FILE_KEYS: dict[str, str] = {
     "IORELAY_RANKS_PER_NODE": "ranks per virtual node, for placement",
     "IORELAY_PLACEMENT": "client to I/O node placement",
     "IORELAY_NODES": "number of compute hosts (with node_ids)",
+    "IORELAY_WRITE_BEHIND": "write-behind in the client (on/off)",
+    "IORELAY_READ_AHEAD": "read-ahead in the client (on/off)",
+    "IORELAY_ATTR_CACHE_MS": "lifetime of the client's attribute cache",
+    "IORELAY_STAT_PREFETCH": "stat prefetch in the client (on/off)",
 }
 
 

@@ -37,7 +37,10 @@ iorelay_client* iorelay_client_from_env(int* err) {
   return iorelay_client_from_env_why(err, nullptr, 0);
 }
 
-void iorelay_client_destroy(iorelay_client* c) { delete c; }
+void iorelay_client_destroy(iorelay_client* c) {
+  if (c) (void)c->impl->FlushAll(true);  // what write-behind holds goes out first
+  delete c;
+}
 
 int iorelay_is_forwarded(const iorelay_client* c, const char* abs_path) {
   return c && abs_path && c->impl->IsForwarded(abs_path) ? 1 : 0;
@@ -54,6 +57,20 @@ int iorelay_move_internal_fd(iorelay_client* c, int fd) {
 
 void iorelay_before_fork(iorelay_client* c) {
   if (c) c->impl->BeforeFork();
+}
+
+void iorelay_after_fork_parent(iorelay_client* c) {
+  if (c) c->impl->AfterForkParent();
+}
+
+int iorelay_flush(iorelay_client* c) {
+  if (!c) return -EINVAL;
+  return c->impl->FlushAll(true);
+}
+
+int iorelay_flush_nowait(iorelay_client* c) {
+  if (!c) return -EINVAL;
+  return c->impl->FlushAll(true, false);
 }
 
 int iorelay_after_fork_child(iorelay_client* c) {

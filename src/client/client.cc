@@ -10,6 +10,7 @@
 
 #include "client/internal_fds.h"
 #include "client/raw_file.h"
+#include "client/spin_wait.h"
 #include "common/auth.h"
 
 namespace iorelay::client {
@@ -39,6 +40,8 @@ Result<std::unique_ptr<Client>> Client::Create(ClientConfig cfg) {
   who.node_id = c->cfg_.node_id;
   struct utsname u {};
   if (syscall(SYS_uname, &u) == 0) who.host = u.nodename;
+  SetSpinAdaptive(c->cfg_.spin_adapt);
+  c->listed_attrs_.set_valid_ns(int64_t{c->cfg_.attr_cache_ms} * 1'000'000);
   c->dead_ = std::make_unique<std::atomic<bool>[]>(c->cfg_.servers.size());
   for (const Address& a : c->cfg_.servers) {
     c->servers_.push_back(std::make_unique<Server>(a, &c->secret_, who, c->cfg_.timeout_ms,

@@ -5,18 +5,21 @@
 #include <time.h>
 
 #include <atomic>
+#include <condition_variable>
 #include <cstdint>
 #include <map>
 #include <memory>
 #include <mutex>
 #include <span>
 #include <string>
+#include <thread>
 #include <unordered_set>
 #include <utility>
 #include <vector>
 
 #include "client/config.h"
 #include "client/connection.h"
+#include "client/file_buffers.h"
 #include "client/listed_attrs.h"
 #include "client/server.h"
 #include "iorelay/iorelay.h"
@@ -142,9 +145,27 @@ class Client {
   // -errno.
   int ReleaseLocks(iorelay_file* f);
 
+  // Write-behind (file_buffers.h). A file took unsent bytes: the flusher thread (started once
+  // per process) sends them within kWriteBehindDelayNs, and path calls flush first.
+  void NoteBuffered();
+  // Sends every file's unsent bytes (path calls, locks, fork, exec, exit). With `report`, a
+  // failure no call can report any more (at exit, exec) is written to stderr with the path.
+  // Without `wait` (_exit, which a signal handler may call), files in use are left unsent
+  // (and reported). 0 or the first -errno.
+  int FlushAll(bool report, bool wait = true);
+  // FlushAll(false) when some file may hold unsent bytes; a relaxed load otherwise.
+  void FlushIfBuffered() {
+    if (buffered_.load(std::memory_order_acquire)) (void)FlushAll(false);
+  }
+  // Drops every file's read-ahead window (a record lock was taken or released).
+  void DropWindows();
+  ~Client();
+
   // Before fork, in the parent: files whose offset the client holds hand it to the daemon and
-  // keep it there, because parent and child will share the description (see fork.cc).
+  // keep it there, because parent and child will share the description (see fork.cc). Unsent
+  // writes are sent first, and the flusher pauses until AfterForkParent or AfterForkChild.
   void BeforeFork();
+  void AfterForkParent();
   int AfterForkChild();
   int MoveInternalFd(int fd);
 
@@ -155,7 +176,20 @@ class Client {
   // A connection to `server` of the session `generation` (0: any); errors are the transport's.
   Result<Lease> LeaseFor(int server, uint64_t generation);
 
+  void FlusherLoop();
+
   ClientConfig cfg_;
+  // Write-behind's flusher: a thread of this process (flusher_pid_), stopped by the destructor;
+  // it skips its sweeps while a fork is under way (fork_hold_), and BeforeFork waits until it
+  // is out of one (sweeping_), so that no lock it takes is held in the child.
+  std::atomic<bool> buffered_{false};
+  std::mutex flusher_mu_;
+  std::condition_variable flusher_cv_;
+  bool flusher_stop_ = false;  // guarded by flusher_mu_
+  std::unique_ptr<std::thread> flusher_;
+  std::atomic<int> flusher_pid_{0};
+  std::atomic<int> fork_hold_{0};
+  std::atomic<bool> sweeping_{false};
   Secret secret_{};
   int node_server_ = 0;  // the node's daemon (placements other than file-hash)
   std::unique_ptr<std::atomic<bool>[]> dead_;  // per daemon, set once
@@ -222,4 +256,6 @@ struct iorelay_file {
   std::mutex offset_mu;
   std::mutex direct_mu;
   std::atomic<int> direct_fd{-1};  // >= 0: served directly (daemon lost)
+  // Write-behind and read-ahead (file_buffers.h); null when the file takes neither.
+  std::unique_ptr<iorelay::client::FileBuffers> buffers;
 };

@@ -36,9 +36,22 @@ struct ClientConfig {
   // this host (shared memory or a Unix socket) looks for it, yielding the CPU, before it
   // sleeps (docs/interposer.md, Waiting for replies).
   int spin_us = 50;
+  // IORELAY_SPIN_ADAPT=on|off (off): no spin while runnable threads outnumber this process's
+  // CPUs (spin_wait.h).
+  bool spin_adapt = false;
   // IORELAY_SEAL=on|off (on): over TCP, tags on every frame are required; off only to measure
   // their cost against `iorelayd --seal off` (docs/security.md).
   bool seal = true;
+  // IORELAY_WRITE_BEHIND=on|off (off): buffered writes are coalesced in the client and sent
+  // later; IORELAY_READ_AHEAD=on|off (off): sequential small reads of read-only files are
+  // answered from one larger read (docs/interposer.md, "Write-behind and read-ahead").
+  bool write_behind = false;
+  bool read_ahead = false;
+  // IORELAY_ATTR_CACHE_MS (1000): how long attributes an open or a listing carried answer
+  // fstat and stat (NFS's actimeo); IORELAY_STAT_PREFETCH=on|off (off): a directory whose
+  // entries are stat'ed one by one is listed once with their attributes (listed_attrs.h).
+  int attr_cache_ms = 1000;
+  bool stat_prefetch = false;
 };
 
 using GetEnv = std::function<const char*(const char*)>;

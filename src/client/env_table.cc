@@ -181,6 +181,10 @@ std::vector<EnvVar> MakeTable() {
                     "how long (us) a thread waiting for a reply from a daemon of this host looks "
                     "for it before it sleeps; 0: never",
                     [](ParsedEnv* e, int64_t v) { e->cfg.spin_us = static_cast<int>(v); }));
+  t.push_back(Choice(Id::kSpinAdapt, {"off", "on"}, "off",
+                     "no spin for replies while /proc/loadavg's running threads outnumber this "
+                     "process's CPUs (docs/interposer.md, Waiting for replies)",
+                     [](ParsedEnv* e, size_t i) { e->cfg.spin_adapt = i == 1; }));
   t.push_back(Choice(Id::kFallback, {"eio", "direct"}, "eio",
                      "on a dead daemon, fail with EIO, or reopen the file directly (without "
                      "O_CREAT, O_EXCL, O_TRUNC) at its offset",
@@ -200,6 +204,28 @@ std::vector<EnvVar> MakeTable() {
                      "over TCP, require tags on every frame; off only to measure their cost "
                      "against `iorelayd --seal off`",
                      [](ParsedEnv* e, size_t i) { e->cfg.seal = i == 0; }));
+  t.push_back(CarriedByRun(
+      Choice(Id::kWriteBehind, {"off", "on"}, "off",
+             "buffered writes are coalesced in the client (1 MiB per file) and sent within "
+             "0.2 s, at fsync, close, locks, or before any other call; errors show at the "
+             "file's next call, fsync or close (docs/interposer.md, Write-behind)",
+             [](ParsedEnv* e, size_t i) { e->cfg.write_behind = i == 1; })));
+  t.push_back(CarriedByRun(
+      Choice(Id::kReadAhead, {"off", "on"}, "off",
+             "sequential small reads of read-only files are answered from 1 MiB reads, "
+             "for at most IORELAY_ATTR_CACHE_MS (docs/interposer.md, Write-behind)",
+             [](ParsedEnv* e, size_t i) { e->cfg.read_ahead = i == 1; })));
+  t.push_back(CarriedByRun(
+      Count(Id::kAttrCacheMs, 0, 3'600'000, "1000",
+            "how long (ms) attributes an open or a listing carried answer fstat and stat, and a "
+            "read-ahead window answers reads (NFS's actimeo); 0: never",
+            [](ParsedEnv* e, int64_t v) { e->cfg.attr_cache_ms = static_cast<int>(v); })));
+  t.push_back(CarriedByRun(
+      Choice(Id::kStatPrefetch, {"off", "on"}, "off",
+             "after 8 stats of entries of one directory that the cache could not answer, the "
+             "directory is listed once with its entries' attributes (docs/interposer.md, "
+             "Round trips)",
+             [](ParsedEnv* e, size_t i) { e->cfg.stat_prefetch = i == 1; })));
   t.push_back(ReadBy(Id::kShm, "off, 0 or no: off; anything else: on", "on",
                      "connections to a daemon of this host move to shared memory",
                      "src/client/connection.cc"));

@@ -32,10 +32,15 @@ namespace iorelay::client {
   X(kTimeoutMs, "IORELAY_TIMEOUT_MS")           \
   X(kMaxConnections, "IORELAY_MAX_CONNECTIONS") \
   X(kSpinUs, "IORELAY_SPIN_US")                 \
+  X(kSpinAdapt, "IORELAY_SPIN_ADAPT")           \
   X(kFallback, "IORELAY_FALLBACK")              \
   X(kDirectRoot, "IORELAY_DIRECT_ROOT")         \
   X(kFailover, "IORELAY_FAILOVER")              \
   X(kSeal, "IORELAY_SEAL")                      \
+  X(kWriteBehind, "IORELAY_WRITE_BEHIND")       \
+  X(kReadAhead, "IORELAY_READ_AHEAD")           \
+  X(kAttrCacheMs, "IORELAY_ATTR_CACHE_MS")      \
+  X(kStatPrefetch, "IORELAY_STAT_PREFETCH")     \
   X(kShm, "IORELAY_SHM")                        \
   X(kMmapCopyMax, "IORELAY_MMAP_COPY_MAX")      \
   X(kStageDir, "IORELAY_STAGE_DIR")             \

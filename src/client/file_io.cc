@@ -7,6 +7,7 @@
 
 #include "client/client.h"
 #include "client/direct.h"
+#include "client/file_buffers.h"
 #include "client/file_ops.h"
 
 namespace proto = iorelay::proto;
@@ -143,6 +144,12 @@ Result<ssize_t> Pipelined(iorelay_file* f, IoKind kind, const struct iovec* iov,
   return static_cast<ssize_t>(done);
 }
 
+size_t TotalBytes(const struct iovec* iov, int count) {
+  size_t total = 0;
+  for (int i = 0; i < count; ++i) total += iov[i].iov_len;
+  return total;
+}
+
 ssize_t Transfer(iorelay_file* f, IoKind kind, const struct iovec* iov, int count, off_t offset) {
   if (!f) return -EBADF;
   if (count < 0 || count > IOV_MAX) return -EINVAL;
@@ -153,9 +160,19 @@ ssize_t Transfer(iorelay_file* f, IoKind kind, const struct iovec* iov, int coun
     total += iov[i].iov_len;
   }
   if (kind == IoKind::kPwrite || kind == IoKind::kWrite) iorelay::client::NoteChange(f);
-  if (int fd = f->direct_fd.load(); fd >= 0) {
-    return iorelay::client::DirectIo(fd, kind, iov, count, offset);
-  }
+  // (A file served directly keeps its buffers' order: what they hold goes out first, there.)
+  if (f->buffers) return iorelay::client::BufferedTransfer(f, kind, iov, count, total, offset);
+  return iorelay::client::SendTransfer(f, kind, iov, count, offset);
+}
+
+}  // namespace
+
+namespace iorelay::client {
+
+ssize_t SendTransfer(iorelay_file* f, IoKind kind, const struct iovec* iov, int count,
+                     off_t offset) {
+  if (int fd = f->direct_fd.load(); fd >= 0) return DirectIo(fd, kind, iov, count, offset);
+  const size_t total = TotalBytes(iov, count);
   const bool positional = kind == IoKind::kPread || kind == IoKind::kPwrite;
   const int server = f->server.load();
   // The daemon did not answer and nothing was transferred: the whole call is repeated on a
@@ -163,7 +180,7 @@ ssize_t Transfer(iorelay_file* f, IoKind kind, const struct iovec* iov, int coun
   // the transport's error is the answer.
   auto recover = [&](const Status& failure) -> ssize_t {
     if (positional && iorelay::client::FailOver(f, server)) {
-      return Transfer(f, kind, iov, count, offset);
+      return SendTransfer(f, kind, iov, count, offset);
     }
     if (iorelay::client::SwitchToDirect(f)) {
       return iorelay::client::DirectIo(f->direct_fd.load(), kind, iov, count, offset);
@@ -193,6 +210,10 @@ ssize_t Transfer(iorelay_file* f, IoKind kind, const struct iovec* iov, int coun
   } while (done < total);
   return static_cast<ssize_t>(done);
 }
+
+}  // namespace iorelay::client
+
+namespace {
 
 // A description shared after fork stops being shared when the other process closes it or exits;
 // one read or write in this many at the daemon's offset asks (one round trip), so that the

@@ -3,6 +3,7 @@
 #include "client/file_ops.h"
 
 #include <fcntl.h>
+#include <sched.h>
 #include <sys/syscall.h>
 #include <unistd.h>
 
@@ -106,9 +107,14 @@ bool FailOver(iorelay_file* f, int failed_server) {
 }
 
 void Client::BeforeFork() {
+  // The flusher stops sweeping (and is out of its sweep) before fork copies its locks.
+  fork_hold_.fetch_add(1);
+  while (sweeping_.load()) sched_yield();
   std::lock_guard<std::mutex> l(files_mu_);
   std::vector<std::vector<uint64_t>> handles(server_count());
   for (iorelay_file* f : files_) {
+    // Unsent writes go out once, from the parent (a failure shows at the file's next call).
+    (void)FlushWrites(f);
     std::lock_guard<std::mutex> o(f->offset_mu);
     (void)HandOffsetToDaemon(f);  // a failure shows at the file's next call
     if (f->direct_fd.load() < 0) handles[f->server.load()].push_back(f->handle.load());
@@ -139,6 +145,7 @@ int iorelay_open(iorelay_client* c, const char* path, int flags, mode_t mode, io
   if (!c || !path || !out) return -EINVAL;
   if (path[0] != '/') return -EINVAL;
   Client* cl = c->impl.get();
+  cl->FlushIfBuffered();  // an open (O_TRUNC, or of another process's view) after the writes
   int server = cl->ServerFor(path);
   proto::OpenRequest req{path, flags, static_cast<uint32_t>(mode)};
   if (!proto::StringsFit(req)) return -ENAMETOOLONG;
@@ -174,6 +181,13 @@ int iorelay_open(iorelay_client* c, const char* path, int flags, mode_t mode, io
   f->attrs_fresh.store(true);
   // A regular file not opened for appending: the offset starts at 0 and stays with the client.
   f->local_offset.store(S_ISREG(rep.attrs.mode) && !(flags & O_APPEND));
+  const bool write_behind = iorelay::client::TakesWriteBehind(cl->config(), flags, f->st_mode);
+  const bool read_ahead = iorelay::client::TakesReadAhead(cl->config(), flags, f->st_mode);
+  if (write_behind || read_ahead) {
+    f->buffers = std::make_unique<iorelay::client::FileBuffers>();
+    f->buffers->write_behind = write_behind;
+    f->buffers->read_ahead = read_ahead;
+  }
   cl->Register(f);
   *out = f;
   return 0;
@@ -182,7 +196,10 @@ int iorelay_open(iorelay_client* c, const char* path, int flags, mode_t mode, io
 int iorelay_close(iorelay_file* f) {
   if (!f) return -EBADF;
   Client* c = f->client;
-  int rc = c->ReleaseLocks(f);
+  // The last close reports a write-behind error not yet reported (as NFS's close does).
+  const bool last = f->refs.load() == 1;
+  int rc = last ? iorelay::client::FlushAndTakeError(f) : iorelay::client::FlushWrites(f);
+  if (int lr = c->ReleaseLocks(f); rc == 0) rc = lr;
   if (f->refs.fetch_sub(1) > 1) return rc;
   c->Unregister(f);
   if (int fd = f->direct_fd.load(); fd >= 0) {
@@ -218,6 +235,7 @@ off_t iorelay_lseek(iorelay_file* f, off_t offset, int whence) {
   }
   // SEEK_END, SEEK_DATA, SEEK_HOLE (and every seek while the daemon holds the offset) ask the
   // daemon; the daemon's handle moves too, which nothing reads while the client holds it.
+  if (int rc = iorelay::client::FlushWrites(f); rc < 0) return rc;
   return FileOp(
       f,
       [&]() -> Result<long> {
@@ -239,6 +257,8 @@ off_t iorelay_lseek(iorelay_file* f, off_t offset, int whence) {
 int iorelay_fsync(iorelay_file* f, int datasync) {
   if (!f) return -EBADF;
   const uint64_t covered = f->changes.load();  // changes made before this fsync started
+  // Unsent writes go first; a write-behind error is reported here once (as by Linux's fsync).
+  if (int rc = iorelay::client::FlushAndTakeError(f); rc < 0) return rc;
   long r = FileOp(
       f,
       [&] {
@@ -254,6 +274,7 @@ int iorelay_fsync(iorelay_file* f, int datasync) {
 
 int iorelay_ftruncate(iorelay_file* f, off_t length) {
   if (!f) return -EBADF;
+  if (int rc = iorelay::client::FlushWrites(f); rc < 0) return rc;
   iorelay::client::NoteChange(f);
   return static_cast<int>(FileOp(
       f,
@@ -267,6 +288,7 @@ int iorelay_ftruncate(iorelay_file* f, off_t length) {
 
 int iorelay_fallocate(iorelay_file* f, int mode, off_t offset, off_t length) {
   if (!f) return -EBADF;
+  if (int rc = iorelay::client::FlushWrites(f); rc < 0) return rc;
   iorelay::client::NoteChange(f);
   return static_cast<int>(FileOp(
       f,
@@ -281,10 +303,11 @@ int iorelay_fallocate(iorelay_file* f, int mode, off_t offset, off_t length) {
 int iorelay_fstat(iorelay_file* f, struct stat* st) {
   if (!st) return -EFAULT;
   if (f && f->attrs_fresh.load() && f->client->changes() == f->opened_changes &&
-      iorelay::client::MonotonicNs() - f->opened_ns < iorelay::client::kOpenAttrsValidNs) {
+      iorelay::client::MonotonicNs() - f->opened_ns < f->client->listed_attrs().valid_ns()) {
     iorelay::client::ToStat(f->open_attrs, st);  // the open's attributes, still current
     return 0;
   }
+  if (int rc = iorelay::client::FlushWrites(f); rc < 0) return rc;  // the size includes them
   return static_cast<int>(FileOp(
       f,
       [&]() -> Result<long> {
@@ -299,6 +322,7 @@ int iorelay_fstat(iorelay_file* f, struct stat* st) {
 
 int iorelay_fchmod(iorelay_file* f, mode_t mode) {
   if (!f) return -EBADF;
+  if (int rc = iorelay::client::FlushWrites(f); rc < 0) return rc;
   iorelay::client::NoteChange(f);
   return static_cast<int>(FileOp(
       f,
@@ -312,6 +336,7 @@ int iorelay_fchmod(iorelay_file* f, mode_t mode) {
 
 int iorelay_futimens(iorelay_file* f, const struct timespec times[2]) {
   if (!f) return -EBADF;
+  if (int rc = iorelay::client::FlushWrites(f); rc < 0) return rc;
   iorelay::client::NoteChange(f);
   const proto::WireTimes wire = iorelay::client::ToWireTimes(times);
   return static_cast<int>(FileOp(
@@ -345,6 +370,7 @@ int iorelay_getfl(iorelay_file* f) {
 
 int iorelay_setfl(iorelay_file* f, int flags) {
   if (!f) return -EBADF;
+  if (int rc = iorelay::client::FlushWrites(f); rc < 0) return rc;  // O_APPEND, O_DIRECT: now
   if (flags & O_APPEND) {  // appends are placed by the daemon, which must hold the offset
     std::lock_guard<std::mutex> l(f->offset_mu);
     if (int rc = iorelay::client::HandOffsetToDaemon(f); rc < 0) return rc;

@@ -14,6 +14,11 @@ namespace iorelay::client {
 // daemon held the offset (O_APPEND, shared after fork), whose calls keep failing with EIO.
 bool FailOver(iorelay_file* f, int failed_server);
 
+// A transfer as the daemon carries it out, past the file's buffers (file_io.cc): a count or
+// -errno; an unanswered request fails over or falls back as any call.
+ssize_t SendTransfer(iorelay_file* f, IoKind kind, const struct iovec* iov, int count,
+                     off_t offset);
+
 // `remote()` gives Result<long>: ok holds a value or -errno from the daemon; not ok means
 // the transport failed, after which the file moves to a surviving daemon (failover) or to
 // direct access (IORELAY_FALLBACK=direct) if configured, and the call is repeated there.

@@ -15,6 +15,15 @@ int Client::AfterForkChild() {
   // Record locks are not inherited across fork; the anchors are the parent's handles.
   new (&locks_mu_) std::mutex();
   locks_.clear();
+  // The parent's flusher thread is not in this process; the next buffered write starts one.
+  new (&flusher_mu_) std::mutex();
+  new (&flusher_cv_) std::condition_variable();
+  (void)flusher_.release();
+  fork_hold_.store(0);
+  sweeping_.store(false);
+  for (iorelay_file* f : files_) {
+    if (f->buffers) new (&f->buffers->mu) std::mutex();
+  }
   uint32_t pid = static_cast<uint32_t>(syscall(SYS_getpid));
   std::vector<SessionInfo> parents;
   for (auto& s : servers_) parents.push_back(s->ForgetAfterFork(pid));

@@ -59,7 +59,7 @@ std::optional<proto::WireStat> ListedAttrs::Get(std::string_view path, bool nofo
         std::lower_bound(page->name_starts.begin(), page->name_starts.end(), name,
                          [&](uint32_t start, std::string_view n) { return name_at(start) < n; });
     if (it == page->name_starts.end() || name_at(*it) != name) continue;
-    if (page->changes != changes || now_ns - page->listed_ns >= kOpenAttrsValidNs) {
+    if (page->changes != changes || now_ns - page->listed_ns >= valid_ns_) {
       return std::nullopt;
     }
     const proto::WireStat& attrs = page->attrs[static_cast<size_t>(it - page->name_starts.begin())];
@@ -67,6 +67,22 @@ std::optional<proto::WireStat> ListedAttrs::Get(std::string_view path, bool nofo
     return attrs;
   }
   return std::nullopt;
+}
+
+bool ListedAttrs::NoteMiss(std::string_view path, int64_t now_ns) {
+  const size_t slash = path.rfind('/');
+  if (slash == std::string_view::npos) return false;
+  const std::string dir(slash == 0 ? path.substr(0, 1) : path.substr(0, slash));
+  std::lock_guard<std::mutex> lock(mu_);
+  if (misses_.size() >= kMaxMissDirs && !misses_.contains(dir)) misses_.clear();
+  auto& [count, since_ns] = misses_[dir];
+  if (count == 0 || now_ns - since_ns >= valid_ns_) {
+    count = 0;
+    since_ns = now_ns;
+  }
+  if (++count < kMissesBeforeListing) return false;
+  misses_.erase(dir);
+  return true;
 }
 
 }  // namespace iorelay::client

@@ -3,7 +3,9 @@
 // while, as NFS's READDIRPLUS fills its attribute cache: a walk (find, du, ls -l, tar c) then
 // costs a round trip per page, not per entry. An entry answers while the process has changed no
 // file since the listing (Client::changes()) and for at most kOpenAttrsValidNs; a change by
-// another process shows after at most that long, as for an open's attributes.
+// another process shows after at most that long, as for an open's attributes. With stat
+// prefetch on, a directory whose entries this process stats one by one is listed once (NFS's
+// readdirplus heuristic), so that the stats that follow are answered here.
 #pragma once
 
 #include <cstdint>
@@ -22,6 +24,12 @@ namespace iorelay::client {
 
 class ListedAttrs {
  public:
+  // The lifetime of what a listing (or an open) said: IORELAY_ATTR_CACHE_MS, as NFS's actimeo.
+  void set_valid_ns(int64_t ns) { valid_ns_ = ns; }
+  int64_t valid_ns() const { return valid_ns_; }
+  // Stat misses in one directory, within a lifetime, after which stat prefetch lists it.
+  static constexpr int kMissesBeforeListing = 8;
+
   // Entries held at most; the oldest pages go first. gnulib's fts (find, du, tar) stats a
   // directory's entries after reading them all, so this is the largest directory a walk finds
   // whole here. Each entry costs about 120 bytes of the application's memory (8 MiB in all).
@@ -36,6 +44,10 @@ class ListedAttrs {
   // symbolic link.
   std::optional<proto::WireStat> Get(std::string_view path, bool nofollow, int64_t now_ns,
                                      uint64_t changes) const;
+  // A stat of `path` missed: true when its directory has missed kMissesBeforeListing times
+  // since its last listing or the lifetime began (then it counts again from 0), i.e. when
+  // stat prefetch should list it now. Keeps at most kMaxMissDirs directories.
+  bool NoteMiss(std::string_view path, int64_t now_ns);
 
  private:
   // A page's entries, by name for a binary search; no node or string per entry.
@@ -53,6 +65,10 @@ class ListedAttrs {
   // GUARDED_BY(mu_): each directory's pages in pages_, by number, oldest first.
   std::unordered_map<std::string, std::vector<uint64_t>> pages_of_dir_;
   size_t entries_ = 0;  // GUARDED_BY(mu_); in pages_
+  int64_t valid_ns_ = 1'000'000'000;
+  // GUARDED_BY(mu_): per directory, the misses counted and when the count began.
+  static constexpr size_t kMaxMissDirs = 1024;
+  std::unordered_map<std::string, std::pair<int, int64_t>> misses_;
 };
 
 }  // namespace iorelay::client

@@ -113,6 +113,10 @@ int iorelay_lock(iorelay_file* f, int cmd, struct flock* lk) {
   }
   if (start < 0) return -EINVAL;
   Client* c = f->client;
+  // Locks publish and fetch data (ROMIO's pattern): this process's unsent writes go out before
+  // a lock or an unlock (a failure stays with its file, reported by its next call, fsync or
+  // close), and read-ahead windows read before it are dropped.
+  if (cmd != F_GETLK) c->FlushIfBuffered();
   proto::LockRequest req{
       f->dev, f->ino, cmd, lk->l_type, start, length, static_cast<int32_t>(syscall(SYS_getpid))};
   proto::LockReply rep;
@@ -133,6 +137,7 @@ int iorelay_lock(iorelay_file* f, int cmd, struct flock* lk) {
   } else if (lk->l_type != F_UNLCK) {
     c->NoteLocked(f->dev, f->ino);
   }
+  if (cmd != F_GETLK) c->DropWindows();
   return 0;
 }
 

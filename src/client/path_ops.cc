@@ -30,6 +30,7 @@ long PathOp(iorelay_client* c, const char* path, Remote remote, Direct direct) {
   if (!c || !path) return -EFAULT;
   if (path[0] != '/') return -EINVAL;
   Client* cl = c->impl.get();
+  cl->FlushIfBuffered();  // this process's writes come before its path calls
   int server = cl->ServerFor(path);
   Result<long> r = remote(cl, server);
   // Failover: repeated on the survivor (a rename or unlink the dead daemon carried out then
@@ -45,6 +46,21 @@ long PathOp(iorelay_client* c, const char* path, Remote remote, Direct direct) {
   return -r.status().code();
 }
 
+// Stat prefetch: lists the directory of `path` to its end, which records its entries'
+// attributes (dir_ops.cc). 0 or -errno.
+int ListParent(iorelay_client* c, const char* path) {
+  std::string dir(path);
+  dir.erase(std::max<size_t>(dir.rfind('/'), 1));
+  iorelay_dir* d = nullptr;
+  if (int rc = iorelay_opendir(c, dir.c_str(), &d); rc < 0) return rc;
+  const iorelay_dirent* entry = nullptr;
+  int rc = 0;
+  while ((rc = iorelay_readdir_next(d, &entry)) > 0) {
+  }
+  iorelay_closedir(d);
+  return rc;
+}
+
 }  // namespace
 
 extern "C" {
@@ -53,10 +69,20 @@ int iorelay_stat(iorelay_client* c, const char* path, struct stat* st, int nofol
   if (!st) return -EFAULT;
   if (c && path) {
     Client* cl = c->impl.get();
+    cl->FlushIfBuffered();  // a stat shows this process's writes
     if (std::optional<proto::WireStat> w = cl->listed_attrs().Get(
             path, nofollow != 0, iorelay::client::MonotonicNs(), cl->changes())) {
       iorelay::client::ToStat(*w, st);
       return 0;
+    }
+    if (cl->config().stat_prefetch &&
+        cl->listed_attrs().NoteMiss(path, iorelay::client::MonotonicNs()) &&
+        ListParent(c, path) == 0) {
+      if (std::optional<proto::WireStat> w = cl->listed_attrs().Get(
+              path, nofollow != 0, iorelay::client::MonotonicNs(), cl->changes())) {
+        iorelay::client::ToStat(*w, st);
+        return 0;
+      }
     }
   }
   return static_cast<int>(PathOp(

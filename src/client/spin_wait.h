@@ -15,6 +15,15 @@
 
 namespace iorelay::client {
 
+// Adaptive spinning (IORELAY_SPIN_ADAPT=on): a thread does not spin while the machine has more
+// runnable threads than this process may use CPUs (/proc/loadavg's running count against
+// sched_getaffinity), since then its spin takes a CPU from a thread that has work, the
+// daemon's included. Process-wide: the client sets it once at creation.
+void SetSpinAdaptive(bool on);
+// Whether spinning is off for now: adaptive, and the running count (read at most every 10 ms
+// by any thread of the process) exceeds the CPUs.
+bool SpinPaused();
+
 class SpinWait {
  public:
   // 0: never spin.
@@ -28,6 +37,7 @@ class SpinWait {
   template <class Ready>
   bool Spin(Ready&& ready) {
     if (spin_ns_ == 0) return false;
+    if (SpinPaused()) return false;
     if (skipped_ > 0) {
       --skipped_;
       return false;

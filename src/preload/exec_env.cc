@@ -95,6 +95,9 @@ bool IsOurs(const char* entry) {
 
 ExecEnv::ExecEnv(char* const envp[]) : envp_(envp) {
   if (g_client == nullptr) return;
+  // The new program has no buffers of this one: write-behind's unsent writes go out now (a
+  // failure is written to stderr, since no call of this program will report it).
+  (void)iorelay_flush(g_client);
   std::vector<InheritedFd> fds = Inheritable();
   char cwd[PATH_MAX];
   const bool forwarded_cwd = ForwardedCwd(cwd, sizeof cwd);

@@ -62,15 +62,19 @@ void ForkPrepare() {
   g_aiocbs.LockForFork();
   LockCwdForFork();
 }
-void ForkParent() {
+void UnlockAfterFork() {
   UnlockCwdAfterFork();
   g_aiocbs.UnlockAfterFork();
   g_files.UnlockAfterFork();
   g_dirs.UnlockAfterFork();
   g_table.UnlockAfterFork();
 }
+void ForkParent() {
+  UnlockAfterFork();
+  if (g_client != nullptr) iorelay_after_fork_parent(g_client);
+}
 void ForkChild() {
-  ForkParent();
+  UnlockAfterFork();
   if (g_client != nullptr) iorelay_after_fork_child(g_client);
 }
 
@@ -110,6 +114,15 @@ __attribute__((constructor)) void InitInterposer() {
   g_client = c;
   RestoreInheritedFds();
   RestoreForwardedCwd();
+}
+
+// exit() (and a return from main): write-behind's unsent writes go out before the process
+// ends, and a failure is written to stderr. Shared objects' destructors run in the reverse of
+// their load order, and the interposer loads first: the application's destructors, which may
+// still write, have run. _exit, a signal's default action and a crash skip this (see
+// docs/interposer.md, Write-behind).
+__attribute__((destructor)) void FlushAtExit() {
+  if (g_client != nullptr) (void)iorelay_flush(g_client);
 }
 
 }  // namespace

@@ -1,0 +1,295 @@
+// Write-behind and read-ahead of one open file (file_buffers.h): what a call takes from or
+// leaves in the file's buffers, and the flush that sends unsent writes.
+#include "client/file_buffers.h"
+
+#include <fcntl.h>
+#include <sys/stat.h>
+
+#include <algorithm>
+#include <cstring>
+#include <optional>
+
+#include "client/client.h"
+#include "client/direct.h"
+#include "client/file_ops.h"
+#include "client/server.h"
+
+namespace iorelay::client {
+
+// A range sent on a connection of its own (the pool's), its answer not yet taken.
+struct InFlightWrite {
+  std::vector<uint8_t> data;
+  int64_t at = 0;
+  std::vector<uint8_t> fields;
+  std::vector<uint8_t> payload;
+  struct iovec iov {};
+  Exchange exchange;
+  std::optional<Lease> lease;
+  uint64_t id = 0;
+};
+
+FileBuffers::FileBuffers() = default;
+FileBuffers::~FileBuffers() = default;
+
+namespace {
+
+// Flags under which a write must reach the daemon before the call returns.
+constexpr int kWriteThroughFlags = O_DIRECT | O_SYNC | O_DSYNC | O_APPEND;
+
+void CopyIn(const struct iovec* iov, int count, uint8_t* to) {
+  for (int i = 0; i < count; ++i) {
+    if (iov[i].iov_len == 0) continue;
+    std::memcpy(to, iov[i].iov_base, iov[i].iov_len);
+    to += iov[i].iov_len;
+  }
+}
+
+void CopyOut(const uint8_t* from, size_t n, const struct iovec* iov, int count) {
+  for (int i = 0; i < count && n > 0; ++i) {
+    const size_t k = std::min(n, iov[i].iov_len);
+    if (k == 0) continue;
+    std::memcpy(iov[i].iov_base, from, k);
+    from += k;
+    n -= k;
+  }
+}
+
+// Under b.mu: writes bytes [from, data.size()) of `data` at `at` and waits for the daemon's
+// answers (a daemon that does not answer is replaced as for any positional write: failover
+// repeats the request on the survivor). A failure is kept in b.error.
+void SendNow(iorelay_file* f, FileBuffers& b, const std::vector<uint8_t>& data, int64_t at,
+             size_t from) {
+  while (from < data.size() && b.error == 0) {
+    struct iovec v {
+      const_cast<uint8_t*>(data.data()) + from, data.size() - from
+    };
+    const ssize_t n = SendTransfer(f, IoKind::kPwrite, &v, 1,
+                                   static_cast<off_t>(at + static_cast<int64_t>(from)));
+    if (n < 0) {
+      b.error = static_cast<int>(n);
+    } else if (n == 0) {
+      b.error = -ENOSPC;  // no progress: as a local write that cannot place a byte
+    } else {
+      from += static_cast<size_t>(n);
+    }
+  }
+}
+
+// Under b.mu: takes the answer of the oldest range in flight. One the daemon did not answer
+// is sent again (to the survivor, with failover), as a synchronous write would have been; a
+// short count sends the rest.
+void TakeOldest(iorelay_file* f, FileBuffers& b) {
+  std::unique_ptr<InFlightWrite> w = std::move(b.in_flight.front());
+  b.in_flight.pop_front();
+  const Status s = (**w->lease).Finish(w->exchange, w->id);
+  w->lease.reset();  // the connection goes back (a broken one is dropped by the pool)
+  if (!s.ok()) {
+    SendNow(f, b, w->data, w->at, 0);
+    return;
+  }
+  if (w->exchange.reply.status != 0) {
+    if (b.error == 0) b.error = -static_cast<int>(w->exchange.reply.status);
+    return;
+  }
+  proto::CountReply count;
+  if (!proto::DecodeFields(w->payload, &count).ok() || count.count > w->data.size()) {
+    if (b.error == 0) b.error = -EIO;
+    return;
+  }
+  SendNow(f, b, w->data, w->at, count.count);
+}
+
+// Under b.mu: sends `pending` without waiting for the answer, after taking the answers of the
+// ranges in flight it overlaps (the daemon may run two requests in either order) and of the
+// oldest when kWriteBehindInFlight are out. Where no connection is free, synchronously.
+void SendBehind(iorelay_file* f, FileBuffers& b) {
+  const int64_t at = b.pending_at, end = at + static_cast<int64_t>(b.pending.size());
+  for (;;) {
+    bool overlaps = false;
+    for (const auto& w : b.in_flight) {
+      overlaps = overlaps || (w->at < end && at < w->at + static_cast<int64_t>(w->data.size()));
+    }
+    if (!overlaps && b.in_flight.size() < kWriteBehindInFlight) break;
+    TakeOldest(f, b);
+  }
+  auto w = std::make_unique<InFlightWrite>();
+  w->data.swap(b.pending);
+  w->at = at;
+  b.pending.reserve(kWriteBehindChunk);
+  Result<Lease> lease = f->client->server(f->server).TryAcquire();
+  if (b.error != 0 || f->direct_fd.load() >= 0 || !lease.ok() ||
+      (*lease)->session().generation != f->generation.load() ||
+      w->data.size() > f->max_io_bytes.load()) {
+    SendNow(f, b, w->data, w->at, 0);
+    return;
+  }
+  w->fields = proto::EncodeFields(proto::PwriteRequest{f->handle, static_cast<uint64_t>(at)});
+  w->iov = {w->data.data(), w->data.size()};
+  w->exchange = Exchange{proto::Op::kPwrite, w->fields, IoSpan{&w->iov, 1}, IoSpan{}, &w->payload};
+  Result<uint64_t> id = (*lease)->Start(w->exchange);
+  if (!id.ok()) {  // nothing was sent: synchronously, which fails over or reports
+    SendNow(f, b, w->data, w->at, 0);
+    return;
+  }
+  w->id = *id;
+  w->lease.emplace(std::move(*lease));
+  b.in_flight.push_back(std::move(w));
+}
+
+// Under b.mu: takes every answer in flight, then sends what is held and waits. A failure is
+// kept in b.error; the bytes are dropped either way.
+int FlushLocked(iorelay_file* f, FileBuffers& b) {
+  while (!b.in_flight.empty()) TakeOldest(f, b);
+  SendNow(f, b, b.pending, b.pending_at, 0);
+  b.pending.clear();
+  return b.error;
+}
+
+ssize_t BufferWrite(iorelay_file* f, FileBuffers& b, const struct iovec* iov, int count,
+                    size_t total, off_t offset) {
+  if (total >= kWriteBehindLargestWrite) {  // large: sent now, after what came before
+    if (int rc = FlushLocked(f, b); rc < 0) return rc;
+    return SendTransfer(f, IoKind::kPwrite, iov, count, offset);
+  }
+  const int64_t at = offset;
+  const auto size = static_cast<int64_t>(b.pending.size());
+  // What is unsent stays one range: a write that does not touch or extend it, or would grow it
+  // past the bound, sends it first.
+  if (size > 0 &&
+      (at < b.pending_at || at > b.pending_at + size ||
+       at + static_cast<int64_t>(total) - b.pending_at > static_cast<int64_t>(kWriteBehindBytes))) {
+    if (int rc = FlushLocked(f, b); rc < 0) return rc;
+  }
+  const int64_t now = MonotonicNs();
+  if (b.pending.empty()) {
+    b.pending_at = at;
+    b.oldest_ns = now;
+  }
+  const auto into = static_cast<size_t>(at - b.pending_at);
+  if (into + total > b.pending.size()) b.pending.resize(into + total);
+  CopyIn(iov, count, b.pending.data() + into);
+  f->client->NoteBuffered();
+  if (now - b.oldest_ns >= kWriteBehindDelayNs) {
+    (void)FlushLocked(f, b);  // a failure shows at the next call, fsync or close
+  } else if (b.pending.size() + kWriteBehindLargestWrite >=
+             std::min<size_t>(kWriteBehindChunk, f->max_io_bytes.load())) {
+    SendBehind(f, b);  // (one request: the range stays within the daemon's limit)
+  }
+  return static_cast<ssize_t>(total);
+}
+
+ssize_t ReadAhead(iorelay_file* f, FileBuffers& b, const struct iovec* iov, int count, size_t total,
+                  off_t offset) {
+  const int64_t now = MonotonicNs();
+  const int64_t at = offset;
+  const auto have = static_cast<int64_t>(b.window.size());
+  const bool valid = (have > 0 || b.window_eof) &&
+                     now - b.window_ns < f->client->listed_attrs().valid_ns() &&
+                     f->client->changes() == b.window_changes;
+  if (valid && at >= b.window_at && at <= b.window_at + have) {
+    const auto avail = static_cast<size_t>(b.window_at + have - at);
+    if (avail >= total || b.window_eof) {
+      const size_t n = std::min(avail, total);
+      CopyOut(b.window.data() + (at - b.window_at), n, iov, count);
+      b.next_read_at = at + static_cast<int64_t>(n);
+      return static_cast<ssize_t>(n);
+    }
+  }
+  if (total >= kReadAheadBytes / 2 || at != b.next_read_at) {  // large or not sequential
+    const ssize_t n = SendTransfer(f, IoKind::kPread, iov, count, offset);
+    if (n >= 0) b.next_read_at = at + n;
+    return n;
+  }
+  const uint64_t changes = f->client->changes();  // before the read: a change during it counts
+  b.window.resize(kReadAheadBytes);
+  struct iovec v {
+    b.window.data(), b.window.size()
+  };
+  const ssize_t got = SendTransfer(f, IoKind::kPread, &v, 1, offset);
+  if (got < 0) {
+    b.window.clear();
+    b.window_eof = false;
+    return got;
+  }
+  b.window.resize(static_cast<size_t>(got));
+  b.window_at = at;
+  b.window_ns = now;
+  b.window_changes = changes;
+  b.window_eof = static_cast<size_t>(got) < kReadAheadBytes;
+  const size_t n = std::min(static_cast<size_t>(got), total);
+  CopyOut(b.window.data(), n, iov, count);
+  b.next_read_at = at + static_cast<int64_t>(n);
+  return static_cast<ssize_t>(n);
+}
+
+}  // namespace
+
+bool TakesWriteBehind(const ClientConfig& cfg, int flags, uint32_t st_mode) {
+  return cfg.write_behind && S_ISREG(st_mode) && (flags & O_ACCMODE) != O_RDONLY &&
+         (flags & kWriteThroughFlags) == 0;
+}
+
+bool TakesReadAhead(const ClientConfig& cfg, int flags, uint32_t st_mode) {
+  return cfg.read_ahead && S_ISREG(st_mode) && (flags & O_ACCMODE) == O_RDONLY &&
+         (flags & O_DIRECT) == 0;
+}
+
+ssize_t BufferedTransfer(iorelay_file* f, IoKind kind, const struct iovec* iov, int count,
+                         size_t total, off_t offset) {
+  FileBuffers& b = *f->buffers;
+  std::lock_guard<std::mutex> l(b.mu);
+  if (b.error != 0) return b.error;
+  if (kind == IoKind::kPwrite && b.write_behind &&
+      (f->status_flags.load() & kWriteThroughFlags) == 0) {
+    return BufferWrite(f, b, iov, count, total, offset);
+  }
+  if (kind == IoKind::kPread && b.read_ahead && (f->status_flags.load() & O_DIRECT) == 0) {
+    return ReadAhead(f, b, iov, count, total, offset);
+  }
+  // Anything else is carried out after what is unsent: reads see this process's writes.
+  if (int rc = FlushLocked(f, b); rc < 0) return rc;
+  return SendTransfer(f, kind, iov, count, offset);
+}
+
+int FlushWrites(iorelay_file* f) {
+  if (!f || !f->buffers || !f->buffers->write_behind) return 0;
+  FileBuffers& b = *f->buffers;
+  std::lock_guard<std::mutex> l(b.mu);
+  return FlushLocked(f, b);
+}
+
+int FlushAndTakeError(iorelay_file* f, bool wait) {
+  if (!f || !f->buffers || !f->buffers->write_behind) return 0;
+  FileBuffers& b = *f->buffers;
+  std::unique_lock<std::mutex> l(b.mu, std::defer_lock);
+  if (wait) {
+    l.lock();
+  } else if (!l.try_lock()) {
+    return -EAGAIN;
+  }
+  const int rc = FlushLocked(f, b);
+  b.error = 0;
+  return rc;
+}
+
+void DropWindow(iorelay_file* f) {
+  if (!f || !f->buffers || !f->buffers->read_ahead) return;
+  std::lock_guard<std::mutex> l(f->buffers->mu);
+  f->buffers->window.clear();
+  f->buffers->window_eof = false;
+}
+
+bool FlushIfStale(iorelay_file* f, int64_t now_ns) {
+  if (!f->buffers || !f->buffers->write_behind) return false;
+  FileBuffers& b = *f->buffers;
+  std::unique_lock<std::mutex> l(b.mu, std::try_to_lock);
+  if (!l.owns_lock()) return true;  // a call is using the file: the flusher looks again later
+  if (b.pending.empty() && b.in_flight.empty()) return false;
+  if (b.pending.empty() || now_ns - b.oldest_ns >= kWriteBehindDelayNs) {
+    (void)FlushLocked(f, b);
+    return false;
+  }
+  return true;
+}
+
+}  // namespace iorelay::client

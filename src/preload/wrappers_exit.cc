@@ -1,0 +1,20 @@
+// _exit and _Exit end the process without exit()'s destructors: the interposer sends
+// write-behind's unsent writes first (a file another thread is using at that moment, as when a
+// signal handler calls _exit, is left and named on stderr), then ends it as they do.
+#include <sys/syscall.h>
+#include <unistd.h>
+
+#include "preload/state.h"
+
+using iorelay::preload::g_client;
+
+extern "C" {
+
+[[noreturn]] IORELAY_EXPORT void _exit(int status) noexcept {
+  if (g_client != nullptr) (void)iorelay_flush_nowait(g_client);
+  for (;;) syscall(SYS_exit_group, status);
+}
+
+[[noreturn]] IORELAY_EXPORT void _Exit(int status) noexcept { _exit(status); }
+
+}  // extern "C"
