@@ -13,7 +13,7 @@ from pathlib import Path
 import pytest
 from conftest import SUBPROCESS_TIMEOUT_S
 
-from iorelay.daemons import LocalDaemons
+from iorelay.launch.local import LocalDaemons
 from iorelay.stats import query_stats
 
 pytestmark = pytest.mark.needs_build()
