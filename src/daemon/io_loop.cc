@@ -11,6 +11,7 @@
 #include <algorithm>
 
 #include "common/monotonic.h"
+#include "daemon/job_lifecycle.h"
 
 namespace iorelay::daemon {
 namespace {
@@ -543,6 +544,11 @@ void IoLoop::Tick(int64_t now) {
     if (Evicted(c)) {
       core_.stats->conn.closed_handshake_evicted.fetch_add(1);
       to_close.emplace_back(id, "");  // (logged by the accepting loop, at most once a second)
+      continue;
+    }
+    if (authed && JobEndsConnection(c)) {
+      to_close.emplace_back(id, fmt::format("job {} {}", c.session->app(),
+                                            JobStateName(c.session->job().state())));
       continue;
     }
     if (!authed && now - e.accepted_ns >= handshake_ns) {

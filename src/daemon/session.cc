@@ -94,14 +94,13 @@ void Session::CountFile(OpenFile& file, int delta) {
   if ((open_files_[key] += delta) <= 0) open_files_.erase(key);
 }
 
-std::shared_ptr<Session> SessionTable::Create(uint32_t app_index, const std::string& app,
-                                              AppStats* stats) {
+std::shared_ptr<Session> SessionTable::Create(JobPtr job) {
   Nonce random = RandomNonce();
   uint64_t token;
   std::memcpy(&token, random.data(), sizeof token);
   std::lock_guard<std::mutex> lock(mu_);
   uint64_t id = next_session_++;
-  auto s = std::make_shared<Session>(id, token, app_index, app, stats);
+  auto s = std::make_shared<Session>(id, token, std::move(job));
   s->connections_ = 1;
   sessions_[id] = s;
   return s;
@@ -131,6 +130,15 @@ bool SessionTable::Leave(const std::shared_ptr<Session>& s) {
   if (--s->connections_ > 0) return false;
   sessions_.erase(s->id());
   return true;
+}
+
+std::vector<std::shared_ptr<Session>> SessionTable::OfApp(uint32_t app) {
+  std::lock_guard<std::mutex> lock(mu_);
+  std::vector<std::shared_ptr<Session>> out;
+  for (const auto& [id, s] : sessions_) {
+    if (s->app_index() == app) out.push_back(s);
+  }
+  return out;
 }
 
 std::vector<std::shared_ptr<Session>> SessionTable::All() {

@@ -177,6 +177,7 @@ Setup* MakeSetup() {
   proto::AuthRequest auth;
   auth.client_nonce.fill(0x17);
   auth.proof = iorelay::ComputeProof(s->secret, FixedNonce(), auth.client_nonce);
+  auth.key_id = iorelay::KeyIdOf(s->secret);
   auth.pid = 1;
   auth.host = "fuzz";
   s->auth_fields = proto::EncodeFields(auth);

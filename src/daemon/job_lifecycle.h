@@ -1,0 +1,29 @@
+// How a job ends: revoked (by the admin or its lease running out), its connections close
+// within a tick of the event loops, its queued writes are dropped and counted, and with its
+// sessions go its locks and its files; or released, its connections closed once each has
+// answered what it was asked, then removed. docs/security.md, "Revocation, leases, release".
+#pragma once
+
+#include <chrono>
+#include <string>
+
+#include "daemon/core.h"
+
+namespace iorelay::daemon {
+
+// Revokes the job named `name` (ENOENT when there is none).
+Status RevokeJob(Core& core, const std::string& name);
+
+// Revokes the jobs whose lease ran out; the heartbeat thread calls it every period.
+void RevokeExpiredJobs(Core& core);
+
+// Refuses new connections of the job, closes each of its connections once it has nothing
+// outstanding, and removes the job once none is left; past `timeout` the job is revoked
+// instead (ETIMEDOUT). Blocks the calling thread (an admin handler) until then.
+Status ReleaseJob(Core& core, const std::string& name, std::chrono::milliseconds timeout);
+
+// The event loop's question for each authenticated connection at its tick: close it now?
+// (its job was revoked, or is released and the connection is idle).
+bool JobEndsConnection(ClientConn& conn);
+
+}  // namespace iorelay::daemon
