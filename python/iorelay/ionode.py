@@ -12,6 +12,7 @@ import argparse
 import json
 import os
 import subprocess
+import sys
 from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
@@ -213,6 +214,6 @@ def run(args: argparse.Namespace) -> int:
                         f"\tlease_left={lease}\tconnections={job['connections']}\t{roots}"
                     )
     except IonodeError as e:
-        print(f"iorelay ionode {args.action}: {e}", file=os.sys.stderr)
+        print(f"iorelay ionode {args.action}: {e}", file=sys.stderr)
         return e.status
     return 0
