@@ -13,6 +13,7 @@ import json
 import os
 import subprocess
 import sys
+import threading
 from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
@@ -133,6 +134,47 @@ def jobs(
 ) -> list[dict[str, Any]]:
     """The daemon's admitted jobs (name, app, state, roots, weight, lease, shares, use)."""
     return json.loads(_ctl(["jobs", address], admin_secret_file))["jobs"]
+
+
+def renew_own_lease(address: str, secret_file: str | os.PathLike[str]) -> float:
+    """Renews the lease of the job whose credential is secret_file (its own connection, its
+    admitted length); returns the lease's length in seconds. IonodeError when the job has no
+    lease, is gone, or the daemon does not know the op."""
+    out = _ctl(["renew", address], secret_file)
+    return json.loads(out)["lease_ms"] / 1000.0
+
+
+class LeaseKeeper:
+    """The job's heartbeat while `iorelay run --attach` runs a command: renews the job's lease on
+    each daemon at a third of its length. A daemon where the job has no lease (or that does not
+    know leases) is left alone after the first answer; a refusal ends the renewals there (the
+    job was revoked or released: its clients see their connections refused)."""
+
+    def __init__(self, addresses: Sequence[str], secret_file: str | os.PathLike[str]) -> None:
+        self._addresses = list(addresses)
+        self._secret_file = secret_file
+        self._stop = threading.Event()
+        self._threads: list[threading.Thread] = []
+
+    def _keep(self, address: str) -> None:
+        while not self._stop.is_set():
+            try:
+                lease_s = renew_own_lease(address, self._secret_file)
+            except IonodeError:
+                return
+            self._stop.wait(min(30.0, max(0.1, lease_s / 3)))
+
+    def __enter__(self) -> LeaseKeeper:
+        for a in self._addresses:
+            t = threading.Thread(target=self._keep, args=(a,), daemon=True)
+            t.start()
+            self._threads.append(t)
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self._stop.set()
+        for t in self._threads:
+            t.join(timeout=TIMEOUT_S + 5)
 
 
 def add_parser(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:

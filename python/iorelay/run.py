@@ -24,7 +24,7 @@ from typing import Any
 
 from rich.console import Console
 
-from iorelay import paths
+from iorelay import ionode, paths
 from iorelay.app_guard import GuardedCommand
 from iorelay.daemons import DaemonError, LocalDaemons
 from iorelay.exec_cmd import PRELOAD_ENV
@@ -248,7 +248,9 @@ def start_relay(config: RelayConfig, workdir: str | os.PathLike[str]) -> Iterato
             if isinstance(answer, str):
                 raise RunError(f"--attach {addr}: {answer}")
         _write_run_file(relay)
-        yield relay
+        # A shared daemon may hold the job on a lease: renewed while the command runs.
+        with ionode.LeaseKeeper(relay.addresses, relay.secret_file):
+            yield relay
         return
     root.mkdir(parents=True, exist_ok=True)
     if config.ionodes < 0:

@@ -348,3 +348,70 @@ def test_max_connections_above_what_descriptors_carry_is_refused(disk_tmp: Path)
         timeout=SUBPROCESS_TIMEOUT_S,
     )
     assert r.returncode == 2 and "RLIMIT_NOFILE" in r.stderr, r.stderr
+
+
+@pytest.mark.needs_build("iorelayd", "libiorelay_preload.so", "iorelay-ctl")
+def test_iorelay_run_keeps_its_lease_and_a_gone_run_loses_it(shared: SharedDaemon) -> None:
+    root, key, fwd = shared.admit("leased", lease_s=1.0)
+    r = subprocess.run(
+        [sys.executable, "-m", "iorelay", "run", "--attach", shared.address, "--secret-file",
+         str(key), "--prefix", fwd, "--", "sh", "-c", f"sleep 2.5 && echo ok > {fwd}/done"],
+        capture_output=True,
+        text=True,
+        timeout=SUBPROCESS_TIMEOUT_S,
+    )  # fmt: skip
+    assert r.returncode == 0, r.stderr
+    assert (root / "done").read_text() == "ok\n"  # written 2.5 s into a 1 s lease
+    time.sleep(1.5)  # nobody renews now
+    assert "leased" not in {j["name"] for j in ionode.jobs(shared.address, admin_secret_file=shared.admin)}
+
+
+# Opens files under argv[1] until refused, prints how many it got and the errno, then holds them
+# (and its connection) until its standard input closes.
+HOLDER = r"""
+import errno, os, sys
+fds = []
+err = "none"
+for i in range(int(sys.argv[2])):
+    try:
+        fds.append(os.open(f"{sys.argv[1]}/f{i}", os.O_WRONLY | os.O_CREAT, 0o600))
+    except OSError as e:
+        err = errno.errorcode[e.errno]
+        break
+print(len(fds), err, flush=True)
+sys.stdin.read()
+"""
+
+
+@pytest.mark.needs_build("iorelayd", "libiorelay_preload.so", "iorelay-ctl")
+def test_a_job_at_its_shares_leaves_the_other_job_unhindered(shared: SharedDaemon) -> None:
+    _, key_a, fwd_a = shared.admit("greedy", max_open_files=5, max_connections=1)
+    root_b, key_b, fwd_b = shared.admit("other")
+    holder = subprocess.Popen(
+        [sys.executable, "-c", HOLDER, fwd_a, "50"],
+        env=shared.env(key_a, [fwd_a]),
+        stdin=subprocess.PIPE,
+        stdout=subprocess.PIPE,
+        text=True,
+    )
+    try:
+        assert holder.stdout is not None
+        assert holder.stdout.readline().split() == ["5", "EMFILE"]  # its share of open files
+        # Its share of connections is held: another connection of the job is refused ...
+        r = shared.ctl(key_a, "ping", shared.address)
+        assert r.returncode == ionode.EXIT_REFUSED, r.stderr
+        # ... while the other job connects and opens files as it likes.
+        assert shared.ctl(key_b, "ping", shared.address).returncode == 0
+        got = shared.probe(key_b, [fwd_b], *[f"write:{fwd_b}/g{i}:x" for i in range(8)])
+        assert set(got.values()) == {"x"}, got
+    finally:
+        holder.communicate(input="", timeout=SUBPROCESS_TIMEOUT_S)
+    deadline = time.monotonic() + 5
+    while True:
+        jobs = ionode.jobs(shared.address, admin_secret_file=shared.admin)
+        greedy = next(j for j in jobs if j["name"] == "greedy")
+        if greedy["open_files"] == 0 or time.monotonic() > deadline:
+            break
+        time.sleep(0.05)
+    assert greedy["shares"]["max_open_files"] == 5
+    assert greedy["open_files"] == 0 and greedy["connections"] == 0  # given back at its end

@@ -79,6 +79,16 @@ int RunAdminCommand(const std::string& cmd, const std::vector<std::string>& args
     if (rc == 0) std::printf("%.*s\n", static_cast<int>(payload.size()), payload.data());
     return rc;
   }
+  if (cmd == "renew" && args.size() <= 1) {
+    // Without a name: the job of --secret-file renews its own lease.
+    proto::RenewRequest m{args.empty() ? std::string() : args[0], LeaseMs(o.lease_s)};
+    int rc = Call(conn, proto::Op::kRenew, proto::EncodeFields(m), "renew", &payload);
+    proto::RenewReply reply;
+    if (rc == 0 && proto::DecodeFields(payload, &reply).ok()) {
+      std::printf("%s\n", nlohmann::json{{"lease_ms", reply.lease_ms}}.dump().c_str());
+    }
+    return rc;
+  }
   if (args.size() != 1) return Usage(cmd + " takes one job name");
   const std::string& job = args[0];
   if (cmd == "admit") {
@@ -103,10 +113,6 @@ int RunAdminCommand(const std::string& cmd, const std::vector<std::string>& args
       std::printf("%s\n", nlohmann::json{{"job", job}, {"app", reply.app}}.dump().c_str());
     }
     return rc;
-  }
-  if (cmd == "renew") {
-    proto::RenewRequest m{job, LeaseMs(o.lease_s)};
-    return Call(conn, proto::Op::kRenew, proto::EncodeFields(m), "renew", &payload);
   }
   const proto::Op op = cmd == "revoke" ? proto::Op::kRevoke : proto::Op::kRelease;
   return Call(conn, op, proto::EncodeFields(proto::JobRequest{job}), cmd.c_str(), &payload);

@@ -39,6 +39,7 @@ iorelay::cli::OptionTable Table(CtlOptions* o) {
       "Admin commands (--secret-file is the daemon's admin credential; docs/security.md):\n"
       "       iorelay-ctl [options] admit ADDRESS JOB --job-secret-file FILE --root PREFIX=DIR\n"
       "       iorelay-ctl [options] renew|release|revoke ADDRESS JOB\n"
+      "       iorelay-ctl [options] renew ADDRESS   (a job's credential: its own lease)\n"
       "       iorelay-ctl [options] jobs ADDRESS    the admitted jobs as JSON\n"
       "ADDRESS is tcp:HOST:PORT or unix:PATH.\n",
       "Exit status: 0 ok, 1 daemon unreachable or failed, 2 usage or configuration, 3 refused.\n");

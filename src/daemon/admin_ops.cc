@@ -38,12 +38,18 @@ Answer<proto::Empty> HandleRevoke(Core& core, Session&, const proto::JobRequest&
   return proto::Empty{};
 }
 
-Answer<proto::Empty> HandleRenew(Core& core, Session&, const proto::RenewRequest& m) {
-  const int64_t lease_ns =
-      static_cast<int64_t>(std::min<uint64_t>(m.lease_ms, 1ull << 40)) * 1'000'000;
-  Status st = core.jobs.Renew(m.job, lease_ns, core.clock.NowNs());
-  if (!st.ok()) return Explained(st);
-  return proto::Empty{};
+// (A row of its own, not kAdmin: a job renews its own lease on its own connection.)
+Answer<proto::RenewReply> HandleRenew(Core& core, Session& s, const proto::RenewRequest& m) {
+  const std::string& job = m.job.empty() ? s.app() : m.job;
+  if (!s.job().admin() && job != s.app()) {
+    return Explained(Status::PermissionDenied("a job renews its own lease only"));
+  }
+  // A job renews for the length it was admitted with; only the admin may change it.
+  const uint64_t lease_ms = s.job().admin() ? std::min<uint64_t>(m.lease_ms, 1ull << 40) : 0;
+  const int64_t lease_ns = static_cast<int64_t>(lease_ms) * 1'000'000;
+  Result<int64_t> length = core.jobs.Renew(job, lease_ns, core.clock.NowNs());
+  if (!length.ok()) return Explained(length.status());
+  return proto::RenewReply{static_cast<uint64_t>(*length / 1'000'000)};
 }
 
 Answer<proto::Empty> HandleRelease(Core& core, Session&, const proto::JobRequest& m) {

@@ -83,6 +83,9 @@ Status FitConnectionsToNofile(Config* config) {
 
 JobShares DefaultShares(const Config& config) {
   JobShares s;
+  // Half of the daemon's connections; the open files are set by Daemon::Start, once the
+  // descriptors set aside for clients' files are known (half of them too).
+  s.max_connections = static_cast<uint64_t>(std::max(1, config.max_connections / 2));
   s.max_inflight_bytes = config.max_app_inflight_bytes;
   return s;
 }
@@ -109,7 +112,8 @@ Status AdmitStartJobs(Core& core) {
     spec.exports = core.start_exports;
     spec.roots = roots;
     spec.weight = weight;
-    spec.shares = core.default_shares;
+    // The operator's own jobs share the daemon as before: bounded per session and daemon-wide.
+    spec.shares.max_inflight_bytes = config.max_app_inflight_bytes;
     Result<JobPtr> job = core.jobs.Admit(
         std::move(spec), [&](uint32_t app) { return core.stats->AddApp(app, name); }, now);
     if (!job.ok()) {
@@ -150,6 +154,15 @@ Result<JobPtr> AdmitJob(Core& core, AdmitSpec spec) {
   if (spec.roots.empty()) return Status::InvalidArgument("job " + spec.name + ": no root given");
   if (spec.weight < 1 || spec.weight > 1'000'000) {
     return Status::InvalidArgument("weight wants an integer in [1, 1000000]");
+  }
+  // (The table checks both again when it admits; here, before any root is looked at, so that
+  // the refusal names the first thing wrong.)
+  if (core.jobs.Find(spec.name) != nullptr) {
+    return Status::FromErrno(EEXIST, "job '" + spec.name + "' is already admitted");
+  }
+  if (JobPtr same = core.jobs.FindByKey(KeyIdOf(spec.secret)); same != nullptr) {
+    return Status::FromErrno(EEXIST, "job '" + spec.name + "': its credential is job '" +
+                                         same->name() + "''s already (one credential per job)");
   }
   auto exports = std::make_shared<Exports>();
   std::vector<std::pair<std::string, std::string>> roots;

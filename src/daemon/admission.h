@@ -16,7 +16,8 @@ namespace iorelay::daemon {
 // descriptors): 0 becomes RLIMIT_NOFILE/4; a larger explicit value is EINVAL.
 Status FitConnectionsToNofile(Config* config);
 
-// The shares a job gets when its admission gives none (docs/security.md, "Shares").
+// The shares a job admitted at run time gets when its admission gives none (docs/security.md,
+// "Shares"); jobs admitted at start are bounded only by the daemon-wide limits, as before.
 JobShares DefaultShares(const Config& config);
 
 // Admits the --credential jobs (applications 0, 1, ... in their order, sharing the --export

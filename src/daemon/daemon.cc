@@ -135,7 +135,11 @@ Result<std::unique_ptr<Core>> BuildCore(const Config& config,
 
 Result<std::unique_ptr<Daemon>> Daemon::Start(std::unique_ptr<Core> core) {
   std::unique_ptr<Daemon> d(new Daemon(std::move(core)));
-  if (d->core_->backend->HandlesAreDescriptors()) d->core_->fds.SetLimit();
+  if (d->core_->backend->HandlesAreDescriptors()) {
+    d->core_->fds.SetLimit();
+    // A job admitted at run time may hold half of the descriptors for clients' files.
+    d->core_->default_shares.max_open_files = d->core_->fds.file_limit() / 2;
+  }
   for (const std::string& spec : d->core_->config.listen) {
     Result<std::unique_ptr<Listener>> l = Listen(spec);
     if (!l.ok()) return l.status();

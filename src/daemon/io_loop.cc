@@ -301,7 +301,7 @@ void IoLoop::Service(uint64_t id) {
 
 IoLoop::InflightLimit IoLoop::OverLimit(const ClientConn& c) const {
   if (c.held_bytes() > core_.config.max_inflight_bytes) return InflightLimit::kConnection;
-  if (c.app_inflight_bytes() > core_.config.max_app_inflight_bytes) {
+  if (c.app_inflight_bytes() > JobInflightShare(c)) {
     return InflightLimit::kApplication;
   }
   return InflightLimit::kNone;
@@ -319,7 +319,7 @@ void IoLoop::Pause(Entry& e, InflightLimit over) {
     // A fall of the application's bytes on another connection wakes this one.
     // (Weak: the wake may run on a worker just after the loop closed the connection.)
     std::weak_ptr<ClientConn> weak = e.conn;
-    e.conn->session->stats()->inflight.Park(e.conn.get(), core_.config.max_app_inflight_bytes,
+    e.conn->session->stats()->inflight.Park(e.conn.get(), JobInflightShare(*e.conn),
                                             [weak] {
                                               if (auto conn = weak.lock()) conn->MaybeWake();
                                             });
@@ -336,7 +336,7 @@ void IoLoop::Resume(Entry& e) {
 IoLoop::InflightLimit IoLoop::TryReserve(Entry& e, uint64_t n) {
   ClientConn& c = *e.conn;
   if (c.held_bytes() > core_.config.max_inflight_bytes) return InflightLimit::kConnection;
-  return c.Reserve(n, core_.config.max_app_inflight_bytes) ? InflightLimit::kNone
+  return c.Reserve(n, JobInflightShare(c)) ? InflightLimit::kNone
                                                            : InflightLimit::kApplication;
 }
 

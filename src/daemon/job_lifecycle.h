@@ -26,4 +26,13 @@ Status ReleaseJob(Core& core, const std::string& name, std::chrono::milliseconds
 // (its job was revoked, or is released and the connection is idle).
 bool JobEndsConnection(ClientConn& conn);
 
+// The bytes in flight the connection's job may hold over all its connections before they stop
+// being read (its share, set at admission; --max-app-inflight-bytes by default).
+// Unbounded before authentication (no job yet, and nothing of a job's in flight).
+inline uint64_t JobInflightShare(const ClientConn& conn) {
+  if (conn.session == nullptr) return UINT64_MAX;
+  const uint64_t share = conn.session->job().shares().max_inflight_bytes;
+  return share == 0 ? UINT64_MAX : share;
+}
+
 }  // namespace iorelay::daemon

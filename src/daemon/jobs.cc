@@ -121,15 +121,15 @@ void JobTable::Remove(const JobPtr& job) {
   by_app_.erase(job->app());
 }
 
-Status JobTable::Renew(const std::string& name, int64_t lease_ns, int64_t now_ns) {
+Result<int64_t> JobTable::Renew(const std::string& name, int64_t lease_ns, int64_t now_ns) {
   JobPtr j = Find(name);
   if (j == nullptr || !j->accepting()) return Status::FromErrno(ENOENT, "no job '" + name + "'");
   if (j->spec().lease_ns == 0 && lease_ns == 0) {
     return Status::InvalidArgument("job '" + name + "' has no lease; give its length");
   }
-  j->lease_deadline_ns_.store(now_ns + (lease_ns > 0 ? lease_ns : j->spec().lease_ns),
-                              std::memory_order_release);
-  return Status::Ok();
+  const int64_t length = lease_ns > 0 ? lease_ns : j->spec().lease_ns;
+  j->lease_deadline_ns_.store(now_ns + length, std::memory_order_release);
+  return length;
 }
 
 std::vector<JobPtr> JobTable::RevokeExpired(int64_t now_ns) {

@@ -123,9 +123,9 @@ class JobTable {
   // Marks the job releasing (no new connection); Remove takes it out once drained.
   Result<JobPtr> BeginRelease(const std::string& name);
   void Remove(const JobPtr& job);
-  // The lease runs `lease_ns` from `now_ns` (0: the length given at admission). ENOENT for an
-  // unknown job, EINVAL for a job without a lease.
-  Status Renew(const std::string& name, int64_t lease_ns, int64_t now_ns);
+  // The lease runs `lease_ns` from `now_ns` (0: the length given at admission); returns the
+  // length used. ENOENT for an unknown job, EINVAL for a job without a lease given none.
+  Result<int64_t> Renew(const std::string& name, int64_t lease_ns, int64_t now_ns);
   // Revokes every job whose lease ran out at `now_ns`; returns them.
   std::vector<JobPtr> RevokeExpired(int64_t now_ns);
   // Every job in the table, by application id.

@@ -17,6 +17,8 @@ bool Session::Insert(uint64_t handle, std::shared_ptr<OpenFile> file, size_t max
   std::lock_guard<std::mutex> lock(mu_);
   auto it = handles_.find(handle);
   if (it == handles_.end() && handles_.size() + closed_offers_ >= max_open) return false;
+  // A new handle counts against the job's share of open files too (EMFILE for this job only).
+  if (it == handles_.end() && !job_->TakeFile()) return false;
   if (it != handles_.end()) CountFile(*it->second, -1);
   CountFile(*file, +1);
   handles_[handle] = std::move(file);
@@ -29,6 +31,7 @@ std::shared_ptr<OpenFile> Session::Take(uint64_t handle) {
   if (it == handles_.end()) return nullptr;
   std::shared_ptr<OpenFile> file = std::move(it->second);
   handles_.erase(it);
+  job_->GiveFile();
   CountFile(*file, -1);
   if (offers_.count(handle) > 0) ++closed_offers_;
   return file;
@@ -66,6 +69,7 @@ void Session::Clear() {
   {
     std::lock_guard<std::mutex> lock(mu_);
     dropped.swap(handles_);
+    for (size_t i = 0; i < dropped.size(); ++i) job_->GiveFile();
     unadopted.swap(offers_);
     closed_offers_ = 0;
     open_files_.clear();

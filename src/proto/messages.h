@@ -683,13 +683,23 @@ struct JobRequest {
   }
 };
 
-// kRenew: the job's lease runs `lease_ms` from now (0: its length at admission).
+// kRenew: the job's lease runs `lease_ms` from now (0: its length at admission). On the admin
+// channel, any job's; on a job's own connection, its own only (`job` empty or its name): what
+// `iorelay run` sends as the job's heartbeat.
 struct RenewRequest {
   std::string job;
   uint64_t lease_ms = 0;
   template <class V>
   void Visit(V& v) {
     v(job);
+    v(lease_ms);
+  }
+};
+
+struct RenewReply {
+  uint64_t lease_ms = 0;  // the lease's length now, so that a heartbeat knows its period
+  template <class V>
+  void Visit(V& v) {
     v(lease_ms);
   }
 };

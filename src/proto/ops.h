@@ -63,6 +63,6 @@
   X(UnlockAll, 51, "unlock_all", UnlockAllRequest, Empty, kLock, kLock, false)          \
   X(Admit, 55, "admit", AdmitRequest, AdmitReply, kMetadata, kAdmin, false)              \
   X(Revoke, 56, "revoke", JobRequest, Empty, kMetadata, kAdmin, false)                   \
-  X(Renew, 57, "renew", RenewRequest, Empty, kMetadata, kAdmin, false)                   \
+  X(Renew, 57, "renew", RenewRequest, RenewReply, kMetadata, kFile, false)              \
   X(Release, 58, "release", JobRequest, Empty, kMetadata, kAdmin, false)                 \
   X(Jobs, 59, "jobs", Empty, Empty, kMetadata, kAdmin, false)
