@@ -129,8 +129,14 @@ class SharedDaemon:
 
     def ctl(self, key: Path, *args: str) -> subprocess.CompletedProcess[str]:
         return subprocess.run(
-            [str(paths.find("iorelay-ctl")), "--secret-file", str(key), "--timeout-ms", "3000"]
-            + list(args),
+            [
+                str(paths.find("iorelay-ctl")),
+                "--secret-file",
+                str(key),
+                "--timeout-ms",
+                "3000",
+                *args,
+            ],
             capture_output=True,
             text=True,
             timeout=SUBPROCESS_TIMEOUT_S,
@@ -363,7 +369,9 @@ def test_iorelay_run_keeps_its_lease_and_a_gone_run_loses_it(shared: SharedDaemo
     assert r.returncode == 0, r.stderr
     assert (root / "done").read_text() == "ok\n"  # written 2.5 s into a 1 s lease
     time.sleep(1.5)  # nobody renews now
-    assert "leased" not in {j["name"] for j in ionode.jobs(shared.address, admin_secret_file=shared.admin)}
+    assert "leased" not in {
+        j["name"] for j in ionode.jobs(shared.address, admin_secret_file=shared.admin)
+    }
 
 
 # Opens files under argv[1] until refused, prints how many it got and the errno, then holds them
@@ -386,7 +394,7 @@ sys.stdin.read()
 @pytest.mark.needs_build("iorelayd", "libiorelay_preload.so", "iorelay-ctl")
 def test_a_job_at_its_shares_leaves_the_other_job_unhindered(shared: SharedDaemon) -> None:
     _, key_a, fwd_a = shared.admit("greedy", max_open_files=5, max_connections=1)
-    root_b, key_b, fwd_b = shared.admit("other")
+    _, key_b, fwd_b = shared.admit("other")
     holder = subprocess.Popen(
         [sys.executable, "-c", HOLDER, fwd_a, "50"],
         env=shared.env(key_a, [fwd_a]),
