@@ -66,12 +66,11 @@ void AddAdminOptions(cli::OptionTable* t, AdminOptions* o) {
 }
 
 bool IsAdminCommand(const std::string& cmd) {
-  return cmd == "admit" || cmd == "revoke" || cmd == "renew" || cmd == "release" ||
-         cmd == "jobs";
+  return cmd == "admit" || cmd == "revoke" || cmd == "renew" || cmd == "release" || cmd == "jobs";
 }
 
-int RunAdminCommand(const std::string& cmd, const std::vector<std::string>& args,
-                    Connection& conn, const Secret& admin, const AdminOptions& o) {
+int RunAdminCommand(const std::string& cmd, const std::vector<std::string>& args, Connection& conn,
+                    const Secret& admin, const AdminOptions& o) {
   std::vector<uint8_t> payload;
   if (cmd == "jobs") {
     if (!args.empty()) return Usage("jobs takes no job name");

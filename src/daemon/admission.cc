@@ -72,11 +72,11 @@ Status FitConnectionsToNofile(Config* config) {
   if (config->max_connections == 0) {
     config->max_connections = bound;
   } else if (config->max_connections > bound) {
-    return Status::InvalidArgument(
-        "--max-connections " + std::to_string(config->max_connections) +
-        " is above what the descriptor limit carries: RLIMIT_NOFILE " + std::to_string(soft) +
-        " / 4 descriptors a connection = " + std::to_string(bound) +
-        " (raise the limit, ulimit -n, or lower the option)");
+    return Status::InvalidArgument("--max-connections " + std::to_string(config->max_connections) +
+                                   " is above what the descriptor limit carries: RLIMIT_NOFILE " +
+                                   std::to_string(soft) +
+                                   " / 4 descriptors a connection = " + std::to_string(bound) +
+                                   " (raise the limit, ulimit -n, or lower the option)");
   }
   return Status::Ok();
 }
@@ -124,9 +124,9 @@ Status AdmitStartJobs(Core& core) {
     // (LoadSecretFile refuses a file that group or others may read or write.)
     Result<Secret> secret = LoadSecretFile(config.admin_credential);
     if (!secret.ok()) {
-      return Status::FromErrno(secret.status().code(), "--admin-credential " +
-                                                           config.admin_credential + ": " +
-                                                           secret.status().message());
+      return Status::FromErrno(
+          secret.status().code(),
+          "--admin-credential " + config.admin_credential + ": " + secret.status().message());
     }
     Job::Spec spec;
     spec.name = "(admin)";
@@ -203,14 +203,13 @@ Result<JobPtr> AdmitJob(Core& core, AdmitSpec spec) {
   job.weight = spec.weight;
   job.lease_ns = spec.lease_ns;
   const JobShares& d = core.default_shares;
-  job.shares.max_open_files = spec.shares.max_open_files ? spec.shares.max_open_files
-                                                         : d.max_open_files;
+  job.shares.max_open_files =
+      spec.shares.max_open_files ? spec.shares.max_open_files : d.max_open_files;
   job.shares.max_locks = spec.shares.max_locks ? spec.shares.max_locks : d.max_locks;
-  job.shares.max_connections = spec.shares.max_connections ? spec.shares.max_connections
-                                                           : d.max_connections;
-  job.shares.max_inflight_bytes = spec.shares.max_inflight_bytes
-                                      ? spec.shares.max_inflight_bytes
-                                      : d.max_inflight_bytes;
+  job.shares.max_connections =
+      spec.shares.max_connections ? spec.shares.max_connections : d.max_connections;
+  job.shares.max_inflight_bytes =
+      spec.shares.max_inflight_bytes ? spec.shares.max_inflight_bytes : d.max_inflight_bytes;
   const std::string name = spec.name;
   Result<JobPtr> admitted = core.jobs.Admit(
       std::move(job), [&](uint32_t app) { return core.stats->AddApp(app, name); },

@@ -14,7 +14,8 @@ bool Large(const struct stat& st) {
 }
 
 // `last_name`: the request removes a name, which frees the data only if it is the last one.
-bool PathFreesData(Core& core, const Session& s, const std::string& path, bool follow, bool last_name) {
+bool PathFreesData(Core& core, const Session& s, const std::string& path, bool follow,
+                   bool last_name) {
   Result<Mapped> m = s.Map(path);
   if (!m.ok()) return false;
   Result<struct stat> st = core.backend->Stat(m->root_fd, m->rel, /*nofollow=*/!follow);

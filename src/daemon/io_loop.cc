@@ -319,10 +319,9 @@ void IoLoop::Pause(Entry& e, InflightLimit over) {
     // A fall of the application's bytes on another connection wakes this one.
     // (Weak: the wake may run on a worker just after the loop closed the connection.)
     std::weak_ptr<ClientConn> weak = e.conn;
-    e.conn->session->stats()->inflight.Park(e.conn.get(), JobInflightShare(*e.conn),
-                                            [weak] {
-                                              if (auto conn = weak.lock()) conn->MaybeWake();
-                                            });
+    e.conn->session->stats()->inflight.Park(e.conn.get(), JobInflightShare(*e.conn), [weak] {
+      if (auto conn = weak.lock()) conn->MaybeWake();
+    });
   }
 }
 
@@ -336,8 +335,7 @@ void IoLoop::Resume(Entry& e) {
 IoLoop::InflightLimit IoLoop::TryReserve(Entry& e, uint64_t n) {
   ClientConn& c = *e.conn;
   if (c.held_bytes() > core_.config.max_inflight_bytes) return InflightLimit::kConnection;
-  return c.Reserve(n, JobInflightShare(c)) ? InflightLimit::kNone
-                                                           : InflightLimit::kApplication;
+  return c.Reserve(n, JobInflightShare(c)) ? InflightLimit::kNone : InflightLimit::kApplication;
 }
 
 bool IoLoop::Reserve(Entry& e, uint64_t n) {
@@ -547,8 +545,8 @@ void IoLoop::Tick(int64_t now) {
       continue;
     }
     if (authed && JobEndsConnection(c)) {
-      to_close.emplace_back(id, fmt::format("job {} {}", c.session->app(),
-                                            JobStateName(c.session->job().state())));
+      to_close.emplace_back(
+          id, fmt::format("job {} {}", c.session->app(), JobStateName(c.session->job().state())));
       continue;
     }
     if (!authed && now - e.accepted_ns >= handshake_ns) {

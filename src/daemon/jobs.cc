@@ -178,8 +178,9 @@ nlohmann::json JobJson(const Job& job, int64_t now_ns) {
                    {"connections", job.connections()},
                    {"open_files", job.files()},
                    {"revoked_writes", job.revoked_writes.load()}};
-  j["lease_ms_left"] =
-      deadline == 0 ? nlohmann::json(nullptr) : nlohmann::json(std::max<int64_t>(0, deadline - now_ns) / 1'000'000);
+  j["lease_ms_left"] = deadline == 0
+                           ? nlohmann::json(nullptr)
+                           : nlohmann::json(std::max<int64_t>(0, deadline - now_ns) / 1'000'000);
   const JobShares& s = job.shares();
   j["shares"] = {{"max_open_files", s.max_open_files},
                  {"max_locks", s.max_locks},

@@ -1,6 +1,7 @@
-// The kFile, kPath, kLock and kAdmin ops bound from the op table (proto/ops.h): each row's request is
-// decoded once, here, as the row's Request type, and handed to its handler (op_handlers.h), whose
-// typed answer is sent from here too. No op has a case of its own: a row and its handler suffice.
+// The kFile, kPath, kLock and kAdmin ops bound from the op table (proto/ops.h): each row's request
+// is decoded once, here, as the row's Request type, and handed to its handler (op_handlers.h),
+// whose typed answer is sent from here too. No op has a case of its own: a row and its handler
+// suffice.
 #include <array>
 #include <functional>
 #include <utility>
@@ -72,8 +73,7 @@ template <Op op, class Request, class Reply,
 void ServeAdmin(Core& core, const ConnPtr& conn, const proto::FrameHeader& h,
                 std::span<const uint8_t> payload, int64_t arrival_ns) {
   if (!conn->session->job().admin()) {
-    return SendAnswer(core, conn, h, arrival_ns,
-                      Answer<Reply>(Error(EACCES, 0)));
+    return SendAnswer(core, conn, h, arrival_ns, Answer<Reply>(Error(EACCES, 0)));
   }
   ServeMetadata<op, Request, Reply, handle>(core, conn, h, payload, arrival_ns);
 }

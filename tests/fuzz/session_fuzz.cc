@@ -17,16 +17,16 @@
 // appends the right tag to each frame of the input, so that the frames reach the daemon's
 // handlers and the tagging of replies is exercised too); bit 0x40, authenticated with the admin
 // credential (the admin ops: admit, revoke, renew, release, jobs) instead of the job's; its low
-// 6 bits, how many bytes each receive returns (0: all that is left). The rest is what the client sends after it has
-// authenticated and confirmed the handshake (kFinished, which the harness computes from the
-// daemon's auth reply, as a client does).
+// 6 bits, how many bytes each receive returns (0: all that is left). The rest is what the client
+// sends after it has authenticated and confirmed the handshake (kFinished, which the harness
+// computes from the daemon's auth reply, as a client does).
+#include <fmt/core.h>
 #include <ftw.h>
 #include <signal.h>
 #include <stdlib.h>
 #include <sys/resource.h>
 #include <sys/stat.h>
 #include <sys/uio.h>
-#include <fmt/core.h>
 #include <unistd.h>
 
 #include <algorithm>
