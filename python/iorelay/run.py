@@ -244,12 +244,12 @@ def start_relay(config: RelayConfig, workdir: str | os.PathLike[str]) -> Iterato
         relay.addresses = list(config.attach)
         relay.secret_file = Path(config.secret_file).resolve()
         relay.preload = paths.find("libiorelay_preload.so")
-        for addr, answer in relay.stats():  # each answers, with this credential, or no run
-            if isinstance(answer, str):
-                raise RunError(f"--attach {addr}: {answer}")
-        _write_run_file(relay)
-        # A shared daemon may hold the job on a lease: renewed while the command runs.
+        # A shared daemon may hold the job on a lease: renewed from here until the command ends.
         with ionode.LeaseKeeper(relay.addresses, relay.secret_file):
+            for addr, answer in relay.stats():  # each answers, with this credential, or no run
+                if isinstance(answer, str):
+                    raise RunError(f"--attach {addr}: {answer}")
+            _write_run_file(relay)
             yield relay
         return
     root.mkdir(parents=True, exist_ok=True)
