@@ -31,7 +31,7 @@ bool IsAdminCommand(const std::string& cmd);
 // Runs `cmd` on `conn` (authenticated with `admin`); `args` are the command's positionals after
 // the address (the job's name). Prints the result (jobs: JSON) to stdout, a refusal with the
 // daemon's reason to stderr. Returns iorelay-ctl's exit status: 0, 1 failed, 2 usage, 3 refused.
-int RunAdminCommand(const std::string& cmd, const std::vector<std::string>& args,
-                    Connection& conn, const Secret& admin, const AdminOptions& o);
+int RunAdminCommand(const std::string& cmd, const std::vector<std::string>& args, Connection& conn,
+                    const Secret& admin, const AdminOptions& o);
 
 }  // namespace iorelay::client

@@ -22,8 +22,7 @@ struct AppStats;
 
 class Session {
  public:
-  Session(uint64_t id, uint64_t token, JobPtr job)
-      : id_(id), token_(token), job_(std::move(job)) {}
+  Session(uint64_t id, uint64_t token, JobPtr job) : id_(id), token_(token), job_(std::move(job)) {}
 
   uint64_t id() const { return id_; }
   uint64_t token() const { return token_; }

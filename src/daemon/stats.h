@@ -115,8 +115,8 @@ class Stats {
   mutable std::mutex apps_mu_;
   mutable std::map<uint32_t, Entry> apps_;  // guarded by apps_mu_
   // Departed applications already listed: their requests and bytes stay in the total.
-  mutable uint64_t gone_requests_[kFamilies] = {};  // guarded by apps_mu_
-  mutable uint64_t gone_errors_[kFamilies] = {};    // guarded by apps_mu_
+  mutable uint64_t gone_requests_[kFamilies] = {};                     // guarded by apps_mu_
+  mutable uint64_t gone_errors_[kFamilies] = {};                       // guarded by apps_mu_
   mutable uint64_t gone_read_ = 0, gone_written_ = 0, gone_apps_ = 0;  // guarded by apps_mu_
   std::atomic<uint64_t> by_op_[256] = {};
   mutable std::mutex files_mu_;

@@ -60,9 +60,9 @@
   X(Symlink, 42, "symlink", SymlinkRequest, Empty, kMetadata, kPath, false)               \
   X(Link, 43, "link", LinkRequest, Empty, kMetadata, kPath, false)                        \
   X(Lock, 50, "lock", LockRequest, LockReply, kLock, kLock, false)                        \
-  X(UnlockAll, 51, "unlock_all", UnlockAllRequest, Empty, kLock, kLock, false)          \
-  X(Admit, 55, "admit", AdmitRequest, AdmitReply, kMetadata, kAdmin, false)              \
-  X(Revoke, 56, "revoke", JobRequest, Empty, kMetadata, kAdmin, false)                   \
-  X(Renew, 57, "renew", RenewRequest, RenewReply, kMetadata, kFile, false)              \
-  X(Release, 58, "release", JobRequest, Empty, kMetadata, kAdmin, false)                 \
+  X(UnlockAll, 51, "unlock_all", UnlockAllRequest, Empty, kLock, kLock, false)            \
+  X(Admit, 55, "admit", AdmitRequest, AdmitReply, kMetadata, kAdmin, false)               \
+  X(Revoke, 56, "revoke", JobRequest, Empty, kMetadata, kAdmin, false)                    \
+  X(Renew, 57, "renew", RenewRequest, RenewReply, kMetadata, kFile, false)                \
+  X(Release, 58, "release", JobRequest, Empty, kMetadata, kAdmin, false)                  \
   X(Jobs, 59, "jobs", Empty, Empty, kMetadata, kAdmin, false)
