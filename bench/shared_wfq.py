@@ -9,7 +9,7 @@ io_worker processes (one file each, 256 KiB pwrites) through the interposer. The
 come from the daemon's per-application counters (iorelay-ctl stats), read when B has written
 for 1 s and again WINDOW seconds later.
 
-    .venv/bin/python bench/shared_wfq.py [--bw 64MBps] [--procs 4] [--window 4] [--reps 3]
+    .venv/bin/python bench/shared_wfq.py [--bw 64MBps] [--procs 8] [--window 4] [--reps 3]
 """
 
 from __future__ import annotations
@@ -80,7 +80,7 @@ def one_rep(args: argparse.Namespace, work: Path) -> float:
     procs: list[subprocess.Popen] = []
     with LocalDaemons(
         1, start_root, "/unused", work / "d", scheduler="wfq", backend=backend,
-        extra_args=("--admin-credential", str(admin)),
+        extra_args=("--admin-credential", str(admin), "--workers", str(args.workers)),
     ) as d:  # fmt: skip
         address = d.addresses("unix")[0]
         try:
@@ -112,8 +112,9 @@ def one_rep(args: argparse.Namespace, work: Path) -> float:
 def main() -> int:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--bw", default="64MBps", help="the emulated disk's bandwidth")
-    ap.add_argument("--procs", type=int, default=4, help="writers per job")
+    ap.add_argument("--procs", type=int, default=8, help="writers per job")
     ap.add_argument("--window", type=float, default=4.0, help="seconds measured")
+    ap.add_argument("--workers", type=int, default=1, help="the daemon's --workers (1)")
     ap.add_argument("--reps", type=int, default=3)
     args = ap.parse_args()
     ratios = []
