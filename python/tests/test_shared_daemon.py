@@ -275,19 +275,20 @@ def test_lease_expires_within_its_length_plus_one_second(shared: SharedDaemon) -
     assert r.returncode == ionode.EXIT_REFUSED, r.stderr
 
 
-# Writes records "N\n" to FILE from 8 threads until writes fail; prints the monotonic time of
+# Writes records to PREFIX0..PREFIX7, a file (and so a description) per thread, so that their
+# writes wait in the daemon's queue together, until writes fail; prints the monotonic time of
 # the first failure.
 WRITER = r"""
 import os, sys, threading, time
-path = sys.argv[1]
-fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_APPEND, 0o600)
+fds = [os.open(f"{sys.argv[1]}{t}", os.O_WRONLY | os.O_CREAT | os.O_APPEND, 0o600)
+       for t in range(8)]
 print("ready", flush=True)
 failed = []
 def loop(t):
     n = 0
     while not failed and n < 100000:
         try:
-            os.write(fd, f"{t}:{n}\n".encode())
+            os.write(fds[t], f"{t}:{n}\n".encode())
         except OSError as e:
             failed.append(time.monotonic())
             return
@@ -313,7 +314,7 @@ def test_revoked_job_fails_within_a_second_and_no_queued_write_lands(
     shared = SharedDaemon(d, disk_tmp, admin)
     root, key, fwd = shared.admit("victim")
     writer = subprocess.Popen(
-        [sys.executable, "-c", WRITER, f"{fwd}/log"],
+        [sys.executable, "-c", WRITER, f"{fwd}/log"],  # log0 .. log7
         env=shared.env(key, [fwd]),
         stdout=subprocess.PIPE,
         text=True,
@@ -325,13 +326,14 @@ def test_revoked_job_fails_within_a_second_and_no_queued_write_lands(
         ionode.revoke(shared.address, "victim", admin_secret_file=admin)
         # What a write in the backend's hands at the revocation may still add: one call.
         time.sleep(0.1)
-        landed = (root / "log").read_bytes()
+        landed = [(root / f"log{t}").read_bytes() for t in range(8)]
         out, _ = writer.communicate(timeout=SUBPROCESS_TIMEOUT_S)
     first_error = float(out.strip())
     assert first_error - revoked_at < 1.0, first_error - revoked_at
     time.sleep(0.5)
-    assert (root / "log").read_bytes() == landed, "a write landed after the revocation"
-    assert landed, "no write landed before the revocation"
+    after = [(root / f"log{t}").read_bytes() for t in range(8)]
+    assert after == landed, "a write landed after the revocation"
+    assert any(landed), "no write landed before the revocation"
     stats = shared.stats()
     assert stats["fenced_writes"] > 0, "no queued write was dropped"
     assert stats["apps"].get("victim", {}).get("departed") is True or "victim" not in stats["apps"]
