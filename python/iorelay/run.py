@@ -24,7 +24,7 @@ from typing import Any
 
 from rich.console import Console
 
-from iorelay import paths
+from iorelay import ionode, paths
 from iorelay.advise import inputs as advise_inputs
 from iorelay.app_guard import GuardedCommand
 from iorelay.exec_cmd import PRELOAD_ENV
@@ -253,11 +253,13 @@ def start_relay(config: RelayConfig, workdir: str | os.PathLike[str]) -> Iterato
         relay.addresses = list(config.attach)
         relay.secret_file = Path(config.secret_file).resolve()
         relay.preload = paths.find("libiorelay_preload.so")
-        for addr, answer in relay.stats():  # each answers, with this credential, or no run
-            if isinstance(answer, str):
-                raise RunError(f"--attach {addr}: {answer}")
-        _write_run_file(relay)
-        yield relay
+        # A shared daemon may hold the job on a lease: renewed from here until the command ends.
+        with ionode.LeaseKeeper(relay.addresses, relay.secret_file):
+            for addr, answer in relay.stats():  # each answers, with this credential, or no run
+                if isinstance(answer, str):
+                    raise RunError(f"--attach {addr}: {answer}")
+            _write_run_file(relay)
+            yield relay
         return
     root.mkdir(parents=True, exist_ok=True)
     if config.ionodes < 0:

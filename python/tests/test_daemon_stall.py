@@ -51,7 +51,9 @@ class RawClient:
         client_nonce = secrets.token_bytes(32)
         proof = hmac.new(secret, b"iorelay-auth-v1" + hello[:32] + client_nonce, hashlib.sha256)
         host = b"test"
-        auth = client_nonce + proof.digest() + struct.pack("<II", os.getpid(), 0)
+        # The key id names the credential (common/key_id.h).
+        key_id = hmac.new(secret, b"iorelay-key-id-v1", hashlib.sha256).digest()
+        auth = client_nonce + proof.digest() + key_id + struct.pack("<II", os.getpid(), 0)
         # No session to join; seal_wanted 0 (the daemon runs with --seal off).
         auth += struct.pack("<I", len(host)) + host + struct.pack("<QQI", 0, 0, 0)
         reply = self.call(_AUTH, auth, frames)

@@ -15,6 +15,7 @@
 #include "client/env_table.h"
 #include "client/internal_fds.h"
 #include "common/handshake_transcript.h"
+#include "common/key_id.h"
 #include "iorelay/version.h"
 #include "proto/wire.h"
 
@@ -153,6 +154,7 @@ Status Connection::Handshake(const Secret& secret, const Identity& who, uint64_t
   proto::AuthRequest auth;
   auth.client_nonce = RandomNonce();
   auth.proof = ComputeProof(secret, hello.server_nonce, auth.client_nonce);
+  auth.key_id = KeyIdOf(secret);
   auth.pid = who.pid;
   auth.node_id = who.node_id;
   auth.host = who.host;

@@ -8,6 +8,7 @@
 #include <string>
 
 #include "client/connection.h"
+#include "client/ctl_admin.h"
 #include "client/env_table.h"
 #include "common/auth.h"
 #include "common/option_table.h"
@@ -24,8 +25,9 @@ constexpr int kExitUsage = 2;
 constexpr int kExitRefused = 3;
 
 struct CtlOptions {
-  std::string secret_file;  // the job credential
+  std::string secret_file;  // the job credential, or the admin credential for admin commands
   int timeout_ms = 5000;    // bounds every wait
+  iorelay::client::AdminOptions admin;
 };
 
 // The table binds to `o`; the environment gives the defaults the command line overrides.
@@ -34,12 +36,18 @@ iorelay::cli::OptionTable Table(CtlOptions* o) {
       "usage: iorelay-ctl [options] stats ADDRESS   print the daemon's counters as JSON\n"
       "       iorelay-ctl [options] ping ADDRESS    check that the daemon answers\n"
       "       iorelay-ctl env                       list the client's environment variables\n"
+      "Admin commands (--secret-file is the daemon's admin credential; docs/security.md):\n"
+      "       iorelay-ctl [options] admit ADDRESS JOB --job-secret-file FILE --root PREFIX=DIR\n"
+      "       iorelay-ctl [options] renew|release|revoke ADDRESS JOB\n"
+      "       iorelay-ctl [options] renew ADDRESS   (a job's credential: its own lease)\n"
+      "       iorelay-ctl [options] jobs ADDRESS    the admitted jobs as JSON\n"
       "ADDRESS is tcp:HOST:PORT or unix:PATH.\n",
       "Exit status: 0 ok, 1 daemon unreachable or failed, 2 usage or configuration, 3 refused.\n");
   t.Add(iorelay::cli::Text("secret-file", "FILE", &o->secret_file,
                            "the job credential (default: $IORELAY_SECRET_FILE)"))
       .Add(iorelay::cli::Integer("timeout-ms", "N", &o->timeout_ms, 1, 3'600'000,
                                  "bounds every wait (default: $IORELAY_TIMEOUT_MS or 5000)"));
+  iorelay::client::AddAdminOptions(&t, &o->admin);
   return t;
 }
 
@@ -67,7 +75,7 @@ int main(int argc, char** argv) {
     o.timeout_ms = std::atoi(t);
   }
   iorelay::cli::OptionTable table = Table(&o);
-  Result<iorelay::cli::ParseOutcome> parsed = table.Parse(argc, argv, 2);
+  Result<iorelay::cli::ParseOutcome> parsed = table.Parse(argc, argv, 3);
   if (!parsed.ok()) return UsageError(parsed.status().message());
   if (parsed->help) {
     std::fputs(table.Help().c_str(), stdout);
@@ -81,10 +89,14 @@ int main(int argc, char** argv) {
     std::fputs(iorelay::client::EnvListing().c_str(), stdout);
     return 0;
   }
-  if (parsed->positionals.size() != 2) return UsageError("give a command and an address");
+  if (parsed->positionals.size() < 2) return UsageError("give a command and an address");
   const std::string cmd = parsed->positionals[0];
   const std::string address = parsed->positionals[1];
-  if (cmd != "stats" && cmd != "ping") return UsageError("unknown command '" + cmd + "'");
+  const bool admin = iorelay::client::IsAdminCommand(cmd);
+  if (cmd != "stats" && cmd != "ping" && !admin) {
+    return UsageError("unknown command '" + cmd + "'");
+  }
+  if (!admin && parsed->positionals.size() != 2) return UsageError(cmd + " takes an address");
   Result<iorelay::client::Address> addr = iorelay::client::ParseAddress(address);
   if (!addr.ok()) {
     std::fprintf(stderr, "iorelay-ctl: %s\n", addr.status().message().c_str());
@@ -112,6 +124,10 @@ int main(int argc, char** argv) {
     return unreachable ? kExitFailed : kExitRefused;
   }
   double t1 = NowUs();
+  if (admin) {
+    const std::vector<std::string> args(parsed->positionals.begin() + 2, parsed->positionals.end());
+    return iorelay::client::RunAdminCommand(cmd, args, **conn, *secret, o.admin);
+  }
   std::vector<uint8_t> payload;
   auto op = cmd == "stats" ? iorelay::proto::Op::kStats : iorelay::proto::Op::kPing;
   Result<iorelay::client::ReplyInfo> r = (*conn)->RoundTrip(op, {}, {}, &payload, {});

@@ -15,9 +15,12 @@ namespace iorelay::daemon {
 struct Refusal {
   int error;
   uint64_t handle = 0;
+  std::string message;  // sent as the reply's tail when not empty (the admin ops say why)
 };
 inline Refusal Error(int error, uint64_t handle = 0) { return Refusal{error, handle}; }
 inline Refusal Error(const Status& s, uint64_t handle = 0) { return Refusal{s.code(), handle}; }
+// A refusal that tells the client why: the status's message goes with the errno.
+inline Refusal Explained(const Status& s) { return Refusal{s.code(), 0, s.message()}; }
 
 // A reply whose fields are `Fields` (the row's Reply), or a refusal. It is sent after the handler
 // has returned, so that the handler's references to an open file are gone by then: a close the
@@ -27,7 +30,8 @@ template <class Fields>
 struct Answer {
   Answer(Fields f, uint64_t h = 0, std::string t = {})
       : handle(h), fields(std::move(f)), tail(std::move(t)) {}
-  Answer(Refusal r) : error(r.error), handle(r.handle) {}  // NOLINT: a refusal is an answer
+  // NOLINTNEXTLINE: a refusal is an answer
+  Answer(Refusal r) : error(r.error), handle(r.handle), tail(std::move(r.message)) {}
 
   int error = 0;
   uint64_t handle = 0;  // for the trace
@@ -52,7 +56,8 @@ void SendAnswer(Core& core, const ConnPtr& conn, const proto::FrameHeader& h, in
   o.handle = a.handle;
   RecordRequest(core, *conn->session, op, arrival_ns, o);
   if (a.error != 0) {
-    conn->ReplyError(op, h.id, a.error);
+    conn->Send(op, h.id, a.error, {},
+               {reinterpret_cast<const uint8_t*>(a.tail.data()), a.tail.size()});
   } else {
     conn->Reply(op, h.id, a.fields,
                 {reinterpret_cast<const uint8_t*>(a.tail.data()), a.tail.size()});

@@ -157,6 +157,9 @@ cli::OptionTable Table(Config* c) {
                          "where to listen (default tcp:127.0.0.1:0)"))
       .Add(Exports(c))
       .Add(Credentials(c))
+      .Add(cli::Text("admin-credential", "FILE", &c->admin_credential,
+                     "the admin channel's secret (mode 0600): its connections admit,\n"
+                     "renew, release, revoke and list jobs (docs/security.md)"))
       .Add(cli::Text("ready-file", "FILE", &c->ready_file,
                      "write the listening addresses there once ready"))
       .Add(cli::Integer("workers", "N", &c->workers, 1, 1024, "worker threads (4)"))
@@ -182,8 +185,9 @@ cli::OptionTable Table(Config* c) {
                         "close a connection not authenticated N ms after accept (10000)"))
       .Add(cli::Integer("io-threads", "N", &c->io_threads, 1, 64,
                         "event-loop threads serving all connections (2)"))
-      .Add(cli::Integer("max-connections", "N", &c->max_connections, 1, 1'000'000,
-                        "refuse connections beyond N open ones (16384)"))
+      .Add(cli::Integer("max-connections", "N", &c->max_connections, 0, 1'000'000,
+                        "refuse connections beyond N open ones; at most RLIMIT_NOFILE/4\n"
+                        "(a connection holds up to 4 descriptors) (0: that bound)"))
       .Add(cli::Integer("max-handshakes", "N", &c->max_handshakes, 1, 1'000'000,
                         "stop accepting while N connections are not yet\nauthenticated (64)"))
       .Add(cli::Integer("handshake-evict-ms", "N", &c->handshake_evict_ms, 0, 3'600'000,

@@ -34,6 +34,9 @@ struct Config {
   // Client prefix, root: a directory here, or for a relay the path under an upstream export.
   std::vector<std::pair<std::string, std::string>> exports;
   std::vector<CredentialConfig> credentials;
+  // The admin channel's credential (docs/security.md): connections authenticated with it may
+  // admit, renew, release, revoke and list jobs, and nothing else. Empty: no admin channel.
+  std::string admin_credential;
   std::string ready_file;
   int workers = 4;
   // An event loop runs a dispatch itself only while recent dispatches took at most this long
@@ -48,9 +51,11 @@ struct Config {
   // A connection that has not authenticated within this time after accept is closed.
   int handshake_timeout_ms = 10'000;
   // Connection limits (docs/daemon.md, Limits).
-  int io_threads = 2;            // event-loop threads, whatever the connections
-  int max_connections = 16'384;  // refused beyond
-  int max_handshakes = 64;       // not yet authenticated: refused beyond
+  int io_threads = 2;  // event-loop threads, whatever the connections
+  // Refused beyond; 0: a quarter of RLIMIT_NOFILE (each connection may hold up to 4
+  // descriptors), which is also the most allowed (BuildCore refuses more).
+  int max_connections = 0;
+  int max_handshakes = 64;  // not yet authenticated: refused beyond
   // At max_handshakes, the oldest connection in its handshake for this long gives its place to
   // the next one waiting (0: none does; the next waits for a handshake to end).
   int handshake_evict_ms = 50;

@@ -19,6 +19,7 @@
 #include "daemon/dispatcher.h"
 #include "daemon/exports.h"
 #include "daemon/fd_budget.h"
+#include "daemon/jobs.h"
 #include "daemon/lock_forwarder.h"
 #include "daemon/lock_service.h"
 #include "daemon/metadata_inline.h"
@@ -33,14 +34,15 @@
 
 namespace iorelay::daemon {
 
-struct Credential {
-  std::string name;  // the application identity
-  Secret secret;
-};
-
 struct Core {
   Config config;
-  std::vector<Credential> credentials;
+  // The jobs served, each with its credential and roots: admitted at start (--credential, all
+  // sharing the --export roots) and by the admin channel (admin_ops.cc); the admin credential
+  // is a job of its own, without roots.
+  JobTable jobs;
+  std::mutex admin_mu;  // admin ops that change the table, one at a time (admin_ops.cc)
+  // The shares a job gets when its admission does not say (from --max-open-files and the rest).
+  JobShares default_shares;
   std::unique_ptr<backend::Backend> backend;
   // The backend's outermost layer, counting the calls made to it ("backend_calls").
   backend::CountingBackend* backend_counts = nullptr;
@@ -48,7 +50,8 @@ struct Core {
   std::unique_ptr<LockForwarder> lock_forwarder;
   // Relay role: the upstream client's counters, added to StatsJson as "relay".
   std::function<nlohmann::json()> relay_stats;
-  Exports exports;
+  // The --export roots, shared by the jobs admitted at start.
+  std::shared_ptr<Exports> start_exports = std::make_shared<Exports>();
   // Clients' files, daemon-wide, stay out of a reserve of descriptors (set by Daemon::Start).
   FdBudget fds;
   SessionTable sessions;

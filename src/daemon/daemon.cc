@@ -11,6 +11,8 @@
 #include <fstream>
 #include <thread>
 
+#include "daemon/admission.h"
+#include "daemon/job_lifecycle.h"
 #include "iorelay/version.h"
 #include "sched/registry.h"
 
@@ -68,35 +70,30 @@ Result<std::unique_ptr<Core>> BuildCore(const Config& config,
                                         std::unique_ptr<backend::Backend> backend_given) {
   auto core = std::make_unique<Core>();
   core->config = config;
-  if (config.credentials.empty()) {
-    return Status::InvalidArgument("no --credential given: the daemon would serve nobody");
-  }
-  std::vector<std::string> names;
-  for (const auto& [name, file, weight] : config.credentials) {
-    for (const std::string& n : names) {
-      if (n == name) return Status::InvalidArgument("credential name '" + name + "' given twice");
-    }
-    Result<Secret> secret = LoadSecretFile(file);
-    if (!secret.ok()) {
-      return Status::FromErrno(secret.status().code(), "--credential " + name + "=" + file + ": " +
-                                                           secret.status().message());
-    }
-    core->credentials.push_back(Credential{name, *secret});
-    names.push_back(name);
+  IORELAY_RETURN_IF_ERROR(FitConnectionsToNofile(&core->config));
+  if (config.credentials.empty() && config.admin_credential.empty()) {
+    return Status::InvalidArgument(
+        "no --credential nor --admin-credential given: the daemon would serve nobody");
   }
   const bool relay = config.role == Role::kRelay;
   if (relay != (backend_given != nullptr)) {
     return Status::InvalidArgument(relay ? "the relay role needs the relay backend (iorelayd)"
                                          : "a backend is given only to a relay");
   }
+  if (relay && !config.admin_credential.empty()) {
+    return Status::InvalidArgument("--admin-credential: a relay serves its one job only");
+  }
   for (size_t i = 0; i < config.exports.size(); ++i) {
     const auto& [prefix, root] = config.exports[i];
     // A relay's export roots are upstream paths, which its backend resolves by index.
-    Status s = relay ? core->exports.AddVirtual(prefix, static_cast<int>(i))
-                     : core->exports.Add(prefix, root);
+    Status s = relay ? core->start_exports->AddVirtual(prefix, static_cast<int>(i))
+                     : core->start_exports->Add(prefix, root);
     if (!s.ok())
       return Status::FromErrno(s.code(), "--export " + prefix + "=" + root + ": " + s.message());
   }
+  core->stats = std::make_unique<Stats>();
+  core->default_shares = DefaultShares(core->config);
+  IORELAY_RETURN_IF_ERROR(AdmitStartJobs(*core));
   if (!relay && !config.upstream.empty()) {
     return Status::InvalidArgument("--upstream is for --role relay");
   }
@@ -114,7 +111,6 @@ Result<std::unique_ptr<Core>> BuildCore(const Config& config,
   Result<std::unique_ptr<sched::Scheduler>> scheduler = MakeScheduler(config);
   if (!scheduler.ok()) return scheduler.status();
   if (!config.trace.empty()) IORELAY_RETURN_IF_ERROR(core->trace.Open(config.trace));
-  core->stats = std::make_unique<Stats>(names);
   core->handlers = std::make_unique<TaskPool>(config.workers);
   if (config.shm_pipes) {
     // Without io_uring (disabled by the kernel or a container's filter), the threads that move a
@@ -139,7 +135,11 @@ Result<std::unique_ptr<Core>> BuildCore(const Config& config,
 
 Result<std::unique_ptr<Daemon>> Daemon::Start(std::unique_ptr<Core> core) {
   std::unique_ptr<Daemon> d(new Daemon(std::move(core)));
-  if (d->core_->backend->HandlesAreDescriptors()) d->core_->fds.SetLimit();
+  if (d->core_->backend->HandlesAreDescriptors()) {
+    d->core_->fds.SetLimit();
+    // A job admitted at run time may hold half of the descriptors for clients' files.
+    d->core_->default_shares.max_open_files = d->core_->fds.file_limit() / 2;
+  }
   for (const std::string& spec : d->core_->config.listen) {
     Result<std::unique_ptr<Listener>> l = Listen(spec);
     if (!l.ok()) return l.status();
@@ -177,13 +177,21 @@ Status Daemon::WriteReadyFile() const {
 
 void Daemon::HeartbeatLoop() {
   const auto period = std::chrono::milliseconds(core_->config.heartbeat_ms);
+  // Leases are looked at every 250 ms at least, so a job's runs out within 250 ms of its end
+  // (and its connections close at the event loops' next tick, 50 ms at most).
+  const auto wake = std::min(period, std::chrono::milliseconds(250));
+  auto next_heartbeat = std::chrono::steady_clock::now() + period;
   std::vector<ConnPtr> conns;
   std::unique_lock<std::mutex> lock(heartbeat_mu_);
-  while (!heartbeat_cv_.wait_for(lock, period, [this] { return heartbeat_stop_; })) {
+  while (!heartbeat_cv_.wait_for(lock, wake, [this] { return heartbeat_stop_; })) {
     lock.unlock();
-    for (auto& loop : loops_) loop->Outstanding(&conns);
-    for (const ConnPtr& c : conns) c->SendHeartbeat();  // never blocks
-    conns.clear();
+    RevokeExpiredJobs(*core_);
+    if (std::chrono::steady_clock::now() >= next_heartbeat) {
+      next_heartbeat = std::chrono::steady_clock::now() + period;
+      for (auto& loop : loops_) loop->Outstanding(&conns);
+      for (const ConnPtr& c : conns) c->SendHeartbeat();  // never blocks
+      conns.clear();
+    }
     lock.lock();
   }
 }

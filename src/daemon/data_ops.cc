@@ -202,11 +202,12 @@ void RecordDispatch(Core& core, const sched::Dispatch& d, Work* const* works, si
 // client hung up (seen on the socket before the event loop notices). Its queued request is
 // cancelled: a read's reply would go nowhere, and a write must not land late (fencing): the
 // client may have repeated it on another I/O node after this one stopped answering (failover),
-// and writes that followed there must not be overwritten by this stale one.
+// and writes that followed there must not be overwritten by this stale one. A revoked job's
+// requests are cancelled likewise: none of its queued writes lands after the revocation.
 bool IsWrite(const Work& w) { return w.op == Op::kPwrite || w.op == Op::kWrite; }
 
 bool ClientGone(const Work& w) {
-  if (w.conn->closed()) return true;
+  if (w.conn->closed() || w.session->job().revoked()) return true;
   if (!IsWrite(w)) return false;
   Connection* t = w.conn->transport();
   // (A shared-memory connection's socket is its AuxPollFd; its PollFd is the doorbell.)
@@ -361,7 +362,10 @@ void RunAlone(Core& core, Work* w, int* result) {
   const bool gone = ClientGone(*w);
   if (!gone && w->reply_op == Op::kPreadPiped) return ReadPiped(core, w, start, result);
   if (!gone && ReadInPlace(core, w, start, result)) return;
-  if (gone && IsWrite(*w)) core.stats->conn.fenced_writes.fetch_add(1, std::memory_order_relaxed);
+  if (gone && IsWrite(*w)) {
+    core.stats->conn.fenced_writes.fetch_add(1, std::memory_order_relaxed);
+    if (w->session->job().revoked()) w->session->job_ptr()->revoked_writes.fetch_add(1);
+  }
   Result<size_t> r =
       gone ? Result<size_t>(Status::FromErrno(ECANCELED, "cancelled")) : RunOne(core, w);
   *result = r.ok() ? 0 : r.status().code();

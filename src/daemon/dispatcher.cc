@@ -175,6 +175,11 @@ void Dispatcher::WorkerLoop() {
   }
 }
 
+void Dispatcher::AddApp(uint32_t app, uint32_t weight) {
+  std::lock_guard<std::mutex> lock(mu_);
+  scheduler_->SetAppWeight(app, weight);
+}
+
 nlohmann::json Dispatcher::SchedulerConfig() {
   std::lock_guard<std::mutex> lock(mu_);
   return scheduler_->EffectiveConfig();

@@ -52,6 +52,9 @@ class Dispatcher {
   // thread runs the scheduler's next dispatch itself, if there is one now and dispatches have
   // been fast.
   void Submit(std::unique_ptr<Work> work, bool may_run_inline);
+  // An application admitted while the daemon runs: its weight goes to the scheduler (under the
+  // lock that serialises every scheduler call).
+  void AddApp(uint32_t app, uint32_t weight);
   // The scheduler's EffectiveConfig() (taken under the lock: some report live state).
   nlohmann::json SchedulerConfig();
   // Blocks until nothing is queued or running.

@@ -25,6 +25,17 @@ Status Exports::Add(const std::string& prefix, const std::string& root) {
   return Status::Ok();
 }
 
+Status Exports::AddOpened(const std::string& prefix, int fd) {
+  if (prefix.empty() || prefix[0] != '/') {
+    ::close(fd);
+    return Status::InvalidArgument("export prefix must be absolute: '" + prefix + "'");
+  }
+  std::string p = prefix;
+  while (!p.empty() && p.back() == '/') p.pop_back();
+  entries_.push_back(Entry{p, fd, true});
+  return Status::Ok();
+}
+
 Status Exports::AddVirtual(const std::string& prefix, int root_id) {
   if (prefix.empty() || prefix[0] != '/') {
     return Status::InvalidArgument("export prefix must be absolute: '" + prefix + "'");

@@ -23,6 +23,8 @@ class Exports {
 
   // Opens `root` (must be a directory). `prefix` must be absolute; trailing '/' ignored.
   Status Add(const std::string& prefix, const std::string& root);
+  // Takes over `fd`, a directory opened (O_PATH) and checked by the caller (an admission).
+  Status AddOpened(const std::string& prefix, int fd);
   // Relay role: `prefix` maps to `root_id`, a number the relay backend knows (the index of
   // the export's upstream path), not a local directory; nothing is opened or closed.
   Status AddVirtual(const std::string& prefix, int root_id);

@@ -16,7 +16,7 @@ Answer<proto::Empty> HandleStats(Core& core, Session&, const proto::Empty&) {
 }
 
 Answer<proto::OpenReply> HandleOpen(Core& core, Session& s, const proto::OpenRequest& m) {
-  Result<Mapped> mapped = core.exports.Map(m.path);
+  Result<Mapped> mapped = s.Map(m.path);
   if (!mapped.ok()) return Error(mapped.status());
   int flags = m.flags & ~O_CLOEXEC;
   // Clients' files leave the daemon a reserve of descriptors (fd_budget.h): past it, EMFILE

@@ -14,8 +14,9 @@ bool Large(const struct stat& st) {
 }
 
 // `last_name`: the request removes a name, which frees the data only if it is the last one.
-bool PathFreesData(Core& core, const std::string& path, bool follow, bool last_name) {
-  Result<Mapped> m = core.exports.Map(path);
+bool PathFreesData(Core& core, const Session& s, const std::string& path, bool follow,
+                   bool last_name) {
+  Result<Mapped> m = s.Map(path);
   if (!m.ok()) return false;
   Result<struct stat> st = core.backend->Stat(m->root_fd, m->rel, /*nofollow=*/!follow);
   return st.ok() && Large(*st) && (!last_name || st->st_nlink <= 1);
@@ -24,19 +25,19 @@ bool PathFreesData(Core& core, const std::string& path, bool follow, bool last_n
 }  // namespace
 
 template <>
-bool MayFreeData<Op::kUnlink>(Core& core, Session&, const proto::PathRequest& q) {
-  return PathFreesData(core, q.path, false, true);
+bool MayFreeData<Op::kUnlink>(Core& core, Session& s, const proto::PathRequest& q) {
+  return PathFreesData(core, s, q.path, false, true);
 }
 
 template <>
-bool MayFreeData<Op::kRename>(Core& core, Session&, const proto::RenameRequest& q) {
-  return PathFreesData(core, q.to, false, true);
+bool MayFreeData<Op::kRename>(Core& core, Session& s, const proto::RenameRequest& q) {
+  return PathFreesData(core, s, q.to, false, true);
 }
 
 template <>
-bool MayFreeData<Op::kOpen>(Core& core, Session&, const proto::OpenRequest& q) {
+bool MayFreeData<Op::kOpen>(Core& core, Session& s, const proto::OpenRequest& q) {
   return (q.flags & O_TRUNC) != 0 &&
-         PathFreesData(core, q.path, (q.flags & O_NOFOLLOW) == 0, false);
+         PathFreesData(core, s, q.path, (q.flags & O_NOFOLLOW) == 0, false);
 }
 
 template <>

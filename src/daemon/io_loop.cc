@@ -11,6 +11,7 @@
 #include <algorithm>
 
 #include "common/monotonic.h"
+#include "daemon/job_lifecycle.h"
 
 namespace iorelay::daemon {
 namespace {
@@ -300,7 +301,7 @@ void IoLoop::Service(uint64_t id) {
 
 IoLoop::InflightLimit IoLoop::OverLimit(const ClientConn& c) const {
   if (c.held_bytes() > core_.config.max_inflight_bytes) return InflightLimit::kConnection;
-  if (c.app_inflight_bytes() > core_.config.max_app_inflight_bytes) {
+  if (c.app_inflight_bytes() > JobInflightShare(c)) {
     return InflightLimit::kApplication;
   }
   return InflightLimit::kNone;
@@ -318,10 +319,9 @@ void IoLoop::Pause(Entry& e, InflightLimit over) {
     // A fall of the application's bytes on another connection wakes this one.
     // (Weak: the wake may run on a worker just after the loop closed the connection.)
     std::weak_ptr<ClientConn> weak = e.conn;
-    e.conn->session->stats()->inflight.Park(e.conn.get(), core_.config.max_app_inflight_bytes,
-                                            [weak] {
-                                              if (auto conn = weak.lock()) conn->MaybeWake();
-                                            });
+    e.conn->session->stats()->inflight.Park(e.conn.get(), JobInflightShare(*e.conn), [weak] {
+      if (auto conn = weak.lock()) conn->MaybeWake();
+    });
   }
 }
 
@@ -335,8 +335,7 @@ void IoLoop::Resume(Entry& e) {
 IoLoop::InflightLimit IoLoop::TryReserve(Entry& e, uint64_t n) {
   ClientConn& c = *e.conn;
   if (c.held_bytes() > core_.config.max_inflight_bytes) return InflightLimit::kConnection;
-  return c.Reserve(n, core_.config.max_app_inflight_bytes) ? InflightLimit::kNone
-                                                           : InflightLimit::kApplication;
+  return c.Reserve(n, JobInflightShare(c)) ? InflightLimit::kNone : InflightLimit::kApplication;
 }
 
 bool IoLoop::Reserve(Entry& e, uint64_t n) {
@@ -543,6 +542,11 @@ void IoLoop::Tick(int64_t now) {
     if (Evicted(c)) {
       core_.stats->conn.closed_handshake_evicted.fetch_add(1);
       to_close.emplace_back(id, "");  // (logged by the accepting loop, at most once a second)
+      continue;
+    }
+    if (authed && JobEndsConnection(c)) {
+      to_close.emplace_back(
+          id, fmt::format("job {} {}", c.session->app(), JobStateName(c.session->job().state())));
       continue;
     }
     if (!authed && now - e.accepted_ns >= handshake_ns) {

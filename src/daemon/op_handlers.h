@@ -8,6 +8,8 @@
 //                 or the handler pool (it may block in the backend).
 //   kLock:        void Handle<Name>(Core&, Session&, const Request&, AnswerLater<Reply>), on the
 //                 event loop: it never blocks, and answers when the lock is granted.
+//   kAdmin:       as kFile, on the handler pool, and only for a session of the admin
+//                 credential: op_table.cc answers any other EACCES before the handler runs.
 #pragma once
 
 #include "daemon/answer.h"
@@ -21,6 +23,7 @@ namespace iorelay::daemon {
 #define IORELAY_DECLARE_kFile(Name, Request, Reply) \
   Answer<proto::Reply> Handle##Name(Core& core, Session& session, const proto::Request& request);
 #define IORELAY_DECLARE_kPath(Name, Request, Reply) IORELAY_DECLARE_kFile(Name, Request, Reply)
+#define IORELAY_DECLARE_kAdmin(Name, Request, Reply) IORELAY_DECLARE_kFile(Name, Request, Reply)
 #define IORELAY_DECLARE_kLock(Name, Request, Reply)                              \
   void Handle##Name(Core& core, Session& session, const proto::Request& request, \
                     AnswerLater<proto::Reply> answer);
@@ -33,5 +36,6 @@ IORELAY_PROTOCOL_OPS(IORELAY_DECLARE_HANDLER)
 #undef IORELAY_DECLARE_kFile
 #undef IORELAY_DECLARE_kPath
 #undef IORELAY_DECLARE_kLock
+#undef IORELAY_DECLARE_kAdmin
 
 }  // namespace iorelay::daemon

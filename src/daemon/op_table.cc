@@ -1,6 +1,7 @@
-// The kFile, kPath and kLock ops bound from the op table (proto/ops.h): each row's request is
-// decoded once, here, as the row's Request type, and handed to its handler (op_handlers.h), whose
-// typed answer is sent from here too. No op has a case of its own: a row and its handler suffice.
+// The kFile, kPath, kLock and kAdmin ops bound from the op table (proto/ops.h): each row's request
+// is decoded once, here, as the row's Request type, and handed to its handler (op_handlers.h),
+// whose typed answer is sent from here too. No op has a case of its own: a row and its handler
+// suffice.
 #include <array>
 #include <functional>
 #include <utility>
@@ -65,6 +66,18 @@ void ServeLock(Core& core, const ConnPtr& conn, const proto::FrameHeader& h,
   handle(core, *conn->session, request, AnswerLater<Reply>(core, conn, h, arrival_ns));
 }
 
+// A kAdmin op: only a session of the admin credential reaches its handler (on the handler pool,
+// as a metadata op that is not quick by nature); any other gets EACCES.
+template <Op op, class Request, class Reply,
+          Answer<Reply> (*handle)(Core&, Session&, const Request&)>
+void ServeAdmin(Core& core, const ConnPtr& conn, const proto::FrameHeader& h,
+                std::span<const uint8_t> payload, int64_t arrival_ns) {
+  if (!conn->session->job().admin()) {
+    return SendAnswer(core, conn, h, arrival_ns, Answer<Reply>(Error(EACCES, 0)));
+  }
+  ServeMetadata<op, Request, Reply, handle>(core, conn, h, payload, arrival_ns);
+}
+
 // An op no handler serves after the handshake (a client's kHeartbeat): EINVAL.
 void Refuse(Core& core, const ConnPtr& conn, const proto::FrameHeader& h, std::span<const uint8_t>,
             int64_t arrival_ns) {
@@ -81,6 +94,9 @@ constexpr std::array<Serve, 64> kServeByCode = [] {
   serve[static_cast<uint16_t>(Op::k##Name)] =    \
       &ServeMetadata<Op::k##Name, proto::Request, proto::Reply, &Handle##Name>;
 #define IORELAY_BIND_kPath(Name, Request, Reply) IORELAY_BIND_kFile(Name, Request, Reply)
+#define IORELAY_BIND_kAdmin(Name, Request, Reply) \
+  serve[static_cast<uint16_t>(Op::k##Name)] =     \
+      &ServeAdmin<Op::k##Name, proto::Request, proto::Reply, &Handle##Name>;
 #define IORELAY_BIND_kLock(Name, Request, Reply) \
   serve[static_cast<uint16_t>(Op::k##Name)] =    \
       &ServeLock<proto::Request, proto::Reply, &Handle##Name>;
@@ -88,6 +104,7 @@ constexpr std::array<Serve, 64> kServeByCode = [] {
   IORELAY_BIND_##handler(Name, Request, Reply)
   IORELAY_PROTOCOL_OPS(IORELAY_BIND)
 #undef IORELAY_BIND
+#undef IORELAY_BIND_kAdmin
 #undef IORELAY_BIND_kLock
 #undef IORELAY_BIND_kPath
 #undef IORELAY_BIND_kFile

@@ -9,89 +9,89 @@
 
 namespace iorelay::daemon {
 
-Answer<proto::WireStat> HandleStat(Core& core, Session&, const proto::StatRequest& q) {
-  Result<Mapped> m = core.exports.Map(q.path);
+Answer<proto::WireStat> HandleStat(Core& core, Session& s, const proto::StatRequest& q) {
+  Result<Mapped> m = s.Map(q.path);
   if (!m.ok()) return Error(m.status());
   Result<struct stat> st = core.backend->Stat(m->root_fd, m->rel, q.nofollow != 0);
   if (!st.ok()) return Error(st.status());
   return ToWire(*st);
 }
 
-Answer<proto::WireStatfs> HandleStatfs(Core& core, Session&, const proto::PathRequest& q) {
-  Result<Mapped> m = core.exports.Map(q.path);
+Answer<proto::WireStatfs> HandleStatfs(Core& core, Session& s, const proto::PathRequest& q) {
+  Result<Mapped> m = s.Map(q.path);
   if (!m.ok()) return Error(m.status());
   Result<struct statfs> st = core.backend->Statfs(m->root_fd, m->rel);
   if (!st.ok()) return Error(st.status());
   return ToWire(*st);
 }
 
-Answer<proto::Empty> HandleAccess(Core& core, Session&, const proto::AccessRequest& q) {
-  Result<Mapped> m = core.exports.Map(q.path);
+Answer<proto::Empty> HandleAccess(Core& core, Session& s, const proto::AccessRequest& q) {
+  Result<Mapped> m = s.Map(q.path);
   if (!m.ok()) return Error(m.status());
   return Done(core.backend->Access(m->root_fd, m->rel, q.mode));
 }
 
-Answer<proto::Empty> HandleUnlink(Core& core, Session&, const proto::PathRequest& q) {
-  Result<Mapped> m = core.exports.Map(q.path);
+Answer<proto::Empty> HandleUnlink(Core& core, Session& s, const proto::PathRequest& q) {
+  Result<Mapped> m = s.Map(q.path);
   if (!m.ok()) return Error(m.status());
   return Done(core.backend->Unlink(m->root_fd, m->rel));
 }
 
-Answer<proto::Empty> HandleMkdir(Core& core, Session&, const proto::MkdirRequest& q) {
-  Result<Mapped> m = core.exports.Map(q.path);
+Answer<proto::Empty> HandleMkdir(Core& core, Session& s, const proto::MkdirRequest& q) {
+  Result<Mapped> m = s.Map(q.path);
   if (!m.ok()) return Error(m.status());
   return Done(core.backend->Mkdir(m->root_fd, m->rel, ClientMode(q.mode, core.config.allow_setid)));
 }
 
-Answer<proto::Empty> HandleRmdir(Core& core, Session&, const proto::PathRequest& q) {
-  Result<Mapped> m = core.exports.Map(q.path);
+Answer<proto::Empty> HandleRmdir(Core& core, Session& s, const proto::PathRequest& q) {
+  Result<Mapped> m = s.Map(q.path);
   if (!m.ok()) return Error(m.status());
   return Done(core.backend->Rmdir(m->root_fd, m->rel));
 }
 
-Answer<proto::Empty> HandleRename(Core& core, Session&, const proto::RenameRequest& q) {
-  Result<Mapped> from = core.exports.Map(q.from);
+Answer<proto::Empty> HandleRename(Core& core, Session& s, const proto::RenameRequest& q) {
+  Result<Mapped> from = s.Map(q.from);
   if (!from.ok()) return Error(from.status());
-  Result<Mapped> to = core.exports.Map(q.to);
+  Result<Mapped> to = s.Map(q.to);
   if (!to.ok()) return Error(to.status());
   return Done(core.backend->Rename(from->root_fd, from->rel, to->root_fd, to->rel, q.flags));
 }
 
-Answer<proto::Empty> HandleTruncate(Core& core, Session&, const proto::TruncateRequest& q) {
-  Result<Mapped> m = core.exports.Map(q.path);
+Answer<proto::Empty> HandleTruncate(Core& core, Session& s, const proto::TruncateRequest& q) {
+  Result<Mapped> m = s.Map(q.path);
   if (!m.ok()) return Error(m.status());
   return Done(core.backend->Truncate(m->root_fd, m->rel, q.length));
 }
 
-Answer<proto::Empty> HandleChmod(Core& core, Session&, const proto::ChmodRequest& q) {
-  Result<Mapped> m = core.exports.Map(q.path);
+Answer<proto::Empty> HandleChmod(Core& core, Session& s, const proto::ChmodRequest& q) {
+  Result<Mapped> m = s.Map(q.path);
   if (!m.ok()) return Error(m.status());
   return Done(core.backend->Chmod(m->root_fd, m->rel, ClientMode(q.mode, core.config.allow_setid)));
 }
 
-Answer<proto::Empty> HandleUtimens(Core& core, Session&, const proto::UtimensRequest& q) {
-  Result<Mapped> m = core.exports.Map(q.path);
+Answer<proto::Empty> HandleUtimens(Core& core, Session& s, const proto::UtimensRequest& q) {
+  Result<Mapped> m = s.Map(q.path);
   if (!m.ok()) return Error(m.status());
   return Done(core.backend->Utimens(m->root_fd, m->rel, FromWire(q.times).ts, q.nofollow != 0));
 }
 
-Answer<proto::Empty> HandleSymlink(Core& core, Session&, const proto::SymlinkRequest& q) {
-  Result<Mapped> m = core.exports.Map(q.path);
+Answer<proto::Empty> HandleSymlink(Core& core, Session& s, const proto::SymlinkRequest& q) {
+  Result<Mapped> m = s.Map(q.path);
   if (!m.ok()) return Error(m.status());
   return Done(core.backend->Symlink(q.target, m->root_fd, m->rel));
 }
 
-Answer<proto::Empty> HandleLink(Core& core, Session&, const proto::LinkRequest& q) {
-  Result<Mapped> from = core.exports.Map(q.from);
+Answer<proto::Empty> HandleLink(Core& core, Session& s, const proto::LinkRequest& q) {
+  Result<Mapped> from = s.Map(q.from);
   if (!from.ok()) return Error(from.status());
-  Result<Mapped> to = core.exports.Map(q.to);
+  Result<Mapped> to = s.Map(q.to);
   if (!to.ok()) return Error(to.status());
   return Done(core.backend->Link(from->root_fd, from->rel, to->root_fd, to->rel, q.follow != 0));
 }
 
 // The link's target follows the (empty) fields.
-Answer<proto::Empty> HandleReadlink(Core& core, Session&, const proto::PathRequest& q) {
-  Result<Mapped> m = core.exports.Map(q.path);
+Answer<proto::Empty> HandleReadlink(Core& core, Session& s, const proto::PathRequest& q) {
+  Result<Mapped> m = s.Map(q.path);
   if (!m.ok()) return Error(m.status());
   Result<std::string> target = core.backend->Readlink(m->root_fd, m->rel);
   if (!target.ok()) return Error(target.status());
@@ -100,8 +100,8 @@ Answer<proto::Empty> HandleReadlink(Core& core, Session&, const proto::PathReque
 
 // One page of the listing, each entry with its attributes: the directory is opened per page, so
 // no state stays between pages.
-Answer<proto::ReaddirReply> HandleReaddir(Core& core, Session&, const proto::ReaddirRequest& q) {
-  Result<Mapped> m = core.exports.Map(q.path);
+Answer<proto::ReaddirReply> HandleReaddir(Core& core, Session& s, const proto::ReaddirRequest& q) {
+  Result<Mapped> m = s.Map(q.path);
   if (!m.ok()) return Error(m.status());
   backend::Backend& b = *core.backend;
   Result<int> fd = b.Open(m->root_fd, m->rel, O_RDONLY | O_DIRECTORY, 0);

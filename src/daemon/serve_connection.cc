@@ -16,6 +16,15 @@ namespace {
 
 using proto::Op;
 
+// The job whose credential made the auth request's proof: the one its key id names, if that
+// job still accepts connections (not revoked, not being released) and the proof verifies.
+JobPtr AuthenticatedJob(Core& core, const proto::AuthRequest& m, const Nonce& server_nonce) {
+  JobPtr job = core.jobs.FindByKey(m.key_id);
+  if (job == nullptr || !job->accepting()) return nullptr;
+  if (!VerifyProof(job->secret(), server_nonce, m.client_nonce, m.proof)) return nullptr;
+  return job;
+}
+
 // Handles kHello/kAuth. Returns false when the connection must close. Both messages and the
 // reply's fields go into the transcript, which the daemon's proof covers; once admitted over a
 // network transport (or when the client asks for it there), both directions of `conn` are
@@ -55,40 +64,38 @@ bool Handshake(Core& core, const ConnPtr& conn, const proto::FrameHeader& h,
     LogClose(conn, "malformed auth");
     return false;
   }
-  const Credential* cred = nullptr;
-  uint32_t app_index = 0;
-  for (size_t i = 0; i < core.credentials.size(); ++i) {
-    // Every secret is tried; the first that verifies names the application.
-    if (cred == nullptr &&
-        VerifyProof(core.credentials[i].secret, hs->server_nonce, m.client_nonce, m.proof)) {
-      cred = &core.credentials[i];
-      app_index = static_cast<uint32_t>(i);
-    }
-  }
+  const JobPtr job = AuthenticatedJob(core, m, hs->server_nonce);
   hs->hello_done = false;  // a nonce answers one proof only
-  if (cred == nullptr) {
+  if (job == nullptr) {
     conn->ReplyError(op, h.id, EACCES);
     LogClose(conn, "wrong credential");
+    return false;
+  }
+  if (!job->TakeConnection()) {
+    conn->ReplyError(op, h.id, EUSERS);
+    LogClose(conn, fmt::format("job {} holds its share of connections ({})", job->name(),
+                               job->shares().max_connections));
     return false;
   }
   std::shared_ptr<Session> session;
   if (m.join_session != 0) {
     Result<std::shared_ptr<Session>> s =
-        core.sessions.Join(m.join_session, m.join_token, app_index);
+        core.sessions.Join(m.join_session, m.join_token, job->app());
     if (!s.ok()) {
+      job->GiveConnection();
       conn->ReplyError(op, h.id, EACCES);
       LogClose(conn, "join of an unknown session");
       return false;
     }
     session = *s;
   } else {
-    session = core.sessions.Create(app_index, cred->name, core.stats->app(app_index));
+    session = core.sessions.Create(job);
   }
   conn->session = session;
   proto::AuthReply reply;
   reply.session = session->id();
   reply.token = session->token();
-  reply.app = cred->name;
+  reply.app = job->name();
   reply.heartbeat_ms = static_cast<uint32_t>(core.config.heartbeat_ms);
   reply.max_io_bytes = static_cast<uint32_t>(core.config.max_io_bytes);
   const bool seal = conn->transport()->OverNetwork() && (core.config.seal || m.seal_wanted != 0);
@@ -99,15 +106,15 @@ bool Handshake(Core& core, const ConnPtr& conn, const proto::FrameHeader& h,
   const auto reply_header = proto::HeaderBytes(proto::ReplyHeader(h.op, h.id, covered.size()));
   covered.resize(covered.size() - kProofBytes);  // the fields before daemon_proof
   t.Add(reply_header, covered);
-  reply.daemon_proof = TranscriptMac(cred->secret, TranscriptMacRole::kDaemonProof, t.Digest());
+  reply.daemon_proof = TranscriptMac(job->secret(), TranscriptMacRole::kDaemonProof, t.Digest());
   t.AddBytes(reply.daemon_proof);
   const TranscriptDigest whole = t.Digest();
-  hs->expected_finished = TranscriptMac(cred->secret, TranscriptMacRole::kClientFinished, whole);
+  hs->expected_finished = TranscriptMac(job->secret(), TranscriptMacRole::kClientFinished, whole);
   hs->awaiting_finished = true;
   hs->transcript.reset();
   conn->Reply(op, h.id, reply);  // (the auth reply itself is not tagged; what follows is)
   if (seal) {
-    const SessionKey key = TranscriptMac(cred->secret, TranscriptMacRole::kSessionKey, whole);
+    const SessionKey key = TranscriptMac(job->secret(), TranscriptMacRole::kSessionKey, whole);
     conn->Seal(key);
     in.Seal(key);
   }
@@ -176,7 +183,9 @@ bool HandleFrame(Core& core, const ConnPtr& conn, FrameReader& in, HandshakeStat
 }
 
 void EndConnection(Core& core, const ConnPtr& conn) {
-  if (conn->session != nullptr && core.sessions.Leave(conn->session)) {
+  if (conn->session == nullptr) return;
+  conn->session->job_ptr()->GiveConnection();
+  if (core.sessions.Leave(conn->session)) {
     core.locks.ReleaseOwner(conn->session->id());
     if (core.lock_forwarder != nullptr) core.lock_forwarder->ReleaseOwner(conn->session->id());
     conn->session->Clear();

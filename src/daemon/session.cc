@@ -17,6 +17,8 @@ bool Session::Insert(uint64_t handle, std::shared_ptr<OpenFile> file, size_t max
   std::lock_guard<std::mutex> lock(mu_);
   auto it = handles_.find(handle);
   if (it == handles_.end() && handles_.size() + closed_offers_ >= max_open) return false;
+  // A new handle counts against the job's share of open files too (EMFILE for this job only).
+  if (it == handles_.end() && !job_->TakeFile()) return false;
   if (it != handles_.end()) CountFile(*it->second, -1);
   CountFile(*file, +1);
   handles_[handle] = std::move(file);
@@ -29,6 +31,7 @@ std::shared_ptr<OpenFile> Session::Take(uint64_t handle) {
   if (it == handles_.end()) return nullptr;
   std::shared_ptr<OpenFile> file = std::move(it->second);
   handles_.erase(it);
+  job_->GiveFile();
   CountFile(*file, -1);
   if (offers_.count(handle) > 0) ++closed_offers_;
   return file;
@@ -66,6 +69,7 @@ void Session::Clear() {
   {
     std::lock_guard<std::mutex> lock(mu_);
     dropped.swap(handles_);
+    for (size_t i = 0; i < dropped.size(); ++i) job_->GiveFile();
     unadopted.swap(offers_);
     closed_offers_ = 0;
     open_files_.clear();
@@ -94,14 +98,13 @@ void Session::CountFile(OpenFile& file, int delta) {
   if ((open_files_[key] += delta) <= 0) open_files_.erase(key);
 }
 
-std::shared_ptr<Session> SessionTable::Create(uint32_t app_index, const std::string& app,
-                                              AppStats* stats) {
+std::shared_ptr<Session> SessionTable::Create(JobPtr job) {
   Nonce random = RandomNonce();
   uint64_t token;
   std::memcpy(&token, random.data(), sizeof token);
   std::lock_guard<std::mutex> lock(mu_);
   uint64_t id = next_session_++;
-  auto s = std::make_shared<Session>(id, token, app_index, app, stats);
+  auto s = std::make_shared<Session>(id, token, std::move(job));
   s->connections_ = 1;
   sessions_[id] = s;
   return s;
@@ -131,6 +134,15 @@ bool SessionTable::Leave(const std::shared_ptr<Session>& s) {
   if (--s->connections_ > 0) return false;
   sessions_.erase(s->id());
   return true;
+}
+
+std::vector<std::shared_ptr<Session>> SessionTable::OfApp(uint32_t app) {
+  std::lock_guard<std::mutex> lock(mu_);
+  std::vector<std::shared_ptr<Session>> out;
+  for (const auto& [id, s] : sessions_) {
+    if (s->app_index() == app) out.push_back(s);
+  }
+  return out;
 }
 
 std::vector<std::shared_ptr<Session>> SessionTable::All() {

@@ -13,6 +13,7 @@
 #include <vector>
 
 #include "common/status.h"
+#include "daemon/jobs.h"
 #include "daemon/open_file.h"
 
 namespace iorelay::daemon {
@@ -21,14 +22,20 @@ struct AppStats;
 
 class Session {
  public:
-  Session(uint64_t id, uint64_t token, uint32_t app_index, std::string app, AppStats* stats)
-      : id_(id), token_(token), app_index_(app_index), app_(std::move(app)), stats_(stats) {}
+  Session(uint64_t id, uint64_t token, JobPtr job) : id_(id), token_(token), job_(std::move(job)) {}
 
   uint64_t id() const { return id_; }
   uint64_t token() const { return token_; }
-  uint32_t app_index() const { return app_index_; }
-  const std::string& app() const { return app_; }
-  AppStats* stats() const { return stats_; }
+  // The job whose credential opened the session: its application, its roots, its shares.
+  const Job& job() const { return *job_; }
+  const JobPtr& job_ptr() const { return job_; }
+  uint32_t app_index() const { return job_->app(); }
+  const std::string& app() const { return job_->name(); }
+  AppStats* stats() const { return job_->stats(); }
+  // The session's view of the files: its job's roots only (EACCES outside them).
+  Result<Mapped> Map(const std::string& client_path) const {
+    return job_->exports().Map(client_path);
+  }
 
   // The open file behind `handle`, or null when this session holds no such handle.
   std::shared_ptr<OpenFile> Find(uint64_t handle);
@@ -58,9 +65,7 @@ class Session {
   friend class SessionTable;
   const uint64_t id_;
   const uint64_t token_;
-  const uint32_t app_index_;
-  const std::string app_;
-  AppStats* const stats_;
+  const JobPtr job_;
   std::mutex mu_;
   std::unordered_map<uint64_t, std::shared_ptr<OpenFile>> handles_;  // guarded by mu_
   // Announced adoptions not yet made: the file and how many children will adopt it.
@@ -75,8 +80,8 @@ class Session {
 
 class SessionTable {
  public:
-  // A new session with one connection.
-  std::shared_ptr<Session> Create(uint32_t app_index, const std::string& app, AppStats* stats);
+  // A new session of `job` with one connection.
+  std::shared_ptr<Session> Create(JobPtr job);
   // One more connection for an existing session; EACCES when the id, token or app do not
   // match a live session.
   Result<std::shared_ptr<Session>> Join(uint64_t id, uint64_t token, uint32_t app_index);
@@ -86,6 +91,8 @@ class SessionTable {
   // the table and the caller releases its handles and locks.
   bool Leave(const std::shared_ptr<Session>& s);
   uint64_t NewHandleId() { return next_handle_.fetch_add(1, std::memory_order_relaxed); }
+  // Every live session of the job with application id `app`.
+  std::vector<std::shared_ptr<Session>> OfApp(uint32_t app);
   // Every live session (shutdown).
   std::vector<std::shared_ptr<Session>> All();
 

@@ -89,7 +89,28 @@ uint64_t Log2Histogram::Quantile(const uint64_t (&counts)[kBuckets], double q) {
 }
 
 Stats::Stats(const std::vector<std::string>& app_names) {
-  for (const std::string& n : app_names) apps_.push_back(std::make_unique<AppStats>(n));
+  for (size_t i = 0; i < app_names.size(); ++i) {
+    apps_[static_cast<uint32_t>(i)] = Entry{std::make_shared<AppStats>(app_names[i])};
+  }
+}
+
+AppStats* Stats::app(size_t index) {
+  std::lock_guard<std::mutex> lock(apps_mu_);
+  auto it = apps_.find(static_cast<uint32_t>(index));
+  return it == apps_.end() ? nullptr : it->second.stats.get();
+}
+
+std::shared_ptr<AppStats> Stats::AddApp(uint32_t app, const std::string& name) {
+  auto a = std::make_shared<AppStats>(name);
+  std::lock_guard<std::mutex> lock(apps_mu_);
+  apps_[app] = Entry{a};
+  return a;
+}
+
+void Stats::DepartApp(uint32_t app) {
+  std::lock_guard<std::mutex> lock(apps_mu_);
+  auto it = apps_.find(app);
+  if (it != apps_.end()) it->second.departed = true;
 }
 
 void Stats::Record(AppStats* app, Family family, int error, uint64_t bytes_read,
@@ -134,7 +155,15 @@ nlohmann::json Stats::ToJson() const {
   uint64_t total_read = 0, total_written = 0;
   DataSum total_data;
   nlohmann::json apps = nlohmann::json::object();
-  for (const auto& a : apps_) {
+  std::unique_lock<std::mutex> apps_lock(apps_mu_);
+  for (int f = 0; f < kFamilies; ++f) {
+    total[f].requests += gone_requests_[f];
+    total[f].errors += gone_errors_[f];
+  }
+  total_read += gone_read_;
+  total_written += gone_written_;
+  for (auto it = apps_.begin(); it != apps_.end();) {
+    const AppStats* a = it->second.stats.get();
     Sum fam[kFamilies];
     for (int f = 0; f < kFamilies; ++f) {
       fam[f].requests = a->family[f].requests.load();
@@ -159,7 +188,23 @@ nlohmann::json Stats::ToJson() const {
     apps[a->name]["inflight_bytes_peak"] = a->inflight.peak();
     apps[a->name]["paused_connections"] = a->inflight.parked();
     total_data.Add(*a);
+    if (!it->second.departed) {
+      ++it;
+      continue;
+    }
+    // Listed once more, final; then only its share of the total remains.
+    apps[a->name]["departed"] = true;
+    for (int f = 0; f < kFamilies; ++f) {
+      gone_requests_[f] += fam[f].requests;
+      gone_errors_[f] += fam[f].errors;
+    }
+    gone_read_ += r;
+    gone_written_ += w;
+    ++gone_apps_;
+    it = apps_.erase(it);
   }
+  const uint64_t departed_apps = gone_apps_;
+  apps_lock.unlock();
   nlohmann::json total_json = Render(total, total_read, total_written);
   nlohmann::json by_op = nlohmann::json::object();
   for (int op = 0; op < 256; ++op) {
@@ -167,6 +212,7 @@ nlohmann::json Stats::ToJson() const {
     if (n != 0) by_op[proto::OpName(static_cast<proto::Op>(op))] = n;
   }
   total_json["by_op"] = std::move(by_op);
+  total_json["departed_apps"] = departed_apps;
   total_data.Render(&total_json);
   // Copied under the lock, rendered after it: dispatches record into it meanwhile.
   std::vector<std::pair<std::pair<uint64_t, uint64_t>, FileCounters>> copied;

@@ -72,9 +72,15 @@ struct FileCounters {
 
 class Stats {
  public:
-  // One AppStats per credential name; the set never changes afterwards.
-  explicit Stats(const std::vector<std::string>& app_names);
-  AppStats* app(size_t index) { return apps_[index].get(); }
+  // One AppStats per name, applications 0, 1, ... (tests); a daemon adds its jobs' with AddApp.
+  explicit Stats(const std::vector<std::string>& app_names = {});
+  AppStats* app(size_t index);
+  // Counters for a job admitted as application `app` (shared with the job, which its sessions
+  // hold); listed until DepartApp and one more ToJson after it.
+  std::shared_ptr<AppStats> AddApp(uint32_t app, const std::string& name);
+  // The job left: its final counters are listed once more (with "departed": true), then
+  // folded into "departed_apps" of the total.
+  void DepartApp(uint32_t app);
 
   static void Record(AppStats* app, Family family, int error, uint64_t bytes_read,
                      uint64_t bytes_written, int64_t queue_ns, int64_t service_ns);
@@ -102,7 +108,16 @@ class Stats {
   ConnCounters conn;
 
  private:
-  std::vector<std::unique_ptr<AppStats>> apps_;
+  struct Entry {
+    std::shared_ptr<AppStats> stats;
+    bool departed = false;
+  };
+  mutable std::mutex apps_mu_;
+  mutable std::map<uint32_t, Entry> apps_;  // guarded by apps_mu_
+  // Departed applications already listed: their requests and bytes stay in the total.
+  mutable uint64_t gone_requests_[kFamilies] = {};                     // guarded by apps_mu_
+  mutable uint64_t gone_errors_[kFamilies] = {};                       // guarded by apps_mu_
+  mutable uint64_t gone_read_ = 0, gone_written_ = 0, gone_apps_ = 0;  // guarded by apps_mu_
   std::atomic<uint64_t> by_op_[256] = {};
   mutable std::mutex files_mu_;
   std::map<std::pair<uint64_t, uint64_t>, FileCounters> files_;  // guarded by files_mu_

@@ -25,6 +25,7 @@
 #include <vector>
 
 #include "common/auth.h"
+#include "common/key_id.h"
 #include "proto/ops.h"
 
 namespace iorelay::proto {
@@ -68,6 +69,9 @@ struct HelloReply {
 struct AuthRequest {
   Nonce client_nonce{};
   Proof proof{};
+  // Names the credential the proof is made with (common/key_id.h): the daemon checks the proof
+  // against that credential alone.
+  KeyId key_id{};
   uint32_t pid = 0;
   uint32_t node_id = 0;  // the client's (virtual) node id, for placement and statistics
   std::string host;
@@ -80,6 +84,7 @@ struct AuthRequest {
   void Visit(V& v) {
     v(client_nonce);
     v(proof);
+    v(key_id);
     v(pid);
     v(node_id);
     v(host);
@@ -630,9 +635,78 @@ struct UnlockAllRequest {
   }
 };
 
+// The admin ops (docs/security.md, "The admin channel"), accepted only on a connection
+// authenticated with the daemon's admin credential.
+
+// kAdmit: a job, its credential and the directories it may reach.
+struct AdmitRequest {
+  std::string job;  // its name: the application in the statistics and in kJobs
+  Nonce wrap_nonce{};
+  Secret wrapped_secret{};         // WrapSecret(admin, wrap_nonce, the job's secret)
+  std::vector<std::string> roots;  // "PREFIX=DIR": client prefix, directory on this node
+  uint32_t weight = 1;             // the scheduler's weight for the job
+  uint64_t lease_ms = 0;           // revoked unless renewed within this; 0: no lease
+  // The job's shares of the daemon's resources; 0: the daemon's default (docs/security.md).
+  uint32_t max_open_files = 0;
+  uint32_t max_locks = 0;  // reserved: not enforced yet (docs/security.md, "Shares")
+  uint32_t max_connections = 0;
+  uint64_t max_inflight_bytes = 0;
+  template <class V>
+  void Visit(V& v) {
+    v(job);
+    v(wrap_nonce);
+    v(wrapped_secret);
+    v(roots);
+    v(weight);
+    v(lease_ms);
+    v(max_open_files);
+    v(max_locks);
+    v(max_connections);
+    v(max_inflight_bytes);
+  }
+};
+
+struct AdmitReply {
+  uint32_t app = 0;  // the job's application id (never reused by this daemon)
+  template <class V>
+  void Visit(V& v) {
+    v(app);
+  }
+};
+
+// kRevoke, kRelease: a job by name.
+struct JobRequest {
+  std::string job;
+  template <class V>
+  void Visit(V& v) {
+    v(job);
+  }
+};
+
+// kRenew: the job's lease runs `lease_ms` from now (0: its length at admission). On the admin
+// channel, any job's; on a job's own connection, its own only (`job` empty or its name): what
+// `iorelay run` sends as the job's heartbeat.
+struct RenewRequest {
+  std::string job;
+  uint64_t lease_ms = 0;
+  template <class V>
+  void Visit(V& v) {
+    v(job);
+    v(lease_ms);
+  }
+};
+
+struct RenewReply {
+  uint64_t lease_ms = 0;  // the lease's length now, so that a heartbeat knows its period
+  template <class V>
+  void Visit(V& v) {
+    v(lease_ms);
+  }
+};
+
 // What the table says of an op besides its code.
 enum class Family : uint8_t { kRead, kWrite, kMetadata, kLock };  // the daemon's counters
-enum class Handler : uint8_t { kSession, kData, kPath, kFile, kLock };
+enum class Handler : uint8_t { kSession, kData, kPath, kFile, kLock, kAdmin };
 struct OpInfo {
   const char* name;
   Family family;

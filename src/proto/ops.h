@@ -12,6 +12,8 @@
 //            kLock row is served by the function Handle<Name> of src/daemon/*_ops.cc, which the
 //            daemon declares and binds from the row with its Request and Reply types
 //            (src/daemon/op_handlers.h), so that the compiler checks it against the row.
+//            kAdmin rows are served likewise (src/daemon/admin_ops.cc), and only on a
+//            connection authenticated with the admin credential (others get EACCES).
 //   Tail:    true when bulk data follows the fields (at most kMaxIoBytes).
 #pragma once
 
@@ -58,4 +60,9 @@
   X(Symlink, 42, "symlink", SymlinkRequest, Empty, kMetadata, kPath, false)               \
   X(Link, 43, "link", LinkRequest, Empty, kMetadata, kPath, false)                        \
   X(Lock, 50, "lock", LockRequest, LockReply, kLock, kLock, false)                        \
-  X(UnlockAll, 51, "unlock_all", UnlockAllRequest, Empty, kLock, kLock, false)
+  X(UnlockAll, 51, "unlock_all", UnlockAllRequest, Empty, kLock, kLock, false)            \
+  X(Admit, 55, "admit", AdmitRequest, AdmitReply, kMetadata, kAdmin, false)               \
+  X(Revoke, 56, "revoke", JobRequest, Empty, kMetadata, kAdmin, false)                    \
+  X(Renew, 57, "renew", RenewRequest, RenewReply, kMetadata, kFile, false)                \
+  X(Release, 58, "release", JobRequest, Empty, kMetadata, kAdmin, false)                  \
+  X(Jobs, 59, "jobs", Empty, Empty, kMetadata, kAdmin, false)

@@ -25,7 +25,7 @@ inline constexpr uint32_t kMagic = 0x4C524F49;  // "IORL" in little-endian byte 
 // The protocol version, in every frame header. A kHello frame (request or reply) decodes
 // whatever its version, and its layout never changes, so that client and daemon of different
 // versions learn each other's and refuse with both named (docs/daemon.md, "Protocol version").
-inline constexpr uint16_t kVersion = 9;
+inline constexpr uint16_t kVersion = 10;
 inline constexpr size_t kHeaderBytes = 24;
 inline constexpr uint16_t kReplyBit = 0x8000;
 // Largest payload either side accepts: the largest I/O plus room for fields.

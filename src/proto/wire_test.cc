@@ -147,7 +147,7 @@ TEST(OpTableTest, EveryOpHasARowAndPayloadBounds) {
   EXPECT_GE(Info(Op::k##Name).max_fields, EncodeFields(Request{}).size());
   IORELAY_PROTOCOL_OPS(IORELAY_COUNT_OP)
 #undef IORELAY_COUNT_OP
-  EXPECT_EQ(ops, 43);
+  EXPECT_EQ(ops, 48);
   EXPECT_FALSE(IsKnownOp(9999));
   EXPECT_STREQ(OpName(static_cast<Op>(9999)), "unknown");
   EXPECT_EQ(Info(Op::kPad).max_payload, 4 + kMaxPathBytes);
@@ -163,6 +163,8 @@ TEST(OpTableTest, EveryOpHasARowAndPayloadBounds) {
   EXPECT_EQ(Info(Op::kPread).handler, Handler::kData);
   EXPECT_EQ(Info(Op::kMkdir).handler, Handler::kPath);
   EXPECT_EQ(Info(Op::kLock).family, Family::kLock);
+  EXPECT_EQ(Info(Op::kAdmit).handler, Handler::kAdmin);  // the admin channel's only
+  EXPECT_EQ(Info(Op::kRenew).handler, Handler::kFile);   // a job renews its own lease too
 }
 
 TEST(OpTableTest, RequestLongerThanItsOpAllowsIsAProtocolError) {

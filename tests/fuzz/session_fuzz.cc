@@ -15,10 +15,12 @@
 //
 // Input: byte 0 says how the connection behaves: its high bit, sealed (as over TCP: the harness
 // appends the right tag to each frame of the input, so that the frames reach the daemon's
-// handlers and the tagging of replies is exercised too); its low 7 bits, how many bytes each
-// receive returns (0: all that is left). The rest is what the client sends after it has
-// authenticated and confirmed the handshake (kFinished, which the harness computes from the
-// daemon's auth reply, as a client does).
+// handlers and the tagging of replies is exercised too); bit 0x40, authenticated with the admin
+// credential (the admin ops: admit, revoke, renew, release, jobs) instead of the job's; its low
+// 6 bits, how many bytes each receive returns (0: all that is left). The rest is what the client
+// sends after it has authenticated and confirmed the handshake (kFinished, which the harness
+// computes from the daemon's auth reply, as a client does).
+#include <fmt/core.h>
 #include <ftw.h>
 #include <signal.h>
 #include <stdlib.h>
@@ -41,6 +43,7 @@
 #include "common/frame_mac.h"
 #include "common/handshake_transcript.h"
 #include "daemon/daemon.h"
+#include "daemon/job_lifecycle.h"
 #include "daemon/serve_connection.h"
 #include "proto/messages.h"
 #include "proto/wire.h"
@@ -115,11 +118,18 @@ Nonce FixedNonce() {
   return n;
 }
 
-struct Setup {
-  std::string dir, root, key_file;
+// One credential's key file and handshake.
+struct Identity {
+  std::string key_file;
   Secret secret{};
   std::vector<uint8_t> handshake;    // hello and auth frames, valid under FixedNonce
   std::vector<uint8_t> auth_fields;  // the auth request's payload, for the transcript
+};
+
+struct Setup {
+  std::string dir, root;
+  Identity job;    // the job admitted at start ("app")
+  Identity admin;  // the admin credential: its sessions reach the admin ops
 };
 
 // Appends `in` to `out` frame by frame, each followed by its tag under `key`, as a client of a
@@ -156,6 +166,28 @@ std::vector<uint8_t> Frame(proto::Op op, uint64_t id, const std::vector<uint8_t>
   return out;
 }
 
+// A credential of bytes `fill`, written to `key_file` as iorelay writes it (64 hex digits,
+// 0600), and its handshake.
+void MakeIdentity(const std::string& key_file, uint8_t fill, Identity* id) {
+  id->key_file = key_file;
+  id->secret.fill(fill);
+  {
+    std::ofstream key(key_file);
+    for (size_t i = 0; i < id->secret.size(); ++i) key << fmt::format("{:02x}", fill);
+  }
+  if (::chmod(key_file.c_str(), 0600) != 0) std::abort();
+  proto::AuthRequest auth;
+  auth.client_nonce.fill(0x17);
+  auth.proof = iorelay::ComputeProof(id->secret, FixedNonce(), auth.client_nonce);
+  auth.key_id = iorelay::KeyIdOf(id->secret);
+  auth.pid = 1;
+  auth.host = "fuzz";
+  id->auth_fields = proto::EncodeFields(auth);
+  id->handshake = Frame(proto::Op::kHello, 1, {});
+  std::vector<uint8_t> a = Frame(proto::Op::kAuth, 2, id->auth_fields);
+  id->handshake.insert(id->handshake.end(), a.begin(), a.end());
+}
+
 Setup* MakeSetup() {
   auto* s = new Setup;
   // In memory where there is a tmpfs: creating and removing the inputs' files and directories
@@ -165,24 +197,9 @@ Setup* MakeSetup() {
   if (::mkdtemp(tmpl.data()) == nullptr) std::abort();
   s->dir = tmpl;
   s->root = s->dir + "/root";
-  s->key_file = s->dir + "/app.key";
-  s->secret.fill(0x42);
-  {
-    std::ofstream key(s->key_file);  // as iorelay writes it: 64 hex digits
-    for (size_t i = 0; i < s->secret.size(); ++i) key << "42";
-  }
-  if (::chmod(s->key_file.c_str(), 0600) != 0 || ::mkdir(s->root.c_str(), 0755) != 0) {
-    std::abort();
-  }
-  proto::AuthRequest auth;
-  auth.client_nonce.fill(0x17);
-  auth.proof = iorelay::ComputeProof(s->secret, FixedNonce(), auth.client_nonce);
-  auth.pid = 1;
-  auth.host = "fuzz";
-  s->auth_fields = proto::EncodeFields(auth);
-  s->handshake = Frame(proto::Op::kHello, 1, {});
-  std::vector<uint8_t> a = Frame(proto::Op::kAuth, 2, s->auth_fields);
-  s->handshake.insert(s->handshake.end(), a.begin(), a.end());
+  if (::mkdir(s->root.c_str(), 0755) != 0) std::abort();
+  MakeIdentity(s->dir + "/app.key", 0x42, &s->job);
+  MakeIdentity(s->dir + "/admin.key", 0x43, &s->admin);
   return s;
 }
 
@@ -211,7 +228,8 @@ const Setup& TheSetup() {
 std::unique_ptr<daemon::Core> MakeCore(const Setup& s) {
   daemon::Config c;
   c.exports = {{"/data", s.root}};
-  c.credentials = {{"app", s.key_file, 1}};
+  c.credentials = {{"app", s.job.key_file, 1}};
+  c.admin_credential = s.admin.key_file;
   c.workers = 1;
   // Small bounds, so that the input can reach them.
   c.max_open_files = 8;
@@ -231,8 +249,11 @@ void CheckNothingLeft(daemon::Core& core) {
   if (!core.sessions.All().empty()) left = "a session";
   if (core.locks.spans() != 0) left = "a record lock";
   if (core.locks.parked() != 0) left = "a parked lock wait";
-  if (core.stats->app(0)->inflight.bytes() != 0) left = "in-flight bytes";
-  if (core.stats->app(0)->inflight.parked() != 0) left = "a connection parked on its app";
+  for (const daemon::JobPtr& job : core.jobs.All()) {
+    if (job->stats()->inflight.bytes() != 0) left = "in-flight bytes";
+    if (job->stats()->inflight.parked() != 0) left = "a connection parked on its app";
+    if (job->connections() != 0) left = "a connection counted against its job";
+  }
   if (left != nullptr) {
     std::fprintf(stderr, "session_fuzz: the session's end left %s in the daemon\n", left);
     std::abort();
@@ -241,7 +262,7 @@ void CheckNothingLeft(daemon::Core& core) {
 
 // What the client sends after the auth reply `reply`: kFinished over the transcript, then
 // `input`, tagged under the session key when sealed.
-std::vector<uint8_t> ConfirmedInput(const Setup& s, const std::vector<uint8_t>& reply,
+std::vector<uint8_t> ConfirmedInput(const Identity& s, const std::vector<uint8_t>& reply,
                                     std::span<const uint8_t> input, bool sealed) {
   iorelay::HandshakeTranscript t(proto::kVersion);
   const auto hello = static_cast<uint16_t>(proto::Op::kHello);
@@ -273,13 +294,17 @@ std::vector<uint8_t> ConfirmedInput(const Setup& s, const std::vector<uint8_t>& 
 extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   if (size == 0) return 0;
   const Setup& s = TheSetup();
-  static daemon::Core* const core_ptr = MakeCore(s).release();  // (lives as long as the process)
-  daemon::Core* const core = core_ptr;
+  static std::unique_ptr<daemon::Core> core_kept = MakeCore(s);
+  // An input that revoked or released the start-time job leaves a daemon nobody else could
+  // authenticate to: the next input gets a new core.
+  if (core_kept->jobs.Find("app") == nullptr) core_kept = MakeCore(s);
+  daemon::Core* const core = core_kept.get();
   static std::vector<uint8_t> scratch(64 * 1024);
   const bool sealed = (data[0] & 0x80) != 0;
+  const Identity& who = (data[0] & 0x40) != 0 ? s.admin : s.job;
   {  // (the connection and the reader use the core: gone before it)
-    const size_t chunk = (data[0] & 0x7f) == 0 ? SIZE_MAX : (data[0] & 0x7f);
-    auto input = std::make_unique<InputConnection>(s.handshake, chunk, sealed);
+    const size_t chunk = (data[0] & 0x3f) == 0 ? SIZE_MAX : (data[0] & 0x3f);
+    auto input = std::make_unique<InputConnection>(who.handshake, chunk, sealed);
     InputConnection* const client = input.get();
     auto conn = std::make_shared<daemon::ClientConn>(std::move(input), &core->buffers);
     daemon::FrameReader reader(&core->buffers);
@@ -293,7 +318,7 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
         std::abort();
       }
       if (frames == 2 && !confirmed) {
-        client->Append(ConfirmedInput(s, client->last_reply(), {data + 1, size - 1}, sealed));
+        client->Append(ConfirmedInput(who, client->last_reply(), {data + 1, size - 1}, sealed));
         confirmed = true;
       }
       reader.NewTurn();
@@ -310,6 +335,10 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
     conn->Shutdown();
     daemon::EndConnection(*core, conn);
     core->dispatcher->Drain();
+  }
+  // Jobs the input admitted go, as a pool's arbiter would take them back.
+  for (const daemon::JobPtr& job : core->jobs.All()) {
+    if (!job->spec().at_start) (void)daemon::RevokeJob(*core, job->name());
   }
   CheckNothingLeft(*core);
   // Counters start afresh: a stats request would otherwise render every file of every earlier

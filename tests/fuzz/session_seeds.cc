@@ -120,11 +120,41 @@ int main(int argc, char** argv) {
                                  .Add(Op::kOpen, proto::OpenRequest{"/data/h", rw, 0644})
                                  .Add(Op::kAdopt, proto::AdoptRequest{1, 0, {1}})
                                  .Add(Op::kClose, proto::HandleRequest{1}));
+  // The admin ops, on a session of the admin credential (byte 0's bit 0x40): admissions the
+  // daemon refuses (no such root, a symlinked one, a malformed one), then renew, release and
+  // revoke of the start-time job and of unknown ones.
+  proto::AdmitRequest admit;
+  admit.job = "j";
+  admit.roots = {"/j=/nonexistent"};
+  admit.weight = 3;
+  admit.lease_ms = 1000;
+  proto::AdmitRequest bad = admit;
+  bad.roots = {"relative=/tmp", "/k=/proc/self/cwd"};
+  Seed admin_seed;
+  admin_seed.Add(Op::kJobs, proto::Empty{})
+      .Add(Op::kAdmit, admit)
+      .Add(Op::kAdmit, bad)
+      .Add(Op::kRenew, proto::RenewRequest{"app", 500})
+      .Add(Op::kRenew, proto::RenewRequest{"nobody", 0})
+      .Add(Op::kRelease, proto::JobRequest{"nobody"})
+      .Add(Op::kRevoke, proto::JobRequest{"nobody"})
+      .Add(Op::kStats, proto::Empty{})
+      .Add(Op::kOpen, proto::OpenRequest{"/data/f", rw, 0644})  // no roots: refused
+      .Add(Op::kRevoke, proto::JobRequest{"app"});
   int failed = 0;
   for (const auto& [name, seed] : seeds) {
     failed += !seed.Write(dir + "/" + name, 0);
     failed += !seed.Write(dir + "/" + name + "_bytewise", 1);
     failed += !seed.Write(dir + "/" + name + "_sealed", 0x80);  // (session_fuzz adds the tags)
   }
+  failed += !admin_seed.Write(dir + "/admin", 0x40);
+  failed += !admin_seed.Write(dir + "/admin_bytewise", 0x41);
+  failed += !admin_seed.Write(dir + "/admin_sealed", 0xc0);
+  // A job's session asking for the admin ops: each refused (EACCES).
+  failed += !Seed()
+                 .Add(Op::kJobs, proto::Empty{})
+                 .Add(Op::kAdmit, admit)
+                 .Add(Op::kRevoke, proto::JobRequest{"app"})
+                 .Write(dir + "/admin_refused", 0);
   return failed == 0 ? 0 : 1;
 }

@@ -103,6 +103,7 @@ int RawClient::Handshake(const Secret& secret, proto::AuthReply* reply, uint64_t
   proto::AuthRequest auth;
   auth.client_nonce = RandomNonce();
   auth.proof = ComputeProof(secret, hello.server_nonce, auth.client_nonce);
+  auth.key_id = KeyIdOf(secret);
   auth.pid = static_cast<uint32_t>(::getpid());
   auth.host = "test";
   auth.join_session = join;
