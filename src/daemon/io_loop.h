@@ -68,6 +68,10 @@ class IoLoop {
     bool read_eof = false;  // the client finished sending; closed once answered
     bool ended = false;     // EndConnection done
     int poll_fd = -1;       // the transport's PollFd as registered
+    // The transport's side channel and its descriptor as registered (null, -1: none); taken
+    // when the transport changes (Reregister), as its epoll registration is.
+    SideChannel* side = nullptr;
+    int aux_fd = -1;
     // The slow-sender rule: when the window began (0: none; it runs while a frame is
     // incomplete at every tick), and the connection's received bytes then
     // (FrameReader::received_bytes).
