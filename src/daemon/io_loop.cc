@@ -172,8 +172,9 @@ void IoLoop::TakeInbox() {
       std::lock_guard<std::mutex> lock(registry_mu_);
       registry_.emplace(id, conn);
     }
+    const ProtocolSettings settings = ProtocolSettingsFor(core_, *conn->transport());
     auto entry = std::make_unique<Entry>(std::move(conn), &core_.buffers, core_.config.max_io_bytes,
-                                         accepted_ns);
+                                         accepted_ns, settings);
     entry->poll_fd = fd;
     // A write's data is read once its bytes are reserved (Reserve).
     entry->reader.HoldTails();
@@ -412,7 +413,7 @@ void IoLoop::Read(uint64_t id, Entry& e) {
           e.read_held = reply > 0 && !Reserve(e, reply);
           if (e.read_held) return e.reader.ReceiveUntilEmpty();  // (woken when the bytes fall)
         }
-        const bool handled = HandleFrame(core_, e.conn, e.reader, &e.hs, core_.clock.NowNs());
+        const bool handled = HandleFrame(core_, e.conn, e.reader, e.protocol, core_.clock.NowNs());
         // (Authenticated now: no longer counts against --max-handshakes.)
         if (!authed && e.conn->session != nullptr && e.conn->EndHandshake()) {
           core_.stats->conn.handshaking.fetch_sub(1);

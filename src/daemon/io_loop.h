@@ -53,11 +53,11 @@ class IoLoop {
 
  private:
   struct Entry {
-    Entry(ConnPtr c, BufferPool* pool, uint64_t max_io_bytes, int64_t t)
-        : conn(std::move(c)), reader(pool, max_io_bytes), accepted_ns(t) {}
+    Entry(ConnPtr c, BufferPool* pool, uint64_t max_io_bytes, int64_t t, ProtocolSettings settings)
+        : conn(std::move(c)), reader(pool, max_io_bytes), protocol(settings), accepted_ns(t) {}
     ConnPtr conn;
     FrameReader reader;
-    HandshakeState hs;
+    ConnProtocol protocol;
     int64_t accepted_ns;
     // Not read: over --max-inflight-bytes or --max-app-inflight-bytes (between frames, with a
     // write's header read and its data not reserved, or with a read request held).
