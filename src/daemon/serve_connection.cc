@@ -104,6 +104,12 @@ ProtocolSettings ProtocolSettingsFor(const Core& core, const Connection& transpo
 
 bool HandleFrame(Core& core, const ConnPtr& conn, FrameReader& in, ConnProtocol& protocol,
                  int64_t arrival_ns) {
+  // Once open, a request of a row that is not a session op is always kRequest: routed without
+  // building the protocol's actions (about 130 ns a frame, 2-3% of a small request's cost).
+  if (protocol.state() == ConnProtocol::State::kOpen &&
+      proto::Info(static_cast<Op>(in.header().op)).handler != proto::Handler::kSession) {
+    return Request(core, conn, in, arrival_ns);
+  }
   return Perform(core, conn, in, protocol, protocol.OnFrame(in.header(), in.fields()), arrival_ns);
 }
 
