@@ -129,7 +129,7 @@ void Connection::Abandon() {
 // transcript to the daemon, which serves nothing before it.
 Status Connection::Handshake(const Secret& secret, const Identity& who, uint64_t join_session,
                              uint64_t join_token, bool seal) {
-  HandshakeTranscript transcript(proto::kVersion);
+  ClientTranscript transcript(proto::kVersion);
   // The frames as this side sent and received them (RoundTrip numbers requests from next_id_).
   const auto hello_op = static_cast<uint16_t>(proto::Op::kHello);
   const uint64_t hello_id = next_id_;
@@ -147,8 +147,8 @@ Status Connection::Handshake(const Secret& secret, const Identity& who, uint64_t
   if (r->status != 0) return Status::FromErrno(r->status, "hello");
   proto::HelloReply hello;
   if (!proto::DecodeFields(payload, &hello).ok()) return Fail(Status::IOError("bad hello"), false);
-  transcript.Add(proto::HeaderBytes({hello_op, hello_id, 0, 0}), {});
-  transcript.Add(
+  transcript.AddHello(
+      proto::HeaderBytes({hello_op, hello_id, 0, 0}), {},
       proto::HeaderBytes(proto::ReplyHeader(hello_op, hello_id, payload.size(), 0, r->version)),
       payload);
   proto::AuthRequest auth;
@@ -173,15 +173,13 @@ Status Connection::Handshake(const Secret& secret, const Identity& who, uint64_t
   proto::AuthReply reply;
   if (!proto::DecodeFields(payload, &reply).ok())
     return Fail(Status::IOError("bad auth reply"), false);
-  transcript.Add(
-      proto::HeaderBytes({auth_op, auth_id, static_cast<uint32_t>(auth_fields.size()), 0}),
-      auth_fields);
-  // daemon_proof is the reply's last field: what it covers is the payload before it.
-  transcript.Add(
-      proto::HeaderBytes(proto::ReplyHeader(auth_op, auth_id, payload.size(), 0, r->version)),
-      std::span<const uint8_t>(payload).first(payload.size() - kProofBytes));
-  if (!VerifyTranscriptMac(secret, TranscriptMacRole::kDaemonProof, transcript.Digest(),
-                           reply.daemon_proof)) {
+  // (daemon_proof is the reply's last field: it covers the payload before it.)
+  if (!transcript.AddAuth(
+          secret,
+          proto::HeaderBytes({auth_op, auth_id, static_cast<uint32_t>(auth_fields.size()), 0}),
+          auth_fields,
+          proto::HeaderBytes(proto::ReplyHeader(auth_op, auth_id, payload.size(), 0, r->version)),
+          payload)) {
     // Nothing has been sent beyond the handshake: a squatter learns no data and no secret, and
     // a handshake changed on the way (sealing switched off) is caught here.
     broken_ = true;
@@ -196,15 +194,13 @@ Status Connection::Handshake(const Secret& secret, const Identity& who, uint64_t
                              "the daemon did not seal this TCP connection (iorelayd --seal off? "
                              "set IORELAY_SEAL=off only to measure what sealing costs)");
   }
-  transcript.AddBytes(reply.daemon_proof);
-  const TranscriptDigest whole = transcript.Digest();
   if (reply.sealed != 0) {
-    const SessionKey key = TranscriptMac(secret, TranscriptMacRole::kSessionKey, whole);
+    const SessionKey key = transcript.SealingKey(secret);
     send_seal_.emplace(key, FrameDirection::kToDaemon);
     recv_seal_.emplace(key, FrameDirection::kToClient);
   }
   proto::FinishedRequest finished;
-  finished.mac = TranscriptMac(secret, TranscriptMacRole::kClientFinished, whole);
+  finished.mac = transcript.Finished(secret);
   // No reply: a daemon that saw another transcript closes, and the first request fails.
   IORELAY_RETURN_IF_ERROR(
       Send(proto::Op::kFinished, next_id_++, proto::EncodeFields(finished), {}));

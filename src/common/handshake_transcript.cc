@@ -1,6 +1,7 @@
 // The handshake transcript's running hash and its MACs, on libsodium (see the header).
 #include "common/handshake_transcript.h"
 
+#include <algorithm>
 #include <cstdlib>
 #include <string_view>
 
@@ -72,6 +73,41 @@ bool VerifyTranscriptMac(const Secret& secret, TranscriptMacRole role,
                          const TranscriptDigest& digest, const Proof& mac) {
   const Proof expected = TranscriptMac(secret, role, digest);
   return sodium_memcmp(expected.data(), mac.data(), mac.size()) == 0;
+}
+
+void ClientTranscript::AddHello(std::span<const uint8_t> request_header,
+                                std::span<const uint8_t> request_payload,
+                                std::span<const uint8_t> reply_header,
+                                std::span<const uint8_t> reply_payload) {
+  t_.Add(request_header, request_payload);
+  t_.Add(reply_header, reply_payload);
+}
+
+bool ClientTranscript::AddAuth(const Secret& secret, std::span<const uint8_t> request_header,
+                               std::span<const uint8_t> request_payload,
+                               std::span<const uint8_t> reply_header,
+                               std::span<const uint8_t> reply_payload) {
+  if (reply_payload.size() < kProofBytes) return false;
+  const size_t covered = reply_payload.size() - kProofBytes;
+  Proof proof;
+  std::copy(reply_payload.begin() + static_cast<std::ptrdiff_t>(covered), reply_payload.end(),
+            proof.begin());
+  t_.Add(request_header, request_payload);
+  t_.Add(reply_header, reply_payload.first(covered));
+  if (!VerifyTranscriptMac(secret, TranscriptMacRole::kDaemonProof, t_.Digest(), proof)) {
+    return false;
+  }
+  t_.AddBytes(proof);
+  whole_ = t_.Digest();
+  return true;
+}
+
+Proof ClientTranscript::Finished(const Secret& secret) const {
+  return TranscriptMac(secret, TranscriptMacRole::kClientFinished, whole_);
+}
+
+Proof ClientTranscript::SealingKey(const Secret& secret) const {
+  return TranscriptMac(secret, TranscriptMacRole::kSessionKey, whole_);
 }
 
 }  // namespace iorelay

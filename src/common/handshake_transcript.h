@@ -57,4 +57,29 @@ Proof TranscriptMac(const Secret& secret, TranscriptMacRole role, const Transcri
 bool VerifyTranscriptMac(const Secret& secret, TranscriptMacRole role,
                          const TranscriptDigest& digest, const Proof& mac);
 
+// The client's end of the transcript, for everything that speaks the client's side of the
+// handshake (the client library, test clients, the fuzz target): the hello and auth exchanges
+// go in as sent and as received; out come the check of the daemon's proof, then kFinished's MAC
+// and the session key.
+class ClientTranscript {
+ public:
+  explicit ClientTranscript(uint16_t protocol_version) : t_(protocol_version) {}
+  // The hello request as sent (header bytes, payload) and its reply as received.
+  void AddHello(std::span<const uint8_t> request_header, std::span<const uint8_t> request_payload,
+                std::span<const uint8_t> reply_header, std::span<const uint8_t> reply_payload);
+  // The auth request as sent and its reply as received, whose payload ends with the daemon's
+  // proof: true when that proof is the MAC of the transcript under `secret` (the daemon holds
+  // the credential and saw the same handshake). Then Finished and SealingKey may be asked.
+  bool AddAuth(const Secret& secret, std::span<const uint8_t> request_header,
+               std::span<const uint8_t> request_payload, std::span<const uint8_t> reply_header,
+               std::span<const uint8_t> reply_payload);
+  // kFinished's MAC, and the key of a sealed connection's tags.
+  Proof Finished(const Secret& secret) const;
+  Proof SealingKey(const Secret& secret) const;
+
+ private:
+  HandshakeTranscript t_;
+  TranscriptDigest whole_{};  // the digest once the daemon's proof is in
+};
+
 }  // namespace iorelay

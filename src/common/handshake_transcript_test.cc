@@ -89,5 +89,38 @@ TEST(HandshakeTranscriptTest, RolesAndTheClientProofNeverStandForOneAnother) {
                                    TranscriptMac(secret, TranscriptMacRole::kDaemonProof, d)));
 }
 
+// The client's helper computes what the daemon does by hand: it accepts the daemon's proof of
+// the same frames (the auth reply's payload ending with it), refuses one of other frames, and
+// its kFinished MAC and session key are the daemon's.
+TEST(ClientTranscriptTest, AgreesWithTheDaemonsTranscript) {
+  const Secret secret{4, 5, 6};
+  const Messages m = Sample();
+  HandshakeTranscript daemon(9);
+  for (size_t i = 0; i < 4; ++i) daemon.Add(m[i], m[4 + i]);
+  const Proof proof = TranscriptMac(secret, TranscriptMacRole::kDaemonProof, daemon.Digest());
+  daemon.AddBytes(proof);
+  std::vector<uint8_t> reply = m[7];  // the auth reply's payload as sent: covered, then the proof
+  reply.insert(reply.end(), proof.begin(), proof.end());
+
+  ClientTranscript client(9);
+  client.AddHello(m[0], m[4], m[1], m[5]);
+  ASSERT_TRUE(client.AddAuth(secret, m[2], m[6], m[3], reply));
+  EXPECT_EQ(client.Finished(secret),
+            TranscriptMac(secret, TranscriptMacRole::kClientFinished, daemon.Digest()));
+  EXPECT_EQ(client.SealingKey(secret),
+            TranscriptMac(secret, TranscriptMacRole::kSessionKey, daemon.Digest()));
+
+  ClientTranscript other(9);
+  Messages changed = m;
+  changed[5][0] ^= 1;  // the hello reply's nonce, changed on the way
+  other.AddHello(changed[0], changed[4], changed[1], changed[5]);
+  EXPECT_FALSE(other.AddAuth(secret, m[2], m[6], m[3], reply));
+  ClientTranscript wrong_secret(9);
+  wrong_secret.AddHello(m[0], m[4], m[1], m[5]);
+  EXPECT_FALSE(wrong_secret.AddAuth(Secret{7}, m[2], m[6], m[3], reply));
+  ClientTranscript short_reply(9);
+  EXPECT_FALSE(short_reply.AddAuth(secret, m[2], m[6], m[3], std::vector<uint8_t>(8)));
+}
+
 }  // namespace
 }  // namespace iorelay

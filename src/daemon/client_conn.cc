@@ -140,7 +140,8 @@ void ClientConn::SendHeartbeat() {
   // Over shared memory the client also learns it from the shared page, which it looks at even
   // while it waits for room to send (a lent run can hold the requests' ring for a whole backend
   // call) and while a reply written in place holds the stream (no frame can pass it).
-  if (transport_->SignalAlive() && in_place_ != nullptr) return;
+  SideChannel* side = transport_->capabilities().side;
+  if (side != nullptr && side->SignalAlive() && in_place_ != nullptr) return;
   SendLocked(&iov, 1, nullptr, 0);
 }
 
@@ -205,7 +206,8 @@ uint8_t* ClientConn::BeginInPlace(size_t len, size_t align) {
   if (closed_.load() || seal_ || in_place_ != nullptr || !out_.empty()) return nullptr;
   // Room for a padding frame as well (a header and up to align - 1 bytes), when asked to align.
   const size_t pad_room = align > 1 ? proto::kHeaderBytes + align - 1 : 0;
-  uint8_t* p = transport_->Reserve(pad_room + proto::kHeaderBytes + len);
+  InPlaceData* in = transport_->capabilities().in_place;
+  uint8_t* p = in == nullptr ? nullptr : in->Reserve(pad_room + proto::kHeaderBytes + len);
   if (p == nullptr) return nullptr;
   // The padding frame (its header, then its payload) and then the reply's header: the data
   // after them starts on a multiple of `align`.
@@ -232,7 +234,9 @@ void ClientConn::FinishInPlace(proto::Op op, uint64_t id, const Result<size_t>& 
     EncodeReplyHeader(op, id, r.ok() ? 0 : r.status().code(), n, header);
     std::memcpy(in_place_ + in_place_pad_, header, sizeof header);
     in_place_ = nullptr;
-    if (!closed_.load()) transport_->CommitReserved(in_place_pad_ + sizeof header + n);
+    if (!closed_.load()) {  // (in place: the transport has InPlaceData)
+      transport_->capabilities().in_place->CommitReserved(in_place_pad_ + sizeof header + n);
+    }
     if (!out_.empty()) {  // what waited meanwhile: its window starts now
       window_start_ns_ = MonotonicNs();
       window_sent_ = 0;

@@ -210,8 +210,10 @@ bool ClientGone(const Work& w) {
   if (w.conn->closed() || w.session->job().revoked()) return true;
   if (!IsWrite(w)) return false;
   Connection* t = w.conn->transport();
-  // (A shared-memory connection's socket is its AuxPollFd; its PollFd is the doorbell.)
-  pollfd p{t->AuxPollFd() >= 0 ? t->AuxPollFd() : t->PollFd(), POLLRDHUP, 0};
+  // (A shared-memory connection's socket is its side channel; its PollFd is the doorbell.)
+  const SideChannel* side = t->capabilities().side;
+  pollfd p{side != nullptr && side->AuxPollFd() >= 0 ? side->AuxPollFd() : t->PollFd(), POLLRDHUP,
+           0};
   return ::poll(&p, 1, 0) == 1 && (p.revents & (POLLRDHUP | POLLHUP | POLLERR)) != 0;
 }
 
@@ -293,13 +295,13 @@ Result<size_t> MoveToClient(Core& core, const ConnPtr& conn, PooledPipe& own, in
 // that the pipe's bytes follow the order of the replies; what stayed behind joins the tail. No
 // file I/O is done under the lock, and a lock held too long sends everything in the tail.
 void ReadPiped(Core& core, Work* w, int64_t start, int* result) {
-  Connection* t = w->conn->transport();
+  PipedData* pipes = w->conn->transport()->capabilities().pipes;
   const int fd = w->file->fd();
   const uint64_t n = w->length;
   PooledPipe own;
   size_t in_own = 0;
   Status failed;
-  if (t->PipeToClient() >= 0 && !w->conn->closed()) {
+  if (pipes != nullptr && pipes->PipeToClient() >= 0 && !w->conn->closed()) {
     Result<PooledPipe> p = core.pipes.Get(&w->conn->pool_pipes);
     if (p.ok()) {
       Result<size_t> s = core.backend->ReadToPipe(fd, p->pipe().write_fd(), n, w->offset);
@@ -323,10 +325,10 @@ void ReadPiped(Core& core, Work* w, int64_t start, int* result) {
   }
   std::unique_lock<std::mutex> lock;
   size_t piped = 0;
-  if (in_own > 0 && t->PipeLock() != nullptr) {
-    lock = LockWithin(*t->PipeLock(), kPipeLockWait);
+  if (in_own > 0 && pipes != nullptr) {  // (in_own > 0: the connection has pipes)
+    lock = LockWithin(*pipes->PipeLock(), kPipeLockWait);
     if (lock.owns_lock() && !w->conn->closed()) {
-      Result<size_t> m = MoveToClient(core, w->conn, own, t->PipeToClient(), in_own);
+      Result<size_t> m = MoveToClient(core, w->conn, own, pipes->PipeToClient(), in_own);
       if (m.ok()) piped = *m;
     }
   }
@@ -414,7 +416,8 @@ void RunMerged(Core& core, std::span<Work* const> works, int* const* results) {
 // when the pipe holds fewer, or the connection has none: the client broke the protocol.
 Status TakePiped(Core& core, ClientConn& conn, uint64_t n, PooledPipe* out, Buffer* data,
                  uint64_t tail) {
-  const int from = conn.transport()->PipeFromClient();
+  const PipedData* pipes = conn.transport()->capabilities().pipes;
+  const int from = pipes != nullptr ? pipes->PipeFromClient() : -1;
   if (from < 0) return Status::FromErrno(EPROTO, "a piped write on a connection without pipes");
   if (n > core.pipes.pipe_bytes()) return Status::FromErrno(EPROTO, "more than a pipe holds");
   Result<PooledPipe> p = MovePiped(core.pipes, &conn.pool_pipes, from, n);
@@ -542,7 +545,8 @@ struct PipedTake {
 void TakePipedThenSubmit(PipeMover& mover, Core& core, const ConnPtr& conn,
                          const proto::FrameHeader& h, Replier& refuse, std::unique_ptr<Work> w,
                          Buffer data, uint64_t data_len, int64_t arrival_ns, bool may_run_inline) {
-  const int from = conn->transport()->PipeFromClient();
+  const PipedData* pipes = conn->transport()->capabilities().pipes;
+  const int from = pipes != nullptr ? pipes->PipeFromClient() : -1;
   if (from < 0) return refuse.Violation("a piped write on a connection without pipes");
   const uint64_t n = w->piped_bytes;
   if (n > core.pipes.pipe_bytes()) return refuse.Violation("more than a pipe holds");

@@ -14,7 +14,7 @@ namespace iorelay::daemon {
 namespace {
 constexpr uint64_t kFirstDataChunk = 64 * 1024;
 // A write's data of at least this many bytes is taken in place from a connection that lends
-// (Connection::Borrow): copying it out would cost more than the ring room it holds meanwhile.
+// (InPlaceData::Borrow): copying it out would cost more than the ring room it holds meanwhile.
 constexpr uint64_t kBorrowMinBytes = kShmInPlaceMinBytes;
 
 // What a buffer counts for in the gauge: its capacity when the pool's (a lent one is not).
@@ -176,9 +176,10 @@ FrameReader::Step FrameReader::Next(Connection* conn, bool authed, std::span<uin
     }
     // A connection that lends gives a large write's data in place when it has all arrived
     // (otherwise it is received as from a socket).
-    const bool lends = conn->Lends() && !seal_;
+    InPlaceData* in_place = seal_ ? nullptr : conn->capabilities().in_place;
+    const bool lends = in_place != nullptr;
     if (lends && state_ == State::kData && data_got_ == 0 && data_len_ >= kBorrowMinBytes) {
-      Buffer lent = conn->Borrow(data_len_);
+      Buffer lent = in_place->Borrow(data_len_);
       if (lent.data() != nullptr) {
         PutData();
         data_ = std::move(lent);

@@ -173,8 +173,9 @@ void IoLoop::TakeInbox() {
       std::lock_guard<std::mutex> lock(registry_mu_);
       registry_.emplace(id, conn);
     }
+    const ProtocolSettings settings = ProtocolSettingsFor(core_, *conn->transport());
     auto entry = std::make_unique<Entry>(std::move(conn), &core_.buffers, core_.config.max_io_bytes,
-                                         accepted_ns);
+                                         accepted_ns, settings);
     entry->poll_fd = fd;
     // A write's data is read once its bytes are reserved (Reserve).
     entry->reader.HoldTails();
@@ -385,7 +386,7 @@ void IoLoop::Read(uint64_t id, Entry& e) {
         e.reader.AdmitTail();
         break;
       case FrameReader::Step::kAgain:
-        if (e.conn->transport()->Polling()) again_.push_back(id);
+        if (e.side != nullptr && e.side->Polling()) again_.push_back(id);
         return;
       case FrameReader::Step::kEof:
         if (!authed) return Close(id, "the client left before authenticating");
@@ -411,7 +412,7 @@ void IoLoop::Read(uint64_t id, Entry& e) {
           e.read_held = reply > 0 && !Reserve(e, reply);
           if (e.read_held) return e.reader.ReceiveUntilEmpty();  // (woken when the bytes fall)
         }
-        const bool handled = HandleFrame(core_, e.conn, e.reader, &e.hs, core_.clock.NowNs());
+        const bool handled = HandleFrame(core_, e.conn, e.reader, e.protocol, core_.clock.NowNs());
         // (Authenticated now: no longer counts against --max-handshakes.)
         if (!authed && e.conn->session != nullptr && e.conn->EndHandshake()) {
           core_.stats->conn.handshaking.fetch_sub(1);
@@ -439,10 +440,12 @@ void IoLoop::Reregister(uint64_t id, Entry& e) {
   ev.events = EPOLLIN | EPOLLET;
   ev.data.u64 = id;
   bool ok = ::epoll_ctl(epoll_fd_, EPOLL_CTL_ADD, e.poll_fd, &ev) == 0;
-  if (ok && t->AuxPollFd() >= 0) {
+  e.side = t->capabilities().side;
+  e.aux_fd = e.side != nullptr ? e.side->AuxPollFd() : -1;
+  if (ok && e.aux_fd >= 0) {
     ev.events = EPOLLIN | EPOLLRDHUP | EPOLLET;
     ev.data.u64 = id | kAuxBit;
-    ok = ::epoll_ctl(epoll_fd_, EPOLL_CTL_ADD, t->AuxPollFd(), &ev) == 0;
+    ok = ::epoll_ctl(epoll_fd_, EPOLL_CTL_ADD, e.aux_fd, &ev) == 0;
   }
   if (!ok) {
     e.conn->Shutdown();  // the tick closes it
@@ -453,12 +456,13 @@ void IoLoop::Reregister(uint64_t id, Entry& e) {
 void IoLoop::AuxEvent(uint64_t id) {
   auto it = conns_.find(id);
   if (it == conns_.end()) return;
-  it->second->conn->transport()->OnAuxEvent();
+  if (it->second->side == nullptr) return;
+  it->second->side->OnAuxEvent();
   Service(id);
   // A reader that stopped after a short read in this turn has not seen the end yet: one more
   // (the connection may be gone already: looked up again).
   it = conns_.find(id);
-  if (it != conns_.end() && it->second->conn->transport()->HungUp()) Service(id);
+  if (it != conns_.end() && it->second->side->HungUp()) Service(id);
 }
 
 void IoLoop::Close(uint64_t id, const std::string& why) {
@@ -472,9 +476,7 @@ void IoLoop::Close(uint64_t id, const std::string& why) {
   }
   if (!why.empty()) LogClose(e->conn, why);
   ::epoll_ctl(epoll_fd_, EPOLL_CTL_DEL, e->poll_fd, nullptr);
-  if (int aux = e->conn->transport()->AuxPollFd(); aux >= 0) {
-    ::epoll_ctl(epoll_fd_, EPOLL_CTL_DEL, aux, nullptr);
-  }
+  if (e->aux_fd >= 0) ::epoll_ctl(epoll_fd_, EPOLL_CTL_DEL, e->aux_fd, nullptr);
   e->conn->SetPaused(false);
   if (e->conn->session != nullptr) {
     e->conn->session->stats()->inflight.Unpark(e->conn.get());
@@ -559,7 +561,7 @@ void IoLoop::Tick(int64_t now) {
     if (SlowSender(e, now, &to_close, id)) continue;
     const uint64_t queued = c.queued_bytes();
     // (A safety net for a hung-up shared-memory client whose end the aux event did not reach.)
-    if (!e.read_eof && c.transport()->HungUp()) to_service.push_back(id);
+    if (!e.read_eof && e.side != nullptr && e.side->HungUp()) to_service.push_back(id);
     if (queued > 0) {
       int64_t start = 0;
       uint64_t sent = 0;

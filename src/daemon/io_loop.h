@@ -53,11 +53,11 @@ class IoLoop {
 
  private:
   struct Entry {
-    Entry(ConnPtr c, BufferPool* pool, uint64_t max_io_bytes, int64_t t)
-        : conn(std::move(c)), reader(pool, max_io_bytes), accepted_ns(t) {}
+    Entry(ConnPtr c, BufferPool* pool, uint64_t max_io_bytes, int64_t t, ProtocolSettings settings)
+        : conn(std::move(c)), reader(pool, max_io_bytes), protocol(settings), accepted_ns(t) {}
     ConnPtr conn;
     FrameReader reader;
-    HandshakeState hs;
+    ConnProtocol protocol;
     int64_t accepted_ns;
     // Not read: over --max-inflight-bytes or --max-app-inflight-bytes (between frames, with a
     // write's header read and its data not reserved, or with a read request held).
@@ -68,6 +68,10 @@ class IoLoop {
     bool read_eof = false;  // the client finished sending; closed once answered
     bool ended = false;     // EndConnection done
     int poll_fd = -1;       // the transport's PollFd as registered
+    // The transport's side channel and its descriptor as registered (null, -1: none); taken
+    // when the transport changes (Reregister), as its epoll registration is.
+    SideChannel* side = nullptr;
+    int aux_fd = -1;
     // The slow-sender rule: when the window began (0: none; it runs while a frame is
     // incomplete at every tick), and the connection's received bytes then
     // (FrameReader::received_bytes).

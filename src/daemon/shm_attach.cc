@@ -18,7 +18,7 @@ namespace {
 int Refusal(Core& core, ClientConn& conn, const proto::ShmRequest& m) {
   if (!core.config.shm) return EOPNOTSUPP;
   Connection* t = conn.transport();
-  if (t->AuxPollFd() >= 0) return EALREADY;
+  if (t->capabilities().side != nullptr) return EALREADY;  // (a socket has none)
   struct sockaddr_storage ss = {};
   socklen_t len = sizeof ss;
   if (::getsockname(t->PollFd(), reinterpret_cast<sockaddr*>(&ss), &len) != 0 ||

@@ -235,7 +235,13 @@ Result<size_t> ShmConnection::Recv(void* buf, size_t n) {
   return got;
 }
 
-bool ShmConnection::Lends() const { return map_->lends; }
+Capabilities ShmConnection::capabilities() {
+  Capabilities c;
+  if (map_->lends) c.in_place = this;
+  c.side = this;
+  if (pipe_pages_ > 0) c.pipes = this;
+  return c;
+}
 
 Buffer ShmConnection::Borrow(size_t n) {
   if (!map_->lends || violated_.load()) return Buffer();

@@ -2,7 +2,8 @@
 // each way (an eventfd to the daemon, a futex in the shared page to the client), and the
 // authenticated Unix socket kept only to learn when the client goes. It is a Connection like a
 // socket, so the event loop, the frame reader and the reply queue serve it unchanged; the doorbell
-// is its PollFd, the socket its AuxPollFd.
+// is its PollFd, the socket its side channel's AuxPollFd. In place data and pipes are
+// capabilities it has when they could be set up (transport.h).
 #pragma once
 
 #include <atomic>
@@ -17,7 +18,10 @@
 
 namespace iorelay::daemon {
 
-class ShmConnection final : public Connection {
+class ShmConnection final : public Connection,
+                            private InPlaceData,
+                            private SideChannel,
+                            private PipedData {
  public:
   // Rings of `ring_bytes` each (a power of two in [kShmMinRingBytes, kShmMaxRingBytes]): a
   // memfd sealed against resizing (a client cannot truncate it under the daemon), mapped, and
@@ -36,28 +40,17 @@ class ShmConnection final : public Connection {
   Status HandOver(std::unique_ptr<Connection>& socket, const uint8_t* frame, size_t len);
 
   Result<size_t> Recv(void* buf, size_t n) override;
-  bool Lends() const override;
-  Buffer Borrow(size_t n) override;
   Result<size_t> SendSome(const struct iovec* iov, int iovcnt) override;
-  uint8_t* Reserve(size_t n) override;
-  void CommitReserved(size_t m) override;
-  bool SignalAlive() override;
   void Shutdown() override;
   int PollFd() const override { return daemon_bell_; }
   std::string peer() const override;
-  int AuxPollFd() const override { return socket_ ? socket_->PollFd() : -1; }
-  void OnAuxEvent() override;
-  bool HungUp() const override { return hung_up_.load() || violated_.load(); }
-  bool Polling() const override { return polling_; }
+  // In place when the rings are mapped twice; pipes when the kernel gave them.
+  Capabilities capabilities() override;
   // For `us` microseconds after a Recv that took bytes, Recv does not arm the doorbell when it
   // finds the ring short: the loop polls the ring instead (Polling), so a client that sends its
   // next request meanwhile need not ring (an eventfd write) nor the loop wake (docs/daemon.md,
   // "Polling instead of sleeping"). 0: always armed.
   void set_poll_us(int us) { poll_ns_ = int64_t{us} * 1000; }
-
-  int PipeFromClient() const override { return from_client_.read_fd(); }
-  int PipeToClient() const override { return to_client_.write_fd(); }
-  std::mutex* PipeLock() override { return &pipe_mu_; }
 
   uint64_t ring_bytes() const { return ring_bytes_; }
   // Pages a piped request's data may span (0: no pipes).
@@ -70,6 +63,22 @@ class ShmConnection final : public Connection {
   class Lease;
 
   ShmConnection() = default;
+
+  // InPlaceData
+  Buffer Borrow(size_t n) override;
+  uint8_t* Reserve(size_t n) override;
+  void CommitReserved(size_t m) override;
+  // SideChannel
+  int AuxPollFd() const override { return socket_ ? socket_->PollFd() : -1; }
+  void OnAuxEvent() override;
+  bool HungUp() const override { return hung_up_.load() || violated_.load(); }
+  bool Polling() const override { return polling_; }
+  bool SignalAlive() override;
+  // PipedData
+  int PipeFromClient() const override { return from_client_.read_fd(); }
+  int PipeToClient() const override { return to_client_.write_fd(); }
+  std::mutex* PipeLock() override { return &pipe_mu_; }
+
   void MakePipes(size_t pipe_bytes);
 
   std::unique_ptr<Connection> socket_;

@@ -264,28 +264,25 @@ void CheckNothingLeft(daemon::Core& core) {
 // `input`, tagged under the session key when sealed.
 std::vector<uint8_t> ConfirmedInput(const Identity& s, const std::vector<uint8_t>& reply,
                                     std::span<const uint8_t> input, bool sealed) {
-  iorelay::HandshakeTranscript t(proto::kVersion);
+  iorelay::ClientTranscript t(proto::kVersion);
   const auto hello = static_cast<uint16_t>(proto::Op::kHello);
   const auto auth = static_cast<uint16_t>(proto::Op::kAuth);
   const std::vector<uint8_t> hello_fields = proto::EncodeFields(proto::HelloReply{FixedNonce()});
-  t.Add(proto::HeaderBytes({hello, 1, 0, 0}), {});
-  t.Add(proto::HeaderBytes(proto::ReplyHeader(hello, 1, hello_fields.size())), hello_fields);
-  t.Add(proto::HeaderBytes({auth, 2, static_cast<uint32_t>(s.auth_fields.size()), 0}),
-        s.auth_fields);
-  t.Add(proto::HeaderBytes(proto::ReplyHeader(auth, 2, reply.size())),
-        std::span<const uint8_t>(reply).first(reply.size() - iorelay::kProofBytes));
-  t.AddBytes(std::span<const uint8_t>(reply).last(iorelay::kProofBytes));
-  const iorelay::TranscriptDigest whole = t.Digest();
+  t.AddHello(proto::HeaderBytes({hello, 1, 0, 0}), {},
+             proto::HeaderBytes(proto::ReplyHeader(hello, 1, hello_fields.size())), hello_fields);
+  if (!t.AddAuth(
+          s.secret, proto::HeaderBytes({auth, 2, static_cast<uint32_t>(s.auth_fields.size()), 0}),
+          s.auth_fields, proto::HeaderBytes(proto::ReplyHeader(auth, 2, reply.size())), reply)) {
+    std::fprintf(stderr, "session_fuzz: the daemon's proof did not verify\n");
+    std::abort();
+  }
   proto::FinishedRequest finished;
-  finished.mac =
-      iorelay::TranscriptMac(s.secret, iorelay::TranscriptMacRole::kClientFinished, whole);
+  finished.mac = t.Finished(s.secret);
   std::vector<uint8_t> plain = Frame(proto::Op::kFinished, 3, proto::EncodeFields(finished));
   plain.insert(plain.end(), input.begin(), input.end());
   if (!sealed) return plain;
   std::vector<uint8_t> out;
-  AppendSealed(plain,
-               iorelay::TranscriptMac(s.secret, iorelay::TranscriptMacRole::kSessionKey, whole),
-               &out);
+  AppendSealed(plain, t.SealingKey(s.secret), &out);
   return out;
 }
 
@@ -308,7 +305,7 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
     InputConnection* const client = input.get();
     auto conn = std::make_shared<daemon::ClientConn>(std::move(input), &core->buffers);
     daemon::FrameReader reader(&core->buffers);
-    daemon::HandshakeState hs;
+    daemon::ConnProtocol protocol(daemon::ProtocolSettingsFor(*core, *conn->transport()));
     bool confirmed = false;
     for (int frames = 0;;) {
       // As the event loop does: authenticated once the handshake's two frames are handled;
@@ -328,7 +325,7 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
       if (step == daemon::FrameReader::Step::kAgain) continue;
       if (step != daemon::FrameReader::Step::kFrame) break;  // end, or a malformed frame
       ++frames;
-      const bool keep = daemon::HandleFrame(*core, conn, reader, &hs, core->clock.NowNs());
+      const bool keep = daemon::HandleFrame(*core, conn, reader, protocol, core->clock.NowNs());
       core->dispatcher->Drain();
       if (!keep) break;
     }

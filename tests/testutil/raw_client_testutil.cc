@@ -97,9 +97,9 @@ int RawClient::Handshake(const Secret& secret, proto::AuthReply* reply, uint64_t
   if (!Call(proto::Op::kHello, {}, &f) || f.header.status != 0) return -1;
   proto::HelloReply hello;
   if (!proto::DecodeFields(f.payload, &hello).ok()) return -1;
-  HandshakeTranscript transcript(proto::kVersion);
-  transcript.Add(proto::HeaderBytes(hello_header), {});
-  transcript.Add(proto::HeaderBytes(f.header), f.payload);
+  ClientTranscript transcript(proto::kVersion);
+  transcript.AddHello(proto::HeaderBytes(hello_header), {}, proto::HeaderBytes(f.header),
+                      f.payload);
   proto::AuthRequest auth;
   auth.client_nonce = RandomNonce();
   auth.proof = ComputeProof(secret, hello.server_nonce, auth.client_nonce);
@@ -116,16 +116,12 @@ int RawClient::Handshake(const Secret& secret, proto::AuthReply* reply, uint64_t
   if (f.header.status != 0) return f.header.status;
   proto::AuthReply r;
   if (!proto::DecodeFields(f.payload, &r).ok()) return -1;
-  transcript.Add(proto::HeaderBytes(auth_header), auth_fields);
-  transcript.Add(proto::HeaderBytes(f.header),
-                 std::span<const uint8_t>(f.payload).first(f.payload.size() - kProofBytes));
-  if (!VerifyTranscriptMac(secret, TranscriptMacRole::kDaemonProof, transcript.Digest(),
-                           r.daemon_proof)) {
+  if (!transcript.AddAuth(secret, proto::HeaderBytes(auth_header), auth_fields,
+                          proto::HeaderBytes(f.header), f.payload)) {
     return -1;
   }
-  transcript.AddBytes(r.daemon_proof);
   proto::FinishedRequest finished;
-  finished.mac = TranscriptMac(secret, TranscriptMacRole::kClientFinished, transcript.Digest());
+  finished.mac = transcript.Finished(secret);
   if (!SendFrame(proto::Op::kFinished, next_id_++, proto::EncodeFields(finished), {})) return -1;
   if (reply != nullptr) *reply = r;
   return 0;
