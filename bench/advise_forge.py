@@ -12,6 +12,7 @@ patterns choosing among 0-8; with the simple rules beside them.
 from __future__ import annotations
 
 import argparse
+import math
 import statistics
 import sys
 import time
@@ -19,7 +20,7 @@ from pathlib import Path
 
 import pandas as pd
 
-from iorelay import sim_score
+from iorelay import option_ties, sim_score
 from iorelay.advise import evaluate
 from iorelay.advise.models import SOURCES
 from iorelay.advise.scores import not_worse_tolerance
@@ -54,11 +55,18 @@ def scored(folds: evaluate.Folds, tolerance: float) -> tuple[float, float]:
 def loo(table: PatternTable, tolerance: float, log: list[str]) -> None:
     splits = evaluate.leave_one_out(table)
     log.append("## Leave one pattern out (189 patterns)\n")
-    log.append("| source | recommended | predicted best | seconds |\n|---|---|---|---|")
+    log.append(
+        "| source | recommended | predicted best | cheapest within 3% (option_ties) | seconds |"
+        "\n|---|---|---|---|---|"
+    )
+    tie = -math.log(1.0 - option_ties.TIE_TOLERANCE)
     for source in SOURCES:
         start = time.monotonic()
-        rec, best = scored(evaluate.cross_predict(source, table, splits), tolerance)
-        log.append(f"| {source.name} | {rec:.4f} | {best:.4f} | {time.monotonic() - start:.0f} |")
+        folds = evaluate.cross_predict(source, table, splits)
+        rec, best = scored(folds, tolerance)
+        within = evaluate.recommended_regret(folds, tie)
+        seconds = time.monotonic() - start
+        log.append(f"| {source.name} | {rec:.4f} | {best:.4f} | {within:.4f} | {seconds:.0f} |")
     fixed = sim_score.fixed_choice_regret(table.cells(), table.options)
     log.append(f"| per layout/spatiality lookup | {lookup_regret(table, splits):.4f} | | |")
     for k, v in fixed.items():

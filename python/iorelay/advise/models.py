@@ -159,5 +159,43 @@ def fit_learned(train: PatternTable) -> Callable[[pd.DataFrame], Prediction]:
     return predict
 
 
+def fit_ensemble(train: PatternTable) -> Callable[[pd.DataFrame], Prediction]:
+    """Every candidate fitted on `train`'s complete patterns, their predicted log bandwidths
+    averaged (profile and level alike): no choice among them, so nothing is tuned on the data.
+    With fewer than MIN_PATTERNS complete patterns it covers nothing."""
+    complete = train.bandwidth.dropna().index
+    table = train.subset(complete)
+    if len(complete) < MIN_PATTERNS:
+        return lambda patterns: uncovered(table, patterns)
+    data = arrays(table)
+    fitted = [
+        (
+            fit_per_stratum(make, data.strata, data.x, data.profile),
+            fit_per_stratum(make, data.strata, data.x, data.log_bw.mean(axis=1)),
+        )
+        for make in CANDIDATES.values()
+    ]
+
+    def predict(patterns: pd.DataFrame) -> Prediction:
+        s = features.strata(patterns).to_numpy()
+        x = features.numeric(patterns).to_numpy(float)
+        width = len(table.options)
+        log_bw = np.mean(
+            [
+                predict_per_stratum(p, s, x, width) + predict_per_stratum(level, s, x, 1)
+                for p, level in fitted
+            ],
+            axis=0,
+        )
+        covered = in_range(table, patterns)
+        log_bw[~covered.to_numpy()] = np.nan
+        _, dist = nearest(table, patterns)
+        bw = pd.DataFrame(np.exp(log_bw), index=patterns.index, columns=table.options)
+        return Prediction(bw, covered, dist)
+
+    return predict
+
+
 LEARNED = Source("learned model (scikit-learn, chosen by inner CV)", fit_learned)
-SOURCES = (NEIGHBOUR, LEARNED)
+ENSEMBLE = Source("mean of the learned candidates (scikit-learn)", fit_ensemble)
+SOURCES = (NEIGHBOUR, LEARNED, ENSEMBLE)
