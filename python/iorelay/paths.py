@@ -19,7 +19,7 @@ BUILD_DIR_ENV = "IORELAY_BUILD_DIR"
 
 # Where CMake puts each artifact, relative to the build directory.
 BUILD_LAYOUT: dict[str, str] = {
-    "iorelayd": "src/daemon/iorelayd",
+    "iorelayd": "src/iorelayd/iorelayd",
     "iorelay-ctl": "src/client/iorelay-ctl",
     "iorelay-place": "src/placement/iorelay-place",
     "iorelay-aggregators": "src/collective/iorelay-aggregators",
