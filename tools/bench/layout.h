@@ -1,21 +1,18 @@
-// Where each request of each rank goes (docs/exploration.md), as pure functions so the
-// offsets can be tested without files or MPI.
+// Where each request of each rank goes (docs/exploration.md; the offsets are src/workload's), as
+// pure functions so they can be tested without files or MPI.
 #pragma once
 
 #include <cstdint>
 #include <string>
 
 #include "options.h"
+#include "workload/pattern.h"
 
 namespace iorelay::bench {
 
-// Requests one rank issues when nothing stops it early: block/request per segment.
-uint64_t RequestsPerRank(const Options& o);
-
-// File offset of request `i` (0-based, in issue order) of `rank` among `ranks`:
-//   segment k = i / (b/t), j = i % (b/t);
-//   shared: (k * ranks + rank) * b + j * t;   file per process: k * b + j * t.
-uint64_t RequestOffset(const Options& o, uint32_t rank, uint32_t ranks, uint64_t i);
+// The pattern's sizes as ParseOptions derived them, with each request's offset
+// (workload::Shape::RequestsPerRank, Offset).
+workload::Shape ShapeOf(const Options& o);
 
 // The file `rank` uses: DIR/NAME (shared) or DIR/NAME.RRRRRR (file per process).
 std::string FilePath(const Options& o, uint32_t rank);
