@@ -8,7 +8,7 @@
 
 #include "client/internal_fds.h"
 #include "client/placement.h"
-#include "client/stat_convert.h"
+#include "proto/stat_convert.h"
 
 namespace proto = iorelay::proto;
 using iorelay::Result;
@@ -282,7 +282,7 @@ int iorelay_fstat(iorelay_file* f, struct stat* st) {
   if (!st) return -EFAULT;
   if (f && f->attrs_fresh.load() && f->client->changes() == f->opened_changes &&
       iorelay::client::MonotonicNs() - f->opened_ns < iorelay::client::kOpenAttrsValidNs) {
-    iorelay::client::ToStat(f->open_attrs, st);  // the open's attributes, still current
+    proto::ToStat(f->open_attrs, st);  // the open's attributes, still current
     return 0;
   }
   return static_cast<int>(FileOp(
@@ -291,7 +291,7 @@ int iorelay_fstat(iorelay_file* f, struct stat* st) {
         proto::WireStat w;
         iorelay::client::Outcome r = f->client->CallMsg(
             f->server, proto::Op::kFstat, proto::HandleRequest{f->handle}, &w, f->generation);
-        if (r.ok()) iorelay::client::ToStat(w, st);
+        if (r.ok()) proto::ToStat(w, st);
         return StatusOnly(r);
       },
       [&](int fd) { return Sys(syscall(SYS_fstat, fd, st)); }));
@@ -313,7 +313,7 @@ int iorelay_fchmod(iorelay_file* f, mode_t mode) {
 int iorelay_futimens(iorelay_file* f, const struct timespec times[2]) {
   if (!f) return -EBADF;
   iorelay::client::NoteChange(f);
-  const proto::WireTimes wire = iorelay::client::ToWireTimes(times);
+  const proto::WireTimes wire = proto::ToWireTimes(times);
   return static_cast<int>(FileOp(
       f,
       [&] {
@@ -332,7 +332,7 @@ int iorelay_fstatfs(iorelay_file* f, struct statfs* st) {
         proto::WireStatfs w;
         iorelay::client::Outcome r = f->client->CallMsg(
             f->server, proto::Op::kFstatfs, proto::HandleRequest{f->handle}, &w, f->generation);
-        if (r.ok()) iorelay::client::ToStatfs(w, st);
+        if (r.ok()) proto::ToStatfs(w, st);
         return StatusOnly(r);
       },
       [&](int fd) { return Sys(syscall(SYS_fstatfs, fd, st)); }));
