@@ -72,7 +72,8 @@ Answer<proto::Empty> HandleChmod(Core& core, Session&, const proto::ChmodRequest
 Answer<proto::Empty> HandleUtimens(Core& core, Session&, const proto::UtimensRequest& q) {
   Result<Mapped> m = core.exports.Map(q.path);
   if (!m.ok()) return Error(m.status());
-  return Done(core.backend->Utimens(m->root_fd, m->rel, proto::FromWire(q.times).ts, q.nofollow != 0));
+  return Done(
+      core.backend->Utimens(m->root_fd, m->rel, proto::FromWire(q.times).ts, q.nofollow != 0));
 }
 
 Answer<proto::Empty> HandleSymlink(Core& core, Session&, const proto::SymlinkRequest& q) {

@@ -5,8 +5,8 @@
 #include <sys/statvfs.h>
 
 #include "preload/libc_next.h"
-#include "proto/stat_convert.h"
 #include "preload/state.h"
+#include "proto/stat_convert.h"
 
 using namespace iorelay::preload;
 
