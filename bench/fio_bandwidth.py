@@ -3,7 +3,7 @@ against direct access, alternating, in the same run.
 
     .venv/bin/python bench/fio_bandwidth.py [--jobs 4] [--bs 1m] [--size 256m] [--direct]
                                             [--reps 5] [--daemon-args '...'] [--out FILE.md]
-                                            [--daemon-binary OTHER_BUILD/src/daemon/iorelayd]
+                                            [--daemon-binary OTHER_BUILD/src/iorelayd/iorelayd]
                                             [--variant 'NAME:VAR=VALUE VAR=VALUE' ...]
 
 Each repetition runs the write phase and then the read phase (`ioengine=psync`, i.e. pwrite and

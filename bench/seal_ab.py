@@ -42,7 +42,7 @@ def one_run(build: Path, seal: str, threads: int, size: int, seconds: float, wor
     root, wd = Path(tempfile.mkdtemp(dir=work)), Path(tempfile.mkdtemp(dir=work))
     with LocalDaemons(
         1, root, "/iorelay-bench", wd, backend="null", extra_args=("--seal", seal),
-        daemon_binary=build / "src/daemon/iorelayd",
+        daemon_binary=build / "src/iorelayd/iorelayd",
         preload_library=build / "src/preload/libiorelay_preload.so",
     ) as d:  # fmt: skip
         pid = d.daemons[0].pid

@@ -43,7 +43,7 @@ def one_run(build: Path, mode: str, threads: int, size: int, seconds: float, wor
     start_root = Path(tempfile.mkdtemp(dir=work))
     with LocalDaemons(
         1, start_root if mode == "admitted" else root, PREFIX, wd, backend="null",
-        extra_args=extra, daemon_binary=build / "src/daemon/iorelayd",
+        extra_args=extra, daemon_binary=build / "src/iorelayd/iorelayd",
         preload_library=build / "src/preload/libiorelay_preload.so",
     ) as d:  # fmt: skip
         env = {k: v for k, v in d.env("tcp").items() if k != "LD_PRELOAD"}

@@ -2,7 +2,7 @@
 
     .venv/bin/python bench/soak.py [--idle 10000] [--active 8] [--minutes 10] [--out FILE.md]
 
-Starts one daemon (raising the descriptor limit for it and the load), then bench/soak_client:
+Starts one daemon (raising the descriptor limit for it and the load), then soak_client:
 IDLE authenticated connections that stay open and ACTIVE threads doing 4 KiB pwrite/pread at
 random offsets. Every second it records the load's operations and p50/p99 latency, and the
 daemon's RSS, threads and open descriptors (/proc). Writes a Markdown summary (first minute

@@ -19,12 +19,12 @@ BUILD_DIR_ENV = "IORELAY_BUILD_DIR"
 
 # Where CMake puts each artifact, relative to the build directory.
 BUILD_LAYOUT: dict[str, str] = {
-    "iorelayd": "src/daemon/iorelayd",
+    "iorelayd": "src/iorelayd/iorelayd",
     "iorelay-ctl": "src/client/iorelay-ctl",
     "iorelay-place": "src/placement/iorelay-place",
     "iorelay-aggregators": "src/collective/iorelay-aggregators",
-    "iorelay-bench": "tools/bench/iorelay-bench",
-    "iorelay-bench-mpich": "tools/bench/iorelay-bench-mpich",
+    "iorelay-bench": "tools/iorelay-bench/iorelay-bench",
+    "iorelay-bench-mpich": "tools/iorelay-bench/iorelay-bench-mpich",
     "iorelay-sim": "src/sim/iorelay-sim",
     "iorelay-sim-joint": "src/sim/iorelay-sim-joint",
     "libiorelay.so": "src/client/libiorelay.so",

@@ -64,7 +64,7 @@ def fake_build(disk_tmp: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
     that the daemon-starting machinery is tested without the C++ daemon (nothing is forwarded:
     runs using it pass --no-preload)."""
     build = disk_tmp / "fake-build"
-    daemon = build / "src/daemon/iorelayd"
+    daemon = build / "src/iorelayd/iorelayd"
     daemon.parent.mkdir(parents=True)
     daemon.write_text(f'#!/bin/sh\nexec "{sys.executable}" "{FAKE_DAEMON}" "$@"\n')
     daemon.chmod(0o755)

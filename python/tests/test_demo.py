@@ -51,7 +51,7 @@ def test_demo_fails_when_nothing_is_forwarded(disk_tmp: Path) -> None:
             pytest.fail("fio is not installed (make deps installs it)")
         pytest.skip("fio is not installed (make deps installs it)")
     build = disk_tmp / "build"
-    daemon = build / "src/daemon/iorelayd"
+    daemon = build / "src/iorelayd/iorelayd"
     ctl = build / "src/client/iorelay-ctl"
     preload = build / "src/preload/libiorelay_preload.so"
     for f in (daemon, ctl, preload):

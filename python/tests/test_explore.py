@@ -206,7 +206,7 @@ def test_relay_values_no_run_could_use_are_refused_before_any_run() -> None:
         explore.check_relay_values(runs("[relay]\nionodes = [0, -1]\n"))
     with pytest.raises(explore.SweepError, match="unknown placement 'nearest'"):
         explore.check_relay_values(runs("[relay]\nionodes = 1\nplacement = 'nearest'\n"))
-    if shutil.which("iorelayd") or (paths.REPO_ROOT / "build/src/daemon/iorelayd").exists():
+    if shutil.which("iorelayd") or (paths.REPO_ROOT / "build/src/iorelayd/iorelayd").exists():
         with pytest.raises(explore.SweepError, match=r"scheduler 'nosuch'.*unknown scheduler"):
             explore.check_relay_values(runs("[relay]\nionodes = 1\nscheduler = 'nosuch'\n"))
     # (a scheduler is not looked at where no run has I/O nodes)

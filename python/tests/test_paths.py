@@ -24,7 +24,7 @@ def test_missing_binary_error_says_where_and_how(tmp_path: Path) -> None:
         paths.find("iorelayd", environ=env)
     msg = str(info.value)
     assert "iorelayd not found" in msg
-    assert str(tmp_path / "src/daemon/iorelayd") in msg
+    assert str(tmp_path / "src/iorelayd/iorelayd") in msg
     assert "IORELAY_BUILD_DIR" in msg
     assert "make build" in msg
 
@@ -33,11 +33,11 @@ def test_missing_everywhere_mentions_repo_build_and_path(tmp_path: Path) -> None
     env = {"PATH": str(tmp_path / "bin")}
     with pytest.raises(paths.NotBuiltError, match="Not on PATH") as info:
         paths.find("iorelayd", environ=env, repo_root=tmp_path)
-    assert str(tmp_path / "build/src/daemon/iorelayd") in str(info.value)
+    assert str(tmp_path / "build/src/iorelayd/iorelayd") in str(info.value)
 
 
 def test_build_dir_from_environment(tmp_path: Path) -> None:
-    daemon = _make(tmp_path / "src/daemon/iorelayd")
+    daemon = _make(tmp_path / "src/iorelayd/iorelayd")
     preload = _make(tmp_path / "src/preload/libiorelay_preload.so", executable=False)
     env = {"IORELAY_BUILD_DIR": str(tmp_path)}
     assert paths.find("iorelayd", environ=env) == daemon
@@ -51,7 +51,7 @@ def test_repo_build_tree(tmp_path: Path) -> None:
 
 
 def test_non_executable_program_is_not_found(tmp_path: Path) -> None:
-    _make(tmp_path / "src/daemon/iorelayd", executable=False)
+    _make(tmp_path / "src/iorelayd/iorelayd", executable=False)
     with pytest.raises(paths.NotBuiltError):
         paths.find("iorelayd", environ={"IORELAY_BUILD_DIR": str(tmp_path)})
 

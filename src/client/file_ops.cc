@@ -9,7 +9,7 @@
 
 #include "client/internal_fds.h"
 #include "client/placement.h"
-#include "client/stat_convert.h"
+#include "proto/stat_convert.h"
 
 namespace proto = iorelay::proto;
 using iorelay::Result;
@@ -304,7 +304,7 @@ int iorelay_fstat(iorelay_file* f, struct stat* st) {
   if (!st) return -EFAULT;
   if (f && f->attrs_fresh.load() && f->client->changes() == f->opened_changes &&
       iorelay::client::MonotonicNs() - f->opened_ns < f->client->listed_attrs().valid_ns()) {
-    iorelay::client::ToStat(f->open_attrs, st);  // the open's attributes, still current
+    proto::ToStat(f->open_attrs, st);  // the open's attributes, still current
     return 0;
   }
   if (int rc = iorelay::client::FlushWrites(f); rc < 0) return rc;  // the size includes them
@@ -314,7 +314,7 @@ int iorelay_fstat(iorelay_file* f, struct stat* st) {
         proto::WireStat w;
         iorelay::client::Outcome r = f->client->CallMsg(
             f->server, proto::Op::kFstat, proto::HandleRequest{f->handle}, &w, f->generation);
-        if (r.ok()) iorelay::client::ToStat(w, st);
+        if (r.ok()) proto::ToStat(w, st);
         return StatusOnly(r);
       },
       [&](int fd) { return Sys(syscall(SYS_fstat, fd, st)); }));
@@ -338,7 +338,7 @@ int iorelay_futimens(iorelay_file* f, const struct timespec times[2]) {
   if (!f) return -EBADF;
   if (int rc = iorelay::client::FlushWrites(f); rc < 0) return rc;
   iorelay::client::NoteChange(f);
-  const proto::WireTimes wire = iorelay::client::ToWireTimes(times);
+  const proto::WireTimes wire = proto::ToWireTimes(times);
   return static_cast<int>(FileOp(
       f,
       [&] {
@@ -357,7 +357,7 @@ int iorelay_fstatfs(iorelay_file* f, struct statfs* st) {
         proto::WireStatfs w;
         iorelay::client::Outcome r = f->client->CallMsg(
             f->server, proto::Op::kFstatfs, proto::HandleRequest{f->handle}, &w, f->generation);
-        if (r.ok()) iorelay::client::ToStatfs(w, st);
+        if (r.ok()) proto::ToStatfs(w, st);
         return StatusOnly(r);
       },
       [&](int fd) { return Sys(syscall(SYS_fstatfs, fd, st)); }));

@@ -9,7 +9,7 @@
 #include <optional>
 
 #include "client/file_ops.h"
-#include "client/stat_convert.h"
+#include "proto/stat_convert.h"
 
 namespace proto = iorelay::proto;
 using iorelay::Result;
@@ -72,7 +72,7 @@ int iorelay_stat(iorelay_client* c, const char* path, struct stat* st, int nofol
     cl->FlushIfBuffered();  // a stat shows this process's writes
     if (std::optional<proto::WireStat> w = cl->listed_attrs().Get(
             path, nofollow != 0, iorelay::client::MonotonicNs(), cl->changes())) {
-      iorelay::client::ToStat(*w, st);
+      iorelay::proto::ToStat(*w, st);
       return 0;
     }
     if (cl->config().stat_prefetch &&
@@ -80,7 +80,7 @@ int iorelay_stat(iorelay_client* c, const char* path, struct stat* st, int nofol
         ListParent(c, path) == 0) {
       if (std::optional<proto::WireStat> w = cl->listed_attrs().Get(
               path, nofollow != 0, iorelay::client::MonotonicNs(), cl->changes())) {
-        iorelay::client::ToStat(*w, st);
+        iorelay::proto::ToStat(*w, st);
         return 0;
       }
     }
@@ -91,7 +91,7 @@ int iorelay_stat(iorelay_client* c, const char* path, struct stat* st, int nofol
         proto::WireStat w;
         iorelay::client::Outcome r =
             cl->CallMsg(s, proto::Op::kStat, proto::StatRequest{path, nofollow ? 1u : 0u}, &w);
-        if (r.ok()) iorelay::client::ToStat(w, st);
+        if (r.ok()) proto::ToStat(w, st);
         return StatusOnly(r);
       },
       [&](const std::string& p) {
@@ -108,7 +108,7 @@ int iorelay_statfs(iorelay_client* c, const char* path, struct statfs* st) {
         proto::WireStatfs w;
         iorelay::client::Outcome r =
             cl->CallMsg(s, proto::Op::kStatfs, proto::PathRequest{path}, &w);
-        if (r.ok()) iorelay::client::ToStatfs(w, st);
+        if (r.ok()) proto::ToStatfs(w, st);
         return StatusOnly(r);
       },
       [&](const std::string& p) { return Sys(syscall(SYS_statfs, p.c_str(), st)); }));
@@ -162,7 +162,7 @@ int iorelay_chmod(iorelay_client* c, const char* path, mode_t mode) {
 int iorelay_utimens(iorelay_client* c, const char* path, const struct timespec times[2],
                     int nofollow) {
   NoteAttributeChange(c);
-  const proto::WireTimes wire = iorelay::client::ToWireTimes(times);
+  const proto::WireTimes wire = proto::ToWireTimes(times);
   return static_cast<int>(PathOp(
       c, path,
       [&](Client* cl, int s) {

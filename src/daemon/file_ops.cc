@@ -6,7 +6,7 @@
 
 #include "daemon/mode_policy.h"
 #include "daemon/op_handlers.h"
-#include "daemon/stat_convert.h"
+#include "proto/stat_convert.h"
 
 namespace iorelay::daemon {
 Answer<proto::Empty> HandlePing(Core&, Session&, const proto::Empty&) { return proto::Empty{}; }
@@ -47,7 +47,7 @@ Answer<proto::OpenReply> HandleOpen(Core& core, Session& s, const proto::OpenReq
   if (!s.Insert(handle, std::move(file), static_cast<size_t>(limit))) {
     return Error(EMFILE);  // the file closes with its last reference, here
   }
-  return {proto::OpenReply{handle, ToWire(*st)}, handle};
+  return {proto::OpenReply{handle, proto::ToWire(*st)}, handle};
 }
 
 Answer<proto::Empty> HandleClose(Core&, Session& s, const proto::HandleRequest& m) {
@@ -116,7 +116,7 @@ Answer<proto::WireStat> HandleFstat(Core& core, Session& s, const proto::HandleR
   if (f == nullptr) return Error(EBADF, m.handle);
   Result<struct stat> st = core.backend->Fstat(f->fd());
   if (!st.ok()) return Error(st.status(), m.handle);
-  return {ToWire(*st), m.handle};
+  return {proto::ToWire(*st), m.handle};
 }
 
 Answer<proto::Empty> HandleFchmod(Core& core, Session& s, const proto::FchmodRequest& m) {
@@ -128,7 +128,7 @@ Answer<proto::Empty> HandleFchmod(Core& core, Session& s, const proto::FchmodReq
 Answer<proto::Empty> HandleFutimens(Core& core, Session& s, const proto::FutimensRequest& m) {
   std::shared_ptr<OpenFile> f = s.Find(m.handle);
   if (f == nullptr) return Error(EBADF, m.handle);
-  return Done(core.backend->Futimens(f->fd(), FromWire(m.times).ts), m.handle);
+  return Done(core.backend->Futimens(f->fd(), proto::FromWire(m.times).ts), m.handle);
 }
 
 Answer<proto::WireStatfs> HandleFstatfs(Core& core, Session& s, const proto::HandleRequest& m) {
@@ -136,7 +136,7 @@ Answer<proto::WireStatfs> HandleFstatfs(Core& core, Session& s, const proto::Han
   if (f == nullptr) return Error(EBADF, m.handle);
   Result<struct statfs> st = core.backend->Fstatfs(f->fd());
   if (!st.ok()) return Error(st.status(), m.handle);
-  return {ToWire(*st), m.handle};
+  return {proto::ToWire(*st), m.handle};
 }
 
 Answer<proto::Empty> HandleSetfl(Core& core, Session& s, const proto::SetflRequest& m) {

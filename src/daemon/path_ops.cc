@@ -5,7 +5,7 @@
 
 #include "daemon/mode_policy.h"
 #include "daemon/op_handlers.h"
-#include "daemon/stat_convert.h"
+#include "proto/stat_convert.h"
 
 namespace iorelay::daemon {
 
@@ -14,7 +14,7 @@ Answer<proto::WireStat> HandleStat(Core& core, Session& s, const proto::StatRequ
   if (!m.ok()) return Error(m.status());
   Result<struct stat> st = core.backend->Stat(m->root_fd, m->rel, q.nofollow != 0);
   if (!st.ok()) return Error(st.status());
-  return ToWire(*st);
+  return proto::ToWire(*st);
 }
 
 Answer<proto::WireStatfs> HandleStatfs(Core& core, Session& s, const proto::PathRequest& q) {
@@ -22,7 +22,7 @@ Answer<proto::WireStatfs> HandleStatfs(Core& core, Session& s, const proto::Path
   if (!m.ok()) return Error(m.status());
   Result<struct statfs> st = core.backend->Statfs(m->root_fd, m->rel);
   if (!st.ok()) return Error(st.status());
-  return ToWire(*st);
+  return proto::ToWire(*st);
 }
 
 Answer<proto::Empty> HandleAccess(Core& core, Session& s, const proto::AccessRequest& q) {
@@ -72,7 +72,8 @@ Answer<proto::Empty> HandleChmod(Core& core, Session& s, const proto::ChmodReque
 Answer<proto::Empty> HandleUtimens(Core& core, Session& s, const proto::UtimensRequest& q) {
   Result<Mapped> m = s.Map(q.path);
   if (!m.ok()) return Error(m.status());
-  return Done(core.backend->Utimens(m->root_fd, m->rel, FromWire(q.times).ts, q.nofollow != 0));
+  return Done(
+      core.backend->Utimens(m->root_fd, m->rel, proto::FromWire(q.times).ts, q.nofollow != 0));
 }
 
 Answer<proto::Empty> HandleSymlink(Core& core, Session& s, const proto::SymlinkRequest& q) {
@@ -123,7 +124,7 @@ Answer<proto::ReaddirReply> HandleReaddir(Core& core, Session& s, const proto::R
       }
       if (st) {
         entry.has_attrs = 1;
-        entry.attrs = ToWire(*st);
+        entry.attrs = proto::ToWire(*st);
       }
     }
     reply.entries.push_back(std::move(entry));

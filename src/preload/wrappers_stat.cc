@@ -5,8 +5,8 @@
 #include <sys/statvfs.h>
 
 #include "preload/libc_next.h"
-#include "preload/stat_convert.h"
 #include "preload/state.h"
+#include "proto/stat_convert.h"
 
 using namespace iorelay::preload;
 
@@ -76,14 +76,14 @@ bool StatfsPath(const char** path, AbsPath* abs, struct statfs* sf, int* rc) {
 bool StatvfsPath(const char** path, AbsPath* abs, struct statvfs* out, int* rc) {
   struct statfs sf;
   if (!StatfsPath(path, abs, &sf, rc)) return false;
-  if (*rc == 0) StatfsToStatvfs(sf, out);
+  if (*rc == 0) iorelay::proto::StatfsToStatvfs(sf, out);
   return true;
 }
 
 int FstatvfsForwarded(int fd, struct statvfs* out) {
   struct statfs sf;
   int rc = FstatfsForwarded(fd, &sf);
-  if (rc == 0) StatfsToStatvfs(sf, out);
+  if (rc == 0) iorelay::proto::StatfsToStatvfs(sf, out);
   return rc;
 }
 
@@ -150,7 +150,7 @@ IORELAY_EXPORT int statx(int dirfd, const char* path, int flags, unsigned mask,
   AbsPath abs;
   if (!StatAt(dirfd, &path, &abs, &st, flags, &rc))
     return REAL(statx)(dirfd, path, flags, mask, out);
-  if (rc == 0) StatToStatx(st, out);
+  if (rc == 0) iorelay::proto::StatToStatx(st, out);
   return rc;
 }
 

@@ -7,7 +7,7 @@
 #include <sys/stat.h>
 
 #include "client/client.h"
-#include "client/stat_convert.h"
+#include "proto/stat_convert.h"
 #include "relay/upstream_path.h"
 
 namespace iorelay::relay {
@@ -217,7 +217,7 @@ Result<backend::DirPage> RelayBackend::ReadDir(int fd, uint64_t cookie, size_t m
     backend::DirEntryInfo info{e.ino, e.type, std::move(e.name), std::nullopt};
     if (e.has_attrs != 0) {
       struct stat st;
-      client::ToStat(e.attrs, &st);
+      proto::ToStat(e.attrs, &st);
       info.attrs = st;  // the I/O node's, passed down with the listing
     }
     page.entries.push_back(std::move(info));

@@ -245,7 +245,7 @@ TEST(WorkloadPatternTest, OffsetsAsTheBench) {
   s.total_bytes = 4 * 8 * 4096;
   p = MakePattern(s);
   ASSERT_TRUE(p.ok()) << p.status().message();
-  EXPECT_EQ(p->block_bytes, 8 * 4096u);
+  EXPECT_EQ(p->shape.block_bytes, 8 * 4096u);
   EXPECT_EQ(p->Offset(2, 3), 2 * 8 * 4096u + 3 * 4096u);
   s.layout = Layout::kFilePerProcess;
   p = MakePattern(s);

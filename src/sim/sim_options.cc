@@ -7,6 +7,7 @@
 
 #include "common/option_table.h"
 #include "placement/policy.h"
+#include "workload/pattern.h"
 
 namespace iorelay::sim {
 namespace {
@@ -23,11 +24,9 @@ cli::OptionTable Table(SimOptions* o) {
       "Sizes: K, M, G or KiB, MiB, GiB (1024-based), kB, MB, GB (1000-based).\n"
       "Exit status: 0 ok, 1 simulation failed, 2 usage or bad platform.\n");
   t.Add(cli::Text("platform", "FILE", &o->platform_path, "platform JSON (platforms/*.json)"))
-      .Add(cli::Choice("layout", &p.layout,
-                       {{"fpp", Layout::kFilePerProcess}, {"shared", Layout::kShared}},
+      .Add(cli::Choice("layout", &p.layout, workload::LayoutChoices(),
                        "file per process or one shared file (shared)"))
-      .Add(cli::Choice("spatiality", &p.spatiality,
-                       {{"contiguous", Spatiality::kContiguous}, {"strided", Spatiality::kStrided}},
+      .Add(cli::Choice("spatiality", &p.spatiality, workload::SpatialityChoices(),
                        "1D-strided: block = request (contiguous)"))
       .Add(cli::Choice("operation", &p.write, {{"write", true}, {"read", false}},
                        "what every request does (write)"))

@@ -1,6 +1,7 @@
 // The bench's --wearout in simulated time: once every rank is past the stonewall (or done), the
 // ranks agree on the largest request count any of them reached, and each then issues requests
-// up to that count without looking at the clock (tools/bench/phase.h: an MPI_Allreduce there).
+// up to that count without looking at the clock (tools/iorelay-bench/phase.h: an MPI_Allreduce
+// there).
 #pragma once
 
 #include <cstdint>

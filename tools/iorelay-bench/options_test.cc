@@ -36,7 +36,7 @@ TEST(BenchOptions, TotalGivesBlockForContiguous) {
   Options o = Parse({"--total", "4M", "--request", "64K"});
   EXPECT_EQ(o.block_bytes, 1u << 20);
   EXPECT_EQ(o.segments, 1u);
-  EXPECT_EQ(RequestsPerRank(o), 16u);
+  EXPECT_EQ(ShapeOf(o).RequestsPerRank(), 16u);
 }
 
 TEST(BenchOptions, TotalGivesSegmentsForStrided) {
@@ -104,20 +104,20 @@ TEST(BenchOptions, HelpComesFromTheTable) {
 
 TEST(BenchLayout, SharedContiguousOwnsOneBlock) {
   Options o = Parse({"--request", "8K", "--block", "32K"});
-  EXPECT_EQ(RequestOffset(o, 2, 4, 0), 64u << 10);
-  EXPECT_EQ(RequestOffset(o, 2, 4, 3), (64u + 24u) << 10);
+  EXPECT_EQ(ShapeOf(o).Offset(2, 4, 0), 64u << 10);
+  EXPECT_EQ(ShapeOf(o).Offset(2, 4, 3), (64u + 24u) << 10);
 }
 
 TEST(BenchLayout, StridedInterleavesRanks) {
   Options o = Parse({"--spatiality", "strided", "--request", "8K", "--segments", "3"});
   // Segment k of rank r at (k * P + r) * t.
-  EXPECT_EQ(RequestOffset(o, 1, 4, 0), 8u << 10);
-  EXPECT_EQ(RequestOffset(o, 1, 4, 2), (2 * 4 + 1) * (8u << 10));
+  EXPECT_EQ(ShapeOf(o).Offset(1, 4, 0), 8u << 10);
+  EXPECT_EQ(ShapeOf(o).Offset(1, 4, 2), (2 * 4 + 1) * (8u << 10));
 }
 
 TEST(BenchLayout, FilePerProcessStartsAtZero) {
   Options o = Parse({"--layout", "fpp", "--request", "8K", "--block", "32K"});
-  EXPECT_EQ(RequestOffset(o, 3, 4, 1), 8u << 10);
+  EXPECT_EQ(ShapeOf(o).Offset(3, 4, 1), 8u << 10);
   EXPECT_EQ(FilePath(o, 3), "./iorelay-bench.dat.000003");
   EXPECT_EQ(NodeCount(Parse({"--ranks-per-node", "3"}, 4), 4), 2u);
 }

@@ -8,25 +8,18 @@
 #include <vector>
 
 #include "common/status.h"
+#include "workload/pattern.h"
 
 namespace iorelay::bench {
 
-enum class Layout { kFilePerProcess, kShared };
-enum class Spatiality { kContiguous, kStrided };
+using workload::Layout;
+using workload::Spatiality;
 // How the requests reach the file: plain POSIX calls, or MPI-IO (the MPI library's own file layer,
 // ROMIO or OpenMPI's OMPIO), independent or collective.
 enum class Api { kPosix, kMpiio };
 
-struct Options {
-  Layout layout = Layout::kShared;
-  Spatiality spatiality = Spatiality::kContiguous;
-  uint64_t request_bytes = 64 * 1024;  // t: one pwrite/pread
-  uint64_t block_bytes = 0;            // b: contiguous piece of a rank per segment (0: derived)
-  uint64_t segments = 0;               // s (0: derived)
-  uint64_t total_bytes = 0;            // --total: all ranks together (0 = from block, segments)
-  double stonewall_s = 0;              // 0: no stonewall
-  bool wearout = false;
-  bool odirect = false;
+// The access pattern (src/workload: its sizes derived by ParseOptions) and how to run it.
+struct Options : workload::PatternSpec {
   bool fsync = false;  // fsync before close in the write phase (timed)
   bool write = false;
   bool read = false;
@@ -56,8 +49,6 @@ Result<Options> ParseOptions(const std::vector<std::string>& args, uint32_t rank
 // "64K" → 65536, "64kB" → 64000 (common/units.h); fails on junk or overflow.
 Result<uint64_t> ParseSize(const std::string& text);
 
-const char* LayoutName(Layout layout);
-const char* SpatialityName(Spatiality spatiality);
 const char* ApiName(Api api);
 
 }  // namespace iorelay::bench

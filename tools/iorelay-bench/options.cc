@@ -7,50 +7,12 @@
 namespace iorelay::bench {
 namespace {
 
-constexpr uint64_t kDirectAlignBytes = 4096;
-constexpr uint64_t kDefaultRequestsPerRank = 16;
-
-// Fills block_bytes and segments; checks the sizes against each other and the rank count.
+// Fills block_bytes and segments as every pattern derives them (workload::Derive).
 Status Derive(Options& o, uint32_t ranks) {
-  const bool block_given = o.block_bytes != 0, segments_given = o.segments != 0;
-  if (o.request_bytes == 0 || o.request_bytes % 8 != 0) {
-    return Status::InvalidArgument("--request must be a positive multiple of 8 bytes");
-  }
-  if (o.odirect && o.request_bytes % kDirectAlignBytes != 0) {
-    return Status::InvalidArgument("--odirect needs --request to be a multiple of 4096");
-  }
-  if (o.layout == Layout::kFilePerProcess && o.spatiality == Spatiality::kStrided) {
-    return Status::InvalidArgument("file-per-process is only contiguous");
-  }
-  if (o.total_bytes != 0 && (block_given || segments_given)) {
-    return Status::InvalidArgument("--total excludes --block and --segments");
-  }
-  const uint64_t per_rank = o.total_bytes / ranks;
-  if (o.spatiality == Spatiality::kStrided) {
-    if (block_given && o.block_bytes != o.request_bytes) {
-      return Status::InvalidArgument("1D-strided means --block equal to --request");
-    }
-    o.block_bytes = o.request_bytes;
-    if (o.total_bytes != 0)
-      o.segments = per_rank / o.request_bytes;
-    else if (!segments_given)
-      o.segments = kDefaultRequestsPerRank;
-  } else {
-    if (segments_given && o.segments != 1) {
-      return Status::InvalidArgument("contiguous means one segment (use --block or --total)");
-    }
-    o.segments = 1;
-    if (o.total_bytes != 0)
-      o.block_bytes = per_rank / o.request_bytes * o.request_bytes;
-    else if (!block_given)
-      o.block_bytes = kDefaultRequestsPerRank * o.request_bytes;
-  }
-  if (o.segments == 0 || o.block_bytes == 0) {
-    return Status::InvalidArgument("--total is smaller than one request per rank");
-  }
-  if (o.block_bytes % o.request_bytes != 0) {
-    return Status::InvalidArgument("--block must be a multiple of --request");
-  }
+  Result<workload::Shape> shape = workload::Derive(o, ranks);
+  if (!shape.ok()) return shape.status();
+  o.block_bytes = shape->block_bytes;
+  o.segments = shape->segments;
   if (o.ranks_per_node == 0) return Status::InvalidArgument("--ranks-per-node must be >= 1");
   return Status::Ok();
 }
@@ -86,11 +48,9 @@ cli::OptionTable Table(Options* o) {
   t.Add(cli::Flag("write", &o->write, "the write phase"))
       .Add(cli::Flag("read", &o->read, "the read phase"))
       .Add(cli::Flag("verify", &o->verify, "check every word after the write phase"))
-      .Add(cli::Choice("layout", &o->layout,
-                       {{"fpp", Layout::kFilePerProcess}, {"shared", Layout::kShared}},
+      .Add(cli::Choice("layout", &o->layout, workload::LayoutChoices(),
                        "file per process or one shared file (shared)"))
-      .Add(cli::Choice("spatiality", &o->spatiality,
-                       {{"contiguous", Spatiality::kContiguous}, {"strided", Spatiality::kStrided}},
+      .Add(cli::Choice("spatiality", &o->spatiality, workload::SpatialityChoices(),
                        "1D-strided: block = request (contiguous)"))
       .Add(cli::Bytes("request", "SIZE", &o->request_bytes, "bytes per pwrite/pread, t (64K)"))
       .Add(cli::Bytes("block", "SIZE", &o->block_bytes,
@@ -129,13 +89,7 @@ std::string Usage() {
 
 Result<uint64_t> ParseSize(const std::string& text) { return units::ParseBytes(text); }
 
-const char* LayoutName(Layout layout) { return layout == Layout::kShared ? "shared" : "fpp"; }
-
 const char* ApiName(Api api) { return api == Api::kMpiio ? "mpiio" : "posix"; }
-
-const char* SpatialityName(Spatiality spatiality) {
-  return spatiality == Spatiality::kStrided ? "strided" : "contiguous";
-}
 
 Result<Options> ParseOptions(const std::vector<std::string>& args, uint32_t ranks) {
   Options o;
@@ -145,9 +99,6 @@ Result<Options> ParseOptions(const std::vector<std::string>& args, uint32_t rank
   if (parsed->print_config) o.printed_config = Table(&o).ToJson();  // as given, before derivation
   if (o.help || parsed->print_config) return o;
   if (!o.write && !o.read) o.write = o.read = true;
-  if (o.wearout && o.stonewall_s == 0) {
-    return Status::InvalidArgument("--wearout needs --stonewall");
-  }
   if (o.name.empty() || o.name.find('/') != std::string::npos) {
     return Status::InvalidArgument("--name must be a plain file name");
   }

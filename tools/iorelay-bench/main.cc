@@ -87,7 +87,7 @@ int Main(uint32_t rank, uint32_t ranks, const std::vector<std::string>& args) {
     return 0;
   }
   const Options& o = *parsed;
-  const uint64_t planned = iorelay::bench::RequestsPerRank(o);
+  const uint64_t planned = iorelay::bench::ShapeOf(o).RequestsPerRank();
   nlohmann::json phases = nlohmann::json::array();
   uint64_t written = planned;
   if (o.write) {

@@ -106,7 +106,7 @@ class PhaseRunner {
         result_.stonewalled = true;
         return;
       }
-      const uint64_t offset = RequestOffset(o_, rank_, ranks_, issued_++);
+      const uint64_t offset = ShapeOf(o_).Offset(rank_, ranks_, issued_++);
       if (op_ == Op::kWrite) FillPattern(buffer_.words(), words, o_.seed, rank_, offset);
       Result<uint64_t> n = file_->Transfer(buffer_.words(), len, offset);
       if (n.ok() && op_ == Op::kWrite && *n != len) n = Status::IOError("short write " + path_);
