@@ -20,6 +20,7 @@
 #include "sim/network.h"
 #include "sim/simulation.h"
 #include "sim/storage_model.h"
+#include "workload/pattern.h"
 
 namespace iorelay::sim {
 
@@ -215,6 +216,19 @@ Result<uint64_t> Bytes(const nlohmann::json& doc, const char* key) {
   return units::ParseBytes(doc.at(key).get<std::string>());
 }
 
+// The value a job's `what` names among the workload library's choices, or an error listing them.
+template <typename E>
+Result<E> Choose(const std::vector<std::pair<std::string, E>>& choices, const std::string& text,
+                 const char* what) {
+  std::string valid;
+  for (const auto& [name, value] : choices) {
+    if (name == text) return value;
+    valid += (valid.empty() ? "" : ", ") + name;
+  }
+  return Status::InvalidArgument(
+      fmt::format("joint run: unknown {} '{}' (valid: {})", what, text, valid));
+}
+
 Result<JointJob> ParseJob(const nlohmann::json& doc) {
   static const char* const kKeys[] = {"layout",  "spatiality", "operation",    "odirect",
                                       "request", "total",      "max_requests", "ranks",
@@ -228,12 +242,12 @@ Result<JointJob> ParseJob(const nlohmann::json& doc) {
   PatternSpec& p = job.pattern;
   auto layout_text = Field<std::string>(doc, "layout", "shared");
   if (!layout_text.ok()) return layout_text.status();
-  auto layout = ParseLayout(*layout_text);
+  auto layout = Choose(workload::LayoutChoices(), *layout_text, "layout");
   if (!layout.ok()) return layout.status();
   p.layout = *layout;
   auto spatiality_text = Field<std::string>(doc, "spatiality", "contiguous");
   if (!spatiality_text.ok()) return spatiality_text.status();
-  auto spatiality = ParseSpatiality(*spatiality_text);
+  auto spatiality = Choose(workload::SpatialityChoices(), *spatiality_text, "spatiality");
   if (!spatiality.ok()) return spatiality.status();
   p.spatiality = *spatiality;
   auto op = Field<std::string>(doc, "operation", "write");
