@@ -14,15 +14,14 @@ request (utime + stime from /proc/PID/stat), which a shared machine disturbs les
 
 from __future__ import annotations
 
-import argparse
 import json
 import os
-import shutil
-import statistics
 import subprocess
 import sys
 import tempfile
 from pathlib import Path
+
+import ab_rotation
 
 from iorelay.launch.local import LocalDaemons
 
@@ -62,47 +61,13 @@ def one_run(build: Path, seal: str, threads: int, size: int, seconds: float, wor
 
 
 def main() -> int:
-    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    ap.add_argument("build", type=Path, nargs="?", default=REPO / "build")
-    ap.add_argument("--seconds", type=float, default=2.0)
-    ap.add_argument("--runs", type=int, default=5)
-    ap.add_argument("--out", type=Path, help="write the runs and medians there (JSON)")
-    args = ap.parse_args()
-    build = args.build.resolve()
-    runs: dict[str, dict[str, list[dict]]] = {}
-    work = Path(tempfile.mkdtemp(prefix="iorelay-seal-ab-", dir="/tmp"))
-    try:
-        for row, threads, size in ROWS:
-            for run in range(args.runs):
-                for seal in ("on", "off") if run % 2 == 0 else ("off", "on"):
-                    r = one_run(build, seal, threads, size, args.seconds, work)
-                    runs.setdefault(row, {}).setdefault(seal, []).append(r)
-                    print(
-                        f"{row} seal {seal} run {run}: {r['requests_per_s']:.0f} req/s, "
-                        f"{r['MiB_s']:.0f} MiB/s",
-                        flush=True,
-                    )
-    finally:
-        shutil.rmtree(work, ignore_errors=True)
-    medians = {}
-    for row, by_seal in runs.items():
-        for seal, rs in by_seal.items():
-            m = {
-                "requests_per_s": statistics.median(r["requests_per_s"] for r in rs),
-                "MiB_s": statistics.median(r["MiB_s"] for r in rs),
-                "daemon_cpu_us_per_request": statistics.median(
-                    r["daemon_cpu_us_per_request"] for r in rs
-                ),
-            }
-            medians[f"{row} seal {seal}"] = m
-            print(
-                f"{row} seal {seal}: median {m['requests_per_s']:.0f} req/s, "
-                f"{m['MiB_s']:.0f} MiB/s, {m['daemon_cpu_us_per_request']:.1f} us daemon CPU "
-                "per request"
-            )
-    if args.out:
-        args.out.write_text(json.dumps({"runs": runs, "medians": medians}, indent=1) + "\n")
-    return 0
+    return ab_rotation.main(
+        __doc__.splitlines()[0],
+        ("on", "off"),
+        ROWS,
+        ("requests_per_s", "MiB_s", "daemon_cpu_us_per_request"),
+        one_run,
+    )
 
 
 if __name__ == "__main__":

@@ -13,15 +13,14 @@ pwrites from 8 threads, and the bandwidth of 4 MiB pwrites from 1 thread. Runs a
 
 from __future__ import annotations
 
-import argparse
 import json
 import os
-import shutil
-import statistics
 import subprocess
 import sys
 import tempfile
 from pathlib import Path
+
+import ab_rotation
 
 from iorelay import ionode
 from iorelay.credential import create_credential
@@ -66,40 +65,9 @@ def one_run(build: Path, mode: str, threads: int, size: int, seconds: float, wor
 
 
 def main() -> int:
-    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    ap.add_argument("build", type=Path, nargs="?", default=REPO / "build")
-    ap.add_argument("--seconds", type=float, default=2.0)
-    ap.add_argument("--runs", type=int, default=5)
-    ap.add_argument("--out", type=Path, help="write the runs and medians there (JSON)")
-    args = ap.parse_args()
-    build = args.build.resolve()
-    runs: dict[str, dict[str, list[dict]]] = {}
-    work = Path(tempfile.mkdtemp(prefix="iorelay-admit-ab-", dir="/tmp"))
-    try:
-        for row, threads, size in ROWS:
-            for run in range(args.runs):
-                for mode in ("start", "admitted") if run % 2 == 0 else ("admitted", "start"):
-                    r = one_run(build, mode, threads, size, args.seconds, work)
-                    runs.setdefault(row, {}).setdefault(mode, []).append(r)
-                    print(
-                        f"{row} {mode} run {run}: {r['requests_per_s']:.0f} req/s, "
-                        f"{r['MiB_s']:.0f} MiB/s",
-                        flush=True,
-                    )
-    finally:
-        shutil.rmtree(work, ignore_errors=True)
-    medians = {}
-    for row, by_mode in runs.items():
-        for mode, rs in by_mode.items():
-            m = {
-                "requests_per_s": statistics.median(r["requests_per_s"] for r in rs),
-                "MiB_s": statistics.median(r["MiB_s"] for r in rs),
-            }
-            medians[f"{row} {mode}"] = m
-            print(f"{row} {mode}: median {m['requests_per_s']:.0f} req/s, {m['MiB_s']:.0f} MiB/s")
-    if args.out:
-        args.out.write_text(json.dumps({"runs": runs, "medians": medians}, indent=1) + "\n")
-    return 0
+    return ab_rotation.main(
+        __doc__.splitlines()[0], ("start", "admitted"), ROWS, ("requests_per_s", "MiB_s"), one_run
+    )
 
 
 if __name__ == "__main__":
