@@ -114,8 +114,9 @@ Status AdmitStartJobs(Core& core) {
     spec.weight = weight;
     // The operator's own jobs share the daemon as before: bounded per session and daemon-wide.
     spec.shares.max_inflight_bytes = config.max_app_inflight_bytes;
+    const std::string& app_name = name;  // (clang 14 cannot capture a structured binding)
     Result<JobPtr> job = core.jobs.Admit(
-        std::move(spec), [&](uint32_t app) { return core.stats->AddApp(app, name); }, now);
+        std::move(spec), [&](uint32_t app) { return core.stats->AddApp(app, app_name); }, now);
     if (!job.ok()) {
       return Status::InvalidArgument("--credential " + name + ": " + job.status().message());
     }
