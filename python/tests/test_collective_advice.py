@@ -55,7 +55,7 @@ def test_one_target_per_aggregator_where_there_are_enough() -> None:
 
 def test_no_advice_without_a_measured_k(tmp_path: Path) -> None:
     with pytest.raises(ca.CollectiveAdviceError, match=r"not measured.*collective_saturation"):
-        ca.advise(ca.Job(4, 1, MIB), PLATFORMS_DIR / "local.json")
+        ca.advise(ca.Job(4, 1, MIB), PLATFORMS_DIR / "marenostrum4-nominal.json")
 
 
 @pytest.mark.needs_build("iorelay-aggregators")
@@ -88,5 +88,5 @@ def test_iorelay_hints_writes_the_romio_hints_file(tmp_path: Path, capsys) -> No
     out = json.loads(capsys.readouterr().out)
     assert out["aggregators"] == 4 and out["romio_hints"]["cb_nodes"] == "4"
     assert hints.read_text().splitlines()[0] == "cb_nodes 4"
-    assert cli.main(["hints", "--ranks", "4", "--bytes-per-call", "1M", "--platform", "local"]) == 2
+    assert cli.main(["hints", "--ranks", "4", "--bytes-per-call", "1M", "--platform", "cori"]) == 2
     assert "not measured" in capsys.readouterr().err
