@@ -144,14 +144,20 @@ struct Client {
   std::vector<uint8_t> hello, auth;
 };
 
-// Runs a client's handshake against `p` up to the auth reply; returns that reply's bytes.
-std::vector<uint8_t> HandshakeToAuthReply(ConnProtocol& p, Client& c, bool seal_wanted = false) {
+// Feeds a client's hello and, answered, its auth request; the actions the auth request gave.
+std::vector<Action> HelloThenAuth(ConnProtocol& p, Client& c, bool seal_wanted = false) {
   std::vector<Action> out;
   p.Feed(c.Hello(), &out);
   EXPECT_EQ(out.size(), 1u);
   const std::vector<uint8_t> hello_reply = ReplyBytes(out.at(0));
   out.clear();
   p.Feed(c.Auth(hello_reply, seal_wanted), &out);
+  return out;
+}
+
+// Runs a client's handshake against `p` up to the auth reply; returns that reply's bytes.
+std::vector<uint8_t> HandshakeToAuthReply(ConnProtocol& p, Client& c, bool seal_wanted = false) {
+  const std::vector<Action> out = HelloThenAuth(p, c, seal_wanted);
   EXPECT_EQ(out.size(), 1u);
   EXPECT_EQ(out.at(0).kind, Kind::kAdmit);
   const Actions admitted = p.Admitted(kSession, kToken);
@@ -233,11 +239,7 @@ TEST_F(ConnProtocolTest, TheDriverDecidesWhoAndTheProtocolAsksWithTheNonceItSent
   };
   ConnProtocol p(s);
   Client c(MakeSecret(1));
-  std::vector<Action> out;
-  p.Feed(c.Hello(), &out);
-  const std::vector<uint8_t> hello_reply = ReplyBytes(out[0]);
-  out.clear();
-  p.Feed(c.Auth(hello_reply), &out);
+  const std::vector<Action> out = HelloThenAuth(p, c);
   ASSERT_EQ(asked.size(), 1u);
   EXPECT_EQ(asked[0], FixedNonce());
   ASSERT_EQ(out.size(), 2u);  // nobody: refused
@@ -247,11 +249,7 @@ TEST_F(ConnProtocolTest, TheDriverDecidesWhoAndTheProtocolAsksWithTheNonceItSent
 TEST_F(ConnProtocolTest, AnAdmissionRefusedByTheDriverIsAnErrorAndAClose) {
   ConnProtocol p(Settings());
   Client c(MakeSecret(1));
-  std::vector<Action> out;
-  p.Feed(c.Hello(), &out);
-  const std::vector<uint8_t> hello_reply = ReplyBytes(out[0]);
-  out.clear();
-  p.Feed(c.Auth(hello_reply), &out);
+  const std::vector<Action> out = HelloThenAuth(p, c);
   ASSERT_EQ(p.state(), ConnProtocol::State::kAdmit);
   const Actions refused = p.AdmitRefused(EUSERS, "job alpha holds its share of connections (2)");
   ASSERT_EQ(refused.size(), 2u);
@@ -419,11 +417,7 @@ TEST_F(ConnProtocolTest, AnotherProtocolVersionIsRefusedWithBothNamed) {
 TEST_F(ConnProtocolTest, AnUnknownSessionToJoinIsRefused) {
   ConnProtocol p(Settings());
   Client c(MakeSecret(1));
-  std::vector<Action> out;
-  p.Feed(c.Hello(), &out);
-  const std::vector<uint8_t> hello_reply = ReplyBytes(out.at(0));
-  out.clear();
-  p.Feed(c.Auth(hello_reply), &out);
+  const std::vector<Action> out = HelloThenAuth(p, c);
   ASSERT_EQ(p.state(), ConnProtocol::State::kAdmit);
   const Actions refused = p.AdmitRefused();
   ASSERT_EQ(refused.size(), 2u);
@@ -445,11 +439,7 @@ std::vector<uint8_t> Sealed(FrameSealer& sealer, std::vector<uint8_t> frame) {
 TEST_F(ConnProtocolTest, ANetworkConnectionIsSealedAfterTheAuthReply) {
   ConnProtocol p(Settings(/*over_network=*/true));
   Client c(MakeSecret(1));
-  std::vector<Action> out;
-  p.Feed(c.Hello(), &out);
-  const std::vector<uint8_t> hello_reply = ReplyBytes(out.at(0));
-  out.clear();
-  p.Feed(c.Auth(hello_reply, /*seal_wanted=*/true), &out);
+  std::vector<Action> out = HelloThenAuth(p, c, /*seal_wanted=*/true);
   const Actions admitted = p.Admitted(kSession, kToken);
   ASSERT_EQ(admitted.size(), 2u);
   proto::AuthReply reply;
