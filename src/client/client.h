@@ -8,7 +8,6 @@
 #include <cstdint>
 #include <map>
 #include <memory>
-#include <mutex>
 #include <span>
 #include <string>
 #include <unordered_set>
@@ -19,6 +18,7 @@
 #include "client/connection.h"
 #include "client/listed_attrs.h"
 #include "client/server.h"
+#include "common/mutex.h"
 #include "iorelay/iorelay.h"
 #include "proto/wire.h"
 
@@ -145,7 +145,8 @@ class Client {
   // Before fork, in the parent: files whose offset the client holds hand it to the daemon and
   // keep it there, because parent and child will share the description (see fork.cc).
   void BeforeFork();
-  int AfterForkChild();
+  // Unchecked by the analysis: it re-creates the locks, in a child where no other thread runs.
+  int AfterForkChild() NO_THREAD_SAFETY_ANALYSIS;
   int MoveInternalFd(int fd);
 
  private:
@@ -160,8 +161,8 @@ class Client {
   int node_server_ = 0;  // the node's daemon (placements other than file-hash)
   std::unique_ptr<std::atomic<bool>[]> dead_;  // per daemon, set once
   std::vector<std::unique_ptr<Server>> servers_;
-  std::mutex files_mu_;
-  std::unordered_set<iorelay_file*> files_;  // guarded by files_mu_
+  Mutex files_mu_;
+  std::unordered_set<iorelay_file*> files_ GUARDED_BY(files_mu_);
   // Per locked file: whether the process may hold locks, and its lock anchor (handle 0:
   // none). Guarded by locks_mu_, which is not held across a lock request.
   struct LockState {
@@ -170,8 +171,8 @@ class Client {
     uint64_t anchor_handle = 0;
     uint64_t anchor_generation = 0;
   };
-  std::mutex locks_mu_;
-  std::map<std::pair<uint64_t, uint64_t>, LockState> locks_;
+  Mutex locks_mu_;
+  std::map<std::pair<uint64_t, uint64_t>, LockState> locks_ GUARDED_BY(locks_mu_);
 };
 
 }  // namespace iorelay::client
@@ -219,7 +220,8 @@ struct iorelay_file {
   std::atomic<uint64_t> changes{0};
   std::atomic<uint64_t> synced_changes{0};
   std::atomic<int64_t> offset{0};
-  std::mutex offset_mu;
-  std::mutex direct_mu;
+  // They order steps on the atomics above (each also read without them), so guard no member.
+  iorelay::Mutex offset_mu;
+  iorelay::Mutex direct_mu;
   std::atomic<int> direct_fd{-1};  // >= 0: served directly (daemon lost)
 };

@@ -11,14 +11,14 @@ namespace iorelay::client {
 
 int Client::AfterForkChild() {
   // Only the forking thread exists in the child: locks held by others are re-created.
-  new (&files_mu_) std::mutex();
+  new (&files_mu_) Mutex();
   // Record locks are not inherited across fork; the anchors are the parent's handles.
-  new (&locks_mu_) std::mutex();
+  new (&locks_mu_) Mutex();
   locks_.clear();
   uint32_t pid = static_cast<uint32_t>(syscall(SYS_getpid));
   std::vector<SessionInfo> parents;
   for (auto& s : servers_) parents.push_back(s->ForgetAfterFork(pid));
-  for (iorelay_file* f : files_) new (&f->direct_mu) std::mutex();
+  for (iorelay_file* f : files_) new (&f->direct_mu) Mutex();
 
   int result = 0;
   for (int i = 0; i < server_count(); ++i) {

@@ -178,13 +178,14 @@ Status Daemon::WriteReadyFile() const {
 void Daemon::HeartbeatLoop() {
   const auto period = std::chrono::milliseconds(core_->config.heartbeat_ms);
   std::vector<ConnPtr> conns;
-  std::unique_lock<std::mutex> lock(heartbeat_mu_);
-  while (!heartbeat_cv_.wait_for(lock, period, [this] { return heartbeat_stop_; })) {
-    lock.unlock();
+  MutexLock lock(heartbeat_mu_);
+  while (!heartbeat_cv_.WaitFor(heartbeat_mu_, period,
+                                [this]() REQUIRES(heartbeat_mu_) { return heartbeat_stop_; })) {
+    lock.Unlock();
     for (auto& loop : loops_) loop->Outstanding(&conns);
     for (const ConnPtr& c : conns) c->SendHeartbeat();  // never blocks
     conns.clear();
-    lock.lock();
+    lock.Lock();
   }
 }
 
@@ -217,10 +218,10 @@ void Daemon::Shutdown() {
     for (auto& loop : loops_) loop->Stop();  // closes every connection
     core_->handlers->Stop();
     {
-      std::lock_guard<std::mutex> lock(heartbeat_mu_);
+      MutexLock lock(heartbeat_mu_);
       heartbeat_stop_ = true;
     }
-    heartbeat_cv_.notify_all();
+    heartbeat_cv_.NotifyAll();
     if (heartbeat_.joinable()) heartbeat_.join();
     core_->dispatcher->Stop();
     for (auto& l : listeners_) l->Shutdown();

@@ -118,7 +118,7 @@ void Stats::RecordAppDispatch(AppStats* app, uint64_t requests) {
 }
 
 void Stats::RecordFileDispatch(uint64_t dev, uint64_t ino, uint64_t requests, uint64_t bytes) {
-  std::lock_guard<std::mutex> lock(files_mu_);
+  MutexLock lock(files_mu_);
   auto it = files_.find({dev, ino});
   if (it == files_.end() && files_.size() < kMaxFileCounters) {
     it = files_.emplace(std::make_pair(dev, ino), FileCounters{}).first;
@@ -172,7 +172,7 @@ nlohmann::json Stats::ToJson() const {
   std::vector<std::pair<std::pair<uint64_t, uint64_t>, FileCounters>> copied;
   FileCounters other;
   {
-    std::lock_guard<std::mutex> lock(files_mu_);
+    MutexLock lock(files_mu_);
     copied.assign(files_.begin(), files_.end());
     other = files_other_;
   }

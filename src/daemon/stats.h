@@ -6,11 +6,11 @@
 #include <cstdint>
 #include <map>
 #include <memory>
-#include <mutex>
 #include <nlohmann/json.hpp>
 #include <string>
 #include <vector>
 
+#include "common/mutex.h"
 #include "daemon/app_inflight.h"
 #include "daemon/conn_counters.h"
 #include "proto/messages.h"
@@ -104,9 +104,9 @@ class Stats {
  private:
   std::vector<std::unique_ptr<AppStats>> apps_;
   std::atomic<uint64_t> by_op_[256] = {};
-  mutable std::mutex files_mu_;
-  std::map<std::pair<uint64_t, uint64_t>, FileCounters> files_;  // guarded by files_mu_
-  FileCounters files_other_;  // guarded by files_mu_: files beyond kMaxFileCounters
+  mutable Mutex files_mu_;
+  std::map<std::pair<uint64_t, uint64_t>, FileCounters> files_ GUARDED_BY(files_mu_);
+  FileCounters files_other_ GUARDED_BY(files_mu_);  // files beyond kMaxFileCounters
 };
 
 }  // namespace iorelay::daemon
