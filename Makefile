@@ -24,8 +24,8 @@ SAN_ENV := ASAN_OPTIONS=detect_leaks=1 \
 	UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1 \
 	TSAN_OPTIONS=halt_on_error=1:second_deadlock_stack=1
 
-.PHONY: help deps build test test-cxx test-python lint test-asan test-tsan ci demo demo-testbed install \
-	examples format format-check bench fuzz testbed-deps clean distclean
+.PHONY: help deps build test test-cxx test-python lint test-asan test-tsan tsa-check ci demo \
+	demo-testbed install examples format format-check bench fuzz testbed-deps clean distclean
 
 help:
 	@echo "make demo        install deps, build, fio through 2 daemons, default exploration, report"
@@ -35,9 +35,11 @@ help:
 	@echo "make test        install deps, build, run the C++ (ctest) and Python (pytest) tests"
 	@echo "make test-asan   build in build-asan with AddressSanitizer and run ctest"
 	@echo "make test-tsan   build in build-tsan with ThreadSanitizer and run ctest -L daemon"
+	@echo "make tsa-check   clang -Wthread-safety -Werror over the daemon's and client's sources"
+	@echo "                 (the lock annotations of src/common/mutex.h), in build-tsa"
 	@echo "make examples    build examples/ against an install in a temporary prefix, run them"
 	@echo "make ci          what CI runs: testbed-deps, test, examples, lint, format-check,"
-	@echo "                 test-asan, test-tsan, fuzz"
+	@echo "                 tsa-check, test-asan, test-tsan, fuzz"
 	@echo "make fuzz        clang libFuzzer build in build-fuzz; each target FUZZ_SECONDS (60)"
 	@echo "make bench       micro-benchmarks (scheduler decision cost, placement, request rate)"
 	@echo "                 JSON in results/bench; a few minutes"
@@ -82,6 +84,19 @@ test-tsan: deps
 	cmake --build build-tsan -j$(JOBS) --target $(TSAN_TARGETS)
 	$(SAN_ENV) $(CTEST) --test-dir build-tsan -L daemon -E '$(TSAN_SKIP)'
 
+# Lock discipline checked by the compiler: clang's thread-safety analysis of the annotations of
+# src/common/mutex.h (GUARDED_BY, REQUIRES...), as errors, over the object files of the daemon's
+# and the client's libraries and the interposer (TSA_DIRS; not tests, benchmarks or tools). No
+# optimisation and no debug information: only the front end's diagnostics matter here.
+TSA_DIRS := common backend dispatch daemon client preload relay
+tsa-check:
+	bash scripts/setup.sh fuzz
+	CC=clang-14 CXX=clang++-14 $(CMAKE_CONFIGURE) -B build-tsa -DCMAKE_BUILD_TYPE= \
+		-DIORELAY_WERROR=ON -DIORELAY_THREAD_SAFETY=ON -DIORELAY_BUILD_TESTS=OFF \
+		-DIORELAY_BUILD_BENCH=OFF >/dev/null
+	objects=$$(ninja -C build-tsa -t targets all | \
+		grep -oE '^src/($(shell echo $(TSA_DIRS) | tr ' ' '|'))/CMakeFiles/[^:]+\.o'); \
+	ninja -C build-tsa -j$(JOBS) $$objects
 
 # Sequential on purpose: each step uses both cores, and a failure stops the run early.
 # CI is root: testbed-deps lets `make test` run the testbed tests (~30 s; python/tests/test_testbed.py).
@@ -91,6 +106,7 @@ ci:
 	$(MAKE) examples
 	$(MAKE) lint
 	$(MAKE) format-check
+	$(MAKE) tsa-check
 	$(MAKE) test-asan
 	$(MAKE) test-tsan
 	$(MAKE) fuzz
@@ -165,7 +181,7 @@ testbed-deps:
 	bash scripts/setup.sh testbed
 
 clean:
-	rm -rf build build-asan build-tsan build-fuzz
+	rm -rf build build-asan build-tsan build-tsa build-fuzz
 
 distclean: clean
 	rm -rf $(VENV) results .pytest_cache .ruff_cache

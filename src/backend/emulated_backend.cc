@@ -28,39 +28,39 @@ void EmulatedBackend::Serve(int fd, uint64_t offset, uint64_t length, bool write
 }
 
 Result<size_t> EmulatedBackend::Pread(int fd, void* buf, size_t n, uint64_t offset) {
-  std::lock_guard<std::mutex> lock(mu_);
+  MutexLock lock(mu_);
   Serve(fd, offset, n, /*write=*/false);
   return inner().Pread(fd, buf, n, offset);
 }
 
 Result<size_t> EmulatedBackend::Pwrite(int fd, const void* buf, size_t n, uint64_t offset) {
-  std::lock_guard<std::mutex> lock(mu_);
+  MutexLock lock(mu_);
   Serve(fd, offset, n, /*write=*/true);
   return inner().Pwrite(fd, buf, n, offset);
 }
 
 Result<size_t> EmulatedBackend::Preadv(int fd, const struct iovec* iov, int iovcnt,
                                        uint64_t offset) {
-  std::lock_guard<std::mutex> lock(mu_);
+  MutexLock lock(mu_);
   Serve(fd, offset, Total(iov, iovcnt), /*write=*/false);
   return inner().Preadv(fd, iov, iovcnt, offset);
 }
 
 Result<size_t> EmulatedBackend::Pwritev(int fd, const struct iovec* iov, int iovcnt,
                                         uint64_t offset) {
-  std::lock_guard<std::mutex> lock(mu_);
+  MutexLock lock(mu_);
   Serve(fd, offset, Total(iov, iovcnt), /*write=*/true);
   return inner().Pwritev(fd, iov, iovcnt, offset);
 }
 
 Result<size_t> EmulatedBackend::WriteFromPipe(int fd, int pipe_fd, size_t n, uint64_t offset) {
-  std::lock_guard<std::mutex> lock(mu_);
+  MutexLock lock(mu_);
   Serve(fd, offset, n, /*write=*/true);
   return inner().WriteFromPipe(fd, pipe_fd, n, offset);
 }
 
 Result<size_t> EmulatedBackend::ReadToPipe(int fd, int pipe_fd, size_t n, uint64_t offset) {
-  std::lock_guard<std::mutex> lock(mu_);
+  MutexLock lock(mu_);
   Serve(fd, offset, n, /*write=*/false);
   return inner().ReadToPipe(fd, pipe_fd, n, offset);
 }

@@ -4,9 +4,9 @@
 #pragma once
 
 #include <memory>
-#include <mutex>
 
 #include "backend/forwarding_backend.h"
+#include "common/mutex.h"
 #include "device/device_model.h"
 
 namespace iorelay::backend {
@@ -18,7 +18,10 @@ class EmulatedBackend final : public ForwardingBackend {
   EmulatedBackend(std::unique_ptr<Backend> inner, device::DeviceProfile profile)
       : ForwardingBackend(std::move(inner)), model_(std::move(profile)) {}
   const char* name() const override { return "emulated"; }
-  const device::DeviceProfile& profile() const { return model_.profile(); }
+  // (Without the lock: the model's profile is set at construction and never changes.)
+  const device::DeviceProfile& profile() const NO_THREAD_SAFETY_ANALYSIS {
+    return model_.profile();
+  }
 
   Result<size_t> Pread(int fd, void* buf, size_t n, uint64_t offset) override;
   Result<size_t> Pwrite(int fd, const void* buf, size_t n, uint64_t offset) override;
@@ -29,9 +32,9 @@ class EmulatedBackend final : public ForwardingBackend {
 
  private:
   // With mu_ held: sleeps for the model's time of `length` bytes at `offset` of fd's file.
-  void Serve(int fd, uint64_t offset, uint64_t length, bool write);
-  std::mutex mu_;
-  device::DeviceModel model_;  // guarded by mu_
+  void Serve(int fd, uint64_t offset, uint64_t length, bool write) REQUIRES(mu_);
+  Mutex mu_;
+  device::DeviceModel model_ GUARDED_BY(mu_);
 };
 
 }  // namespace iorelay::backend

@@ -159,12 +159,12 @@ Outcome Client::Post(int server, const CallRequest& request) {
 }
 
 void Client::Register(iorelay_file* f) {
-  std::lock_guard<std::mutex> l(files_mu_);
+  MutexLock l(files_mu_);
   files_.insert(f);
 }
 
 void Client::Unregister(iorelay_file* f) {
-  std::lock_guard<std::mutex> l(files_mu_);
+  MutexLock l(files_mu_);
   files_.erase(f);
 }
 
@@ -173,9 +173,9 @@ int Client::MoveInternalFd(int fd) {
     int err = 0;
     if (s->RelocateFd(fd, &err)) return -err;
   }
-  std::lock_guard<std::mutex> l(files_mu_);
+  MutexLock l(files_mu_);
   for (iorelay_file* f : files_) {
-    std::lock_guard<std::mutex> d(f->direct_mu);
+    MutexLock d(f->direct_mu);
     if (f->direct_fd.load() != fd) continue;
     Result<int> moved = RelocateInternalFd(fd);
     if (!moved.ok()) return -moved.status().code();

@@ -5,11 +5,9 @@
 #include <time.h>
 
 #include <atomic>
-#include <condition_variable>
 #include <cstdint>
 #include <map>
 #include <memory>
-#include <mutex>
 #include <span>
 #include <string>
 #include <thread>
@@ -22,6 +20,7 @@
 #include "client/file_buffers.h"
 #include "client/listed_attrs.h"
 #include "client/server.h"
+#include "common/mutex.h"
 #include "iorelay/iorelay.h"
 #include "proto/wire.h"
 
@@ -166,7 +165,8 @@ class Client {
   // writes are sent first, and the flusher pauses until AfterForkParent or AfterForkChild.
   void BeforeFork();
   void AfterForkParent();
-  int AfterForkChild();
+  // Unchecked by the analysis: it re-creates the locks, in a child where no other thread runs.
+  int AfterForkChild() NO_THREAD_SAFETY_ANALYSIS;
   int MoveInternalFd(int fd);
 
  private:
@@ -183,9 +183,9 @@ class Client {
   // it skips its sweeps while a fork is under way (fork_hold_), and BeforeFork waits until it
   // is out of one (sweeping_), so that no lock it takes is held in the child.
   std::atomic<bool> buffered_{false};
-  std::mutex flusher_mu_;
-  std::condition_variable flusher_cv_;
-  bool flusher_stop_ = false;  // guarded by flusher_mu_
+  Mutex flusher_mu_;
+  CondVar flusher_cv_;
+  bool flusher_stop_ GUARDED_BY(flusher_mu_) = false;
   std::unique_ptr<std::thread> flusher_;
   std::atomic<int> flusher_pid_{0};
   std::atomic<int> fork_hold_{0};
@@ -194,8 +194,8 @@ class Client {
   int node_server_ = 0;  // the node's daemon (placements other than file-hash)
   std::unique_ptr<std::atomic<bool>[]> dead_;  // per daemon, set once
   std::vector<std::unique_ptr<Server>> servers_;
-  std::mutex files_mu_;
-  std::unordered_set<iorelay_file*> files_;  // guarded by files_mu_
+  Mutex files_mu_;
+  std::unordered_set<iorelay_file*> files_ GUARDED_BY(files_mu_);
   // Per locked file: whether the process may hold locks, and its lock anchor (handle 0:
   // none). Guarded by locks_mu_, which is not held across a lock request.
   struct LockState {
@@ -204,8 +204,8 @@ class Client {
     uint64_t anchor_handle = 0;
     uint64_t anchor_generation = 0;
   };
-  std::mutex locks_mu_;
-  std::map<std::pair<uint64_t, uint64_t>, LockState> locks_;
+  Mutex locks_mu_;
+  std::map<std::pair<uint64_t, uint64_t>, LockState> locks_ GUARDED_BY(locks_mu_);
 };
 
 }  // namespace iorelay::client
@@ -253,8 +253,9 @@ struct iorelay_file {
   std::atomic<uint64_t> changes{0};
   std::atomic<uint64_t> synced_changes{0};
   std::atomic<int64_t> offset{0};
-  std::mutex offset_mu;
-  std::mutex direct_mu;
+  // They order steps on the atomics above (each also read without them), so guard no member.
+  iorelay::Mutex offset_mu;
+  iorelay::Mutex direct_mu;
   std::atomic<int> direct_fd{-1};  // >= 0: served directly (daemon lost)
   // Write-behind and read-ahead (file_buffers.h); null when the file takes neither.
   std::unique_ptr<iorelay::client::FileBuffers> buffers;

@@ -20,7 +20,7 @@ int OpenDirect(Client* c, const char* path, int flags, mode_t mode) {
 
 bool SwitchToDirect(iorelay_file* f) {
   if (f->client->config().fallback != Fallback::kDirect) return false;
-  std::lock_guard<std::mutex> l(f->direct_mu);
+  MutexLock l(f->direct_mu);
   if (f->direct_fd.load() >= 0) return true;
   int flags = f->open_flags & ~(O_CREAT | O_EXCL | O_TRUNC);
   int fd = OpenDirect(f->client, f->path.c_str(), flags, 0);

@@ -58,7 +58,7 @@ void CopyOut(const uint8_t* from, size_t n, const struct iovec* iov, int count) 
 // answers (a daemon that does not answer is replaced as for any positional write: failover
 // repeats the request on the survivor). A failure is kept in b.error.
 void SendNow(iorelay_file* f, FileBuffers& b, const std::vector<uint8_t>& data, int64_t at,
-             size_t from) {
+             size_t from) REQUIRES(b.mu) {
   while (from < data.size() && b.error == 0) {
     struct iovec v {
       const_cast<uint8_t*>(data.data()) + from, data.size() - from
@@ -78,7 +78,7 @@ void SendNow(iorelay_file* f, FileBuffers& b, const std::vector<uint8_t>& data, 
 // Under b.mu: takes the answer of the oldest range in flight. One the daemon did not answer
 // is sent again (to the survivor, with failover), as a synchronous write would have been; a
 // short count sends the rest.
-void TakeOldest(iorelay_file* f, FileBuffers& b) {
+void TakeOldest(iorelay_file* f, FileBuffers& b) REQUIRES(b.mu) {
   std::unique_ptr<InFlightWrite> w = std::move(b.in_flight.front());
   b.in_flight.pop_front();
   const Status s = (**w->lease).Finish(w->exchange, w->id);
@@ -102,7 +102,7 @@ void TakeOldest(iorelay_file* f, FileBuffers& b) {
 // Under b.mu: sends `pending` without waiting for the answer, after taking the answers of the
 // ranges in flight it overlaps (the daemon may run two requests in either order) and of the
 // oldest when kWriteBehindInFlight are out. Where no connection is free, synchronously.
-void SendBehind(iorelay_file* f, FileBuffers& b) {
+void SendBehind(iorelay_file* f, FileBuffers& b) REQUIRES(b.mu) {
   const int64_t at = b.pending_at, end = at + static_cast<int64_t>(b.pending.size());
   for (;;) {
     bool overlaps = false;
@@ -138,7 +138,7 @@ void SendBehind(iorelay_file* f, FileBuffers& b) {
 
 // Under b.mu: takes every answer in flight, then sends what is held and waits. A failure is
 // kept in b.error; the bytes are dropped either way.
-int FlushLocked(iorelay_file* f, FileBuffers& b) {
+int FlushLocked(iorelay_file* f, FileBuffers& b) REQUIRES(b.mu) {
   while (!b.in_flight.empty()) TakeOldest(f, b);
   SendNow(f, b, b.pending, b.pending_at, 0);
   b.pending.clear();
@@ -146,7 +146,7 @@ int FlushLocked(iorelay_file* f, FileBuffers& b) {
 }
 
 ssize_t BufferWrite(iorelay_file* f, FileBuffers& b, const struct iovec* iov, int count,
-                    size_t total, off_t offset) {
+                    size_t total, off_t offset) REQUIRES(b.mu) {
   if (total >= kWriteBehindLargestWrite) {  // large: sent now, after what came before
     if (int rc = FlushLocked(f, b); rc < 0) return rc;
     return SendTransfer(f, IoKind::kPwrite, iov, count, offset);
@@ -179,7 +179,7 @@ ssize_t BufferWrite(iorelay_file* f, FileBuffers& b, const struct iovec* iov, in
 }
 
 ssize_t ReadAhead(iorelay_file* f, FileBuffers& b, const struct iovec* iov, int count, size_t total,
-                  off_t offset) {
+                  off_t offset) REQUIRES(b.mu) {
   const int64_t now = MonotonicNs();
   const int64_t at = offset;
   const auto have = static_cast<int64_t>(b.window.size());
@@ -237,7 +237,7 @@ bool TakesReadAhead(const ClientConfig& cfg, int flags, uint32_t st_mode) {
 ssize_t BufferedTransfer(iorelay_file* f, IoKind kind, const struct iovec* iov, int count,
                          size_t total, off_t offset) {
   FileBuffers& b = *f->buffers;
-  std::lock_guard<std::mutex> l(b.mu);
+  MutexLock l(b.mu);
   if (b.error != 0) return b.error;
   if (kind == IoKind::kPwrite && b.write_behind &&
       (f->status_flags.load() & kWriteThroughFlags) == 0) {
@@ -254,27 +254,27 @@ ssize_t BufferedTransfer(iorelay_file* f, IoKind kind, const struct iovec* iov, 
 int FlushWrites(iorelay_file* f) {
   if (!f || !f->buffers || !f->buffers->write_behind) return 0;
   FileBuffers& b = *f->buffers;
-  std::lock_guard<std::mutex> l(b.mu);
+  MutexLock l(b.mu);
   return FlushLocked(f, b);
 }
 
 int FlushAndTakeError(iorelay_file* f, bool wait) {
   if (!f || !f->buffers || !f->buffers->write_behind) return 0;
   FileBuffers& b = *f->buffers;
-  std::unique_lock<std::mutex> l(b.mu, std::defer_lock);
   if (wait) {
-    l.lock();
-  } else if (!l.try_lock()) {
+    b.mu.Lock();
+  } else if (!b.mu.TryLock()) {
     return -EAGAIN;
   }
   const int rc = FlushLocked(f, b);
   b.error = 0;
+  b.mu.Unlock();
   return rc;
 }
 
 void DropWindow(iorelay_file* f) {
   if (!f || !f->buffers || !f->buffers->read_ahead) return;
-  std::lock_guard<std::mutex> l(f->buffers->mu);
+  MutexLock l(f->buffers->mu);
   f->buffers->window.clear();
   f->buffers->window_eof = false;
 }
@@ -282,14 +282,14 @@ void DropWindow(iorelay_file* f) {
 bool FlushIfStale(iorelay_file* f, int64_t now_ns) {
   if (!f->buffers || !f->buffers->write_behind) return false;
   FileBuffers& b = *f->buffers;
-  std::unique_lock<std::mutex> l(b.mu, std::try_to_lock);
-  if (!l.owns_lock()) return true;  // a call is using the file: the flusher looks again later
-  if (b.pending.empty() && b.in_flight.empty()) return false;
-  if (b.pending.empty() || now_ns - b.oldest_ns >= kWriteBehindDelayNs) {
+  if (!b.mu.TryLock()) return true;  // a call is using the file: the flusher looks again later
+  bool left = !b.pending.empty() || !b.in_flight.empty();
+  if (left && (b.pending.empty() || now_ns - b.oldest_ns >= kWriteBehindDelayNs)) {
     (void)FlushLocked(f, b);
-    return false;
+    left = false;
   }
-  return true;
+  b.mu.Unlock();
+  return left;
 }
 
 }  // namespace iorelay::client

@@ -11,10 +11,10 @@
 #include <cstdint>
 #include <deque>
 #include <memory>
-#include <mutex>
 #include <vector>
 
 #include "client/config.h"
+#include "common/mutex.h"
 
 struct iorelay_file;
 
@@ -46,25 +46,25 @@ struct FileBuffers {
 
   bool write_behind = false;  // the file takes write-behind (chosen at open)
   bool read_ahead = false;    // the file takes read-ahead (chosen at open)
-  std::mutex mu;              // everything below; held while a flush or a fetch runs
+  Mutex mu;                   // everything below; held while a flush or a fetch runs
   // Write-behind: bytes [pending_at, pending_at + pending.size()) written and not yet sent,
   // since oldest_ns.
-  std::vector<uint8_t> pending;
-  int64_t pending_at = 0;
-  int64_t oldest_ns = 0;
+  std::vector<uint8_t> pending GUARDED_BY(mu);
+  int64_t pending_at GUARDED_BY(mu) = 0;
+  int64_t oldest_ns GUARDED_BY(mu) = 0;
   // Ranges sent before `pending`, oldest first, whose answers the client has not taken.
-  std::deque<std::unique_ptr<InFlightWrite>> in_flight;
+  std::deque<std::unique_ptr<InFlightWrite>> in_flight GUARDED_BY(mu);
   // A flush that failed: -errno, returned by every call on the file until fsync or close
   // reports it (then cleared).
-  int error = 0;
+  int error GUARDED_BY(mu) = 0;
   // Read-ahead: bytes [window_at, window_at + window.size()) as read at window_ns, while the
   // client's changes() was window_changes; window_eof when the read stopped at the end.
-  std::vector<uint8_t> window;
-  int64_t window_at = 0;
-  int64_t window_ns = 0;
-  uint64_t window_changes = 0;
-  bool window_eof = false;
-  int64_t next_read_at = 0;  // where the previous read ended: a read there is sequential
+  std::vector<uint8_t> window GUARDED_BY(mu);
+  int64_t window_at GUARDED_BY(mu) = 0;
+  int64_t window_ns GUARDED_BY(mu) = 0;
+  uint64_t window_changes GUARDED_BY(mu) = 0;
+  bool window_eof GUARDED_BY(mu) = false;
+  int64_t next_read_at GUARDED_BY(mu) = 0;  // where the previous read ended: a read there is sequential
 };
 
 // Whether a regular file opened with `flags` takes write-behind (opened for writing, not

@@ -221,7 +221,7 @@ namespace {
 constexpr uint64_t kReclaimEvery = 32;
 
 // Under offset_mu: the daemon's offset, and whether the client may hold it again.
-void AskWhetherShared(iorelay_file* f) {
+void AskWhetherShared(iorelay_file* f) REQUIRES(f->offset_mu) {
   proto::OffsetReply rep;
   Outcome r = f->client->CallMsg(f->server, proto::Op::kLseek,
                                  proto::LseekRequest{f->handle, 0, SEEK_CUR}, &rep, f->generation);
@@ -233,7 +233,7 @@ void AskWhetherShared(iorelay_file* f) {
 // Linux serialises reads and writes of one open file description on its position).
 ssize_t TransferAtOffset(iorelay_file* f, IoKind kind, const struct iovec* iov, int count) {
   if (!f) return -EBADF;
-  std::lock_guard<std::mutex> l(f->offset_mu);
+  iorelay::MutexLock l(f->offset_mu);
   if (!f->local_offset.load() && MayHoldOffset(f) &&
       f->daemon_offset_ops.fetch_add(1) % kReclaimEvery == 0) {
     AskWhetherShared(f);

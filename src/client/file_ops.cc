@@ -85,7 +85,7 @@ int HandOffsetToDaemon(iorelay_file* f) {
 bool FailOver(iorelay_file* f, int failed_server) {
   Client* c = f->client;
   if (!c->failover()) return false;
-  std::lock_guard<std::mutex> l(f->direct_mu);
+  MutexLock l(f->direct_mu);
   if (f->server.load() != failed_server) return true;  // another thread moved it already
   int to = c->ReplaceDead(failed_server);
   if (!f->local_offset.load()) return false;
@@ -110,12 +110,12 @@ void Client::BeforeFork() {
   // The flusher stops sweeping (and is out of its sweep) before fork copies its locks.
   fork_hold_.fetch_add(1);
   while (sweeping_.load()) sched_yield();
-  std::lock_guard<std::mutex> l(files_mu_);
+  MutexLock l(files_mu_);
   std::vector<std::vector<uint64_t>> handles(server_count());
   for (iorelay_file* f : files_) {
     // Unsent writes go out once, from the parent (a failure shows at the file's next call).
     (void)FlushWrites(f);
-    std::lock_guard<std::mutex> o(f->offset_mu);
+    MutexLock o(f->offset_mu);
     (void)HandOffsetToDaemon(f);  // a failure shows at the file's next call
     if (f->direct_fd.load() < 0) handles[f->server.load()].push_back(f->handle.load());
   }
@@ -223,7 +223,7 @@ int iorelay_close(iorelay_file* f) {
 
 off_t iorelay_lseek(iorelay_file* f, off_t offset, int whence) {
   if (!f) return -EBADF;
-  std::lock_guard<std::mutex> l(f->offset_mu);
+  iorelay::MutexLock l(f->offset_mu);
   if (f->local_offset.load() && (whence == SEEK_SET || whence == SEEK_CUR)) {
     int64_t to = offset;
     if (whence == SEEK_CUR && __builtin_add_overflow(f->offset.load(), offset, &to)) {
@@ -372,7 +372,7 @@ int iorelay_setfl(iorelay_file* f, int flags) {
   if (!f) return -EBADF;
   if (int rc = iorelay::client::FlushWrites(f); rc < 0) return rc;  // O_APPEND, O_DIRECT: now
   if (flags & O_APPEND) {  // appends are placed by the daemon, which must hold the offset
-    std::lock_guard<std::mutex> l(f->offset_mu);
+    iorelay::MutexLock l(f->offset_mu);
     if (int rc = iorelay::client::HandOffsetToDaemon(f); rc < 0) return rc;
   }
   long r = FileOp(

@@ -52,7 +52,7 @@ inline void NoteChange(iorelay_file* f) {
 // Moves a file's offset from the client to the daemon's handle (before a fork shares the
 // description, or when O_APPEND is set) and keeps it there. The caller holds f->offset_mu.
 // 0 or -errno.
-int HandOffsetToDaemon(iorelay_file* f);
+int HandOffsetToDaemon(iorelay_file* f) REQUIRES(f->offset_mu);
 // Whether the client may hold `f`'s offset: a regular file, not appending, not served directly.
 bool MayHoldOffset(const iorelay_file* f);
 // Takes the daemon's answer about the offset; when it says no other process shares the

@@ -34,7 +34,7 @@ void Report(const iorelay_file* f, int neg_errno) {
 void Client::NoteBuffered() {
   buffered_.store(true, std::memory_order_release);
   if (flusher_pid_.load(std::memory_order_relaxed) == Pid()) return;
-  std::lock_guard<std::mutex> l(flusher_mu_);
+  MutexLock l(flusher_mu_);
   const int pid = Pid();
   if (flusher_pid_.load() == pid) return;
   flusher_pid_.store(pid);
@@ -48,16 +48,16 @@ void Client::NoteBuffered() {
 }
 
 void Client::FlusherLoop() {
-  std::unique_lock<std::mutex> l(flusher_mu_);
+  MutexLock l(flusher_mu_);
   while (!flusher_stop_) {
-    flusher_cv_.wait_for(l, std::chrono::nanoseconds(kWriteBehindDelayNs / 4));
+    flusher_cv_.WaitFor(flusher_mu_, std::chrono::nanoseconds(kWriteBehindDelayNs / 4));
     if (flusher_stop_) break;
-    l.unlock();
+    l.Unlock();
     sweeping_.store(true);
     if (fork_hold_.load() == 0 && buffered_.load()) {
       bool left = false;
       {
-        std::lock_guard<std::mutex> g(files_mu_);
+        MutexLock g(files_mu_);
         const int64_t now = MonotonicNs();
         for (iorelay_file* f : files_) left = FlushIfStale(f, now) || left;
       }
@@ -65,16 +65,15 @@ void Client::FlusherLoop() {
       if (!left) buffered_.store(false);
     }
     sweeping_.store(false);
-    l.lock();
+    l.Lock();
   }
 }
 
 int Client::FlushAll(bool report, bool wait) {
   buffered_.store(false, std::memory_order_release);
-  std::unique_lock<std::mutex> g(files_mu_, std::defer_lock);
   if (wait) {
-    g.lock();
-  } else if (!g.try_lock()) {
+    files_mu_.Lock();
+  } else if (!files_mu_.TryLock()) {
     return -EAGAIN;  // (_exit from a signal handler that interrupted a call: not waited for)
   }
   int first = 0;
@@ -85,11 +84,12 @@ int Client::FlushAll(bool report, bool wait) {
     if (rc < 0 && report) Report(f, rc);
     if (rc < 0 && first == 0) first = rc;
   }
+  files_mu_.Unlock();
   return first;
 }
 
 void Client::DropWindows() {
-  std::lock_guard<std::mutex> g(files_mu_);
+  MutexLock g(files_mu_);
   for (iorelay_file* f : files_) DropWindow(f);
 }
 
@@ -98,10 +98,10 @@ void Client::AfterForkParent() { fork_hold_.fetch_sub(1); }
 Client::~Client() {
   if (flusher_ && flusher_pid_.load() == Pid()) {
     {
-      std::lock_guard<std::mutex> l(flusher_mu_);
+      MutexLock l(flusher_mu_);
       flusher_stop_ = true;
     }
-    flusher_cv_.notify_all();
+    flusher_cv_.NotifyAll();
     flusher_->join();
   } else if (flusher_) {
     (void)flusher_.release();  // the parent's thread, which this process (a child) never had

@@ -11,23 +11,23 @@ namespace iorelay::client {
 
 int Client::AfterForkChild() {
   // Only the forking thread exists in the child: locks held by others are re-created.
-  new (&files_mu_) std::mutex();
+  new (&files_mu_) Mutex();
   // Record locks are not inherited across fork; the anchors are the parent's handles.
-  new (&locks_mu_) std::mutex();
+  new (&locks_mu_) Mutex();
   locks_.clear();
   // The parent's flusher thread is not in this process; the next buffered write starts one.
-  new (&flusher_mu_) std::mutex();
-  new (&flusher_cv_) std::condition_variable();
+  new (&flusher_mu_) Mutex();
+  new (&flusher_cv_) CondVar();
   (void)flusher_.release();
   fork_hold_.store(0);
   sweeping_.store(false);
   for (iorelay_file* f : files_) {
-    if (f->buffers) new (&f->buffers->mu) std::mutex();
+    if (f->buffers) new (&f->buffers->mu) Mutex();
   }
   uint32_t pid = static_cast<uint32_t>(syscall(SYS_getpid));
   std::vector<SessionInfo> parents;
   for (auto& s : servers_) parents.push_back(s->ForgetAfterFork(pid));
-  for (iorelay_file* f : files_) new (&f->direct_mu) std::mutex();
+  for (iorelay_file* f : files_) new (&f->direct_mu) Mutex();
 
   int result = 0;
   for (int i = 0; i < server_count(); ++i) {

@@ -28,7 +28,7 @@ void ListedAttrs::PutPage(std::string_view dir, std::span<const proto::DirEntry>
     page.names.append(e->name).push_back('\0');
     page.attrs.push_back(e->attrs);
   }
-  std::lock_guard<std::mutex> lock(mu_);
+  MutexLock lock(mu_);
   while (!pages_.empty() && entries_ + kept.size() > kMaxEntries) {
     auto of_dir = pages_of_dir_.find(pages_.front().dir);
     of_dir->second.erase(of_dir->second.begin());  // the directory's oldest: this one
@@ -48,7 +48,7 @@ std::optional<proto::WireStat> ListedAttrs::Get(std::string_view path, bool nofo
   if (slash == std::string_view::npos) return std::nullopt;
   const std::string_view dir = slash == 0 ? path.substr(0, 1) : path.substr(0, slash);
   const std::string_view name = path.substr(slash + 1);
-  std::lock_guard<std::mutex> lock(mu_);
+  MutexLock lock(mu_);
   auto of_dir = pages_of_dir_.find(std::string(dir));
   if (of_dir == pages_of_dir_.end()) return std::nullopt;
   // The newest listing wins.
@@ -73,7 +73,7 @@ bool ListedAttrs::NoteMiss(std::string_view path, int64_t now_ns) {
   const size_t slash = path.rfind('/');
   if (slash == std::string_view::npos) return false;
   const std::string dir(slash == 0 ? path.substr(0, 1) : path.substr(0, slash));
-  std::lock_guard<std::mutex> lock(mu_);
+  MutexLock lock(mu_);
   if (misses_.size() >= kMaxMissDirs && !misses_.contains(dir)) misses_.clear();
   auto& [count, since_ns] = misses_[dir];
   if (count == 0 || now_ns - since_ns >= valid_ns_) {

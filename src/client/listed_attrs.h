@@ -10,7 +10,6 @@
 
 #include <cstdint>
 #include <deque>
-#include <mutex>
 #include <optional>
 #include <span>
 #include <string>
@@ -18,6 +17,7 @@
 #include <unordered_map>
 #include <vector>
 
+#include "common/mutex.h"
 #include "proto/messages.h"
 
 namespace iorelay::client {
@@ -59,16 +59,16 @@ class ListedAttrs {
     std::vector<uint32_t> name_starts;   // into names, in name order
     std::vector<proto::WireStat> attrs;  // in name_starts' order
   };
-  mutable std::mutex mu_;
-  std::deque<Page> pages_;   // GUARDED_BY(mu_); oldest first
-  uint64_t first_page_ = 0;  // GUARDED_BY(mu_); the number of pages_.front(), counting all
-  // GUARDED_BY(mu_): each directory's pages in pages_, by number, oldest first.
-  std::unordered_map<std::string, std::vector<uint64_t>> pages_of_dir_;
-  size_t entries_ = 0;  // GUARDED_BY(mu_); in pages_
+  mutable Mutex mu_;
+  std::deque<Page> pages_ GUARDED_BY(mu_);   // oldest first
+  uint64_t first_page_ GUARDED_BY(mu_) = 0;  // the number of pages_.front(), counting all
+  // Each directory's pages in pages_, by number, oldest first.
+  std::unordered_map<std::string, std::vector<uint64_t>> pages_of_dir_ GUARDED_BY(mu_);
+  size_t entries_ GUARDED_BY(mu_) = 0;  // in pages_
   int64_t valid_ns_ = 1'000'000'000;
-  // GUARDED_BY(mu_): per directory, the misses counted and when the count began.
+  // Per directory, the misses counted and when the count began.
   static constexpr size_t kMaxMissDirs = 1024;
-  std::unordered_map<std::string, std::pair<int, int64_t>> misses_;
+  std::unordered_map<std::string, std::pair<int, int64_t>> misses_ GUARDED_BY(mu_);
 };
 
 }  // namespace iorelay::client

@@ -17,7 +17,7 @@ using iorelay::client::Client;
 namespace iorelay::client {
 
 int Client::EnsureLockAnchor(iorelay_file* f, int owner) {
-  std::lock_guard<std::mutex> l(locks_mu_);
+  MutexLock l(locks_mu_);
   LockState& s = locks_[{f->dev, f->ino}];
   if (s.anchor_handle != 0 && s.anchor_server == owner) return 0;
   // Opened without creating, truncating or appending, in the access mode the description was
@@ -42,14 +42,14 @@ int Client::EnsureLockAnchor(iorelay_file* f, int owner) {
 }
 
 void Client::NoteLocked(uint64_t dev, uint64_t ino) {
-  std::lock_guard<std::mutex> l(locks_mu_);
+  MutexLock l(locks_mu_);
   locks_[{dev, ino}].locked = true;
 }
 
 int Client::ReleaseLocks(iorelay_file* f) {
   LockState s;
   {
-    std::lock_guard<std::mutex> l(locks_mu_);
+    MutexLock l(locks_mu_);
     auto it = locks_.find({f->dev, f->ino});
     if (it == locks_.end()) return 0;
     s = it->second;

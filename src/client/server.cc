@@ -27,7 +27,7 @@ Server::~Server() {
 }
 
 SessionInfo Server::session() const {
-  std::lock_guard<std::mutex> l(mu_);
+  MutexLock l(mu_);
   return session_;
 }
 
@@ -37,7 +37,7 @@ Result<Lease> Server::TryAcquire() { return Take(/*wait=*/false); }
 
 Result<Lease> Server::Take(bool wait) {
   {
-    std::unique_lock<std::mutex> l(mu_);
+    MutexLock l(mu_);
     for (;;) {
       if (!idle_.empty()) {
         Connection* c = idle_.back();
@@ -46,15 +46,15 @@ Result<Lease> Server::Take(bool wait) {
       }
       if (static_cast<int>(all_.size()) + connecting_ < max_connections_) break;
       if (!wait) return Status::FromErrno(EAGAIN, "every connection to the daemon is in use");
-      cv_.wait(l);
+      cv_.Wait(mu_);
     }
     ++connecting_;
   }
   Result<std::unique_ptr<Connection>> c = Connect();
-  std::lock_guard<std::mutex> l(mu_);
+  MutexLock l(mu_);
   --connecting_;
   if (!c.ok()) {
-    cv_.notify_one();
+    cv_.NotifyOne();
     return c.status();
   }
   Connection* raw = c->release();
@@ -66,13 +66,13 @@ Result<std::unique_ptr<Connection>> Server::Connect() {
   for (int attempt = 0; attempt < 2; ++attempt) {
     SessionInfo s = session();
     if (s.session == 0) {
-      std::lock_guard<std::mutex> e(establish_mu_);
+      MutexLock e(establish_mu_);
       s = session();
       if (s.session == 0) {  // this thread starts the session; others wait on establish_mu_
         Result<std::unique_ptr<Connection>> c =
             Connection::Open(addr_, *secret_, who_, 0, 0, timeout_ms_, spin_us_, seal_);
         if (c.ok()) {
-          std::lock_guard<std::mutex> l(mu_);
+          MutexLock l(mu_);
           (*c)->set_generation(++generations_);
           session_ = (*c)->session();
         }
@@ -87,7 +87,7 @@ Result<std::unique_ptr<Connection>> Server::Connect() {
     // Forget it, and its connections, and start a new one; files of the old one are stale.
     std::vector<Connection*> dead;
     {
-      std::lock_guard<std::mutex> l(mu_);
+      MutexLock l(mu_);
       if (session_.session == s.session) {
         session_ = {};
         dead.swap(idle_);
@@ -103,7 +103,7 @@ Result<std::unique_ptr<Connection>> Server::Connect() {
 void Server::Release(Connection* conn) {
   std::vector<Connection*> dead;
   {
-    std::lock_guard<std::mutex> l(mu_);
+    MutexLock l(mu_);
     if (!conn->broken()) {
       idle_.push_back(conn);
     } else {
@@ -113,13 +113,13 @@ void Server::Release(Connection* conn) {
       if (conn->peer_gone()) dead.insert(dead.end(), idle_.begin(), idle_.end()), idle_.clear();
       for (Connection* d : dead) all_.erase(std::find(all_.begin(), all_.end(), d));
     }
-    cv_.notify_one();
+    cv_.NotifyOne();
   }
   for (Connection* d : dead) delete d;
 }
 
 bool Server::RelocateFd(int fd, int* err) {
-  std::lock_guard<std::mutex> l(mu_);
+  MutexLock l(mu_);
   for (Connection* c : all_) {
     if (!c->UsesFd(fd)) continue;
     Result<int> moved = RelocateInternalFd(fd);
@@ -132,9 +132,9 @@ bool Server::RelocateFd(int fd, int* err) {
 
 SessionInfo Server::ForgetAfterFork(uint32_t child_pid) {
   // Only this thread exists in the child; locks held by vanished threads are re-created.
-  new (&mu_) std::mutex();
-  new (&cv_) std::condition_variable();
-  new (&establish_mu_) std::mutex();
+  new (&mu_) Mutex();
+  new (&cv_) CondVar();
+  new (&establish_mu_) Mutex();
   for (Connection* c : all_) {
     c->Abandon();
     delete c;

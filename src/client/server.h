@@ -12,14 +12,13 @@
 // a reader thread, which would add its hand-offs on top, so the pool is the cheaper design.
 #pragma once
 
-#include <condition_variable>
 #include <cstdint>
 #include <memory>
-#include <mutex>
 #include <vector>
 
 #include "client/address.h"
 #include "client/connection.h"
+#include "common/mutex.h"
 
 namespace iorelay::client {
 
@@ -64,7 +63,7 @@ class Server {
   // Fork child: abandons every connection (raw close, nothing sent), forgets the session
   // and returns the parent's, for kAdopt. Other parent threads do not exist in the child,
   // so locks are re-created rather than taken.
-  SessionInfo ForgetAfterFork(uint32_t child_pid);
+  SessionInfo ForgetAfterFork(uint32_t child_pid) NO_THREAD_SAFETY_ANALYSIS;
 
  private:
   friend class Lease;
@@ -80,14 +79,14 @@ class Server {
   const bool seal_;
   const int max_connections_;
 
-  mutable std::mutex mu_;
-  std::condition_variable cv_;
-  SessionInfo session_;            // guarded by mu_
-  std::vector<Connection*> idle_;  // guarded by mu_
-  std::vector<Connection*> all_;   // guarded by mu_; owns them
-  int connecting_ = 0;             // guarded by mu_
-  uint64_t generations_ = 0;       // guarded by mu_; sessions started so far
-  std::mutex establish_mu_;        // serialises starting a session
+  mutable Mutex mu_;
+  CondVar cv_;
+  SessionInfo session_ GUARDED_BY(mu_);
+  std::vector<Connection*> idle_ GUARDED_BY(mu_);
+  std::vector<Connection*> all_ GUARDED_BY(mu_);  // owns them
+  int connecting_ GUARDED_BY(mu_) = 0;
+  uint64_t generations_ GUARDED_BY(mu_) = 0;  // sessions started so far
+  Mutex establish_mu_ ACQUIRED_BEFORE(mu_);   // serialises starting a session
 };
 
 }  // namespace iorelay::client

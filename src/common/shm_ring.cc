@@ -122,7 +122,7 @@ void ShmRingReader::Publish() {
     ctl_->head.store(head_, std::memory_order_seq_cst);
     return;
   }
-  std::lock_guard<std::mutex> lock(lending_->mu);
+  MutexLock lock(lending_->mu);
   lending_->head = head_;
   ctl_->head.store(lending_->lent.empty() ? head_ : lending_->lent.front().first,
                    std::memory_order_seq_cst);
@@ -136,7 +136,7 @@ Result<std::optional<uint64_t>> ShmRingReader::Borrow(size_t n) {
   if (*avail < n || n == 0) return std::optional<uint64_t>();
   const uint64_t start = head_;
   {
-    std::lock_guard<std::mutex> lock(lending_->mu);
+    MutexLock lock(lending_->mu);
     // The writer gets no room back behind a lent run until it is returned, so lending stops at
     // half the ring: the other half keeps the client's next requests flowing meanwhile.
     const uint64_t held = lending_->lent.empty() ? 0 : head_ - lending_->lent.front().first;
@@ -150,7 +150,7 @@ Result<std::optional<uint64_t>> ShmRingReader::Borrow(size_t n) {
 
 bool ShmRingReader::Return(uint64_t position) {
   {
-    std::lock_guard<std::mutex> lock(lending_->mu);
+    MutexLock lock(lending_->mu);
     auto& lent = lending_->lent;
     for (auto& run : lent) {
       if (run.first == position) run.second = true;

@@ -13,10 +13,10 @@
 #include <cstdint>
 #include <deque>
 #include <memory>
-#include <mutex>
 #include <optional>
 #include <string>
 
+#include "common/mutex.h"
 #include "common/status.h"
 
 namespace iorelay {
@@ -158,9 +158,9 @@ class ShmRingReader {
 
   // Lent runs, in stream order: start, and whether given back.
   struct Lending {
-    std::mutex mu;
-    std::deque<std::pair<uint64_t, bool>> lent;  // guarded by mu
-    uint64_t head = 0;                           // guarded by mu: head_ as last published
+    Mutex mu;
+    std::deque<std::pair<uint64_t, bool>> lent GUARDED_BY(mu);
+    uint64_t head GUARDED_BY(mu) = 0;  // head_ as last published
   };
 
   ShmRingControl* ctl_ = nullptr;

@@ -3,11 +3,11 @@
 #pragma once
 
 #include <chrono>
-#include <condition_variable>
 #include <functional>
-#include <mutex>
 #include <thread>
 #include <utility>
+
+#include "common/mutex.h"
 
 namespace iorelay {
 
@@ -15,24 +15,24 @@ class Watchdog {
  public:
   Watchdog(std::chrono::milliseconds limit, std::function<void()> on_expiry)
       : thread_([this, limit, fire = std::move(on_expiry)] {
-          std::unique_lock<std::mutex> lock(mu_);
-          if (!cv_.wait_for(lock, limit, [this] { return done_; })) fire();
+          MutexLock lock(mu_);
+          if (!cv_.WaitFor(mu_, limit, [this]() REQUIRES(mu_) { return done_; })) fire();
         }) {}
   ~Watchdog() {
     {
-      std::lock_guard<std::mutex> lock(mu_);
+      MutexLock lock(mu_);
       done_ = true;
     }
-    cv_.notify_all();
+    cv_.NotifyAll();
     thread_.join();
   }
   Watchdog(const Watchdog&) = delete;
   Watchdog& operator=(const Watchdog&) = delete;
 
  private:
-  std::mutex mu_;
-  std::condition_variable cv_;
-  bool done_ = false;   // guarded by mu_
+  Mutex mu_;
+  CondVar cv_;
+  bool done_ GUARDED_BY(mu_) = false;
   std::thread thread_;  // last: started once the rest exists
 };
 

@@ -13,7 +13,7 @@ constexpr std::chrono::milliseconds kReleaseTimeout{30'000};
 
 // One admin op at a time (but release): an admission's overlap check and its entry in the table
 // are one step.
-std::mutex& AdminMutex(Core& core) { return core.admin_mu; }
+Mutex& AdminMutex(Core& core) { return core.admin_mu; }
 
 }  // namespace
 
@@ -25,14 +25,14 @@ Answer<proto::AdmitReply> HandleAdmit(Core& core, Session& s, const proto::Admit
   spec.weight = m.weight;
   spec.lease_ns = static_cast<int64_t>(std::min<uint64_t>(m.lease_ms, 1ull << 40)) * 1'000'000;
   spec.shares = JobShares{m.max_open_files, m.max_locks, m.max_connections, m.max_inflight_bytes};
-  std::lock_guard<std::mutex> lock(AdminMutex(core));
+  MutexLock lock(AdminMutex(core));
   Result<JobPtr> job = AdmitJob(core, std::move(spec));
   if (!job.ok()) return Explained(job.status());
   return proto::AdmitReply{(*job)->app()};
 }
 
 Answer<proto::Empty> HandleRevoke(Core& core, Session&, const proto::JobRequest& m) {
-  std::lock_guard<std::mutex> lock(AdminMutex(core));
+  MutexLock lock(AdminMutex(core));
   Status st = RevokeJob(core, m.job);
   if (!st.ok()) return Explained(st);
   return proto::Empty{};

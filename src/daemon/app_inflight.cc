@@ -12,7 +12,7 @@ void AppInflight::Sub(uint64_t n) {
   if (parked_count_.load() == 0 || now > limit_.load()) return;
   std::vector<std::function<void()>> wakes;
   {
-    std::lock_guard<std::mutex> lock(mu_);
+    MutexLock lock(mu_);
     for (auto& [key, wake] : parked_) wakes.push_back(std::move(wake));
     parked_.clear();
     parked_count_.store(0);
@@ -32,7 +32,7 @@ bool AppInflight::AddUnlessOver(uint64_t n, uint64_t limit) {
 }
 
 void AppInflight::Park(const void* key, uint64_t limit, std::function<void()> wake) {
-  std::lock_guard<std::mutex> lock(mu_);
+  MutexLock lock(mu_);
   limit_.store(limit);
   parked_[key] = std::move(wake);
   parked_count_.store(parked_.size());
@@ -40,7 +40,7 @@ void AppInflight::Park(const void* key, uint64_t limit, std::function<void()> wa
 
 void AppInflight::Unpark(const void* key) {
   if (parked_count_.load() == 0) return;
-  std::lock_guard<std::mutex> lock(mu_);
+  MutexLock lock(mu_);
   parked_.erase(key);
   parked_count_.store(parked_.size());
 }

@@ -7,8 +7,9 @@
 #include <atomic>
 #include <cstdint>
 #include <functional>
-#include <mutex>
 #include <unordered_map>
+
+#include "common/mutex.h"
 
 namespace iorelay::daemon {
 
@@ -46,9 +47,9 @@ class AppInflight {
   std::atomic<uint64_t> bytes_{0};
   std::atomic<uint64_t> peak_{0};
   std::atomic<size_t> parked_count_{0};  // parked_.size(), read without the lock
-  mutable std::mutex mu_;
+  mutable Mutex mu_;
   std::atomic<uint64_t> limit_{0};  // every connection parks with the daemon's one limit
-  std::unordered_map<const void*, std::function<void()>> parked_;  // guarded by mu_
+  std::unordered_map<const void*, std::function<void()>> parked_ GUARDED_BY(mu_);
 };
 
 }  // namespace iorelay::daemon

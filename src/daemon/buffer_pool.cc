@@ -45,7 +45,7 @@ Buffer BufferPool::Get(size_t n) {
     return Buffer(p, cap);
   }
   if (c < kClasses) {
-    std::lock_guard<std::mutex> lock(mu_);
+    MutexLock lock(mu_);
     if (!free_[c].empty()) {
       char* p = free_[c].back();
       free_[c].pop_back();
@@ -67,7 +67,7 @@ void BufferPool::Put(Buffer b) {
     t_cache.free[c].push_back(b.release());
     return;
   }
-  std::lock_guard<std::mutex> lock(mu_);
+  MutexLock lock(mu_);
   if (free_[c].size() < kKeepPerClass) free_[c].push_back(b.release());
 }
 

@@ -7,8 +7,9 @@
 #include <cstdint>
 #include <cstdlib>
 #include <memory>
-#include <mutex>
 #include <vector>
+
+#include "common/mutex.h"
 
 namespace iorelay::daemon {
 
@@ -89,8 +90,8 @@ class BufferPool {
  private:
   static constexpr int kClasses = 9;  // 4 KiB .. 1 MiB
   static constexpr size_t kKeepPerClass = 64;
-  std::mutex mu_;
-  std::vector<char*> free_[kClasses];  // guarded by mu_
+  Mutex mu_;
+  std::vector<char*> free_[kClasses] GUARDED_BY(mu_);
 };
 
 }  // namespace iorelay::daemon

@@ -78,7 +78,7 @@ void ClientConn::SendLocked(struct iovec* iov, int n, Buffer* data, size_t data_
 }
 
 void ClientConn::Seal(const SessionKey& key) {
-  std::lock_guard<std::mutex> lock(out_mu_);
+  MutexLock lock(out_mu_);
   seal_.emplace(key, FrameDirection::kToClient);
 }
 
@@ -104,7 +104,7 @@ void ClientConn::Send(proto::Op op, uint64_t id, int32_t status, std::span<const
   iov[n++] = {header, sizeof header};
   if (!fields.empty()) iov[n++] = {const_cast<uint8_t*>(fields.data()), fields.size()};
   if (!tail.empty()) iov[n++] = {const_cast<uint8_t*>(tail.data()), tail.size()};
-  std::lock_guard<std::mutex> lock(out_mu_);
+  MutexLock lock(out_mu_);
   SendLocked(iov, n, nullptr, 0);
 }
 
@@ -118,7 +118,7 @@ void ClientConn::SendData(proto::Op op, uint64_t id, std::span<const uint8_t> fi
   if (!fields.empty()) iov[n++] = {const_cast<uint8_t*>(fields.data()), fields.size()};
   if (len > 0) iov[n++] = {data.data(), len};
   {
-    std::lock_guard<std::mutex> lock(out_mu_);
+    MutexLock lock(out_mu_);
     SendLocked(iov, n, len > 0 ? &data : nullptr, len);
   }
   if (data.data() != nullptr) pool_->Put(std::move(data));  // sent, or dropped
@@ -136,7 +136,7 @@ void ClientConn::SendHeartbeat() {
   uint8_t header[proto::kHeaderBytes];
   proto::EncodeHeader(h, header);
   struct iovec iov = {header, sizeof header};
-  std::lock_guard<std::mutex> lock(out_mu_);
+  MutexLock lock(out_mu_);
   // Over shared memory the client also learns it from the shared page, which it looks at even
   // while it waits for room to send (a lent run can hold the requests' ring for a whole backend
   // call) and while a reply written in place holds the stream (no frame can pass it).
@@ -149,7 +149,7 @@ bool ClientConn::Flush() {
   uint64_t sent_total = 0;
   bool ok;
   {
-    std::lock_guard<std::mutex> lock(out_mu_);
+    MutexLock lock(out_mu_);
     ok = FlushLocked(&sent_total);
   }
   if (sent_total > 0) MaybeWake();
@@ -202,7 +202,7 @@ bool ClientConn::FlushLocked(uint64_t* sent) {
 }
 
 uint8_t* ClientConn::BeginInPlace(size_t len, size_t align) {
-  std::lock_guard<std::mutex> lock(out_mu_);
+  MutexLock lock(out_mu_);
   if (closed_.load() || seal_ || in_place_ != nullptr || !out_.empty()) return nullptr;
   // Room for a padding frame as well (a header and up to align - 1 bytes), when asked to align.
   const size_t pad_room = align > 1 ? proto::kHeaderBytes + align - 1 : 0;
@@ -228,7 +228,7 @@ uint8_t* ClientConn::BeginInPlace(size_t len, size_t align) {
 void ClientConn::FinishInPlace(proto::Op op, uint64_t id, const Result<size_t>& r) {
   uint64_t sent = 0;
   {
-    std::lock_guard<std::mutex> lock(out_mu_);
+    MutexLock lock(out_mu_);
     const size_t n = r.ok() ? std::min(*r, in_place_len_) : 0;
     uint8_t header[proto::kHeaderBytes];
     EncodeReplyHeader(op, id, r.ok() ? 0 : r.status().code(), n, header);
@@ -249,7 +249,7 @@ void ClientConn::FinishInPlace(proto::Op op, uint64_t id, const Result<size_t>& 
 Status ClientConn::ReplaceTransport(
     const std::function<Result<std::unique_ptr<Connection>>(std::unique_ptr<Connection>&)>&
         upgrade) {
-  std::lock_guard<std::mutex> lock(out_mu_);
+  MutexLock lock(out_mu_);
   if (!out_.empty() || closed_.load()) return Status::FromErrno(EBUSY, "replies are queued");
   Result<std::unique_ptr<Connection>> next = upgrade(transport_);
   if (!next.ok()) return next.status();
@@ -272,7 +272,7 @@ void ClientConn::FailLocked(const Status& s) {
 void ClientConn::Shutdown() {
   std::deque<OutFrame> dropped;
   {
-    std::lock_guard<std::mutex> lock(out_mu_);
+    MutexLock lock(out_mu_);
     closed_.store(true);
     dropped.swap(out_);
     queued_bytes_.store(0, std::memory_order_relaxed);
@@ -283,7 +283,7 @@ void ClientConn::Shutdown() {
 }
 
 void ClientConn::SendWindow(int64_t* start_ns, uint64_t* sent) const {
-  std::lock_guard<std::mutex> lock(out_mu_);
+  MutexLock lock(out_mu_);
   // While a reply is written in place, frames queued behind it wait for the backend, not for
   // the client: no window runs.
   *start_ns = in_place_ != nullptr ? 0 : window_start_ns_;
@@ -291,7 +291,7 @@ void ClientConn::SendWindow(int64_t* start_ns, uint64_t* sent) const {
 }
 
 void ClientConn::RestartSendWindow(int64_t now_ns) {
-  std::lock_guard<std::mutex> lock(out_mu_);
+  MutexLock lock(out_mu_);
   if (window_start_ns_ != 0) {
     window_start_ns_ = now_ns;
     window_sent_ = 0;

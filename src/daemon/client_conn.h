@@ -8,12 +8,12 @@
 #include <deque>
 #include <functional>
 #include <memory>
-#include <mutex>
 #include <optional>
 #include <span>
 #include <vector>
 
 #include "common/frame_mac.h"
+#include "common/mutex.h"
 #include "daemon/buffer_pool.h"
 #include "daemon/session.h"
 #include "daemon/transport.h"
@@ -169,19 +169,19 @@ class ClientConn {
   };
   // With out_mu_ held: tags the frame `iov` (n entries; with `data`, the last one is that owned
   // tail) when sealed, sends it directly when nothing is queued, queues the rest.
-  void SendLocked(struct iovec* iov, int n, Buffer* data, size_t data_len);
-  void Enqueue(OutFrame f);
+  void SendLocked(struct iovec* iov, int n, Buffer* data, size_t data_len) REQUIRES(out_mu_);
+  void Enqueue(OutFrame f) REQUIRES(out_mu_);
   // With out_mu_ held: Flush; adds the bytes sent to `*sent`.
-  bool FlushLocked(uint64_t* sent);
+  bool FlushLocked(uint64_t* sent) REQUIRES(out_mu_);
   // With out_mu_ held: a send failed; logs it, drops the queue, shuts the transport down.
-  void FailLocked(const Status& s);
+  void FailLocked(const Status& s) REQUIRES(out_mu_);
 
   std::unique_ptr<Connection> transport_;
   BufferPool* pool_;
-  mutable std::mutex out_mu_;    // per connection; held only for non-blocking sends and the queue
-  std::deque<OutFrame> out_;     // guarded by out_mu_
-  int64_t window_start_ns_ = 0;  // guarded by out_mu_
-  uint64_t window_sent_ = 0;     // guarded by out_mu_
+  mutable Mutex out_mu_;  // per connection; held only for non-blocking sends and the queue
+  std::deque<OutFrame> out_ GUARDED_BY(out_mu_);
+  int64_t window_start_ns_ GUARDED_BY(out_mu_) = 0;
+  uint64_t window_sent_ GUARDED_BY(out_mu_) = 0;
   std::atomic<uint64_t> queued_bytes_{0};
   std::atomic<uint64_t> charged_bytes_{0};
   std::atomic<uint64_t> reserved_bytes_{0};  // written by the event loop only
@@ -189,11 +189,11 @@ class ClientConn {
   std::atomic<bool> in_handshake_{true};
   std::atomic<bool> evict_{false};
   std::atomic<bool> paused_{false};
-  bool write_armed_ = false;             // guarded by out_mu_
-  uint8_t* in_place_ = nullptr;          // guarded by out_mu_: the reply begun in place
-  size_t in_place_pad_ = 0;              // guarded by out_mu_: its padding frame's bytes
-  size_t in_place_len_ = 0;              // guarded by out_mu_: its data room
-  std::optional<FrameSealer> seal_;      // guarded by out_mu_
+  bool write_armed_ GUARDED_BY(out_mu_) = false;
+  uint8_t* in_place_ GUARDED_BY(out_mu_) = nullptr;  // the reply begun in place
+  size_t in_place_pad_ GUARDED_BY(out_mu_) = 0;      // its padding frame's bytes
+  size_t in_place_len_ GUARDED_BY(out_mu_) = 0;      // its data room
+  std::optional<FrameSealer> seal_ GUARDED_BY(out_mu_);
   std::function<void()> wake_;           // set before the connection is shared
   std::function<void(bool)> arm_write_;  // likewise
 };

@@ -40,7 +40,7 @@ struct Core {
   // sharing the --export roots) and by the admin channel (admin_ops.cc); the admin credential
   // is a job of its own, without roots.
   JobTable jobs;
-  std::mutex admin_mu;  // admin ops that change the table, one at a time (admin_ops.cc)
+  Mutex admin_mu;  // admin ops that change the table, one at a time (admin_ops.cc)
   // The shares a job gets when its admission does not say (from --max-open-files and the rest).
   JobShares default_shares;
   std::unique_ptr<backend::Backend> backend;

@@ -182,9 +182,10 @@ void Daemon::HeartbeatLoop() {
   const auto wake = std::min(period, std::chrono::milliseconds(250));
   auto next_heartbeat = std::chrono::steady_clock::now() + period;
   std::vector<ConnPtr> conns;
-  std::unique_lock<std::mutex> lock(heartbeat_mu_);
-  while (!heartbeat_cv_.wait_for(lock, wake, [this] { return heartbeat_stop_; })) {
-    lock.unlock();
+  MutexLock lock(heartbeat_mu_);
+  while (!heartbeat_cv_.WaitFor(heartbeat_mu_, wake,
+                                [this]() REQUIRES(heartbeat_mu_) { return heartbeat_stop_; })) {
+    lock.Unlock();
     RevokeExpiredJobs(*core_);
     if (std::chrono::steady_clock::now() >= next_heartbeat) {
       next_heartbeat = std::chrono::steady_clock::now() + period;
@@ -192,7 +193,7 @@ void Daemon::HeartbeatLoop() {
       for (const ConnPtr& c : conns) c->SendHeartbeat();  // never blocks
       conns.clear();
     }
-    lock.lock();
+    lock.Lock();
   }
 }
 
@@ -225,10 +226,10 @@ void Daemon::Shutdown() {
     for (auto& loop : loops_) loop->Stop();  // closes every connection
     core_->handlers->Stop();
     {
-      std::lock_guard<std::mutex> lock(heartbeat_mu_);
+      MutexLock lock(heartbeat_mu_);
       heartbeat_stop_ = true;
     }
-    heartbeat_cv_.notify_all();
+    heartbeat_cv_.NotifyAll();
     if (heartbeat_.joinable()) heartbeat_.join();
     core_->dispatcher->Stop();
     for (auto& l : listeners_) l->Shutdown();

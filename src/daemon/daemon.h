@@ -2,14 +2,14 @@
 // cleanly. main.cc is a thin wrapper; tests embed a Daemon in-process.
 #pragma once
 
-#include <condition_variable>
 #include <memory>
-#include <mutex>
+#include <mutex>  // std::once_flag
 #include <nlohmann/json.hpp>
 #include <string>
 #include <thread>
 #include <vector>
 
+#include "common/mutex.h"
 #include "daemon/config.h"
 #include "daemon/core.h"
 #include "daemon/io_loop.h"
@@ -60,9 +60,9 @@ class Daemon {
   std::vector<std::unique_ptr<IoLoop>> loops_;
   std::vector<IoLoop*> loop_ptrs_;
   std::thread heartbeat_;
-  std::mutex heartbeat_mu_;  // only for the heartbeat thread's wait; never held while sending
-  std::condition_variable heartbeat_cv_;
-  bool heartbeat_stop_ = false;  // guarded by heartbeat_mu_
+  Mutex heartbeat_mu_;  // only for the heartbeat thread's wait; never held while sending
+  CondVar heartbeat_cv_;
+  bool heartbeat_stop_ GUARDED_BY(heartbeat_mu_) = false;
   std::once_flag shutdown_once_;
 };
 

@@ -134,14 +134,14 @@ Result<size_t> RunOne(Core& core, Work* w) {
       if (w->piped.valid()) return WritePiped(core, w);
       return b.Pwrite(f.fd(), w->data.data(), w->length, w->offset);
     case Op::kRead: {
-      std::lock_guard<std::mutex> lock(f.pos_mu);
+      MutexLock lock(f.pos_mu);
       w->offset = f.pos.load();
       Result<size_t> r = b.Pread(f.fd(), w->data.data(), w->length, w->offset);
       if (r.ok()) f.pos.store(w->offset + *r);
       return r;
     }
     case Op::kWrite: {
-      std::lock_guard<std::mutex> lock(f.pos_mu);
+      MutexLock lock(f.pos_mu);
       w->offset = f.pos.load();
       // With O_APPEND the backend fd appends whatever the offset (Linux pwrite semantics);
       // the shared offset then moves to the new end of file.

@@ -69,18 +69,18 @@ void Dispatcher::Run(Taken* t, bool inline_run) {
   executor_(t->dispatch, ptrs.data(), n, results.data());
   int64_t duration = clock_->NowNs() - start;
   t->works.clear();  // drops file references outside the lock
-  std::lock_guard<std::mutex> lock(mu_);
+  MutexLock lock(mu_);
   for (size_t i = 0; i < n; ++i) scheduler_->Release(ids[i], results[i], duration);
   mean_run_ns_ += (RunCost(duration, bytes) - mean_run_ns_) / 8;
   if (inline_run) --inline_running_;
   ++free_slots_;
   if (scheduler_->queued() > 0 && free_slots_ > 0) WakeWorkerLocked();
-  if (QuietLocked()) drain_cv_.notify_all();
+  if (QuietLocked()) drain_cv_.NotifyAll();
 }
 
 void Dispatcher::Submit(std::unique_ptr<Work> work, bool may_run_inline) {
   thread_local Taken taken;
-  std::unique_lock<std::mutex> lock(mu_);
+  MutexLock lock(mu_);
   uint64_t id = next_id_++;
   work->request.id = id;
   const uint64_t work_length = work->request.length;
@@ -97,7 +97,7 @@ void Dispatcher::Submit(std::unique_ptr<Work> work, bool may_run_inline) {
       WakeWorkerLocked();
       return;
     }
-    lock.unlock();
+    lock.Unlock();
     Run(&taken, true);
     return;
   }
@@ -120,21 +120,21 @@ void Dispatcher::WakeWorkerLocked() {
     work_signals_.fetch_add(1, std::memory_order_release);
     return;
   }
-  work_cv_.notify_one();
+  work_cv_.NotifyOne();
 }
 
-bool Dispatcher::SpinForWork(std::unique_lock<std::mutex>& lock) {
+bool Dispatcher::SpinForWork() {
   spinning_ = true;
   spinner_signalled_ = false;
   const uint64_t seen = work_signals_.load(std::memory_order_acquire);
-  lock.unlock();
+  mu_.Unlock();
   const int64_t deadline = MonotonicNs() + worker_spin_ns_;
   bool signalled = false;
   do {
     sched_yield();
     signalled = work_signals_.load(std::memory_order_acquire) != seen;
   } while (!signalled && MonotonicNs() < deadline);
-  lock.lock();
+  mu_.Lock();
   spinning_ = false;
   // A signal that came after the last look is seen here, under the lock.
   return signalled || spinner_signalled_;
@@ -142,66 +142,66 @@ bool Dispatcher::SpinForWork(std::unique_lock<std::mutex>& lock) {
 
 void Dispatcher::WorkerLoop() {
   Taken taken;
-  std::unique_lock<std::mutex> lock(mu_);
+  MutexLock lock(mu_);
   // A worker whose spin found nothing sleeps until woken: it spins again only after work.
   bool may_spin = true;
   while (!stop_) {
     if (!handoff_.empty()) {
       taken = std::move(handoff_.front());
       handoff_.pop_front();
-      lock.unlock();
+      lock.Unlock();
       Run(&taken, false);
-      lock.lock();
+      lock.Lock();
       may_spin = true;
       continue;
     }
     sched::Decision d = TakeLocked(&taken, false);
     if (d.kind == sched::Decision::Kind::kDispatch) {
-      lock.unlock();
+      lock.Unlock();
       Run(&taken, false);
-      lock.lock();
+      lock.Lock();
       may_spin = true;
       continue;
     }
     if (d.kind == sched::Decision::Kind::kSleepUntil) {
       int64_t wait_ns = d.wake_ns - clock_->NowNs();
-      if (wait_ns > 0) work_cv_.wait_for(lock, std::chrono::nanoseconds(wait_ns));
+      if (wait_ns > 0) work_cv_.WaitFor(mu_, std::chrono::nanoseconds(wait_ns));
     } else if (may_spin && worker_spin_ns_ > 0 && !spinning_) {
-      may_spin = SpinForWork(lock);
+      may_spin = SpinForWork();
     } else {
-      work_cv_.wait(lock);
+      work_cv_.Wait(mu_);
       may_spin = true;
     }
   }
 }
 
 void Dispatcher::AddApp(uint32_t app, uint32_t weight) {
-  std::lock_guard<std::mutex> lock(mu_);
+  MutexLock lock(mu_);
   scheduler_->SetAppWeight(app, weight);
 }
 
 nlohmann::json Dispatcher::SchedulerConfig() {
-  std::lock_guard<std::mutex> lock(mu_);
+  MutexLock lock(mu_);
   return scheduler_->EffectiveConfig();
 }
 
 void Dispatcher::Drain() {
-  std::unique_lock<std::mutex> lock(mu_);
-  drain_cv_.wait(lock, [this] { return QuietLocked(); });
+  MutexLock lock(mu_);
+  drain_cv_.Wait(mu_, [this]() REQUIRES(mu_) { return QuietLocked(); });
 }
 
 bool Dispatcher::DrainUntil(std::chrono::steady_clock::time_point deadline) {
-  std::unique_lock<std::mutex> lock(mu_);
-  return drain_cv_.wait_until(lock, deadline, [this] { return QuietLocked(); });
+  MutexLock lock(mu_);
+  return drain_cv_.WaitUntil(mu_, deadline, [this]() REQUIRES(mu_) { return QuietLocked(); });
 }
 
 void Dispatcher::Stop() {
   {
-    std::lock_guard<std::mutex> lock(mu_);
+    MutexLock lock(mu_);
     stop_ = true;
     work_signals_.fetch_add(1, std::memory_order_release);  // ends a spin at once
   }
-  work_cv_.notify_all();
+  work_cv_.NotifyAll();
   for (auto& t : workers_) {
     if (t.joinable()) t.join();
   }

@@ -13,16 +13,15 @@
 
 #include <atomic>
 #include <chrono>
-#include <condition_variable>
 #include <deque>
 #include <functional>
 #include <memory>
-#include <mutex>
 #include <nlohmann/json.hpp>
 #include <thread>
 #include <unordered_map>
 #include <vector>
 
+#include "common/mutex.h"
 #include "daemon/work.h"
 #include "sched/clock.h"
 #include "sched/scheduler.h"
@@ -70,7 +69,7 @@ class Dispatcher {
     std::vector<std::unique_ptr<Work>> works;
   };
   // With mu_ held: asks the scheduler; on a dispatch takes a slot and its works.
-  sched::Decision TakeLocked(Taken* t, bool inline_run);
+  sched::Decision TakeLocked(Taken* t, bool inline_run) REQUIRES(mu_);
   // Whether a submitting thread (an event loop) may run `t` itself: the scheduler's next
   // dispatch need not be the request just submitted, so this is decided on what was taken.
   // Not when it moves more than kInlineMaxBytes, nor when it holds a read or write at the
@@ -78,39 +77,39 @@ class Dispatcher {
   // whole backend call, nor a piped read, which waits likewise for its connection's pipe.
   static bool RunsOnLoop(const Taken& t);
   // Without mu_: executes, then releases (takes mu_).
-  void Run(Taken* t, bool inline_run);
-  bool QuietLocked() const {
+  void Run(Taken* t, bool inline_run) EXCLUDES(mu_);
+  bool QuietLocked() const REQUIRES(mu_) {
     return free_slots_ == slots_ && inline_running_ == 0 && queued_.empty();
   }
   void WorkerLoop();
   // With mu_ held: gets a worker to look for work, the spinning one if it has not been
   // signalled yet (no system call), else a sleeping one.
-  void WakeWorkerLocked();
+  void WakeWorkerLocked() REQUIRES(mu_);
   // With mu_ held (released while spinning): this worker becomes the spinning one and looks for
   // a signal for up to worker_spin_ns_. Whether it was signalled.
-  bool SpinForWork(std::unique_lock<std::mutex>& lock);
+  bool SpinForWork() REQUIRES(mu_);
 
   const sched::Clock* clock_;
   Executor executor_;
   const int slots_;
-  std::mutex mu_;
-  std::condition_variable work_cv_;                             // workers wait for a dispatch
-  std::condition_variable drain_cv_;                            // Drain waits for quiet
-  std::unique_ptr<sched::Scheduler> scheduler_;                 // guarded by mu_
-  std::unordered_map<uint64_t, std::unique_ptr<Work>> queued_;  // guarded by mu_
+  Mutex mu_;
+  CondVar work_cv_;                                                 // workers wait for a dispatch
+  CondVar drain_cv_;                                                // Drain waits for quiet
+  std::unique_ptr<sched::Scheduler> scheduler_ PT_GUARDED_BY(mu_);  // set once, then const
+  std::unordered_map<uint64_t, std::unique_ptr<Work>> queued_ GUARDED_BY(mu_);
   // Dispatches a submitting thread took but may not run (RunsOnLoop): a worker runs them
   // first. Each holds its slot already.
-  std::deque<Taken> handoff_;  // guarded by mu_
-  uint64_t next_id_ = 1;       // guarded by mu_
-  int free_slots_;             // guarded by mu_
-  int inline_running_ = 0;     // guarded by mu_
+  std::deque<Taken> handoff_ GUARDED_BY(mu_);
+  uint64_t next_id_ GUARDED_BY(mu_) = 1;
+  int free_slots_ GUARDED_BY(mu_);
+  int inline_running_ GUARDED_BY(mu_) = 0;
   const int64_t inline_max_ns_;
-  int64_t mean_run_ns_ = 0;  // guarded by mu_: each dispatch's RunCost weighs 1/8
-  bool stop_ = false;        // guarded by mu_
+  int64_t mean_run_ns_ GUARDED_BY(mu_) = 0;  // each dispatch's RunCost weighs 1/8
+  bool stop_ GUARDED_BY(mu_) = false;
   const int64_t worker_spin_ns_;
-  bool spinning_ = false;                  // guarded by mu_: a worker spins in SpinForWork
-  bool spinner_signalled_ = false;         // guarded by mu_: ... and has been given a wake-up
-  std::atomic<uint64_t> work_signals_{0};  // what the spinning worker watches
+  bool spinning_ GUARDED_BY(mu_) = false;           // a worker spins in SpinForWork
+  bool spinner_signalled_ GUARDED_BY(mu_) = false;  // ... and has been given a wake-up
+  std::atomic<uint64_t> work_signals_{0};           // what the spinning worker watches
   std::vector<std::thread> workers_;
 };
 

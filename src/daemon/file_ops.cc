@@ -62,7 +62,7 @@ Answer<proto::Empty> HandleClose(Core&, Session& s, const proto::HandleRequest& 
 Answer<proto::OffsetReply> HandleLseek(Core& core, Session& s, const proto::LseekRequest& m) {
   std::shared_ptr<OpenFile> f = s.Find(m.handle);
   if (f == nullptr) return Error(EBADF, m.handle);
-  std::lock_guard<std::mutex> lock(f->pos_mu);
+  MutexLock lock(f->pos_mu);
   int64_t base = 0;
   switch (m.whence) {
     case SEEK_SET:

@@ -111,7 +111,7 @@ void IoLoop::Wake() {
 
 void IoLoop::Adopt(ConnPtr conn, int64_t accepted_ns) {
   {
-    std::lock_guard<std::mutex> lock(inbox_mu_);
+    MutexLock lock(inbox_mu_);
     inbox_.emplace_back(std::move(conn), accepted_ns);
   }
   Wake();
@@ -135,7 +135,7 @@ void IoLoop::TakeInbox() {
   std::vector<std::pair<ConnPtr, int64_t>> adopted;
   std::vector<uint64_t> woken;
   {
-    std::lock_guard<std::mutex> lock(inbox_mu_);
+    MutexLock lock(inbox_mu_);
     adopted.swap(inbox_);
     woken.swap(woken_);
   }
@@ -145,7 +145,7 @@ void IoLoop::TakeInbox() {
     // bytes of a paused connection fall.
     conn->SetWake([this, id] {
       {
-        std::lock_guard<std::mutex> lock(inbox_mu_);
+        MutexLock lock(inbox_mu_);
         woken_.push_back(id);
       }
       Wake();
@@ -170,7 +170,7 @@ void IoLoop::TakeInbox() {
       continue;
     }
     {
-      std::lock_guard<std::mutex> lock(registry_mu_);
+      MutexLock lock(registry_mu_);
       registry_.emplace(id, conn);
     }
     const ProtocolSettings settings = ProtocolSettingsFor(core_, *conn->transport());
@@ -283,7 +283,7 @@ bool IoLoop::EvictOldestHandshake(int64_t now) {
 }
 
 void IoLoop::Outstanding(std::vector<ConnPtr>* out) {
-  std::lock_guard<std::mutex> lock(registry_mu_);
+  MutexLock lock(registry_mu_);
   for (const auto& [id, c] : registry_) {
     if (c->outstanding.load(std::memory_order_acquire) > 0) out->push_back(c);
   }
@@ -471,7 +471,7 @@ void IoLoop::Close(uint64_t id, const std::string& why) {
   std::unique_ptr<Entry> e = std::move(it->second);
   conns_.erase(it);
   {
-    std::lock_guard<std::mutex> lock(registry_mu_);
+    MutexLock lock(registry_mu_);
     registry_.erase(id);
   }
   if (!why.empty()) LogClose(e->conn, why);

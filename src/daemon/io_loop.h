@@ -9,12 +9,12 @@
 #include <cstdint>
 #include <deque>
 #include <memory>
-#include <mutex>
 #include <string>
 #include <thread>
 #include <unordered_map>
 #include <vector>
 
+#include "common/mutex.h"
 #include "daemon/core.h"
 #include "daemon/frame_reader.h"
 #include "daemon/pipe_mover.h"
@@ -151,12 +151,12 @@ class IoLoop {
   std::vector<uint64_t> again_;  // connections with more to read (budget used up)
   std::vector<uint8_t> scratch_;
 
-  std::mutex registry_mu_;
-  std::unordered_map<uint64_t, ConnPtr> registry_;  // guarded by registry_mu_; = conns_
+  Mutex registry_mu_;
+  std::unordered_map<uint64_t, ConnPtr> registry_ GUARDED_BY(registry_mu_);  // = conns_
 
-  std::mutex inbox_mu_;
-  std::vector<std::pair<ConnPtr, int64_t>> inbox_;  // guarded by inbox_mu_
-  std::vector<uint64_t> woken_;                     // guarded by inbox_mu_
+  Mutex inbox_mu_;
+  std::vector<std::pair<ConnPtr, int64_t>> inbox_ GUARDED_BY(inbox_mu_);
+  std::vector<uint64_t> woken_ GUARDED_BY(inbox_mu_);
   std::atomic<bool> draining_{false};
   std::atomic<bool> stop_{false};
   std::atomic<size_t> busy_{0};

@@ -55,7 +55,7 @@ Result<JobPtr> JobTable::Admit(
     int64_t now_ns) {
   if (spec.name.empty()) return Status::InvalidArgument("a job needs a name");
   const KeyId key = KeyIdOf(spec.secret);
-  std::lock_guard<std::mutex> lock(mu_);
+  MutexLock lock(mu_);
   for (const auto& [app, j] : by_app_) {
     if (j->name() == spec.name) {
       return Status::FromErrno(EEXIST, "job '" + spec.name + "' is already admitted");
@@ -72,7 +72,7 @@ Result<JobPtr> JobTable::Admit(
 }
 
 JobPtr JobTable::FindByKey(const KeyId& key_id) const {
-  std::lock_guard<std::mutex> lock(mu_);
+  MutexLock lock(mu_);
   for (const auto& [app, j] : by_app_) {
     if (SameKey(j->key_id(), key_id)) return j;
   }
@@ -80,7 +80,7 @@ JobPtr JobTable::FindByKey(const KeyId& key_id) const {
 }
 
 JobPtr JobTable::Find(const std::string& name) const {
-  std::lock_guard<std::mutex> lock(mu_);
+  MutexLock lock(mu_);
   for (const auto& [app, j] : by_app_) {
     if (j->name() == name) return j;
   }
@@ -88,7 +88,7 @@ JobPtr JobTable::Find(const std::string& name) const {
 }
 
 Result<JobPtr> JobTable::Revoke(const std::string& name) {
-  std::lock_guard<std::mutex> lock(mu_);
+  MutexLock lock(mu_);
   for (auto it = by_app_.begin(); it != by_app_.end(); ++it) {
     JobPtr j = it->second;
     if (j->name() != name) continue;
@@ -101,7 +101,7 @@ Result<JobPtr> JobTable::Revoke(const std::string& name) {
 }
 
 Result<JobPtr> JobTable::BeginRelease(const std::string& name) {
-  std::lock_guard<std::mutex> lock(mu_);
+  MutexLock lock(mu_);
   for (const auto& [app, j] : by_app_) {
     if (j->name() != name) continue;
     if (j->admin()) return Status::InvalidArgument("the admin credential is not a job");
@@ -117,7 +117,7 @@ Result<JobPtr> JobTable::BeginRelease(const std::string& name) {
 void JobTable::Remove(const JobPtr& job) {
   // Removed from the table, the job's credential is refused like a revoked one's.
   job->state_.store(JobState::kRevoked, std::memory_order_release);
-  std::lock_guard<std::mutex> lock(mu_);
+  MutexLock lock(mu_);
   by_app_.erase(job->app());
 }
 
@@ -134,7 +134,7 @@ Result<int64_t> JobTable::Renew(const std::string& name, int64_t lease_ns, int64
 
 std::vector<JobPtr> JobTable::RevokeExpired(int64_t now_ns) {
   std::vector<JobPtr> out;
-  std::lock_guard<std::mutex> lock(mu_);
+  MutexLock lock(mu_);
   for (auto it = by_app_.begin(); it != by_app_.end();) {
     if (it->second->Expired(now_ns) && !it->second->admin()) {
       it->second->state_.store(JobState::kRevoked, std::memory_order_release);
@@ -148,14 +148,14 @@ std::vector<JobPtr> JobTable::RevokeExpired(int64_t now_ns) {
 }
 
 std::vector<JobPtr> JobTable::All() const {
-  std::lock_guard<std::mutex> lock(mu_);
+  MutexLock lock(mu_);
   std::vector<JobPtr> out;
   for (const auto& [app, j] : by_app_) out.push_back(j);
   return out;
 }
 
 std::vector<std::pair<std::string, std::string>> JobTable::RootDirs() const {
-  std::lock_guard<std::mutex> lock(mu_);
+  MutexLock lock(mu_);
   std::vector<std::pair<std::string, std::string>> out;
   for (const auto& [app, j] : by_app_) {
     for (const auto& [prefix, dir] : j->spec().roots) out.emplace_back(j->name(), dir);

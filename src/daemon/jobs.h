@@ -10,13 +10,13 @@
 #include <functional>
 #include <map>
 #include <memory>
-#include <mutex>
 #include <nlohmann/json.hpp>
 #include <string>
 #include <utility>
 #include <vector>
 
 #include "common/auth.h"
+#include "common/mutex.h"
 #include "common/key_id.h"
 #include "common/status.h"
 #include "daemon/exports.h"
@@ -135,9 +135,9 @@ class JobTable {
   std::vector<std::pair<std::string, std::string>> RootDirs() const;
 
  private:
-  mutable std::mutex mu_;
-  std::map<uint32_t, JobPtr> by_app_;  // guarded by mu_
-  uint32_t next_app_ = 0;              // guarded by mu_: never goes back
+  mutable Mutex mu_;
+  std::map<uint32_t, JobPtr> by_app_ GUARDED_BY(mu_);
+  uint32_t next_app_ GUARDED_BY(mu_) = 0;  // never goes back
 };
 
 // A job's listing for kJobs: name, app, state, roots, weight, lease_ms_left, shares and use.

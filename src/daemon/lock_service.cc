@@ -27,7 +27,7 @@ void LockService::Lock(const proto::LockRequest& req, uint64_t owner, Done done)
   Ready ready;
   int err = 0;
   {
-    std::lock_guard<std::mutex> lock(mu_);
+    MutexLock lock(mu_);
     if (req.cmd == F_GETLK) {
       if (req.type == F_UNLCK) {
         err = EINVAL;
@@ -88,7 +88,7 @@ LockService::Waiters::iterator LockService::Unpark(Waiters& waiters, Waiters::it
   auto mine = parked_by_owner_.find(it->span.owner);
   if (mine != parked_by_owner_.end()) {
     // (Iterators of different lists do not compare: the wait's own list first.)
-    std::erase_if(mine->second, [&](const auto& parked) {
+    std::erase_if(mine->second, [&](const auto& parked) REQUIRES(mu_) {
       return &waiters_.at(parked.first) == &waiters && parked.second == it;
     });
     if (mine->second.empty()) parked_by_owner_.erase(mine);
@@ -114,7 +114,7 @@ void LockService::RetryLocked(const sched::FileKey& key, Ready* ready) {
 void LockService::UnlockAll(const sched::FileKey& key, uint64_t owner) {
   Ready ready;
   {
-    std::lock_guard<std::mutex> lock(mu_);
+    MutexLock lock(mu_);
     manager_.ReleaseFile(key, owner);
     RetryLocked(key, &ready);
   }
@@ -124,7 +124,7 @@ void LockService::UnlockAll(const sched::FileKey& key, uint64_t owner) {
 void LockService::ReleaseOwner(uint64_t owner) {
   Ready ready;
   {
-    std::lock_guard<std::mutex> lock(mu_);
+    MutexLock lock(mu_);
     if (auto mine = parked_by_owner_.find(owner); mine != parked_by_owner_.end()) {
       for (auto& [key, it] : mine->second) {
         ready.emplace_back(std::move(it->done), EINTR);
@@ -142,7 +142,7 @@ void LockService::ReleaseOwner(uint64_t owner) {
 void LockService::CancelAll(int err) {
   Ready ready;
   {
-    std::lock_guard<std::mutex> lock(mu_);
+    MutexLock lock(mu_);
     for (auto& [key, waiters] : waiters_) {
       for (Waiter& w : waiters) ready.emplace_back(std::move(w.done), err);
     }
@@ -153,14 +153,14 @@ void LockService::CancelAll(int err) {
 }
 
 size_t LockService::parked() const {
-  std::lock_guard<std::mutex> lock(mu_);
+  MutexLock lock(mu_);
   size_t n = 0;
   for (const auto& [key, waiters] : waiters_) n += waiters.size();
   return n;
 }
 
 size_t LockService::spans() const {
-  std::lock_guard<std::mutex> lock(mu_);
+  MutexLock lock(mu_);
   return manager_.spans();
 }
 

@@ -5,11 +5,11 @@
 
 #include <functional>
 #include <list>
-#include <mutex>
 #include <unordered_map>
 #include <unordered_set>
 #include <vector>
 
+#include "common/mutex.h"
 #include "daemon/lock_manager.h"
 #include "proto/messages.h"
 
@@ -47,21 +47,21 @@ class LockService {
   };
   using Waiters = std::list<Waiter>;  // one file's, in arrival order
   using Ready = std::vector<std::pair<Done, int>>;
-  void RetryLocked(const sched::FileKey& key, Ready* ready);
+  void RetryLocked(const sched::FileKey& key, Ready* ready) REQUIRES(mu_);
   // Removes a parked wait (its owner's index entry too); returns the next of its file's.
-  Waiters::iterator Unpark(Waiters& waiters, Waiters::iterator it);
+  Waiters::iterator Unpark(Waiters& waiters, Waiters::iterator it) REQUIRES(mu_);
   bool WouldDeadlockLocked(uint64_t owner, const std::vector<uint64_t>& blockers,
-                           std::unordered_set<uint64_t>* seen) const;
-  static void Complete(Ready* ready);
+                           std::unordered_set<uint64_t>* seen) const REQUIRES(mu_);
+  static void Complete(Ready* ready);  // never under mu_
 
   const size_t max_spans_;
-  mutable std::mutex mu_;
-  LockManager manager_;  // guarded by mu_
-  // Guarded by mu_: parked waits by file, so a release retries only its own file's.
-  std::unordered_map<sched::FileKey, Waiters, FileKeyHash> waiters_;
-  // Guarded by mu_: the same waits by owner (the deadlock check follows owners).
+  mutable Mutex mu_;
+  LockManager manager_ GUARDED_BY(mu_);
+  // Parked waits by file, so a release retries only its own file's.
+  std::unordered_map<sched::FileKey, Waiters, FileKeyHash> waiters_ GUARDED_BY(mu_);
+  // The same waits by owner (the deadlock check follows owners).
   std::unordered_map<uint64_t, std::vector<std::pair<sched::FileKey, Waiters::iterator>>>
-      parked_by_owner_;
+      parked_by_owner_ GUARDED_BY(mu_);
 };
 
 }  // namespace iorelay::daemon

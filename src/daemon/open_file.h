@@ -11,9 +11,9 @@
 #include <atomic>
 #include <cstdint>
 #include <memory>
-#include <mutex>
 
 #include "backend/backend.h"
+#include "common/mutex.h"
 #include "daemon/fd_budget.h"
 #include "sched/scheduler.h"
 
@@ -59,8 +59,9 @@ class OpenFile {
 
   // The shared offset. kRead/kWrite hold pos_mu for the whole I/O, as Linux holds
   // f_pos_lock, so concurrent reads and writes on one description never overlap.
-  // Writers hold pos_mu; `pos` is atomic so the scheduler may read it as a hint.
-  std::mutex pos_mu;
+  // Writers hold pos_mu; `pos` is atomic so the scheduler may read it as a hint (so it is not
+  // GUARDED_BY: the analysis has no annotation for "writes only").
+  Mutex pos_mu;
   std::atomic<uint64_t> pos{0};
 
   // Sessions holding a handle on this description, and adoptions announced (kExpectAdopt) but

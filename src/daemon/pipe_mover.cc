@@ -56,19 +56,19 @@ std::unique_ptr<PipeMover> PipeMover::TakeThisThreads() {
 
 void RetiredMovers::Add(std::unique_ptr<PipeMover> m) {
   if (m == nullptr) return;
-  std::lock_guard<std::mutex> lock(mu_);
+  MutexLock lock(mu_);
   movers_.push_back(std::move(m));
 }
 
 void RetiredMovers::Reap() {
-  std::lock_guard<std::mutex> lock(mu_);
+  MutexLock lock(mu_);
   if (movers_.empty()) return;
   for (auto& m : movers_) m->Reap();
   std::erase_if(movers_, [](const std::unique_ptr<PipeMover>& m) { return m->in_progress() == 0; });
 }
 
 size_t RetiredMovers::size() {
-  std::lock_guard<std::mutex> lock(mu_);
+  MutexLock lock(mu_);
   return movers_.size();
 }
 

@@ -17,10 +17,10 @@
 #include <cstdint>
 #include <functional>
 #include <memory>
-#include <mutex>
 #include <unordered_map>
 #include <vector>
 
+#include "common/mutex.h"
 #include "common/status.h"
 
 namespace iorelay::daemon {
@@ -87,8 +87,8 @@ class RetiredMovers {
   size_t size();
 
  private:
-  std::mutex mu_;
-  std::vector<std::unique_ptr<PipeMover>> movers_;  // guarded by mu_
+  Mutex mu_;
+  std::vector<std::unique_ptr<PipeMover>> movers_ GUARDED_BY(mu_);
 };
 
 }  // namespace iorelay::daemon

@@ -70,7 +70,7 @@ void PooledPipe::Reset() {
 
 Result<PooledPipe> PipePool::Get(std::atomic<uint32_t>* holder) {
   {
-    std::lock_guard<std::mutex> lock(mu_);
+    MutexLock lock(mu_);
     if (out_ >= kMaxOut) return Status::FromErrno(EAGAIN, "every pipe of the pool is lent");
     if (holder->load() >= kMaxPerHolder) {
       return Status::FromErrno(EAGAIN, "the connection holds its share of the pool's pipes");
@@ -92,7 +92,7 @@ Result<PooledPipe> PipePool::Get(std::atomic<uint32_t>* holder) {
 }
 
 size_t PipePool::idle() {
-  std::lock_guard<std::mutex> lock(mu_);
+  MutexLock lock(mu_);
   return idle_.size();
 }
 
@@ -108,7 +108,7 @@ bool EmptyAndWhole(const Pipe& p) {
 
 void PipePool::Put(std::atomic<uint32_t>* holder, Pipe p) {
   const bool reusable = EmptyAndWhole(p);
-  std::lock_guard<std::mutex> lock(mu_);
+  MutexLock lock(mu_);
   --out_;
   holder->fetch_sub(1);
   if (reusable && idle_.size() < kMaxIdle) idle_.push_back(std::move(p));

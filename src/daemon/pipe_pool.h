@@ -7,9 +7,9 @@
 #include <atomic>
 #include <cstddef>
 #include <cstdint>
-#include <mutex>
 #include <vector>
 
+#include "common/mutex.h"
 #include "common/status.h"
 
 namespace iorelay::daemon {
@@ -95,9 +95,9 @@ class PipePool {
   void Put(std::atomic<uint32_t>* holder, Pipe p);
 
   size_t pipe_bytes_;
-  std::mutex mu_;
-  size_t out_ = 0;          // guarded by mu_: lent now
-  std::vector<Pipe> idle_;  // guarded by mu_: empty pipes to lend again
+  Mutex mu_;
+  size_t out_ GUARDED_BY(mu_) = 0;          // lent now
+  std::vector<Pipe> idle_ GUARDED_BY(mu_);  // empty pipes to lend again
 };
 
 // Moves up to `n` bytes from the pipe `from` into the pipe `to` (page references, never

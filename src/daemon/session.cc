@@ -8,13 +8,13 @@
 namespace iorelay::daemon {
 
 std::shared_ptr<OpenFile> Session::Find(uint64_t handle) {
-  std::lock_guard<std::mutex> lock(mu_);
+  MutexLock lock(mu_);
   auto it = handles_.find(handle);
   return it == handles_.end() ? nullptr : it->second;
 }
 
 bool Session::Insert(uint64_t handle, std::shared_ptr<OpenFile> file, size_t max_open) {
-  std::lock_guard<std::mutex> lock(mu_);
+  MutexLock lock(mu_);
   auto it = handles_.find(handle);
   if (it == handles_.end() && handles_.size() + closed_offers_ >= max_open) return false;
   // A new handle counts against the job's share of open files too (EMFILE for this job only).
@@ -26,7 +26,7 @@ bool Session::Insert(uint64_t handle, std::shared_ptr<OpenFile> file, size_t max
 }
 
 std::shared_ptr<OpenFile> Session::Take(uint64_t handle) {
-  std::lock_guard<std::mutex> lock(mu_);
+  MutexLock lock(mu_);
   auto it = handles_.find(handle);
   if (it == handles_.end()) return nullptr;
   std::shared_ptr<OpenFile> file = std::move(it->second);
@@ -38,7 +38,7 @@ std::shared_ptr<OpenFile> Session::Take(uint64_t handle) {
 }
 
 bool Session::Offer(uint64_t handle, std::shared_ptr<OpenFile> file) {
-  std::lock_guard<std::mutex> lock(mu_);
+  MutexLock lock(mu_);
   auto& [held, count] = offers_[handle];
   if (count >= kMaxPendingAdopts) return false;
   file->expected_adopts.fetch_add(1);
@@ -48,7 +48,7 @@ bool Session::Offer(uint64_t handle, std::shared_ptr<OpenFile> file) {
 }
 
 std::shared_ptr<OpenFile> Session::TakeForAdopt(uint64_t handle) {
-  std::lock_guard<std::mutex> lock(mu_);
+  MutexLock lock(mu_);
   auto offer = offers_.find(handle);
   if (offer == offers_.end()) {
     auto it = handles_.find(handle);
@@ -67,7 +67,7 @@ void Session::Clear() {
   std::unordered_map<uint64_t, std::shared_ptr<OpenFile>> dropped;
   std::unordered_map<uint64_t, std::pair<std::shared_ptr<OpenFile>, int>> unadopted;
   {
-    std::lock_guard<std::mutex> lock(mu_);
+    MutexLock lock(mu_);
     dropped.swap(handles_);
     for (size_t i = 0; i < dropped.size(); ++i) job_->GiveFile();
     unadopted.swap(offers_);
@@ -79,12 +79,12 @@ void Session::Clear() {
 }
 
 bool Session::HoldsFile(const sched::FileKey& key) {
-  std::lock_guard<std::mutex> lock(mu_);
+  MutexLock lock(mu_);
   return open_files_.count({key.dev, key.ino}) > 0;
 }
 
 std::shared_ptr<OpenFile> Session::FileOf(const sched::FileKey& key) {
-  std::lock_guard<std::mutex> lock(mu_);
+  MutexLock lock(mu_);
   if (open_files_.count({key.dev, key.ino}) == 0) return nullptr;
   for (const auto& [handle, file] : handles_) {
     if (file->key() == key) return file;
@@ -102,7 +102,7 @@ std::shared_ptr<Session> SessionTable::Create(JobPtr job) {
   Nonce random = RandomNonce();
   uint64_t token;
   std::memcpy(&token, random.data(), sizeof token);
-  std::lock_guard<std::mutex> lock(mu_);
+  MutexLock lock(mu_);
   uint64_t id = next_session_++;
   auto s = std::make_shared<Session>(id, token, std::move(job));
   s->connections_ = 1;
@@ -112,7 +112,7 @@ std::shared_ptr<Session> SessionTable::Create(JobPtr job) {
 
 Result<std::shared_ptr<Session>> SessionTable::Join(uint64_t id, uint64_t token,
                                                     uint32_t app_index) {
-  std::lock_guard<std::mutex> lock(mu_);
+  MutexLock lock(mu_);
   auto it = sessions_.find(id);
   if (it == sessions_.end() || it->second->token() != token ||
       it->second->app_index() != app_index) {
@@ -123,21 +123,21 @@ Result<std::shared_ptr<Session>> SessionTable::Join(uint64_t id, uint64_t token,
 }
 
 std::shared_ptr<Session> SessionTable::Find(uint64_t id, uint64_t token) {
-  std::lock_guard<std::mutex> lock(mu_);
+  MutexLock lock(mu_);
   auto it = sessions_.find(id);
   if (it == sessions_.end() || it->second->token() != token) return nullptr;
   return it->second;
 }
 
 bool SessionTable::Leave(const std::shared_ptr<Session>& s) {
-  std::lock_guard<std::mutex> lock(mu_);
+  MutexLock lock(mu_);
   if (--s->connections_ > 0) return false;
   sessions_.erase(s->id());
   return true;
 }
 
 std::vector<std::shared_ptr<Session>> SessionTable::OfApp(uint32_t app) {
-  std::lock_guard<std::mutex> lock(mu_);
+  MutexLock lock(mu_);
   std::vector<std::shared_ptr<Session>> out;
   for (const auto& [id, s] : sessions_) {
     if (s->app_index() == app) out.push_back(s);
@@ -146,7 +146,7 @@ std::vector<std::shared_ptr<Session>> SessionTable::OfApp(uint32_t app) {
 }
 
 std::vector<std::shared_ptr<Session>> SessionTable::All() {
-  std::lock_guard<std::mutex> lock(mu_);
+  MutexLock lock(mu_);
   std::vector<std::shared_ptr<Session>> out;
   for (const auto& [id, s] : sessions_) out.push_back(s);
   return out;

@@ -6,12 +6,12 @@
 #include <cstdint>
 #include <map>
 #include <memory>
-#include <mutex>
 #include <string>
 #include <unordered_map>
 #include <utility>
 #include <vector>
 
+#include "common/mutex.h"
 #include "common/status.h"
 #include "daemon/jobs.h"
 #include "daemon/open_file.h"
@@ -66,16 +66,17 @@ class Session {
   const uint64_t id_;
   const uint64_t token_;
   const JobPtr job_;
-  std::mutex mu_;
-  std::unordered_map<uint64_t, std::shared_ptr<OpenFile>> handles_;  // guarded by mu_
+  Mutex mu_;
+  std::unordered_map<uint64_t, std::shared_ptr<OpenFile>> handles_ GUARDED_BY(mu_);
   // Announced adoptions not yet made: the file and how many children will adopt it.
-  std::unordered_map<uint64_t, std::pair<std::shared_ptr<OpenFile>, int>> offers_;  // mu_
-  size_t closed_offers_ = 0;  // guarded by mu_: offers_ whose handle is no longer in handles_
+  std::unordered_map<uint64_t, std::pair<std::shared_ptr<OpenFile>, int>> offers_ GUARDED_BY(mu_);
+  size_t closed_offers_ GUARDED_BY(mu_) = 0;  // offers_ whose handle is no longer in handles_
   // How many of handles_ are on each file (dev, ino).
-  std::map<std::pair<uint64_t, uint64_t>, int> open_files_;  // guarded by mu_
+  std::map<std::pair<uint64_t, uint64_t>, int> open_files_ GUARDED_BY(mu_);
   // Counts a handle on `file` in or out (open_files_ and the file's holders).
-  void CountFile(OpenFile& file, int delta);  // REQUIRES(mu_)
-  int connections_ = 0;                       // guarded by table mu_
+  void CountFile(OpenFile& file, int delta) REQUIRES(mu_);
+  // Guarded by the SessionTable's mu_ (another object's lock, which no annotation can name).
+  int connections_ = 0;
 };
 
 class SessionTable {
@@ -97,9 +98,9 @@ class SessionTable {
   std::vector<std::shared_ptr<Session>> All();
 
  private:
-  std::mutex mu_;
-  std::unordered_map<uint64_t, std::shared_ptr<Session>> sessions_;  // guarded by mu_
-  uint64_t next_session_ = 1;                                        // guarded by mu_
+  Mutex mu_;
+  std::unordered_map<uint64_t, std::shared_ptr<Session>> sessions_ GUARDED_BY(mu_);
+  uint64_t next_session_ GUARDED_BY(mu_) = 1;
   std::atomic<uint64_t> next_handle_{1};
 };
 

@@ -89,6 +89,8 @@ class ShmConnection final : public Connection,
   ShmRingWriter out_;     // daemon → client (under the connection's send lock)
   Pipe from_client_;      // the client writes the data of piped writes
   Pipe to_client_;        // the daemon splices the data of piped reads
+  // A std::mutex, not an annotated Mutex (common/mutex.h): it guards no member, only the order
+  // of bytes in to_client_, and is taken with a timed try (data_ops.cc, LockWithin).
   std::mutex pipe_mu_;
   uint32_t pipe_pages_ = 0;
   std::atomic<bool> hung_up_{false};

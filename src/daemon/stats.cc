@@ -95,20 +95,20 @@ Stats::Stats(const std::vector<std::string>& app_names) {
 }
 
 AppStats* Stats::app(size_t index) {
-  std::lock_guard<std::mutex> lock(apps_mu_);
+  MutexLock lock(apps_mu_);
   auto it = apps_.find(static_cast<uint32_t>(index));
   return it == apps_.end() ? nullptr : it->second.stats.get();
 }
 
 std::shared_ptr<AppStats> Stats::AddApp(uint32_t app, const std::string& name) {
   auto a = std::make_shared<AppStats>(name);
-  std::lock_guard<std::mutex> lock(apps_mu_);
+  MutexLock lock(apps_mu_);
   apps_[app] = Entry{a};
   return a;
 }
 
 void Stats::DepartApp(uint32_t app) {
-  std::lock_guard<std::mutex> lock(apps_mu_);
+  MutexLock lock(apps_mu_);
   auto it = apps_.find(app);
   if (it != apps_.end()) it->second.departed = true;
 }
@@ -139,7 +139,7 @@ void Stats::RecordAppDispatch(AppStats* app, uint64_t requests) {
 }
 
 void Stats::RecordFileDispatch(uint64_t dev, uint64_t ino, uint64_t requests, uint64_t bytes) {
-  std::lock_guard<std::mutex> lock(files_mu_);
+  MutexLock lock(files_mu_);
   auto it = files_.find({dev, ino});
   if (it == files_.end() && files_.size() < kMaxFileCounters) {
     it = files_.emplace(std::make_pair(dev, ino), FileCounters{}).first;
@@ -155,7 +155,7 @@ nlohmann::json Stats::ToJson() const {
   uint64_t total_read = 0, total_written = 0;
   DataSum total_data;
   nlohmann::json apps = nlohmann::json::object();
-  std::unique_lock<std::mutex> apps_lock(apps_mu_);
+  MutexLock apps_lock(apps_mu_);
   for (int f = 0; f < kFamilies; ++f) {
     total[f].requests += gone_requests_[f];
     total[f].errors += gone_errors_[f];
@@ -204,7 +204,7 @@ nlohmann::json Stats::ToJson() const {
     it = apps_.erase(it);
   }
   const uint64_t departed_apps = gone_apps_;
-  apps_lock.unlock();
+  apps_lock.Unlock();
   nlohmann::json total_json = Render(total, total_read, total_written);
   nlohmann::json by_op = nlohmann::json::object();
   for (int op = 0; op < 256; ++op) {
@@ -218,7 +218,7 @@ nlohmann::json Stats::ToJson() const {
   std::vector<std::pair<std::pair<uint64_t, uint64_t>, FileCounters>> copied;
   FileCounters other;
   {
-    std::lock_guard<std::mutex> lock(files_mu_);
+    MutexLock lock(files_mu_);
     copied.assign(files_.begin(), files_.end());
     other = files_other_;
   }

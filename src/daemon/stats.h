@@ -6,11 +6,11 @@
 #include <cstdint>
 #include <map>
 #include <memory>
-#include <mutex>
 #include <nlohmann/json.hpp>
 #include <string>
 #include <vector>
 
+#include "common/mutex.h"
 #include "daemon/app_inflight.h"
 #include "daemon/conn_counters.h"
 #include "proto/messages.h"
@@ -112,16 +112,18 @@ class Stats {
     std::shared_ptr<AppStats> stats;
     bool departed = false;
   };
-  mutable std::mutex apps_mu_;
-  mutable std::map<uint32_t, Entry> apps_;  // guarded by apps_mu_
+  mutable Mutex apps_mu_;
+  mutable std::map<uint32_t, Entry> apps_ GUARDED_BY(apps_mu_);
   // Departed applications already listed: their requests and bytes stay in the total.
-  mutable uint64_t gone_requests_[kFamilies] = {};                     // guarded by apps_mu_
-  mutable uint64_t gone_errors_[kFamilies] = {};                       // guarded by apps_mu_
-  mutable uint64_t gone_read_ = 0, gone_written_ = 0, gone_apps_ = 0;  // guarded by apps_mu_
+  mutable uint64_t gone_requests_[kFamilies] GUARDED_BY(apps_mu_) = {};
+  mutable uint64_t gone_errors_[kFamilies] GUARDED_BY(apps_mu_) = {};
+  mutable uint64_t gone_read_ GUARDED_BY(apps_mu_) = 0;
+  mutable uint64_t gone_written_ GUARDED_BY(apps_mu_) = 0;
+  mutable uint64_t gone_apps_ GUARDED_BY(apps_mu_) = 0;
   std::atomic<uint64_t> by_op_[256] = {};
-  mutable std::mutex files_mu_;
-  std::map<std::pair<uint64_t, uint64_t>, FileCounters> files_;  // guarded by files_mu_
-  FileCounters files_other_;  // guarded by files_mu_: files beyond kMaxFileCounters
+  mutable Mutex files_mu_;
+  std::map<std::pair<uint64_t, uint64_t>, FileCounters> files_ GUARDED_BY(files_mu_);
+  FileCounters files_other_ GUARDED_BY(files_mu_);  // files beyond kMaxFileCounters
 };
 
 }  // namespace iorelay::daemon

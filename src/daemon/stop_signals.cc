@@ -27,13 +27,13 @@ StopSignals::StopSignals(std::chrono::milliseconds startup_grace,
 
 StopSignals::~StopSignals() {
   {
-    std::lock_guard<std::mutex> lock(mu_);
+    MutexLock lock(mu_);
     quitting_ = true;
     // sigwait returns only for a signal: this one, sent to that thread alone, is seen as
     // quitting (a real one that raced with it stays pending, blocked, until the process ends).
     if (in_sigwait_) pthread_kill(thread_.native_handle(), SIGTERM);
   }
-  cv_.notify_all();
+  cv_.NotifyAll();
   thread_.join();
 }
 
@@ -42,32 +42,33 @@ void StopSignals::Take() {
   int sig = 0;
   while (sigwait(&set, &sig) != 0) {
   }
-  std::unique_lock<std::mutex> lock(mu_);
+  MutexLock lock(mu_);
   in_sigwait_ = false;
   if (quitting_) return;
   received_ = sig;
-  cv_.notify_all();
-  if (!cv_.wait_for(lock, startup_grace_, [this] { return !starting_ || quitting_; })) {
+  cv_.NotifyAll();
+  if (!cv_.WaitFor(mu_, startup_grace_,
+                   [this]() REQUIRES(mu_) { return !starting_ || quitting_; })) {
     on_stuck_startup_(sig);
   }
 }
 
 int StopSignals::received() const {
-  std::lock_guard<std::mutex> lock(mu_);
+  MutexLock lock(mu_);
   return received_;
 }
 
 void StopSignals::StartupDone() {
   {
-    std::lock_guard<std::mutex> lock(mu_);
+    MutexLock lock(mu_);
     starting_ = false;
   }
-  cv_.notify_all();
+  cv_.NotifyAll();
 }
 
 int StopSignals::Wait() {
-  std::unique_lock<std::mutex> lock(mu_);
-  cv_.wait(lock, [this] { return received_ != 0; });
+  MutexLock lock(mu_);
+  cv_.Wait(mu_, [this]() REQUIRES(mu_) { return received_ != 0; });
   return received_;
 }
 

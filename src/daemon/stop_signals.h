@@ -4,10 +4,10 @@
 #pragma once
 
 #include <chrono>
-#include <condition_variable>
 #include <functional>
-#include <mutex>
 #include <thread>
+
+#include "common/mutex.h"
 
 namespace iorelay::daemon {
 
@@ -35,13 +35,13 @@ class StopSignals {
 
   const std::chrono::milliseconds startup_grace_;
   const std::function<void(int)> on_stuck_startup_;
-  mutable std::mutex mu_;
-  std::condition_variable cv_;
-  int received_ = 0;        // guarded by mu_
-  bool starting_ = true;    // guarded by mu_
-  bool quitting_ = false;   // guarded by mu_
-  bool in_sigwait_ = true;  // guarded by mu_; the destructor must wake it with a signal
-  std::thread thread_;      // last: started once the rest exists
+  mutable Mutex mu_;
+  CondVar cv_;
+  int received_ GUARDED_BY(mu_) = 0;
+  bool starting_ GUARDED_BY(mu_) = true;
+  bool quitting_ GUARDED_BY(mu_) = false;
+  bool in_sigwait_ GUARDED_BY(mu_) = true;  // the destructor must wake it with a signal
+  std::thread thread_;                      // last: started once the rest exists
 };
 
 }  // namespace iorelay::daemon

@@ -24,6 +24,7 @@ void FlagLetters(int flags, char out[4]) {
 Trace::~Trace() { Close(); }
 
 Status Trace::Open(const std::string& path) {
+  MutexLock lock(mu_);
   file_ = std::fopen(path.c_str(), "we");
   if (file_ == nullptr) return Status::LastError("trace file " + path);
   std::fprintf(file_, "# iorelay-trace %d\n", kTraceFormatVersion);
@@ -37,7 +38,7 @@ Status Trace::Open(const std::string& path) {
 void Trace::Write(const TraceRecord& r) {
   char flags[4];
   FlagLetters(r.open_flags, flags);
-  std::lock_guard<std::mutex> lock(mu_);
+  MutexLock lock(mu_);
   if (file_ == nullptr) return;
   std::fprintf(file_,
                "%" PRId64 "\t%" PRId64 "\t%" PRIu64 "\t%s\t%" PRIu64 "\t%" PRIu64 "\t%s\t%" PRIu64
@@ -47,7 +48,7 @@ void Trace::Write(const TraceRecord& r) {
 }
 
 void Trace::Close() {
-  std::lock_guard<std::mutex> lock(mu_);
+  MutexLock lock(mu_);
   if (file_ != nullptr) std::fclose(file_);
   file_ = nullptr;
 }

@@ -5,9 +5,9 @@
 
 #include <cstdint>
 #include <cstdio>
-#include <mutex>
 #include <string>
 
+#include "common/mutex.h"
 #include "common/status.h"
 
 namespace iorelay::daemon {
@@ -37,13 +37,14 @@ class Trace {
  public:
   ~Trace();
   Status Open(const std::string& path);
-  bool enabled() const { return file_ != nullptr; }
+  // Without the lock: Open runs before the event loops start, Close after they stop.
+  bool enabled() const NO_THREAD_SAFETY_ANALYSIS { return file_ != nullptr; }
   void Write(const TraceRecord& r);
   void Close();
 
  private:
-  std::mutex mu_;
-  FILE* file_ = nullptr;
+  Mutex mu_;
+  FILE* file_ GUARDED_BY(mu_) = nullptr;
 };
 
 }  // namespace iorelay::daemon

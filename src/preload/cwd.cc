@@ -10,7 +10,6 @@
 
 #include <atomic>
 #include <cerrno>
-#include <mutex>
 
 #include "preload/state.h"
 
@@ -18,22 +17,21 @@ namespace iorelay::preload {
 namespace {
 
 std::atomic<bool> g_set{false};
-std::mutex g_mu;
-char g_path[PATH_MAX];
+char g_path[PATH_MAX] GUARDED_BY(g_cwd_mu);
 
 }  // namespace
 
+iorelay::Mutex g_cwd_mu;
+
 bool ForwardedCwd(char* out, size_t size) {
   if (!g_set.load(std::memory_order_acquire)) return false;
-  std::lock_guard<std::mutex> lock(g_mu);
+  iorelay::MutexLock lock(g_cwd_mu);
   if (!g_set.load(std::memory_order_relaxed)) return false;
   size_t n = strlen(g_path);
   if (n + 1 > size) return false;
   memcpy(out, g_path, n + 1);
   return true;
 }
-
-std::unique_lock<std::mutex> LockCwd() { return std::unique_lock<std::mutex>(g_mu); }
 
 bool RecordForwardedCwd(const char* abs_path) {
   size_t n = strlen(abs_path);
@@ -47,8 +45,8 @@ bool RecordForwardedCwd(const char* abs_path) {
 
 void ClearForwardedCwd() { g_set.store(false, std::memory_order_release); }
 
-void LockCwdForFork() { g_mu.lock(); }
-void UnlockCwdAfterFork() { g_mu.unlock(); }
+void LockCwdForFork() { g_cwd_mu.Lock(); }
+void UnlockCwdAfterFork() { g_cwd_mu.Unlock(); }
 
 // Whether the kernel's working directory is a gone one, as the exec'ing image left it: a removed
 // directory (getcwd: ENOENT) or the /proc/self/fdinfo stand-in. Otherwise the variable is stale
@@ -63,7 +61,7 @@ void RestoreForwardedCwd() {
   const char* path = getenv(kCwdEnv);
   if (path == nullptr) return;
   if (path[0] == '/' && iorelay_is_forwarded(g_client, path) == 1 && KernelCwdIsGone()) {
-    std::unique_lock<std::mutex> lock = LockCwd();
+    iorelay::MutexLock lock(g_cwd_mu);
     (void)RecordForwardedCwd(path);
   }
   unsetenv(kCwdEnv);

@@ -5,7 +5,8 @@
 #pragma once
 
 #include <cstddef>
-#include <mutex>
+
+#include "common/mutex.h"
 
 namespace iorelay::preload {
 
@@ -18,14 +19,14 @@ bool ForwardedCwd(char* out, size_t size);
 // The lock under which a change of the working directory moves the kernel's and the record
 // together (so that no thread and no forked child sees one without the other); ForwardedCwd
 // takes it too, so resolve paths before taking it. Held across fork (state.cc).
-std::unique_lock<std::mutex> LockCwd();
-// With LockCwd held: records a forwarded working directory (the kernel's must be the gone
+extern iorelay::Mutex g_cwd_mu;
+// With g_cwd_mu held: records a forwarded working directory (the kernel's must be the gone
 // directory; false, nothing changed, if the path does not fit), or clears the record.
-bool RecordForwardedCwd(const char* abs_path);
-void ClearForwardedCwd();
+bool RecordForwardedCwd(const char* abs_path) REQUIRES(g_cwd_mu);
+void ClearForwardedCwd() REQUIRES(g_cwd_mu);
 
-void LockCwdForFork();
-void UnlockCwdAfterFork();
+void LockCwdForFork() ACQUIRE(g_cwd_mu);
+void UnlockCwdAfterFork() RELEASE(g_cwd_mu);
 
 // At start: the working directory an exec handed down (kCwdEnv), then removed from environ.
 void RestoreForwardedCwd();

@@ -22,13 +22,13 @@
 #include <climits>
 #include <cstring>
 #include <functional>
-#include <mutex>
 #include <set>
 #include <string>
 #include <vector>
 
 #include "client/env_table.h"
 #include "client/internal_fds.h"
+#include "common/mutex.h"
 #include "preload/elf_dynamic.h"
 #include "preload/libc_next.h"
 #include "preload/path_resolve.h"
@@ -48,7 +48,7 @@ class StageDirectory {
  public:
   // The directory's descriptor, or -1 when it cannot be made safely; its path in *path.
   int Fd(std::string* path = nullptr) {
-    std::lock_guard<std::mutex> lock(mu_);
+    iorelay::MutexLock lock(mu_);
     if (path != nullptr) *path = path_;
     struct stat st;
     // (A directory removed meanwhile, by a /tmp cleaner, has no links left: made again.)
@@ -62,7 +62,7 @@ class StageDirectory {
   }
 
  private:
-  int Open() {
+  int Open() REQUIRES(mu_) {
     std::string d;
     if (const char* e = iorelay::client::ReadEnv(iorelay::client::EnvVarId::kStageDir);
         e != nullptr && *e != '\0') {
@@ -88,11 +88,11 @@ class StageDirectory {
     return iorelay::client::AdoptInternalFd(fd);
   }
 
-  std::mutex mu_;
-  int fd_ = -1;       // GUARDED_BY(mu_)
-  std::string path_;  // GUARDED_BY(mu_)
-  dev_t dev_ = 0;
-  ino_t ino_ = 0;
+  iorelay::Mutex mu_;
+  int fd_ GUARDED_BY(mu_) = -1;
+  std::string path_ GUARDED_BY(mu_);
+  dev_t dev_ GUARDED_BY(mu_) = 0;
+  ino_t ino_ GUARDED_BY(mu_) = 0;
 };
 
 StageDirectory g_stage_dir;

@@ -31,7 +31,7 @@ bool FdTable::Init(size_t capacity) {
 
 FdTable::Ref FdTable::Acquire(int fd) {
   if (fd < 0 || static_cast<size_t>(fd) >= capacity_) return {};
-  std::lock_guard<std::mutex> lock(mu_);
+  iorelay::MutexLock lock(mu_);
   FdEntry* e = slots_[fd].load(std::memory_order_acquire);
   if (e == nullptr) return {};
   e->refs.fetch_add(1, std::memory_order_relaxed);
@@ -39,14 +39,14 @@ FdTable::Ref FdTable::Acquire(int fd) {
 }
 
 FdEntry* FdTable::Install(int fd, FdEntry* e) {
-  std::lock_guard<std::mutex> lock(mu_);
+  iorelay::MutexLock lock(mu_);
   if (static_cast<size_t>(fd) + 1 > high_water_) high_water_ = static_cast<size_t>(fd) + 1;
   return slots_[fd].exchange(e, std::memory_order_acq_rel);
 }
 
 FdEntry* FdTable::Remove(int fd) {
   if (fd < 0 || static_cast<size_t>(fd) >= capacity_) return nullptr;
-  std::lock_guard<std::mutex> lock(mu_);
+  iorelay::MutexLock lock(mu_);
   return slots_[fd].exchange(nullptr, std::memory_order_acq_rel);
 }
 
@@ -60,7 +60,7 @@ int FdTable::Release(FdEntry* e) {
 
 std::vector<int> FdTable::ListInRange(unsigned first, unsigned last) {
   std::vector<int> out;
-  std::lock_guard<std::mutex> lock(mu_);
+  iorelay::MutexLock lock(mu_);
   size_t end = high_water_;
   if (static_cast<size_t>(last) + 1 < end) end = static_cast<size_t>(last) + 1;
   for (size_t fd = first; fd < end; ++fd) {

@@ -4,10 +4,10 @@
 
 #include <atomic>
 #include <cstddef>
-#include <mutex>
 #include <string>
 #include <vector>
 
+#include "common/mutex.h"
 #include "iorelay/iorelay.h"
 
 namespace iorelay::preload {
@@ -79,14 +79,16 @@ class FdTable {
   std::vector<int> ListInRange(unsigned first, unsigned last);
 
   // fork(): held across fork so the child never inherits a locked mutex.
-  void LockForFork() { mu_.lock(); }
-  void UnlockAfterFork() { mu_.unlock(); }
+  void LockForFork() ACQUIRE(mu_) { mu_.Lock(); }
+  void UnlockAfterFork() RELEASE(mu_) { mu_.Unlock(); }
 
  private:
   std::atomic<FdEntry*>* slots_ = nullptr;
   size_t capacity_ = 0;
-  std::mutex mu_;          // guards writes to slots_, Acquire's increment, high_water_
-  size_t high_water_ = 0;  // 1 + the highest fd ever installed
+  // Guards writes to slots_ (atomics, read without it: not GUARDED_BY), Acquire's increment,
+  // high_water_.
+  Mutex mu_;
+  size_t high_water_ GUARDED_BY(mu_) = 0;  // 1 + the highest fd ever installed
   FdEntryReleaser releaser_ = nullptr;
 };
 

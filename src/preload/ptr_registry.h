@@ -4,8 +4,9 @@
 #pragma once
 
 #include <atomic>
-#include <mutex>
 #include <unordered_map>
+
+#include "common/mutex.h"
 
 namespace iorelay::preload {
 
@@ -16,21 +17,21 @@ class PtrRegistry {
   bool MaybeContains() const { return count_.load(std::memory_order_acquire) != 0; }
 
   void Add(const void* key, void* value) {
-    std::lock_guard<std::mutex> lock(mu_);
+    iorelay::MutexLock lock(mu_);
     if (map_ == nullptr) map_ = new std::unordered_map<const void*, void*>;
     if (map_->insert_or_assign(key, value).second) count_.fetch_add(1, std::memory_order_release);
   }
   // The value stored for key, or null.
   void* Find(const void* key) {
     if (!MaybeContains()) return nullptr;
-    std::lock_guard<std::mutex> lock(mu_);
+    iorelay::MutexLock lock(mu_);
     auto it = map_->find(key);
     return it == map_->end() ? nullptr : it->second;
   }
   // Removes key; returns its value, or null.
   void* Erase(const void* key) {
     if (!MaybeContains()) return nullptr;
-    std::lock_guard<std::mutex> lock(mu_);
+    iorelay::MutexLock lock(mu_);
     auto it = map_->find(key);
     if (it == map_->end()) return nullptr;
     void* v = it->second;
@@ -39,13 +40,13 @@ class PtrRegistry {
     return v;
   }
 
-  void LockForFork() { mu_.lock(); }
-  void UnlockAfterFork() { mu_.unlock(); }
+  void LockForFork() ACQUIRE(mu_) { mu_.Lock(); }
+  void UnlockAfterFork() RELEASE(mu_) { mu_.Unlock(); }
 
  private:
-  std::mutex mu_;
+  Mutex mu_;
   std::atomic<size_t> count_{0};
-  std::unordered_map<const void*, void*>* map_ = nullptr;  // GUARDED_BY(mu_); never freed
+  std::unordered_map<const void*, void*>* map_ GUARDED_BY(mu_) = nullptr;  // never freed
 };
 
 // Defined in state.cc; locked across fork with the descriptor table.

@@ -11,10 +11,10 @@
 #include <signal.h>
 #include <unistd.h>
 
-#include <mutex>
 #include <new>
 #include <vector>
 
+#include "common/mutex.h"
 #include "preload/libc_next.h"
 #include "preload/poll_wait.h"
 #include "preload/ptr_registry.h"
@@ -77,11 +77,11 @@ InFlight* Pending(const void* cb) {
 
 // Held while a request's result is taken, and while one is looked at: two threads asking about
 // one aiocb (aio_error from one, aio_suspend from another) take its result once.
-std::mutex g_settle_mu;
+iorelay::Mutex g_settle_mu;
 
 // Takes the result of the in-flight request `p` of `cb` (waiting for it) and completes the
 // aiocb. Under g_settle_mu.
-void SettleLocked(struct aiocb* cb, InFlight* p) {
+void SettleLocked(struct aiocb* cb, InFlight* p) REQUIRES(g_settle_mu) {
   const ssize_t rc = iorelay_request_wait(p->request);
   ReturnAsyncSlot();
   delete p;
@@ -91,7 +91,7 @@ void SettleLocked(struct aiocb* cb, InFlight* p) {
 }
 
 void Settle(struct aiocb* cb) {
-  std::lock_guard<std::mutex> lock(g_settle_mu);
+  iorelay::MutexLock lock(g_settle_mu);
   if (InFlight* p = Pending(cb)) SettleLocked(cb, p);
 }
 
@@ -159,7 +159,7 @@ int Suspend(const struct aiocb* const list[], int n, const struct timespec* time
     struct aiocb* pending = nullptr;
     bool ours = false, libc = false;
     {
-      std::lock_guard<std::mutex> lock(g_settle_mu);
+      iorelay::MutexLock lock(g_settle_mu);
       for (int i = 0; i < n; ++i) {
         auto* cb = const_cast<struct aiocb*>(list[i]);
         if (cb == nullptr) continue;
@@ -192,7 +192,7 @@ int Suspend(const struct aiocb* const list[], int n, const struct timespec* time
 
 // aio_error's answer for one of ours: EINPROGRESS while its reply has not arrived.
 int ErrorOf(const struct aiocb* cb) {
-  std::lock_guard<std::mutex> lock(g_settle_mu);
+  iorelay::MutexLock lock(g_settle_mu);
   if (InFlight* p = Pending(cb)) {
     if (!iorelay_request_ready(p->request)) return EINPROGRESS;
     SettleLocked(const_cast<struct aiocb*>(cb), p);

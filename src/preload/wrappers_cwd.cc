@@ -19,7 +19,7 @@ namespace {
 // A change to a real directory: the kernel's change and the end of the record together.
 template <class Change>
 int LeaveForwarded(Change change) {
-  std::unique_lock<std::mutex> lock = LockCwd();
+  iorelay::MutexLock lock(g_cwd_mu);
   int rc = change();
   if (rc == 0) ClearForwardedCwd();
   return rc;
@@ -46,7 +46,7 @@ int EnterForwarded(const char* abs) {
   if (int rc = iorelay_access(g_client, canonical, X_OK); rc < 0) return Fail(-rc);
   const int gone = GoneDirectory();
   if (gone < 0) return Fail(-gone);
-  std::unique_lock<std::mutex> lock = LockCwd();
+  iorelay::MutexLock lock(g_cwd_mu);
   if (REAL(fchdir)(gone) != 0) return -1;
   (void)RecordForwardedCwd(canonical);  // fits: PATH_MAX
   return 0;

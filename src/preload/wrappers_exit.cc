@@ -10,11 +10,13 @@ using iorelay::preload::g_client;
 
 extern "C" {
 
-[[noreturn]] IORELAY_EXPORT void _exit(int status) noexcept {
+// As glibc declares them: _exit without noexcept, _Exit with it; the GNU attribute, because
+// C++'s [[noreturn]] must be on a function's first declaration (clang enforces it).
+__attribute__((noreturn)) IORELAY_EXPORT void _exit(int status) {
   if (g_client != nullptr) (void)iorelay_flush_nowait(g_client);
   for (;;) syscall(SYS_exit_group, status);
 }
 
-[[noreturn]] IORELAY_EXPORT void _Exit(int status) noexcept { _exit(status); }
+__attribute__((noreturn)) IORELAY_EXPORT void _Exit(int status) noexcept { _exit(status); }
 
 }  // extern "C"

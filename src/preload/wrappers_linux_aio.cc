@@ -17,10 +17,10 @@
 #include <chrono>
 #include <list>
 #include <memory>
-#include <mutex>
 #include <thread>
 #include <unordered_map>
 
+#include "common/mutex.h"
 #include "preload/poll_wait.h"
 #include "preload/state.h"
 
@@ -52,28 +52,28 @@ struct Forwarded {
 };
 
 struct Context {
-  std::mutex mu;                  // never held across a call that blocks
-  std::list<Forwarded> requests;  // GUARDED_BY(mu); in submission order
-  bool kernel_requests = false;   // GUARDED_BY(mu); the kernel got some since registration
-  bool destroyed = false;         // GUARDED_BY(mu); io_destroy was called
+  iorelay::Mutex mu;                             // never held across a call that blocks
+  std::list<Forwarded> requests GUARDED_BY(mu);  // in submission order
+  bool kernel_requests GUARDED_BY(mu) = false;   // the kernel got some since registration
+  bool destroyed GUARDED_BY(mu) = false;         // io_destroy was called
 };
 using ContextRef = std::shared_ptr<Context>;  // (a thread in io_getevents outlives io_destroy)
 
 // The contexts made by io_setup while the interposer is active, and those that got a
 // forwarded request (libaio's io_queue_init may make one without our io_setup). Others are
 // libaio's alone.
-std::mutex g_mu;
-std::unordered_map<io_context_t, ContextRef>* g_contexts = nullptr;  // GUARDED_BY(g_mu)
+iorelay::Mutex g_mu;
+std::unordered_map<io_context_t, ContextRef>* g_contexts GUARDED_BY(g_mu) = nullptr;
 
 ContextRef Find(io_context_t ctx) {
-  std::lock_guard<std::mutex> lock(g_mu);
+  iorelay::MutexLock lock(g_mu);
   if (g_contexts == nullptr) return nullptr;
   auto it = g_contexts->find(ctx);
   return it == g_contexts->end() ? nullptr : it->second;
 }
 
 ContextRef FindOrAdd(io_context_t ctx) {
-  std::lock_guard<std::mutex> lock(g_mu);
+  iorelay::MutexLock lock(g_mu);
   if (g_contexts == nullptr) g_contexts = new std::unordered_map<io_context_t, ContextRef>;
   ContextRef& c = (*g_contexts)[ctx];
   if (c == nullptr) c = std::make_shared<Context>();
@@ -153,7 +153,7 @@ void Settle(Forwarded* f) { Finish(f, iorelay_request_wait(f->request)); }
 
 // Moves the context's done forwarded events into `out` (at most `room`), in submission order,
 // taking the results that have arrived. Under c->mu.
-long TakeDone(Context* c, struct io_event* out, long room) {
+long TakeDone(Context* c, struct io_event* out, long room) REQUIRES(c->mu) {
   long got = 0;
   for (auto it = c->requests.begin(); it != c->requests.end() && got < room;) {
     if (it->waited) {
@@ -193,7 +193,7 @@ IORELAY_EXPORT int io_submit(io_context_t ctx, long nr, struct iocb** cbs) {
       const int sent = real(ctx, run, cbs + done);
       if (sent < 0) return done > 0 ? static_cast<int>(done) : sent;
       if (c != nullptr && sent > 0) {
-        std::lock_guard<std::mutex> lock(c->mu);
+        iorelay::MutexLock lock(c->mu);
         c->kernel_requests = true;
       }
       done += sent;
@@ -207,7 +207,7 @@ IORELAY_EXPORT int io_submit(io_context_t ctx, long nr, struct iocb** cbs) {
     }
     Forwarded f = Start(std::move(entry), cb);
     if (c == nullptr) c = FindOrAdd(ctx);
-    std::lock_guard<std::mutex> lock(c->mu);
+    iorelay::MutexLock lock(c->mu);
     c->requests.push_back(std::move(f));
     ++done;
   }
@@ -226,7 +226,7 @@ IORELAY_EXPORT int io_getevents(io_context_t ctx, long min_nr, long nr, struct i
     bool pending = false, kernel = false;
     Forwarded* oldest = nullptr;  // to wait for outside the lock
     {
-      std::lock_guard<std::mutex> lock(c->mu);
+      iorelay::MutexLock lock(c->mu);
       if (c->destroyed) return got > 0 ? static_cast<int>(got) : -EINVAL;
       got += TakeDone(c.get(), events + got, nr - got);
       kernel = c->kernel_requests;
@@ -256,7 +256,7 @@ IORELAY_EXPORT int io_getevents(io_context_t ctx, long min_nr, long nr, struct i
     }
     if (oldest != nullptr) {
       const ssize_t result = iorelay_request_wait(oldest->request);
-      std::lock_guard<std::mutex> lock(c->mu);
+      iorelay::MutexLock lock(c->mu);
       Finish(oldest, result);
       oldest->waited = false;
       continue;
@@ -271,7 +271,7 @@ IORELAY_EXPORT int io_cancel(io_context_t ctx, struct iocb* cb, struct io_event*
   static const auto real = Next<CancelFn>("io_cancel");
   if (real == nullptr) return -ENOSYS;
   if (ContextRef c = Find(ctx)) {
-    std::lock_guard<std::mutex> lock(c->mu);
+    iorelay::MutexLock lock(c->mu);
     for (const Forwarded& f : c->requests) {
       if (f.obj == reinterpret_cast<__u64>(cb)) return -EAGAIN;
     }
@@ -286,7 +286,7 @@ IORELAY_EXPORT int io_destroy(io_context_t ctx) {
   if (real == nullptr) return -ENOSYS;
   ContextRef c;
   {
-    std::lock_guard<std::mutex> lock(g_mu);
+    iorelay::MutexLock lock(g_mu);
     if (g_contexts != nullptr) {
       if (auto it = g_contexts->find(ctx); it != g_contexts->end()) {
         c = std::move(it->second);
@@ -295,7 +295,7 @@ IORELAY_EXPORT int io_destroy(io_context_t ctx) {
     }
   }
   if (c != nullptr) {
-    std::unique_lock<std::mutex> lock(c->mu);
+    iorelay::MutexLock lock(c->mu);
     c->destroyed = true;  // (a thread in io_getevents returns EINVAL, as from the kernel)
     for (;;) {
       bool waited = false;
@@ -304,9 +304,9 @@ IORELAY_EXPORT int io_destroy(io_context_t ctx) {
         waited |= f.waited;
       }
       if (!waited) break;
-      lock.unlock();  // another thread waits for one of them: until it has it
+      lock.Unlock();  // another thread waits for one of them: until it has it
       std::this_thread::sleep_for(std::chrono::microseconds(100));
-      lock.lock();
+      lock.Lock();
     }
   }
   return real(ctx);

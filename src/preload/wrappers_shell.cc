@@ -15,10 +15,10 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
-#include <mutex>
 #include <unordered_map>
 #include <vector>
 
+#include "common/mutex.h"
 #include "preload/exec_env.h"
 #include "preload/exec_forwarded.h"
 #include "preload/libc_next.h"
@@ -30,12 +30,12 @@ namespace {
 
 // SIGINT and SIGQUIT are ignored while any thread waits in system(), and restored when the
 // last one is done (a thread's own save and restore would leave them ignored when two overlap).
-std::mutex g_signals_mu;
-int g_waiting = 0;                           // GUARDED_BY(g_signals_mu)
+iorelay::Mutex g_signals_mu;
+int g_waiting GUARDED_BY(g_signals_mu) = 0;
 struct sigaction g_saved_int, g_saved_quit;  // the caller's, while g_waiting > 0
 
 void IgnoreInterrupts() {
-  std::lock_guard<std::mutex> lock(g_signals_mu);
+  iorelay::MutexLock lock(g_signals_mu);
   if (g_waiting++ > 0) return;
   struct sigaction ignore = {};
   ignore.sa_handler = SIG_IGN;
@@ -45,7 +45,7 @@ void IgnoreInterrupts() {
 }
 
 void RestoreInterrupts() {
-  std::lock_guard<std::mutex> lock(g_signals_mu);
+  iorelay::MutexLock lock(g_signals_mu);
   if (--g_waiting > 0) return;
   sigaction(SIGINT, &g_saved_int, nullptr);
   sigaction(SIGQUIT, &g_saved_quit, nullptr);
@@ -91,19 +91,19 @@ struct Shell {
   pid_t pid;
   int fd;
 };
-std::mutex g_shells_mu;
-std::unordered_map<FILE*, Shell>* g_shells = nullptr;  // GUARDED_BY(g_shells_mu); never freed
-int g_own_shells = 0;                                  // GUARDED_BY(g_shells_mu)
+iorelay::Mutex g_shells_mu;
+std::unordered_map<FILE*, Shell>* g_shells GUARDED_BY(g_shells_mu) = nullptr;  // never freed
+int g_own_shells GUARDED_BY(g_shells_mu) = 0;
 
 void Remember(FILE* f, Shell shell) {
-  std::lock_guard<std::mutex> lock(g_shells_mu);
+  iorelay::MutexLock lock(g_shells_mu);
   if (g_shells == nullptr) g_shells = new std::unordered_map<FILE*, Shell>;
   (*g_shells)[f] = shell;
   if (shell.pid > 0) ++g_own_shells;
 }
 
 bool OwnShellsOpen() {
-  std::lock_guard<std::mutex> lock(g_shells_mu);
+  iorelay::MutexLock lock(g_shells_mu);
   return g_own_shells > 0;
 }
 
@@ -117,7 +117,7 @@ FILE* OpenShell(const char* command, const char* mode, char* const envp[]) {
   // POSIX: the streams of earlier popen() calls are closed in the child. The list is held
   // across the fork, so that no stream made meanwhile by another thread is missed; the child
   // never takes the lock.
-  std::unique_lock<std::mutex> lock(g_shells_mu);
+  iorelay::MutexLock lock(g_shells_mu);
   std::vector<int> earlier;
   if (g_shells != nullptr) {
     for (const auto& [f, shell] : *g_shells) earlier.push_back(shell.fd);
@@ -132,7 +132,7 @@ FILE* OpenShell(const char* command, const char* mode, char* const envp[]) {
     ExecvePath("/bin/sh", argv, envp);
     _exit(127);
   }
-  lock.unlock();
+  lock.Unlock();
   close(its);
   FILE* f = pid > 0 ? fdopen(mine, reads ? "r" : "w") : nullptr;
   if (f == nullptr) {
@@ -175,7 +175,7 @@ IORELAY_EXPORT FILE* popen(const char* command, const char* mode) {
 IORELAY_EXPORT int pclose(FILE* stream) {
   Shell shell{-1, -1};
   {
-    std::lock_guard<std::mutex> lock(g_shells_mu);
+    iorelay::MutexLock lock(g_shells_mu);
     if (g_shells != nullptr) {
       if (auto it = g_shells->find(stream); it != g_shells->end()) {
         shell = it->second;

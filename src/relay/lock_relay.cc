@@ -10,6 +10,7 @@
 
 #include "client/client.h"
 #include "client/placement.h"
+#include "common/mutex.h"
 #include "daemon/lock_service.h"
 
 namespace iorelay::relay {
@@ -17,30 +18,34 @@ namespace iorelay::relay {
 struct LockRelay::Upstream {
   explicit Upstream(ClientPtr c) : client(std::move(c)) {}
   ClientPtr client;
-  size_t running = 0;  // guarded by State::mu: this session's requests in flight
+  // Guarded by State::mu (declared after this: no annotation can name it): this session's
+  // requests in flight.
+  size_t running = 0;
   // The handle this session holds at the lock owner on each file it locked.
   struct Anchor {
     int server = -1;
     uint64_t handle = 0;
     uint64_t generation = 0;
   };
-  std::mutex mu;
-  std::map<std::pair<uint64_t, uint64_t>, Anchor> anchors;  // guarded by mu
+  Mutex mu;
+  std::map<std::pair<uint64_t, uint64_t>, Anchor> anchors GUARDED_BY(mu);
 };
 
 struct LockRelay::State {
   MakeClient make;
   int max_requests = 0;
-  mutable std::mutex mu;
-  std::condition_variable cv;
-  std::map<uint64_t, std::shared_ptr<Upstream>> sessions;  // guarded by mu; by relay session
-  std::map<uint64_t, Done> pending;                        // guarded by mu; not yet answered
-  uint64_t next = 1;                                       // guarded by mu
-  int running = 0;                                         // guarded by mu; threads alive
-  int answering = 0;                                       // guarded by mu; inside a Done
-  bool cancelled = false;                                  // guarded by mu
-  int cancel_err = EINTR;                                  // guarded by mu
-  uint64_t requests = 0, waits = 0, errors = 0;            // guarded by mu
+  mutable Mutex mu;
+  CondVar cv;
+  std::map<uint64_t, std::shared_ptr<Upstream>> sessions GUARDED_BY(mu);  // by relay session
+  std::map<uint64_t, Done> pending GUARDED_BY(mu);                        // not yet answered
+  uint64_t next GUARDED_BY(mu) = 1;
+  int running GUARDED_BY(mu) = 0;    // threads alive
+  int answering GUARDED_BY(mu) = 0;  // inside a Done
+  bool cancelled GUARDED_BY(mu) = false;
+  int cancel_err GUARDED_BY(mu) = EINTR;
+  uint64_t requests GUARDED_BY(mu) = 0;
+  uint64_t waits GUARDED_BY(mu) = 0;
+  uint64_t errors GUARDED_BY(mu) = 0;
 };
 
 namespace {
@@ -51,7 +56,7 @@ int Errno(const client::Outcome& o) { return o.ok() ? 0 : o.status.code(); }
 // Opens `path` at the lock owner `server` for the session of `u`, once per file. 0 or errno.
 int EnsureAnchor(LockRelay::Upstream& u, int server, const proto::LockRequest& req,
                  const std::string& path, int access_mode) {
-  std::lock_guard<std::mutex> lock(u.mu);
+  MutexLock lock(u.mu);
   auto it = u.anchors.find({req.dev, req.ino});
   if (it != u.anchors.end() && it->second.server == server) return 0;
   client::Client& c = *u.client->impl;
@@ -77,7 +82,7 @@ int EnsureAnchor(LockRelay::Upstream& u, int server, const proto::LockRequest& r
 void DropAnchor(LockRelay::Upstream& u, uint64_t dev, uint64_t ino) {
   LockRelay::Upstream::Anchor a;
   {
-    std::lock_guard<std::mutex> lock(u.mu);
+    MutexLock lock(u.mu);
     auto it = u.anchors.find({dev, ino});
     if (it == u.anchors.end()) return;
     a = it->second;
@@ -101,7 +106,7 @@ LockRelay::~LockRelay() {
   CancelAll(EINTR);
   // Threads still waiting upstream hold the state and their session's client themselves; they
   // end when upstream answers or the connection goes, and answer nobody.
-  std::lock_guard<std::mutex> lock(state_->mu);
+  MutexLock lock(state_->mu);
   state_->sessions.clear();
 }
 
@@ -112,7 +117,7 @@ void LockRelay::Run(uint64_t owner, Done done,
   uint64_t seq = 0;
   int refuse = 0;
   {
-    std::lock_guard<std::mutex> lock(st->mu);
+    MutexLock lock(st->mu);
     ++st->requests;
     if (st->cancelled) {
       refuse = st->cancel_err;
@@ -145,7 +150,7 @@ void LockRelay::Run(uint64_t owner, Done done,
     const int err = call(*up, &rep);
     Done d;
     {
-      std::lock_guard<std::mutex> lock(st->mu);
+      MutexLock lock(st->mu);
       if (err != 0) ++st->errors;
       auto it = st->pending.find(seq);
       if (it != st->pending.end()) {
@@ -155,18 +160,18 @@ void LockRelay::Run(uint64_t owner, Done done,
       }
     }
     if (d) d(err, rep);
-    std::lock_guard<std::mutex> lock(st->mu);
+    MutexLock lock(st->mu);
     if (d) --st->answering;
     --st->running;
     --up->running;
-    st->cv.notify_all();
+    st->cv.NotifyAll();
   };
   try {
     std::thread(std::move(work)).detach();
   } catch (const std::system_error&) {
     Done d;
     {
-      std::lock_guard<std::mutex> lock(st->mu);
+      MutexLock lock(st->mu);
       --st->running;
       --up->running;
       ++st->errors;
@@ -185,7 +190,7 @@ void LockRelay::Lock(uint64_t owner, const proto::LockRequest& req, int fd, int 
   Result<std::string> path = path_of_(fd);
   if (!path.ok()) return done(path.status().code(), proto::LockReply{});
   if (req.cmd == F_SETLKW) {
-    std::lock_guard<std::mutex> lock(state_->mu);
+    MutexLock lock(state_->mu);
     ++state_->waits;
   }
   Run(owner, std::move(done),
@@ -200,7 +205,7 @@ void LockRelay::Lock(uint64_t owner, const proto::LockRequest& req, int fd, int 
 
 void LockRelay::UnlockAll(uint64_t owner, const proto::UnlockAllRequest& req, Done done) {
   {
-    std::lock_guard<std::mutex> lock(state_->mu);
+    MutexLock lock(state_->mu);
     if (!state_->cancelled && state_->sessions.count(owner) == 0) {
       // This process never locked through the relay: nothing to release upstream.
       ++state_->requests;
@@ -221,7 +226,7 @@ void LockRelay::ReleaseOwner(uint64_t owner) {
   // Dropping the session's client closes its upstream session there (once a wait still in
   // flight returns), which releases its locks as a process exit does.
   std::shared_ptr<Upstream> gone;
-  std::lock_guard<std::mutex> lock(state_->mu);
+  MutexLock lock(state_->mu);
   auto it = state_->sessions.find(owner);
   if (it == state_->sessions.end()) return;
   gone = std::move(it->second);
@@ -231,18 +236,18 @@ void LockRelay::ReleaseOwner(uint64_t owner) {
 void LockRelay::CancelAll(int err) {
   std::map<uint64_t, Done> cancelled;
   {
-    std::unique_lock<std::mutex> lock(state_->mu);
+    MutexLock lock(state_->mu);
     state_->cancelled = true;
     state_->cancel_err = err;
     cancelled.swap(state_->pending);
     // After this, no answer runs: the daemon may go away.
-    state_->cv.wait(lock, [this] { return state_->answering == 0; });
+    state_->cv.Wait(state_->mu, [this]() REQUIRES(state_->mu) { return state_->answering == 0; });
   }
   for (auto& [seq, done] : cancelled) done(err, proto::LockReply{});
 }
 
 nlohmann::json LockRelay::StatsJson() const {
-  std::lock_guard<std::mutex> lock(state_->mu);
+  MutexLock lock(state_->mu);
   return {{"requests", state_->requests},
           {"waits", state_->waits},
           {"errors", state_->errors},

@@ -8,12 +8,10 @@
 // only on files the session holds open, and closes it after the session's unlock-all.
 #pragma once
 
-#include <condition_variable>
 #include <cstdint>
 #include <functional>
 #include <map>
 #include <memory>
-#include <mutex>
 #include <string>
 
 #include "daemon/lock_forwarder.h"

@@ -66,7 +66,7 @@ Result<std::string> RelayBackend::UpstreamPath(int root_id, const std::string& r
 }
 
 iorelay_file* RelayBackend::File(int fd) const {
-  std::lock_guard<std::mutex> lock(mu_);
+  MutexLock lock(mu_);
   if (fd < 0 || static_cast<size_t>(fd) >= files_.size()) return nullptr;
   return files_[static_cast<size_t>(fd)];
 }
@@ -78,7 +78,7 @@ Result<int> RelayBackend::Open(int root_fd, const std::string& rel, int flags, m
   if (int rc = iorelay_open(client_.get(), path->c_str(), flags, mode, &f); rc < 0) {
     return Status::FromErrno(-rc);
   }
-  std::lock_guard<std::mutex> lock(mu_);
+  MutexLock lock(mu_);
   int fd;
   if (!free_.empty()) {
     fd = free_.back();
@@ -96,7 +96,7 @@ Result<int> RelayBackend::Open(int root_fd, const std::string& rel, int flags, m
 Status RelayBackend::Close(int fd) {
   iorelay_file* f = nullptr;
   {
-    std::lock_guard<std::mutex> lock(mu_);
+    MutexLock lock(mu_);
     if (fd < 0 || static_cast<size_t>(fd) >= files_.size() || !files_[fd]) {
       return Status::FromErrno(EBADF);
     }
@@ -199,7 +199,7 @@ Result<backend::DirPage> RelayBackend::ReadDir(int fd, uint64_t cookie, size_t m
   (void)max_entries;  // upstream pages by the same protocol bound
   std::string path;
   {
-    std::lock_guard<std::mutex> lock(mu_);
+    MutexLock lock(mu_);
     if (fd < 0 || static_cast<size_t>(fd) >= files_.size() || !files_[fd]) {
       return Status::FromErrno(EBADF);
     }
@@ -325,7 +325,7 @@ Result<std::string> RelayBackend::Readlink(int root_fd, const std::string& rel) 
 }
 
 Result<std::string> RelayBackend::PathOf(int fd) const {
-  std::lock_guard<std::mutex> lock(mu_);
+  MutexLock lock(mu_);
   if (fd < 0 || static_cast<size_t>(fd) >= files_.size() || !files_[fd]) {
     return Status::FromErrno(EBADF);
   }
@@ -335,7 +335,7 @@ Result<std::string> RelayBackend::PathOf(int fd) const {
 nlohmann::json RelayBackend::StatsJson() const {
   size_t open = 0;
   {
-    std::lock_guard<std::mutex> lock(mu_);
+    MutexLock lock(mu_);
     for (iorelay_file* f : files_) open += f != nullptr ? 1 : 0;
   }
   return {{"upstream_daemons", client_->impl->server_count()}, {"open_files", open}};

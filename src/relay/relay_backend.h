@@ -7,12 +7,12 @@
 #include <atomic>
 #include <cstdint>
 #include <memory>
-#include <mutex>
 #include <nlohmann/json.hpp>
 #include <string>
 #include <vector>
 
 #include "backend/backend.h"
+#include "common/mutex.h"
 #include "iorelay/iorelay.h"
 
 namespace iorelay::relay {
@@ -83,10 +83,10 @@ class RelayBackend : public backend::Backend {
 
   ClientPtr client_;
   const std::vector<std::string> roots_;
-  mutable std::mutex mu_;
-  std::vector<iorelay_file*> files_;  // guarded by mu_; index = relay fd, null = free
-  std::vector<int> free_;             // guarded by mu_
-  std::vector<std::string> paths_;    // guarded by mu_; the upstream path of each fd (readdir)
+  mutable Mutex mu_;
+  std::vector<iorelay_file*> files_ GUARDED_BY(mu_);  // index = relay fd, null = free
+  std::vector<int> free_ GUARDED_BY(mu_);
+  std::vector<std::string> paths_ GUARDED_BY(mu_);  // the upstream path of each fd (readdir)
 };
 
 }  // namespace iorelay::relay
