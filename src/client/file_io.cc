@@ -172,6 +172,7 @@ namespace iorelay::client {
 ssize_t SendTransfer(iorelay_file* f, IoKind kind, const struct iovec* iov, int count,
                      off_t offset) {
   if (int fd = f->direct_fd.load(); fd >= 0) return DirectIo(fd, kind, iov, count, offset);
+  if (f->client->has_map()) FollowMap(f);
   const size_t total = TotalBytes(iov, count);
   const bool positional = kind == IoKind::kPread || kind == IoKind::kPwrite;
   const int server = f->server.load();
