@@ -1,0 +1,23 @@
+"""A job's map file: which of the pool's daemons (by index in IORELAY_SERVERS, which lists them
+all) the job uses now, under an epoch that grows with every change. The controller rewrites it
+atomically; the job's clients re-read it (IORELAY_MAP_FILE, docs/arbitration.md)."""
+
+from __future__ import annotations
+
+import json
+import os
+from collections.abc import Sequence
+from pathlib import Path
+
+
+def write_map(path: Path, epoch: int, active: Sequence[int]) -> None:
+    """Replaces path with {"epoch": epoch, "active": [indices]} (rename: readers see the old
+    map or the new one, never a part)."""
+    tmp = path.with_name(path.name + ".tmp")
+    tmp.write_text(json.dumps({"epoch": epoch, "active": sorted(active)}) + "\n")
+    os.replace(tmp, path)
+
+
+def read_map(path: Path) -> tuple[int, list[int]]:
+    data = json.loads(path.read_text())
+    return int(data["epoch"]), [int(i) for i in data["active"]]
