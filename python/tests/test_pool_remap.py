@@ -119,3 +119,64 @@ def test_fio_verifies_moved_from_one_to_two_to_one_ionodes(
     assert sum(t["bytes_written"] for t in totals) == written, totals
     assert sum(t["bytes_read"] for t in totals) == read, totals
     assert all(t["bytes_written"] > 0 for t in totals)  # both carried some of it
+
+
+# Under job A: writes its file, takes a write lock on it, then (a line on stdin) writes it again,
+# which moves it when the map changed, and (another line) closes it, which drops the lock.
+LOCKER = r"""
+import fcntl, os, sys
+fd = os.open(sys.argv[1], os.O_RDWR | os.O_CREAT, 0o600)
+os.pwrite(fd, b"x" * 65536, 0)
+fcntl.lockf(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+print("locked", flush=True)
+sys.stdin.readline()
+os.pwrite(fd, b"y" * 65536, 0)
+print("written", flush=True)
+sys.stdin.readline()
+os.close(fd)
+"""
+# Under job A, another process: tries the lock once.
+TRY_LOCK = r"""
+import errno, fcntl, os, sys
+fd = os.open(sys.argv[1], os.O_RDWR)
+try:
+    fcntl.lockf(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+    print("got")
+except OSError as e:
+    print(errno.errorcode[e.errno])
+"""
+
+
+def test_a_lock_held_across_a_move_still_excludes_another_process(
+    pool: PoolProcess, disk_tmp: Path
+) -> None:
+    key_b, root_b = pool.job("B")
+    key_a, root_a = pool.job("A")
+    path = next(f"{root_a}/f{i}" for i in range(64) if placed(f"{root_a}/f{i}", 2) == 0)
+    assert pool.join("B", "0=100,1=300", key_b, root_b)["hosts"] == ["io0"]
+    reply = pool.join("A", "0=100,1=300,2=450", key_a, root_a)
+    assert reply["hosts"] == ["io1"]  # its lock daemon from now on
+    env = pool.env(reply, key_a, [str(root_a)])
+
+    def try_lock() -> str:
+        r = subprocess.run([sys.executable, "-c", TRY_LOCK, path], env=env, capture_output=True,
+                           text=True, timeout=SUBPROCESS_TIMEOUT_S)  # fmt: skip
+        assert r.returncode == 0, r.stderr
+        return r.stdout.strip()
+
+    with subprocess.Popen([sys.executable, "-c", LOCKER, path], env=env, stdin=subprocess.PIPE,
+                          stdout=subprocess.PIPE, text=True) as locker:  # fmt: skip
+        assert locker.stdin is not None and locker.stdout is not None
+        assert locker.stdout.readline().strip() == "locked"
+        assert writes(pool, "io0") == 0
+        grown = wire.request(pool.dir, {"op": "leave", "job": "B"})["record"]
+        assert grown["hosts"] == {"A": ["io1", "io0"]}
+        time.sleep(0.2)  # past the client's re-read period
+        locker.stdin.write("\n")
+        locker.stdin.flush()
+        assert locker.stdout.readline().strip() == "written"
+        assert writes(pool, "io0") >= 1  # the file moved to io0 ...
+        assert try_lock() in ("EAGAIN", "EACCES")  # ... and its lock still excludes
+        locker.communicate("\n", timeout=SUBPROCESS_TIMEOUT_S)
+    assert locker.returncode == 0
+    assert try_lock() == "got"  # the close released it

@@ -38,7 +38,7 @@ Result<std::unique_ptr<Client>> Client::Create(ClientConfig cfg) {
     if (!m.ok()) return Status::InvalidArgument(c->cfg_.map_file + ": " + m.status().message());
     c->active_.store(m->active);
     c->map_epoch_.store(m->epoch);
-    c->lock_server_ = MaskNth(m->active, 0);
+    c->lock_server_ = m->locks >= 0 ? m->locks : MaskNth(m->active, 0);
     c->next_map_check_ns_.store(MonotonicNs() + kMapCheckNs);
   }
   if (c->cfg_.placement.kind != PlacementKind::kFileHash) {

@@ -96,9 +96,9 @@ class Client {
   void RefreshMap(bool force);
   uint64_t map_epoch() const { return map_epoch_.load(std::memory_order_acquire); }
   bool IsActive(int server) const;
-  // The daemon holding the record locks of file (dev, ino): with a map, the job's first daemon
-  // at its start, fixed whatever moves (the pool keeps a job's first daemon while it holds
-  // any); else LockOwner over all daemons.
+  // The daemon holding the record locks of file (dev, ino): with a map, the job's lock daemon
+  // (the map's "locks", the job's first I/O node, which the pool keeps while the job holds
+  // any), fixed whatever moves; else LockOwner over all daemons.
   int LockServer(uint64_t dev, uint64_t ino) const;
 
   // Failover (config().failover or a map, two or more daemons, no direct fallback): a daemon

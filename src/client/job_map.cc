@@ -28,6 +28,14 @@ Result<JobMap> ParseJobMap(std::string_view json, int servers) {
     m.active |= uint64_t{1} << v.get<int64_t>();
   }
   if (m.active == 0) return Status::InvalidArgument("a job map names no daemon");
+  if (doc.contains("locks")) {
+    const nlohmann::json& l = doc["locks"];
+    if (!l.is_number_integer() || l.get<int64_t>() < 0 || l.get<int64_t>() >= servers ||
+        !((m.active >> l.get<int64_t>()) & 1)) {
+      return Status::InvalidArgument("a job map's lock daemon is one of its active daemons");
+    }
+    m.locks = static_cast<int>(l.get<int64_t>());
+  }
   return m;
 }
 

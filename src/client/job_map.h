@@ -16,10 +16,13 @@ inline constexpr int kMaxMappedServers = 64;
 struct JobMap {
   uint64_t epoch = 0;
   uint64_t active = 0;  // bit i: daemon i of IORELAY_SERVERS
+  int locks = -1;       // the daemon holding the job's record locks (-1: not given)
 };
 
-// {"epoch": N, "active": [i, ...]} with N >= 1 and every i < servers (duplicates allowed; an
-// empty list is an error: a job with no daemon runs direct from its start).
+// {"epoch": N, "active": [i, ...], "locks": L} with N >= 1, every i < servers (duplicates
+// allowed; an empty list is an error: a job with no daemon runs direct from its start) and L,
+// optional, one of the active daemons: the job's lock daemon, the same in every map of the job
+// so that its processes started before and after a move agree on it.
 Result<JobMap> ParseJobMap(std::string_view json, int servers);
 
 // How many daemons the mask holds, and the index of its n-th (n < count) in index order.

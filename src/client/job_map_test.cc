@@ -11,12 +11,17 @@ TEST(JobMap, ParsesEpochAndActiveDaemons) {
   ASSERT_TRUE(m.ok()) << m.status().message();
   EXPECT_EQ(m->epoch, 7u);
   EXPECT_EQ(m->active, 0b101u);
+  EXPECT_EQ(m->locks, -1);
+  m = ParseJobMap(R"({"epoch": 8, "active": [0, 2], "locks": 2})", 3);
+  ASSERT_TRUE(m.ok()) << m.status().message();
+  EXPECT_EQ(m->locks, 2);
 }
 
 TEST(JobMap, RefusesWhatNamesNoUsableDaemon) {
   for (const char* bad : {R"({"epoch": 1, "active": []})", R"({"epoch": 1, "active": [3]})",
                           R"({"epoch": 0, "active": [0]})", R"({"epoch": -1, "active": [0]})",
-                          R"({"active": [0]})", R"({"epoch": 1, "active": [-1]})", "[1]", "{"}) {
+                          R"({"active": [0]})", R"({"epoch": 1, "active": [-1]})",
+                          R"({"epoch": 1, "active": [0], "locks": 1})", "[1]", "{"}) {
     EXPECT_FALSE(ParseJobMap(bad, 3).ok()) << bad;
   }
   EXPECT_FALSE(ParseJobMap(R"({"epoch": 1, "active": [0]})", 65).ok());

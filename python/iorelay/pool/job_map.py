@@ -10,11 +10,15 @@ from collections.abc import Sequence
 from pathlib import Path
 
 
-def write_map(path: Path, epoch: int, active: Sequence[int]) -> None:
-    """Replaces path with {"epoch": epoch, "active": [indices]} (rename: readers see the old
-    map or the new one, never a part)."""
+def write_map(path: Path, epoch: int, active: Sequence[int], locks: int | None = None) -> None:
+    """Replaces path with {"epoch": epoch, "active": [indices], "locks": locks} (rename:
+    readers see the old map or the new one, never a part). locks: the job's lock daemon, the
+    same in every map of the job (its first I/O node), so that all its processes agree."""
+    doc: dict[str, object] = {"epoch": epoch, "active": sorted(active)}
+    if locks is not None:
+        doc["locks"] = locks
     tmp = path.with_name(path.name + ".tmp")
-    tmp.write_text(json.dumps({"epoch": epoch, "active": sorted(active)}) + "\n")
+    tmp.write_text(json.dumps(doc) + "\n")
     os.replace(tmp, path)
 
 

@@ -44,6 +44,7 @@ class Member:
     map_file: Path
     renewed_s: float  # controller time of its join or last renewal
     active: tuple[int, ...] = ()
+    locks: int | None = None  # its lock daemon: its first I/O node, kept while it holds any
 
 
 class LivePool:
@@ -115,8 +116,10 @@ class LivePool:
         active = tuple(sorted(self.hosts.index(h) for h in hosts))
         if active == member.active and member.map_file.exists():
             return
+        if hosts and member.locks not in active:  # its first hosts, or (after none) new ones
+            member.locks = self.hosts.index(hosts[0])
         self.epoch += 1
-        write_map(member.map_file, self.epoch, active)
+        write_map(member.map_file, self.epoch, active, member.locks if hosts else None)
         member.active = active
 
     def expire(self) -> None:
