@@ -158,3 +158,15 @@ def test_a_revoked_job_gets_errors_within_a_second(
     assert first_error - revoked_at < 1.0, first_error - revoked_at
     assert pool.status()["free"] == ["io0", "io1"]
     assert "V" not in admitted(pool, "io0") + admitted(pool, "io1")
+
+
+def test_a_job_its_daemons_refuse_is_told_and_leaves_no_trace(
+    pools: list[PoolProcess], disk_tmp: Path
+) -> None:
+    pool = start(pools, disk_tmp)
+    key, root = pool.job("R")
+    with pytest.raises(wire.PoolError, match=r"not admitted.*No such file"):
+        pool.join("R", "0=100,1=300", key, root / "missing")
+    st = pool.status()
+    assert st["free"] == ["io0", "io1"] and st["jobs"] == []
+    assert pool.join("R", "0=100,1=300", key, root)["hosts"] == ["io0"]  # the name is free

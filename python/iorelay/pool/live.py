@@ -179,6 +179,9 @@ class LivePool:
             self.members.pop(name, None)
             self.channel.forget(name)
             raise
+        if "error" in record:  # a daemon refused it (its credential or roots): it leaves again
+            self.apply(Departure(self.now(), name))
+            raise ArbiterError(f"job {name} not admitted: {record['error']}")
         hosts = self.state.holding(name).hosts
         return {
             "job": name,
