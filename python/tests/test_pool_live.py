@@ -170,3 +170,27 @@ def test_a_job_its_daemons_refuse_is_told_and_leaves_no_trace(
     st = pool.status()
     assert st["free"] == ["io0", "io1"] and st["jobs"] == []
     assert pool.join("R", "0=100,1=300", key, root)["hosts"] == ["io0"]  # the name is free
+
+
+def test_hysteresis_holds_a_mapping_until_its_interval_ends_then_the_pool_moves_it(
+    pools: list[PoolProcess], disk_tmp: Path
+) -> None:
+    interval_s = 2.0
+    pool = start(pools, disk_tmp, min_interval_s=interval_s)
+    key_a, root_a = pool.job("A")
+    key_b, root_b = pool.job("B")
+    t0 = time.monotonic()
+    assert pool.join("A", "0=100,1=300,2=450", key_a, root_a)["hosts"] == ["io0", "io1"]
+    b = pool.join("B", ONE_NODE, key_b, root_b)
+    assert time.monotonic() - t0 < interval_s, "too slow to test the hold"
+    assert b["hosts"] == [] and b["record"]["held"] == ["A"]  # A keeps 2 for now
+    while [j["hosts"] for j in pool.status()["jobs"]] != [["io0"], ["io1"]]:
+        assert time.monotonic() - t0 < interval_s + 5
+        time.sleep(0.05)
+    assert time.monotonic() - t0 >= interval_s
+    tick = pool.status()["decisions"][-1]
+    assert tick["event"] == "tick" and tick["ionodes"] == [1, 1]  # 300 + 300 > 450 + 100
+    assert [a["action"] for a in tick["actions"]] == ["release", "admit"]
+    assert "A" not in admitted(pool, "io1") and "B" in admitted(pool, "io1")
+    epoch, active = (json.loads(Path(b["map_file"]).read_text())[k] for k in ("epoch", "active"))
+    assert active == [1] and epoch > 1
