@@ -591,6 +591,18 @@ def _config_from_args(args: argparse.Namespace) -> RelayConfig:
     )
 
 
+def _buffering_env(args: argparse.Namespace, env: dict[str, str]) -> dict[str, str]:
+    """--write-behind and --read-ahead for a forwarded pool job ({} when it runs direct)."""
+    if not env:
+        return {}
+    out = {}
+    if args.write_behind:
+        out["IORELAY_WRITE_BEHIND"] = "on"
+    if args.read_ahead:
+        out["IORELAY_READ_AHEAD"] = "on"
+    return out
+
+
 def _run_in_pool(args: argparse.Namespace, command: list[str], console: Console) -> int:
     from iorelay.pool import join, wire
 
@@ -606,7 +618,7 @@ def _run_in_pool(args: argparse.Namespace, command: list[str], console: Console)
             roots,
             join.parse_values(args.values),
             args.compute_nodes,
-            lambda env: run_command(command, env, args.timeout),
+            lambda env: run_command(command, {**env, **_buffering_env(args, env)}, args.timeout),
             lambda line: console.print(f"iorelay run: {line}", highlight=False, soft_wrap=True),
         )
     except (wire.PoolError, ValueError, OSError) as e:

@@ -72,9 +72,14 @@ def pool(disk_tmp: Path) -> Iterator[PoolProcess]:
     assert p.stop() == 0, (disk_tmp / "pool.log").read_text()
 
 
+@pytest.mark.parametrize(
+    "buffering", [[], ["--write-behind"]], ids=["write-through", "write-behind"]
+)
 def test_fio_verifies_moved_from_one_to_two_to_one_ionodes(
-    pool: PoolProcess, disk_tmp: Path
+    pool: PoolProcess, disk_tmp: Path, buffering: list[str]
 ) -> None:
+    """With write-behind, the client holds ranges of fio's writes when its files move: they are
+    flushed where the file was before it moves."""
     key_b, root_b = pool.job("B")
     key_c, root_c = pool.job("C")
     key_a, root_a = pool.job("A")
@@ -87,7 +92,8 @@ def test_fio_verifies_moved_from_one_to_two_to_one_ionodes(
     job.write_text(FIO_JOB.format(files=":".join(files)))
     argv = [sys.executable, "-m", "iorelay", "run", "--pool", str(pool.dir), "--job", "A",
             "--secret-file", str(key_a), "--job-root", str(root_a), "--values",
-            "0=100,1=300,2=450", "--", "fio", "--output-format=json", str(job)]  # fmt: skip
+            "0=100,1=300,2=450", *buffering, "--", "fio", "--output-format=json",
+            str(job)]  # fmt: skip
     with subprocess.Popen(argv, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True) as fio:
         deadline = time.monotonic() + SUBPROCESS_TIMEOUT_S
         while writes(pool, "io1") < 8:  # fio writes through io1

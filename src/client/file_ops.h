@@ -17,7 +17,8 @@ bool FailOver(iorelay_file* f, int failed_server);
 // With a job map (Client::has_map), at the start of each call on f: when the map's epoch moved
 // past the file's, the file is placed again and, if that is another daemon, moved there (its
 // buffered writes flushed first, reopened at the offset the client holds, the old handle
-// closed). Files whose offset the daemon holds stay until closed.
+// closed). Files whose offset the daemon holds stay until closed. Not under the file's
+// buffers' lock (FileBuffers::mu), which the flush takes.
 void FollowMap(iorelay_file* f);
 
 // A transfer as the daemon carries it out, past the file's buffers (file_io.cc): a count or
