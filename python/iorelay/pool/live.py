@@ -13,6 +13,7 @@ import json
 import os
 import re
 import socket
+import sys
 import time
 from collections import deque
 from dataclasses import dataclass
@@ -227,6 +228,10 @@ class LivePool:
             os.chmod(sock_path, 0o600)  # the pool is its user's (docs/security.md)
             srv.listen(16)
             srv.settimeout(_POLL_S)
+            hosts = ", ".join(f"{h} {a}" for h, a in self.channel.hosts.items())
+            print(
+                f"iorelay pool: {sock_path} ready; I/O nodes {hosts}", file=sys.stderr, flush=True
+            )
             try:
                 while not self.stopping:
                     self.expire()
