@@ -87,11 +87,12 @@ class LivePool:
         for name, hosts in after.items():
             if set(hosts) < set(before.get(name, ())):
                 self._write_map(name, hosts)
-        error = None
-        try:
-            carry_out(s.actions, self.channel)
-        except ionode.IonodeError as e:  # recorded; the daemons' own state is authoritative
-            error = str(e)
+        errors = []
+        for action in s.actions:  # each in the plan's order; one failing stops none of the rest
+            try:
+                carry_out([action], self.channel)
+            except ionode.IonodeError as e:
+                errors.append(f"{type(action).__name__.lower()} {action.job}: {e}")
         self.state = s.state
         for name, hosts in after.items():
             if hosts != before.get(name):
@@ -102,8 +103,8 @@ class LivePool:
             if gone is not None:
                 gone.map_file.unlink(missing_ok=True)
         record = {**s.record, "wall_time": time.time()}
-        if error is not None:
-            record["error"] = error
+        if errors:
+            record["error"] = "; ".join(errors)
         with open(self.workdir / "decisions.jsonl", "a") as log:
             log.write(json.dumps(record) + "\n")
         if s.actions or not isinstance(event, Tick):
@@ -154,9 +155,13 @@ class LivePool:
         if op == "renew":
             self.members[name].renewed_s = self.now()
             holding = self.state.holding(name)
+            errors = []
             for h in holding.hosts if holding else ():
-                self.channel.renew(h, name, self.settings.lease_s)
-            return {"renewed": True}
+                try:
+                    self.channel.renew(h, name, self.settings.lease_s)
+                except ionode.IonodeError as e:  # that daemon's lease runs on; the others renew
+                    errors.append(f"{h}: {e}")
+            return {"renewed": True, "errors": errors}
         if op == "leave":
             return {"left": True, "record": self.apply(Departure(self.now(), name))}
         if op == "revoke":
