@@ -53,6 +53,7 @@ def run(args: argparse.Namespace) -> int:
             floor_share=args.floor,
             min_interval_s=args.min_interval,
             lease_s=args.lease,
+            keep_forwarded=True,  # a running job's clients cannot go direct mid-run
         )
         LivePool(args.dir, args.ionodes, settings, args.transport).serve()
         return 0
