@@ -25,6 +25,7 @@ from iorelay import run as run_cmd
 from iorelay.advise import cli as advise
 from iorelay.analysis import cli as analyze
 from iorelay.launch.local import DaemonError
+from iorelay.pool import cli as pool
 from iorelay.testbed import cluster as testbed
 
 # Each module contributes add_parser(subparsers) and a run(args) -> exit status.
@@ -40,6 +41,7 @@ SUBCOMMANDS = (
     hints_cmd,
     stats,
     ionode,
+    pool,
     credential,
     demo,
     testbed,

@@ -498,6 +498,19 @@ def add_parser(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None
         "(command: $IORELAY_SSH, default ssh -o BatchMode=yes -o ConnectTimeout=5)",
     )
     p.add_argument("--attach", nargs="+", default=[], metavar="ADDRESS", help="running daemons")
+    p.add_argument(
+        "--pool", type=Path, metavar="DIR", help="join the live pool at DIR (iorelay pool)"
+    )
+    p.add_argument("--job", help="--pool: the job's name (default $SLURM_JOB_ID, else job-PID)")
+    p.add_argument(
+        "--job-root",
+        action="append",
+        default=[],
+        metavar="[PREFIX=]DIR",
+        help="--pool: the job's files (repeatable); DIR alone is served at its own path",
+    )
+    p.add_argument("--values", help="--pool: predicted MiB/s per I/O-node count: 0=V0,1=V1,...")
+    p.add_argument("--compute-nodes", type=int, default=1, help="--pool: the job's nodes (1)")
     p.add_argument("--secret-file", type=Path, help="credential of the --attach daemons")
     p.add_argument("--workdir", type=Path, help="logs, credential, run file (default: new in /tmp)")
     p.add_argument("--keep", action="store_true", help="keep the work directory")
@@ -578,6 +591,44 @@ def _config_from_args(args: argparse.Namespace) -> RelayConfig:
     )
 
 
+def _buffering_env(args: argparse.Namespace, env: dict[str, str]) -> dict[str, str]:
+    """--write-behind and --read-ahead for a forwarded pool job ({} when it runs direct)."""
+    if not env:
+        return {}
+    out = {}
+    if args.write_behind:
+        out["IORELAY_WRITE_BEHIND"] = "on"
+    if args.read_ahead:
+        out["IORELAY_READ_AHEAD"] = "on"
+    return out
+
+
+def _run_in_pool(args: argparse.Namespace, command: list[str], console: Console) -> int:
+    from iorelay.pool import join, wire
+
+    if args.secret_file is None or not args.job_root or args.values is None:
+        print("iorelay run: --pool needs --secret-file, --job-root and --values", file=sys.stderr)
+        return 2
+    roots = [r if "=" in r else f"{Path(r).resolve()}={Path(r).resolve()}" for r in args.job_root]
+    try:
+        return join.run_in_pool(
+            args.pool,
+            args.job or join.default_job_name(),
+            args.secret_file,
+            roots,
+            join.parse_values(args.values),
+            args.compute_nodes,
+            lambda env: run_command(command, {**env, **_buffering_env(args, env)}, args.timeout),
+            lambda line: console.print(f"iorelay run: {line}", highlight=False, soft_wrap=True),
+        )
+    except (wire.PoolError, ValueError, OSError) as e:
+        print(f"iorelay run: {e}", file=sys.stderr)
+        return 1
+    except subprocess.TimeoutExpired:
+        print(f"iorelay run: command stopped after {args.timeout:g} s", file=sys.stderr)
+        return 124
+
+
 def run(args: argparse.Namespace) -> int:
     command = list(args.command)
     if command[:1] == ["--"]:
@@ -588,6 +639,8 @@ def run(args: argparse.Namespace) -> int:
         )
         return 2
     console = Console(stderr=True)
+    if args.pool is not None:
+        return _run_in_pool(args, command, console)
     from iorelay.advise.service import AdviceError
 
     try:

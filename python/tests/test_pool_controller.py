@@ -128,7 +128,11 @@ def test_random_event_sequences_keep_the_invariants() -> None:
     rng = random.Random(52)
     shapes = (RISING, FLAT, SLOWER)
     for trial in range(40):
-        s = step(pool(interval_s=rng.choice((0.0, 15.0)), floor_share=0.5), Tick(0.0))
+        keep = rng.random() < 0.5
+        s = step(
+            pool(interval_s=rng.choice((0.0, 15.0)), floor_share=0.5, keep_forwarded=keep),
+            Tick(0.0),
+        )
         t, names, channel = 0.0, [], Recording()
         holders: dict[str, str] = {}  # host -> job, as the daemons would see it
         for n in range(30):
@@ -144,8 +148,11 @@ def test_random_event_sequences_keep_the_invariants() -> None:
                 event = Expiry(t, rng.choice(running))
             else:
                 event = Tick(t)
+            had = {r.job.name: len(r.hosts) for r in s.state.running}
             s = step(s.state, event)
             carry_out(s.actions, channel)
+            if keep:  # a running job that held I/O nodes still holds some
+                assert all(r.hosts for r in s.state.running if had.get(r.job.name, 0) > 0)
             for a in s.actions:
                 if isinstance(a, Admit):
                     assert a.host not in holders  # released or revoked before it is reused
@@ -157,3 +164,15 @@ def test_random_event_sequences_keep_the_invariants() -> None:
             for r, k in zip(s.state.running, s.record["ionodes"], strict=True):
                 assert len(r.hosts) == k
         assert channel.calls  # the plan went through the admin interface
+
+
+def test_keep_forwarded_leaves_a_running_job_at_least_one_ionode() -> None:
+    # As in test_a_move_releases_before_it_admits_and_never_revokes, c would take all 4 and
+    # leave a none; a live pool's running job keeps one (its clients cannot go direct mid-run).
+    big = {0: 100.0, 1: 300.0, 2: 400.0, 4: 1500.0}
+    s = step(pool(keep_forwarded=True), Arrival(0.0, job("a", RISING)))
+    s = step(s.state, Arrival(2.0, job("c", big)))
+    assert s.record["ionodes"] == [2, 2]  # a: 500 + c: 400, the best with a on 1 or more
+    assert s.actions == (Admit("c", "io2", 30.0), Admit("c", "io3", 30.0))
+    s = step(pool(), Arrival(0.0, job("a", RISING)))
+    assert step(s.state, Arrival(2.0, job("c", big))).record["ionodes"] == [0, 4]  # without

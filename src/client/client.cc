@@ -9,6 +9,7 @@
 #include <cstdio>
 
 #include "client/internal_fds.h"
+#include "client/job_map.h"
 #include "client/raw_file.h"
 #include "client/spin_wait.h"
 #include "common/auth.h"
@@ -29,6 +30,16 @@ Result<std::unique_ptr<Client>> Client::Create(ClientConfig cfg) {
       return Status::FromErrno(m.status().code(),
                                c->cfg_.placement.map_file + ": " + m.status().message());
     c->cfg_.placement.mapping = std::move(*m);
+  }
+  if (c->has_map()) {
+    Result<std::string> text = ReadSmallFile(c->cfg_.map_file, 1 << 16);
+    if (!text.ok()) return text.status();
+    Result<JobMap> m = ParseJobMap(*text, k);
+    if (!m.ok()) return Status::InvalidArgument(c->cfg_.map_file + ": " + m.status().message());
+    c->active_.store(m->active);
+    c->map_epoch_.store(m->epoch);
+    c->lock_server_ = m->locks >= 0 ? m->locks : MaskNth(m->active, 0);
+    c->next_map_check_ns_.store(MonotonicNs() + kMapCheckNs);
   }
   if (c->cfg_.placement.kind != PlacementKind::kFileHash) {
     Result<int> s = PlaceNode(c->cfg_.placement, c->cfg_.node_id, c->cfg_.nodes, k);
@@ -61,15 +72,52 @@ bool Client::IsForwarded(std::string_view abs_path) const {
 int Client::ServerFor(std::string_view path) const {
   // "d/" is "d" (a trailing slash only asks for a directory).
   while (path.size() > 1 && path.back() == '/') path.remove_suffix(1);
-  const int placed = cfg_.placement.kind == PlacementKind::kFileHash
-                         ? PlaceFile(path, server_count())
-                         : node_server_;
+  int placed = cfg_.placement.kind == PlacementKind::kFileHash ? PlaceFile(path, server_count())
+                                                               : node_server_;
+  if (has_map() && cfg_.placement.kind != PlacementKind::kMap) {
+    // Placed among the daemons in use, as if they were all there is.
+    const uint64_t mask = active_.load(std::memory_order_acquire);
+    const int n = MaskCount(mask);
+    int rank = 0;
+    if (cfg_.placement.kind == PlacementKind::kFileHash) {
+      rank = PlaceFile(path, n);
+    } else if (Result<int> r = PlaceNode(cfg_.placement, cfg_.node_id, cfg_.nodes, n); r.ok()) {
+      rank = *r;
+    }
+    placed = MaskNth(mask, rank);
+  }
   const int s = Survivor(placed);
   return s >= 0 ? s : placed;  // none left: the placed one, whose calls fail with EIO
 }
 
 bool Client::failover() const {
-  return cfg_.failover && server_count() >= 2 && cfg_.fallback != Fallback::kDirect;
+  return (cfg_.failover || has_map()) && server_count() >= 2 && cfg_.fallback != Fallback::kDirect;
+}
+
+void Client::RefreshMap(bool force) {
+  if (!has_map()) return;
+  const int64_t now = MonotonicNs();
+  int64_t next = next_map_check_ns_.load(std::memory_order_relaxed);
+  if (!force && now < next) return;
+  // One thread reads it per period (a forced read always does).
+  if (!next_map_check_ns_.compare_exchange_strong(next, now + kMapCheckNs) && !force) return;
+  Result<std::string> text = ReadSmallFile(cfg_.map_file, 1 << 16);
+  if (!text.ok()) return;
+  Result<JobMap> m = ParseJobMap(*text, server_count());
+  if (!m.ok()) return;
+  MutexLock l(map_mu_);
+  if (m->epoch <= map_epoch_.load()) return;
+  active_.store(m->active, std::memory_order_release);
+  map_epoch_.store(m->epoch, std::memory_order_release);
+}
+
+bool Client::IsActive(int server) const {
+  if (!has_map()) return true;
+  return server >= 0 && server < 64 && (active_.load(std::memory_order_acquire) >> server) & 1;
+}
+
+int Client::LockServer(uint64_t dev, uint64_t ino) const {
+  return has_map() ? lock_server_ : LockOwner(dev, ino, server_count());
 }
 
 void Client::MarkDead(int server) {
@@ -85,6 +133,13 @@ void Client::MarkDead(int server) {
 
 int Client::ReplaceDead(int server) {
   if (!failover()) return -1;
+  if (has_map()) {
+    RefreshMap(true);
+    if (!IsActive(server)) {  // not dead: the pool moved the job off it
+      const int next = Survivor(server);
+      return next == server ? -1 : next;
+    }
+  }
   MarkDead(server);
   const int next = Survivor(server);
   return next == server ? -1 : next;
@@ -94,7 +149,7 @@ int Client::Survivor(int server) const {
   if (!failover() || server < 0 || server >= server_count()) return server;
   for (int k = 0; k < server_count(); ++k) {
     const int s = (server + k) % server_count();
-    if (!dead_[s].load()) return s;
+    if (!dead_[s].load() && IsActive(s)) return s;
   }
   return -1;
 }

@@ -32,6 +32,10 @@ inline int64_t MonotonicNs() {
   return ts.tv_sec * 1'000'000'000LL + ts.tv_nsec;
 }
 
+// How often a pool job's map file is re-read at most (IORELAY_MAP_FILE): a re-mapping reaches a
+// busy file within this long.
+inline constexpr int64_t kMapCheckNs = 100'000'000;
+
 // How long the attributes of an open reply answer fstat: as NFS's attribute cache, a change
 // made by another process shows after at most this long.
 inline constexpr int64_t kOpenAttrsValidNs = 1'000'000'000;
@@ -82,9 +86,24 @@ class Client {
   // failover, the survivor that takes a dead one's place.
   int ServerFor(std::string_view path) const;
 
-  // Failover (config().failover, two or more daemons, no direct fallback): a daemon that did
-  // not answer is dead for this process, and its place goes to the next live daemon in index
-  // order (every client applies the same rule to the same dead daemon).
+  // A pool job's map (config().map_file, job_map.h): the daemons the job uses now; ServerFor
+  // places files among them. Without a map, every daemon, always.
+  bool has_map() const { return !cfg_.map_file.empty(); }
+  // Re-reads the map when kMapCheckNs passed since the last read, or at once with `force`; a
+  // newer epoch replaces the set of daemons in use. A map that cannot be read or parsed leaves
+  // the set as it was (the pool rewrites it by rename).
+  void RefreshMap(bool force);
+  uint64_t map_epoch() const { return map_epoch_.load(std::memory_order_acquire); }
+  bool IsActive(int server) const;
+  // The daemon holding the record locks of file (dev, ino): with a map, the job's lock daemon
+  // (the map's "locks", the job's first I/O node, which the pool keeps while the job holds
+  // any), fixed whatever moves; else LockOwner over all daemons.
+  int LockServer(uint64_t dev, uint64_t ino) const;
+
+  // Failover (config().failover or a map, two or more daemons, no direct fallback): a daemon
+  // that did not answer is dead for this process, and its place goes to the next live daemon
+  // in index order (every client applies the same rule to the same dead daemon). With a map, a
+  // daemon the map no longer names is not dead: its place goes to the daemons the map names.
   bool failover() const;
   void MarkDead(int server);
   // `server`, or the live daemon that takes its place; -1 when none is left.
@@ -192,6 +211,14 @@ class Client {
   std::atomic<bool> sweeping_{false};
   Secret secret_{};
   int node_server_ = 0;  // the node's daemon (placements other than file-hash)
+  // The map's daemons in use (bit i: daemon i) and epoch; the next time it is re-read.
+  std::atomic<uint64_t> active_{~uint64_t{0}};
+  std::atomic<uint64_t> map_epoch_{0};
+  std::atomic<int64_t> next_map_check_ns_{0};
+  // One reader installs a newer map at a time; it orders the stores of the atomics above, which
+  // are read without it, so it guards no member.
+  Mutex map_mu_;
+  int lock_server_ = -1;                       // with a map: the job's first daemon at its start
   std::unique_ptr<std::atomic<bool>[]> dead_;  // per daemon, set once
   std::vector<std::unique_ptr<Server>> servers_;
   Mutex files_mu_;
@@ -257,6 +284,9 @@ struct iorelay_file {
   iorelay::Mutex offset_mu;
   iorelay::Mutex direct_mu;
   std::atomic<int> direct_fd{-1};  // >= 0: served directly (daemon lost)
+  // The client's map epoch when the file was last placed (IORELAY_MAP_FILE): behind it, the
+  // file's next call moves it to where the map places it (FollowMap).
+  std::atomic<uint64_t> map_epoch{0};
   // Write-behind and read-ahead (file_buffers.h); null when the file takes neither.
   std::unique_ptr<iorelay::client::FileBuffers> buffers;
 };

@@ -32,6 +32,10 @@ struct ClientConfig {
   // IORELAY_FAILOVER=on|off (on): with two or more daemons and no direct fallback, the files of
   // a daemon that stops answering move to a surviving one (docs/interposer.md, "Failover").
   bool failover = true;
+  // IORELAY_MAP_FILE (none): a pool job's map (job_map.h): the daemons of `servers` the job
+  // uses now. Re-read at most every kMapCheckNs and when a daemon refuses; files move to the
+  // daemons it names (docs/arbitration.md, "Re-mapping a running job").
+  std::string map_file;
   // IORELAY_SPIN_US (50; 0: never): how long a thread waiting for a reply from a daemon of
   // this host (shared memory or a Unix socket) looks for it, yielding the CPU, before it
   // sleeps (docs/interposer.md, Waiting for replies).

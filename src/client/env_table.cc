@@ -200,6 +200,17 @@ std::vector<EnvVar> MakeTable() {
                      "with two or more daemons and no direct fallback, a dead daemon's files "
                      "move to a surviving one",
                      [](ParsedEnv* e, size_t i) { e->cfg.failover = i == 0; }));
+  t.push_back(Text(Id::kMapFile, "absolute path of a job map", "none: every daemon, always",
+                   "a pool job's daemons now, of IORELAY_SERVERS (iorelay run --pool writes "
+                   "it); re-read every 0.1 s at most, files move to the daemons it names",
+                   [](const std::string& text, ParsedEnv* e) {
+                     if (text.empty() || text[0] != '/') {
+                       return Status::InvalidArgument("IORELAY_MAP_FILE must be absolute, not '" +
+                                                      text + "'");
+                     }
+                     e->cfg.map_file = text;
+                     return Status::Ok();
+                   }));
   t.push_back(Choice(Id::kSeal, {"on", "off"}, "on",
                      "over TCP, require tags on every frame; off only to measure their cost "
                      "against `iorelayd --seal off`",

@@ -36,6 +36,7 @@ namespace iorelay::client {
   X(kFallback, "IORELAY_FALLBACK")              \
   X(kDirectRoot, "IORELAY_DIRECT_ROOT")         \
   X(kFailover, "IORELAY_FAILOVER")              \
+  X(kMapFile, "IORELAY_MAP_FILE")               \
   X(kSeal, "IORELAY_SEAL")                      \
   X(kWriteBehind, "IORELAY_WRITE_BEHIND")       \
   X(kReadAhead, "IORELAY_READ_AHEAD")           \

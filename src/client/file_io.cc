@@ -161,7 +161,12 @@ ssize_t Transfer(iorelay_file* f, IoKind kind, const struct iovec* iov, int coun
   }
   if (kind == IoKind::kPwrite || kind == IoKind::kWrite) iorelay::client::NoteChange(f);
   // (A file served directly keeps its buffers' order: what they hold goes out first, there.)
-  if (f->buffers) return iorelay::client::BufferedTransfer(f, kind, iov, count, total, offset);
+  if (f->buffers) {
+    // Placed again here, not in SendTransfer, which runs under the buffers' lock (the move
+    // flushes them first).
+    if (f->client->has_map()) iorelay::client::FollowMap(f);
+    return iorelay::client::BufferedTransfer(f, kind, iov, count, total, offset);
+  }
   return iorelay::client::SendTransfer(f, kind, iov, count, offset);
 }
 
@@ -172,6 +177,7 @@ namespace iorelay::client {
 ssize_t SendTransfer(iorelay_file* f, IoKind kind, const struct iovec* iov, int count,
                      off_t offset) {
   if (int fd = f->direct_fd.load(); fd >= 0) return DirectIo(fd, kind, iov, count, offset);
+  if (f->client->has_map() && !f->buffers) FollowMap(f);  // with buffers: in Transfer
   const size_t total = TotalBytes(iov, count);
   const bool positional = kind == IoKind::kPread || kind == IoKind::kPwrite;
   const int server = f->server.load();

@@ -82,9 +82,65 @@ int HandOffsetToDaemon(iorelay_file* f) {
   return 0;
 }
 
+namespace {
+
+// Reopens f on daemon `to` at the offset the client holds (open flags less O_CREAT, O_EXCL,
+// O_TRUNC) and points f there, unless another thread moved it off `from` already; the handle
+// on `from` is closed when the job still uses that daemon. False (f unchanged) when `to` does
+// not open it.
+bool MoveFile(iorelay_file* f, int from, int to) {
+  Client* c = f->client;
+  MutexLock l(f->direct_mu);
+  if (f->server.load() != from) return true;
+  if (to < 0 || to == from) return false;
+  const std::vector<uint8_t> fields = proto::EncodeFields(
+      proto::OpenRequest{f->path, f->open_flags & ~(O_CREAT | O_EXCL | O_TRUNC), 0});
+  CallReply reply;
+  Outcome r = c->Call(to, {.op = proto::Op::kOpen, .fields = fields}, &reply);
+  proto::OpenReply rep;
+  if (!r.ok() || !proto::DecodeFields(reply.payload, &rep).ok()) return false;
+  const uint64_t old_handle = f->handle.exchange(rep.handle);
+  const uint64_t old_generation = f->generation.exchange(reply.generation);
+  if (reply.max_io_bytes != 0) f->max_io_bytes = reply.max_io_bytes;
+  f->server.store(to);
+  if (c->IsActive(from)) {
+    (void)c->Post(from, {.op = proto::Op::kClose,
+                         .fields = proto::EncodeFields(proto::HandleRequest{old_handle}),
+                         .generation = old_generation});
+  }
+  return true;
+}
+
+}  // namespace
+
+void FollowMap(iorelay_file* f) {
+  Client* c = f->client;
+  c->RefreshMap(false);
+  const uint64_t epoch = c->map_epoch();
+  uint64_t seen = f->map_epoch.load();
+  // One thread places the file per epoch; the others carry on where it is.
+  if (seen == epoch || !f->map_epoch.compare_exchange_strong(seen, epoch)) return;
+  // A file whose offset the daemon holds (O_APPEND, shared after fork) stays until closed.
+  if (f->direct_fd.load() >= 0 || !f->local_offset.load()) return;
+  const int from = f->server.load();
+  const int to = c->ServerFor(f->path);
+  if (to == from) return;
+  // What the client buffers goes out where the file is (write order holds), then it moves.
+  if (f->buffers) (void)FlushWrites(f);
+  (void)MoveFile(f, from, to);
+}
+
 bool FailOver(iorelay_file* f, int failed_server) {
   Client* c = f->client;
   if (!c->failover()) return false;
+  if (c->has_map()) {
+    c->RefreshMap(true);
+    if (!c->IsActive(failed_server)) {  // released by the pool: a planned move, not a death
+      f->map_epoch.store(c->map_epoch());
+      if (!f->local_offset.load()) return false;
+      return MoveFile(f, failed_server, c->ServerFor(f->path));
+    }
+  }
   MutexLock l(f->direct_mu);
   if (f->server.load() != failed_server) return true;  // another thread moved it already
   int to = c->ReplaceDead(failed_server);
@@ -146,6 +202,8 @@ int iorelay_open(iorelay_client* c, const char* path, int flags, mode_t mode, io
   if (path[0] != '/') return -EINVAL;
   Client* cl = c->impl.get();
   cl->FlushIfBuffered();  // an open (O_TRUNC, or of another process's view) after the writes
+  cl->RefreshMap(false);
+  const uint64_t map_epoch = cl->map_epoch();  // before placing: a newer one moves it later
   int server = cl->ServerFor(path);
   proto::OpenRequest req{path, flags, static_cast<uint32_t>(mode)};
   if (!proto::StringsFit(req)) return -ENAMETOOLONG;
@@ -169,6 +227,7 @@ int iorelay_open(iorelay_client* c, const char* path, int flags, mode_t mode, io
   proto::OpenReply rep;
   if (!proto::DecodeFields(info.payload, &rep).ok()) return -EIO;
   iorelay_file* f = NewFile(cl, server, path, flags);
+  f->map_epoch = map_epoch;
   f->handle = rep.handle;
   f->generation = info.generation;
   if (info.max_io_bytes != 0) f->max_io_bytes = info.max_io_bytes;

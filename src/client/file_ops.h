@@ -14,6 +14,13 @@ namespace iorelay::client {
 // daemon held the offset (O_APPEND, shared after fork), whose calls keep failing with EIO.
 bool FailOver(iorelay_file* f, int failed_server);
 
+// With a job map (Client::has_map), at the start of each call on f: when the map's epoch moved
+// past the file's, the file is placed again and, if that is another daemon, moved there (its
+// buffered writes flushed first, reopened at the offset the client holds, the old handle
+// closed). Files whose offset the daemon holds stay until closed. Not under the file's
+// buffers' lock (FileBuffers::mu), which the flush takes.
+void FollowMap(iorelay_file* f);
+
 // A transfer as the daemon carries it out, past the file's buffers (file_io.cc): a count or
 // -errno; an unanswered request fails over or falls back as any call.
 ssize_t SendTransfer(iorelay_file* f, IoKind kind, const struct iovec* iov, int count,
@@ -26,6 +33,7 @@ template <class Remote, class Direct>
 long FileOp(iorelay_file* f, Remote remote, Direct direct) {
   if (!f) return -EBADF;
   if (int fd = f->direct_fd.load(); fd >= 0) return direct(fd);
+  if (f->client->has_map()) FollowMap(f);
   const int server = f->server.load();
   Result<long> r = remote();
   if (r.ok()) return *r;

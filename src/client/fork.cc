@@ -14,6 +14,7 @@ int Client::AfterForkChild() {
   new (&files_mu_) Mutex();
   // Record locks are not inherited across fork; the anchors are the parent's handles.
   new (&locks_mu_) Mutex();
+  new (&map_mu_) Mutex();
   locks_.clear();
   // The parent's flusher thread is not in this process; the next buffered write starts one.
   new (&flusher_mu_) Mutex();

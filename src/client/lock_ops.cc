@@ -57,7 +57,7 @@ int Client::ReleaseLocks(iorelay_file* f) {
   }
   int rc = 0;
   if (s.locked && f->direct_fd.load() < 0) {
-    int owner = LockOwner(f->dev, f->ino, server_count());
+    int owner = LockServer(f->dev, f->ino);
     rc = CallMsg<proto::UnlockAllRequest, proto::Empty>(
              owner, proto::Op::kUnlockAll, proto::UnlockAllRequest{f->dev, f->ino}, nullptr)
              .NegErrno();
@@ -120,7 +120,7 @@ int iorelay_lock(iorelay_file* f, int cmd, struct flock* lk) {
   proto::LockRequest req{
       f->dev, f->ino, cmd, lk->l_type, start, length, static_cast<int32_t>(syscall(SYS_getpid))};
   proto::LockReply rep;
-  int owner = iorelay::client::LockOwner(f->dev, f->ino, c->server_count());
+  int owner = c->LockServer(f->dev, f->ino);
   if (owner != f->server.load()) {
     if (int rc = c->EnsureLockAnchor(f, owner); rc < 0) return rc;
   }

@@ -31,6 +31,7 @@ long PathOp(iorelay_client* c, const char* path, Remote remote, Direct direct) {
   if (path[0] != '/') return -EINVAL;
   Client* cl = c->impl.get();
   cl->FlushIfBuffered();  // this process's writes come before its path calls
+  cl->RefreshMap(false);
   int server = cl->ServerFor(path);
   Result<long> r = remote(cl, server);
   // Failover: repeated on the survivor (a rename or unlink the dead daemon carried out then

@@ -32,7 +32,8 @@ def limits(
 ) -> tuple[list[float] | None, list[set[int]]]:
     """The knapsack's constraints: the fairness floor as minimum values and the options each
     job may take (under the guard, its static allocation and the gains it believes); a held
-    job may take only what it has, whatever the floor or the guard say."""
+    job may take only what it has, whatever the floor or the guard say; with keep_forwarded, a
+    job holding I/O nodes may not go to 0."""
     if settings.policy not in POLICIES:
         raise ArbiterError(f"unknown pool policy {settings.policy}; known: {', '.join(POLICIES)}")
     if settings.policy == "guarded":
@@ -47,6 +48,8 @@ def limits(
             permitted[i] = {k}
             if minimum is not None:
                 minimum[i] = -math.inf
+        elif settings.keep_forwarded and k > 0:
+            permitted[i] = (permitted[i] - {0}) | {k}  # what it holds stays possible
     return minimum, permitted
 
 

@@ -13,13 +13,16 @@ from iorelay.arbiter.problem import Job, Pool
 class Settings:
     """policy: "knapsack" or "guarded" (arbiter.policies); floor_share: the fairness floor
     (None: none); min_interval_s: a running job is re-mapped at most once per this interval
-    (hysteresis; its arrival counts as a mapping); lease_s: the lease an admission grants."""
+    (hysteresis; its arrival counts as a mapping); lease_s: the lease an admission grants;
+    keep_forwarded: a running job that holds I/O nodes keeps at least one (the live pool: its
+    clients cannot go direct in the middle of a run)."""
 
     options: tuple[int, ...] = (0, 1, 2, 4, 8)
     policy: str = "knapsack"
     floor_share: float | None = None
     min_interval_s: float = 60.0
     lease_s: float = 30.0
+    keep_forwarded: bool = False
 
 
 @dataclass(frozen=True)
