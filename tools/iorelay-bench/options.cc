@@ -3,6 +3,7 @@
 
 #include "common/option_table.h"
 #include "common/units.h"
+#include "hints.h"
 
 namespace iorelay::bench {
 namespace {
@@ -33,8 +34,6 @@ Status CheckApi(const Options& o) {
   }
   return Status::Ok();
 }
-
-Status CheckHint(const std::string& text) { return cli::SplitKeyValue(text).status(); }
 
 }  // namespace
 

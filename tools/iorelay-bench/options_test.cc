@@ -6,6 +6,7 @@
 #include <cstdio>
 #include <fstream>
 
+#include "hints.h"
 #include "layout.h"
 
 namespace iorelay::bench {
@@ -120,6 +121,44 @@ TEST(BenchLayout, FilePerProcessStartsAtZero) {
   EXPECT_EQ(ShapeOf(o).Offset(3, 4, 1), 8u << 10);
   EXPECT_EQ(FilePath(o, 3), "./iorelay-bench.dat.000003");
   EXPECT_EQ(NodeCount(Parse({"--ranks-per-node", "3"}, 4), 4), 2u);
+}
+
+}  // namespace
+}  // namespace iorelay::bench
+
+namespace iorelay::bench {
+namespace {
+
+// MPI ignores a key it does not know and ROMIO a value it cannot read: both are refused here,
+// naming the hint and what it accepts.
+TEST(BenchHints, HintsMpiWouldIgnoreAreRefusedByName) {
+  for (const char* good :
+       {"cb_nodes=4", "romio_cb_write=enable", "romio_ds_write=disable", "striping_factor=4",
+        "striping_unit=1048576", "cb_config_list=*:2", "cb_config_list=node1:4,node2,*:*",
+        "romio_no_indep_rw=true", "access_style=write_once,sequential", "file_perm=0644"}) {
+    EXPECT_TRUE(CheckHint(good).ok()) << good << ": " << CheckHint(good).message();
+  }
+  const std::vector<std::pair<std::string, std::string>> bad = {
+      {"cb_node=4", "unknown MPI-IO hint 'cb_node'"},
+      {"cb_nodes=0", "cb_nodes wants a whole number above 0"},
+      {"cb_nodes=four", "hint cb_nodes=four"},
+      {"striping_factor=-2", "striping_factor wants a whole number above 0"},
+      {"romio_cb_write=on", "romio_cb_write wants enable, disable or automatic"},
+      {"romio_no_indep_rw=yes", "true or false"},
+      {"cb_config_list=*:0", "cb_config_list wants host[:count]"},
+      {"cb_config_list=:2", "cb_config_list"},
+      {"access_style=fast", "access_style wants a comma list"},
+      {"file_perm=0999", "octal"},
+  };
+  for (const auto& [text, want] : bad) {
+    const Status s = CheckHint(text);
+    ASSERT_FALSE(s.ok()) << text;
+    EXPECT_NE(s.message().find(want), std::string::npos) << s.message();
+  }
+  // Through the options: the whole command line is refused.
+  auto parsed = ParseOptions({"--api", "mpiio", "--hint", "romio_cb_write=yes"}, 4);
+  ASSERT_FALSE(parsed.ok());
+  EXPECT_NE(parsed.status().message().find("romio_cb_write"), std::string::npos);
 }
 
 }  // namespace
