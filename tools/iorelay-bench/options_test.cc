@@ -163,3 +163,62 @@ TEST(BenchHints, HintsMpiWouldIgnoreAreRefusedByName) {
 
 }  // namespace
 }  // namespace iorelay::bench
+
+namespace iorelay::bench {
+namespace {
+
+TEST(BenchViews, ViewsNeedMpiioASharedStridedFileAndEveryRequest) {
+  Options o = Parse({"--api", "mpiio", "--collective", "--spatiality", "strided", "--view",
+                     "subarray", "--requests-per-call", "4"});
+  EXPECT_EQ(o.view, View::kSubarray);
+  EXPECT_EQ(o.requests_per_call, 4u);
+  const std::vector<std::pair<std::vector<std::string>, std::string>> bad = {
+      {{"--spatiality", "strided", "--view", "vector"}, "--view needs --api mpiio"},
+      {{"--api", "mpiio", "--view", "vector"}, "--spatiality strided"},
+      {{"--api", "mpiio", "--layout", "fpp", "--spatiality", "strided", "--view", "vector"},
+       "--layout shared"},
+      {{"--api", "mpiio", "--spatiality", "strided", "--view", "vector", "--stonewall", "1"},
+       "no --stonewall"},
+      {{"--api", "mpiio", "--requests-per-call", "2"}, "--requests-per-call needs --view"},
+      {{"--api", "mpiio", "--view", "diagonal"}, "none|vector|subarray"},
+  };
+  for (const auto& [args, want] : bad) {
+    auto r = ParseOptions(args, 4);
+    ASSERT_FALSE(r.ok()) << args.back();
+    EXPECT_NE(r.status().message().find(want), std::string::npos) << r.status().message();
+  }
+}
+
+// The tiles of every rank count cover the 2D array once, rank r's request i being row i of its
+// tile; the vector view keeps the strided pattern's offsets.
+TEST(BenchViews, SubarrayTilesCoverTheArrayOnce) {
+  EXPECT_EQ(TileOf(4).rows, 2u);
+  EXPECT_EQ(TileOf(6).cols, 3u);
+  EXPECT_EQ(TileOf(7).rows, 1u);
+  for (uint32_t ranks = 1; ranks <= 12; ++ranks) {
+    Options o = Parse({"--api", "mpiio", "--spatiality", "strided", "--view", "subarray",
+                       "--request", "1K", "--segments", "3"},
+                      ranks);
+    const TileGrid g = TileOf(ranks);
+    ASSERT_EQ(g.rows * g.cols, ranks);
+    std::vector<int> owner(ranks * 3, -1);  // by request-sized cell of the file
+    for (uint32_t r = 0; r < ranks; ++r) {
+      for (uint64_t i = 0; i < 3; ++i) {
+        const uint64_t cell = RequestOffset(o, r, ranks, i) / 1024;
+        ASSERT_LT(cell, owner.size());
+        EXPECT_EQ(owner[cell], -1) << ranks << " ranks: cell " << cell << " twice";
+        owner[cell] = static_cast<int>(r);
+        // Brute force: the cell's 2D coordinates are the tile's.
+        const uint64_t row = cell / g.cols, col = cell % g.cols;
+        EXPECT_EQ(row / 3, r / g.cols);
+        EXPECT_EQ(col, r % g.cols);
+        EXPECT_EQ(row % 3, i);
+      }
+    }
+  }
+  Options v = Parse({"--api", "mpiio", "--spatiality", "strided", "--view", "vector"});
+  EXPECT_EQ(RequestOffset(v, 1, 4, 2), ShapeOf(v).Offset(1, 4, 2));
+}
+
+}  // namespace
+}  // namespace iorelay::bench
