@@ -16,6 +16,7 @@ struct Options {
   std::string platform;
   CollectiveSpec spec;
   bool independent = false;
+  bool read = false;
 };
 
 cli::OptionTable Table(Options* o) {
@@ -33,6 +34,9 @@ cli::OptionTable Table(Options* o) {
       .Add(cli::Integer("calls", "N", &s.calls, 1, 1 << 20, "collective calls (1)"))
       .Add(cli::Flag("independent", &o->independent,
                      "independent I/O: each rank writes its own pieces"))
+      .Add(cli::Flag("read", &o->read, "read the file instead of writing it"))
+      .Add(cli::Bytes("saturation-point", "SIZE", &s.saturation_point_bytes,
+                      "without --cb-nodes: ceil(call bytes / k) aggregators (0: one per node)"))
       .Add(cli::Integer("cb-nodes", "A", &s.cb_nodes, 0, 1 << 20,
                         "the cb_nodes hint (0: one per node, then aligned to the stripes)"))
       .Add(cli::Integer("max-per-node", "M", &s.max_per_node, 1, 1 << 16,
@@ -71,6 +75,7 @@ int Main(int argc, char** argv) {
     return 2;
   }
   o.spec.collective = !o.independent;
+  o.spec.write = !o.read;
   auto result = RunCollective(*platform, o.spec);
   if (!result.ok()) {
     fmt::print(stderr, "iorelay-sim-collective: {}\n", result.status().message());

@@ -40,6 +40,10 @@ Result<collective::AggregatorChoice> Choose(const CollectiveSpec& spec) {
   job.stripe_size_bytes = spec.stripe_bytes;
   job.cb_nodes = spec.cb_nodes;
   job.max_per_node = spec.max_per_node;
+  job.saturation_point_bytes = spec.saturation_point_bytes;
+  if (spec.saturation_point_bytes > 0) {
+    job.bytes_per_collective = uint64_t{spec.Ranks()} * spec.bytes_per_rank;
+  }
   collective::AggregatorChoice choice;
   auto count = collective::AggregatorCount(job, &choice.reasons);
   if (!count.ok()) return count.status();
@@ -94,13 +98,14 @@ std::vector<FileDomain> Rpcs(const std::vector<FileDomain>& ranges, uint64_t rpc
   return out;
 }
 
-// A process's file-system client writing `ranges` from `host`: at most rpcs_in_flight RPCs at
-// once (an actor each, taking the next RPC in file order), returning when the last is done. The
-// RPCs' data leave one after another in file order, as over one connection, so a target receives
-// a client's RPCs in order (no seek between them); the RPCs in flight overlap one's service with
-// the next ones' transfers.
-void ClientWrite(StorageModel* storage, sg4::Host* host, const std::vector<FileDomain>& ranges,
-                 const CollectiveSpec& spec, uint64_t* calls) {
+// A process's file-system client writing (or reading) `ranges` from `host`: at most
+// rpcs_in_flight RPCs at once (an actor each, taking the next RPC in file order), returning when
+// the last is done. A write's data leave one RPC after another in file order, as over one
+// connection, so a target receives a client's RPCs in order (no seek between them); the RPCs in
+// flight overlap one's service with the next ones' transfers. Reads reach the targets in the
+// order the RPCs start, which is file order.
+void ClientIo(StorageModel* storage, sg4::Host* host, const std::vector<FileDomain>& ranges,
+              const CollectiveSpec& spec, uint64_t* calls) {
   struct Client {
     std::vector<FileDomain> rpcs;
     size_t next = 0;  // the next RPC a worker takes
@@ -113,7 +118,8 @@ void ClientWrite(StorageModel* storage, sg4::Host* host, const std::vector<FileD
   std::vector<sg4::ActorPtr> workers;
   const size_t n = std::min(static_cast<size_t>(spec.rpcs_in_flight), client->rpcs.size());
   for (size_t w = 0; w < n; ++w) {
-    workers.push_back(sg4::Actor::create("rpc", host, [storage, host, client, calls] {
+    const bool write = spec.write;
+    workers.push_back(sg4::Actor::create("rpc", host, [storage, host, client, calls, write] {
       while (client->next < client->rpcs.size()) {
         const size_t i = client->next++;
         const FileDomain r = client->rpcs[i];
@@ -126,8 +132,11 @@ void ClientWrite(StorageModel* storage, sg4::Host* host, const std::vector<FileD
           ++client->sent;
           client->turn->notify_all();
         };
-        storage->Call(host, kFile, /*write=*/true, r.begin, r.end - r.begin, nullptr, &my_turn,
-                      &sent);
+        if (write) {
+          storage->Call(host, kFile, true, r.begin, r.end - r.begin, nullptr, &my_turn, &sent);
+        } else {
+          storage->Call(host, kFile, false, r.begin, r.end - r.begin);
+        }
         ++*calls;
       }
     }));
@@ -136,14 +145,16 @@ void ClientWrite(StorageModel* storage, sg4::Host* host, const std::vector<FileD
 }
 
 // One cycle's exchange: the bytes each node sends each other node, as one flow per pair, all
-// started together; bytes staying on a node (shared memory) cost nothing.
+// started together (a read's go the other way, from the aggregators to the ranks); bytes
+// staying on a node (shared memory) cost nothing.
 uint64_t Exchange(const collective::Cycle& cycle, const std::vector<int32_t>& aggregators,
                   const CollectiveSpec& spec, const std::vector<sg4::Host*>& compute) {
   std::map<std::pair<uint32_t, uint32_t>, uint64_t> by_pair;
   for (const collective::Flow& f : cycle.flows) {
     const uint32_t from = static_cast<uint32_t>(f.rank) / spec.ranks_per_node;
     const uint32_t to = static_cast<uint32_t>(aggregators[f.aggregator]) / spec.ranks_per_node;
-    if (from != to) by_pair[{from, to}] += f.bytes;
+    if (from == to) continue;
+    by_pair[spec.write ? std::pair{from, to} : std::pair{to, from}] += f.bytes;
   }
   std::vector<sg4::CommPtr> comms;
   uint64_t moved = 0;
@@ -208,20 +219,27 @@ Result<CollectiveResult> RunCollective(const Platform& platform, const Collectiv
   const auto host_of = [&](uint32_t rank) { return hosts.compute[rank / spec.ranks_per_node]; };
 
   sg4::Actor::create("job", hosts.compute[0], [&] {
-    storage.Metadata(hosts.compute[0], nullptr, MetadataOp::kCreate, /*directory=*/0, kFile);
+    storage.Metadata(hosts.compute[0], nullptr,
+                     spec.write ? MetadataOp::kCreate : MetadataOp::kOpen, /*directory=*/0, kFile);
     std::vector<sg4::ActorPtr> writers;
     if (spec.collective) {
       for (const auto& plan : plans) {
         for (const collective::Cycle& cycle : plan) {
-          out.exchanged_bytes += Exchange(cycle, out.aggregators, spec, hosts.compute);
+          // A write exchanges, then writes; a read reads, then exchanges.
+          if (spec.write) {
+            out.exchanged_bytes += Exchange(cycle, out.aggregators, spec, hosts.compute);
+          }
           for (const collective::AggregatorWrite& w : cycle.writes) {
             sg4::Host* host = host_of(static_cast<uint32_t>(out.aggregators[w.aggregator]));
             writers.push_back(sg4::Actor::create("aggregator", host, [&, host, w] {
-              ClientWrite(&storage, host, w.ranges, spec, &out.storage_calls);
+              ClientIo(&storage, host, w.ranges, spec, &out.storage_calls);
             }));
           }
           for (const sg4::ActorPtr& a : writers) a->join();
           writers.clear();
+          if (!spec.write) {
+            out.exchanged_bytes += Exchange(cycle, out.aggregators, spec, hosts.compute);
+          }
           ++out.cycles;
         }
       }
@@ -230,8 +248,8 @@ Result<CollectiveResult> RunCollective(const Platform& platform, const Collectiv
         writers.push_back(sg4::Actor::create("rank" + std::to_string(r), host_of(r), [&, r] {
           for (uint32_t c = 0; c < spec.calls; ++c) {
             const uint64_t at = (uint64_t{c} * spec.Ranks() + r) * spec.bytes_per_rank;
-            ClientWrite(&storage, host_of(r), {{at, at + spec.bytes_per_rank}}, spec,
-                        &out.storage_calls);
+            ClientIo(&storage, host_of(r), {{at, at + spec.bytes_per_rank}}, spec,
+                     &out.storage_calls);
           }
         }));
       }
@@ -240,10 +258,10 @@ Result<CollectiveResult> RunCollective(const Platform& platform, const Collectiv
     out.simulated_s = sg4::Engine::get_clock();
   });
   engine.run();
-  out.bytes = storage.bytes_written();
+  out.bytes = spec.write ? storage.bytes_written() : storage.bytes_read();
   if (out.bytes != spec.TotalBytes()) {
     return Status::IOError(
-        fmt::format("the simulation wrote {} of {} bytes", out.bytes, spec.TotalBytes()));
+        fmt::format("the simulation moved {} of {} bytes", out.bytes, spec.TotalBytes()));
   }
   out.wall_s = std::chrono::duration<double>(std::chrono::steady_clock::now() - wall_start).count();
   return out;
@@ -256,6 +274,7 @@ nlohmann::json CollectiveJson(const Platform& platform, const CollectiveSpec& sp
       {"platform", platform.name},
       {"network_model", kNetworkModel},
       {"mode", spec.collective ? "collective" : "independent"},
+      {"operation", spec.write ? "write" : "read"},
       {"nodes", spec.nodes},
       {"ranks_per_node", spec.ranks_per_node},
       {"bytes_per_rank", units::FormatBytes(spec.bytes_per_rank)},
@@ -276,6 +295,9 @@ nlohmann::json CollectiveJson(const Platform& platform, const CollectiveSpec& sp
     j["aggregator_count"] = r.aggregators.size();
     j["placement"] = spec.packed ? "packed" : "spread";
     j["max_per_node"] = spec.max_per_node;
+    if (spec.saturation_point_bytes > 0) {
+      j["saturation_point"] = units::FormatBytes(spec.saturation_point_bytes);
+    }
     j["cb_buffer_size"] = units::FormatBytes(spec.cb_buffer_bytes);
     j["reasons"] = r.reasons;
     j["cycles"] = r.cycles;

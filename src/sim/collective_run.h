@@ -1,9 +1,10 @@
-// Collective (two-phase) and independent MPI-IO writes of one shared striped file on a simulated
-// machine: src/collective chooses and places the aggregators and plans each collective call's
-// cycles; here each cycle's exchange crosses the network model to the aggregators, which then
-// write their ranges to the storage targets through a client with RPCs in flight (Lustre's
-// write-back: max_rpcs_in_flight RPCs of max_pages_per_rpc). Independent I/O: each rank writes its
-// own pieces through such a client. One run per process (SimGrid), as sim::Run.
+// Collective (two-phase) and independent MPI-IO writes and reads of one shared striped file on a
+// simulated machine: src/collective chooses and places the aggregators and plans each collective
+// call's cycles; here each cycle's exchange crosses the network model to the aggregators, which
+// then write their ranges to the storage targets through a client with RPCs in flight (Lustre's
+// write-back: max_rpcs_in_flight RPCs of max_pages_per_rpc); a read is the mirror, the
+// aggregators' reads first, then the exchange back to the ranks. Independent I/O: each rank moves
+// its own pieces through such a client. One run per process (SimGrid), as sim::Run.
 #pragma once
 
 #include <cstdint>
@@ -24,12 +25,15 @@ struct CollectiveSpec {
   uint64_t bytes_per_rank = 1 << 20;
   uint32_t calls = 1;
   bool collective = true;  // false: independent I/O (each rank writes its own pieces)
+  bool write = true;       // false: read the file (as the write left it)
   // The aggregators (collective only): cb_nodes (0: the default rule of
   // collective::AggregatorCount, one per node), at most max_per_node per node
   // (cb_config_list "*:M"), spread over the nodes (collective::SpreadAggregators) or packed
   // (collective::PackAggregators).
   int32_t cb_nodes = 0;
   int32_t max_per_node = 1;
+  // Without cb_nodes, with k: Chaarawi & Gabriel's count, ceil(call bytes / k) (0: not used).
+  uint64_t saturation_point_bytes = 0;
   bool packed = false;
   uint64_t cb_buffer_bytes = 16 << 20;  // ROMIO's default cb_buffer_size
   // The file's layout (lfs setstripe -c -S): 1 <= stripe_count <= the platform's targets.
@@ -49,11 +53,11 @@ struct CollectiveSpec {
 struct CollectiveResult {
   std::vector<int32_t> aggregators;  // ranks, in file-domain order (collective only)
   std::vector<std::string> reasons;  // how their count was reached
-  uint64_t bytes = 0;                // written by the storage
+  uint64_t bytes = 0;                // written (or read) by the storage
   uint64_t exchanged_bytes = 0;      // crossed the network in exchanges (node to another node)
   uint64_t cycles = 0;               // exchange-and-write rounds, all calls
   uint64_t storage_calls = 0;        // RPCs
-  double simulated_s = 0;            // from the file's create to the last RPC's completion
+  double simulated_s = 0;  // from the file's create (open) to the last RPC's (exchange's) end
   double wall_s = 0;
 };
 

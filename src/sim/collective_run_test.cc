@@ -84,6 +84,26 @@ TEST(CollectiveSimTest, TheExchangeMovesWhatTheLustreRulePlans) {
   EXPECT_EQ(out["bytes"], 4 * kMiB);
   EXPECT_EQ(out["storage_calls"], 4);  // 1 MiB RPCs
   EXPECT_EQ(out["cycles"], 1);
+  // The read is the mirror: the same bytes cross, the other way, after the aggregators' reads.
+  s.write = false;
+  const json read = RunForked(Load("cori"), s);
+  ASSERT_FALSE(read.contains("error")) << read.dump();
+  EXPECT_EQ(read["operation"], "read");
+  EXPECT_EQ(read["exchanged_bytes"], 2 * kMiB);
+  EXPECT_EQ(read["bytes"], 4 * kMiB);
+}
+
+TEST(CollectiveSimTest, TheSaturationPointSetsTheCountWithoutCbNodes) {
+  // 8 ranks x 1 MiB per call, k = 2 MiB: ceil(8 / 2) = 4 aggregators, spread over 4 nodes.
+  CollectiveSpec s;
+  s.nodes = 4;
+  s.ranks_per_node = 2;
+  s.max_per_node = 2;
+  s.saturation_point_bytes = 2 * kMiB;
+  const json out = RunForked(Load("cori"), s);
+  ASSERT_FALSE(out.contains("error")) << out.dump();
+  EXPECT_EQ(out["aggregators"], json::array({0, 2, 4, 6}));
+  EXPECT_EQ(out["saturation_point"], "2MiB");
 }
 
 TEST(CollectiveSimTest, CoriThroughputRisesWithNodesThenSaturates) {
