@@ -120,9 +120,9 @@ def settings(job: Job, choice: Mapping[str, Any], saturation_point: int, source:
         f"k = {units.format_bytes(saturation_point)}, measured ({source})",
         "aggregator count and placement: Chaarawi & Gabriel's rule and ROMIO's per-node "
         "placement (src/collective), not yet checked against measured runs of this job",
-        "stripes: the Lustre alignment rule only; no striped file system was measured here "
-        "(the testbed's GlusterFS has no striping) and the simulator does not model collective "
-        "I/O yet",
+        "stripes: the Lustre alignment rule, with simulator evidence only (iorelay-sim-collective "
+        "on platforms/cori.json: spread aggregators, one per target; docs/collective.md); no "
+        "striped file system was measured here (the testbed's GlusterFS has no striping)",
     )
     return Advice(aggregators, tuple(int(r) for r in choice["ranks"]), cycle, collective,
                   stripes, job.stripe_size, saturation_point, reasons, evidence)  # fmt: skip
@@ -141,12 +141,35 @@ def measured_saturation_point(platform_file: Path) -> int:
     return units.parse_bytes(value)
 
 
+LUSTRE_STRIPE_GRANULE = 64 << 10  # Lustre stripe sizes are multiples of 64 KiB
+
+
+def check_stripes(job: Job, platform_file: Path) -> None:
+    """The targets asked for must exist on the platform, and the stripe size must be one Lustre
+    takes: an error naming the value, never a silent cap."""
+    if job.targets < 0:
+        raise CollectiveAdviceError(f"--targets {job.targets}: a count of storage targets, >= 0")
+    if job.stripe_size <= 0 or job.stripe_size % LUSTRE_STRIPE_GRANULE:
+        raise CollectiveAdviceError(
+            f"--stripe-size {job.stripe_size}: Lustre stripe sizes are positive multiples of "
+            "64 KiB (lfs setstripe -S)"
+        )
+    storage = json.loads(platform_file.read_text()).get("storage", {})
+    have = int(storage.get("targets", 1)) if storage.get("kind") == "pfs" else 1
+    if job.targets > have:
+        raise CollectiveAdviceError(
+            f"--targets {job.targets} is above the {have} storage target(s) of {platform_file} "
+            "(storage.targets): a file cannot be striped over more"
+        )
+
+
 def advise(job: Job, platform_file: Path) -> Advice:
     """Measured k, then iorelay-aggregators twice: for the unstriped count, then aligned to
     the stripe count that count asks for."""
     if job.ranks < 1 or job.ranks_per_node < 1 or job.bytes_per_call < job.ranks:
         raise CollectiveAdviceError("ranks, ranks per node and bytes per call must be positive")
     k = measured_saturation_point(platform_file)
+    check_stripes(job, platform_file)
 
     def choose(stripes: int) -> dict[str, Any]:
         argv = [str(paths.find("iorelay-aggregators")), "--ranks", str(job.ranks),

@@ -36,7 +36,8 @@ def test_small_calls_gather_into_k_sized_cycles_of_whole_stripes() -> None:
                                     "io_ompio_bytes_per_agg": str(6 * MIB)}  # fmt: skip
     assert a.setstripe("/lustre/out.h5") == f"lfs setstripe -c 4 -S {4 * MIB} /lustre/out.h5"
     assert "measured (m.json)" in a.evidence[0]
-    assert any("not measured here" in e or "no striped" in e for e in a.evidence)
+    assert any("no striped file system was measured" in e for e in a.evidence)
+    assert any("simulator evidence only" in e for e in a.evidence)
 
 
 def test_calls_already_at_k_stay_independent() -> None:
@@ -60,7 +61,7 @@ def test_no_advice_without_a_measured_k(tmp_path: Path) -> None:
 
 @pytest.mark.needs_build("iorelay-aggregators")
 def test_advice_through_the_aggregator_rules(tmp_path: Path) -> None:
-    doc = json.loads((PLATFORMS_DIR / "local.json").read_text())
+    doc = json.loads((PLATFORMS_DIR / "cori.json").read_text())  # a pfs: its targets stripe
     doc["collective"] = {"saturation_point": "32MiB"}
     platform = tmp_path / "measured.json"
     platform.write_text(json.dumps(doc))
@@ -90,3 +91,21 @@ def test_iorelay_hints_writes_the_romio_hints_file(tmp_path: Path, capsys) -> No
     assert hints.read_text().splitlines()[0] == "cb_nodes 4"
     assert cli.main(["hints", "--ranks", "4", "--bytes-per-call", "1M", "--platform", "cori"]) == 2
     assert "not measured" in capsys.readouterr().err
+
+
+def test_stripes_the_platform_cannot_hold_are_refused(tmp_path: Path) -> None:
+    doc = json.loads((PLATFORMS_DIR / "cori.json").read_text())
+    doc["collective"] = {"saturation_point": "32MiB"}
+    platform = tmp_path / "cori-measured.json"
+    platform.write_text(json.dumps(doc))
+    with pytest.raises(ca.CollectiveAdviceError, match=r"--targets 300 is above the 248"):
+        ca.advise(ca.Job(64, 16, 64 * MIB, targets=300), platform)
+    with pytest.raises(ca.CollectiveAdviceError, match=r"--stripe-size 1000000: .*64 KiB"):
+        ca.advise(ca.Job(64, 16, 64 * MIB, targets=8, stripe_size=1_000_000), platform)
+    with pytest.raises(ca.CollectiveAdviceError, match=r"--targets -1"):
+        ca.advise(ca.Job(64, 16, 64 * MIB, targets=-1), platform)
+    local = json.loads((PLATFORMS_DIR / "local.json").read_text())  # nfs: one server
+    local["collective"] = {"saturation_point": "32MiB"}
+    (tmp_path / "local.json").write_text(json.dumps(local))
+    with pytest.raises(ca.CollectiveAdviceError, match=r"above the 1 storage target"):
+        ca.advise(ca.Job(4, 1, 4 * MIB, targets=2), tmp_path / "local.json")

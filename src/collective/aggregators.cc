@@ -106,6 +106,21 @@ std::vector<int32_t> SpreadAggregators(const JobShape& job, int32_t count) {
   return out;
 }
 
+std::vector<int32_t> PackAggregators(const JobShape& job, int32_t count) {
+  std::vector<int32_t> out;
+  if (count < 1 || count > job.ranks) return out;
+  const int32_t per_node = std::min(job.max_per_node, job.ranks_per_node);
+  for (int32_t node = 0; node < NodeCount(job) && static_cast<int32_t>(out.size()) < count;
+       ++node) {
+    for (int32_t i = 0; i < per_node && static_cast<int32_t>(out.size()) < count; ++i) {
+      const int32_t rank = node * job.ranks_per_node + i;
+      if (rank < job.ranks) out.push_back(rank);
+    }
+  }
+  if (static_cast<int32_t>(out.size()) < count) out.clear();
+  return out;
+}
+
 Result<AggregatorChoice> ChooseAggregators(const JobShape& job) {
   AggregatorChoice choice;
   Result<int32_t> count = AggregatorCount(job, &choice.reasons);

@@ -52,6 +52,11 @@ Result<int32_t> AggregatorCount(const JobShape& job, std::vector<std::string>* r
 // evenly spaced when there are more nodes than aggregators. Count must be in [1, ranks].
 std::vector<int32_t> SpreadAggregators(const JobShape& job, int32_t count);
 
+// `count` aggregator ranks packed onto as few nodes as the per-node limit allows: the first
+// min(max_per_node, ranks_per_node) ranks of node 0, then of node 1, and so on; what spreading is
+// measured against. Empty when count is not in [1, ranks] or the nodes cannot hold that many.
+std::vector<int32_t> PackAggregators(const JobShape& job, int32_t count);
+
 // AggregatorCount, then SpreadAggregators.
 Result<AggregatorChoice> ChooseAggregators(const JobShape& job);
 

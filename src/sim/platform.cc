@@ -217,7 +217,8 @@ Status ParseStorage(const json& doc, StorageParams* st) {
                    "metanode_update",
                    "metanode_bw",
                    "channels",
-                   "file_writes"});
+                   "file_writes",
+                   "stripe_object"});
   IORELAY_RETURN_IF_ERROR(s.CheckKeys());
   auto kind =
       s.Choice<StorageKind>("kind", {{"pfs", StorageKind::kPfs}, {"nfs", StorageKind::kNfs}});
@@ -255,8 +256,9 @@ Status ParseStorage(const json& doc, StorageParams* st) {
         "platform: storage.directory_stripes exceeds storage.metadata_servers");
   }
   IORELAY_RETURN_IF_ERROR(OptionalInteger(s, "directory_changes", 0, &st->directory_changes));
-  for (const char* key :
-       {"metadata_threads", "metadata_servers", "directory_stripes", "directory_changes"}) {
+  IORELAY_RETURN_IF_ERROR(Optional(s, "stripe_object", &Section::Duration, &st->stripe_object_ns));
+  for (const char* key : {"metadata_threads", "metadata_servers", "directory_stripes",
+                          "directory_changes", "stripe_object"}) {
     IORELAY_RETURN_IF_ERROR(needs_server(key));
   }
   IORELAY_RETURN_IF_ERROR(Optional(s, "token_handoff", &Section::Duration, &st->token_handoff_ns));
@@ -274,7 +276,7 @@ Status ParseStorage(const json& doc, StorageParams* st) {
   IORELAY_RETURN_IF_ERROR(
       OptionalInteger(s, "file_writes_per_client", 0, &st->file_writes_per_client));
   if (st->kind == StorageKind::kNfs) {
-    for (const char* key : {"targets", "stripe_size", "stripe_count"}) {
+    for (const char* key : {"targets", "stripe_size", "stripe_count", "stripe_object"}) {
       if (s.Has(key)) {
         return Status::InvalidArgument(
             fmt::format("platform: storage.{} does not apply to kind nfs (one server)", key));
@@ -389,6 +391,7 @@ json ToJson(const Platform& p) {
       {"metadata_servers", p.storage.metadata_servers},
       {"directory_stripes", p.storage.directory_stripes},
       {"directory_changes", p.storage.directory_changes},
+      {"stripe_object", units::FormatDurationNs(p.storage.stripe_object_ns)},
       {"token_handoff", units::FormatDurationNs(p.storage.token_handoff_ns)},
       {"range_token", units::FormatDurationNs(p.storage.range_token_ns)},
       {"file_writes_per_client", p.storage.file_writes_per_client},

@@ -90,6 +90,10 @@ struct StorageParams {
   // Creates and unlinks in one directory in service at once (0: no limit): a directory's lock,
   // which serialises the changes to it where a file system has no parallel directory operations.
   int directory_changes = 0;
+  // Each stripe object of a file created (pfs only): a create of a file striped C ways costs
+  // C times this more at the metadata server, which allocates and records one object per stripe
+  // (Lustre's layout); what makes a small file slower on many stripes. 0: stripes cost nothing.
+  int64_t stripe_object_ns = 0;
   // Each call's service at the metadata server where it differs from metadata_service_ns
   // (-1: that), by MetadataOp (kMetadataOpKeys names them).
   std::array<int64_t, kMetadataOps> metadata_op_ns = {-1, -1, -1, -1, -1};

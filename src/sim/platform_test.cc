@@ -221,7 +221,7 @@ TEST(PlatformTest, StorageGatewaysNeedATopologyAndTheirLink) {
 
 TEST(PlatformTest, ShippedPlatformsParse) {
   for (const char* name : {"local", "marenostrum4", "marenostrum4-nominal", "santos-dumont", "mira",
-                           "cori", "testbed"}) {
+                           "cori", "testbed", "lecture-lustre"}) {
     auto p = LoadPlatform(std::string(PLATFORMS_DIR) + "/" + name + ".json");
     EXPECT_TRUE(p.ok()) << name << ": " << p.status().message();
   }

@@ -57,11 +57,23 @@ device::DeviceModel& StorageModel::ChannelFor(int target, const device::Access& 
   });
 }
 
+void StorageModel::SetLayout(uint64_t file, int stripe_count, uint64_t stripe_bytes) {
+  layouts_[file] = {stripe_count, stripe_bytes};
+}
+
+StorageModel::Layout StorageModel::LayoutOf(uint64_t file) const {
+  auto it = layouts_.find(file);
+  return it != layouts_.end() ? it->second : Layout{params_.stripe_count, params_.stripe_bytes};
+}
+
+int StorageModel::StripeCount(uint64_t file) const { return LayoutOf(file).stripe_count; }
+
 void StorageModel::Split(uint64_t file, bool write, uint64_t offset, uint64_t length,
                          std::vector<Piece>* out) const {
   out->clear();
-  const uint64_t stripe = params_.stripe_bytes;
-  const uint64_t count = static_cast<uint64_t>(params_.stripe_count);
+  const Layout layout = LayoutOf(file);
+  const uint64_t stripe = layout.stripe_bytes;
+  const uint64_t count = static_cast<uint64_t>(layout.stripe_count);
   const uint64_t targets = servers_.size();
   const uint64_t end = offset + length;
   for (uint64_t at = offset; at < end;) {
@@ -128,7 +140,9 @@ void StorageModel::Metadata(sg4::Host* client, sg4::Host* via, MetadataOp op, ui
     turn = &*std::min_element(turns.begin(), turns.end());
     start_ns = std::max(start_ns, *turn);
   }
-  const int64_t end_ns = start_ns + params_.MetadataServiceNs(op);
+  int64_t service_ns = params_.MetadataServiceNs(op);
+  if (op == MetadataOp::kCreate) service_ns += params_.stripe_object_ns * StripeCount(file);
+  const int64_t end_ns = start_ns + service_ns;
   *thread = end_ns;
   if (turn != nullptr) *turn = end_ns;
   ++metadata_ops_;
@@ -232,7 +246,8 @@ void StorageModel::UpdateMetanode(sg4::Host* client, uint64_t file, uint64_t byt
 
 uint64_t StorageModel::Call(sg4::Host* client, uint64_t file, bool write, uint64_t offset,
                             uint64_t length, sg4::Host* via,
-                            const std::function<void()>* before_write) {
+                            const std::function<void()>* before_write,
+                            const std::function<void()>* after_transfer) {
   sg4::Host* nic = via != nullptr ? via : client;
   std::vector<Piece> pieces;
   Split(file, write, offset, length, &pieces);
@@ -248,6 +263,7 @@ uint64_t StorageModel::Call(sg4::Host* client, uint64_t file, bool write, uint64
     if (params_.range_token_ns > 0) AcquireRange(client, file, offset, length);
     if (before_write != nullptr) (*before_write)();
     Transfer(nic, /*to_storage=*/true, pieces);
+    if (after_transfer != nullptr) (*after_transfer)();
     if (params_.file_writes > 0) {
       auto& lock = server_file_locks_[file];
       if (!lock) lock = sg4::Semaphore::create(params_.file_writes);

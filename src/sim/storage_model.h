@@ -34,11 +34,17 @@ class StorageModel {
   StorageModel(const StorageParams& params, std::vector<simgrid::s4u::Host*> servers,
                std::vector<simgrid::s4u::Host*> metadata_servers, uint64_t seed);
 
+  // File `file`'s own layout (lfs setstripe -c -S) in place of the platform's stripe_count and
+  // stripe_size; count in [1, targets] and size > 0 (checked by the caller). Set before the run.
+  void SetLayout(uint64_t file, int stripe_count, uint64_t stripe_bytes);
+  int StripeCount(uint64_t file) const;
+
   // Whether opens and closes cost anything (a metadata server exists).
   bool has_metadata() const { return !metadata_.empty(); }
   // One metadata call (an open, create, close, stat or unlink), run in the calling actor on
   // behalf of `client` about entry `file` of `directory`: a small message to the server of the
   // directory's stripe that holds the entry, its service (in arrival order), and the answer back.
+  // A create also costs storage.stripe_object per stripe of the file's layout.
   // `via`, when given, is the host the messages leave from and return to instead of the client's (a
   // storage gateway forwarding for it). The earliest free of that server's threads takes the call;
   // a create or an unlink also waits for a turn to change the stripe
@@ -52,10 +58,12 @@ class StorageModel {
   // part; a read is served first and moved back after. Returns the bytes done (all of them:
   // the model has no failures). The data leave from and return to `via` when given (a storage
   // gateway); locks and tokens still belong to `client`, whose file-system client it is, and
-  // `before_write` (the write's data reaching `via`) runs once they are held.
+  // `before_write` (the write's data reaching `via`) runs once they are held; `after_transfer`
+  // once a write's data have reached the targets, before their service.
   uint64_t Call(simgrid::s4u::Host* client, uint64_t file, bool write, uint64_t offset,
                 uint64_t length, simgrid::s4u::Host* via = nullptr,
-                const std::function<void()>* before_write = nullptr);
+                const std::function<void()>* before_write = nullptr,
+                const std::function<void()>* after_transfer = nullptr);
 
   uint64_t bytes_written() const { return bytes_written_; }
   uint64_t bytes_read() const { return bytes_read_; }
@@ -114,6 +122,12 @@ class StorageModel {
 
   StorageParams params_;
   std::vector<simgrid::s4u::Host*> servers_;
+  struct Layout {
+    int stripe_count = 1;
+    uint64_t stripe_bytes = 0;
+  };
+  std::unordered_map<uint64_t, Layout> layouts_;  // files with their own layout
+  Layout LayoutOf(uint64_t file) const;
   // The channel of `target` that serves `a` (StorageParams::channels).
   device::DeviceModel& ChannelFor(int target, const device::Access& a);
 

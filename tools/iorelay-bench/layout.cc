@@ -19,6 +19,22 @@ std::string FilePath(const Options& o, uint32_t rank) {
   return path;
 }
 
+TileGrid TileOf(uint32_t ranks) {
+  TileGrid g;
+  for (uint32_t r = 1; static_cast<uint64_t>(r) * r <= ranks; ++r) {
+    if (ranks % r == 0) g.rows = r;
+  }
+  g.cols = ranks / g.rows;
+  return g;
+}
+
+uint64_t RequestOffset(const Options& o, uint32_t rank, uint32_t ranks, uint64_t i) {
+  if (o.view != View::kSubarray) return ShapeOf(o).Offset(rank, ranks, i);
+  const TileGrid g = TileOf(ranks);
+  const uint64_t row = uint64_t{rank / g.cols} * o.segments + i;
+  return (row * g.cols + rank % g.cols) * o.request_bytes;
+}
+
 uint32_t NodeCount(const Options& o, uint32_t ranks) {
   return (ranks + o.ranks_per_node - 1) / o.ranks_per_node;
 }

@@ -10,6 +10,7 @@
 
 #include "common/option_table.h"
 #include "file_backend.h"
+#include "layout.h"
 
 namespace iorelay::bench {
 namespace {
@@ -40,7 +41,10 @@ class MpiioBackend final : public FileBackend {
         path_(std::move(path)),
         collective_(o.collective),
         comm_(o.layout == Layout::kShared ? MPI_COMM_WORLD : MPI_COMM_SELF),
-        hints_(o.hints) {}
+        hints_(o.hints),
+        view_(o.view),
+        request_bytes_(o.request_bytes),
+        segments_(o.segments) {}
   ~MpiioBackend() override {
     if (fh_ != MPI_FILE_NULL) MPI_File_close(&fh_);
   }
@@ -60,7 +64,7 @@ class MpiioBackend final : public FileBackend {
       return MpiError(rc, "MPI_File_open " + path_);
     }
     MPI_File_set_errhandler(fh_, MPI_ERRORS_RETURN);
-    return Status::Ok();
+    return view_ == View::kNone ? Status::Ok() : SetView();
   }
 
   // Every chunk is issued even after a short one, so that collective calls stay matched.
@@ -121,6 +125,39 @@ class MpiioBackend final : public FileBackend {
   }
 
  private:
+  // The file view of this rank (options.h View): offsets of the calls are then in view bytes.
+  Status SetView() {
+    int rank = 0, ranks = 1;
+    MPI_Comm_rank(comm_, &rank);
+    MPI_Comm_size(comm_, &ranks);
+    if (request_bytes_ > INT_MAX || segments_ > INT_MAX) {
+      return Status::InvalidArgument("--view: request and segments must fit an MPI int");
+    }
+    const int t = static_cast<int>(request_bytes_), s = static_cast<int>(segments_);
+    MPI_Datatype filetype = MPI_DATATYPE_NULL;
+    MPI_Offset displacement = 0;
+    int rc;
+    if (view_ == View::kVector) {
+      rc = MPI_Type_vector(s, t, t * ranks, MPI_BYTE, &filetype);
+      displacement = static_cast<MPI_Offset>(rank) * t;
+    } else {
+      const TileGrid g = TileOf(static_cast<uint32_t>(ranks));
+      const int sizes[2] = {static_cast<int>(g.rows) * s, static_cast<int>(g.cols) * t};
+      const int subsizes[2] = {s, t};
+      const int starts[2] = {rank / static_cast<int>(g.cols) * s,
+                             rank % static_cast<int>(g.cols) * t};
+      rc = MPI_Type_create_subarray(2, sizes, subsizes, starts, MPI_ORDER_C, MPI_BYTE, &filetype);
+    }
+    if (rc == MPI_SUCCESS) rc = MPI_Type_commit(&filetype);
+    if (rc == MPI_SUCCESS) {
+      rc = MPI_File_set_view(fh_, displacement, MPI_BYTE, filetype, "native", MPI_INFO_NULL);
+    }
+    if (filetype != MPI_DATATYPE_NULL) MPI_Type_free(&filetype);
+    return rc == MPI_SUCCESS
+               ? Status::Ok()
+               : MpiError(rc, std::string("MPI_File_set_view (") + ViewName(view_) + ") " + path_);
+  }
+
   std::string CallName() const {
     std::string name = op_ == Op::kWrite ? "MPI_File_write_at" : "MPI_File_read_at";
     return collective_ ? name + "_all" : name;
@@ -131,6 +168,9 @@ class MpiioBackend final : public FileBackend {
   const bool collective_;
   const MPI_Comm comm_;
   const std::vector<std::string> hints_;
+  const View view_;
+  const uint64_t request_bytes_;
+  const uint64_t segments_;
   MPI_File fh_ = MPI_FILE_NULL;
 };
 

@@ -3,6 +3,7 @@
 
 #include "common/option_table.h"
 #include "common/units.h"
+#include "hints.h"
 
 namespace iorelay::bench {
 namespace {
@@ -22,10 +23,23 @@ Status CheckApi(const Options& o) {
   if (o.api == Api::kPosix) {
     if (o.collective) return Status::InvalidArgument("--collective needs --api mpiio");
     if (!o.hints.empty()) return Status::InvalidArgument("--hint needs --api mpiio");
+    if (o.view != View::kNone) return Status::InvalidArgument("--view needs --api mpiio");
     return Status::Ok();
   }
   if (o.odirect) {
     return Status::InvalidArgument("--odirect is POSIX only (MPI-IO: a hint such as direct_write)");
+  }
+  if (o.view != View::kNone) {
+    if (o.layout != Layout::kShared) return Status::InvalidArgument("--view needs --layout shared");
+    if (o.spatiality != Spatiality::kStrided) {
+      return Status::InvalidArgument(
+          "--view needs --spatiality strided (a view's calls cover several requests of a rank)");
+    }
+    if (o.stonewall_s > 0 || o.wearout) {
+      return Status::InvalidArgument("--view runs every request (no --stonewall or --wearout)");
+    }
+  } else if (o.requests_per_call > 0) {
+    return Status::InvalidArgument("--requests-per-call needs --view");
   }
   if (o.collective && o.stonewall_s > 0) {
     return Status::InvalidArgument(
@@ -33,8 +47,6 @@ Status CheckApi(const Options& o) {
   }
   return Status::Ok();
 }
-
-Status CheckHint(const std::string& text) { return cli::SplitKeyValue(text).status(); }
 
 }  // namespace
 
@@ -78,7 +90,14 @@ cli::OptionTable Table(Options* o) {
                      "mpiio: collective MPI_File_write_at_all/read_at_all"))
       .Add(cli::TextList("hint", "KEY=VALUE", &o->hints, CheckHint,
                          "mpiio: a hint for MPI_File_open (repeatable): cb_nodes=2,\n"
-                         "romio_cb_write=enable, cb_buffer_size=16777216, striping_factor=4"));
+                         "romio_cb_write=enable, cb_buffer_size=16777216, striping_factor=4"))
+      .Add(cli::Choice(
+          "view", &o->view,
+          {{"none", View::kNone}, {"vector", View::kVector}, {"subarray", View::kSubarray}},
+          "mpiio, shared, strided: a file view; each call moves "
+          "--requests-per-call requests (none)"))
+      .Add(cli::Integer("requests-per-call", "N", &o->requests_per_call, 0, INT32_MAX,
+                        "with --view: requests per MPI call (0: all of a rank's)"));
   return t;
 }
 
@@ -90,6 +109,18 @@ std::string Usage() {
 Result<uint64_t> ParseSize(const std::string& text) { return units::ParseBytes(text); }
 
 const char* ApiName(Api api) { return api == Api::kMpiio ? "mpiio" : "posix"; }
+
+const char* ViewName(View view) {
+  switch (view) {
+    case View::kNone:
+      return "none";
+    case View::kVector:
+      return "vector";
+    case View::kSubarray:
+      return "subarray";
+  }
+  return "?";
+}
 
 Result<Options> ParseOptions(const std::vector<std::string>& args, uint32_t ranks) {
   Options o;

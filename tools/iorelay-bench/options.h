@@ -17,6 +17,12 @@ using workload::Spatiality;
 // How the requests reach the file: plain POSIX calls, or MPI-IO (the MPI library's own file layer,
 // ROMIO or OpenMPI's OMPIO), independent or collective.
 enum class Api { kPosix, kMpiio };
+// An MPI file view (mpiio, shared file, strided pattern): each MPI call moves several of a rank's
+// requests through MPI_File_set_view's filetype instead of one request at an explicit offset.
+// vector: MPI_Type_vector, request i of rank r at (i * ranks + r) * request, as the strided
+// pattern; subarray: MPI_Type_create_subarray, the file a 2D array of tiles (layout.h TileOf),
+// request i of rank r row i of its tile.
+enum class View { kNone, kVector, kSubarray };
 
 // The access pattern (src/workload: its sizes derived by ParseOptions) and how to run it.
 struct Options : workload::PatternSpec {
@@ -28,6 +34,8 @@ struct Options : workload::PatternSpec {
   Api api = Api::kPosix;
   bool collective = false;         // mpiio: MPI_File_write_at_all/read_at_all (else write_at)
   std::vector<std::string> hints;  // mpiio: "KEY=VALUE" set in the MPI_Info of MPI_File_open
+  View view = View::kNone;
+  uint64_t requests_per_call = 0;  // with a view: requests per MPI call (0: all of them)
   uint32_t ranks_per_node = 1;
   uint64_t seed = 1;
   std::string dir = ".";
@@ -50,5 +58,6 @@ Result<Options> ParseOptions(const std::vector<std::string>& args, uint32_t rank
 Result<uint64_t> ParseSize(const std::string& text);
 
 const char* ApiName(Api api);
+const char* ViewName(View view);
 
 }  // namespace iorelay::bench

@@ -6,6 +6,7 @@
 #include <cstdio>
 #include <fstream>
 
+#include "hints.h"
 #include "layout.h"
 
 namespace iorelay::bench {
@@ -120,6 +121,103 @@ TEST(BenchLayout, FilePerProcessStartsAtZero) {
   EXPECT_EQ(ShapeOf(o).Offset(3, 4, 1), 8u << 10);
   EXPECT_EQ(FilePath(o, 3), "./iorelay-bench.dat.000003");
   EXPECT_EQ(NodeCount(Parse({"--ranks-per-node", "3"}, 4), 4), 2u);
+}
+
+}  // namespace
+}  // namespace iorelay::bench
+
+namespace iorelay::bench {
+namespace {
+
+// MPI ignores a key it does not know and ROMIO a value it cannot read: both are refused here,
+// naming the hint and what it accepts.
+TEST(BenchHints, HintsMpiWouldIgnoreAreRefusedByName) {
+  for (const char* good :
+       {"cb_nodes=4", "romio_cb_write=enable", "romio_ds_write=disable", "striping_factor=4",
+        "striping_unit=1048576", "cb_config_list=*:2", "cb_config_list=node1:4,node2,*:*",
+        "romio_no_indep_rw=true", "access_style=write_once,sequential", "file_perm=0644"}) {
+    EXPECT_TRUE(CheckHint(good).ok()) << good << ": " << CheckHint(good).message();
+  }
+  const std::vector<std::pair<std::string, std::string>> bad = {
+      {"cb_node=4", "unknown MPI-IO hint 'cb_node'"},
+      {"cb_nodes=0", "cb_nodes wants a whole number above 0"},
+      {"cb_nodes=four", "hint cb_nodes=four"},
+      {"striping_factor=-2", "striping_factor wants a whole number above 0"},
+      {"romio_cb_write=on", "romio_cb_write wants enable, disable or automatic"},
+      {"romio_no_indep_rw=yes", "true or false"},
+      {"cb_config_list=*:0", "cb_config_list wants host[:count]"},
+      {"cb_config_list=:2", "cb_config_list"},
+      {"access_style=fast", "access_style wants a comma list"},
+      {"file_perm=0999", "octal"},
+  };
+  for (const auto& [text, want] : bad) {
+    const Status s = CheckHint(text);
+    ASSERT_FALSE(s.ok()) << text;
+    EXPECT_NE(s.message().find(want), std::string::npos) << s.message();
+  }
+  // Through the options: the whole command line is refused.
+  auto parsed = ParseOptions({"--api", "mpiio", "--hint", "romio_cb_write=yes"}, 4);
+  ASSERT_FALSE(parsed.ok());
+  EXPECT_NE(parsed.status().message().find("romio_cb_write"), std::string::npos);
+}
+
+}  // namespace
+}  // namespace iorelay::bench
+
+namespace iorelay::bench {
+namespace {
+
+TEST(BenchViews, ViewsNeedMpiioASharedStridedFileAndEveryRequest) {
+  Options o = Parse({"--api", "mpiio", "--collective", "--spatiality", "strided", "--view",
+                     "subarray", "--requests-per-call", "4"});
+  EXPECT_EQ(o.view, View::kSubarray);
+  EXPECT_EQ(o.requests_per_call, 4u);
+  const std::vector<std::pair<std::vector<std::string>, std::string>> bad = {
+      {{"--spatiality", "strided", "--view", "vector"}, "--view needs --api mpiio"},
+      {{"--api", "mpiio", "--view", "vector"}, "--spatiality strided"},
+      {{"--api", "mpiio", "--layout", "fpp", "--spatiality", "strided", "--view", "vector"},
+       "--layout shared"},
+      {{"--api", "mpiio", "--spatiality", "strided", "--view", "vector", "--stonewall", "1"},
+       "no --stonewall"},
+      {{"--api", "mpiio", "--requests-per-call", "2"}, "--requests-per-call needs --view"},
+      {{"--api", "mpiio", "--view", "diagonal"}, "none|vector|subarray"},
+  };
+  for (const auto& [args, want] : bad) {
+    auto r = ParseOptions(args, 4);
+    ASSERT_FALSE(r.ok()) << args.back();
+    EXPECT_NE(r.status().message().find(want), std::string::npos) << r.status().message();
+  }
+}
+
+// The tiles of every rank count cover the 2D array once, rank r's request i being row i of its
+// tile; the vector view keeps the strided pattern's offsets.
+TEST(BenchViews, SubarrayTilesCoverTheArrayOnce) {
+  EXPECT_EQ(TileOf(4).rows, 2u);
+  EXPECT_EQ(TileOf(6).cols, 3u);
+  EXPECT_EQ(TileOf(7).rows, 1u);
+  for (uint32_t ranks = 1; ranks <= 12; ++ranks) {
+    Options o = Parse({"--api", "mpiio", "--spatiality", "strided", "--view", "subarray",
+                       "--request", "1K", "--segments", "3"},
+                      ranks);
+    const TileGrid g = TileOf(ranks);
+    ASSERT_EQ(g.rows * g.cols, ranks);
+    std::vector<int> owner(ranks * 3, -1);  // by request-sized cell of the file
+    for (uint32_t r = 0; r < ranks; ++r) {
+      for (uint64_t i = 0; i < 3; ++i) {
+        const uint64_t cell = RequestOffset(o, r, ranks, i) / 1024;
+        ASSERT_LT(cell, owner.size());
+        EXPECT_EQ(owner[cell], -1) << ranks << " ranks: cell " << cell << " twice";
+        owner[cell] = static_cast<int>(r);
+        // Brute force: the cell's 2D coordinates are the tile's.
+        const uint64_t row = cell / g.cols, col = cell % g.cols;
+        EXPECT_EQ(row / 3, r / g.cols);
+        EXPECT_EQ(col, r % g.cols);
+        EXPECT_EQ(row % 3, i);
+      }
+    }
+  }
+  Options v = Parse({"--api", "mpiio", "--spatiality", "strided", "--view", "vector"});
+  EXPECT_EQ(RequestOffset(v, 1, 4, 2), ShapeOf(v).Offset(1, 4, 2));
 }
 
 }  // namespace

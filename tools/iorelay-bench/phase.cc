@@ -58,7 +58,10 @@ class PhaseRunner {
         ranks_(ranks),
         path_(FilePath(o, rank)),
         file_(MakeBackend(o, op, path_)),
-        buffer_(o.request_bytes) {}
+        per_call_(o.view == View::kNone     ? 1
+                  : o.requests_per_call > 0 ? std::min(o.requests_per_call, o.segments)
+                                            : o.segments),
+        buffer_(o.request_bytes * per_call_) {}
 
   RankResult Run(uint64_t max_requests) {
     MPI_Barrier(MPI_COMM_WORLD);
@@ -96,19 +99,31 @@ class PhaseRunner {
     return true;
   }
 
-  // Issues requests issued_ .. limit-1; with `timed`, stops at the stonewall. A collective
-  // backend goes on after a failed request, so that the other ranks' calls still match.
+  // Issues requests issued_ .. limit-1, per_call_ in each call; with `timed`, stops at the
+  // stonewall. A collective backend goes on after a failed call, so that the other ranks' calls
+  // still match. Without a view a call is one request at its file offset; with one, it moves the
+  // next requests at their offset in the view (request i at i * request bytes), each request's
+  // words the pattern of its file offset.
   void Loop(uint64_t limit, bool timed) {
-    const size_t len = o_.request_bytes;
-    const size_t words = len / 8;
+    const size_t words = o_.request_bytes / 8;
     while (issued_ < limit) {
       if (timed && Now() - start_ >= o_.stonewall_s) {
         result_.stonewalled = true;
         return;
       }
-      const uint64_t offset = ShapeOf(o_).Offset(rank_, ranks_, issued_++);
-      if (op_ == Op::kWrite) FillPattern(buffer_.words(), words, o_.seed, rank_, offset);
-      Result<uint64_t> n = file_->Transfer(buffer_.words(), len, offset);
+      const uint64_t first = issued_;
+      const uint64_t count = std::min<uint64_t>(per_call_, limit - first);
+      issued_ += count;
+      const size_t len = count * o_.request_bytes;
+      if (op_ == Op::kWrite) {
+        for (uint64_t k = 0; k < count; ++k) {
+          FillPattern(buffer_.words() + k * words, words, o_.seed, rank_,
+                      RequestOffset(o_, rank_, ranks_, first + k));
+        }
+      }
+      const uint64_t at = o_.view == View::kNone ? RequestOffset(o_, rank_, ranks_, first)
+                                                 : first * o_.request_bytes;
+      Result<uint64_t> n = file_->Transfer(buffer_.words(), len, at);
       if (n.ok() && op_ == Op::kWrite && *n != len) n = Status::IOError("short write " + path_);
       if (!n.ok()) {
         Fail(n.status());
@@ -116,12 +131,17 @@ class PhaseRunner {
         return;
       }
       if (op_ != Op::kWrite) {
-        const size_t got = static_cast<size_t>(*n) / 8;
-        result_.wrong_words += words - got;
-        result_.wrong_words += CountWrongWords(buffer_.words(), got, o_.seed, rank_, offset);
+        size_t got = static_cast<size_t>(*n) / 8;
+        result_.wrong_words += count * words - got;
+        for (uint64_t k = 0; k < count && got > 0; ++k) {
+          const size_t here = std::min(got, words);
+          result_.wrong_words += CountWrongWords(buffer_.words() + k * words, here, o_.seed, rank_,
+                                                 RequestOffset(o_, rank_, ranks_, first + k));
+          got -= here;
+        }
       }
       result_.bytes += *n;
-      ++result_.requests;
+      result_.requests += count;
     }
   }
 
@@ -139,6 +159,7 @@ class PhaseRunner {
   const uint32_t rank_, ranks_;
   const std::string path_;
   std::unique_ptr<FileBackend> file_;
+  const uint64_t per_call_;  // requests per call: 1, or with a view --requests-per-call
   Buffer buffer_;
   double start_ = 0;
   uint64_t issued_ = 0;  // requests issued, failed ones included

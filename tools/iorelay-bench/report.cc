@@ -114,6 +114,8 @@ nlohmann::json ConfigJson(const Options& o, uint32_t ranks) {
       {"api", ApiName(o.api)},
       {"collective", o.collective},
       {"hints", o.hints},
+      {"view", ViewName(o.view)},
+      {"requests_per_call", o.requests_per_call},
       {"mpi_library", MpiLibrary()},
       {"spatiality", SpatialityName(o.spatiality)},
       {"processes", ranks},
