@@ -43,7 +43,9 @@ class Parameter:
     """One free parameter: where it lives in the platform document, its kind, and its bounds."""
 
     name: str
-    kind: str  # "rate" (bytes/s), "duration" (s) or "count" (an integer, fitted rounded)
+    # "rate" (bytes/s), "duration" (s), "count" (an integer, fitted rounded) or "number" (a
+    # plain number, a share)
+    kind: str
     low: float
     high: float
     start: float | None = None  # where the fit starts when the platform has no value
@@ -63,6 +65,7 @@ FREE_PARAMETERS: dict[str, Parameter] = {
         Parameter("storage.range_token", "duration", 1e-6, 1.0, start=1e-3),
         Parameter("storage.metanode_update", "duration", 1e-7, 1.0, start=1e-4),
         Parameter("storage.metanode_bw", "rate", 1e6, 1e11, start=1e8),
+        Parameter("storage.metanode_share", "number", 0.05, 5.0, start=0.5),
         Parameter("network.latency", "duration", 1e-7, 1e-2),
         Parameter("network.link", "rate", 1e7, 1e11),
         Parameter("network.storage_gateway_nic", "rate", 1e7, 1e11),
@@ -167,7 +170,7 @@ def get_value(doc: Mapping[str, Any], name: str) -> float:
         raise CalibrateError(f"the platform has no {name} to start the fit from")
     if p.kind == "rate":
         return units.parse_bytes_per_second(str(text))
-    if p.kind == "count":
+    if p.kind in ("count", "number"):
         return float(text)
     return units.parse_duration_ns(str(text)) * 1e-9
 
@@ -188,6 +191,8 @@ def set_value(doc: dict[str, Any], name: str, value: float) -> None:
         _set_device(doc, parts)
     elif p.kind == "count":
         doc.setdefault(section, {})[key] = round(value)
+    elif p.kind == "number":
+        doc.setdefault(section, {})[key] = float(f"{value:.6g}")
     else:
         doc.setdefault(section, {})[key] = _format(p.kind, value)
 

@@ -69,7 +69,8 @@ OBJECTIVES: dict[str, Callable[[np.ndarray, pd.DataFrame], float]] = {
 
 # Parameters that can change a pattern's ranking of its options on a platform without a cpu
 # section: the I/O node's NIC, dispatch slots and cost per dispatch, the servers' NIC and device,
-# the shared file's token and the per-host write limit. (Add cpu.* for platforms with cores.)
+# the shared file's token, the per-host write limit and the metanode's share of a write. (Add
+# cpu.* for platforms with cores.)
 RANKING_PARAMETERS = (
     "ionode.nic",
     "ionode.slots",
@@ -79,6 +80,7 @@ RANKING_PARAMETERS = (
     "storage.device.bw",
     "storage.token_handoff",
     "storage.file_writes_per_client",
+    "storage.metanode_share",
 )
 
 

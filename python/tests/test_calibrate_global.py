@@ -175,3 +175,41 @@ def test_a_resume_under_other_settings_is_refused(tmp_path: Path) -> None:
             _platform(), cells, NAMES, _stand_in, max_evaluations=9, seed=3, log_path=log,
             resume=True,
         )  # fmt: skip
+
+
+def test_a_share_is_a_plain_number_searched_on_a_log_scale() -> None:
+    doc = _platform()
+    assert calibrate.get_value(doc, "storage.metanode_share") == 0.5  # the default start
+    calibrate.set_value(doc, "storage.metanode_share", 0.6543219)
+    assert doc["storage"]["metanode_share"] == 0.654322  # a JSON number, as iorelay-sim reads it
+    assert calibrate.get_value(doc, "storage.metanode_share") == pytest.approx(0.654322)
+    low, high, integer = calibrate_global._scale("storage.metanode_share")
+    assert (low, high, integer) == (
+        pytest.approx(np.log10(0.05)),
+        pytest.approx(1 - np.log10(2)),
+        False,
+    )
+    assert "storage.metanode_share" in calibrate_global.RANKING_PARAMETERS
+
+
+@needs_tool
+def test_the_metanode_share_peaks_a_shared_file_at_two_forwarders() -> None:
+    """A shared file written through 1, 2, 4 and 8 I/O nodes: without the metanode every host
+    adds write slots (8 best); with updates lasting 0.65 of each write's device time, a second
+    host still adds, more add mostly updates (2 best, then 4), as FORGE's shared files measure."""
+    rows = [
+        {"layout": "shared", "spatiality": "contiguous", "nodes": 8, "processes": 96,
+         "request_bytes": 1 << 20, "operation": "write", "odirect": True, "ionodes": k,
+         "bandwidth_mib_s": 1.0}
+        for k in (1, 2, 4, 8)
+    ]  # fmt: skip
+    cells = sim_cells.measured_cells(pd.DataFrame(rows))
+    doc = _platform()
+    doc["storage"]["device"] = "seek=1us,bw=2.5GBps,access=1MiB:30ms"
+    doc["storage"]["file_writes_per_client"] = 2
+    plain = sim_cells.simulate_cells(doc, cells, requests_per_rank=4, jobs=1)
+    calibrate.set_value(doc, "storage.metanode_share", 0.65)
+    shared = sim_cells.simulate_cells(doc, cells, requests_per_rank=4, jobs=1)
+    assert int(np.argmax(plain)) == 3  # 8 I/O nodes best without the metanode
+    assert list(np.argsort(-shared))[:2] == [1, 2]  # 2, then 4
+    assert shared[1] > 1.03 * shared[2]  # told apart beyond the tie rule's 3%

@@ -67,6 +67,13 @@ class Section {
     }
     return doc_[key].get<double>();
   }
+  Result<double> NonNegative(const char* key) const {
+    if (!Has(key)) return Missing(key);
+    if (!doc_[key].is_number() || doc_[key].get<double>() < 0) {
+      return Bad(key, "a number >= 0");
+    }
+    return doc_[key].get<double>();
+  }
   Result<int64_t> Integer(const char* key, int64_t min) const {
     if (!Has(key)) return Missing(key);
     if (!doc_[key].is_number_integer() || doc_[key].get<int64_t>() < min) {
@@ -216,6 +223,7 @@ Status ParseStorage(const json& doc, StorageParams* st) {
                    "file_writes_per_client",
                    "metanode_update",
                    "metanode_bw",
+                   "metanode_share",
                    "channels",
                    "file_writes",
                    "stripe_object"});
@@ -271,6 +279,8 @@ Status ParseStorage(const json& doc, StorageParams* st) {
   IORELAY_RETURN_IF_ERROR(
       Optional(s, "metanode_update", &Section::Duration, &st->metanode_update_ns));
   IORELAY_RETURN_IF_ERROR(Optional(s, "metanode_bw", &Section::Rate, &st->metanode_Bps));
+  IORELAY_RETURN_IF_ERROR(
+      Optional(s, "metanode_share", &Section::NonNegative, &st->metanode_share));
   IORELAY_RETURN_IF_ERROR(OptionalInteger(s, "file_writes", 0, &st->file_writes));
   IORELAY_RETURN_IF_ERROR(OptionalInteger(s, "channels", 1, &st->channels));
   IORELAY_RETURN_IF_ERROR(
@@ -398,6 +408,7 @@ json ToJson(const Platform& p) {
       {"file_writes", p.storage.file_writes},
       {"metanode_update", units::FormatDurationNs(p.storage.metanode_update_ns)},
       {"metanode_bytes_per_s", p.storage.metanode_Bps},
+      {"metanode_share", p.storage.metanode_share},
   };
   for (size_t op = 0; op < kMetadataOps; ++op) {
     if (kMetadataOpKeys[op] == nullptr) continue;

@@ -126,10 +126,17 @@ struct StorageParams {
   // a file is its metanode; each write from another host then waits for one update there, one
   // at a time per file, of metanode_update_ns plus its bytes over metanode_Bps (the blocks it
   // allocated), holding its place among its host's writes to the file. A file written by one
-  // host never pays; both 0: no metanode.
+  // host never pays; all three 0: no metanode.
   int64_t metanode_update_ns = 0;
   double metanode_Bps = 0;  // 0: no part by size
-  bool has_metanode() const { return metanode_update_ns > 0 || metanode_Bps > 0; }
+  // The update also lasts this share of the write's own time at the targets (the device's time
+  // to move its pieces, no seek): an update that redoes part of the write's work (the revoked
+  // holder flushing the range, the metanode committing the blocks), so its cost follows the
+  // device's time by request size, not the bytes alone. 0: no such part.
+  double metanode_share = 0;
+  bool has_metanode() const {
+    return metanode_update_ns > 0 || metanode_Bps > 0 || metanode_share > 0;
+  }
 };
 
 // Whose cores the charges run on: one pool for the whole machine (this machine, or the

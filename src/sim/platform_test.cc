@@ -81,6 +81,13 @@ TEST(PlatformTest, BadUnitsAndChoicesAreRefused) {
   EXPECT_NE(Error(doc).find("storage.noise must be a number in [0, 1)"), std::string::npos)
       << Error(doc);
   doc = Minimal();
+  doc["storage"]["metanode_share"] = -0.5;
+  EXPECT_NE(Error(doc).find("storage.metanode_share must be a number >= 0"), std::string::npos)
+      << Error(doc);
+  doc = Minimal();
+  doc["storage"]["metanode_share"] = 1.5;  // an update may last longer than the write
+  EXPECT_TRUE(ParsePlatform(doc).ok());
+  doc = Minimal();
   doc["storage"]["stripe_count"] = 5;
   EXPECT_NE(Error(doc).find("stripe_count"), std::string::npos) << Error(doc);
   doc = Minimal();

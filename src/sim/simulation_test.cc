@@ -424,6 +424,21 @@ TEST(SimulationTest, MetanodeUpdatesSlowOnlyFilesWrittenFromSeveralHosts) {
   EXPECT_DOUBLE_EQ(by_size[1], 1.0);
 }
 
+// storage.metanode_share: the update lasts a share of the write's own device time; a larger share
+// costs more, and still only files written from several hosts pay. (A device whose time is its
+// transfer, not an 8 ms seek, so that the share is of most of the write's time.)
+TEST(SimulationTest, MetanodeShareOfTheWritesDeviceTime) {
+  const json device = {{"device", "seek=10us,bw=100MBps"}};
+  const std::vector<double> half = RatioWithStorageSetting("metanode_share", 0.5, 2, device);
+  const std::vector<double> twice = RatioWithStorageSetting("metanode_share", 2.0, 2, device);
+  EXPECT_LT(half[0], 0.95);
+  EXPECT_LT(twice[0], half[0]);
+  EXPECT_DOUBLE_EQ(half[1], 1.0);
+  EXPECT_DOUBLE_EQ(twice[1], 1.0);
+  const std::vector<double> one = RatioWithStorageSetting("metanode_share", 2.0, 1, device);
+  EXPECT_DOUBLE_EQ(one[0], 1.0);
+}
+
 // storage.range_token: byte-range tokens of a shared file written from two I/O nodes. Interleaved
 // blocks (strided) take ranges from each other at nearly every write, and pay for it; each rank's
 // own region (contiguous) is negotiated at most once per rank; one I/O node, or a file per

@@ -230,7 +230,8 @@ void StorageModel::ReleaseRange(sg4::Host* client, uint64_t file, uint64_t offse
   server.released->notify_all();
 }
 
-void StorageModel::UpdateMetanode(sg4::Host* client, uint64_t file, uint64_t bytes) {
+void StorageModel::UpdateMetanode(sg4::Host* client, uint64_t file, uint64_t bytes,
+                                  const std::vector<Piece>& pieces) {
   Metanode& m = metanodes_[file];
   if (m.host == nullptr) m.host = client;
   if (m.host == client) return;
@@ -238,6 +239,11 @@ void StorageModel::UpdateMetanode(sg4::Host* client, uint64_t file, uint64_t byt
   int64_t update_ns = params_.metanode_update_ns;
   if (params_.metanode_Bps > 0) {
     update_ns += std::llround(static_cast<double>(bytes) * 1e9 / params_.metanode_Bps);
+  }
+  if (params_.metanode_share > 0) {
+    double device_ns = 0;
+    for (const Piece& p : pieces) device_ns += device::TransferNs(params_.device, p.access.length);
+    update_ns += std::llround(params_.metanode_share * device_ns);
   }
   m.busy_until_ns = std::max(now_ns, m.busy_until_ns) + update_ns;
   ++metanode_updates_;
@@ -273,7 +279,7 @@ uint64_t StorageModel::Call(sg4::Host* client, uint64_t file, bool write, uint64
     } else {
       Serve(pieces);
     }
-    if (params_.has_metanode()) UpdateMetanode(client, file, length);
+    if (params_.has_metanode()) UpdateMetanode(client, file, length, pieces);
     if (params_.range_token_ns > 0) ReleaseRange(client, file, offset, length);
     if (params_.token_handoff_ns > 0) ReleaseToken(file);
     if (file_lock) file_lock->release();

@@ -100,8 +100,10 @@ class StorageModel {
   // Moves the token to the first queued host when the holder has no write in progress.
   void HandOffIfIdle(Token& t);
   // StorageParams::metanode_*: makes the first writer of `file` its metanode, or, for a write of
-  // `bytes` from another host, sleeps until that write's turn for an update there is over.
-  void UpdateMetanode(simgrid::s4u::Host* client, uint64_t file, uint64_t bytes);
+  // `bytes` (its `pieces` at the targets) from another host, sleeps until that write's turn for
+  // an update there is over.
+  void UpdateMetanode(simgrid::s4u::Host* client, uint64_t file, uint64_t bytes,
+                      const std::vector<Piece>& pieces);
   // StorageParams::range_token_ns: waits, in the calling actor, until `client` may write the
   // bytes (a write of another host's over them done, then a negotiation when they are not yet
   // its own); every AcquireRange is followed by one ReleaseRange.
