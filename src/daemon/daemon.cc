@@ -45,6 +45,9 @@ Result<nlohmann::json> EffectiveConfigJson(const Config& config) {
 nlohmann::json StatsJson(Core& core) {
   nlohmann::json j = core.stats->ToJson();
   j["scheduler"] = core.dispatcher->SchedulerConfig();
+  // What the scheduler keeps per application (a weight, a queue): a departed job's goes.
+  j["scheduler_apps"] = core.dispatcher->AppsHeld();
+  j["scheduler_apps_removed"] = core.dispatcher->apps_removed();
   j["backend"] = core.config.role == Role::kRelay ? "relay" : core.config.backend;
   j["role"] = core.config.role == Role::kRelay ? "relay" : "daemon";
   // The calls this daemon made to its backend: with "total.requests" (in), what went out.

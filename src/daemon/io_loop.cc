@@ -377,6 +377,10 @@ void IoLoop::Read(uint64_t id, Entry& e) {
     // HandlerDone).
     if (e.conn->handler_busy.load(std::memory_order_acquire)) return e.reader.ReceiveUntilEmpty();
     const bool authed = e.conn->session != nullptr;
+    // A job being released (or revoked) gets what it asked served, and nothing more is read:
+    // the connection closes once idle, at the next tick (JobEndsConnection), so that a job
+    // that keeps writing drains too. (A write whose data is arriving is read to its end first.)
+    if (authed && !e.reader.receiving_tail() && !e.conn->session->job().accepting()) return;
     const FrameReader::Step step = e.read_held
                                        ? FrameReader::Step::kFrame
                                        : e.reader.Next(e.conn->transport(), authed, scratch_);
