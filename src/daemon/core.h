@@ -114,6 +114,10 @@ void EndRequest(ClientConn& conn);
 // The counters (Stats::ToJson) plus "scheduler" (its effective configuration) and
 // "backend": what kStats returns and the daemon prints at exit.
 nlohmann::json StatsJson(Core& core);
+// What kStats returns to `session`: StatsJson for the admin and for a job given at start (the
+// operator's: it shares the --export roots); a job admitted at run time sees its own counters
+// only (Stats::ToJsonOf), marked "scope": "job", with the daemon's version and role.
+nlohmann::json StatsJsonFor(Core& core, const Session& session);
 
 // Handlers; each answers the request itself (now or later), recording it (RecordRequest) before
 // its reply and ending it (EndRequest) after.

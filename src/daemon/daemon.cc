@@ -69,6 +69,21 @@ nlohmann::json StatsJson(Core& core) {
   return j;
 }
 
+nlohmann::json StatsJsonFor(Core& core, const Session& session) {
+  const Job& job = session.job();
+  if (job.admin() || job.spec().at_start) return StatsJson(core);
+  // A job is hostile to the others: nothing of theirs, not even the daemon-wide counters that
+  // add up their activity (files, ops, connections, backend calls, the scheduler's weights).
+  nlohmann::json j = core.stats->ToJsonOf(job.app());
+  j["scope"] = "job";
+  j["job"] = job.name();
+  j["backend"] = core.config.backend;
+  j["role"] = "daemon";
+  j["daemon_version"] = IORELAY_VERSION;
+  j["protocol_version"] = proto::kVersion;
+  return j;
+}
+
 Result<std::unique_ptr<Core>> BuildCore(const Config& config,
                                         std::unique_ptr<backend::Backend> backend_given) {
   auto core = std::make_unique<Core>();
