@@ -83,6 +83,7 @@ def admit(
     weight: int = 1,
     lease_s: float = 0.0,
     max_open_files: int = 0,
+    max_locks: int = 0,
     max_connections: int = 0,
     max_inflight_bytes: int = 0,
     admin_secret_file: str | os.PathLike[str] | None = None,
@@ -94,6 +95,7 @@ def admit(
     args += ["--weight", str(weight), "--lease", f"{lease_s:g}"]
     for name, value in (
         ("--max-open-files", max_open_files),
+        ("--max-locks", max_locks),
         ("--max-connections", max_connections),
         ("--max-inflight-bytes", max_inflight_bytes),
     ):
@@ -197,7 +199,7 @@ def add_parser(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None
     )
     a.add_argument("--weight", type=int, default=1, help="scheduler weight (1)")
     a.add_argument("--lease", type=float, default=0.0, help="seconds; 0: no lease (0)")
-    for name in ("max-open-files", "max-connections"):
+    for name in ("max-open-files", "max-locks", "max-connections"):
         a.add_argument(f"--{name}", type=int, default=0, help="the job's share (0: default)")
     a.add_argument("--max-inflight-bytes", type=int, default=0, help="(0: default)")
     for action, what in (
@@ -228,6 +230,7 @@ def run(args: argparse.Namespace) -> int:
                 weight=args.weight,
                 lease_s=args.lease,
                 max_open_files=args.max_open_files,
+                max_locks=args.max_locks,
                 max_connections=args.max_connections,
                 max_inflight_bytes=args.max_inflight_bytes,
                 admin_secret_file=admin,

@@ -13,58 +13,10 @@ from pathlib import Path
 
 import pytest
 from conftest import SUBPROCESS_TIMEOUT_S, DaemonFactory
+from shared_jobs import WRITER, SharedDaemon, start_shared
 
 from iorelay import ionode, paths
 from iorelay.credential import create_credential
-from iorelay.launch.local import LocalDaemons
-
-# Run under the interposer as one job: tries each path given as argv and prints, per path, the
-# bytes read or the errno name. "fd:SOCKET" receives a descriptor over a Unix socket and reads it.
-PROBE = r"""
-import errno, json, os, socket, sys
-out = {}
-for what in sys.argv[1:]:
-    try:
-        if what.startswith("fd:"):
-            s = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
-            s.connect(what[3:])
-            _, fds, _, _ = socket.recv_fds(s, 16, 1)
-            out[what] = os.read(fds[0], 4096).decode()
-        elif what.startswith("at:"):  # at:DIR:REL, openat from a directory descriptor
-            _, d, rel = what.split(":", 2)
-            dfd = os.open(d, os.O_RDONLY | os.O_DIRECTORY)
-            fd = os.open(rel, os.O_RDONLY, dir_fd=dfd)
-            out[what] = os.read(fd, 4096).decode()
-        elif what.startswith("write:"):  # write:PATH:TEXT, then read back
-            _, p, text = what.split(":", 2)
-            with open(p, "w") as f:
-                f.write(text)
-            with open(p) as f:
-                out[what] = f.read()
-        elif what.startswith("api:"):  # the client library, which sends the path as it is
-            import ctypes
-            lib = ctypes.CDLL(os.environ["IORELAY_TEST_LIB"])
-            lib.iorelay_client_from_env.restype = ctypes.c_void_p
-            err = ctypes.c_int(0)
-            c = lib.iorelay_client_from_env(ctypes.byref(err))
-            f = ctypes.c_void_p()
-            rc = lib.iorelay_open(ctypes.c_void_p(c), what[4:].encode(), os.O_RDONLY, 0,
-                                  ctypes.byref(f))
-            if rc < 0:
-                raise OSError(-rc, os.strerror(-rc))
-            buf = ctypes.create_string_buffer(4096)
-            n = lib.iorelay_pread(f, buf, 4096, ctypes.c_long(0))
-            out[what] = buf.raw[:max(n, 0)].decode()
-        elif what.startswith("create:"):
-            fd = os.open(what[7:], os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600)
-            out[what] = "created"
-        else:
-            with open(what) as f:
-                out[what] = f.read()
-    except OSError as e:
-        out[what] = errno.errorcode.get(e.errno, str(e.errno))
-print(json.dumps(out))
-"""
 
 # Sends a descriptor of its file (forwarded: the interposer's placeholder) to whoever connects.
 SENDER = r"""
@@ -80,79 +32,9 @@ conn.close()
 """
 
 
-class SharedDaemon:
-    """One daemon with an admin credential, jobs admitted through `iorelay ionode`."""
-
-    def __init__(self, d: LocalDaemons, tmp: Path, admin: Path) -> None:
-        self.d = d
-        self.tmp = tmp
-        self.admin = admin
-        self.address = d.addresses("unix")[0]
-
-    def admit(self, name: str, **kwargs: object) -> tuple[Path, Path, str]:
-        """Admits job `name` with root TMP/NAME at prefix /fwd-NAME: (root, credential, prefix)."""
-        root = self.tmp / name
-        root.mkdir()
-        key = create_credential(self.tmp / f"{name}.key")
-        prefix = f"{self.tmp}/fwd-{name}"
-        ionode.admit(
-            self.address, name, key, [f"{prefix}={root}"], admin_secret_file=self.admin, **kwargs
-        )
-        return root, key, prefix
-
-    def env(self, key: Path, prefixes: list[str]) -> dict[str, str]:
-        return {
-            **os.environ,
-            "LD_PRELOAD": str(paths.find("libiorelay_preload.so")),
-            "IORELAY_PREFIX": ":".join(prefixes),
-            "IORELAY_SECRET_FILE": str(key),
-            "IORELAY_SERVERS": self.address,
-            "IORELAY_TIMEOUT_MS": "3000",
-        }
-
-    def probe(
-        self, key: Path, prefixes: list[str], *attempts: str, preload: bool = True
-    ) -> dict[str, str]:
-        env = self.env(key, prefixes)
-        if not preload:
-            del env["LD_PRELOAD"]
-            env["IORELAY_TEST_LIB"] = str(paths.find("libiorelay.so"))
-        r = subprocess.run(
-            [sys.executable, "-c", PROBE, *attempts],
-            env=env,
-            capture_output=True,
-            text=True,
-            timeout=SUBPROCESS_TIMEOUT_S,
-        )
-        assert r.returncode == 0, r.stderr
-        return json.loads(r.stdout)
-
-    def ctl(self, key: Path, *args: str) -> subprocess.CompletedProcess[str]:
-        return subprocess.run(
-            [
-                str(paths.find("iorelay-ctl")),
-                "--secret-file",
-                str(key),
-                "--timeout-ms",
-                "3000",
-                *args,
-            ],
-            capture_output=True,
-            text=True,
-            timeout=SUBPROCESS_TIMEOUT_S,
-        )
-
-    def stats(self) -> dict:
-        r = self.ctl(self.admin, "stats", self.address)
-        assert r.returncode == 0, r.stderr
-        return json.loads(r.stdout)
-
-
 @pytest.fixture
 def shared(daemon_factory: DaemonFactory, disk_tmp: Path) -> SharedDaemon:
-    admin = create_credential(disk_tmp / "admin.key")
-    d = daemon_factory(1, extra_args=["--admin-credential", str(admin)])
-    return SharedDaemon(d, disk_tmp, admin)
+    return start_shared(daemon_factory, disk_tmp)
 
 
 @pytest.mark.needs_build("iorelayd", "libiorelay_preload.so", "libiorelay.so", "iorelay-ctl")
@@ -222,8 +104,9 @@ def test_admin_ops_refuse_other_credentials_and_explain_bad_requests(
     for key in (key_a, shared.d.credential_file):
         r = shared.ctl(key, "jobs", shared.address)
         assert r.returncode == ionode.EXIT_REFUSED and "Permission denied" in r.stderr
-    with pytest.raises(ionode.IonodeError, match="no job 'nope'"):
-        ionode.revoke(shared.address, "nope", admin_secret_file=shared.admin)
+    for unknown in (ionode.revoke, ionode.release, ionode.renew):
+        with pytest.raises(ionode.IonodeError, match="no job 'nope'"):
+            unknown(shared.address, "nope", admin_secret_file=shared.admin)
     with pytest.raises(ionode.IonodeError, match="already admitted"):
         ionode.admit(
             shared.address, "jobA", key_a, [f"/x={shared.tmp}/x"], admin_secret_file=shared.admin
@@ -275,43 +158,12 @@ def test_lease_expires_within_its_length_plus_one_second(shared: SharedDaemon) -
     assert r.returncode == ionode.EXIT_REFUSED, r.stderr
 
 
-# Writes records to PREFIX0..PREFIX7, a file (and so a description) per thread, so that their
-# writes wait in the daemon's queue together, until writes fail; prints the monotonic time of
-# the first failure.
-WRITER = r"""
-import os, sys, threading, time
-fds = [os.open(f"{sys.argv[1]}{t}", os.O_WRONLY | os.O_CREAT | os.O_APPEND, 0o600)
-       for t in range(8)]
-print("ready", flush=True)
-failed = []
-def loop(t):
-    n = 0
-    while not failed and n < 100000:
-        try:
-            os.write(fds[t], f"{t}:{n}\n".encode())
-        except OSError as e:
-            failed.append(time.monotonic())
-            return
-        n += 1
-threads = [threading.Thread(target=loop, args=(t,)) for t in range(8)]
-for th in threads:
-    th.start()
-for th in threads:
-    th.join()
-print(min(failed) if failed else "none", flush=True)
-"""
-
-
 @pytest.mark.needs_build("iorelayd", "libiorelay_preload.so", "iorelay-ctl")
 def test_revoked_job_fails_within_a_second_and_no_queued_write_lands(
     daemon_factory: DaemonFactory, disk_tmp: Path
 ) -> None:
-    admin = create_credential(disk_tmp / "admin.key")
     # Each backend call takes 20 ms, one at a time: writes queue in the scheduler.
-    d = daemon_factory(
-        1, extra_args=["--admin-credential", str(admin), "--delay-us", "20000", "--workers", "1"]
-    )
-    shared = SharedDaemon(d, disk_tmp, admin)
+    shared = start_shared(daemon_factory, disk_tmp, "--delay-us", "20000", "--workers", "1")
     root, key, fwd = shared.admit("victim")
     writer = subprocess.Popen(
         [sys.executable, "-c", WRITER, f"{fwd}/log"],  # log0 .. log7
@@ -323,12 +175,12 @@ def test_revoked_job_fails_within_a_second_and_no_queued_write_lands(
         assert writer.stdout is not None and writer.stdout.readline().strip() == "ready"
         time.sleep(0.5)  # writes flowing, queued behind the slow backend
         revoked_at = time.monotonic()
-        ionode.revoke(shared.address, "victim", admin_secret_file=admin)
+        ionode.revoke(shared.address, "victim", admin_secret_file=shared.admin)
         # What a write in the backend's hands at the revocation may still add: one call.
         time.sleep(0.1)
         landed = [(root / f"log{t}").read_bytes() for t in range(8)]
         out, _ = writer.communicate(timeout=SUBPROCESS_TIMEOUT_S)
-    first_error = float(out.strip())
+    first_error = json.loads(out)["first_failure"]
     assert first_error - revoked_at < 1.0, first_error - revoked_at
     time.sleep(0.5)
     after = [(root / f"log{t}").read_bytes() for t in range(8)]
@@ -380,53 +232,3 @@ def test_iorelay_run_renews_its_jobs_lease(shared: SharedDaemon) -> None:
     unrenewed_s = lease_s - (time.monotonic() - admitted)
     # Renewed at the run's start and 8 s later: at least 8 s more left than without renewals.
     assert left_s > unrenewed_s + 7, (left_s, unrenewed_s)
-
-
-# Opens files under argv[1] until refused, prints how many it got and the errno, then holds them
-# (and its connection) until its standard input closes.
-HOLDER = r"""
-import errno, os, sys
-fds = []
-err = "none"
-for i in range(int(sys.argv[2])):
-    try:
-        fds.append(os.open(f"{sys.argv[1]}/f{i}", os.O_WRONLY | os.O_CREAT, 0o600))
-    except OSError as e:
-        err = errno.errorcode[e.errno]
-        break
-print(len(fds), err, flush=True)
-sys.stdin.read()
-"""
-
-
-@pytest.mark.needs_build("iorelayd", "libiorelay_preload.so", "iorelay-ctl")
-def test_a_job_at_its_shares_leaves_the_other_job_unhindered(shared: SharedDaemon) -> None:
-    _, key_a, fwd_a = shared.admit("greedy", max_open_files=5, max_connections=1)
-    _, key_b, fwd_b = shared.admit("other")
-    holder = subprocess.Popen(
-        [sys.executable, "-c", HOLDER, fwd_a, "50"],
-        env=shared.env(key_a, [fwd_a]),
-        stdin=subprocess.PIPE,
-        stdout=subprocess.PIPE,
-        text=True,
-    )
-    with holder:
-        assert holder.stdout is not None
-        assert holder.stdout.readline().split() == ["5", "EMFILE"]  # its share of open files
-        # Its share of connections is held: another connection of the job is refused ...
-        r = shared.ctl(key_a, "ping", shared.address)
-        assert r.returncode == ionode.EXIT_REFUSED, r.stderr
-        # ... while the other job connects and opens files as it likes.
-        assert shared.ctl(key_b, "ping", shared.address).returncode == 0
-        got = shared.probe(key_b, [fwd_b], *[f"write:{fwd_b}/g{i}:x" for i in range(8)])
-        assert set(got.values()) == {"x"}, got
-        holder.communicate(input="", timeout=SUBPROCESS_TIMEOUT_S)
-    deadline = time.monotonic() + 5
-    while True:
-        jobs = ionode.jobs(shared.address, admin_secret_file=shared.admin)
-        greedy = next(j for j in jobs if j["name"] == "greedy")
-        if greedy["open_files"] == 0 or time.monotonic() > deadline:
-            break
-        time.sleep(0.05)
-    assert greedy["shares"]["max_open_files"] == 5
-    assert greedy["open_files"] == 0 and greedy["connections"] == 0  # given back at its end

@@ -57,6 +57,8 @@ void AddAdminOptions(cli::OptionTable* t, AdminOptions* o) {
                         "renew: the new length (0: the admitted one)"))
       .Add(cli::Integer("max-open-files", "N", &o->max_open_files, 0, 1 << 24,
                         "admit: files the job may hold open (0: the daemon's default)"))
+      .Add(cli::Integer("max-locks", "N", &o->max_locks, 0, 1 << 30,
+                        "admit: lock ranges the job may hold (0: the daemon's default)"))
       .Add(cli::Integer("max-connections", "N", &o->max_connections, 0, 1'000'000,
                         "admit: the job's connections (0: the daemon's default)"))
       .Add(cli::Bytes("max-inflight-bytes", "SIZE", &o->max_inflight_bytes,
@@ -101,6 +103,7 @@ int RunAdminCommand(const std::string& cmd, const std::vector<std::string>& args
     m.weight = o.weight;
     m.lease_ms = LeaseMs(o.lease_s);
     m.max_open_files = o.max_open_files;
+    m.max_locks = o.max_locks;
     m.max_connections = o.max_connections;
     m.max_inflight_bytes = o.max_inflight_bytes;
     int rc = Call(conn, proto::Op::kAdmit, proto::EncodeFields(m), "admit", &payload);

@@ -18,6 +18,7 @@ struct AdminOptions {
   uint32_t weight = 1;
   double lease_s = 0;  // admit, renew: 0 = none (admit) or the admitted length (renew)
   uint32_t max_open_files = 0;
+  uint32_t max_locks = 0;
   uint32_t max_connections = 0;
   uint64_t max_inflight_bytes = 0;
 };

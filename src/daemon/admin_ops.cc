@@ -8,9 +8,6 @@
 namespace iorelay::daemon {
 namespace {
 
-// How long kRelease waits for a job's connections to drain before revoking it instead.
-constexpr std::chrono::milliseconds kReleaseTimeout{30'000};
-
 // One admin op at a time (but release): an admission's overlap check and its entry in the table
 // are one step.
 Mutex& AdminMutex(Core& core) { return core.admin_mu; }
@@ -54,7 +51,8 @@ Answer<proto::RenewReply> HandleRenew(Core& core, Session& s, const proto::Renew
 
 Answer<proto::Empty> HandleRelease(Core& core, Session&, const proto::JobRequest& m) {
   // (Not under the admin lock: it waits for the job's connections, and a revoke may come.)
-  Status st = ReleaseJob(core, m.job, kReleaseTimeout);
+  // (--release-timeout-ms: past it, the job is revoked instead.)
+  Status st = ReleaseJob(core, m.job, std::chrono::milliseconds(core.config.release_timeout_ms));
   if (!st.ok()) return Explained(st);
   return proto::Empty{};
 }
@@ -63,7 +61,10 @@ Answer<proto::Empty> HandleJobs(Core& core, Session&, const proto::Empty&) {
   const int64_t now = core.clock.NowNs();
   nlohmann::json jobs = nlohmann::json::array();
   for (const JobPtr& job : core.jobs.All()) {
-    if (!job->admin()) jobs.push_back(JobJson(*job, now));
+    if (job->admin()) continue;
+    nlohmann::json j = JobJson(*job, now);
+    j["locks"] = core.locks.spans(job->app());  // ranges its sessions hold now
+    jobs.push_back(std::move(j));
   }
   return {proto::Empty{}, 0, nlohmann::json{{"jobs", jobs}}.dump()};
 }

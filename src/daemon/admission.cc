@@ -83,10 +83,11 @@ Status FitConnectionsToNofile(Config* config) {
 
 JobShares DefaultShares(const Config& config) {
   JobShares s;
-  // Half of the daemon's connections; the open files are set by Daemon::Start, once the
-  // descriptors set aside for clients' files are known (half of them too).
+  // Half of the daemon's connections and of its lock table; the open files are set by
+  // Daemon::Start, once the descriptors set aside for clients' files are known (half of them too).
   s.max_connections = static_cast<uint64_t>(std::max(1, config.max_connections / 2));
   s.max_inflight_bytes = config.max_app_inflight_bytes;
+  s.max_locks = kMaxLockSpans / 2;  // half of the lock table (lock_service.h)
   return s;
 }
 

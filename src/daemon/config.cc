@@ -207,6 +207,9 @@ cli::OptionTable Table(Config* c) {
                       "in flight, over all of them, hold more bytes (1GiB)"))
       .Add(cli::Integer("shutdown-timeout-ms", "N", &c->shutdown_timeout_ms, 1, 3'600'000,
                         "SIGTERM: finish and send replies for at most N ms (3000)"))
+      .Add(cli::Integer("release-timeout-ms", "N", &c->release_timeout_ms, 1, 3'600'000,
+                        "an admin's release of a job waits at most N ms for its\n"
+                        "requests to drain, then revokes it instead (30000)"))
       .Add(cli::Text("trace", "FILE", &c->trace,
                      "one line per request (format: docs/daemon.md, Trace)"))
       .Add(cli::Integer("max-open-files", "N", &c->max_open_files, 1, 1 << 24,

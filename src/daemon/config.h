@@ -69,7 +69,10 @@ struct Config {
   // answered, over all of them, exceed this (one application cannot fill the daemon alone).
   uint64_t max_app_inflight_bytes = 1ull << 30;
   int shutdown_timeout_ms = 3'000;  // SIGTERM: drain at most this long, then close
-  std::string trace;                // empty: no trace
+  // An admin's release waits at most this long for the job's connections to drain, then
+  // revokes it instead (daemon/job_lifecycle.h).
+  int release_timeout_ms = 30'000;
+  std::string trace;  // empty: no trace
   // Open files one session (client process) may hold; more opens get EMFILE.
   int max_open_files = 65'536;
   // Let clients set set-user-ID/set-group-ID bits (daemon/mode_policy.h).

@@ -114,6 +114,10 @@ void EndRequest(ClientConn& conn);
 // The counters (Stats::ToJson) plus "scheduler" (its effective configuration) and
 // "backend": what kStats returns and the daemon prints at exit.
 nlohmann::json StatsJson(Core& core);
+// What kStats returns to `session`: StatsJson for the admin and for a job given at start (the
+// operator's: it shares the --export roots); a job admitted at run time sees its own counters
+// only (Stats::ToJsonOf), marked "scope": "job", with the daemon's version and role.
+nlohmann::json StatsJsonFor(Core& core, const Session& session);
 
 // Handlers; each answers the request itself (now or later), recording it (RecordRequest) before
 // its reply and ending it (EndRequest) after.
@@ -127,9 +131,9 @@ void SubmitDataOp(Core& core, const ConnPtr& conn, const proto::FrameHeader& h,
                   std::span<const uint8_t> fields, Buffer data, uint64_t data_len,
                   int64_t arrival_ns, bool may_run_inline);
 // What the read request `h` (kPread, kRead, kPreadPiped; `fields` its payload) will count for
-// against the in-flight limits once admitted, the reply data it may make the daemon hold: what
-// the event loop reserves before handling it. A length over `max_io_bytes` counts as that (the
-// request is refused). 0 for other requests and for fields that do not decode.
+// against the in-flight limits once admitted (the reply data it may make the daemon hold), or a
+// piped write (kPwritePiped: its pipe's bytes): what the event loop reserves before handling it.
+// Over `max_io_bytes` counts as that (refused). 0 for other requests and undecodable fields.
 uint64_t ReadReservation(const proto::FrameHeader& h, std::span<const uint8_t> fields,
                          uint64_t max_io_bytes);
 // The Dispatcher's executor.

@@ -45,6 +45,9 @@ Result<nlohmann::json> EffectiveConfigJson(const Config& config) {
 nlohmann::json StatsJson(Core& core) {
   nlohmann::json j = core.stats->ToJson();
   j["scheduler"] = core.dispatcher->SchedulerConfig();
+  // What the scheduler keeps per application (a weight, a queue): a departed job's goes.
+  j["scheduler_apps"] = core.dispatcher->AppsHeld();
+  j["scheduler_apps_removed"] = core.dispatcher->apps_removed();
   j["backend"] = core.config.role == Role::kRelay ? "relay" : core.config.backend;
   j["role"] = core.config.role == Role::kRelay ? "relay" : "daemon";
   // The calls this daemon made to its backend: with "total.requests" (in), what went out.
@@ -61,6 +64,21 @@ nlohmann::json StatsJson(Core& core) {
   j["pipes_idle"] = core.pipes.idle();
   if (core.relay_stats) j["relay"] = core.relay_stats();
   if (core.lock_forwarder != nullptr) j["relay_locks"] = core.lock_forwarder->StatsJson();
+  j["daemon_version"] = IORELAY_VERSION;
+  j["protocol_version"] = proto::kVersion;
+  return j;
+}
+
+nlohmann::json StatsJsonFor(Core& core, const Session& session) {
+  const Job& job = session.job();
+  if (job.admin() || job.spec().at_start) return StatsJson(core);
+  // A job is hostile to the others: nothing of theirs, not even the daemon-wide counters that
+  // add up their activity (files, ops, connections, backend calls, the scheduler's weights).
+  nlohmann::json j = core.stats->ToJsonOf(job.app());
+  j["scope"] = "job";
+  j["job"] = job.name();
+  j["backend"] = core.config.backend;
+  j["role"] = "daemon";
   j["daemon_version"] = IORELAY_VERSION;
   j["protocol_version"] = proto::kVersion;
   return j;

@@ -645,8 +645,8 @@ uint64_t ReadReservation(const proto::FrameHeader& h, std::span<const uint8_t> f
                          uint64_t max_io_bytes) {
   uint64_t length = 0;
   const Op op = static_cast<Op>(h.op);
-  if (op == Op::kPread || op == Op::kPreadPiped) {
-    proto::PreadRequest m;
+  if (op == Op::kPread || op == Op::kPreadPiped || op == Op::kPwritePiped) {
+    proto::PreadRequest m;  // (PwritePipedRequest is the same: its length is the piped bytes)
     if (!proto::DecodeFields(fields, &m).ok()) return 0;
     length = m.length;
   } else if (op == Op::kRead) {

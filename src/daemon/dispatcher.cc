@@ -180,6 +180,17 @@ void Dispatcher::AddApp(uint32_t app, uint32_t weight) {
   scheduler_->SetAppWeight(app, weight);
 }
 
+void Dispatcher::RemoveApp(uint32_t app) {
+  MutexLock lock(mu_);
+  scheduler_->RemoveApp(app);
+  apps_removed_.fetch_add(1, std::memory_order_relaxed);
+}
+
+std::vector<uint32_t> Dispatcher::AppsHeld() {
+  MutexLock lock(mu_);
+  return scheduler_->AppsHeld();
+}
+
 nlohmann::json Dispatcher::SchedulerConfig() {
   MutexLock lock(mu_);
   return scheduler_->EffectiveConfig();

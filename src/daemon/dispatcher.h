@@ -54,6 +54,13 @@ class Dispatcher {
   // An application admitted while the daemon runs: its weight goes to the scheduler (under the
   // lock that serialises every scheduler call).
   void AddApp(uint32_t app, uint32_t weight);
+  // An application gone for good (its job released or revoked): the scheduler drops what it
+  // keeps for it (Scheduler::RemoveApp).
+  void RemoveApp(uint32_t app);
+  // The applications the scheduler holds something for (Scheduler::AppsHeld), and how many
+  // RemoveApp calls there were: the "scheduler_apps" counters of the statistics.
+  std::vector<uint32_t> AppsHeld();
+  uint64_t apps_removed() const { return apps_removed_.load(std::memory_order_relaxed); }
   // The scheduler's EffectiveConfig() (taken under the lock: some report live state).
   nlohmann::json SchedulerConfig();
   // Blocks until nothing is queued or running.
@@ -110,6 +117,7 @@ class Dispatcher {
   bool spinning_ GUARDED_BY(mu_) = false;           // a worker spins in SpinForWork
   bool spinner_signalled_ GUARDED_BY(mu_) = false;  // ... and has been given a wake-up
   std::atomic<uint64_t> work_signals_{0};           // what the spinning worker watches
+  std::atomic<uint64_t> apps_removed_{0};
   std::vector<std::thread> workers_;
 };
 

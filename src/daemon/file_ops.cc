@@ -11,8 +11,8 @@
 namespace iorelay::daemon {
 Answer<proto::Empty> HandlePing(Core&, Session&, const proto::Empty&) { return proto::Empty{}; }
 
-Answer<proto::Empty> HandleStats(Core& core, Session&, const proto::Empty&) {
-  return {proto::Empty{}, 0, StatsJson(core).dump()};
+Answer<proto::Empty> HandleStats(Core& core, Session& s, const proto::Empty&) {
+  return {proto::Empty{}, 0, StatsJsonFor(core, s).dump()};
 }
 
 Answer<proto::OpenReply> HandleOpen(Core& core, Session& s, const proto::OpenRequest& m) {

@@ -377,6 +377,10 @@ void IoLoop::Read(uint64_t id, Entry& e) {
     // HandlerDone).
     if (e.conn->handler_busy.load(std::memory_order_acquire)) return e.reader.ReceiveUntilEmpty();
     const bool authed = e.conn->session != nullptr;
+    // A job being released (or revoked) gets what it asked served, and nothing more is read:
+    // the connection closes once idle, at the next tick (JobEndsConnection), so that a job
+    // that keeps writing drains too. (A write whose data is arriving is read to its end first.)
+    if (authed && !e.reader.receiving_tail() && !e.conn->session->job().accepting()) return;
     const FrameReader::Step step = e.read_held
                                        ? FrameReader::Step::kFrame
                                        : e.reader.Next(e.conn->transport(), authed, scratch_);
@@ -404,9 +408,11 @@ void IoLoop::Read(uint64_t id, Entry& e) {
         }
         return Close(id, e.reader.error());
       case FrameReader::Step::kFrame: {
-        // A read's reply is reserved as a write's data is (its request takes the reservation
-        // over when admitted). Held, the frame waits here, and nothing after it is read.
-        if (authed) {
+        // A read's reply is reserved as a write's data is, and a piped write's pipe bytes too
+        // (its request takes the reservation over when admitted). Held, the frame waits here,
+        // and nothing after it is read. (Not a frame whose in-band data holds a reservation
+        // already: waiting with it, two connections could wait for each other.)
+        if (authed && e.reader.data_len() == 0) {
           const uint64_t reply =
               ReadReservation(e.reader.header(), e.reader.fields(), core_.config.max_io_bytes);
           e.read_held = reply > 0 && !Reserve(e, reply);

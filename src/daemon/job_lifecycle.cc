@@ -8,9 +8,11 @@
 namespace iorelay::daemon {
 namespace {
 
-// The job is out of the table: its counters are listed once more, then dropped.
+// The job is out of the table: its counters are listed once more, then dropped; the scheduler
+// drops its weight (and its queue, once served).
 void Depart(Core& core, const Job& job, const char* why) {
   core.stats->DepartApp(job.app());
+  core.dispatcher->RemoveApp(job.app());
   fmt::print(stderr, "iorelayd: job {} (app {}) {}\n", job.name(), job.app(), why);
 }
 

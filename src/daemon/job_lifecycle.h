@@ -17,9 +17,10 @@ Status RevokeJob(Core& core, const std::string& name);
 // Revokes the jobs whose lease ran out; the heartbeat thread calls it every period.
 void RevokeExpiredJobs(Core& core);
 
-// Refuses new connections of the job, closes each of its connections once it has nothing
-// outstanding, and removes the job once none is left; past `timeout` the job is revoked
-// instead (ETIMEDOUT). Blocks the calling thread (an admin handler) until then.
+// Refuses new connections of the job, reads no new request from its connections (io_loop.cc),
+// closes each once it has nothing outstanding, and removes the job once none is left; past
+// `timeout` the job is revoked instead (ETIMEDOUT). Blocks the calling thread (an admin handler)
+// until then.
 Status ReleaseJob(Core& core, const std::string& name, std::chrono::milliseconds timeout);
 
 // The event loop's question for each authenticated connection at its tick: close it now?

@@ -110,5 +110,27 @@ TEST(StatsTest, ADepartedJobIsListedOnceMoreThenStaysInTheTotal) {
   EXPECT_EQ(second["total"]["departed_apps"], 1);
 }
 
+TEST(StatsTest, AJobsViewHoldsItsOwnCountersOnly) {
+  Stats stats;
+  std::shared_ptr<AppStats> a = stats.AddApp(3, "a");
+  std::shared_ptr<AppStats> b = stats.AddApp(4, "b");
+  Stats::Record(a.get(), Family::kWrite, 0, 0, 100, 0, 10);
+  Stats::Record(b.get(), Family::kWrite, 0, 0, 7000, 0, 10);
+  Stats::Record(b.get(), Family::kRead, 0, 5000, 0, 0, 10);
+  stats.RecordFileDispatch(1, 2, 1, 7000);
+  stats.DepartApp(4);
+  nlohmann::json view = stats.ToJsonOf(3);
+  EXPECT_EQ(view["apps"].size(), 1u);
+  EXPECT_EQ(view["apps"]["a"]["bytes_written"], 100);
+  EXPECT_EQ(view["total"]["bytes_written"], 100);
+  EXPECT_EQ(view["total"]["bytes_read"], 0);
+  EXPECT_EQ(view["total"]["requests"], 1);
+  EXPECT_FALSE(view.contains("files"));
+  EXPECT_FALSE(view["total"].contains("by_op"));
+  // Job a's look consumed nothing: b's departed counters are still listed once for the admin.
+  EXPECT_EQ(stats.ToJson()["apps"]["b"]["departed"], true);
+  EXPECT_EQ(stats.ToJsonOf(4)["apps"].size(), 0u);  // gone
+}
+
 }  // namespace
 }  // namespace iorelay::daemon

@@ -82,10 +82,15 @@ std::vector<uint64_t> LockManager::ConflictingOwners(const sched::FileKey& key,
 
 void LockManager::Insert(OwnerSpans& spans, const LockSpan& span) {
   // Never a taken start: Cut cleared [start, end) and spans are never empty (MakeSpan).
-  if (spans.emplace(span.start, span).second) ++spans_;
+  if (spans.emplace(span.start, span).second) {
+    ++spans_;
+    ++group_spans_[span.group];
+  }
 }
 
 void LockManager::Erase(OwnerSpans& spans, OwnerSpans::iterator it) {
+  auto group = group_spans_.find(it->second.group);
+  if (--group->second == 0) group_spans_.erase(group);
   spans.erase(it);
   --spans_;
 }

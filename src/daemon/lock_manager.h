@@ -30,6 +30,9 @@ struct FileKeyHash {
 struct LockSpan {
   int16_t type = F_RDLCK;  // F_RDLCK or F_WRLCK
   uint64_t owner = 0;
+  // The owner's group (a daemon's: the owner's job), whose ranges are counted together for its
+  // share of the table. Every span of one owner has the same group.
+  uint32_t group = 0;
   int32_t pid = 0;
   int64_t start = 0;
   int64_t end = kLockEof;
@@ -63,6 +66,11 @@ class LockManager {
   std::vector<LockSpan> Locks(const sched::FileKey& key) const;
   // Locked ranges held on all files (what the lock table's bound counts).
   size_t spans() const { return spans_; }
+  // Locked ranges held by the owners of `group` on all files (what a job's share counts).
+  size_t spans(uint32_t group) const {
+    auto it = group_spans_.find(group);
+    return it == group_spans_.end() ? 0 : it->second;
+  }
 
  private:
   using OwnerSpans = std::map<int64_t, LockSpan>;  // by start; disjoint
@@ -86,6 +94,7 @@ class LockManager {
   std::unordered_map<sched::FileKey, FileLocks, FileKeyHash> files_;
   std::unordered_map<uint64_t, std::unordered_set<sched::FileKey, FileKeyHash>> owner_files_;
   size_t spans_ = 0;
+  std::unordered_map<uint32_t, size_t> group_spans_;  // groups holding >= 1 range only
 };
 
 }  // namespace iorelay::daemon

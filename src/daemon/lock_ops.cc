@@ -26,7 +26,9 @@ void HandleLock(Core& core, Session& session, const proto::LockRequest& q,
     if (f == nullptr) return answer(Error(EBADF));  // closed meanwhile
     return core.lock_forwarder->Lock(session.id(), q, f->fd(), f->access_mode(), std::move(answer));
   }
-  core.locks.Lock(q, session.id(), std::move(answer));
+  // The ranges of all the job's sessions count against its share (max_locks, set at admission).
+  const Job& job = session.job();
+  core.locks.Lock(q, session.id(), std::move(answer), LockShare{job.app(), job.shares().max_locks});
 }
 
 }  // namespace iorelay::daemon

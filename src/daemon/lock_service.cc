@@ -12,7 +12,7 @@ void LockService::Complete(Ready* ready) {
   for (auto& [done, err] : *ready) done(err, none);
 }
 
-void LockService::Lock(const proto::LockRequest& req, uint64_t owner, Done done) {
+void LockService::Lock(const proto::LockRequest& req, uint64_t owner, Done done, LockShare share) {
   proto::LockReply reply;
   reply.type = F_UNLCK;
   sched::FileKey key{req.dev, req.ino};
@@ -22,6 +22,7 @@ void LockService::Lock(const proto::LockRequest& req, uint64_t owner, Done done)
   Result<LockSpan> span = MakeSpan(req.start, req.length);
   if (!span.ok()) return done(span.status().code(), reply);
   span->owner = owner;
+  span->group = share.group;
   span->pid = req.pid;
   span->type = req.type;
   Ready ready;
@@ -38,7 +39,8 @@ void LockService::Lock(const proto::LockRequest& req, uint64_t owner, Done done)
         reply.pid = c->pid;
       }
     } else if ((req.cmd == F_SETLK || req.cmd == F_SETLKW) && req.type != F_UNLCK &&
-               manager_.spans() >= max_spans_) {
+               (manager_.spans() >= max_spans_ ||
+                (share.max_spans != 0 && manager_.spans(share.group) >= share.max_spans))) {
       err = ENOLCK;
     } else if (req.cmd == F_SETLK || req.cmd == F_SETLKW) {
       if (manager_.Apply(key, *span, req.type)) {
@@ -162,6 +164,11 @@ size_t LockService::parked() const {
 size_t LockService::spans() const {
   MutexLock lock(mu_);
   return manager_.spans();
+}
+
+size_t LockService::spans(uint32_t group) const {
+  MutexLock lock(mu_);
+  return manager_.spans(group);
 }
 
 }  // namespace iorelay::daemon

@@ -22,6 +22,14 @@ inline constexpr size_t kMaxLockSpans = 1 << 20;
 // fcntl); one more fails with ENOLCK, so no owner makes every release retry without bound.
 inline constexpr size_t kMaxParkedPerOwner = 256;
 
+// The share of the table an owner's group may hold (a daemon's: the owner's job, with its
+// max_locks share): a lock that would need more ranges than `max_spans` held by the group's
+// owners together fails with ENOLCK, whatever other groups hold.
+struct LockShare {
+  uint32_t group = 0;
+  size_t max_spans = 0;  // 0: bounded by the table only
+};
+
 class LockService {
  public:
   explicit LockService(size_t max_spans = kMaxLockSpans) : max_spans_(max_spans) {}
@@ -29,7 +37,8 @@ class LockService {
   // Called exactly once per request, maybe later (a parked F_SETLKW), never under mu_.
   using Done = std::function<void(int err, const proto::LockReply& reply)>;
 
-  void Lock(const proto::LockRequest& req, uint64_t owner, Done done);
+  // `share`: the owner's group and its bound; an owner gives the same group every time.
+  void Lock(const proto::LockRequest& req, uint64_t owner, Done done, LockShare share = {});
   // POSIX release-on-close for one file.
   void UnlockAll(const sched::FileKey& key, uint64_t owner);
   // The owner (session) is gone: its locks go, its parked waits end with EINTR.
@@ -39,6 +48,8 @@ class LockService {
   size_t parked() const;
   // Ranges held over all files.
   size_t spans() const;
+  // Ranges held by the owners of `group` over all files.
+  size_t spans(uint32_t group) const;
 
  private:
   struct Waiter {

@@ -51,6 +51,39 @@ TEST(LockService, FullTableIsEnolckAndUnlockStillWorks) {
   EXPECT_EQ(e.err, 0);
 }
 
+TEST(LockService, GroupAtItsShareIsEnolckWhileAnotherGroupLocks) {
+  LockService s;
+  const LockShare job_a{/*group=*/5, /*max_spans=*/2};
+  const LockShare job_b{/*group=*/6, /*max_spans=*/2};
+  std::vector<Answer> a(4), b(2);
+  // Two owners (sessions) of group 5 hold its two ranges between them.
+  s.Lock(Req(F_SETLK, F_WRLCK, 0, 10), 1, Into(&a[0]), job_a);
+  s.Lock(Req(F_SETLK, F_WRLCK, 20, 10), 2, Into(&a[1]), job_a);
+  s.Lock(Req(F_SETLK, F_WRLCK, 40, 10), 1, Into(&a[2]), job_a);
+  EXPECT_EQ(a[0].err, 0);
+  EXPECT_EQ(a[1].err, 0);
+  EXPECT_EQ(a[2].err, ENOLCK);
+  EXPECT_EQ(s.spans(5), 2u);
+  // Group 6 locks as it likes, up to its own share.
+  s.Lock(Req(F_SETLK, F_WRLCK, 60, 10), 3, Into(&b[0]), job_b);
+  s.Lock(Req(F_SETLK, F_RDLCK, 80, 10), 3, Into(&b[1]), job_b);
+  EXPECT_EQ(b[0].err, 0);
+  EXPECT_EQ(b[1].err, 0);
+  EXPECT_EQ(s.spans(6), 2u);
+  // An unlock gives its range back to the share: the count is of what is held.
+  s.Lock(Req(F_SETLK, F_UNLCK, 0, 10), 1, Into(&a[3]), job_a);
+  EXPECT_EQ(s.spans(5), 1u);
+  Answer again;
+  s.Lock(Req(F_SETLK, F_WRLCK, 40, 10), 1, Into(&again), job_a);
+  EXPECT_EQ(again.err, 0);
+  // The session ends: its ranges leave the group's count.
+  s.ReleaseOwner(1);
+  s.ReleaseOwner(2);
+  EXPECT_EQ(s.spans(5), 0u);
+  EXPECT_EQ(s.spans(6), 2u);
+  EXPECT_EQ(s.spans(), 2u);
+}
+
 TEST(LockService, SetlkwParksUntilUnlock) {
   LockService s;
   Answer a, b, u;

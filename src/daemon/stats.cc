@@ -67,6 +67,27 @@ nlohmann::json Render(const Sum (&fam)[kFamilies], uint64_t bytes_read, uint64_t
   return j;
 }
 
+// One application's counters, rendered, and added to `fam`, `r`, `w` (zeroed by the caller).
+nlohmann::json RenderApp(const AppStats& a, Sum (&fam)[kFamilies], uint64_t* r, uint64_t* w) {
+  for (int f = 0; f < kFamilies; ++f) {
+    fam[f].requests = a.family[f].requests.load();
+    fam[f].errors = a.family[f].errors.load();
+    fam[f].existence_answers = a.family[f].existence_answers.load();
+    fam[f].queue_ns = a.family[f].queue_ns.load();
+    fam[f].service_ns = a.family[f].service_ns.load();
+  }
+  *r = a.bytes_read.load();
+  *w = a.bytes_written.load();
+  nlohmann::json j = Render(fam, *r, *w);
+  DataSum data;
+  data.Add(a);
+  data.Render(&j);
+  j["inflight_bytes"] = a.inflight.bytes();
+  j["inflight_bytes_peak"] = a.inflight.peak();
+  j["paused_connections"] = a.inflight.parked();
+  return j;
+}
+
 }  // namespace
 
 void Log2Histogram::Add(int64_t ns) {
@@ -165,28 +186,17 @@ nlohmann::json Stats::ToJson() const {
   for (auto it = apps_.begin(); it != apps_.end();) {
     const AppStats* a = it->second.stats.get();
     Sum fam[kFamilies];
+    uint64_t r = 0, w = 0;
+    apps[a->name] = RenderApp(*a, fam, &r, &w);
     for (int f = 0; f < kFamilies; ++f) {
-      fam[f].requests = a->family[f].requests.load();
-      fam[f].errors = a->family[f].errors.load();
-      fam[f].existence_answers = a->family[f].existence_answers.load();
-      fam[f].queue_ns = a->family[f].queue_ns.load();
-      fam[f].service_ns = a->family[f].service_ns.load();
       total[f].requests += fam[f].requests;
       total[f].errors += fam[f].errors;
       total[f].existence_answers += fam[f].existence_answers;
       total[f].queue_ns += fam[f].queue_ns;
       total[f].service_ns += fam[f].service_ns;
     }
-    uint64_t r = a->bytes_read.load(), w = a->bytes_written.load();
     total_read += r;
     total_written += w;
-    apps[a->name] = Render(fam, r, w);
-    DataSum data;
-    data.Add(*a);
-    data.Render(&apps[a->name]);
-    apps[a->name]["inflight_bytes"] = a->inflight.bytes();
-    apps[a->name]["inflight_bytes_peak"] = a->inflight.peak();
-    apps[a->name]["paused_connections"] = a->inflight.parked();
     total_data.Add(*a);
     if (!it->second.departed) {
       ++it;
@@ -251,6 +261,23 @@ nlohmann::json Stats::ToJson() const {
   IORELAY_CONN_GAUGES(IORELAY_CONN_GAUGE_JSON)
 #undef IORELAY_CONN_GAUGE_JSON
   return j;
+}
+
+nlohmann::json Stats::ToJsonOf(uint32_t app) const {
+  nlohmann::json apps = nlohmann::json::object();
+  nlohmann::json total;
+  MutexLock lock(apps_mu_);
+  auto it = apps_.find(app);
+  if (it != apps_.end()) {
+    Sum fam[kFamilies];
+    uint64_t r = 0, w = 0;
+    total = RenderApp(*it->second.stats, fam, &r, &w);
+    apps[it->second.stats->name] = total;
+  } else {
+    Sum none[kFamilies];
+    total = Render(none, 0, 0);
+  }
+  return nlohmann::json{{"total", total}, {"apps", apps}};
 }
 
 }  // namespace iorelay::daemon

@@ -104,6 +104,10 @@ class Stats {
   // The total also has "by_op": requests received per op name. Plus the ConnCounters as
   // top-level scalars under their keys in conn_counters.h (a gauge as KEY, now, and KEY_peak).
   nlohmann::json ToJson() const;
+  // What a job admitted at run time sees: its own application's counters only, as "total" and
+  // as its one entry of "apps"; no file, op or connection counter of the daemon (other jobs'
+  // files and activity would show through them), and no departed application consumed.
+  nlohmann::json ToJsonOf(uint32_t app) const;
 
   ConnCounters conn;
 

@@ -648,7 +648,7 @@ struct AdmitRequest {
   uint64_t lease_ms = 0;           // revoked unless renewed within this; 0: no lease
   // The job's shares of the daemon's resources; 0: the daemon's default (docs/security.md).
   uint32_t max_open_files = 0;
-  uint32_t max_locks = 0;  // reserved: not enforced yet (docs/security.md, "Shares")
+  uint32_t max_locks = 0;  // lock ranges its sessions hold together (ENOLCK beyond)
   uint32_t max_connections = 0;
   uint64_t max_inflight_bytes = 0;
   template <class V>

@@ -10,6 +10,7 @@
 #include <map>
 #include <nlohmann/json.hpp>
 #include <tuple>
+#include <vector>
 
 #include "sched/algorithms.h"
 #include "sched/quantum.h"
@@ -37,6 +38,14 @@ class AioliScheduler final : public Scheduler {
   nlohmann::json EffectiveConfig() const override;
   void SetAppWeight(uint32_t app, uint32_t weight) override {
     c_.weights[app] = std::max<uint32_t>(1, weight);
+  }
+  // (Queues are per stream, not per application: the weight goes at once, and requests of the
+  // application still queued count with weight 1.)
+  void RemoveApp(uint32_t app) override { c_.weights.erase(app); }
+  std::vector<uint32_t> AppsHeld() const override {
+    std::vector<uint32_t> held;
+    for (const auto& [app, w] : c_.weights) held.push_back(app);
+    return held;
   }
 
  private:

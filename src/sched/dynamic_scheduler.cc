@@ -7,6 +7,7 @@
 #include <functional>
 #include <nlohmann/json.hpp>
 #include <random>
+#include <set>
 
 #include "common/units.h"
 #include "sched/algorithms.h"
@@ -52,6 +53,16 @@ class DynamicScheduler final : public Scheduler {
   nlohmann::json EffectiveConfig() const override;
   void SetAppWeight(uint32_t app, uint32_t weight) override {
     for (Arm& a : arms_) a.s->SetAppWeight(app, weight);
+  }
+  void RemoveApp(uint32_t app) override {
+    for (Arm& a : arms_) a.s->RemoveApp(app);
+  }
+  std::vector<uint32_t> AppsHeld() const override {
+    std::set<uint32_t> held;
+    for (const Arm& a : arms_) {
+      for (uint32_t app : a.s->AppsHeld()) held.insert(app);
+    }
+    return {held.begin(), held.end()};
   }
 
  private:

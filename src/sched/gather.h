@@ -40,6 +40,8 @@ class Gather final : public Scheduler {
   size_t queued() const override { return inner_->queued(); }
   nlohmann::json EffectiveConfig() const override;
   void SetAppWeight(uint32_t app, uint32_t weight) override { inner_->SetAppWeight(app, weight); }
+  void RemoveApp(uint32_t app) override { inner_->RemoveApp(app); }
+  std::vector<uint32_t> AppsHeld() const override { return inner_->AppsHeld(); }
   // Clients with requests queued or in flight, and clients expected back (as of the last call).
   size_t present_clients() const { return present_.size(); }
   size_t expected_clients() const { return expected_.size(); }

@@ -90,6 +90,13 @@ class Scheduler {
     (void)app;
     (void)weight;
   }
+  // Application `app` is gone for good (a daemon's job released or revoked; ids are never
+  // reused): what is kept for it goes, its weight included, at once or, for an algorithm that
+  // queues per application, once its queue has emptied (its requests still queued are served).
+  virtual void RemoveApp(uint32_t app) { (void)app; }
+  // The applications the scheduler holds something for now (a weight, a queue of its own),
+  // ascending: what a departed application must leave (counters and tests).
+  virtual std::vector<uint32_t> AppsHeld() const { return {}; }
 };
 
 }  // namespace iorelay::sched

@@ -2,6 +2,7 @@
 // scheduler (run-time weights included).
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <nlohmann/json.hpp>
 #include <random>
 #include <set>
@@ -93,6 +94,71 @@ TEST(EffectiveConfig, RuntimeWeightsShowAndReadBack) {
     ASSERT_NE(again, nullptr);
     EXPECT_EQ(WithoutState(again->EffectiveConfig()), WithoutState(c)) << spec;
   }
+}
+
+// A departed application (a daemon's job released or revoked) leaves nothing behind in any
+// scheduler once its requests are served: no weight, no queue.
+TEST(RemoveApp, NothingOfTheAppStaysOnceItsRequestsAreServed) {
+  SchedulerRegistry reg;
+  RegisterBuiltinSchedulers(&reg);
+  std::vector<std::string> specs = reg.Names();
+  specs.push_back("twins:by=app");
+  for (const std::string& spec : specs) {
+    auto s = New(spec);
+    ASSERT_NE(s, nullptr) << spec;
+    s->SetAppWeight(7, 3);
+    s->SetAppWeight(8, 2);
+    uint64_t id = 0;
+    for (uint64_t k = 0; k < 8; ++k) {
+      s->Add(MakeRequest(++id, 1, k * 64 * K, 64 * K, IoOp::kWrite, 0, /*app=*/7));
+      s->Add(MakeRequest(++id, 2, k * 64 * K, 64 * K, IoOp::kWrite, 0, /*app=*/8));
+    }
+    s->RemoveApp(7);  // its requests still queued are served
+    int64_t now = 0;
+    size_t served = 0;
+    for (int step = 0; step < 10'000 && s->queued() > 0; ++step) {
+      Dispatch d;
+      const Decision decision = s->Next(now, &d);
+      if (decision.kind == Decision::Kind::kDispatch) {
+        served += d.request_ids.size();
+        for (uint64_t r : d.request_ids) s->Release(r, 0, 1000);
+      } else {
+        now = std::max(now + 1'000'000, decision.wake_ns);
+      }
+    }
+    EXPECT_EQ(served, id) << spec;
+    const std::vector<uint32_t> held = s->AppsHeld();
+    EXPECT_EQ(std::count(held.begin(), held.end(), 7u), 0) << spec;
+    EXPECT_FALSE(s->EffectiveConfig().value("weights", nlohmann::json::object()).contains("7"))
+        << spec;
+  }
+}
+
+TEST(RemoveApp, WfqKeepsTheWeightOfAQueuedAppUntilItsQueueEmpties) {
+  auto s = New("wfq:quantum=64KiB");
+  s->SetAppWeight(7, 3);
+  s->SetAppWeight(8, 1);
+  uint64_t id = 0;
+  for (uint64_t k = 0; k < 8; ++k) {
+    s->Add(MakeRequest(++id, 1, k * 128 * K, 64 * K, IoOp::kWrite, 0, /*app=*/7));
+    s->Add(MakeRequest(++id, 2, k * 128 * K, 64 * K, IoOp::kWrite, 0, /*app=*/8));
+  }
+  s->RemoveApp(7);
+  EXPECT_EQ(s->AppsHeld(), (std::vector<uint32_t>{7, 8}));
+  // Still served 3:1 while queued: of the first four dispatches, three are app 7's.
+  int sevens = 0;
+  for (int i = 0; i < 4; ++i) {
+    Dispatch d;
+    ASSERT_EQ(s->Next(0, &d).kind, Decision::Kind::kDispatch);
+    sevens += d.file.ino == 1;
+  }
+  EXPECT_EQ(sevens, 3);
+  DrainAll(*s);
+  EXPECT_EQ(s->AppsHeld(), (std::vector<uint32_t>{8}));  // 8's weight: it did not leave
+  EXPECT_EQ(s->EffectiveConfig()["weights"], nlohmann::json({{"8", 1}}));
+  // Not queued when removed: its weight goes at once.
+  s->RemoveApp(8);
+  EXPECT_TRUE(s->AppsHeld().empty());
 }
 
 TEST(EffectiveConfig, EveryBuiltinReadsBackAsItself) {

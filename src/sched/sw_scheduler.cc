@@ -2,6 +2,8 @@
 // requests of one application go before the next application's, merged when contiguous.
 #include <map>
 #include <nlohmann/json.hpp>
+#include <set>
+#include <vector>
 
 #include "sched/algorithms.h"
 #include "sched/run_queue.h"
@@ -30,6 +32,12 @@ class SwScheduler final : public Scheduler {
   void Release(uint64_t, int, int64_t) override {}
   size_t queued() const override { return queued_; }
   nlohmann::json EffectiveConfig() const override { return config_; }
+  // (Its groups are non-empty queues only: nothing to remove.)
+  std::vector<uint32_t> AppsHeld() const override {
+    std::set<uint32_t> held;
+    for (const auto& [key, q] : groups_) held.insert(key.second);
+    return {held.begin(), held.end()};
+  }
 
  private:
   DispatchLimits limits_;

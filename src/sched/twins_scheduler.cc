@@ -4,6 +4,7 @@
 // answers kSleepUntil the end of its window.
 #include <map>
 #include <nlohmann/json.hpp>
+#include <vector>
 
 #include "sched/algorithms.h"
 #include "sched/run_queue.h"
@@ -27,6 +28,13 @@ class TwinsScheduler final : public Scheduler {
   void Release(uint64_t, int, int64_t) override {}
   size_t queued() const override { return queued_; }
   nlohmann::json EffectiveConfig() const override { return config_; }
+  // (Its queues are non-empty ones only: nothing to remove.)
+  std::vector<uint32_t> AppsHeld() const override {
+    std::vector<uint32_t> held;
+    if (!by_app_) return held;
+    for (const auto& [target, q] : queues_) held.push_back(static_cast<uint32_t>(target.first));
+    return held;
+  }
 
  private:
   using Target = std::pair<uint64_t, uint64_t>;

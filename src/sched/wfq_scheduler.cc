@@ -3,6 +3,8 @@
 // while its queue is non-empty. Inside an application, elevator order with merging.
 #include <map>
 #include <nlohmann/json.hpp>
+#include <set>
+#include <vector>
 
 #include "sched/algorithms.h"
 #include "sched/run_queue.h"
@@ -36,6 +38,20 @@ class WfqScheduler final : public Scheduler {
   void SetAppWeight(uint32_t app, uint32_t weight) override {
     weights_[app] = std::max<uint32_t>(1, weight);
   }
+  void RemoveApp(uint32_t app) override {
+    // Its queued requests keep its weight until they are served; then both go (Next).
+    if (apps_.contains(app)) {
+      removed_.insert(app);
+    } else {
+      weights_.erase(app);
+    }
+  }
+  std::vector<uint32_t> AppsHeld() const override {
+    std::set<uint32_t> held;
+    for (const auto& [app, w] : weights_) held.insert(app);
+    for (const auto& [app, q] : apps_) held.insert(app);
+    return {held.begin(), held.end()};
+  }
 
  private:
   struct AppQueue {
@@ -53,6 +69,7 @@ class WfqScheduler final : public Scheduler {
   std::map<uint32_t, uint32_t> weights_;
   nlohmann::json config_;
   std::map<uint32_t, AppQueue> apps_;  // non-empty queues: the round-robin ring
+  std::set<uint32_t> removed_;         // removed apps whose queue is not empty yet
   uint32_t current_ = 0;
   bool in_turn_ = false;  // current_ has received its credit for this turn
   uint64_t next_seq_ = 1;
@@ -84,6 +101,7 @@ Decision WfqScheduler::Next(int64_t, Dispatch* out) {
     if (a.rq.empty()) {
       apps_.erase(it);  // credit is dropped with the queue
       in_turn_ = false;
+      if (removed_.erase(current_) != 0) weights_.erase(current_);
     }
     return Decision{Decision::Kind::kDispatch, 0};
   }

@@ -42,6 +42,8 @@ class WriteOrderGuard final : public Scheduler {
   size_t queued() const override { return inner_->queued() + held_.size(); }
   nlohmann::json EffectiveConfig() const override;
   void SetAppWeight(uint32_t app, uint32_t weight) override { inner_->SetAppWeight(app, weight); }
+  void RemoveApp(uint32_t app) override { inner_->RemoveApp(app); }
+  std::vector<uint32_t> AppsHeld() const override { return inner_->AppsHeld(); }
   Scheduler* inner() { return inner_.get(); }
   // Writes tracked (queued, held or in flight) and files with such writes: both drop to 0
   // once every write was released.
