@@ -530,9 +530,9 @@ def advised_ionodes(args: argparse.Namespace, console: Console) -> int:
         raise AdviceError("--ionodes auto needs --measured RESULTS to draw the advice from")
     given = advise_inputs.asked(args)
     try:
-        answer = advice(args.measured, given.pattern_text)
+        answer = advice(args.measured, given.pattern_text, None, args.choices)
     except VariedOptionError:
-        answer = advice(args.measured, given.pattern_text, args.scheduler)
+        answer = advice(args.measured, given.pattern_text, args.scheduler, args.choices)
     k = int(answer["recommended"]["ionodes"])
     gain = answer["recommended"]["gain_over_direct"]
     console.print(
