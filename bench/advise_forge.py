@@ -51,17 +51,18 @@ def lookup_regret(table: PatternTable, splits: list) -> float:
 
 def extend_hyperbolic(predicted: pd.DataFrame, options: list[int]) -> pd.DataFrame:
     """The variant of shape.extend_saturating that bends instead of breaking: b(n) = a·n/(1 + n/k)
-    through the predicted 1 and 2 I/O-node cells (k infinite when b2 >= 2·b1; b2 <= b1 taken as
-    flat). Scored beside it, not used by the advisor."""
+    through the predicted 1 and 2 I/O-node cells (k infinite when b2 >= 2·b1; flat at b2 when
+    b2 <= b1). Scored beside it, not used by the advisor."""
     out = predicted.copy()
     b1, b2 = predicted[1].to_numpy(float), predicted[2].to_numpy(float)
     r = np.clip(b2 / b1, 1.0, 2.0)
-    with np.errstate(divide="ignore"):
-        inv_k = np.where(r >= 2.0, 0.0, (2.0 - r) / (2.0 * r - 2.0))  # 1/k from 2(k+1)/(k+2) = r
+    flat = r <= 1.0
+    # 1/k from 2(k+1)/(k+2) = r; 0 (no bend) at r = 2.
+    inv_k = np.where(flat, 0.0, (2.0 - r) / np.where(flat, 1.0, 2.0 * r - 2.0))
     rate = b1 * (1.0 + inv_k)
     for n in options:
         if n > 2:
-            out[n] = rate * n / (1.0 + n * inv_k)
+            out[n] = np.where(flat, b2, rate * n / (1.0 + n * inv_k))
     return out[sorted(out.columns)]
 
 
@@ -185,6 +186,8 @@ def main() -> int:
     tolerance = not_worse_tolerance(table)
     log = [
         "# iorelay advise on FORGE MareNostrum 4 (bench/advise_forge.py)\n",
+        "Command: `.venv/bin/python bench/advise_forge.py "
+        f"--seeds {args.seeds} --parts {args.parts}`\n",
         f"not-worse band: {tolerance:.4f} (natural log) on all patterns\n",
     ]
     parts = args.parts.split(",")
