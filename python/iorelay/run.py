@@ -593,8 +593,10 @@ def run(args: argparse.Namespace) -> int:
     try:
         if args.ionodes == "auto":
             args.ionodes = advised_ionodes(args, console)
-        elif args.pattern or args.trace or args.darshan or args.measured:
-            raise AdviceError("--pattern, --trace, --darshan and --measured go with --ionodes auto")
+        elif args.pattern or args.trace or args.darshan or args.measured or args.choices:
+            raise AdviceError(
+                "--pattern, --trace, --darshan, --measured and --choices go with --ionodes auto"
+            )
     except AdviceError as e:
         print(f"iorelay run: {e}", file=sys.stderr)
         return 2
