@@ -543,9 +543,9 @@ def advised_ionodes(args: argparse.Namespace, console: Console) -> int:
         raise AdviceError("--ionodes auto needs --measured RESULTS to draw the advice from")
     given = advise_inputs.asked(args)
     try:
-        answer = advice(args.measured, given.pattern_text)
+        answer = advice(args.measured, given.pattern_text, None, args.choices)
     except VariedOptionError:
-        answer = advice(args.measured, given.pattern_text, args.scheduler)
+        answer = advice(args.measured, given.pattern_text, args.scheduler, args.choices)
     k = int(answer["recommended"]["ionodes"])
     gain = answer["recommended"]["gain_over_direct"]
     console.print(
@@ -646,8 +646,10 @@ def run(args: argparse.Namespace) -> int:
     try:
         if args.ionodes == "auto":
             args.ionodes = advised_ionodes(args, console)
-        elif args.pattern or args.trace or args.darshan or args.measured:
-            raise AdviceError("--pattern, --trace, --darshan and --measured go with --ionodes auto")
+        elif args.pattern or args.trace or args.darshan or args.measured or args.choices:
+            raise AdviceError(
+                "--pattern, --trace, --darshan, --measured and --choices go with --ionodes auto"
+            )
     except AdviceError as e:
         print(f"iorelay run: {e}", file=sys.stderr)
         return 2

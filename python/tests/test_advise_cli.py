@@ -193,3 +193,33 @@ def test_few_patterns_leave_the_learned_source_unscored(tmp_path, capsys):
     assert a["sources"]["learned model (scikit-learn, chosen by inner CV)"] is None
     assert a["recommended"]["ionodes"] == 2
     assert a["recommended"]["gain_over_direct"] == pytest.approx(2.0)
+
+
+def test_choices_beyond_the_measured_are_predicted_by_the_saturating_shape(measured, capsys):
+    argv = ["advise", "--pattern", FPP_LARGE, "--measured", str(measured), "--json"]
+    a_measured = advise_json(measured, FPP_LARGE, capsys)
+    assert cli.main([*argv, "--choices", "0,1,2,4,8"]) == 0
+    a = json.loads(capsys.readouterr().out)
+    assert set(a["predicted"]) == {"0", "1", "2", "4", "8"}
+    assert a["extrapolated"] == [8]
+    # 2 -> 4 I/O nodes gains 2.0/1.5 < 2x: the cap is reached, 8 is predicted as 4, and the
+    # cheaper 4 stays recommended.
+    assert a["predicted"]["8"] == pytest.approx(a["predicted"]["4"])
+    assert a["recommended"]["ionodes"] == a_measured["recommended"]["ionodes"] == 4
+    assert cli.main([*argv, "--choices", "0,2"]) == 0
+    a = json.loads(capsys.readouterr().out)
+    assert set(a["predicted"]) == {"0", "2"} and a["recommended"]["ionodes"] == 2
+    readable = ["advise", "--pattern", FPP_LARGE, "--measured", str(measured)]
+    assert cli.main([*readable, "--choices", "0,4,8"]) == 0
+    assert "(not measured: min(a*n, c))" in capsys.readouterr().out
+
+
+def test_choices_that_cannot_be_predicted_are_exit_2(measured, capsys):
+    argv = ["advise", "--pattern", SHARED, "--measured", str(measured), "--choices", "0,3"]
+    assert cli.main(argv) == 2
+    err = capsys.readouterr().err
+    assert "3 I/O nodes were not measured: only counts above the largest measured (4)" in err
+    assert err.count("\n") == 1
+    with pytest.raises(SystemExit) as exited:
+        cli.main(["advise", "--pattern", SHARED, "--measured", str(measured), "--choices", "0,x"])
+    assert exited.value.code == 2

@@ -17,6 +17,7 @@ from iorelay import cli, sim_score
 from iorelay.advise import evaluate
 from iorelay.advise.models import ENSEMBLE, LEARNED
 from iorelay.advise.scores import not_worse_tolerance
+from iorelay.advise.shape import extend_saturating
 from iorelay.advise.sources import NEIGHBOUR
 from iorelay.advise.table import pattern_table
 from iorelay.analysis import reader
@@ -32,11 +33,13 @@ FORGE = Path(
 SEED1 = 0.9609  # the learned source on the 30% seed-1 split's 135 held-back patterns
 EXTRA = 0.8143  # the same trained on 0, 1 and 2 I/O nodes only, choosing among them
 TREND = 0.8082  # ... and with the trend continued to 4 and 8
+SATURATING = 0.9558  # ... and with 4 and 8 predicted by b(n) = min(a·n, c) (shape.py)
 # The mean of the learned candidates: the seed-1 split, the worst of seeds 1-20 (seed 11; the
 # median of the 20 is 0.9648), and the 0/1/2 extrapolation.
 ENSEMBLE_SEED1 = 0.9443
 ENSEMBLE_SEED11 = 0.9191
 ENSEMBLE_EXTRA = 0.8061
+ENSEMBLE_SATURATING = 0.9491
 CLI_RECOMMENDED = 2
 CLI_REGRET = 0.9704  # the learned source's 10-fold regret ratio on all 189 patterns
 
@@ -89,6 +92,10 @@ def test_extrapolation_from_0_1_2(table):
     extended = evaluate.Folds(evaluate.extend_trend(folds.predicted, table.options), folds.measured)
     assert list(extended.predicted.columns) == [0, 1, 2, 4, 8]
     assert evaluate.recommended_regret(extended, tolerance) == pytest.approx(TREND, abs=0.0005)
+    saturating = evaluate.Folds(extend_saturating(folds.predicted, table.options), folds.measured)
+    assert evaluate.recommended_regret(saturating, tolerance) == pytest.approx(
+        SATURATING, abs=0.0005
+    )
 
 
 @pytest.mark.parametrize(("seed", "expected"), [(1, ENSEMBLE_SEED1), (11, ENSEMBLE_SEED11)])
@@ -105,6 +112,10 @@ def test_the_ensemble_extrapolating_from_0_1_2(table):
     tolerance = not_worse_tolerance(table.subset(train, [0, 1, 2]))
     assert evaluate.recommended_regret(folds, tolerance) == pytest.approx(
         ENSEMBLE_EXTRA, abs=0.0005
+    )
+    saturating = evaluate.Folds(extend_saturating(folds.predicted, table.options), folds.measured)
+    assert evaluate.recommended_regret(saturating, tolerance) == pytest.approx(
+        ENSEMBLE_SATURATING, abs=0.0005
     )
 
 

@@ -91,6 +91,10 @@ def test_auto_from_a_darshan_log(advise_measured, disk_tmp: Path, capsys) -> Non
         (["--ionodes", "auto", "--measured", "M", "--pattern",
           "layout=fpp,spatiality=contiguous,request=1M,ranks=4,nodes=2,colour=red"],
          "unknown pattern key 'colour'"),
+        (["--ionodes", "2", "--choices", "0,2"], "go with --ionodes auto"),
+        (["--ionodes", "auto", "--measured", "M", "--choices", "0,3", "--pattern",
+          "layout=fpp,spatiality=contiguous,request=1M,ranks=4,nodes=2"],
+         "3 I/O nodes were not measured: only counts above the largest measured (4)"),
     ],
 )  # fmt: skip
 def test_auto_without_advice_starts_nothing(advise_measured, argv, says, disk_tmp, capsys):

@@ -41,7 +41,7 @@ def run(args: argparse.Namespace) -> int:
 
     try:
         given = inputs.asked(args)
-        answer = advice(args.measured, given.pattern_text, args.scheduler)
+        answer = advice(args.measured, given.pattern_text, args.scheduler, args.choices)
     except AdviceError as e:
         return fail(str(e))
     if given.observed is not None:
@@ -75,7 +75,8 @@ def readable(a: dict[str, Any]) -> str:
     for k, v in sorted(a["predicted"].items(), key=lambda kv: int(kv[0])):
         mark = "yes" if int(k) in a["not_worse"] else ""
         star = "  <- recommended" if int(k) == rec["ionodes"] else ""
-        lines.append(f"{k:>9}  {v:>15.1f}  {mark}{star}")
+        shape = "  (not measured: min(a*n, c))" if int(k) in a["extrapolated"] else ""
+        lines.append(f"{k:>9}  {v:>15.1f}  {mark}{star}{shape}")
     low, high = rec["interval_mib_s"]
     lines.append("")
     lines.append(

@@ -42,11 +42,30 @@ def add_arguments(p: argparse.ArgumentParser, pattern_required: bool) -> None:
     )
     p.add_argument("--ranks", type=int, help="ranks of the job, replacing what the records say")
     p.add_argument(
+        "--choices",
+        type=choices,
+        metavar="K,K,...",
+        help="the I/O-node counts to choose among (default: those measured); counts above the "
+        "largest measured are predicted from the two largest measured forwarded counts by "
+        "b(n) = min(a*n, c)",
+    )
+    p.add_argument(
         "--darshan-timeout",
         type=float,
         default=60.0,
         help="seconds the Darshan log's parser may take (60)",
     )
+
+
+def choices(text: str) -> list[int]:
+    """--choices: distinct I/O-node counts, comma-separated, each a whole number >= 0."""
+    try:
+        counts = [int(v) for v in text.split(",")]
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"{text!r}: I/O-node counts such as 0,1,2,4,8") from None
+    if any(k < 0 for k in counts) or len(set(counts)) != len(counts):
+        raise argparse.ArgumentTypeError(f"{text!r}: distinct counts, each 0 or more")
+    return sorted(counts)
 
 
 def asked(args: argparse.Namespace) -> Asked:

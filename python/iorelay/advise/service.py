@@ -23,10 +23,14 @@ class VariedOptionError(AdviceError):
 
 
 def advice(
-    measured: Sequence[str], pattern_text: str, scheduler: str | None = None
+    measured: Sequence[str],
+    pattern_text: str,
+    scheduler: str | None = None,
+    choices: Sequence[int] | None = None,
 ) -> dict[str, Any]:
     """The advice for `pattern_text` (iorelay.advise.pattern's syntax) from the results in
-    `measured` (files or directories), their runs with `scheduler` when given; AdviceError
+    `measured` (files or directories), their runs with `scheduler` when given, choosing among
+    the I/O-node counts `choices` (default: the measured ones; see choice_columns); AdviceError
     with the reason when there is none."""
     from iorelay.advise import cache
     from iorelay.advise.models import CANDIDATES, SOURCES
@@ -47,6 +51,7 @@ def advice(
         raise AdviceError(
             f"the measured results hold one option only ({table.options[0]} I/O nodes)"
         )
+    wanted = choice_columns(table.options, choices)
     odirects = set(table.patterns["odirect"])
     try:
         asked = parse_pattern(pattern_text, default_odirect=odirects == {True})
@@ -60,18 +65,48 @@ def advice(
 
         record = score_sources(table, SOURCES)
         cache.store(key, record)
-    answer = answer_for(table, asked, record)
+    answer = answer_for(table, asked, record, wanted)
     if isinstance(answer, str):
         raise AdviceError(answer)
     answer["odirect_assumed"] = not given_odirect(pattern_text)
     return answer
 
 
-def answer_for(table: Any, asked: Any, record: dict[str, Any]) -> dict[str, Any] | str:
+def choice_columns(measured: Sequence[int], choices: Sequence[int] | None) -> list[int]:
+    """The I/O-node counts to choose among: `choices`, each measured or above the largest
+    measured (predicted by shape.extend_saturating, which needs two measured forwarded counts);
+    the measured ones when not given. AdviceError for a count it cannot predict."""
+    if choices is None:
+        return list(measured)
+    top = max(measured)
+    forwarded = [k for k in measured if k > 0]
+    for k in choices:
+        if k in measured:
+            continue
+        if k < top:
+            raise AdviceError(
+                f"{k} I/O nodes were not measured: only counts above the largest measured "
+                f"({top}) are predicted (measured: {', '.join(map(str, measured))})"
+            )
+        if len(forwarded) < 2:
+            raise AdviceError(
+                f"{k} I/O nodes lie beyond the measured counts, and predicting them needs two "
+                f"measured counts above 0 (measured: {', '.join(map(str, measured))})"
+            )
+    return sorted(choices)
+
+
+def answer_for(
+    table: Any, asked: Any, record: dict[str, Any], choices: Sequence[int] | None = None
+) -> dict[str, Any] | str:
     """The advice as a JSON-ready object, or a one-line reason why there is none."""
     from iorelay.advise.answer import advise
     from iorelay.advise.models import SOURCES
+    from iorelay.advise.shape import extend_saturating
     from iorelay.advise.sources import nearest
+
+    wanted = list(choices) if choices is not None else list(table.options)
+    extrapolated = [k for k in wanted if k > max(table.options)]
 
     names, dist = nearest(table, asked)
     distance = float(dist.iloc[0])
@@ -87,8 +122,9 @@ def answer_for(table: Any, asked: Any, record: dict[str, Any]) -> dict[str, Any]
         if not bool(prediction.covered.iloc[0]):
             continue
         mine = record["sources"][source.name]
+        predicted = extend_saturating(prediction.bandwidth, wanted)[wanted]
         advice = advise(
-            prediction.bandwidth.iloc[0],
+            predicted.iloc[0],
             record["tolerance_log"],
             mine["level_sd_log"],
             mine["profile_sd_log"],
@@ -105,6 +141,7 @@ def answer_for(table: Any, asked: Any, record: dict[str, Any]) -> dict[str, Any]
             "not_worse": advice.not_worse,
             "predicted_best": advice.best,
             "predicted": {str(k): v for k, v in advice.predicted.items()},
+            "extrapolated": extrapolated,
             "source": source.name,
             "source_regret": mine["regret_ratio"],
             "sources": {n: s["regret_ratio"] for n, s in record["sources"].items()},
