@@ -109,10 +109,11 @@ os.close(fd)
 """
 
 
-def test_strided_writes_go_out_as_few_ranged_requests(daemon_factory):
+@pytest.mark.parametrize("transport", ["unix", "tcp"])  # (shared memory; sealed frames)
+def test_strided_writes_go_out_as_few_ranged_requests(daemon_factory, transport: str):
     d = daemon_factory(1)
     ranks, n = 3, 3000
-    env = {**os.environ, **d.env("unix"), **ON}
+    env = {**os.environ, **d.env(transport), **ON}
     procs = [subprocess.Popen([sys.executable, "-c", STRIDED, d.prefix, str(r), str(ranks), str(n)],
                               env=env, text=True, stdout=subprocess.PIPE, stderr=subprocess.PIPE)
              for r in range(ranks)]  # fmt: skip
