@@ -31,7 +31,7 @@ from iorelay.run import RelayConfig, start_relay
 
 REPO = Path(__file__).resolve().parents[1]
 
-DATA_OPS = ("pwrite", "write", "pread", "read", "pwrite_piped", "pread_piped")
+DATA_OPS = ("pwrite", "write", "pread", "read", "pwrite_piped", "pread_piped", "pwrite_ranges")
 
 
 def fio_mib_s(args: argparse.Namespace, path: str, env: dict[str, str]) -> float:

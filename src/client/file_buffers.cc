@@ -16,17 +16,22 @@
 
 namespace iorelay::client {
 
-// A range sent on a connection of its own (the pool's), its answer not yet taken.
+// Ranges sent as one request on a connection of their own (the pool's), its answer not yet
+// taken; [lo, hi) is where they lie.
 struct InFlightWrite {
-  std::vector<uint8_t> data;
-  int64_t at = 0;
+  std::vector<WriteRanges::Range> ranges;
+  int64_t lo = 0, hi = 0;
   std::vector<uint8_t> fields;
+  std::vector<uint64_t> table;  // kPwriteRanges: (offset, length) of each range
+  std::vector<struct iovec> iov;
   std::vector<uint8_t> payload;
-  struct iovec iov {};
   Exchange exchange;
   std::optional<Lease> lease;
   uint64_t id = 0;
 };
+
+static_assert(WriteRanges::kEntryBytes == proto::kWriteRangeEntryBytes);
+static_assert(kWriteBehindRanges <= proto::kMaxWriteRanges);
 
 FileBuffers::FileBuffers() = default;
 FileBuffers::~FileBuffers() = default;
@@ -35,14 +40,6 @@ namespace {
 
 // Flags under which a write must reach the daemon before the call returns.
 constexpr int kWriteThroughFlags = O_DIRECT | O_SYNC | O_DSYNC | O_APPEND;
-
-void CopyIn(const struct iovec* iov, int count, uint8_t* to) {
-  for (int i = 0; i < count; ++i) {
-    if (iov[i].iov_len == 0) continue;
-    std::memcpy(to, iov[i].iov_base, iov[i].iov_len);
-    to += iov[i].iov_len;
-  }
-}
 
 void CopyOut(const uint8_t* from, size_t n, const struct iovec* iov, int count) {
   for (int i = 0; i < count && n > 0; ++i) {
@@ -54,81 +51,124 @@ void CopyOut(const uint8_t* from, size_t n, const struct iovec* iov, int count) 
   }
 }
 
-// Under b.mu: writes bytes [from, data.size()) of `data` at `at` and waits for the daemon's
-// answers (a daemon that does not answer is replaced as for any positional write: failover
-// repeats the request on the survivor). A failure is kept in b.error.
-void SendNow(iorelay_file* f, FileBuffers& b, const std::vector<uint8_t>& data, int64_t at,
-             size_t from) REQUIRES(b.mu) {
-  while (from < data.size() && b.error == 0) {
-    struct iovec v {
-      const_cast<uint8_t*>(data.data()) + from, data.size() - from
-    };
-    const ssize_t n = SendTransfer(f, IoKind::kPwrite, &v, 1,
-                                   static_cast<off_t>(at + static_cast<int64_t>(from)));
-    if (n < 0) {
-      b.error = static_cast<int>(n);
-    } else if (n == 0) {
-      b.error = -ENOSPC;  // no progress: as a local write that cannot place a byte
-    } else {
-      from += static_cast<size_t>(n);
+// Under b.mu: writes `ranges`, less their first `skip` bytes, one positional write each, and
+// waits for the daemon's answers (a daemon that does not answer is replaced as for any
+// positional write: failover repeats the request on the survivor). A failure is kept in
+// b.error, and the bytes after it are dropped.
+void SendNow(iorelay_file* f, FileBuffers& b, const std::vector<WriteRanges::Range>& ranges,
+             size_t skip) REQUIRES(b.mu) {
+  for (const WriteRanges::Range& r : ranges) {
+    size_t from = std::min(skip, r.data.size());
+    skip -= from;
+    while (from < r.data.size() && b.error == 0) {
+      struct iovec v {
+        const_cast<uint8_t*>(r.data.data()) + from, r.data.size() - from
+      };
+      const ssize_t n = SendTransfer(f, IoKind::kPwrite, &v, 1,
+                                     static_cast<off_t>(r.at + static_cast<int64_t>(from)));
+      if (n < 0) {
+        b.error = static_cast<int>(n);
+      } else if (n == 0) {
+        b.error = -ENOSPC;  // no progress: as a local write that cannot place a byte
+      } else {
+        from += static_cast<size_t>(n);
+      }
     }
+    if (b.error != 0) return;
   }
 }
 
-// Under b.mu: takes the answer of the oldest range in flight. One the daemon did not answer
-// is sent again (to the survivor, with failover), as a synchronous write would have been; a
-// short count sends the rest.
+// Under b.mu: the buffers of ranges that went out, kept for the next range to fill.
+void Recycle(FileBuffers& b, std::vector<WriteRanges::Range>& ranges) REQUIRES(b.mu) {
+  for (WriteRanges::Range& r : ranges) b.pending.Recycle(std::move(r.data));
+  ranges.clear();
+}
+
+// Under b.mu: takes the answer of the oldest request in flight. One the daemon did not answer
+// is sent again (to the survivor, with failover), as synchronous writes would have been; a
+// short count (the daemon writes the ranges in order and stops at a failure) sends the rest.
 void TakeOldest(iorelay_file* f, FileBuffers& b) REQUIRES(b.mu) {
   std::unique_ptr<InFlightWrite> w = std::move(b.in_flight.front());
   b.in_flight.pop_front();
   const Status s = (**w->lease).Finish(w->exchange, w->id);
   w->lease.reset();  // the connection goes back (a broken one is dropped by the pool)
+  size_t bytes = 0;
+  for (const WriteRanges::Range& r : w->ranges) bytes += r.data.size();
   if (!s.ok()) {
-    SendNow(f, b, w->data, w->at, 0);
-    return;
-  }
-  if (w->exchange.reply.status != 0) {
+    SendNow(f, b, w->ranges, 0);
+  } else if (w->exchange.reply.status != 0) {
     if (b.error == 0) b.error = -static_cast<int>(w->exchange.reply.status);
-    return;
-  }
-  proto::CountReply count;
-  if (!proto::DecodeFields(w->payload, &count).ok() || count.count > w->data.size()) {
+  } else if (proto::CountReply count;
+             !proto::DecodeFields(w->payload, &count).ok() || count.count > bytes) {
     if (b.error == 0) b.error = -EIO;
-    return;
+  } else {
+    SendNow(f, b, w->ranges, count.count);
   }
-  SendNow(f, b, w->data, w->at, count.count);
+  Recycle(b, w->ranges);
 }
 
-// Under b.mu: sends `pending` without waiting for the answer, after taking the answers of the
-// ranges in flight it overlaps (the daemon may run two requests in either order) and of the
-// oldest when kWriteBehindInFlight are out. Where no connection is free, synchronously.
+// Under b.mu: sends what is held as one request without waiting for the answer, after taking
+// the answers of the requests in flight it overlaps (the daemon may run two requests in either
+// order) and of the oldest when kWriteBehindInFlight are out. Where no connection is free,
+// synchronously, one pwrite per range.
 void SendBehind(iorelay_file* f, FileBuffers& b) REQUIRES(b.mu) {
-  const int64_t at = b.pending_at, end = at + static_cast<int64_t>(b.pending.size());
+  if (b.pending.empty()) return;
+  const int64_t lo = b.pending.first(), hi = b.pending.last_end();
+  const size_t wire = b.pending.WireBytes();
+  // Answers that came are taken without waiting: their connections and buffers go back.
+  while (!b.in_flight.empty()) {
+    Result<bool> came = (**b.in_flight.front()->lease).ReplyArrived();
+    if (came.ok() && !*came) break;
+    TakeOldest(f, b);
+  }
   for (;;) {
     bool overlaps = false;
-    for (const auto& w : b.in_flight) {
-      overlaps = overlaps || (w->at < end && at < w->at + static_cast<int64_t>(w->data.size()));
-    }
+    for (const auto& w : b.in_flight) overlaps = overlaps || (w->lo < hi && lo < w->hi);
     if (!overlaps && b.in_flight.size() < kWriteBehindInFlight) break;
     TakeOldest(f, b);
   }
   auto w = std::make_unique<InFlightWrite>();
-  w->data.swap(b.pending);
-  w->at = at;
-  b.pending.reserve(kWriteBehindChunk);
-  Result<Lease> lease = f->client->server(f->server).TryAcquire();
+  w->ranges = b.pending.Take();
+  w->lo = lo;
+  w->hi = hi;
+  Server& server = f->client->server(f->server);
+  std::optional<Result<Lease>> acquired(server.TryAcquire());
+  if (!acquired->ok() && !b.in_flight.empty()) {  // this file's own requests hold them all
+    while (!b.in_flight.empty()) TakeOldest(f, b);
+    acquired.emplace(server.TryAcquire());
+  }
+  Result<Lease>& lease = *acquired;
   if (b.error != 0 || f->direct_fd.load() >= 0 || !lease.ok() ||
-      (*lease)->session().generation != f->generation.load() ||
-      w->data.size() > f->max_io_bytes.load()) {
-    SendNow(f, b, w->data, w->at, 0);
+      (*lease)->session().generation != f->generation.load() || wire > f->max_io_bytes.load()) {
+    SendNow(f, b, w->ranges, 0);
+    Recycle(b, w->ranges);
     return;
   }
-  w->fields = proto::EncodeFields(proto::PwriteRequest{f->handle, static_cast<uint64_t>(at)});
-  w->iov = {w->data.data(), w->data.size()};
-  w->exchange = Exchange{proto::Op::kPwrite, w->fields, IoSpan{&w->iov, 1}, IoSpan{}, &w->payload};
+  if (w->ranges.size() == 1) {
+    WriteRanges::Range& r = w->ranges[0];
+    w->fields = proto::EncodeFields(proto::PwriteRequest{f->handle, static_cast<uint64_t>(r.at)});
+    w->iov = {{r.data.data(), r.data.size()}};
+    w->exchange =
+        Exchange{proto::Op::kPwrite, w->fields, IoSpan{w->iov.data(), 1}, IoSpan{}, &w->payload};
+  } else {
+    w->table.reserve(2 * w->ranges.size());
+    w->iov.reserve(1 + w->ranges.size());
+    w->iov.push_back({});  // the table, once complete
+    for (WriteRanges::Range& r : w->ranges) {
+      w->table.push_back(static_cast<uint64_t>(r.at));
+      w->table.push_back(r.data.size());
+      w->iov.push_back({r.data.data(), r.data.size()});
+    }
+    w->iov[0] = {w->table.data(), w->table.size() * sizeof(uint64_t)};
+    w->fields = proto::EncodeFields(proto::RangesRequest{f->handle, w->ranges.size()});
+    w->exchange =
+        Exchange{proto::Op::kPwriteRanges, w->fields,
+                 IoSpan{w->iov.data(), static_cast<int>(w->iov.size())}, IoSpan{}, &w->payload};
+  }
   Result<uint64_t> id = (*lease)->Start(w->exchange);
   if (!id.ok()) {  // nothing was sent: synchronously, which fails over or reports
-    SendNow(f, b, w->data, w->at, 0);
+    SendNow(f, b, w->ranges, 0);
+    Recycle(b, w->ranges);
     return;
   }
   w->id = *id;
@@ -136,12 +176,11 @@ void SendBehind(iorelay_file* f, FileBuffers& b) REQUIRES(b.mu) {
   b.in_flight.push_back(std::move(w));
 }
 
-// Under b.mu: takes every answer in flight, then sends what is held and waits. A failure is
-// kept in b.error; the bytes are dropped either way.
+// Under b.mu: sends what is held, then takes every answer in flight. A failure is kept in
+// b.error; the bytes are dropped either way.
 int FlushLocked(iorelay_file* f, FileBuffers& b) REQUIRES(b.mu) {
+  SendBehind(f, b);
   while (!b.in_flight.empty()) TakeOldest(f, b);
-  SendNow(f, b, b.pending, b.pending_at, 0);
-  b.pending.clear();
   return b.error;
 }
 
@@ -151,29 +190,22 @@ ssize_t BufferWrite(iorelay_file* f, FileBuffers& b, const struct iovec* iov, in
     if (int rc = FlushLocked(f, b); rc < 0) return rc;
     return SendTransfer(f, IoKind::kPwrite, iov, count, offset);
   }
-  const int64_t at = offset;
-  const auto size = static_cast<int64_t>(b.pending.size());
-  // What is unsent stays one range: a write that does not touch or extend it, or would grow it
-  // past the bound, sends it first.
-  if (size > 0 &&
-      (at < b.pending_at || at > b.pending_at + size ||
-       at + static_cast<int64_t>(total) - b.pending_at > static_cast<int64_t>(kWriteBehindBytes))) {
-    if (int rc = FlushLocked(f, b); rc < 0) return rc;
+  const size_t limit = std::min<size_t>(kWriteBehindBytes, f->max_io_bytes.load());
+  // A write that might not fit beside what is held (as a range of its own) sends that first.
+  if (!b.pending.empty() && !b.pending.Fits(total, limit, kWriteBehindRanges)) {
+    SendBehind(f, b);
+    if (b.error != 0) return b.error;
   }
   const int64_t now = MonotonicNs();
-  if (b.pending.empty()) {
-    b.pending_at = at;
-    b.oldest_ns = now;
-  }
-  const auto into = static_cast<size_t>(at - b.pending_at);
-  if (into + total > b.pending.size()) b.pending.resize(into + total);
-  CopyIn(iov, count, b.pending.data() + into);
+  if (b.pending.empty()) b.oldest_ns = now;
+  b.pending.Add(offset, iov, count, total);
   f->client->NoteBuffered();
   if (now - b.oldest_ns >= kWriteBehindDelayNs) {
     (void)FlushLocked(f, b);  // a failure shows at the next call, fsync or close
-  } else if (b.pending.size() + kWriteBehindLargestWrite >=
-             std::min<size_t>(kWriteBehindChunk, f->max_io_bytes.load())) {
-    SendBehind(f, b);  // (one request: the range stays within the daemon's limit)
+  } else if (b.pending.WireBytes() + kWriteBehindLargestWrite >=
+                 std::min<size_t>(kWriteBehindChunk, f->max_io_bytes.load()) ||
+             b.pending.count() >= kWriteBehindRanges) {
+    SendBehind(f, b);  // (one request: within the daemon's limit)
   }
   return static_cast<ssize_t>(total);
 }

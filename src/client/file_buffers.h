@@ -14,6 +14,7 @@
 #include <vector>
 
 #include "client/config.h"
+#include "client/write_ranges.h"
 #include "common/mutex.h"
 
 struct iorelay_file;
@@ -22,14 +23,19 @@ namespace iorelay::client {
 
 enum class IoKind;
 
-// Write-behind: the bytes one file may hold unsent in one range (a write that would grow it
-// further sends it first), and the writes it takes: smaller than kWriteBehindLargestWrite.
+// Write-behind: the bytes one file may hold unsent, in at most kWriteBehindRanges disjoint
+// ranges (a write that would pass either bound sends what is held first), and the writes it
+// takes: smaller than kWriteBehindLargestWrite. Held ranges go out as one request: a pwrite
+// when there is one, else a pwrite_ranges (proto::PwriteRangesRequest) whose table counts
+// against the bytes.
 inline constexpr size_t kWriteBehindBytes = size_t{1} << 20;
+inline constexpr size_t kWriteBehindRanges = 512;  // (a sendmsg takes at most 1024 pieces)
 inline constexpr size_t kWriteBehindLargestWrite = size_t{256} << 10;
-// Write-behind: a held range that comes within kWriteBehindLargestWrite of this (or of the
-// daemon's request limit) is sent without waiting for its answer, which is taken when a range
-// after it goes out or at the next flush, so the daemon writes one while the application fills
-// the next; at most kWriteBehindInFlight per file.
+// Write-behind: what is held is sent without waiting for its answer when it comes within
+// kWriteBehindLargestWrite of kWriteBehindChunk (or of the daemon's request limit), or holds
+// kWriteBehindRanges ranges, or a write does not fit beside it; the answer is taken when a
+// request after it goes out or at the next flush, so the daemon writes one while the
+// application fills the next; at most kWriteBehindInFlight per file.
 inline constexpr size_t kWriteBehindChunk = size_t{1} << 20;
 inline constexpr size_t kWriteBehindInFlight = 2;
 // Write-behind: how long written bytes may stay unsent (the flusher thread's bound).
@@ -38,7 +44,7 @@ inline constexpr int64_t kWriteBehindDelayNs = 200'000'000;
 // of half of it or more bypasses the window.
 inline constexpr size_t kReadAheadBytes = size_t{1} << 20;
 
-struct InFlightWrite;  // a range sent and not yet answered (file_buffers.cc)
+struct InFlightWrite;  // ranges sent and not yet answered (file_buffers.cc)
 
 struct FileBuffers {
   FileBuffers();
@@ -47,12 +53,10 @@ struct FileBuffers {
   bool write_behind = false;  // the file takes write-behind (chosen at open)
   bool read_ahead = false;    // the file takes read-ahead (chosen at open)
   Mutex mu;                   // everything below; held while a flush or a fetch runs
-  // Write-behind: bytes [pending_at, pending_at + pending.size()) written and not yet sent,
-  // since oldest_ns.
-  std::vector<uint8_t> pending GUARDED_BY(mu);
-  int64_t pending_at GUARDED_BY(mu) = 0;
+  // Write-behind: the ranges written and not yet sent, the oldest since oldest_ns.
+  WriteRanges pending GUARDED_BY(mu);
   int64_t oldest_ns GUARDED_BY(mu) = 0;
-  // Ranges sent before `pending`, oldest first, whose answers the client has not taken.
+  // Requests sent before `pending`, oldest first, whose answers the client has not taken.
   std::deque<std::unique_ptr<InFlightWrite>> in_flight GUARDED_BY(mu);
   // A flush that failed: -errno, returned by every call on the file until fsync or close
   // reports it (then cleared).
@@ -64,7 +68,8 @@ struct FileBuffers {
   int64_t window_ns GUARDED_BY(mu) = 0;
   uint64_t window_changes GUARDED_BY(mu) = 0;
   bool window_eof GUARDED_BY(mu) = false;
-  int64_t next_read_at GUARDED_BY(mu) = 0;  // where the previous read ended: a read there is sequential
+  int64_t next_read_at GUARDED_BY(mu) =
+      0;  // where the previous read ended: a read there is sequential
 };
 
 // Whether a regular file opened with `flags` takes write-behind (opened for writing, not

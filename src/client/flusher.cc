@@ -33,7 +33,9 @@ void Report(const iorelay_file* f, int neg_errno) {
 
 void Client::NoteBuffered() {
   buffered_.store(true, std::memory_order_release);
-  if (flusher_pid_.load(std::memory_order_relaxed) == Pid()) return;
+  // Set once this process started its thread (a fork child's AfterForkChild clears it): no
+  // getpid system call on every buffered write.
+  if (flusher_pid_.load(std::memory_order_relaxed) != 0) return;
   MutexLock l(flusher_mu_);
   const int pid = Pid();
   if (flusher_pid_.load() == pid) return;

@@ -20,6 +20,7 @@ int Client::AfterForkChild() {
   new (&flusher_mu_) Mutex();
   new (&flusher_cv_) CondVar();
   (void)flusher_.release();
+  flusher_pid_.store(0);
   fork_hold_.store(0);
   sweeping_.store(false);
   for (iorelay_file* f : files_) {

@@ -122,8 +122,50 @@ Result<size_t> WritePiped(Core& core, Work* w) {
   return rest.ok() ? piped + *rest : piped;
 }
 
-// One request, one backend call. kRead/kWrite hold the description's offset lock for the
-// whole call, as the kernel does.
+// A kPwriteRanges request: its ranges in the table's order, one backend call each, up to the
+// first that fails or is short; the bytes written up to there (a failure of the first range is
+// the result).
+Result<size_t> WriteRanges(backend::Backend& b, int fd, const Work& w) {
+  const auto* table = reinterpret_cast<const uint8_t*>(w.data.data());
+  const uint8_t* bytes = table + w.ranges * proto::kWriteRangeEntryBytes;
+  size_t done = 0;
+  for (uint64_t i = 0; i < w.ranges; ++i) {
+    uint64_t entry[2];
+    std::memcpy(entry, table + i * proto::kWriteRangeEntryBytes, sizeof entry);
+    Result<size_t> r =
+        entry[1] == 0 ? Result<size_t>(size_t{0}) : b.Pwrite(fd, bytes + done, entry[1], entry[0]);
+    if (!r.ok()) return done > 0 ? Result<size_t>(done) : r;
+    done += *r;
+    if (*r < entry[1]) break;
+  }
+  return done;
+}
+
+// Checks a kPwriteRanges table against the `data_len` bytes of the tail it starts: its entries
+// within kMaxWriteRanges, every range within an off_t, and the lengths adding up to the bytes
+// after the table. Sets w->offset (the first range's) and w->length.
+bool CheckRanges(Work* w, const Buffer& data, uint64_t data_len) {
+  const uint64_t n = w->ranges;
+  if (n == 0 || n > proto::kMaxWriteRanges || data_len < n * proto::kWriteRangeEntryBytes) {
+    return false;
+  }
+  const uint64_t bytes = data_len - n * proto::kWriteRangeEntryBytes;
+  uint64_t sum = 0;
+  for (uint64_t i = 0; i < n; ++i) {
+    uint64_t entry[2];
+    std::memcpy(entry, data.data() + i * proto::kWriteRangeEntryBytes, sizeof entry);
+    if (entry[0] > static_cast<uint64_t>(INT64_MAX) - entry[1] || entry[1] > bytes - sum) {
+      return false;
+    }
+    sum += entry[1];
+    if (i == 0) w->offset = entry[0];
+  }
+  w->length = bytes;
+  return sum == bytes;
+}
+
+// One request, one backend call (kPwriteRanges: one per range). kRead/kWrite hold the description's
+// offset lock for the whole call, as the kernel does.
 Result<size_t> RunOne(Core& core, Work* w) {
   backend::Backend& b = *core.backend;
   OpenFile& f = *w->file;
@@ -133,6 +175,8 @@ Result<size_t> RunOne(Core& core, Work* w) {
     case Op::kPwrite:
       if (w->piped.valid()) return WritePiped(core, w);
       return b.Pwrite(f.fd(), w->data.data(), w->length, w->offset);
+    case Op::kPwriteRanges:
+      return WriteRanges(b, f.fd(), *w);
     case Op::kRead: {
       MutexLock lock(f.pos_mu);
       w->offset = f.pos.load();
@@ -204,7 +248,9 @@ void RecordDispatch(Core& core, const sched::Dispatch& d, Work* const* works, si
 // client may have repeated it on another I/O node after this one stopped answering (failover),
 // and writes that followed there must not be overwritten by this stale one. A revoked job's
 // requests are cancelled likewise: none of its queued writes lands after the revocation.
-bool IsWrite(const Work& w) { return w.op == Op::kPwrite || w.op == Op::kWrite; }
+bool IsWrite(const Work& w) {
+  return w.op == Op::kPwrite || w.op == Op::kWrite || w.op == Op::kPwriteRanges;
+}
 
 bool ClientGone(const Work& w) {
   if (w.conn->closed() || w.session->job().revoked()) return true;
@@ -490,7 +536,9 @@ void SubmitDecoded(Core& core, const ConnPtr& conn, Replier& refuse, std::unique
   r.offset = shared_offset ? w->file->pos.load() : w->offset;
   // The offset of a kRead/kWrite (and of any O_APPEND write) is decided at the call.
   // Piped data is not in memory to be gathered with other requests'.
-  r.mergeable = !shared_offset && (w->file->flags() & O_APPEND) == 0 && w->reply_op == op;
+  // A kPwriteRanges request is a write of several places: alone, and ordered as an append is.
+  r.mergeable = !shared_offset && (w->file->flags() & O_APPEND) == 0 && w->reply_op == op &&
+                op != Op::kPwriteRanges;
   r.merge_class = static_cast<uint32_t>(w->file->flags() & (O_DIRECT | O_SYNC | O_DSYNC));
   r.length = w->length;
   r.arrival_ns = arrival_ns;
@@ -626,6 +674,14 @@ void SubmitDataOp(Core& core, const ConnPtr& conn, const proto::FrameHeader& h,
       w->handle = m.handle;
       w->offset = m.offset;
       w->length = data_len;
+      break;
+    }
+    case Op::kPwriteRanges: {
+      proto::RangesRequest m;
+      st = proto::DecodeFields(fields, &m);
+      w->handle = m.handle;
+      w->ranges = m.ranges;
+      if (st.ok() && !CheckRanges(w.get(), data, data_len)) return refuse.Malformed();
       break;
     }
     default: {

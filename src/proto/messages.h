@@ -273,6 +273,24 @@ struct PwriteRequest {  // [tail]
   }
 };
 
+// kPwriteRanges [tail]: several positional writes of one file in one request (the client's
+// write-behind, docs/interposer.md). The tail is a table of `ranges` entries, each two
+// little-endian u64 (offset, length), then the ranges' bytes one after another in the table's
+// order. The daemon writes them in that order, one backend call each, and stops at the first that
+// fails or is short; the reply's CountReply counts the bytes written up to there (a failure of the
+// first range is the reply's errno). At most kMaxWriteRanges entries.
+struct RangesRequest {  // [tail]
+  uint64_t handle = 0;
+  uint64_t ranges = 0;
+  template <class V>
+  void Visit(V& v) {
+    v(handle);
+    v(ranges);
+  }
+};
+inline constexpr uint64_t kMaxWriteRanges = 4096;
+inline constexpr size_t kWriteRangeEntryBytes = 16;
+
 // kPwritePiped (shared memory with pipes only) [tail]: a kPwrite whose first `length` bytes of
 // data the client put in its pipe to the daemon (vmsplice: references to its pages, no copy)
 // before it sent the frame, and whose other bytes, if any, follow as the tail (what did not fit

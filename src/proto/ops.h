@@ -43,6 +43,7 @@
   X(Setfl, 22, "setfl", SetflRequest, Empty, kMetadata, kFile, false)                     \
   X(PreadPiped, 23, "pread_piped", PreadRequest, PipedReadReply, kRead, kData, false)     \
   X(PwritePiped, 24, "pwrite_piped", PwritePipedRequest, CountReply, kWrite, kData, true) \
+  X(PwriteRanges, 28, "pwrite_ranges", RangesRequest, CountReply, kWrite, kData, true)    \
   X(Fchmod, 25, "fchmod", FchmodRequest, Empty, kMetadata, kFile, false)                  \
   X(Futimens, 26, "futimens", FutimensRequest, Empty, kMetadata, kFile, false)            \
   X(Stat, 30, "stat", StatRequest, WireStat, kMetadata, kPath, false)                     \

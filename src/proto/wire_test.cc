@@ -147,7 +147,7 @@ TEST(OpTableTest, EveryOpHasARowAndPayloadBounds) {
   EXPECT_GE(Info(Op::k##Name).max_fields, EncodeFields(Request{}).size());
   IORELAY_PROTOCOL_OPS(IORELAY_COUNT_OP)
 #undef IORELAY_COUNT_OP
-  EXPECT_EQ(ops, 48);
+  EXPECT_EQ(ops, 49);
   EXPECT_FALSE(IsKnownOp(9999));
   EXPECT_STREQ(OpName(static_cast<Op>(9999)), "unknown");
   EXPECT_EQ(Info(Op::kPad).max_payload, 4 + kMaxPathBytes);
@@ -158,6 +158,9 @@ TEST(OpTableTest, EveryOpHasARowAndPayloadBounds) {
   EXPECT_EQ(Info(Op::kPwrite).max_payload, 16u + kMaxIoBytes);
   EXPECT_EQ(Info(Op::kPwritePiped).max_payload,
             20u + kMaxIoBytes);  // (its tail: what did not fit the pipe)
+  // (its tail: the ranges' table, then their bytes)
+  EXPECT_EQ(Info(Op::kPwriteRanges).max_payload, 16u + kMaxIoBytes);
+  EXPECT_EQ(Info(Op::kPwriteRanges).family, Family::kWrite);
   EXPECT_EQ(Info(Op::kStat).max_payload, EncodeFields(StatRequest{}).size() + kMaxPathBytes);
   EXPECT_EQ(Info(Op::kRename).max_payload, 2 * (4 + kMaxPathBytes) + 4u);
   EXPECT_EQ(Info(Op::kPread).handler, Handler::kData);

@@ -14,7 +14,7 @@ import pandas as pd
 
 from iorelay.advise.observed import Observed, ObservedError, majority
 
-WRITE_OPS = ("pwrite", "write", "pwrite_piped")
+WRITE_OPS = ("pwrite", "write", "pwrite_piped", "pwrite_ranges")
 READ_OPS = ("pread", "read", "pread_piped")
 
 
