@@ -20,12 +20,13 @@ import argparse
 import json
 import os
 import shutil
-import statistics
 import subprocess
 import sys
 import tempfile
 import time
 from pathlib import Path
+
+from ab_rotation import medians, rotate
 
 from iorelay.launch.local import LocalDaemons
 
@@ -93,28 +94,23 @@ def main() -> int:
         print("request_instructions_ab: needs valgrind (apt-get install valgrind)", file=sys.stderr)
         return 2
     builds = {"old": args.old.resolve(), "new": args.new.resolve()}
-    per_request: dict[tuple[str, str], list[float]] = {}
     work = Path(tempfile.mkdtemp(prefix="iorelay-ir-ab-", dir="/tmp"))
+
+    def run(name: str, backend: str) -> dict:
+        r = one_run(builds[name], backend, work, args)
+        return {"instructions_per_request": r["instructions"] / max(1, r["requests"])}
+
     try:
-        for backend in args.backends.split(","):
-            for run in range(args.runs):
-                for name in ("old", "new") if run % 2 == 0 else ("new", "old"):
-                    r = one_run(builds[name], backend, work, args)
-                    ipr = r["instructions"] / max(1, r["requests"])
-                    per_request.setdefault((backend, name), []).append(ipr)
-                    print(
-                        f"{backend} {name} run {run}: {r['requests']} requests, "
-                        f"{ipr:,.0f} daemon instructions per request",
-                        flush=True,
-                    )
+        backends = args.backends.split(",")
+        runs = rotate([(b, b) for b in backends], ("old", "new"), args.runs, run)
     finally:
         shutil.rmtree(work, ignore_errors=True)
+    m = medians(runs, ["instructions_per_request"], None)
     print("| backend | old: instructions per request | new | new / old |")
     print("|---|---|---|---|")
-    for backend in args.backends.split(","):
-        old = statistics.median(per_request[(backend, "old")])
-        new = statistics.median(per_request[(backend, "new")])
-        print(f"| {backend} | {old:,.0f} | {new:,.0f} | {new / old:.3f} |")
+    for b in backends:
+        old, new = (m[f"{b} {mode}"]["instructions_per_request"] for mode in ("old", "new"))
+        print(f"| {b} | {old:,.0f} | {new:,.0f} | {new / old:.3f} |")
     return 0
 
 
