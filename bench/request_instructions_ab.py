@@ -36,10 +36,11 @@ TIMEOUT_S = 300
 def callgrind_wrapper(build: Path, out: Path, work: Path) -> Path:
     """A daemon 'binary' that execs the build's iorelayd under callgrind (same pid)."""
     script = work / f"iorelayd-callgrind-{os.getpid()}-{time.monotonic_ns()}"
+    daemon = build / "src/iorelayd/iorelayd"
+    if not daemon.exists():  # builds before the composition root moved (src/daemon/iorelayd)
+        daemon = build / "src/daemon/iorelayd"
     script.write_text(
-        "#!/bin/sh\n"
-        f"exec valgrind -q --tool=callgrind --callgrind-out-file={out} "
-        f'{build / "src/iorelayd/iorelayd"} "$@"\n'
+        f'#!/bin/sh\nexec valgrind -q --tool=callgrind --callgrind-out-file={out} {daemon} "$@"\n'
     )
     script.chmod(0o755)
     return script
