@@ -16,7 +16,7 @@ from pathlib import Path
 import pytest
 from conftest import SUBPROCESS_TIMEOUT_S
 from pool_process import PoolProcess
-from test_shared_daemon import PROBE, WRITER
+from shared_jobs import PROBE, WRITER
 
 from iorelay import ionode
 from iorelay.pool import wire
