@@ -16,8 +16,8 @@
 #include <vector>
 
 #include "common/auth.h"
-#include "common/mutex.h"
 #include "common/key_id.h"
+#include "common/mutex.h"
 #include "common/status.h"
 #include "daemon/exports.h"
 
