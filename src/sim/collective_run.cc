@@ -207,12 +207,8 @@ Result<CollectiveResult> RunCollective(const Platform& platform, const Collectiv
 
   RunConfig engine_config;
   engine_config.context_factory = spec.context_factory;
-  std::vector<std::string> args = detail::EngineArgs(engine_config);
-  std::vector<char*> argv;
-  for (std::string& a : args) argv.push_back(a.data());
-  argv.push_back(nullptr);
-  int argc = static_cast<int>(args.size());
-  sg4::Engine engine(&argc, argv.data());
+  detail::EngineCommandLine cmd(engine_config);
+  sg4::Engine engine(&cmd.argc, cmd.argv.data());
   const Hosts hosts = BuildStarNetwork(platform, static_cast<int>(spec.nodes), 0);
   StorageModel storage(platform.storage, hosts.storage, hosts.metadata, spec.seed);
   storage.SetLayout(kFile, spec.stripe_count, spec.stripe_bytes);

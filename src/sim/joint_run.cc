@@ -87,12 +87,8 @@ Result<std::vector<JointJobResult>> RunJoint(const JointConfig& config) {
   const std::vector<PreparedJob>& jobs = *prepared;
   RunConfig engine_config;
   engine_config.context_factory = config.context_factory;
-  std::vector<std::string> args = detail::EngineArgs(engine_config);
-  std::vector<char*> argv;
-  for (std::string& a : args) argv.push_back(a.data());
-  argv.push_back(nullptr);
-  int argc = static_cast<int>(args.size());
-  sg4::Engine engine(&argc, argv.data());
+  detail::EngineCommandLine cmd(engine_config);
+  sg4::Engine engine(&cmd.argc, cmd.argv.data());
 
   const PreparedJob& last = jobs.back();
   const int nodes = last.node_base + static_cast<int>(last.pattern.spec.nodes);

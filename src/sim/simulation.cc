@@ -51,9 +51,14 @@ std::vector<std::string> EngineArgs(const RunConfig& config) {
   return args;
 }
 
+EngineCommandLine::EngineCommandLine(const RunConfig& config) : args(EngineArgs(config)) {
+  for (std::string& a : args) argv.push_back(a.data());
+  argv.push_back(nullptr);
+  argc = static_cast<int>(args.size());
+}
+
 }  // namespace detail
 
-using detail::EngineArgs;
 using detail::MakeScheduler;
 
 const char* IssuerName(Issuer issuer) {
@@ -165,12 +170,8 @@ Result<RunResult> Run(const RunConfig& config) {
     topology = std::move(placement::ParseTopology(prepared->topology()).value());
   }
 
-  std::vector<std::string> args = EngineArgs(config);
-  std::vector<char*> argv;
-  for (std::string& a : args) argv.push_back(a.data());
-  argv.push_back(nullptr);
-  int argc = static_cast<int>(args.size());
-  sg4::Engine engine(&argc, argv.data());
+  detail::EngineCommandLine cmd(config);
+  sg4::Engine engine(&cmd.argc, cmd.argv.data());
 
   const Hosts hosts =
       topology != nullptr

@@ -80,6 +80,17 @@ Result<std::unique_ptr<sched::Scheduler>> MakeScheduler(const std::string& spec)
 // SimGrid's command line for a run: the network model, small stacks, quiet logs, the context
 // factory.
 std::vector<std::string> EngineArgs(const RunConfig& config);
+// That command line as argc/argv, alive as long as the engine made from it:
+//   detail::EngineCommandLine cmd(config);
+//   sg4::Engine engine(&cmd.argc, cmd.argv.data());
+struct EngineCommandLine {
+  explicit EngineCommandLine(const RunConfig& config);
+  EngineCommandLine(const EngineCommandLine&) = delete;
+  EngineCommandLine& operator=(const EngineCommandLine&) = delete;
+  std::vector<std::string> args;
+  std::vector<char*> argv;  // into args, then a null
+  int argc = 0;
+};
 }  // namespace detail
 
 // The network model every run uses, stated in the output.

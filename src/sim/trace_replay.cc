@@ -270,12 +270,8 @@ Result<ReplayResult> RunReplay(const RunConfig& config, const ReplayTrace& trace
   if (config.platform.cpu.cores > 0) {
     return Status::InvalidArgument("--replay does not model the platform's cpu section");
   }
-  std::vector<std::string> args = detail::EngineArgs(config);
-  std::vector<char*> argv;
-  for (std::string& a : args) argv.push_back(a.data());
-  argv.push_back(nullptr);
-  int argc = static_cast<int>(args.size());
-  sg4::Engine engine(&argc, argv.data());
+  detail::EngineCommandLine cmd(config);
+  sg4::Engine engine(&cmd.argc, cmd.argv.data());
 
   // One compute host per session (a client process), an I/O node per trace, the platform's
   // storage.
