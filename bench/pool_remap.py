@@ -33,26 +33,15 @@ import ab_rotation
 from iorelay.credential import create_credential
 from iorelay.launch.local import LocalDaemons
 from iorelay.pool import wire
-from iorelay.pool.job_map import write_map
+from iorelay.pool.job_map import placed_daemon, write_map
 from iorelay.stats import query_stats
 
 TIMEOUT_S = 300
-M64 = (1 << 64) - 1
-
-
-def placed(path: str, daemons: int) -> int:
-    """The client's file-hash placement (src/client/placement.cc)."""
-    h = 0xCBF29CE484222325
-    for c in path.encode():
-        h = ((h ^ c) * 0x100000001B3) & M64
-    h = ((h ^ (h >> 30)) * 0xBF58476D1CE4E5B9) & M64
-    h = ((h ^ (h >> 27)) * 0x94D049BB133111EB) & M64
-    return (h ^ (h >> 31)) % daemons
 
 
 def four_files(root: Path) -> list[str]:
     names = [f"{root}/f{i}" for i in range(64)]
-    return [n for n in names if placed(n, 2) == 0][:2] + [n for n in names if placed(n, 2)][:2]
+    return [n for d in (0, 1) for n in [m for m in names if placed_daemon(m, 2) == d][:2]]
 
 
 def map_overhead_run(mode: str, size: str, work: Path) -> dict:

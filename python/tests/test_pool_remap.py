@@ -17,23 +17,10 @@ from conftest import SUBPROCESS_TIMEOUT_S
 from pool_process import PoolProcess
 
 from iorelay.pool import wire
+from iorelay.pool.job_map import placed_daemon
 from iorelay.stats import query_stats
 
 pytestmark = pytest.mark.needs_build("iorelayd", "libiorelay_preload.so", "iorelay-ctl")
-
-# Per file: iorelay's file-hash placement (src/client/placement.cc: splitmix64's finaliser of
-# FNV-1a 64 of the path, mod the daemons in use), so that the test picks files on both.
-M64 = (1 << 64) - 1
-
-
-def placed(path: str, daemons: int) -> int:
-    h = 0xCBF29CE484222325
-    for c in path.encode():
-        h = ((h ^ c) * 0x100000001B3) & M64
-    h = ((h ^ (h >> 30)) * 0xBF58476D1CE4E5B9) & M64
-    h = ((h ^ (h >> 27)) * 0x94D049BB133111EB) & M64
-    return (h ^ (h >> 31)) % daemons
-
 
 FIO_JOB = """\
 [global]
@@ -85,7 +72,7 @@ def test_fio_verifies_moved_from_one_to_two_to_one_ionodes(
     key_a, root_a = pool.job("A")
     # Two files placed on each daemon when the job has two.
     names = [f"{root_a}/f{i}" for i in range(64)]
-    files = [n for n in names if placed(n, 2) == 0][:2] + [n for n in names if placed(n, 2)][:2]
+    files = [n for d in (0, 1) for n in [m for m in names if placed_daemon(m, 2) == d][:2]]
     # B takes io0; A (worth 450 on 2, 300 on 1) gets io1: 300 + 300 beats 450 + 100.
     assert pool.join("B", "0=100,1=300", key_b, root_b)["hosts"] == ["io0"]
     job = disk_tmp / "job.fio"
@@ -158,7 +145,7 @@ def test_a_lock_held_across_a_move_still_excludes_another_process(
 ) -> None:
     key_b, root_b = pool.job("B")
     key_a, root_a = pool.job("A")
-    path = next(f"{root_a}/f{i}" for i in range(64) if placed(f"{root_a}/f{i}", 2) == 0)
+    path = next(f"{root_a}/f{i}" for i in range(64) if placed_daemon(f"{root_a}/f{i}", 2) == 0)
     assert pool.join("B", "0=100,1=300", key_b, root_b)["hosts"] == ["io0"]
     reply = pool.join("A", "0=100,1=300,2=450", key_a, root_a)
     assert reply["hosts"] == ["io1"]  # its lock daemon from now on

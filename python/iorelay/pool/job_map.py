@@ -25,3 +25,17 @@ def write_map(path: Path, epoch: int, active: Sequence[int], locks: int | None =
 def read_map(path: Path) -> tuple[int, list[int]]:
     data = json.loads(path.read_text())
     return int(data["epoch"]), [int(i) for i in data["active"]]
+
+
+M64 = (1 << 64) - 1
+
+
+def placed_daemon(path: str, daemons: int) -> int:
+    """Which of `daemons` in use the client's file-hash placement puts `path` on
+    (src/client/placement.cc: splitmix64's finaliser of FNV-1a 64 of the path, mod the daemons)."""
+    h = 0xCBF29CE484222325
+    for c in path.encode():
+        h = ((h ^ c) * 0x100000001B3) & M64
+    h = ((h ^ (h >> 30)) * 0xBF58476D1CE4E5B9) & M64
+    h = ((h ^ (h >> 27)) * 0x94D049BB133111EB) & M64
+    return (h ^ (h >> 31)) % daemons
