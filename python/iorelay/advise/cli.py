@@ -27,6 +27,10 @@ def add_parser(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None
         "--scheduler",
         help="use the runs with this scheduler (needed when the results vary the scheduler)",
     )
+    p.add_argument(
+        "--secret-file",
+        help="with --stats: the daemons' job credential (default: $IORELAY_SECRET_FILE)",
+    )
     p.add_argument("--json", action="store_true", help="print one JSON object instead")
     p.set_defaults(func=run)
 

@@ -37,6 +37,24 @@ def add_arguments(p: argparse.ArgumentParser, pattern_required: bool) -> None:
         "I/O node; needs --nodes",
     )
     group.add_argument("--darshan", metavar="LOG", help="a Darshan log of the job; needs --nodes")
+    group.add_argument(
+        "--stats",
+        nargs="+",
+        metavar="ADDRESS",
+        help="the I/O-node daemons of a running job (their counters, as `iorelay stats` shows "
+        "them; credential: --secret-file or $IORELAY_SECRET_FILE); needs --nodes and "
+        "--spatiality",
+    )
+    p.add_argument(
+        "--spatiality",
+        choices=("contiguous", "strided"),
+        help="with --stats: the job's spatiality (the daemons' counters hold no offsets)",
+    )
+    p.add_argument(
+        "--app",
+        help="with --stats: the application whose counters to read (needed when several moved "
+        "data through the daemons)",
+    )
     p.add_argument(
         "--nodes", type=int, help="compute nodes of the job (traces and Darshan logs lack them)"
     )
@@ -70,10 +88,13 @@ def choices(text: str) -> list[int]:
 
 def asked(args: argparse.Namespace) -> Asked:
     """The pattern the options describe; AdviceError naming what is missing or wrong."""
+    stats_only = [f"--{n}" for n in ("spatiality", "app") if getattr(args, n) is not None]
+    if stats_only and not args.stats:
+        raise AdviceError(f"{' and '.join(stats_only)} go with --stats")
     if args.pattern is not None:
         if args.nodes is not None or args.ranks is not None:
             raise AdviceError(
-                "--nodes and --ranks go with --trace or --darshan; --pattern says them"
+                "--nodes and --ranks go with --trace, --darshan or --stats; --pattern says them"
             )
         return Asked(args.pattern, None, "the command line")
     for name in ("nodes", "ranks"):
@@ -83,6 +104,14 @@ def asked(args: argparse.Namespace) -> Asked:
     if args.trace:
         observed = _from_traces(args.trace)
         source = "daemon trace " + ", ".join(args.trace)
+    elif args.stats:
+        observed = _from_stats(args)
+        source = "counters of the daemons " + ", ".join(args.stats)
+        if "ranks" not in observed.keys and args.ranks is None:
+            raise AdviceError(
+                "no client is connected to the daemons now, so their counters do not say the "
+                "ranks: give --ranks N"
+            )
     else:
         from iorelay.advise.darshan_input import darshan_observed
 
@@ -91,7 +120,13 @@ def asked(args: argparse.Namespace) -> Asked:
     try:
         text = observed.pattern_text(args.nodes, args.ranks)
     except ObservedError as e:
-        what = "a daemon trace" if args.trace else "a Darshan log"
+        what = (
+            "a daemon trace"
+            if args.trace
+            else "daemon counters"
+            if args.stats
+            else ("a Darshan log")
+        )
         raise AdviceError(f"{what} does not hold the node count: give --nodes N") from e
     return Asked(text, observed, source)
 
@@ -105,3 +140,19 @@ def _from_traces(paths: list[str]) -> Observed:
         return trace_pattern(traces)
     except (TraceError, OSError, ValueError) as e:
         raise AdviceError(f"cannot read the trace: {e}") from None
+
+
+def _from_stats(args: argparse.Namespace) -> Observed:
+    from iorelay.advise.from_stats import stats_pattern
+    from iorelay.paths import NotBuiltError
+    from iorelay.stats import StatsError, query_stats
+
+    try:
+        docs = [query_stats(a, getattr(args, "secret_file", None)) for a in args.stats]
+    except (StatsError, NotBuiltError, OSError) as e:
+        why = " ".join(str(e).split())
+        raise AdviceError(f"cannot read the daemons' counters: {why}") from None
+    try:
+        return stats_pattern(docs, args.spatiality, args.app)
+    except ObservedError as e:
+        raise AdviceError(str(e)) from None
