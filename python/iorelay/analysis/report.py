@@ -15,7 +15,7 @@ import pandas as pd
 from matplotlib.figure import Figure
 
 from iorelay import __version__
-from iorelay.analysis import answer, labels, plots
+from iorelay.analysis import advice, answer, labels, plots
 from iorelay.analysis.compute import ACCESS, Analysis
 
 REPORT_NAME = "report.html"
@@ -161,6 +161,11 @@ def render_html(analysis: Analysis, images: list[Image], sources: list[str]) -> 
         "<ul>",
         *(f"<li>{html.escape(s)}</li>" for s in answer.pattern_sentences(analysis)),
         "</ul>",
+        f"<h2>Advice: the {opt} to run with, per pattern</h2>",
+        '<p class="note">The recommendation is the cheapest option not significantly worse '
+        "than the best (for a number such as I/O nodes, the smallest; otherwise the best by "
+        "median), as <code>iorelay advise</code> recommends; the evidence is these runs.</p>",
+        _table(advice.advice_table(analysis)),
     ]
     for image in (i for i in images if i.name.startswith("grid-")):
         parts += [f"<h3>{html.escape(image.caption)}</h3>", _img(image)]
@@ -205,6 +210,9 @@ def write_report(analysis: Analysis, out_dir: str | os.PathLike[str], sources: l
     analysis.choices.to_csv(out / "choices.csv", index=False)
     analysis.best.to_csv(out / "best.csv", index=False)
     analysis.by_dimension.to_csv(out / "by_dimension.csv", index=False)
+    rows = advice.advice_rows(analysis)
+    rows["not_worse"] = [" ".join(map(str, v)) for v in rows["not_worse"]]
+    rows.to_csv(out / "advice.csv", index=False)
     images = save_figures(analysis, out)
     path = out / REPORT_NAME
     path.write_text(render_html(analysis, images, sources), encoding="utf-8")
