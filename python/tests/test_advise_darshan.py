@@ -73,6 +73,30 @@ def test_the_evidence_of_a_known_log(advise_measured, capsys):
     assert a["notes"]["io_time_share"] == pytest.approx(0.419, abs=0.001)
 
 
+def test_phases_with_different_patterns_are_advised_each(advise_measured, capsys):
+    """pq_app_readAB_writeC: 4 processes read their own files A and B (500-byte reads), then
+    one shared file is written: two phases, read then write, each advised by its own stratum;
+    logs of one phase list none."""
+    from advise_synthetic import BEST
+
+    log = next(p for p in LOGS if p.name.startswith("pq_app_readAB_writeC"))
+    status, out, err = advise(advise_measured[0], log, capsys, "--nodes", "2")
+    assert status == 0, err
+    phases = json.loads(out)["phases"]
+    assert [p["operation"] for p in phases] == ["read", "write"]
+    assert phases[0]["window_s"][1] <= phases[1]["window_s"][0]
+    assert phases[0]["pattern"].startswith("layout=fpp,spatiality=contiguous,request=500B,ranks=4")
+    assert phases[0]["recommended"] == BEST[("fpp", "contiguous")]
+    assert phases[1]["pattern"].startswith("layout=shared,")
+    assert phases[1]["recommended"] == BEST[("shared", phases[1]["pattern"].split(",")[1][11:])]
+    assert cli.main(["advise", "--darshan", str(log), "--nodes", "2", "--measured",
+                     str(advise_measured[0])]) == 0  # fmt: skip
+    assert "2 I/O phases with different patterns" in capsys.readouterr().out
+    one = next(p for p in LOGS if p.name == "example.darshan")
+    _, out, _ = advise(advise_measured[0], one, capsys, "--nodes", "64")
+    assert "phases" not in json.loads(out)
+
+
 def test_a_log_without_the_node_count_is_refused(advise_measured, capsys):
     status, out, err = advise(advise_measured[0], ADVISED[0], capsys)
     assert (status, out) == (2, "")

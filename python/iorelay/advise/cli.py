@@ -51,12 +51,50 @@ def run(args: argparse.Namespace) -> int:
     if given.observed is not None:
         answer["read_from"] = given.source
         answer["evidence"] = given.observed.evidence
-        answer["notes"] = given.observed.notes
+        answer["notes"] = {k: v for k, v in given.observed.notes.items() if k != "phases"}
+        found = given.observed.notes.get("phases")
+        if found:
+            answer["phases"] = phase_advice(args, found)
     if args.json:
         print(json.dumps(answer, indent=2))
     else:
         print(readable(answer))
     return 0
+
+
+def phase_advice(args: argparse.Namespace, phases: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    """Advice for each I/O phase a Darshan log shows (from_darshan.phases), each on at most as
+    many nodes as it has ranks; a phase without advice carries the reason instead."""
+    from iorelay.advise.service import AdviceError, advice
+
+    out = []
+    for p in phases:
+        keys = dict(p["keys"])
+        keys["nodes"] = str(min(int(args.nodes), int(keys["ranks"])))
+        text = ",".join(f"{k}={v}" for k, v in keys.items())
+        entry: dict[str, Any] = {
+            "operation": p["operation"],
+            "window_s": p["window_s"],
+            "records": p["records"],
+            "bytes": p["bytes"],
+            "evidence": p["evidence"],
+        }
+        try:
+            a = advice(args.measured, text, args.scheduler, args.choices)
+        except AdviceError as e:
+            out.append({**entry, "pattern": text, "error": str(e)})
+            continue
+        out.append(
+            {
+                **entry,
+                "pattern": a["pattern"],
+                "recommended": a["recommended"]["ionodes"],
+                "not_worse": a["not_worse"],
+                "predicted": a["predicted"],
+                "source": a["source"],
+            }
+        )
+    return out
 
 
 def readable(a: dict[str, Any]) -> str:
@@ -103,5 +141,21 @@ def readable(a: dict[str, Any]) -> str:
     if a["always_direct_regret"] is not None:
         lines.append(f"  {a['always_direct_regret']:.3f}  always direct")
     lines.append(f"  {a['always_largest_regret']:.3f}  always {a['largest_option']} I/O nodes")
+    if a.get("phases"):
+        lines += ["", f"{len(a['phases'])} I/O phases with different patterns (per-file records):"]
+        for i, p in enumerate(a["phases"], 1):
+            start, end = p["window_s"]
+            head = (
+                f"  phase {i}: {p['operation']} {start:.3f}-{end:.3f} s, {p['records']} "
+                f"record(s), {p['bytes']} bytes: {p['pattern']}"
+            )
+            if "error" in p:
+                lines += [head, f"    no advice: {p['error']}"]
+            else:
+                lines += [
+                    head,
+                    f"    -> {p['recommended']} I/O nodes (not worse: "
+                    f"{', '.join(map(str, p['not_worse']))})",
+                ]
     lines += ["", a["command"]]
     return "\n".join(lines)

@@ -90,16 +90,8 @@ def darshan_pattern(summary: dict[str, Any]) -> Observed:
             + (" (its MPI-IO records do, but MPI-IO does not record spatiality)" if moved else "")
         )
     operation = "write" if written >= read else "read"
-    op = "WRITE" if operation == "write" else "READ"
-    moved_counter = "POSIX_BYTES_WRITTEN" if op == "WRITE" else "POSIX_BYTES_READ"
-    moved = _sum(rows, moved_counter)
-    shared = _sum([r for r in rows if r["rank"] == -1], moved_counter) / moved
-    layout = "shared" if majority(shared) else "fpp"
-    accesses = _sum(rows, f"POSIX_{op}S")
-    consecutive = _sum(rows, f"POSIX_CONSEC_{op}S") / max(accesses, 1.0)
-    spatiality = "contiguous" if majority(consecutive) else "strided"
-    request, how = request_size(rows, op)
     ranks = int(summary["nprocs"])
+    keys, lines = access_keys(rows, operation)
     io_time = sum(r.get(f"POSIX_F_{t}_TIME", 0.0) for r in rows for t in ("READ", "WRITE", "META"))
     wall = ranks * float(summary.get("run_time_s") or 0.0)
     share = min(1.0, io_time / wall) if wall > 0 else None
@@ -108,24 +100,79 @@ def darshan_pattern(summary: dict[str, Any]) -> Observed:
         f"Darshan log version {summary.get('log_version')}, {ranks} processes, run time "
         f"{summary.get('run_time_s', 0):g} s, {len(rows)} POSIX records",
         f"{int(written)} bytes written, {int(read)} read -> operation={operation}",
-        f"{shared:.0%} of the bytes {'written' if op == 'WRITE' else 'read'} in files shared by "
-        "all ranks "
-        f"-> layout={layout}",
-        f"{consecutive:.0%} of the {int(accesses)} {operation}s consecutive -> "
-        f"spatiality={spatiality}",
-        f"{how} -> request={request}",
+        *lines,
         f"{ranks} processes -> ranks={ranks}",
         "O_DIRECT: not recorded by Darshan -> odirect=no (buffered)",
         "share of the job's time in I/O (POSIX read, write and metadata time / processes x "
         "run time): " + (f"{share:.1%}" if share is not None else "unknown (no run time)"),
         f"file system of the busiest file: {fs or 'not in the mount table'}",
     ]
-    keys = {
-        "layout": layout,
-        "spatiality": spatiality,
-        "request": str(request),
-        "ranks": str(ranks),
-        "operation": operation,
-        "odirect": "no",
-    }
-    return Observed(keys, evidence, {"io_time_share": share, "file_system": fs})
+    keys = {**keys, "ranks": str(ranks), "operation": operation, "odirect": "no"}
+    notes: dict[str, Any] = {"io_time_share": share, "file_system": fs}
+    found = phases(rows, ranks)
+    if len({tuple(sorted(p["keys"].items())) for p in found}) > 1:
+        notes["phases"] = found
+    return Observed(keys, evidence, notes)
+
+
+def access_keys(rows: list[dict[str, Any]], operation: str) -> tuple[dict[str, str], list[str]]:
+    """Layout, spatiality and request size of `operation` in the POSIX records `rows`, with an
+    evidence line for each."""
+    op = "WRITE" if operation == "write" else "READ"
+    moved_counter = "POSIX_BYTES_WRITTEN" if op == "WRITE" else "POSIX_BYTES_READ"
+    moved = _sum(rows, moved_counter)
+    shared = _sum([r for r in rows if r["rank"] == -1], moved_counter) / max(moved, 1.0)
+    layout = "shared" if majority(shared) else "fpp"
+    accesses = _sum(rows, f"POSIX_{op}S")
+    consecutive = _sum(rows, f"POSIX_CONSEC_{op}S") / max(accesses, 1.0)
+    spatiality = "contiguous" if majority(consecutive) else "strided"
+    request, how = request_size(rows, op)
+    lines = [
+        f"{shared:.0%} of the bytes {'written' if op == 'WRITE' else 'read'} in files shared by "
+        f"all ranks -> layout={layout}",
+        f"{consecutive:.0%} of the {int(accesses)} {operation}s consecutive -> "
+        f"spatiality={spatiality}",
+        f"{how} -> request={request}",
+    ]
+    return {"layout": layout, "spatiality": spatiality, "request": str(request)}, lines
+
+
+def _moved(row: dict[str, Any]) -> tuple[str, float, float, float]:
+    """A record's main operation (more bytes), its bytes and the window of that operation's
+    accesses (seconds since the job's start)."""
+    written, read = row.get("POSIX_BYTES_WRITTEN", 0), row.get("POSIX_BYTES_READ", 0)
+    op = "WRITE" if written >= read else "READ"
+    start = float(row.get(f"POSIX_F_{op}_START_TIMESTAMP", 0.0))
+    end = float(row.get(f"POSIX_F_{op}_END_TIMESTAMP", start))
+    return ("write" if op == "WRITE" else "read"), float(max(written, read)), start, end
+
+
+def phases(rows: list[dict[str, Any]], nprocs: int) -> list[dict[str, Any]]:
+    """The job's I/O phases by its per-file POSIX records: each record that moved data stands at
+    the first access of its main operation; in that order, a new phase starts where the main
+    operation changes. Per phase: its operation, window, records, bytes, ranks (all processes
+    when a shared record is in it, else the distinct ranks) and pattern keys."""
+    timed = sorted(
+        ((_moved(r), r) for r in rows if _moved(r)[1] > 0), key=lambda t: (t[0][2], t[0][3])
+    )
+    groups: list[tuple[str, list[tuple[tuple[str, float, float, float], dict[str, Any]]]]] = []
+    for moved, row in timed:
+        if not groups or groups[-1][0] != moved[0]:
+            groups.append((moved[0], []))
+        groups[-1][1].append((moved, row))
+    out = []
+    for operation, members in groups:
+        mine = [r for _, r in members]
+        ranks = nprocs if any(r["rank"] == -1 for r in mine) else len({r["rank"] for r in mine})
+        keys, lines = access_keys(mine, operation)
+        out.append(
+            {
+                "operation": operation,
+                "window_s": [min(m[2] for m, _ in members), max(m[3] for m, _ in members)],
+                "records": len(mine),
+                "bytes": int(sum(m[1] for m, _ in members)),
+                "keys": {**keys, "ranks": str(ranks), "operation": operation, "odirect": "no"},
+                "evidence": lines,
+            }
+        )
+    return out
