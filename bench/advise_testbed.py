@@ -1,0 +1,388 @@
+"""`iorelay advise` judged on real testbed runs (docs/advise.md, "Real runs on the testbed").
+
+Training data: `iorelay explore --testbed` results of bench/sweeps/advise-testbed-train-*.toml
+(4, 12 and 16 ranks; requests 4, 16, 64, 256 KiB), never FORGE's. Three steps, each under the
+testbed's measurement lock:
+
+  pilot     the candidate patterns (not in the training data), 3 alternating repetitions of
+            0, 1 and 2 I/O nodes: which of them have an option that matters
+  fix       writes patterns.json by the rule below (SPREAD), from the pilot's runs alone
+  evaluate  the patterns fixed from the pilot (--patterns FILE, committed before the runs),
+            5 alternating repetitions of every option (0, 1, 2: the advised one among them)
+  report    advice for each evaluation pattern from the training data alone, judged by
+            `iorelay analyze`'s test on the evaluation runs; writes the table
+
+    flock -w 3600 /tmp/testbed-measure.lock python bench/advise_testbed.py pilot
+    flock -w 3600 /tmp/testbed-measure.lock python bench/advise_testbed.py evaluate
+    python bench/advise_testbed.py report
+
+"Alternating": for each repetition, each pattern runs its three options back to back, the order
+rotated by one from one repetition to the next (0 1 2, 1 2 0, 2 0 1, ...), so that the options of
+a pattern meet the same load and no option always runs first.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import math
+import sys
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+ROOT = Path(__file__).resolve().parent.parent
+sys.path.insert(0, str(ROOT / "python"))
+
+OUT = ROOT / "bench" / "results" / "advise-testbed"
+TRAIN = OUT / "train"
+PILOT = OUT / "pilot"
+EVAL = OUT / "eval"
+PATTERNS = OUT / "patterns.json"
+OPTIONS = (0, 1, 2)
+LN15 = math.log(1.5)
+
+# The candidate patterns of the pilot: 8 ranks on 2 hosts (4 per host), request sizes between
+# the training's (8, 32, 128 KiB), strided and contiguous, written then read: no candidate's
+# (ranks, ranks per host, request) was trained on.
+CANDIDATES: list[dict[str, Any]] = [
+    {"spatiality": s, "request": r, "processes": 8, "ranks_per_node": 4}
+    for s in ("strided", "contiguous")
+    for r in ("8K", "32K", "128K")
+]
+
+
+def sweep_text(config: dict[str, Any], repetitions: int) -> str:
+    """A sweep file of one candidate with the training sweeps' fixed keys."""
+    return f"""
+[sweep]
+seed = 47
+repetitions = {repetitions}
+timeout_s = 120
+[pattern]
+layout = "shared"
+spatiality = "{config["spatiality"]}"
+processes = {config["processes"]}
+ranks_per_node = {config["ranks_per_node"]}
+request = "{config["request"]}"
+total = "8M"
+stonewall_s = 0.0
+wearout = false
+odirect = true
+fsync = false
+operations = ["write", "read"]
+[relay]
+ionodes = [0, 1, 2]
+scheduler = "aioli"
+placement = "block"
+"""
+
+
+def alternating(configs: list[dict[str, Any]], repetitions: int) -> Any:
+    """One sweep of every config x option x repetition, in the alternating order above."""
+    from iorelay.explore import Sweep, parse_sweep
+
+    runs: list[dict[str, Any]] = []
+    operations: tuple[str, ...] = ()
+    for rep in range(repetitions):
+        for i, c in enumerate(configs):
+            sweep = parse_sweep(sweep_text(c, repetitions), f"candidate {i}")
+            operations = sweep.operations
+            by_option = {r["ionodes"]: r for r in sweep.runs if r["repetition"] == rep}
+            order = OPTIONS[rep % 3 :] + OPTIONS[: rep % 3]
+            runs += [by_option[k] for k in order]
+    return Sweep(runs, operations, 120.0, "bench/advise_testbed.py")
+
+
+def measure(configs: list[dict[str, Any]], repetitions: int, out: Path) -> int:
+    from rich.console import Console
+
+    from iorelay import explore
+    from iorelay.testbed import explore as testbed_explore
+
+    if not testbed_explore.is_up():
+        print("advise_testbed: no testbed is up", file=sys.stderr)
+        return 2
+    sweep = alternating(configs, repetitions)
+    return explore._explore_on_the_testbed(sweep, out, Console(), testbed_explore.run_one)
+
+
+def pattern_key(row: Any) -> tuple[str, int, int, int, str]:
+    return (
+        str(row["spatiality"]),
+        int(row["request_bytes"]),
+        int(row["processes"]),
+        int(row["nodes"]),
+        str(row["operation"]),
+    )
+
+
+def pattern_text(key: tuple[str, int, int, int, str]) -> str:
+    spatiality, request, ranks, nodes, operation = key
+    return (
+        f"layout=shared,spatiality={spatiality},request={request // 1024}KiB,ranks={ranks},"
+        f"nodes={nodes},operation={operation},odirect=yes"
+    )
+
+
+def judged(results: Path) -> dict[tuple, dict[str, Any]]:
+    """Per pattern: `iorelay analyze`'s comparison (median, worse-than-best, the runs)."""
+    from iorelay.analysis import compute, reader
+
+    runs = reader.read_results([str(results)])
+    analysis = compute.analyze(runs)
+    out: dict[tuple, dict[str, Any]] = {}
+    for key, g in analysis.options.groupby(list(analysis.spec.pattern), dropna=False):
+        row = dict(zip(analysis.spec.pattern, key, strict=True))
+        mine = runs
+        for c, v in row.items():
+            mine = mine.loc[mine[c] == v]
+        values = {int(k): s.to_numpy(float) for k, s in mine.groupby("ionodes")["bandwidth_mib_s"]}
+        out[pattern_key(row)] = {
+            "median": {int(r.ionodes): float(r.median) for r in g.itertuples()},
+            "worse": {int(r.ionodes): bool(r.worse) for r in g.itertuples()},
+            "best": int(g.loc[g["is_best"], "ionodes"].iloc[0]),
+            "kw_p": float(g["kw_p"].iloc[0]),
+            "values": {k: [round(float(x), 2) for x in v] for k, v in values.items()},
+        }
+    return out
+
+
+def worse_than_direct(values: dict[int, list[float]], k: int, alpha: float = 0.05) -> bool:
+    """Option k significantly worse than direct access by the test `iorelay analyze` applies
+    (Kruskal-Wallis over the options, then Dunn's test with Holm's adjustment, here of k against
+    0 instead of against the best; lower mean rank)."""
+    from scipy.stats import rankdata
+
+    from iorelay.analysis import stats
+
+    if k == 0:
+        return False
+    groups = {o: np.asarray(v) for o, v in values.items()}
+    _, kw_p = stats.kruskal_wallis(groups)
+    p = float(stats.dunn(groups).loc[k, 0])
+    ranks = rankdata(np.concatenate(list(groups.values())))
+    bounds = np.cumsum([0] + [len(v) for v in groups.values()])
+    mean_rank = {o: ranks[bounds[i] : bounds[i + 1]].mean() for i, o in enumerate(groups)}
+    return kw_p < alpha and p < alpha and mean_rank[k] < mean_rank[0]
+
+
+def pilot_table(results: Path) -> str:
+    lines = [
+        "| pattern | direct | 1 | 2 | MiB/s medians of 3 | best | worst/best "
+        "| option significantly worse |",
+        "|---|---:|---:|---:|---|---|---:|---|",
+    ]
+    for key, j in sorted(judged(results).items()):
+        med = j["median"]
+        worse = [str(k) for k, w in j["worse"].items() if w]
+        lines.append(
+            f"| {pattern_text(key)} | {med[0]:.1f} | {med[1]:.1f} | {med[2]:.1f} | "
+            f"{j['values']} | {j['best']} | {min(med.values()) / max(med.values()):.2f} | "
+            f"{', '.join(worse) or '-'} |"
+        )
+    return "\n".join(lines)
+
+
+# The rule that fixes the evaluation patterns from the pilot, written before the pilot ran:
+# every candidate pattern (6 configurations x write, read) when at least 4 of them show an
+# option whose median is below 0.8 x the best's (or one `iorelay analyze` finds significantly
+# worse); otherwise only the patterns that do, and the step says the target cannot be met.
+SPREAD = 0.8
+
+
+def fix_patterns() -> int:
+    pilot = judged(PILOT)
+    spread = {
+        key: min(j["median"].values()) / max(j["median"].values()) < SPREAD
+        or any(j["worse"].values())
+        for key, j in pilot.items()
+    }
+    differing = [k for k, v in spread.items() if v]
+    chosen = sorted(pilot) if len(differing) >= 4 else sorted(differing)
+    configs = [
+        c
+        for c in CANDIDATES
+        if any(
+            k[0] == c["spatiality"] and k[1] == parse(c["request"]) and k[2] == c["processes"]
+            for k in chosen
+        )
+    ]
+    doc = {
+        "rule": f"all candidates when >= 4 show an option below {SPREAD} x the best's median "
+        "in the pilot (or significantly worse), else those that do",
+        "pilot_differing": [pattern_text(k) for k in differing],
+        "patterns": [{"key": list(k), "pattern": pattern_text(k)} for k in chosen],
+        "configs": configs,
+    }
+    PATTERNS.write_text(json.dumps(doc, indent=2) + "\n")
+    print(f"{len(differing)} of {len(pilot)} pilot patterns differ; fixed {len(chosen)}")
+    return 0 if len(differing) >= 4 else 1
+
+
+def parse(size: str) -> int:
+    from iorelay.units import parse_bytes
+
+    return parse_bytes(size)
+
+
+def advice_for(key: tuple) -> dict[str, Any]:
+    from iorelay.advise.service import advice
+
+    return advice([str(TRAIN)], pattern_text(key))
+
+
+def report(load: str) -> int:
+    fixed = json.loads(PATTERNS.read_text())
+    keys = [tuple(p["key"]) for p in fixed["patterns"]]
+    measured = judged(EVAL)
+    rows = []
+    for key in keys:
+        a = advice_for(key)
+        j = measured[key]
+        k = int(a["recommended"]["ionodes"])
+        med = j["median"]
+        predicted = {int(o): float(v) for o, v in a["predicted"].items()}
+        gain_pred = predicted[k] / predicted[0]
+        gain_meas = med[k] / med[0]
+        # The best forwarded option's gain: a check of the prediction that does not vanish
+        # when the advice is direct access (whose gain is 1 on both sides).
+        fwd = max((1, 2), key=lambda o: med[o])
+        rows.append(
+            {
+                "pattern": pattern_text(key),
+                "key": list(key),
+                "advised": k,
+                "advised_not_worse": a["not_worse"],
+                "source": a["source"],
+                "predicted_mib_s": predicted,
+                "measured_median_mib_s": med,
+                "measured_runs_mib_s": j["values"],
+                "measured_best": j["best"],
+                "measured_not_worse": [o for o, w in j["worse"].items() if not w],
+                "kw_p": j["kw_p"],
+                "in_not_worse": not j["worse"][k],
+                "worse_than_direct": worse_than_direct(j["values"], k),
+                "gain_predicted": gain_pred,
+                "gain_measured": gain_meas,
+                "gain_ok": abs(math.log(gain_pred / gain_meas)) <= LN15,
+                "best_forwarded": fwd,
+                "best_forwarded_gain_predicted": predicted[fwd] / predicted[0],
+                "best_forwarded_gain_measured": med[fwd] / med[0],
+                "regret": med[k] / max(med.values()),
+                "some_option_worse": any(j["worse"].values()),
+            }
+        )
+    summary = summarize(rows)
+    doc = {"load": load, "patterns": rows, "summary": summary}
+    (OUT / "evaluation.json").write_text(json.dumps(doc, indent=2) + "\n")
+    md = markdown(rows, summary, load)
+    (ROOT / "bench" / "results" / "advise-testbed.md").write_text(md)
+    print(md)
+    return 0
+
+
+def summarize(rows: list[dict[str, Any]]) -> dict[str, Any]:
+    n = len(rows)
+
+    def share_of(k: int) -> float:
+        meds = [r["measured_median_mib_s"] for r in rows]
+        return float(np.mean([m[k] / max(m.values()) for m in meds]))
+
+    def not_worse_rule(k: int) -> int:
+        return sum(k in r["measured_not_worse"] for r in rows)
+
+    fwd_ok = sum(
+        abs(math.log(r["best_forwarded_gain_predicted"] / r["best_forwarded_gain_measured"]))
+        <= LN15
+        for r in rows
+    )
+    return {
+        "patterns": n,
+        "with_an_option_significantly_worse": sum(r["some_option_worse"] for r in rows),
+        "advised_in_not_worse": sum(r["in_not_worse"] for r in rows),
+        "advised_worse_than_direct": sum(r["worse_than_direct"] for r in rows),
+        "gain_within_1_5x": sum(r["gain_ok"] for r in rows),
+        "best_forwarded_gain_within_1_5x": fwd_ok,
+        "regret_ratio": {
+            "advice": float(np.mean([r["regret"] for r in rows])),
+            **{f"always {k}": share_of(k) for k in OPTIONS},
+        },
+        "in_not_worse": {
+            "advice": sum(r["in_not_worse"] for r in rows),
+            **{f"always {k}": not_worse_rule(k) for k in OPTIONS},
+        },
+    }
+
+
+def markdown(rows: list[dict[str, Any]], s: dict[str, Any], load: str) -> str:
+    n = s["patterns"]
+    out = [
+        "# `iorelay advise` on the testbed: advice from testbed runs, judged on new runs",
+        "",
+        "Produced by `python bench/advise_testbed.py report` (the runs: `pilot` and `evaluate`,",
+        "each under `flock -w 3600 /tmp/testbed-measure.lock`; docs/advise.md). Training data:",
+        "`bench/results/advise-testbed/train/` (bench/sweeps/advise-testbed-train-{a,b,c}.toml);",
+        "evaluation runs: `bench/results/advise-testbed/eval/`, 5 alternating repetitions per",
+        f"option; patterns fixed in `patterns.json` before those runs. Load: {load}.",
+        "",
+        "| pattern | advised (not-worse set predicted) | measured MiB/s 0 / 1 / 2 | measured best "
+        "(not worse) | in set | worse than direct | gain predicted / measured | best forwarded "
+        "gain predicted / measured |",
+        "|---|---|---|---|---|---|---|---|",
+    ]
+    for r in rows:
+        m = r["measured_median_mib_s"]
+        out.append(
+            f"| {r['pattern']} | {r['advised']} ({', '.join(map(str, r['advised_not_worse']))})"
+            f" | {m[0]:.1f} / {m[1]:.1f} / {m[2]:.1f} | {r['measured_best']} "
+            f"({', '.join(map(str, r['measured_not_worse']))}) | "
+            f"{'yes' if r['in_not_worse'] else '**no**'} | "
+            f"{'**yes**' if r['worse_than_direct'] else 'no'} | "
+            f"{r['gain_predicted']:.2f} / {r['gain_measured']:.2f} | "
+            f"{r['best_forwarded']}: {r['best_forwarded_gain_predicted']:.2f} / "
+            f"{r['best_forwarded_gain_measured']:.2f} |"
+        )
+    rr = s["regret_ratio"]
+    nw = s["in_not_worse"]
+    out += [
+        "",
+        f"- Patterns with an option significantly worse than the best: "
+        f"{s['with_an_option_significantly_worse']} of {n} (target: ≥ 4 of 6).",
+        f"- Advised option in the not-worse set: {s['advised_in_not_worse']} of {n} "
+        f"(target ≥ 5 of 6); always direct {nw['always 0']}, always 1 {nw['always 1']}, "
+        f"always 2 {nw['always 2']}.",
+        f"- Advised option significantly worse than direct: {s['advised_worse_than_direct']} "
+        "(target 0).",
+        f"- |ln(predicted gain / measured gain)| ≤ ln 1.5: {s['gain_within_1_5x']} of {n} "
+        f"(target ≥ 80%); of the best forwarded option: "
+        f"{s['best_forwarded_gain_within_1_5x']} of {n}.",
+        f"- Regret ratio (measured median of the choice / best measured median): advice "
+        f"{rr['advice']:.3f}, always direct {rr['always 0']:.3f}, always 1 {rr['always 1']:.3f}, "
+        f"always 2 {rr['always 2']:.3f}.",
+        "",
+    ]
+    return "\n".join(out)
+
+
+def main() -> int:
+    p = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawTextHelpFormatter)
+    p.add_argument("step", choices=["pilot", "pilot-table", "fix", "evaluate", "report"])
+    p.add_argument("--load", default="", help="the load average during the runs, for the report")
+    args = p.parse_args()
+    if args.step == "pilot":
+        return measure(CANDIDATES, 3, PILOT)
+    if args.step == "pilot-table":
+        print(pilot_table(PILOT))
+        return 0
+    if args.step == "fix":
+        return fix_patterns()
+    if args.step == "evaluate":
+        fixed = json.loads(PATTERNS.read_text())
+        return measure(fixed["configs"], 5, EVAL)
+    return report(args.load)
+
+
+if __name__ == "__main__":
+    sys.exit(main())
