@@ -1,8 +1,8 @@
 """`iorelay advise` judged on real testbed runs (docs/advise.md, "Real runs on the testbed").
 
-Training data: `iorelay explore --testbed` results of bench/sweeps/advise-testbed-train-*.toml
-(4, 12 and 16 ranks; requests 4, 16, 64, 256 KiB), never FORGE's. Three steps, each under the
-testbed's measurement lock:
+Training data: `iorelay explore --testbed` results of bench/sweeps/advise-testbed-train-{a,b}.toml
+(4 ranks on 2 hosts, 12 on 3; requests 4, 16, 64, 256 KiB), never FORGE's. The steps (those
+that run on the testbed under its measurement lock):
 
   pilot     the candidate patterns (not in the training data), 3 alternating repetitions of
             0, 1 and 2 I/O nodes: which of them have an option that matters
@@ -13,8 +13,12 @@ testbed's measurement lock:
             `iorelay analyze`'s test on the evaluation runs; writes the table
 
     flock -w 3600 /tmp/testbed-measure.lock python bench/advise_testbed.py pilot
+    python bench/advise_testbed.py fix
     flock -w 3600 /tmp/testbed-measure.lock python bench/advise_testbed.py evaluate
     python bench/advise_testbed.py report
+
+or `measure` for pilot, fix and evaluate in one hold of the lock (the rule of `fix` is fixed
+in this file, so nothing is chosen by hand between the pilot and the evaluation).
 
 "Alternating": for each repetition, each pattern runs its three options back to back, the order
 rotated by one from one repetition to the next (0 1 2, 1 2 0, 2 0 1, ...), so that the options of
@@ -368,7 +372,8 @@ def markdown(rows: list[dict[str, Any]], s: dict[str, Any], load: str) -> str:
 
 def main() -> int:
     p = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawTextHelpFormatter)
-    p.add_argument("step", choices=["pilot", "pilot-table", "fix", "evaluate", "report"])
+    steps = ["pilot", "pilot-table", "fix", "evaluate", "measure", "report"]
+    p.add_argument("step", choices=steps)
     p.add_argument("--load", default="", help="the load average during the runs, for the report")
     args = p.parse_args()
     if args.step == "pilot":
@@ -378,6 +383,12 @@ def main() -> int:
         return 0
     if args.step == "fix":
         return fix_patterns()
+    if args.step == "measure":
+        status = measure(CANDIDATES, 3, PILOT)
+        print(pilot_table(PILOT))
+        fixed = fix_patterns()
+        status = max(status, measure(json.loads(PATTERNS.read_text())["configs"], 5, EVAL))
+        return max(status, fixed)
     if args.step == "evaluate":
         fixed = json.loads(PATTERNS.read_text())
         return measure(fixed["configs"], 5, EVAL)
