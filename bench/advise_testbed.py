@@ -327,9 +327,10 @@ def markdown(rows: list[dict[str, Any]], s: dict[str, Any], load: str) -> str:
         "",
         "Produced by `python bench/advise_testbed.py report` (the runs: `pilot` and `evaluate`,",
         "each under `flock -w 3600 /tmp/testbed-measure.lock`; docs/advise.md). Training data:",
-        "`bench/results/advise-testbed/train/` (bench/sweeps/advise-testbed-train-{a,b,c}.toml);",
+        "`bench/results/advise-testbed/train/` (bench/sweeps/advise-testbed-train-{a,b}.toml);",
         "evaluation runs: `bench/results/advise-testbed/eval/`, 5 alternating repetitions per",
-        f"option; patterns fixed in `patterns.json` before those runs. Load: {load}.",
+        "option; the patterns in `patterns.json`, fixed from the pilot's runs by the rule of",
+        f"`fix` (committed before the pilot ran). Load: {load}.",
         "",
         "| pattern | advised (not-worse set predicted) | measured MiB/s 0 / 1 / 2 | measured best "
         "(not worse) | in set | worse than direct | gain predicted / measured | best forwarded "
