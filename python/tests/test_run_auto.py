@@ -50,6 +50,29 @@ def test_auto_from_a_trace_starts_the_advised_daemons(
     assert "-> spatiality=strided" in err
 
 
+@pytest.mark.needs_build("iorelayd", "iorelay-ctl", "strided_writer")
+def test_auto_from_the_counters_of_running_daemons(
+    daemon_factory: DaemonFactory, advise_measured, disk_tmp: Path, monkeypatch, capsys
+) -> None:
+    """The daemons of a job that wrote one file in 8 KiB strides, still running: their
+    counters read as shared 8 KiB writes, advised 2 I/O nodes."""
+    d = daemon_factory(2)
+    run_strided_writers(d, f"{d.prefix}/t.dat", 4, 16, 8192)
+    monkeypatch.setenv("IORELAY_SECRET_FILE", d.env()["IORELAY_SECRET_FILE"])
+    out = disk_tmp / "env.json"
+    status = iorelay_run(
+        "--ionodes", "auto", "--stats", *d.env()["IORELAY_SERVERS"].split(","),
+        "--spatiality", "strided", "--nodes", "2", "--ranks", "4",
+        "--measured", str(advise_measured[0]), "--root", str(disk_tmp / "root"),
+        "--no-preload", "--timeout", TIMEOUT, "--", *dump_env(out),
+    )  # fmt: skip
+    err = capsys.readouterr().err
+    assert status == 0, err
+    assert servers(out) == BEST[("shared", "strided")] == 2
+    assert "layout=shared,spatiality=strided,request=8KiB,ranks=4,nodes=2" in err
+    assert "(from the counters of the daemons" in err
+
+
 @pytest.mark.needs_build("iorelayd")
 def test_auto_can_advise_direct_access(advise_measured, disk_tmp: Path, capsys) -> None:
     out = disk_tmp / "env.json"
