@@ -282,6 +282,7 @@ def report(load: str) -> int:
     doc = {"load": load, "patterns": rows, "summary": summary}
     (OUT / "evaluation.json").write_text(json.dumps(doc, indent=2) + "\n")
     md = markdown(rows, summary, load)
+    md += "\n## The pilot (3 alternating runs per option)\n\n" + pilot_table(PILOT) + "\n"
     (ROOT / "bench" / "results" / "advise-testbed.md").write_text(md)
     print(md)
     return 0
