@@ -233,10 +233,7 @@ cli::OptionTable Table(Config* c) {
                        "to and from the file without a copy by the daemon (on)"))
       .Add(cli::Integer("shm-poll-us", "N", &c->shm_poll_us, 0, 10'000,
                         "look at a shared-memory connection's ring for N us after its\n"
-                        "last request before waiting for its doorbell; 0: never (0)"))
-      .Add(cli::Choice("shm-arm-idle", &c->shm_arm_idle, {{"on", true}, {"off", false}},
-                       "arm a shared-memory connection's doorbell only when its event\n"
-                       "loop is about to sleep (on); off: whenever its ring is empty"));
+                        "last request before waiting for its doorbell; 0: never (0)"));
   return t;
 }
 

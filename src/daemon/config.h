@@ -86,9 +86,6 @@ struct Config {
   uint64_t shm_ring_bytes = 4ull << 20;  // each direction, per connection
   bool shm_pipes = true;  // large requests' data through pipes, spliced (docs/daemon.md)
   int shm_poll_us = 0;    // a shared-memory connection is polled this long after a request
-  // A shared-memory connection's doorbell is armed only when its loop is about to sleep (on), or
-  // whenever its ring is found empty (off).
-  bool shm_arm_idle = true;
 };
 
 // What the command line asked for besides the configuration.

@@ -386,7 +386,6 @@ void IoLoop::Read(uint64_t id, Entry& e) {
                                        : e.reader.Next(e.conn->transport(), authed, scratch_);
     switch (step) {
       case FrameReader::Step::kTail:
-        ++steps_;
         if (!Reserve(e, e.reader.data_len())) return e.reader.ReceiveUntilEmpty();  // (woken)
         e.reader.AdmitTail();
         break;
@@ -409,7 +408,6 @@ void IoLoop::Read(uint64_t id, Entry& e) {
         }
         return Close(id, e.reader.error());
       case FrameReader::Step::kFrame: {
-        ++steps_;
         // A read's reply is reserved as a write's data is, and a piped write's pipe bytes too
         // (its request takes the reservation over when admitted). Held, the frame waits here,
         // and nothing after it is read. (Not a frame whose in-band data holds a reservation
@@ -612,17 +610,6 @@ void IoLoop::Tick(int64_t now) {
   }
 }
 
-void IoLoop::ArmIdle() {
-  std::vector<uint64_t> stay;
-  for (uint64_t id : again_) {
-    auto it = conns_.find(id);
-    if (it == conns_.end()) continue;
-    SideChannel* side = it->second->side;
-    if (side == nullptr || !side->Polling() || !side->ArmDoorbell()) stay.push_back(id);
-  }
-  again_.swap(stay);
-}
-
 void IoLoop::Run() {
   const int64_t tick_ns =
       std::min<int64_t>(kMaxTickNs, int64_t{core_.config.heartbeat_ms} * 1'000'000);
@@ -636,7 +623,6 @@ void IoLoop::Run() {
       timeout_ms =
           static_cast<int>(std::max<int64_t>(0, (next_tick - MonotonicNs() + 999'999) / 1'000'000));
     }
-    const uint64_t steps_before = steps_;
     int n = ::epoll_wait(epoll_fd_, events, kMaxEvents, timeout_ms);
     for (int i = 0; i < n; ++i) {
       const uint64_t id = events[i].data.u64;
@@ -670,7 +656,6 @@ void IoLoop::Run() {
       again.swap(again_);
       for (uint64_t id : again) Service(id);
     }
-    if (steps_ == steps_before && !again_.empty()) ArmIdle();
     const int64_t now = MonotonicNs();
     if (now >= next_tick) {
       Tick(now);

@@ -119,9 +119,6 @@ class IoLoop {
   // The transport's second descriptor fired (a shared-memory client's socket).
   void AuxEvent(uint64_t id);
   void Tick(int64_t now_ns);
-  // After a pass that read nothing: the connections of again_ whose doorbells are unarmed arm
-  // them and leave it, unless bytes came meanwhile (they stay, to be read at once).
-  void ArmIdle();
   // Why: logged when not empty.
   void Close(uint64_t id, const std::string& why);
 
@@ -151,10 +148,7 @@ class IoLoop {
   bool drained_ = false;  // BeginDrain has been acted on (loop thread)
   std::unordered_map<uint64_t, std::unique_ptr<Entry>> conns_;  // loop thread only
   uint64_t next_id_ = 1;
-  // Connections to read again without an event: their budget was used up, or their doorbell is
-  // unarmed (SideChannel::Polling) until a pass finds nothing to do (ArmIdle).
-  std::vector<uint64_t> again_;
-  uint64_t steps_ = 0;  // frames and frame tails read (loop thread): a pass that read none is idle
+  std::vector<uint64_t> again_;  // connections with more to read (budget used up)
   std::vector<uint8_t> scratch_;
 
   Mutex registry_mu_;

@@ -81,10 +81,7 @@ bool AttachShm(Core& core, const ConnPtr& conn, const proto::FrameHeader& h,
     shm = ShmConnection::Create(core.config.shm_ring_bytes, core.config.shm_in_place,
                                 core.config.shm_pipes ? core.pipes.pipe_bytes() : 0,
                                 &counters.shm_open);
-    if (shm.ok()) {
-      (*shm)->set_poll_us(core.config.shm_poll_us);
-      (*shm)->set_arm_idle(core.config.shm_arm_idle);
-    }
+    if (shm.ok()) (*shm)->set_poll_us(core.config.shm_poll_us);
     if (!shm.ok()) {
       fmt::print(stderr, "iorelayd: shared memory for {}: {}; it stays on its socket\n",
                  conn->transport()->peer(), shm.status().ToString());

@@ -220,7 +220,7 @@ Result<size_t> ShmConnection::Recv(void* buf, size_t n) {
     return Status::FromErrno(EPROTO, "bytes on the socket of a shared-memory connection");
   }
   const int64_t now = poll_ns_ > 0 ? MonotonicNs() : 0;
-  const bool poll = (poll_ns_ > 0 && now - last_request_ns_ < poll_ns_) || arm_idle_;
+  const bool poll = poll_ns_ > 0 && now - last_request_ns_ < poll_ns_;
   Result<size_t> got = map_->in.Read(buf, n, /*mark_when_short=*/!poll);
   if (!got.ok()) return got.status();
   polling_ = poll && *got < n;
@@ -233,17 +233,6 @@ Result<size_t> ShmConnection::Recv(void* buf, size_t n) {
     return Status::FromErrno(EAGAIN, "ring empty");
   }
   return got;
-}
-
-bool ShmConnection::ArmDoorbell() {
-  if (!polling_) return true;
-  if (poll_ns_ > 0 && MonotonicNs() - last_request_ns_ < poll_ns_) return false;
-  // Marked asleep, then one more look: bytes the client wrote before it saw the mark rang
-  // nothing, so the loop reads them now (a broken position too: Recv reports it).
-  Result<bool> empty = map_->in.PrepareToSleep();
-  if (!empty.ok() || !*empty) return false;
-  polling_ = false;
-  return true;
 }
 
 Capabilities ShmConnection::capabilities() {

@@ -51,12 +51,6 @@ class ShmConnection final : public Connection,
   // next request meanwhile need not ring (an eventfd write) nor the loop wake (docs/daemon.md,
   // "Polling instead of sleeping"). 0: always armed.
   void set_poll_us(int us) { poll_ns_ = int64_t{us} * 1000; }
-  // With `on` (--shm-arm-idle), Recv never arms the doorbell when it finds the ring short: the
-  // loop keeps the connection among those it looks at again and arms it (ArmDoorbell) only
-  // when a pass over them found nothing to do and it is about to sleep. While the loop is busy
-  // with other connections, a client's next request then finds the daemon marked awake and
-  // costs no eventfd write, nor the loop a wake-up (docs/daemon.md, "One doorbell per sleep").
-  void set_arm_idle(bool on) { arm_idle_ = on; }
 
   uint64_t ring_bytes() const { return ring_bytes_; }
   // Pages a piped request's data may span (0: no pipes).
@@ -79,7 +73,6 @@ class ShmConnection final : public Connection,
   void OnAuxEvent() override;
   bool HungUp() const override { return hung_up_.load() || violated_.load(); }
   bool Polling() const override { return polling_; }
-  bool ArmDoorbell() override;
   bool SignalAlive() override;
   // PipedData
   int PipeFromClient() const override { return from_client_.read_fd(); }
@@ -105,7 +98,6 @@ class ShmConnection final : public Connection,
   std::atomic<bool> shut_{false};
   std::atomic<uint64_t>* open_count_ = nullptr;
   int64_t poll_ns_ = 0;
-  bool arm_idle_ = false;
   // The event loop's (Recv's thread's) alone:
   int64_t last_request_ns_ = 0;  // when Recv last took bytes
   bool polling_ = false;         // the last short Recv left the doorbell unarmed

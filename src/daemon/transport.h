@@ -59,10 +59,6 @@ class SideChannel {
   // After Recv took fewer bytes than asked: true when the transport left its doorbell unarmed
   // (polled a while after a request), so the loop must look again soon instead of waiting.
   virtual bool Polling() const = 0;
-  // The loop is about to sleep: arms the doorbell that Polling left unarmed, so that the peer's
-  // next bytes ring it. False when the loop must look at the connection again instead (bytes
-  // arrived meanwhile, or its poll time is not over); true when armed, or not polling.
-  virtual bool ArmDoorbell() = 0;
   // Tells the peer the daemon lives without sending a frame (a heartbeat while a reservation
   // holds the stream); false when it cannot.
   virtual bool SignalAlive() = 0;
