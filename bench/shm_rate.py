@@ -191,6 +191,10 @@ def main() -> int:
     ap.add_argument("--tcp", action="store_true", help="also a row over TCP (sealed frames)")
     ap.add_argument("--floor", action="store_true", help="also a row of bench/wakeup_floor")
     ap.add_argument(
+        "--rows",
+        help="only these rows, separated by ';' (e.g. 'shm;shm, no spin'), before their twins",
+    )
+    ap.add_argument(
         "--ab-daemon-args",
         help="a twin of every row, served by a second daemon started with these arguments",
     )
@@ -216,6 +220,7 @@ def main() -> int:
                             + (" --adaptive-spin" if args.adaptive_spin else "")
                             + (" --tcp" if args.tcp else "")
                             + (" --floor" if args.floor else "")
+                            + (f" --rows '{args.rows}'" if args.rows else "")
                             + (f" --ab-daemon-args='{args.ab_daemon_args}'"
                                if args.ab_daemon_args else "")
                             + (f" --backends {args.backends}"
@@ -231,6 +236,8 @@ def main() -> int:
                      *(["tcp"] if args.tcp else [])]  # fmt: skip
             if args.baseline_client is not None:
                 names.append("shm, baseline client")
+            if args.rows:
+                names = [n for n in args.rows.split(";") if n in VARIANTS]
             daemon_args = dict(DAEMONS)
             if args.ab_daemon_args:
                 daemon_args["ab"] = args.ab_daemon_args.split()
