@@ -11,7 +11,10 @@ Job j writes bs bytes at j * bs, then skips (jobs - 1) * bs (`rw=write:SKIP`,
 between the jobs (fio processes, `ioengine=psync`, i.e. pwrite, unless `--ioengine` says
 otherwise, with `--iodepth` requests in flight per job). Reports fio's aggregate write
 bandwidth (MiB/s, median), the ratio to direct, the whole machine's busy CPU time per request
-(every process and the kernel: run it on otherwise idle cores), the daemon's mean requests per
+(every process and the kernel: run it on otherwise idle cores), the CPU time per request of the
+processes of the path alone (fio's, from its rusage, and the daemon's, from /proc/PID/stat: the
+figure to compare on a machine other work keeps busy; interrupts are charged to whatever they
+interrupt), the load average, the daemon's mean requests per
 dispatch and its requests by op, and writes bench/results/fio-strided-JOBS.md. With
 `--backends posix,null`, each scheduler runs against both backends in turn: the null backend's
 row is what the client and the daemon cost with no disk behind them (its dispatches end at
@@ -24,6 +27,7 @@ from __future__ import annotations
 
 import argparse
 import os
+import resource
 import shlex
 import statistics
 import sys
@@ -47,16 +51,30 @@ def busy_jiffies() -> int:
     return sum(fields) - fields[3] - fields[4]
 
 
-def fio_run(args: argparse.Namespace, path: str, env: dict[str, str]) -> tuple[float, float]:
-    """(MiB/s, busy CPU microseconds per request) of one fio run."""
+def process_cpu_s(daemon_pid: int | None) -> float:
+    """CPU seconds of this process's finished children (fio) and of the daemon, if any."""
+    r = resource.getrusage(resource.RUSAGE_CHILDREN)
+    total = r.ru_utime + r.ru_stime
+    if daemon_pid is not None:
+        fields = Path(f"/proc/{daemon_pid}/stat").read_text().rsplit(")", 1)[1].split()
+        total += (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
+    return total
+
+
+def fio_run(
+    args: argparse.Namespace, path: str, env: dict[str, str], daemon_pid: int | None = None
+) -> tuple[float, float, float]:
+    """(MiB/s, busy CPU microseconds per request, the processes' CPU microseconds per request)
+    of one fio run."""
     cmd = fio_job.strided_write_cmd(
         path, args.jobs, units.parse_bytes(args.bs), args.writes, args.ioengine, args.iodepth
     )
-    busy = busy_jiffies()
+    busy, procs = busy_jiffies(), process_cpu_s(daemon_pid)
     job = fio_job.run(cmd, env)
-    busy = busy_jiffies() - busy
+    busy, procs = busy_jiffies() - busy, process_cpu_s(daemon_pid) - procs
     cpu_us = busy * 1e6 / os.sysconf("SC_CLK_TCK")
-    return job["write"]["bw_bytes"] / (1 << 20), cpu_us / job["write"]["total_ios"]
+    n = job["write"]["total_ios"]
+    return job["write"]["bw_bytes"] / (1 << 20), cpu_us / n, procs * 1e6 / n
 
 
 def main() -> int:
@@ -93,23 +111,27 @@ def main() -> int:
             name += f", `{variant}`" if variant else ", no more options"
         return name
 
-    rows = {p: {"runs": [], "cpu": [], "per_dispatch": [], "by_op": {}}
+    rows = {p: {"runs": [], "cpu": [], "procs": [], "per_dispatch": [], "by_op": {}}
             for p in ["direct", *(label(*p) for p in paths)]}  # fmt: skip
     with tempfile.TemporaryDirectory(prefix="iorelay-fio-", dir="/var/tmp") as tmp:
         root = Path(tmp) / "root"
         root.mkdir()
         for rep in range(args.reps):
-            mib_s, cpu = fio_run(args, str(root / "direct.dat"), {})
+            mib_s, cpu, procs = fio_run(args, str(root / "direct.dat"), {})
             rows["direct"]["runs"].append(mib_s)
             rows["direct"]["cpu"].append(cpu)
+            rows["direct"]["procs"].append(procs)
             for n, (sched, backend, variant) in enumerate(paths):
                 row = rows[label(sched, backend, variant)]
                 with LocalDaemons(1, root, "/iorelay-fio", Path(tmp) / f"{rep}-{n}",
                                   scheduler=sched, backend=backend,
                                   extra_args=shlex.split(variant)) as d:  # fmt: skip
-                    mib_s, cpu = fio_run(args, f"{d.prefix}/fwd.dat", d.env("unix"))
+                    mib_s, cpu, procs = fio_run(
+                        args, f"{d.prefix}/fwd.dat", d.env("unix"), d.daemons[0].pid
+                    )
                     row["runs"].append(mib_s)
                     row["cpu"].append(cpu)
+                    row["procs"].append(procs)
                     total = query_stats(d.addresses("unix")[0], d.credential_file)["total"]
                 row["per_dispatch"].append(float(total["mean_requests_per_dispatch"]))
                 row["by_op"] = total.get("by_op", {})
@@ -120,18 +142,22 @@ def main() -> int:
     engine = "" if args.ioengine == "psync" else f" ({args.ioengine}, {args.iodepth} in flight)"
     lines = [f"## fio, {args.jobs} unsynchronised jobs{engine}, 1D-strided {args.bs} O_DIRECT "
              f"writes to one file, {time.strftime('%Y-%m-%d')}", "", f"Command: `{cmd}`", "",
+             f"Load average (1, 5, 15 min) at the end: {os.getloadavg()[0]:.1f}, "
+             f"{os.getloadavg()[1]:.1f}, {os.getloadavg()[2]:.1f} on {os.cpu_count()} CPUs.", "",
              "| path | write MiB/s (median) | / direct | runs | busy CPU us per request | "
-             "requests per dispatch | requests by op (last run) |",
-             "|---|---:|---:|---|---:|---:|---|"]  # fmt: skip
+             "fio + daemon CPU us per request | requests per dispatch | "
+             "requests by op (last run) |",
+             "|---|---:|---:|---|---:|---:|---:|---|"]  # fmt: skip
     for path, r in rows.items():
         med = statistics.median(r["runs"])
         ratio = f"{med / direct:.2f}" if path != "direct" else ""
         per = f"{statistics.median(r['per_dispatch']):.2f}" if r["per_dispatch"] else ""
         ops = counts(r["by_op"])
         cpu = statistics.median(r["cpu"])
+        procs = statistics.median(r["procs"])
         lines.append(f"| {path} | {med:.1f} | {ratio} | "
-                     f"{', '.join(f'{v:.1f}' for v in r['runs'])} | {cpu:.1f} | {per} | "
-                     f"{ops} |")  # fmt: skip
+                     f"{', '.join(f'{v:.1f}' for v in r['runs'])} | {cpu:.1f} | {procs:.1f} | "
+                     f"{per} | {ops} |")  # fmt: skip
     table = "\n".join(lines) + "\n"
     print(table)
     others = "".join(f"-{b}" for b in backends if b != "posix")

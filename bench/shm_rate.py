@@ -16,10 +16,17 @@ client change. The daemons' counters, read over TCP before and after each run, c
 run really went through the relay and through the transport it names: pwrite requests counted
 by the daemon, connections moved to shared memory.
 Beside the rate, the CPU time per request of the daemon (from /proc/PID/stat) and of the client
-process (its rusage), which a machine shared with other work disturbs less than the rate.
+process (its rusage), which a machine shared with other work disturbs less than the rate,
+and their sleeps per request (voluntary context switches: the daemon's threads from
+/proc/PID/task/*/status, the client's from its rusage), the wake-ups a request costs.
+With --tcp, one more row over TCP (frames sealed, as between hosts). With --floor, one more row
+runs bench/wakeup_floor (the rings' sleep/wake protocol alone, 2 loops, no spin) in the rotation:
+the CPU per request no change of the transport can go below without spinning. With
+--ab-daemon-args ARGS, every row has a twin served by a second daemon started with ARGS, in the
+same rotation: an A/B of a daemon option.
 
     .venv/bin/python bench/shm_rate.py [--threads 8] [--seconds 3] [--runs 5] [--spin-ab]
-        [--adaptive-spin]
+        [--adaptive-spin] [--tcp] [--floor] [--ab-daemon-args ARGS]
         [--baseline-client BUILD] [--backends null,posix] [--out FILE.md]
 """
 
@@ -58,6 +65,21 @@ def children_cpu_seconds() -> float:
     return r.ru_utime + r.ru_stime
 
 
+def sleeps(pid: int) -> int:
+    """Voluntary context switches of all of `pid`'s threads (each is a sleep, and a wake-up)."""
+    total = 0
+    for status in Path(f"/proc/{pid}/task").glob("*/status"):
+        with contextlib.suppress(OSError):
+            for line in status.read_text().splitlines():
+                if line.startswith("voluntary_ctxt_switches:"):
+                    total += int(line.split()[1])
+    return total
+
+
+def children_sleeps() -> int:
+    return resource.getrusage(resource.RUSAGE_CHILDREN).ru_nvcsw
+
+
 def counters(d: LocalDaemons) -> dict:
     s = query_stats(d.addresses("tcp")[0], d.credential_file)
     return {
@@ -68,8 +90,10 @@ def counters(d: LocalDaemons) -> dict:
 
 
 # The rows: name → IORELAY_SHM, IORELAY_SPIN_US (None: the client's default), the daemon, the
-# client (this build's, or --baseline-client's).
+# client (this build's, or --baseline-client's). (A row named "ROW, ab" is ROW served by the
+# daemon of --ab-daemon-args.)
 VARIANTS = {
+    "tcp": ("off", None, "default", "this"),
     "shm": ("on", None, "default", "this"),
     "unix": ("off", None, "default", "this"),
     "shm, no spin": ("on", "0", "default", "this"),
@@ -78,6 +102,7 @@ VARIANTS = {
     "shm, baseline client": ("on", None, "default", "baseline"),
     "shm, adaptive spin": ("on", None, "default", "this"),
 }
+FLOOR = "floor (wakeup_floor, no spin)"
 SPIN_AB = ["shm, no spin", "unix, no spin", "shm, poll"]
 # Rows whose client sets IORELAY_SPIN_ADAPT=on (--adaptive-spin): no spin while runnable threads
 # outnumber the CPUs.
@@ -86,9 +111,27 @@ ADAPTIVE = ["shm, adaptive spin"]
 DAEMONS = {"default": [], "poll": ["--shm-poll-us", "20"]}
 
 
+def variant(name: str) -> tuple[str, str | None, str, str]:
+    if name.endswith(", ab"):
+        shm, spin, _, which = VARIANTS[name.removesuffix(", ab")]
+        return shm, spin, "ab", which
+    return VARIANTS[name]
+
+
+def floor_run(threads: int, seconds: float) -> dict:
+    out = subprocess.run(
+        [str(paths.find("wakeup_floor")), str(threads), "2", str(seconds)],
+        capture_output=True, text=True, timeout=TIMEOUT_S, check=True,
+    )  # fmt: skip
+    r = json.loads(out.stdout)
+    return {**r, "daemon_sleeps_per_request": 0.0, "client_sleeps_per_request": 0.0,
+            "load": os.getloadavg()[0]}  # fmt: skip
+
+
 def one_run(d: LocalDaemons, transport: str, threads: int, seconds: float, client: Path) -> dict:
-    env = {k: v for k, v in d.env("unix").items() if k != "LD_PRELOAD"}
-    env["IORELAY_SHM"], spin, _, which = VARIANTS[transport]
+    tcp = transport.removesuffix(", ab") == "tcp"
+    env = {k: v for k, v in d.env("tcp" if tcp else "unix").items() if k != "LD_PRELOAD"}
+    env["IORELAY_SHM"], spin, _, which = variant(transport)
     if which == "baseline":  # (its build's libiorelay, whatever LD_LIBRARY_PATH says)
         lib = client.parent.parent / "src" / "client"
         env["LD_LIBRARY_PATH"] = os.pathsep.join(
@@ -101,6 +144,7 @@ def one_run(d: LocalDaemons, transport: str, threads: int, seconds: float, clien
     before = counters(d)
     pid = d.daemons[0].pid
     daemon_cpu, client_cpu = cpu_seconds(pid), children_cpu_seconds()
+    daemon_sleeps, client_sleeps = sleeps(pid), children_sleeps()
     out = subprocess.run(
         [str(client), "/iorelay-bench/rate.dat", str(threads), str(seconds), "4096"],
         env={**os.environ, **env}, capture_output=True, text=True, timeout=TIMEOUT_S, check=True,
@@ -109,13 +153,16 @@ def one_run(d: LocalDaemons, transport: str, threads: int, seconds: float, clien
     n = max(1, r["requests"])
     r["daemon_cpu_us_per_request"] = (cpu_seconds(pid) - daemon_cpu) * 1e6 / n
     r["client_cpu_us_per_request"] = (children_cpu_seconds() - client_cpu) * 1e6 / n
+    r["daemon_sleeps_per_request"] = (sleeps(pid) - daemon_sleeps) / n
+    r["client_sleeps_per_request"] = (children_sleeps() - client_sleeps) / n
+    r["load"] = os.getloadavg()[0]
     after = counters(d)
     relayed = after["pwrite"] - before["pwrite"]
     moved = after["shm_attached"] - before["shm_attached"]
     conns = after["accepted"] - before["accepted"] - 1  # (the stats query's own connection)
     if relayed < r["requests"]:
         raise RuntimeError(f"the daemon counted {relayed} pwrites for {r['requests']} requests")
-    if (VARIANTS[transport][0] == "on") != (moved == conns and moved > 0):
+    if (variant(transport)[0] == "on") != (moved == conns and moved > 0):
         raise RuntimeError(f"{transport}: {moved} of {conns} connections on shared memory")
     return {**r, "daemon_pwrites": relayed, "connections": conns, "shm_connections": moved}
 
@@ -141,6 +188,16 @@ def main() -> int:
         action="store_true",
         help="also a row over shared memory with IORELAY_SPIN_ADAPT=on",
     )
+    ap.add_argument("--tcp", action="store_true", help="also a row over TCP (sealed frames)")
+    ap.add_argument("--floor", action="store_true", help="also a row of bench/wakeup_floor")
+    ap.add_argument(
+        "--rows",
+        help="only these rows, separated by ';' (e.g. 'shm;shm, no spin'), before their twins",
+    )
+    ap.add_argument(
+        "--ab-daemon-args",
+        help="a twin of every row, served by a second daemon started with these arguments",
+    )
     ap.add_argument(
         "--out",
         help="default: bench/results/shm-rate.md (shm-rate-baseline.md with --baseline-client)",
@@ -161,6 +218,11 @@ def main() -> int:
                             f"--seconds {args.seconds:g} --runs {args.runs}"
                             + (" --spin-ab" if args.spin_ab else "")
                             + (" --adaptive-spin" if args.adaptive_spin else "")
+                            + (" --tcp" if args.tcp else "")
+                            + (" --floor" if args.floor else "")
+                            + (f" --rows '{args.rows}'" if args.rows else "")
+                            + (f" --ab-daemon-args='{args.ab_daemon_args}'"
+                               if args.ab_daemon_args else "")
                             + (f" --backends {args.backends}"
                                if args.backends != "null,posix" else "")
                             + (f" --baseline-client {args.baseline_client}"
@@ -170,21 +232,33 @@ def main() -> int:
             root = work / f"root-{backend}"
             root.mkdir()
             names = ["shm", "unix", *(SPIN_AB if args.spin_ab else []),
-                     *(ADAPTIVE if args.adaptive_spin else [])]  # fmt: skip
+                     *(ADAPTIVE if args.adaptive_spin else []),
+                     *(["tcp"] if args.tcp else [])]  # fmt: skip
             if args.baseline_client is not None:
                 names.append("shm, baseline client")
+            if args.rows:
+                names = [n for n in args.rows.split(";") if n in VARIANTS]
+            daemon_args = dict(DAEMONS)
+            if args.ab_daemon_args:
+                daemon_args["ab"] = args.ab_daemon_args.split()
+                names = [n for name in names for n in (name, f"{name}, ab")]
+            if args.floor:
+                names.append(FLOOR)
             with contextlib.ExitStack() as stack:
                 daemons = {key: stack.enter_context(
                                LocalDaemons(1, root, "/iorelay-bench", work / f"w-{backend}-{i}",
                                             backend=backend, extra_args=extra))
-                           for i, (key, extra) in enumerate(DAEMONS.items())
-                           if any(VARIANTS[n][2] == key for n in names)}  # fmt: skip
+                           for i, (key, extra) in enumerate(daemon_args.items())
+                           if any(variant(n)[2] == key for n in names if n != FLOOR)}  # fmt: skip
                 runs: dict[str, list[dict]] = {n: [] for n in names}
                 for i in range(args.runs):
                     order = names[i % len(names) :] + names[: i % len(names)]
                     for transport in order:
-                        d = daemons[VARIANTS[transport][2]]
-                        client = clients[VARIANTS[transport][3]]
+                        if transport == FLOOR:
+                            runs[transport].append(floor_run(args.threads, args.seconds))
+                            continue
+                        d = daemons[variant(transport)[2]]
+                        client = clients[variant(transport)[3]]
                         runs[transport].append(
                             one_run(d, transport, args.threads, args.seconds, client)
                         )
@@ -197,6 +271,11 @@ def main() -> int:
                                             r["daemon_cpu_us_per_request"] for r in rs),
                                         "client_cpu_us": statistics.median(
                                             r["client_cpu_us_per_request"] for r in rs),
+                                        "daemon_sleeps": statistics.median(
+                                            r["daemon_sleeps_per_request"] for r in rs),
+                                        "client_sleeps": statistics.median(
+                                            r["client_sleeps_per_request"] for r in rs),
+                                        "load": [round(r["load"], 1) for r in rs],
                                         "all": rates, "runs": rs})  # fmt: skip
     finally:
         shutil.rmtree(work, ignore_errors=True)
@@ -208,15 +287,19 @@ def main() -> int:
                 "--shm-poll-us 20 (each daemon idle while the other's rows run)."
                 if args.spin_ab else "")
              + (f" The 'baseline client' row runs {args.baseline_client}/bench/request_rate "
-                "and its libiorelay." if args.baseline_client else ""), "",
+                "and its libiorelay." if args.baseline_client else "")
+             + (f" Rows ending ', ab' are served by a second daemon started with "
+                f"{args.ab_daemon_args}." if args.ab_daemon_args else ""), "",
              "| backend | transport | median requests/s | daemon CPU us/request | "
-             "client CPU us/request | runs (requests/s) |",
-             "|---|---|---|---|---|---|"]  # fmt: skip
+             "client CPU us/request | daemon sleeps/request | client sleeps/request | "
+             "runs (requests/s) | load (1 min) |",
+             "|---|---|---|---|---|---|---|---|---|"]  # fmt: skip
     for r in res["rows"]:
         runs_text = ", ".join(f"{v:.0f}" for v in r["all"])
         lines.append(f"| {r['backend']} | {r['transport']} | {r['median_requests_per_s']:.0f} | "
                      f"{r['daemon_cpu_us']:.1f} | {r['client_cpu_us']:.1f} | "
-                     f"{runs_text} |")  # fmt: skip
+                     f"{r['daemon_sleeps']:.2f} | {r['client_sleeps']:.2f} | "
+                     f"{runs_text} | {', '.join(f'{v:g}' for v in r['load'])} |")  # fmt: skip
     text = "\n".join(lines) + "\n"
     print(text)
     out = Path(args.out)

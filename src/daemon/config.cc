@@ -233,7 +233,8 @@ cli::OptionTable Table(Config* c) {
                        "to and from the file without a copy by the daemon (on)"))
       .Add(cli::Integer("shm-poll-us", "N", &c->shm_poll_us, 0, 10'000,
                         "look at a shared-memory connection's ring for N us after its\n"
-                        "last request before waiting for its doorbell; 0: never (0)"));
+                        "last request before waiting for its doorbell, while its client\n"
+                        "waits for replies awake; 0: never (20)"));
   return t;
 }
 

@@ -85,7 +85,7 @@ struct Config {
   bool shm_in_place = true;              // lend request data, read into replies (docs/daemon.md)
   uint64_t shm_ring_bytes = 4ull << 20;  // each direction, per connection
   bool shm_pipes = true;  // large requests' data through pipes, spliced (docs/daemon.md)
-  int shm_poll_us = 0;    // a shared-memory connection is polled this long after a request
+  int shm_poll_us = 20;   // a shared-memory connection is polled this long after a request
 };
 
 // What the command line asked for besides the configuration.

@@ -9,6 +9,7 @@
 #include <sys/socket.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <array>
 #include <cstring>
 #include <new>
@@ -220,9 +221,25 @@ Result<size_t> ShmConnection::Recv(void* buf, size_t n) {
     return Status::FromErrno(EPROTO, "bytes on the socket of a shared-memory connection");
   }
   const int64_t now = poll_ns_ > 0 ? MonotonicNs() : 0;
-  const bool poll = poll_ns_ > 0 && now - last_request_ns_ < poll_ns_;
+  // (Not after a reply that had to wake the client: a client that sleeps at once, without a
+  // spin, sends its next request only once it has been woken, mostly after the poll's time.)
+  const bool poll = poll_ns_ > 0 && skip_polls_ == 0 && now - last_request_ns_ < poll_ns_ &&
+                    !client_slept_.load(std::memory_order_relaxed);
   Result<size_t> got = map_->in.Read(buf, n, /*mark_when_short=*/!poll);
   if (!got.ok()) return got.status();
+  if (poll_ns_ > 0) {
+    if (*got > 0 && polling_) {
+      poll_misses_ = 0;  // the request came while the loop looked: the poll paid
+    } else if (*got > 0 && rung_) {
+      if (skip_polls_ > 0) --skip_polls_;  // a request that rang the doorbell
+    } else if (*got == 0 && polling_ && !poll) {
+      // The time passed with no request: the next 2^k - 1 requests are not polled after (k the
+      // misses in a row), so a client whose requests come seldom costs a loop little.
+      poll_misses_ = std::min(poll_misses_ + 1, kMaxPollMisses);
+      skip_polls_ = (1u << poll_misses_) - 1;
+    }
+    rung_ = !poll && *got < n;
+  }
   polling_ = poll && *got < n;
   if (*got > 0) last_request_ns_ = now;
   if (*got > 0 && map_->in.WriterNeedsWake()) map_->WakeWriter();
@@ -259,7 +276,12 @@ uint8_t* ShmConnection::Reserve(size_t n) {
 
 void ShmConnection::CommitReserved(size_t m) {
   out_.Commit(m);
-  if (out_.ReaderNeedsWake()) map_->WakeReader();
+  NoteReplyWake(out_.ReaderNeedsWake());
+}
+
+void ShmConnection::NoteReplyWake(bool asleep) {
+  client_slept_.store(asleep, std::memory_order_relaxed);
+  if (asleep) map_->WakeReader();
 }
 
 bool ShmConnection::SignalAlive() {
@@ -298,7 +320,7 @@ Result<size_t> ShmConnection::SendSome(const struct iovec* iov, int iovcnt) {
     if (!wait.ok()) return wait.status();
     if (*wait) break;
   }
-  if (total > 0 && out_.ReaderNeedsWake()) map_->WakeReader();
+  if (total > 0) NoteReplyWake(out_.ReaderNeedsWake());
   return total;
 }
 

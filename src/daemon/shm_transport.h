@@ -49,7 +49,8 @@ class ShmConnection final : public Connection,
   // For `us` microseconds after a Recv that took bytes, Recv does not arm the doorbell when it
   // finds the ring short: the loop polls the ring instead (Polling), so a client that sends its
   // next request meanwhile need not ring (an eventfd write) nor the loop wake (docs/daemon.md,
-  // "Polling instead of sleeping"). 0: always armed.
+  // "Polling instead of sleeping"). 0: always armed. A poll that ends with no request makes the
+  // next 2^k - 1 requests (k the misses in a row, at most 6) arm the doorbell at once.
   void set_poll_us(int us) { poll_ns_ = int64_t{us} * 1000; }
 
   uint64_t ring_bytes() const { return ring_bytes_; }
@@ -80,6 +81,9 @@ class ShmConnection final : public Connection,
   std::mutex* PipeLock() override { return &pipe_mu_; }
 
   void MakePipes(size_t pipe_bytes);
+  // After a reply: wakes the client when it said it sleeps, and remembers whether it did (the
+  // poll's hint: a client found asleep does not spin for its replies).
+  void NoteReplyWake(bool asleep);
 
   std::unique_ptr<Connection> socket_;
   std::shared_ptr<Mapping> map_;
@@ -101,6 +105,16 @@ class ShmConnection final : public Connection,
   // The event loop's (Recv's thread's) alone:
   int64_t last_request_ns_ = 0;  // when Recv last took bytes
   bool polling_ = false;         // the last short Recv left the doorbell unarmed
+  // The poll's back-off (--shm-poll-us): polls in a row that no request ended, and requests
+  // left that are answered without a poll after them; whether the last short Recv armed the
+  // doorbell (the next bytes rang it).
+  static constexpr unsigned kMaxPollMisses = 6;
+  unsigned poll_misses_ = 0;
+  unsigned skip_polls_ = 0;
+  bool rung_ = false;
+  // The last reply found the client asleep (written by the replying thread, under the
+  // connection's send lock; read by the loop).
+  std::atomic<bool> client_slept_{false};
 };
 
 }  // namespace iorelay::daemon

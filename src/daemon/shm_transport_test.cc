@@ -366,6 +366,28 @@ TEST_F(ShmTransportTest, PollsTheRingAfterARequestThenArmsItsDoorbell) {
   ExpectOthersServed();
 }
 
+// A client that sleeps at once for its replies (no spin: its flag is set when the reply comes)
+// is not polled after them, however long --shm-poll-us is: each of its requests finds the
+// doorbell armed and rings it, where a spinning client's requests ring almost never (above).
+TEST_F(ShmTransportTest, DoesNotPollAClientFoundAsleepAtItsReply) {
+  StartWith(true, 2, 2, /*shm_poll_us=*/10'000);
+  std::unique_ptr<RawClient> c = Admitted(secret_a_);
+  RawShm shm;
+  ASSERT_EQ(shm.Attach(*c), 0);
+  constexpr uint64_t kPings = 100;
+  for (uint64_t id = 1; id <= kPings; ++id) {
+    shm.header()->to_client.reader_waiting.store(1);  // asleep, as a client without spin
+    shm.WriteFrame(Op::kPing, id, {}, 0, /*ring_as_asked=*/true);
+    Frame f;
+    ASSERT_TRUE(shm.ReadFrame(&f, /*sleep=*/false)) << "ping " << id;
+    ASSERT_EQ(f.header.id, id);
+  }
+  // (The first ping rings; each later one is decided at the reply before it. A request written
+  // before the loop looked at the ring again needs no ring, hence the margin.)
+  EXPECT_GT(shm.rings(), static_cast<int>(kPings / 2));
+  ExpectOthersServed();
+}
+
 // Without polling, the daemon arms its doorbell as soon as it finds the ring empty.
 TEST_F(ShmTransportTest, ArmsItsDoorbellAtOnceWithoutPolling) {
   StartWith(true, 2, 2, /*shm_poll_us=*/0);
