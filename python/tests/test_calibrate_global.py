@@ -258,3 +258,22 @@ def test_the_search_share_keeps_every_stratum_and_size_cheapest_first() -> None:
     assert set(picked["request_bytes"]) == set(cells["request_bytes"])
     assert set(picked["nodes"]) == {8}
     assert calibrate.search_patterns(cells, patterns, 1.0, seed=2) == patterns
+
+
+def test_count_steps_after_the_evolution_reach_the_neighbouring_count() -> None:
+    """Two points of evolution (the start's 8 slots, and 64 drawn) leave the count to the steps:
+    one power of two down to the truth's 4 slots, then 2, which is worse, so they stop."""
+    start = _platform()
+    calibrate.set_value(start, "ionode.request_overhead", 3e-3)  # the truth's
+    visited: list[float] = []
+
+    def simulate(doc: Any, cells: pd.DataFrame) -> np.ndarray:
+        visited.append(calibrate.get_value(doc, "ionode.slots"))
+        return _stand_in(doc, cells)
+
+    found = calibrate_global.global_search(
+        start, _cells(), ["ionode.slots"], simulate, max_evaluations=4, seed=3
+    )
+    assert visited == [8.0, 64.0, 4.0, 2.0]
+    assert found.values["ionode.slots"] == 4.0
+    assert found.objective_after == pytest.approx(0.0, abs=1e-9)
