@@ -8,7 +8,7 @@ ties reported as sim_score does); then the same calibrated only on 0, 1 and 2 fo
 
     nice -n 10 .venv/bin/python bench/sim_forge.py [--measured DIR] [--fraction 0.3] [--seed 1]
         [--requests-per-rank 4] [--max-evaluations 30] [--out-dir bench/results/sim-forge]
-        [--method local|global] [--objective rank] [--max-minutes 20]
+        [--method local|global] [--objective choice] [--max-minutes 20] [--search-share 0.34]
         [--parts all,extrapolation,uncalibrated]   # none: only summarize what --out-dir holds
     ... bench/sim_forge.py --cap-check [--patterns 9]   # does the request cap change rankings?
     ... bench/sim_forge.py --speed-check [--reps 5]     # the whole sweep, repeated: how long?
@@ -32,7 +32,7 @@ from pathlib import Path
 
 import pandas as pd
 
-from iorelay import calibrate, paths, sim_cells, sim_score
+from iorelay import calibrate, calibrate_global, paths, sim_cells, sim_score
 from iorelay.analysis.reader import read_results
 from iorelay.markdown import frame_table
 
@@ -102,6 +102,8 @@ def calibrate_part(args: argparse.Namespace, cells: pd.DataFrame, name: str) -> 
         requests_per_rank=args.requests_per_rank, total_bytes=forge_total(args.measured),
         scheduler=args.scheduler, max_evaluations=args.max_evaluations, jobs=args.jobs,
         method=args.method, objective=args.objective, max_minutes=args.max_minutes,
+        search_share=args.search_share, log_path=args.out_dir / f"marenostrum4-{name}.log.jsonl",
+        resume=args.resume,
     )  # fmt: skip
     predicted = predict(out, test, args)
     predicted["seconds"] = round(time.monotonic() - start, 1)
@@ -247,6 +249,27 @@ def run_cap_check(args: argparse.Namespace, cells: pd.DataFrame) -> list[str]:
     ]
 
 
+def run_stonewall_check(args: argparse.Namespace) -> list[str]:
+    """What simulating FORGE's stonewalled runs to their stonewall would cost, in simulated
+    requests, against the pipeline's cap of --requests-per-rank per rank: the requests each
+    measured run made before its stonewall (MiB moved / request size)."""
+    runs = pd.concat(
+        [pd.read_csv(args.measured / f, sep=";") for f in ("direct.csv", "forwarding.csv")]
+    )
+    made = runs["transfered"] * 1024 / runs["request"]
+    cap = args.requests_per_rank * runs["processes"]
+    stopped = (runs["transfered"] < 0.999 * runs["total"]).mean()
+    ratio = made / cap
+    return [
+        f"Stonewall: {len(runs)} runs, {stopped:.0%} stopped by their stonewall "
+        f"({', '.join(f'{v:g} s' for v in sorted(runs['stonewall'].unique()))})",
+        f"- requests made per run: median {made.median():,.0f}; all runs {made.sum():.3g}",
+        f"- at the cap of {args.requests_per_rank} per rank: all runs {cap.sum():.3g} "
+        f"({made.sum() / cap.sum():.0f}x fewer); per run made / cap: median {ratio.median():.1f},"
+        f" max {ratio.max():,.0f}",
+    ]
+
+
 def run_speed_check(args: argparse.Namespace, cells: pd.DataFrame) -> list[str]:
     """Every cell (all patterns x options) --reps times with seeds 1..reps on the calibrated
     platform, its noise on (repetitions differ), --jobs at a time: the sweep's wall time,
@@ -296,8 +319,11 @@ def main() -> int:
     p.add_argument("--max-evaluations", type=int, default=30)
     p.add_argument("--parameters", type=lambda s: s.split(","), default=DOCUMENTED_PARAMETERS)
     p.add_argument("--method", choices=("local", "global"), default="local")
-    p.add_argument("--objective", choices=("rank", "regret", "log"), default="rank")
+    p.add_argument("--objective", choices=tuple(calibrate_global.OBJECTIVES), default="choice")
     p.add_argument("--max-minutes", type=float, default=0.0, help="--method global: budget")
+    p.add_argument("--search-share", type=float, default=1.0, help="--method global: the "
+                   "share of the training patterns each point of the search simulates")  # fmt: skip
+    p.add_argument("--resume", action="store_true", help="--method global: continue the logs")
     p.add_argument("--jobs", type=int, default=sim_cells.default_jobs())
     p.add_argument("--out-dir", type=Path, default=REPO / "bench" / "results" / "sim-forge")
     p.add_argument(
@@ -313,11 +339,16 @@ def main() -> int:
     p.add_argument("--cap-platform", help="--cap-check, --speed-check: platform (default: "
                    "--platform)")  # fmt: skip
     p.add_argument("--speed-check", action="store_true", help="only time the whole sweep")
+    p.add_argument("--stonewall-check", action="store_true", help="only what simulating to "
+                   "the measured runs' stonewall would cost in requests")  # fmt: skip
     p.add_argument("--reps", type=int, default=5, help="--speed-check: repetitions")
     p.add_argument("--caps", type=lambda s: [int(v) for v in s.split(",")], default=[4, 32])
     args = p.parse_args()
     args.out_dir.mkdir(parents=True, exist_ok=True)
     cells = sim_cells.measured_cells(read_results([args.measured]), forge_total(args.measured))
+    if args.stonewall_check:
+        print("\n".join(run_stonewall_check(args)))
+        return 0
     if args.speed_check:
         lines = run_speed_check(args, cells)
     elif args.cap_check:

@@ -220,6 +220,31 @@ def stratified_patterns(cells: pd.DataFrame, fraction: float, seed: int) -> list
     return sorted(chosen)
 
 
+def search_patterns(
+    cells: pd.DataFrame, patterns: Sequence[str], share: float, seed: int
+) -> list[str]:
+    """The patterns a global search simulates at each of its points: in each layout x
+    spatiality x processes-per-node stratum, `share` of its patterns (at least one) taken
+    cheapest first (fewest processes: a simulation's cost grows with its ranks), ties in a
+    seeded random order; then the cheapest pattern of each request size not yet among them
+    (the device's access times are fitted per size). Sorted. share 1: all of them."""
+    if share >= 1.0:
+        return sorted(patterns)
+    mine = cells[cells["pattern"].isin(list(patterns))].drop_duplicates("pattern")
+    rng = random.Random(seed)
+    order = {name: rng.random() for name in sorted(mine["pattern"])}
+    mine = mine.assign(
+        per_node=mine["processes"] // mine["nodes"], tie=mine["pattern"].map(order)
+    ).sort_values(["processes", "tie"])
+    chosen: set[str] = set()
+    for _, group in mine.groupby(["layout", "spatiality", "per_node"]):
+        chosen.update(group["pattern"].head(max(1, round(share * len(group)))))
+    for _, group in mine.groupby("request_bytes"):
+        if not chosen & set(group["pattern"]):
+            chosen.add(group["pattern"].iloc[0])
+    return sorted(chosen)
+
+
 # -- the fit ------------------------------------------------------------------------------------
 
 Simulator = Callable[[Mapping[str, Any], pd.DataFrame], np.ndarray]
@@ -471,17 +496,20 @@ def calibrate(
     max_evaluations: int = 60,
     jobs: int = 2,
     method: str = "local",
-    objective: str = "rank",
+    objective: str = "choice",
     max_minutes: float = 0.0,
     log: Callable[[str], None] = print,
     log_path: Path | None = None,
     resume: bool = False,
+    search_share: float = 1.0,
 ) -> dict[str, Any]:
     """Fits `platform_name` to the cells of `measured` and writes the result to `out`.
     method "local": fit() (stages, Nelder-Mead, the pooled log error); "global":
     calibrate_global.global_fit (differential evolution on `objective`, at most `max_minutes`
     of wall time, 0: no limit), every simulation logged to `log_path` (calibrate_log; default
-    OUT with the suffix .log.jsonl), and with `resume` the logged search continued."""
+    OUT with the suffix .log.jsonl), and with `resume` the logged search continued; with
+    `search_share` below 1 the global search simulates only that stratified share of the
+    patterns (search_patterns), and the training scores are theirs."""
     from iorelay import calibrate_global, sim_score  # (they import this module)
 
     check_parameters(names)
@@ -509,15 +537,35 @@ def calibrate(
     def simulate(doc: Mapping[str, Any], c: pd.DataFrame, sim_seed: int = 1) -> np.ndarray:
         return sim_cells.simulate_cells(doc, c, requests_per_rank, scheduler, sim_seed, jobs)
 
+    searched = used
+    if method == "global" and search_share < 1.0:
+        subset = search_patterns(used, chosen, search_share, seed)
+        searched = used[used["pattern"].isin(subset)].reset_index(drop=True)
+        log(
+            f"  the search simulates {len(searched)} cells of {len(subset)} patterns "
+            f"({searched['processes'].sum() / used['processes'].sum():.0%} of the ranks)"
+        )
+    # The noise fit's cells (one per stratum and option count is plenty for a median spread).
+    sample = used.groupby(["layout", "spatiality"]).head(2).reset_index(drop=True)
     if method == "global":
+        # What runs after the search, in simulations of the searched cells by their ranks:
+        # the noise fit's 2 x NOISE_SEEDS simulations of the sample; the search leaves time
+        # for it.
+        cost = lambda c: float(c["processes"].sum())  # noqa: E731
+        after = 2 * NOISE_SEEDS * cost(sample)
         found = calibrate_global.global_fit(
-            platform, used, names, simulate, objective=objective,
+            platform, searched, names, simulate, objective=objective,
             max_evaluations=max_evaluations, max_minutes=max_minutes or float("inf"),
             seed=seed, log=log, log_path=log_path or out.with_suffix(".log.jsonl"),
-            resume=resume,
+            resume=resume, tail=after / cost(searched),
         )  # fmt: skip
-        best = found.simulated if found.simulated is not None else simulate(found.platform, used)
-        measured_median = used["median"].to_numpy(float)
+        # The training scores are the searched cells' (simulating all of them again would
+        # cost more than the search's points when it saw a share: bench/sim_forge.py scores
+        # the held-back patterns anyway).
+        best = (
+            found.simulated if found.simulated is not None else simulate(found.platform, searched)
+        )
+        measured_median = searched["median"].to_numpy(float)
         result = Fit(
             platform=found.platform,
             error_before=found.objective_before,
@@ -530,11 +578,9 @@ def calibrate(
         result = fit(platform, used, names, simulate, max_evaluations, log)
         best = simulate(result.platform, used)
         pooled = result.error_after
-    ranking = sim_score.choice_lines(used.assign(simulated=best))
+    ranking = sim_score.choice_lines(searched.assign(simulated=best))
     for line in ranking:
         log(f"  training cells, {line}")
-    # Noise on a few cells (one per stratum and option count is plenty for a median spread).
-    sample = used.groupby(["layout", "spatiality"]).head(2).reset_index(drop=True)
     target = measured_spread(used)
     noise = fit_noise(result.platform, sample, target, simulate)
     doc = result.platform
@@ -572,6 +618,8 @@ def calibrate(
     }
     if method == "global":
         doc["calibration"]["max_minutes"] = max_minutes
+        doc["calibration"]["search_share"] = search_share
+        doc["calibration"]["search_patterns"] = sorted(searched["pattern"].unique())
     out.parent.mkdir(parents=True, exist_ok=True)
     out.write_text(json.dumps(doc, indent=2) + "\n")
     what = f"{objective} objective" if method == "global" else "log error"
@@ -618,10 +666,12 @@ def add_parser(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None
     )
     p.add_argument(
         "--objective",
-        choices=("rank", "regret", "log"),
-        default="rank",
-        help="--method global: rank (1 - mean within-pattern Spearman rho, plus 0.05 x the "
-        "pooled log error), regret (1 - regret ratio) or log (pooled log error)",
+        choices=("choice", "rank", "regret", "log"),
+        default="choice",
+        help="--method global: choice (1 - the mean of the within-pattern Spearman rho over all "
+        "options and over the forwarded ones and the forwarded regret ratio, plus 0.05 x the "
+        "pooled log error), rank (1 - within-pattern rho, plus the same), regret (1 - regret "
+        "ratio) or log (pooled log error)",
     )
     p.add_argument(
         "--max-minutes", type=float, default=0.0, help="--method global: wall budget (0: none)"
@@ -656,14 +706,23 @@ def add_parser(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None
         "objective and seed): logged simulations are not run again; raise --max-evaluations "
         "or give new --max-minutes to go further",
     )
+    p.add_argument(
+        "--search-share",
+        type=float,
+        default=1.0,
+        help="--method global: simulate this share of the patterns at each point of the "
+        "search, per layout x spatiality x processes-per-node stratum, fewest processes first "
+        "(the training scores are theirs)",
+    )
     p.add_argument("--jobs", type=int, default=sim_cells.default_jobs())
     p.set_defaults(func=run)
 
 
 def run(args: argparse.Namespace) -> int:
-    if not 0.0 < args.fraction <= 1.0:
-        print("iorelay calibrate: --fraction must lie in (0, 1]", file=sys.stderr)
-        return 2
+    for flag, value in (("--fraction", args.fraction), ("--search-share", args.search_share)):
+        if not 0.0 < value <= 1.0:
+            print(f"iorelay calibrate: {flag} must lie in (0, 1]", file=sys.stderr)
+            return 2
     from iorelay.calibrate_global import RANKING_PARAMETERS
 
     if args.parameters is None:
@@ -690,6 +749,7 @@ def run(args: argparse.Namespace) -> int:
             max_minutes=args.max_minutes,
             log_path=args.log,
             resume=args.resume,
+            search_share=args.search_share,
         )
     except (CalibrateError, SimulateError, AnalysisError, units.UnitError, OSError, KeyError) as e:
         print(f"iorelay calibrate: {e}", file=sys.stderr)

@@ -59,8 +59,8 @@ def test_the_nominal_start_is_flat_and_the_global_search_finds_the_order() -> No
     assert sim_score.choices(start)["tie_set"].eq("1/2/4/8").all()
     lines: list[str] = []
     found = calibrate_global.global_search(
-        _platform(), cells, NAMES, _stand_in, max_evaluations=40, max_minutes=1.0, seed=3,
-        log=lines.append,
+        _platform(), cells, NAMES, _stand_in, objective="rank", max_evaluations=40,
+        max_minutes=1.0, seed=3, log=lines.append,
     )  # fmt: skip
     assert found.evaluations <= 40
     assert found.objective_before == pytest.approx(1.2148, abs=1e-4)  # 1 - rho + 0.05 x log err
@@ -72,8 +72,9 @@ def test_the_nominal_start_is_flat_and_the_global_search_finds_the_order() -> No
     assert found.objective_after < 0.05
     # Seeded: the same search again gives the same point; progress after every simulation.
     again = calibrate_global.global_search(
-        _platform(), cells, NAMES, _stand_in, max_evaluations=40, max_minutes=1.0, seed=3
-    )
+        _platform(), cells, NAMES, _stand_in, objective="rank", max_evaluations=40,
+        max_minutes=1.0, seed=3,
+    )  # fmt: skip
     assert again.values == found.values
     assert sum("simulations," in line for line in lines) == found.evaluations
     assert lines[-1].startswith("  stopped by evaluations")
@@ -148,8 +149,11 @@ def test_a_resumed_search_is_the_uninterrupted_one_without_simulating_again(
     resumed = fit(
         _platform(), cells, NAMES, rest, max_evaluations=30, seed=3, log_path=log, resume=True
     )
-    assert rest.calls == 30 - 12
-    assert resumed.evaluations == whole.evaluations == 30
+    # The stopped search's 12: 10 of the evolution, replayed, and 2 count steps from its best
+    # point, which the longer search does not pass (a count step may be a point seen before,
+    # so the whole search simulates 29 of its 30).
+    assert rest.calls == whole.evaluations - 10
+    assert resumed.evaluations == whole.evaluations == 29
     assert resumed.values == whole.values
     assert resumed.objective_after == whole.objective_after
     assert resumed.history == whole.history
@@ -213,3 +217,63 @@ def test_the_metanode_share_peaks_a_shared_file_at_two_forwarders() -> None:
     assert int(np.argmax(plain)) == 3  # 8 I/O nodes best without the metanode
     assert list(np.argsort(-shared))[:2] == [1, 2]  # 2, then 4
     assert shared[1] > 1.03 * shared[2]  # told apart beyond the tie rule's 3%
+
+
+def test_the_choice_objective_weighs_the_forwarded_choice() -> None:
+    """Two predictions with the same within-pattern rho over all options: the one that ties
+    4 and 8 I/O nodes (and so chooses 4, measured at half of 8) scores worse by the choice
+    objective, which adds the forwarded rho and regret; the rank objective cannot tell them."""
+    rows = [
+        {"layout": "fpp", "spatiality": "contiguous", "nodes": 8, "processes": 96,
+         "request_bytes": 1 << 20, "operation": "write", "odirect": True, "ionodes": k,
+         "bandwidth_mib_s": b}
+        for k, b in ((0, 50.0), (1, 100.0), (2, 200.0), (4, 400.0), (8, 800.0))
+    ]  # fmt: skip
+    cells = sim_cells.measured_cells(pd.DataFrame(rows))
+    tied = np.array([50.0, 100.0, 200.0, 400.0, 401.0])  # 4 and 8 within 3%
+    apart = np.array([50.0, 100.0, 200.0, 400.0, 800.0])
+    rank, choice = calibrate_global.rank_objective, calibrate_global.choice_objective
+    scored = cells.assign(simulated=tied)
+    assert sim_score.choice_scores(scored, options=sim_score.FORWARDED)["regret_ratio"] == 0.5
+    assert choice(apart, cells) == pytest.approx(0.0)
+    assert choice(tied, cells) > choice(apart, cells) + 0.15
+    assert rank(tied, cells) - rank(apart, cells) < 0.05
+
+
+def test_the_search_share_keeps_every_stratum_and_size_cheapest_first() -> None:
+    rows = [
+        {"layout": lay, "spatiality": "contiguous", "nodes": n, "processes": n * ppn,
+         "request_bytes": size << 15, "operation": "write", "odirect": True, "ionodes": 1,
+         "bandwidth_mib_s": 1.0}
+        for lay in ("fpp", "shared") for ppn in (12, 48) for n in (8, 16) for size in (1, 2, 4)
+    ]  # fmt: skip
+    cells = sim_cells.measured_cells(pd.DataFrame(rows))
+    patterns = sorted(cells["pattern"].unique())
+    chosen = calibrate.search_patterns(cells, patterns, 0.34, seed=2)
+    assert chosen == calibrate.search_patterns(cells, patterns, 0.34, seed=2)
+    picked = cells[cells["pattern"].isin(chosen)]
+    # 2 of each layout x processes-per-node stratum's 6, from its 3 on 8 nodes (the cheapest);
+    # a request size none of them has is added, again on 8 nodes.
+    assert picked.groupby(["layout", "processes"])["pattern"].nunique().ge(2).all()
+    assert set(picked["request_bytes"]) == set(cells["request_bytes"])
+    assert set(picked["nodes"]) == {8}
+    assert calibrate.search_patterns(cells, patterns, 1.0, seed=2) == patterns
+
+
+def test_count_steps_after_the_evolution_reach_the_neighbouring_count() -> None:
+    """Two points of evolution (the start's 8 slots, and 64 drawn) leave the count to the steps:
+    one power of two down to the truth's 4 slots, then 2, which is worse, so they stop."""
+    start = _platform()
+    calibrate.set_value(start, "ionode.request_overhead", 3e-3)  # the truth's
+    visited: list[float] = []
+
+    def simulate(doc: Any, cells: pd.DataFrame) -> np.ndarray:
+        visited.append(calibrate.get_value(doc, "ionode.slots"))
+        return _stand_in(doc, cells)
+
+    found = calibrate_global.global_search(
+        start, _cells(), ["ionode.slots"], simulate, max_evaluations=4, seed=3
+    )
+    assert visited == [8.0, 64.0, 4.0, 2.0]
+    assert found.values["ionode.slots"] == 4.0
+    assert found.objective_after == pytest.approx(0.0, abs=1e-9)
