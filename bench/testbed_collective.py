@@ -3,6 +3,7 @@ the best measured `cb_nodes`, and the advised settings against each MPI's defaul
 
     .venv/bin/python bench/testbed_collective.py --mpi ompio|romio321|mpich [--reps 5]
         [--patterns P1,P2,...] [--platform testbed]
+    .venv/bin/python bench/testbed_collective.py --local --mpi ompio|romio321|mpich
     .venv/bin/python bench/testbed_collective.py --report      # tables from the saved runs
 
 Six collective write patterns, fixed before any run (PATTERNS), on the testbed's compute hosts
@@ -25,6 +26,10 @@ run whose daemon wrote fewer bytes is a failure. Rows go to bench/results/testbe
 MPI.jsonl as they finish (a rerun skips the (repetition, pattern, configuration) already
 there), then MPI.csv in the schema `iorelay analyze` reads, the configuration in its `settings`
 column: `iorelay analyze bench/results/testbed-collective/MPI.csv --option settings`.
+
+--local runs LOCAL_PATTERNS (4 ranks on this machine, files in /var/tmp, one local iorelayd)
+with `default`, `default-iorelay` and `advised-iorelay` only, k from platforms/local.json,
+into local-MPI.jsonl and local-MPI.csv.
 """
 
 from __future__ import annotations
@@ -36,6 +41,7 @@ import shlex
 import statistics
 import subprocess
 import sys
+import tempfile
 import time
 from dataclasses import dataclass
 from pathlib import Path
@@ -95,6 +101,12 @@ PATTERNS = [
     Pattern("P5 strided 64K, 2 hosts", 2, 4, 64 * K, 24),
     Pattern("P6 strided 1M, 6 ranks", 3, 2, 1 * M, 2),
 ]
+# With --local, 4 ranks on this machine, 8 MiB per run, against platforms/local.json's k.
+LOCAL_PATTERNS = [
+    Pattern("L1 strided 16K", 1, 4, 16 * K, 128),
+    Pattern("L2 vector 32K x8", 1, 4, 32 * K, 64, "vector", 8),
+    Pattern("L3 strided 1M", 1, 4, 1 * M, 2),
+]
 
 
 def advice_for(p: Pattern, ionodes: int, platform: Path) -> collective_advice.Advice:
@@ -103,11 +115,14 @@ def advice_for(p: Pattern, ionodes: int, platform: Path) -> collective_advice.Ad
     return collective_advice.advise(job, platform)
 
 
-def configurations(p: Pattern, component: str, platform: Path) -> dict[str, dict[str, Any]]:
-    """name -> {ionodes, collective, hints, mca} for one pattern and MPI."""
+def configurations(
+    p: Pattern, component: str, platform: Path, local: bool = False
+) -> dict[str, dict[str, Any]]:
+    """name -> {ionodes, collective, hints, mca} for one pattern and MPI (`local`: without the
+    cb_nodes ladder, which needs several hosts)."""
     base = {"ionodes": 0, "collective": True, "hints": {}, "mca": {}}
     out = {"default": base, "default-iorelay": {**base, "ionodes": 1}}
-    for a in range(1, p.hosts + 1):
+    for a in range(1, 0 if local else p.hosts + 1):
         if component == "ompio":
             out[f"cb{a}"] = {**base, "mca": {"OMPI_MCA_io_ompio_num_aggregators": str(a)}}
         else:
@@ -124,13 +139,25 @@ def configurations(p: Pattern, component: str, platform: Path) -> dict[str, dict
     return out
 
 
-def one_run(p: Pattern, component: str, config: dict[str, Any], work: Path) -> dict[str, Any]:
+def one_run(
+    p: Pattern, component: str, config: dict[str, Any], work: Path, local: bool = False
+) -> dict[str, Any]:
     env = {**testbed_mpiio.COMPONENT_ENV.get(component, {}), **config["mca"]}
     options = [*p.options(), *(["--collective"] if config["collective"] else [])]
     options += [a for k, v in config["hints"].items() for a in ("--hint", f"{k}={v}")]
     hosts = COMPUTE[: p.hosts]
     row: dict[str, Any] = {}
-    if config["ionodes"]:
+    if local and config["ionodes"]:
+        result, written = testbed_mpiio.forwarded_local(MPIS[component], p.ranks, work, options,
+                                                        env)  # fmt: skip
+        if written < p.total:
+            raise RuntimeError(f"the I/O node wrote {written} of {p.total} bytes: not forwarded")
+        row["daemon_bytes_written"] = written
+    elif local:
+        (work / "direct").mkdir(exist_ok=True)
+        result = testbed_mpiio.bench_local(MPIS[component], p.ranks, str(work / "direct"),
+                                           options, env)  # fmt: skip
+    elif config["ionodes"]:
         result, written = testbed_mpiio.forwarded_bench(MPIS[component], hosts, [IONODE], p.ranks,
                                                         work, options, env)  # fmt: skip
         if written < p.total:
@@ -153,14 +180,16 @@ def done_keys(path: Path) -> set[tuple[int, str, str]]:
 
 
 def measure(args: argparse.Namespace) -> int:
-    status = testbed_mpiio.in_allocation([IONODE, *COMPUTE])
-    if status is not None:
-        return status
+    if not args.local:
+        status = testbed_mpiio.in_allocation([IONODE, *COMPUTE])
+        if status is not None:
+            return status
     platform = platform_path(args.platform)
-    patterns = [p for p in PATTERNS if not args.patterns or p.name.split()[0] in args.patterns]
-    configs = {p.name: configurations(p, args.mpi, platform) for p in patterns}
+    every = LOCAL_PATTERNS if args.local else PATTERNS
+    patterns = [p for p in every if not args.patterns or p.name.split()[0] in args.patterns]
+    configs = {p.name: configurations(p, args.mpi, platform, args.local) for p in patterns}
     OUT.mkdir(parents=True, exist_ok=True)
-    rows_file = OUT / f"{args.mpi}.jsonl"
+    rows_file = OUT / f"{'local-' if args.local else ''}{args.mpi}.jsonl"
     done = done_keys(rows_file)
     command = "python bench/testbed_collective.py " + shlex.join(sys.argv[1:])
     deadline = time.monotonic() + args.max_minutes * 60
@@ -179,8 +208,9 @@ def measure(args: argparse.Namespace) -> int:
                                        "mpi": args.mpi, "config": config, "command": command,
                                        "date": time.strftime("%Y-%m-%d %H:%M")}  # fmt: skip
                 try:
-                    with testbed_mpiio.work_dir("tbcoll-") as tmp:
-                        row |= one_run(p, args.mpi, config, Path(tmp))
+                    where = "/var/tmp" if args.local else str(testbed_mpiio.SHARED_PATH)
+                    with tempfile.TemporaryDirectory(prefix="tbcoll-", dir=where) as tmp:
+                        row |= one_run(p, args.mpi, config, Path(tmp), args.local)
                 except (RuntimeError, subprocess.TimeoutExpired, OSError) as e:
                     row["error"] = str(e)[-1500:]
                 row["load"] = testbed_mpiio.load()
@@ -195,16 +225,16 @@ def measure(args: argparse.Namespace) -> int:
 # -- the tables -------------------------------------------------------------------------------
 
 
-def load_rows(mpi: str) -> list[dict[str, Any]]:
-    path = OUT / f"{mpi}.jsonl"
+def load_rows(name: str) -> list[dict[str, Any]]:
+    path = OUT / f"{name}.jsonl"
     if not path.exists():
         return []
     return [json.loads(line) for line in path.read_text().splitlines() if line.strip()]
 
 
-def tidy_csv(mpi: str, rows: list[dict[str, Any]]) -> Path:
+def tidy_csv(name: str, rows: list[dict[str, Any]]) -> Path:
     """The runs in the schema of docs/analysis.md, `settings` the option compared."""
-    by_name = {p.name: p for p in PATTERNS}
+    by_name = {p.name: p for p in (*PATTERNS, *LOCAL_PATTERNS)}
     lines = ["schema_version,layout,spatiality,nodes,processes,request_bytes,operation,odirect,"
              "api,collective,settings,repetition,bytes,time_s,bandwidth_mib_s"]  # fmt: skip
     for r in rows:
@@ -214,7 +244,7 @@ def tidy_csv(mpi: str, rows: list[dict[str, Any]]) -> Path:
         lines.append(f"1,shared,strided,{p.hosts},{p.ranks},{p.request},write,False,mpiio,True,"
                      f"{r['settings']},{r['repetition']},{p.total},{r['time_s']},"
                      f"{r['bandwidth_mib_s']}")  # fmt: skip
-    out = OUT / f"{mpi}.csv"
+    out = OUT / f"{name}.csv"
     out.write_text("\n".join(lines) + "\n")
     return out
 
@@ -225,6 +255,14 @@ def medians(rows: list[dict[str, Any]]) -> dict[tuple[str, str], float]:
         if "error" not in r:
             groups.setdefault((r["pattern"], r["settings"]), []).append(r["bandwidth_mib_s"])
     return {key: statistics.median(v) for key, v in groups.items()}
+
+
+def describe(config: dict[str, Any]) -> str:
+    """A configuration's calls, hints and MCA parameters in one cell."""
+    words = ["collective" if config["collective"] else "independent"]
+    words += [f"{k}={v}" for k, v in config["hints"].items() if k != "romio_cb_read"]
+    words += [f"{k.removeprefix('OMPI_MCA_io_ompio_')}={v}" for k, v in config["mca"].items()]
+    return ", ".join(words)
 
 
 def report(args: argparse.Namespace) -> int:
@@ -266,6 +304,27 @@ def report(args: argparse.Namespace) -> int:
         lines += ["", f"The rule's count reaches >= 0.9 of the best cb_nodes in {hits} of "
                   f"{total} patterns.", ""]  # fmt: skip
         tidy_csv(mpi, rows)
+    local_k = collective_advice.measured_saturation_point(platform_path("local"))
+    for mpi in MPIS:
+        rows = load_rows(f"local-{mpi}")
+        if not rows:
+            continue
+        med = medians(rows)
+        lines += [f"## {mpi}, on this machine (k = {units.format_bytes(local_k)}, local.json)",
+                  "", f"Command: `{rows[0]['command']}`; runs {rows[0]['date']} to "
+                  f"{rows[-1]['date']}, load {rows[0]['load']} .. {rows[-1]['load']}", "",
+                  "| pattern | bytes/call | default | default-iorelay | advised-iorelay | "
+                  "advised settings |", "|---|---:|---:|---:|---:|---|"]  # fmt: skip
+        for p in LOCAL_PATTERNS:
+            adv = next((r["config"] for r in rows if r["pattern"] == p.name
+                        and r["settings"] == "advised-iorelay"), None)  # fmt: skip
+            cells = " | ".join(f"{med.get((p.name, s), math.nan):.1f}" for s in
+                               ("default", "default-iorelay", "advised-iorelay"))  # fmt: skip
+            said = "" if adv is None else describe(adv)
+            lines.append(f"| {p.name} | {units.format_bytes(p.bytes_per_call)} | {cells} | "
+                         f"{said} |")  # fmt: skip
+        lines.append("")
+        tidy_csv(f"local-{mpi}", rows)
     text = "\n".join(lines) + "\n"
     (OUT / "README.md").write_text(text)
     print(text)
@@ -277,10 +336,12 @@ def main() -> int:
     ap.add_argument("--mpi", choices=sorted(MPIS))
     ap.add_argument("--reps", type=int, default=5)
     ap.add_argument("--patterns", type=lambda s: s.split(","), help="e.g. P1,P2 (default all)")
-    ap.add_argument("--platform", default="testbed")
+    ap.add_argument("--platform", help="k from here (default: testbed, with --local: local)")
+    ap.add_argument("--local", action="store_true", help="LOCAL_PATTERNS on this machine")
     ap.add_argument("--max-minutes", type=float, default=19.0, help="stop starting runs after")
     ap.add_argument("--report", action="store_true", help="tables from the saved runs")
     args = ap.parse_args()
+    args.platform = args.platform or ("local" if args.local else "testbed")
     if args.report:
         return report(args)
     if not args.mpi:

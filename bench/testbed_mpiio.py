@@ -107,3 +107,42 @@ def phase_mib_s(result: Mapping[str, Any], operation: str = "write") -> float:
 
 def load() -> str:
     return Path("/proc/loadavg").read_text()[:14]
+
+
+def bench_local(
+    mpi_name: str, ranks: int, directory: str, options: Sequence[str], env: Mapping[str, str]
+) -> dict[str, Any]:
+    """The same run with every rank on this machine (shared-memory transport)."""
+    launcher = mpi.LAUNCHERS[mpi_name]
+    output = Path(directory) / f"bench-{os.getpid()}.json"
+    output.unlink(missing_ok=True)
+    program = [str(paths.find(launcher.bench)), "--api", "mpiio", "--dir", directory,
+               "--output", str(output), *options]  # fmt: skip
+    argv = [*launcher.prefix(ranks, list(env)), sys.executable, "-m", "iorelay.exec_cmd", "--",
+            *program]  # fmt: skip
+    proc = subprocess.run(argv, env={**os.environ, **launcher.run_env, **env},
+                          stdin=subprocess.DEVNULL, capture_output=True, text=True,
+                          timeout=RUN_TIMEOUT_S, check=False)  # fmt: skip
+    if proc.returncode != 0 or not output.exists():
+        raise RuntimeError(f"{shlex.join(argv)}\n{proc.stderr[-2000:]}{proc.stdout[-1000:]}")
+    result = json.loads(output.read_text())
+    output.unlink()
+    if not result["ok"]:
+        raise RuntimeError(f"not ok: {shlex.join(argv)}\n{proc.stderr[-2000:]}")
+    return result
+
+
+def forwarded_local(
+    mpi_name: str, ranks: int, work: Path, options: Sequence[str], env: Mapping[str, str]
+) -> tuple[dict[str, Any], int]:
+    """bench_local through one local iorelayd rooted in `work`/root; the result and the bytes
+    the daemon wrote."""
+    config = RelayConfig(ionodes=1, root=work / "root", ranks_per_node=ranks)
+    (work / "root").mkdir(exist_ok=True)
+    with start_relay(config, work / "relay") as relay:
+        result = bench_local(mpi_name, ranks, relay.prefix, options,
+                             {**env, **relay.env(preload=False)})  # fmt: skip
+        stats = [s for _, s in relay.stats()]
+    if not all(isinstance(s, dict) for s in stats):
+        raise RuntimeError(f"no counters from the I/O node: {stats}")
+    return result, sum(int(s["total"]["bytes_written"]) for s in stats)
