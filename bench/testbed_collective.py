@@ -24,12 +24,13 @@ with the best `cbA` (item "aggregator count on the testbed" of docs/collective.m
 Every run writes the pattern's bytes once, with MPI_File_sync in the timed phase; a forwarded
 run whose daemon wrote fewer bytes is a failure. Rows go to bench/results/testbed-collective/
 MPI.jsonl as they finish (a rerun skips the (repetition, pattern, configuration) already
-there), then MPI.csv in the schema `iorelay analyze` reads, the configuration in its `settings`
-column: `iorelay analyze bench/results/testbed-collective/MPI.csv --option settings`.
+there), then (--report) MPI-vs-default.csv, MPI-vs-default-iorelay.csv and MPI-cb-nodes.csv in the
+schema `iorelay analyze` reads, the configuration in its `settings` column:
+`iorelay analyze bench/results/testbed-collective/MPI-vs-default.csv --option settings`.
 
 --local runs LOCAL_PATTERNS (4 ranks on this machine, files in /var/tmp, one local iorelayd)
 with `default`, `default-iorelay` and `advised-iorelay` only, k from platforms/local.json,
-into local-MPI.jsonl and local-MPI.csv.
+into local-MPI.jsonl and local-MPI-*.csv.
 """
 
 from __future__ import annotations
@@ -50,6 +51,7 @@ from typing import Any
 import testbed_mpiio
 
 from iorelay import collective_advice, units
+from iorelay.analysis import compute, reader
 from iorelay.simulate import platform_path
 
 REPO = Path(__file__).resolve().parents[1]
@@ -233,6 +235,25 @@ def load_rows(name: str) -> list[dict[str, Any]]:
     return [json.loads(line) for line in path.read_text().splitlines() if line.strip()]
 
 
+# The comparisons `iorelay analyze --option settings` judges, each its own file: the advice
+# against each default, and the cb_nodes ladder.
+COMPARISONS = {
+    "vs-default": ("default", "advised-iorelay"),
+    "vs-default-iorelay": ("default-iorelay", "advised-iorelay"),
+    "cb-nodes": ("cb1", "cb2", "cb3"),
+}
+
+
+def tidy_csvs(name: str, rows: list[dict[str, Any]]) -> list[Path]:
+    """NAME-COMPARISON.csv for each comparison with runs."""
+    out = []
+    for comparison, settings in COMPARISONS.items():
+        mine = [r for r in rows if r["settings"] in settings]
+        if mine:
+            out.append(tidy_csv(f"{name}-{comparison}", mine))
+    return out
+
+
 def tidy_csv(name: str, rows: list[dict[str, Any]]) -> Path:
     """The runs in the schema of docs/analysis.md, `settings` the option compared."""
     by_name = {p.name: p for p in (*PATTERNS, *LOCAL_PATTERNS)}
@@ -256,6 +277,44 @@ def medians(rows: list[dict[str, Any]]) -> dict[tuple[str, str], float]:
         if "error" not in r:
             groups.setdefault((r["pattern"], r["settings"]), []).append(r["bandwidth_mib_s"])
     return {key: statistics.median(v) for key, v in groups.items()}
+
+
+def verdicts(csv: Path, alpha: float = 0.05) -> dict[str, tuple[float, str]]:
+    """Per pattern name: advised-iorelay's median over the other setting's, and what
+    `iorelay analyze --option settings` says of the pair (Kruskal-Wallis, Dunn against the best)."""
+    runs = reader.read_results([csv])
+    options = compute.analyze(runs, "settings", "bandwidth", alpha).options
+    names = {(p.hosts, p.ranks, p.request): p.name for p in (*PATTERNS, *LOCAL_PATTERNS)}
+    out = {}
+    for key, rows in options.groupby(["nodes", "processes", "request_bytes"]):
+        by = rows.set_index("settings")
+        other = next(x for x in by.index if x != "advised-iorelay")
+        adv, base = by.loc["advised-iorelay"], by.loc[other]
+        ratio = float(adv["median"] / base["median"])
+        if bool(base["worse"]):
+            said = f"advised better (p {base['p_vs_best']:.3f})"
+        elif bool(adv["worse"]):
+            said = f"advised WORSE (p {adv['p_vs_best']:.3f})"
+        else:
+            said = f"no significant difference (p {float(adv['kw_p']):.2f})"
+        out[names[tuple(int(v) for v in key)]] = (ratio, said)
+    return out
+
+
+def verdict_lines(name: str) -> list[str]:
+    """The two comparisons of the advice for NAME (an MPI, or local-MPI), as table rows."""
+    found = {c: verdicts(OUT / f"{name}-{c}.csv") for c in ("vs-default", "vs-default-iorelay")
+             if (OUT / f"{name}-{c}.csv").exists()}  # fmt: skip
+    if len(found) < 2:
+        return []
+    lines = ["", "`iorelay analyze --option settings` on the advice against each default "
+             f"({name}-vs-default*.csv, alpha 0.05):", "",
+             "| pattern | advised / default | analyze | advised / default-iorelay | analyze |",
+             "|---|---:|---|---:|---|"]  # fmt: skip
+    for pattern, (r1, v1) in found["vs-default"].items():
+        r2, v2 = found["vs-default-iorelay"].get(pattern, (math.nan, "-"))
+        lines.append(f"| {pattern} | {r1:.2f} | {v1} | {r2:.2f} | {v2} |")
+    return lines
 
 
 def describe(config: dict[str, Any]) -> str:
@@ -302,9 +361,9 @@ def report(args: argparse.Namespace) -> int:
             lines.append(f"| {p.name} | {units.format_bytes(p.bytes_per_call)} | {a} | {cells} | "
                          f"{share:.2f} | {d:.1f} | {di:.1f} | {adv:.1f} | {adv / d:.2f} | "
                          f"{adv / di:.2f} |")  # fmt: skip
+        tidy_csvs(mpi, rows)
         lines += ["", f"The rule's count reaches >= 0.9 of the best cb_nodes in {hits} of "
-                  f"{total} patterns.", ""]  # fmt: skip
-        tidy_csv(mpi, rows)
+                  f"{total} patterns.", *verdict_lines(mpi), ""]  # fmt: skip
     local_k = collective_advice.measured_saturation_point(platform_path("local"))
     for mpi in MPIS:
         rows = load_rows(f"local-{mpi}")
@@ -324,8 +383,8 @@ def report(args: argparse.Namespace) -> int:
             said = "" if adv is None else describe(adv)
             lines.append(f"| {p.name} | {units.format_bytes(p.bytes_per_call)} | {cells} | "
                          f"{said} |")  # fmt: skip
-        lines.append("")
-        tidy_csv(f"local-{mpi}", rows)
+        tidy_csvs(f"local-{mpi}", rows)
+        lines += [*verdict_lines(f"local-{mpi}"), ""]
     text = "\n".join(lines) + "\n"
     (OUT / "README.md").write_text(text)
     print(text)
