@@ -311,7 +311,7 @@ def verdict_lines(name: str) -> list[str]:
              f"({name}-vs-default*.csv, alpha 0.05):", "",
              "| pattern | advised / default | analyze | advised / default-iorelay | analyze |",
              "|---|---:|---|---:|---|"]  # fmt: skip
-    for pattern, (r1, v1) in found["vs-default"].items():
+    for pattern, (r1, v1) in sorted(found["vs-default"].items()):
         r2, v2 = found["vs-default-iorelay"].get(pattern, (math.nan, "-"))
         lines.append(f"| {pattern} | {r1:.2f} | {v1} | {r2:.2f} | {v2} |")
     return lines
@@ -331,16 +331,18 @@ def report(args: argparse.Namespace) -> int:
     lines = ["# Collective MPI-IO on the testbed: aggregator count and advice", "",
              f"k = {units.format_bytes(k)} ({platform.name}); patterns fixed in "
              "bench/testbed_collective.py (PATTERNS) before the runs; write MiB/s, medians of "
-             "the repetitions (n), configurations rotated within each repetition.", ""]  # fmt: skip
+             "the repetitions, configurations rotated within each repetition.", ""]  # fmt: skip
     for mpi in MPIS:
         rows = load_rows(mpi)
         if not rows:
             continue
         med = medians(rows)
         errors = [r for r in rows if "error" in r]
+        reps = sorted({r["repetition"] for r in rows if "error" not in r})
         lines += [f"## {mpi}", "", f"Command: `{rows[0]['command']}`; runs {rows[0]['date']} to "
                   f"{rows[-1]['date']}, load {rows[0]['load']} .. {rows[-1]['load']}; "
-                  f"{len(errors)} failed run(s)", "",
+                  f"{len(errors)} failed run(s); repetitions {len(reps)} "
+                  f"({len(rows) - len(errors)} runs)", "",
                   "| pattern | bytes/call | rule's A | cb1 | cb2 | cb3 | rule / best | default | "
                   "default-iorelay | advised-iorelay | advised / default | "
                   "advised / default-iorelay |",
@@ -357,9 +359,9 @@ def report(args: argparse.Namespace) -> int:
             hits += share >= 0.9
             d, di, adv = (med.get((p.name, s), math.nan) for s in
                           ("default", "default-iorelay", "advised-iorelay"))  # fmt: skip
-            cells = " | ".join("-" if v is None else f"{v:.1f}" for v in cbs.values())
+            cells = " | ".join("-" if v is None else f"{v:.3g}" for v in cbs.values())
             lines.append(f"| {p.name} | {units.format_bytes(p.bytes_per_call)} | {a} | {cells} | "
-                         f"{share:.2f} | {d:.1f} | {di:.1f} | {adv:.1f} | {adv / d:.2f} | "
+                         f"{share:.2f} | {d:.3g} | {di:.3g} | {adv:.3g} | {adv / d:.2f} | "
                          f"{adv / di:.2f} |")  # fmt: skip
         tidy_csvs(mpi, rows)
         lines += ["", f"The rule's count reaches >= 0.9 of the best cb_nodes in {hits} of "
