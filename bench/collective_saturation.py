@@ -4,6 +4,11 @@ the smallest size within 90% of the plateau, per repetition, with its spread.
 
     .venv/bin/python bench/collective_saturation.py [--component ompio|romio321] [--ranks 4]
         [--sizes 256K,1M,4M,16M,64M] [--total 256M] [--reps 5] [--platform-out FILE.json]
+        [--testbed HOST]
+
+With --testbed HOST (e.g. node1) the ranks run on that compute host of the testbed, in one
+Slurm allocation of it, and write to the testbed's GlusterFS (bench/testbed_mpiio.py): k of
+the testbed, where the aggregator's writes cross the host's capped link to the storage host.
 
 Each run: P ranks write one shared file in the 1D-strided pattern with requests of SIZE / P,
 so each collective call covers SIZE contiguous bytes, and the one aggregator (OMPIO:
@@ -24,6 +29,7 @@ import tempfile
 import time
 from pathlib import Path
 
+import testbed_mpiio
 from collective_ionodes import mpiio_bench
 
 from iorelay import units
@@ -51,7 +57,13 @@ def run(args: argparse.Namespace, size: int, directory: str) -> float:
     segments = max(1, args.total // size)
     extra, env = one_aggregator(args.component, size)
     pattern = ["--request", str(size // args.ranks), "--segments", str(segments)]
-    result = mpiio_bench(args.ranks, directory, [*pattern, "--write", "--fsync", *extra], env)
+    options = [*pattern, "--write", "--fsync", *extra]
+    if args.testbed:
+        options = ["--spatiality", "strided", *options]
+        result = testbed_mpiio.bench_on_hosts("openmpi", [args.testbed], args.ranks, directory,
+                                              options, env)  # fmt: skip
+        return testbed_mpiio.phase_mib_s(result)
+    result = mpiio_bench(args.ranks, directory, options, env)
     (phase,) = [p for p in result["phases"] if p["operation"] == "write"]
     return float(phase["bandwidth_mib_s"])
 
@@ -67,7 +79,13 @@ def main() -> int:
     ap.add_argument("--platform", default="local", help="with --platform-out: the platform")
     ap.add_argument("--platform-out", type=Path)
     ap.add_argument("--out", type=Path)
+    ap.add_argument("--testbed", metavar="HOST", help="ranks on this testbed compute host")
     args = ap.parse_args()
+    if args.testbed:
+        status = testbed_mpiio.in_allocation([args.testbed])
+        if status is not None:
+            return status
+        args.dir = str(testbed_mpiio.SHARED_PATH)
     args.total = units.parse_bytes(args.total)
     sizes = [units.parse_bytes(s) for s in args.sizes.split(",") if s]
     rows = []
@@ -86,7 +104,9 @@ def main() -> int:
         f"# Write saturation point k, {args.component}, {time.strftime('%Y-%m-%d')}",
         "",
         f"Command: `{command}` ({args.ranks} ranks, {units.format_bytes(args.total)} per run, "
-        f"files in {args.dir}; load average at the end {Path('/proc/loadavg').read_text()[:14]})",
+        f"files in {args.dir}"
+        + (f" from testbed host {args.testbed}" if args.testbed else "")
+        + f"; load average at the end {Path('/proc/loadavg').read_text()[:14]})",
         "",
         "| bytes per aggregator per call | median MiB/s | runs |",
         "|---:|---:|---|",
@@ -108,7 +128,8 @@ def main() -> int:
     ]
     text = "\n".join(lines) + "\n"
     print(text)
-    out = args.out or REPO / "bench" / "results" / f"collective-saturation-{args.component}.md"
+    where = "testbed-" if args.testbed else ""
+    out = args.out or REPO / "bench/results" / f"collective-saturation-{where}{args.component}.md"
     out.write_text(text)
     out.with_suffix(".json").write_text(json.dumps({"command": command, "runs": rows}, indent=1))
     if args.platform_out:

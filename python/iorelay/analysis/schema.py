@@ -27,7 +27,16 @@ PATTERN_COLUMNS: tuple[str, ...] = (
 
 # Columns that describe a configuration choice. The one being compared is the option; any other
 # present in the input is held fixed, i.e. becomes part of the pattern.
-OPTION_COLUMNS: tuple[str, ...] = ("ionodes", "scheduler", "placement", "aggregators", "stripes")
+# `settings` names a set of settings compared as a whole (an MPI's defaults against advised
+# hints: bench/testbed_collective.py).
+OPTION_COLUMNS: tuple[str, ...] = (
+    "ionodes",
+    "scheduler",
+    "placement",
+    "aggregators",
+    "stripes",
+    "settings",
+)
 
 DEFAULT_ALPHA = 0.05
 

@@ -1,0 +1,415 @@
+"""Collective MPI-IO on the testbed: the aggregator count of the rule with the measured k against
+the best measured `cb_nodes`, and the advised settings against each MPI's defaults.
+
+    .venv/bin/python bench/testbed_collective.py --mpi ompio|romio321|mpich [--reps 5]
+        [--patterns P1,P2,...] [--platform testbed]
+    .venv/bin/python bench/testbed_collective.py --local --mpi ompio|romio321|mpich
+    .venv/bin/python bench/testbed_collective.py --report      # tables from the saved runs
+
+Six collective write patterns, fixed before any run (PATTERNS), on the testbed's compute hosts
+(one Slurm allocation of ion1 and node1-node3 per invocation; bench/testbed_mpiio.py). For each
+pattern and MPI, every repetition runs these configurations in a rotated order:
+
+- `default`: collective calls, no hints, no MCA parameters, direct on GlusterFS;
+- `default-iorelay`: the same through one I/O node (ion1, iorelay's default settings);
+- `cbA` for A = 1 .. the pattern's hosts: `cb_nodes=A` with `cb_config_list=*:1` and
+  `romio_cb_write=enable` (ROMIO, OpenMPI's romio321 or MPICH), `io_ompio_num_aggregators=A`
+  (OMPIO), direct;
+- `advised-iorelay`: `iorelay hints`'s settings for the job (iorelay.collective_advice with
+  the platform's measured k and 1 I/O node) through ion1.
+
+The rule's count is `iorelay hints`'s count for the job direct (ionodes 0): Chaarawi &
+Gabriel's ceil(bytes per call / k), one aggregator per host at most. Its `cbA` run is compared
+with the best `cbA` (item "aggregator count on the testbed" of docs/collective.md).
+Every run writes the pattern's bytes once, with MPI_File_sync in the timed phase; a forwarded
+run whose daemon wrote fewer bytes is a failure. Rows go to bench/results/testbed-collective/
+MPI.jsonl as they finish (a rerun skips the (repetition, pattern, configuration) already
+there), then (--report) MPI-vs-default.csv, MPI-vs-default-iorelay.csv and MPI-cb-nodes.csv in the
+schema `iorelay analyze` reads, the configuration in its `settings` column:
+`iorelay analyze bench/results/testbed-collective/MPI-vs-default.csv --option settings`.
+
+--local runs LOCAL_PATTERNS (4 ranks on this machine, files in /var/tmp, one local iorelayd)
+with `default`, `default-iorelay` and `advised-iorelay` only, k from platforms/local.json,
+into local-MPI.jsonl and local-MPI-*.csv.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import math
+import shlex
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import testbed_mpiio
+
+from iorelay import collective_advice, units
+from iorelay.analysis import compute, reader
+from iorelay.simulate import platform_path
+
+REPO = Path(__file__).resolve().parents[1]
+OUT = REPO / "bench" / "results" / "testbed-collective"
+COMPUTE = ["node1", "node2", "node3"]
+IONODE = "ion1"
+MPIS = {"ompio": "openmpi", "romio321": "openmpi", "mpich": "mpich"}
+
+
+@dataclass(frozen=True)
+class Pattern:
+    name: str
+    hosts: int
+    ranks_per_host: int
+    request: int
+    segments: int  # requests per rank
+    view: str = ""  # "", "vector" or "subarray"
+    per_call: int = 1  # requests of a rank in one collective call
+
+    @property
+    def ranks(self) -> int:
+        return self.hosts * self.ranks_per_host
+
+    @property
+    def bytes_per_call(self) -> int:
+        return self.ranks * self.per_call * self.request
+
+    @property
+    def total(self) -> int:
+        return self.ranks * self.segments * self.request
+
+    def options(self) -> list[str]:
+        out = ["--spatiality", "strided", "--request", str(self.request),
+               "--segments", str(self.segments), "--write", "--fsync"]  # fmt: skip
+        if self.view:
+            out += ["--view", self.view, "--requests-per-call", str(self.per_call)]
+        return out
+
+
+K = 1024
+M = 1024 * K
+# Fixed before the first run: sizes from 192 KiB to 6 MiB per call, no view, 1D vector and 2D
+# subarray views, 2 and 3 hosts, 2 and 4 ranks per host; 2 to 8 calls per run (on the testbed a
+# collective call costs ~0.3 s beyond its bytes: bench/results/collective-saturation-testbed-*).
+PATTERNS = [
+    Pattern("P1 strided 16K", 3, 4, 16 * K, 8),
+    Pattern("P2 strided 256K", 3, 4, 256 * K, 4),
+    Pattern("P3 vector 32K x8", 3, 4, 32 * K, 32, "vector", 8),
+    Pattern("P4 subarray 8K x16", 3, 4, 8 * K, 64, "subarray", 16),
+    Pattern("P5 strided 64K, 2 hosts", 2, 4, 64 * K, 8),
+    Pattern("P6 strided 1M, 6 ranks", 3, 2, 1 * M, 2),
+]
+# With --local, 4 ranks on this machine, 8 MiB per run, against platforms/local.json's k.
+LOCAL_PATTERNS = [
+    Pattern("L1 strided 16K", 1, 4, 16 * K, 128),
+    Pattern("L2 vector 32K x8", 1, 4, 32 * K, 64, "vector", 8),
+    Pattern("L3 strided 1M", 1, 4, 1 * M, 2),
+]
+
+
+def advice_for(p: Pattern, ionodes: int, platform: Path) -> collective_advice.Advice:
+    job = collective_advice.Job(ranks=p.ranks, ranks_per_node=p.ranks_per_host,
+                                bytes_per_call=p.bytes_per_call, ionodes=ionodes)  # fmt: skip
+    return collective_advice.advise(job, platform)
+
+
+def configurations(
+    p: Pattern, component: str, platform: Path, local: bool = False
+) -> dict[str, dict[str, Any]]:
+    """name -> {ionodes, collective, hints, mca} for one pattern and MPI (`local`: without the
+    cb_nodes ladder, which needs several hosts)."""
+    base = {"ionodes": 0, "collective": True, "hints": {}, "mca": {}}
+    out = {"default": base, "default-iorelay": {**base, "ionodes": 1}}
+    for a in range(1, 0 if local else p.hosts + 1):
+        if component == "ompio":
+            out[f"cb{a}"] = {**base, "mca": {"OMPI_MCA_io_ompio_num_aggregators": str(a)}}
+        else:
+            out[f"cb{a}"] = {**base, "hints": {"cb_nodes": str(a), "cb_config_list": "*:1",
+                                               "romio_cb_write": "enable"}}  # fmt: skip
+    advice = advice_for(p, 1, platform)
+    if component == "ompio":
+        mca = {f"OMPI_MCA_{k}": v for k, v in advice.ompio_parameters().items()}
+        advised = {**base, "ionodes": 1, "collective": advice.collective, "mca": mca}
+    else:
+        hints = advice.romio_hints() | {"cb_config_list": "*:1"}
+        advised = {**base, "ionodes": 1, "collective": advice.collective, "hints": hints}
+    out["advised-iorelay"] = advised
+    return out
+
+
+def one_run(
+    p: Pattern, component: str, config: dict[str, Any], work: Path, local: bool = False
+) -> dict[str, Any]:
+    env = {**testbed_mpiio.COMPONENT_ENV.get(component, {}), **config["mca"]}
+    options = [*p.options(), *(["--collective"] if config["collective"] else [])]
+    options += [a for k, v in config["hints"].items() for a in ("--hint", f"{k}={v}")]
+    hosts = COMPUTE[: p.hosts]
+    row: dict[str, Any] = {}
+    if local and config["ionodes"]:
+        result, written = testbed_mpiio.forwarded_local(MPIS[component], p.ranks, work, options,
+                                                        env)  # fmt: skip
+        if written < p.total:
+            raise RuntimeError(f"the I/O node wrote {written} of {p.total} bytes: not forwarded")
+        row["daemon_bytes_written"] = written
+    elif local:
+        (work / "direct").mkdir(exist_ok=True)
+        result = testbed_mpiio.bench_local(MPIS[component], p.ranks, str(work / "direct"),
+                                           options, env)  # fmt: skip
+    elif config["ionodes"]:
+        result, written = testbed_mpiio.forwarded_bench(MPIS[component], hosts, [IONODE], p.ranks,
+                                                        work, options, env)  # fmt: skip
+        if written < p.total:
+            raise RuntimeError(f"the I/O node wrote {written} of {p.total} bytes: not forwarded")
+        row["daemon_bytes_written"] = written
+    else:
+        (work / "direct").mkdir(exist_ok=True)
+        result = testbed_mpiio.bench_on_hosts(MPIS[component], hosts, p.ranks,
+                                              str(work / "direct"), options, env)  # fmt: skip
+    (phase,) = [x for x in result["phases"] if x["operation"] == "write"]
+    row |= {"bandwidth_mib_s": float(phase["bandwidth_mib_s"]), "time_s": phase.get("time_s")}
+    return row
+
+
+def done_keys(path: Path) -> set[tuple[int, str, str]]:
+    if not path.exists():
+        return set()
+    rows = [json.loads(line) for line in path.read_text().splitlines() if line.strip()]
+    return {(r["repetition"], r["pattern"], r["settings"]) for r in rows if "error" not in r}
+
+
+def measure(args: argparse.Namespace) -> int:
+    if not args.local:
+        status = testbed_mpiio.in_allocation([IONODE, *COMPUTE])
+        if status is not None:
+            return status
+    platform = platform_path(args.platform)
+    every = LOCAL_PATTERNS if args.local else PATTERNS
+    patterns = [p for p in every if not args.patterns or p.name.split()[0] in args.patterns]
+    configs = {p.name: configurations(p, args.mpi, platform, args.local) for p in patterns}
+    OUT.mkdir(parents=True, exist_ok=True)
+    rows_file = OUT / f"{'local-' if args.local else ''}{args.mpi}.jsonl"
+    done = done_keys(rows_file)
+    command = "python bench/testbed_collective.py " + shlex.join(sys.argv[1:])
+    deadline = time.monotonic() + args.max_minutes * 60
+    for rep in range(args.reps):
+        for p in patterns:
+            names = list(configs[p.name])
+            shift = (rep + patterns.index(p)) % len(names)
+            for name in names[shift:] + names[:shift]:
+                if (rep, p.name, name) in done:
+                    continue
+                if time.monotonic() > deadline:
+                    print(f"stopped at --max-minutes {args.max_minutes}; rerun to go on")
+                    return 3
+                config = configs[p.name][name]
+                row: dict[str, Any] = {"repetition": rep, "pattern": p.name, "settings": name,
+                                       "mpi": args.mpi, "config": config, "command": command,
+                                       "date": time.strftime("%Y-%m-%d %H:%M")}  # fmt: skip
+                try:
+                    where = "/var/tmp" if args.local else str(testbed_mpiio.SHARED_PATH)
+                    with tempfile.TemporaryDirectory(prefix="tbcoll-", dir=where) as tmp:
+                        row |= one_run(p, args.mpi, config, Path(tmp), args.local)
+                except (RuntimeError, subprocess.TimeoutExpired, OSError) as e:
+                    row["error"] = str(e)[-1500:]
+                row["load"] = testbed_mpiio.load()
+                with rows_file.open("a") as f:
+                    f.write(json.dumps(row) + "\n")
+                bw = row.get("bandwidth_mib_s")
+                said = f"{bw:.1f} MiB/s" if bw else row.get("error", "")[:300]
+                print(f"rep {rep} {p.name} {name}: {said}", flush=True)
+    return 0
+
+
+# -- the tables -------------------------------------------------------------------------------
+
+
+def load_rows(name: str) -> list[dict[str, Any]]:
+    path = OUT / f"{name}.jsonl"
+    if not path.exists():
+        return []
+    return [json.loads(line) for line in path.read_text().splitlines() if line.strip()]
+
+
+# The comparisons `iorelay analyze --option settings` judges, each its own file: the advice
+# against each default, and the cb_nodes ladder.
+COMPARISONS = {
+    "vs-default": ("default", "advised-iorelay"),
+    "vs-default-iorelay": ("default-iorelay", "advised-iorelay"),
+    "cb-nodes": ("cb1", "cb2", "cb3"),
+}
+
+
+def tidy_csvs(name: str, rows: list[dict[str, Any]]) -> list[Path]:
+    """NAME-COMPARISON.csv for each comparison with runs."""
+    out = []
+    for comparison, settings in COMPARISONS.items():
+        mine = [r for r in rows if r["settings"] in settings]
+        if mine:
+            out.append(tidy_csv(f"{name}-{comparison}", mine))
+    return out
+
+
+def tidy_csv(name: str, rows: list[dict[str, Any]]) -> Path:
+    """The runs in the schema of docs/analysis.md, `settings` the option compared."""
+    by_name = {p.name: p for p in (*PATTERNS, *LOCAL_PATTERNS)}
+    lines = ["schema_version,layout,spatiality,nodes,processes,request_bytes,operation,odirect,"
+             "api,collective,settings,repetition,bytes,time_s,bandwidth_mib_s"]  # fmt: skip
+    for r in rows:
+        if "error" in r:
+            continue
+        p = by_name[r["pattern"]]
+        lines.append(f"1,shared,strided,{p.hosts},{p.ranks},{p.request},write,False,mpiio,True,"
+                     f"{r['settings']},{r['repetition']},{p.total},{r['time_s']},"
+                     f"{r['bandwidth_mib_s']}")  # fmt: skip
+    out = OUT / f"{name}.csv"
+    out.write_text("\n".join(lines) + "\n")
+    return out
+
+
+def medians(rows: list[dict[str, Any]]) -> dict[tuple[str, str], float]:
+    groups: dict[tuple[str, str], list[float]] = {}
+    for r in rows:
+        if "error" not in r:
+            groups.setdefault((r["pattern"], r["settings"]), []).append(r["bandwidth_mib_s"])
+    return {key: statistics.median(v) for key, v in groups.items()}
+
+
+def verdicts(csv: Path, alpha: float = 0.05) -> dict[str, tuple[float, str]]:
+    """Per pattern name: advised-iorelay's median over the other setting's, and what
+    `iorelay analyze --option settings` says of the pair (Kruskal-Wallis, Dunn against the best)."""
+    runs = reader.read_results([csv])
+    options = compute.analyze(runs, "settings", "bandwidth", alpha).options
+    names = {(p.hosts, p.ranks, p.request): p.name for p in (*PATTERNS, *LOCAL_PATTERNS)}
+    out = {}
+    for key, rows in options.groupby(["nodes", "processes", "request_bytes"]):
+        by = rows.set_index("settings")
+        other = next(x for x in by.index if x != "advised-iorelay")
+        adv, base = by.loc["advised-iorelay"], by.loc[other]
+        ratio = float(adv["median"] / base["median"])
+        if bool(base["worse"]):
+            said = f"advised better (p {base['p_vs_best']:.3f})"
+        elif bool(adv["worse"]):
+            said = f"advised WORSE (p {adv['p_vs_best']:.3f})"
+        else:
+            said = f"no significant difference (p {float(adv['kw_p']):.2f})"
+        out[names[tuple(int(v) for v in key)]] = (ratio, said)
+    return out
+
+
+def verdict_lines(name: str) -> list[str]:
+    """The two comparisons of the advice for NAME (an MPI, or local-MPI), as table rows."""
+    found = {c: verdicts(OUT / f"{name}-{c}.csv") for c in ("vs-default", "vs-default-iorelay")
+             if (OUT / f"{name}-{c}.csv").exists()}  # fmt: skip
+    if len(found) < 2:
+        return []
+    lines = ["", "`iorelay analyze --option settings` on the advice against each default "
+             f"({name}-vs-default*.csv, alpha 0.05):", "",
+             "| pattern | advised / default | analyze | advised / default-iorelay | analyze |",
+             "|---|---:|---|---:|---|"]  # fmt: skip
+    for pattern, (r1, v1) in sorted(found["vs-default"].items()):
+        r2, v2 = found["vs-default-iorelay"].get(pattern, (math.nan, "-"))
+        lines.append(f"| {pattern} | {r1:.2f} | {v1} | {r2:.2f} | {v2} |")
+    return lines
+
+
+def describe(config: dict[str, Any]) -> str:
+    """A configuration's calls, hints and MCA parameters in one cell."""
+    words = ["collective" if config["collective"] else "independent"]
+    words += [f"{k}={v}" for k, v in config["hints"].items() if k != "romio_cb_read"]
+    words += [f"{k.removeprefix('OMPI_MCA_io_ompio_')}={v}" for k, v in config["mca"].items()]
+    return ", ".join(words)
+
+
+def report(args: argparse.Namespace) -> int:
+    platform = platform_path(args.platform)
+    k = collective_advice.measured_saturation_point(platform)
+    lines = ["# Collective MPI-IO on the testbed: aggregator count and advice", "",
+             f"k = {units.format_bytes(k)} ({platform.name}); patterns fixed in "
+             "bench/testbed_collective.py (PATTERNS) before the runs; write MiB/s, medians of "
+             "the repetitions, configurations rotated within each repetition.", ""]  # fmt: skip
+    for mpi in MPIS:
+        rows = load_rows(mpi)
+        if not rows:
+            continue
+        med = medians(rows)
+        errors = [r for r in rows if "error" in r]
+        reps = sorted({r["repetition"] for r in rows if "error" not in r})
+        lines += [f"## {mpi}", "", f"Command: `{rows[0]['command']}`; runs {rows[0]['date']} to "
+                  f"{rows[-1]['date']}, load {rows[0]['load']} .. {rows[-1]['load']}; "
+                  f"{len(errors)} failed run(s); repetitions {len(reps)} "
+                  f"({len(rows) - len(errors)} runs)", "",
+                  "| pattern | bytes/call | rule's A | cb1 | cb2 | cb3 | rule / best | default | "
+                  "default-iorelay | advised-iorelay | advised / default | "
+                  "advised / default-iorelay |",
+                  "|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|"]  # fmt: skip
+        hits, total = 0, 0
+        for p in PATTERNS:
+            a = advice_for(p, 0, platform).aggregators
+            cbs = {n: med.get((p.name, f"cb{n}")) for n in (1, 2, 3)}
+            measured = [v for n, v in cbs.items() if v is not None]
+            if not measured or cbs.get(a) is None:
+                continue
+            share = cbs[a] / max(measured)
+            total += 1
+            hits += share >= 0.9
+            d, di, adv = (med.get((p.name, s), math.nan) for s in
+                          ("default", "default-iorelay", "advised-iorelay"))  # fmt: skip
+            cells = " | ".join("-" if v is None else f"{v:.3g}" for v in cbs.values())
+            lines.append(f"| {p.name} | {units.format_bytes(p.bytes_per_call)} | {a} | {cells} | "
+                         f"{share:.2f} | {d:.3g} | {di:.3g} | {adv:.3g} | {adv / d:.2f} | "
+                         f"{adv / di:.2f} |")  # fmt: skip
+        tidy_csvs(mpi, rows)
+        lines += ["", f"The rule's count reaches >= 0.9 of the best cb_nodes in {hits} of "
+                  f"{total} patterns.", *verdict_lines(mpi), ""]  # fmt: skip
+    local_k = collective_advice.measured_saturation_point(platform_path("local"))
+    for mpi in MPIS:
+        rows = load_rows(f"local-{mpi}")
+        if not rows:
+            continue
+        med = medians(rows)
+        lines += [f"## {mpi}, on this machine (k = {units.format_bytes(local_k)}, local.json)",
+                  "", f"Command: `{rows[0]['command']}`; runs {rows[0]['date']} to "
+                  f"{rows[-1]['date']}, load {rows[0]['load']} .. {rows[-1]['load']}", "",
+                  "| pattern | bytes/call | default | default-iorelay | advised-iorelay | "
+                  "advised settings |", "|---|---:|---:|---:|---:|---|"]  # fmt: skip
+        for p in LOCAL_PATTERNS:
+            adv = next((r["config"] for r in rows if r["pattern"] == p.name
+                        and r["settings"] == "advised-iorelay"), None)  # fmt: skip
+            cells = " | ".join(f"{med.get((p.name, s), math.nan):.1f}" for s in
+                               ("default", "default-iorelay", "advised-iorelay"))  # fmt: skip
+            said = "" if adv is None else describe(adv)
+            lines.append(f"| {p.name} | {units.format_bytes(p.bytes_per_call)} | {cells} | "
+                         f"{said} |")  # fmt: skip
+        tidy_csvs(f"local-{mpi}", rows)
+        lines += [*verdict_lines(f"local-{mpi}"), ""]
+    text = "\n".join(lines) + "\n"
+    (OUT / "README.md").write_text(text)
+    print(text)
+    return 0
+
+
+def main() -> int:
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("--mpi", choices=sorted(MPIS))
+    ap.add_argument("--reps", type=int, default=5)
+    ap.add_argument("--patterns", type=lambda s: s.split(","), help="e.g. P1,P2 (default all)")
+    ap.add_argument("--platform", help="k from here (default: testbed, with --local: local)")
+    ap.add_argument("--local", action="store_true", help="LOCAL_PATTERNS on this machine")
+    ap.add_argument("--max-minutes", type=float, default=19.0, help="stop starting runs after")
+    ap.add_argument("--report", action="store_true", help="tables from the saved runs")
+    args = ap.parse_args()
+    args.platform = args.platform or ("local" if args.local else "testbed")
+    if args.report:
+        return report(args)
+    if not args.mpi:
+        ap.error("--mpi is needed to measure")
+    return measure(args)
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,148 @@
+"""`iorelay-bench --api mpiio` on the testbed's compute hosts, from inside one Slurm allocation:
+the shared launcher of bench/collective_saturation.py --testbed and bench/testbed_collective.py.
+
+A caller re-executes itself under `salloc` (`in_allocation`) so that a batch of runs shares one
+allocation; each run then starts its ranks with the MPI's launcher on the hosts it names
+(OpenMPI `mpirun --host`, MPICH `mpiexec -hosts`, as `iorelay explore --testbed`), each rank
+through `iorelay exec`, and, when asked, one iorelayd per I/O-node host as a Slurm step. The
+files go to the testbed's GlusterFS (SHARED_PATH, the same path on every host).
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import shlex
+import subprocess
+import sys
+import tempfile
+from collections.abc import Mapping, Sequence
+from pathlib import Path
+from typing import Any
+
+from iorelay import mpi, paths
+from iorelay.run import RelayConfig, start_relay
+from iorelay.testbed import slurm as testbed_slurm
+from iorelay.testbed.explore import mpi_argv, mpi_env
+from iorelay.testbed.plan import SHARED_PATH
+
+RUN_TIMEOUT_S = 300.0
+COMPONENT_ENV = {"ompio": {"OMPI_MCA_io": "ompio"}, "romio321": {"OMPI_MCA_io": "romio321"}}
+
+
+def in_allocation(hosts: Sequence[str]) -> int | None:
+    """Outside an allocation: runs this very command again under `salloc` of `hosts` and returns
+    its exit status. Inside one: None (go on)."""
+    if os.environ.get("SLURM_JOB_ID"):
+        return None
+    if not testbed_slurm.SLURM_CONF.exists():
+        raise SystemExit("no testbed up (iorelay testbed status)")
+    argv = ["salloc", f"--nodes={len(hosts)}", f"--nodelist={','.join(hosts)}", "--quiet",
+            sys.executable, *sys.argv]  # fmt: skip
+    return subprocess.run(argv, env={**os.environ, **testbed_slurm.env()}, check=False).returncode
+
+
+def work_dir(prefix: str) -> tempfile.TemporaryDirectory[str]:
+    return tempfile.TemporaryDirectory(prefix=prefix, dir=SHARED_PATH)
+
+
+def bench_on_hosts(
+    mpi_name: str,
+    hosts: Sequence[str],
+    ranks: int,
+    directory: str,
+    options: Sequence[str],
+    env: Mapping[str, str],
+) -> dict[str, Any]:
+    """One `iorelay-bench --api mpiio` run of `ranks` ranks spread evenly over `hosts`, with the
+    files in `directory`; its JSON result. `env` goes to every rank (and selects OpenMPI's io
+    component); `mpi_name` is openmpi or mpich."""
+    os.environ[mpi.ENV] = mpi_name
+    launcher = mpi.launcher()
+    output = Path(directory) / f"bench-{os.getpid()}.json"
+    output.unlink(missing_ok=True)
+    program = [str(paths.find(launcher.bench)), "--api", "mpiio", "--dir", directory,
+               "--output", str(output), *options]  # fmt: skip
+    argv = mpi_argv(hosts, ranks, list(env), program)
+    proc = subprocess.run(argv, env={**os.environ, **mpi_env(), **env}, stdin=subprocess.DEVNULL,
+                          capture_output=True, text=True, timeout=RUN_TIMEOUT_S,
+                          check=False)  # fmt: skip
+    if proc.returncode != 0 or not output.exists():
+        raise RuntimeError(f"{shlex.join(argv)}\n{proc.stderr[-2000:]}{proc.stdout[-1000:]}")
+    result = json.loads(output.read_text())
+    output.unlink()
+    if not result["ok"]:
+        raise RuntimeError(f"not ok: {shlex.join(argv)}\n{proc.stderr[-2000:]}")
+    return result
+
+
+def forwarded_bench(
+    mpi_name: str,
+    hosts: Sequence[str],
+    ionode_hosts: Sequence[str],
+    ranks: int,
+    work: Path,
+    options: Sequence[str],
+    env: Mapping[str, str],
+) -> tuple[dict[str, Any], int]:
+    """The same run through one iorelayd per host of `ionode_hosts` (Slurm steps of this
+    allocation), rooted in `work`/root; the result and the bytes the daemons wrote."""
+    config = RelayConfig(ionodes=len(ionode_hosts), hosts=list(ionode_hosts),
+                         compute_hosts=list(hosts), root=work / "root",
+                         ranks_per_node=max(1, ranks // len(hosts)))  # fmt: skip
+    (work / "root").mkdir(exist_ok=True)
+    with start_relay(config, work / "relay") as relay:
+        result = bench_on_hosts(mpi_name, hosts, ranks, relay.prefix, options,
+                                {**env, **relay.env(preload=False)})  # fmt: skip
+        stats = [s for _, s in relay.stats()]
+    if not all(isinstance(s, dict) for s in stats):
+        raise RuntimeError(f"no counters from an I/O node: {stats}")
+    return result, sum(int(s["total"]["bytes_written"]) for s in stats)
+
+
+def phase_mib_s(result: Mapping[str, Any], operation: str = "write") -> float:
+    (phase,) = [p for p in result["phases"] if p["operation"] == operation]
+    return float(phase["bandwidth_mib_s"])
+
+
+def load() -> str:
+    return Path("/proc/loadavg").read_text()[:14]
+
+
+def bench_local(
+    mpi_name: str, ranks: int, directory: str, options: Sequence[str], env: Mapping[str, str]
+) -> dict[str, Any]:
+    """The same run with every rank on this machine (shared-memory transport)."""
+    launcher = mpi.LAUNCHERS[mpi_name]
+    output = Path(directory) / f"bench-{os.getpid()}.json"
+    output.unlink(missing_ok=True)
+    program = [str(paths.find(launcher.bench)), "--api", "mpiio", "--dir", directory,
+               "--output", str(output), *options]  # fmt: skip
+    argv = [*launcher.prefix(ranks, list(env)), sys.executable, "-m", "iorelay.exec_cmd", "--",
+            *program]  # fmt: skip
+    proc = subprocess.run(argv, env={**os.environ, **launcher.run_env, **env},
+                          stdin=subprocess.DEVNULL, capture_output=True, text=True,
+                          timeout=RUN_TIMEOUT_S, check=False)  # fmt: skip
+    if proc.returncode != 0 or not output.exists():
+        raise RuntimeError(f"{shlex.join(argv)}\n{proc.stderr[-2000:]}{proc.stdout[-1000:]}")
+    result = json.loads(output.read_text())
+    output.unlink()
+    if not result["ok"]:
+        raise RuntimeError(f"not ok: {shlex.join(argv)}\n{proc.stderr[-2000:]}")
+    return result
+
+
+def forwarded_local(
+    mpi_name: str, ranks: int, work: Path, options: Sequence[str], env: Mapping[str, str]
+) -> tuple[dict[str, Any], int]:
+    """bench_local through one local iorelayd rooted in `work`/root; the result and the bytes
+    the daemon wrote."""
+    config = RelayConfig(ionodes=1, root=work / "root", ranks_per_node=ranks)
+    (work / "root").mkdir(exist_ok=True)
+    with start_relay(config, work / "relay") as relay:
+        result = bench_local(mpi_name, ranks, relay.prefix, options,
+                             {**env, **relay.env(preload=False)})  # fmt: skip
+        stats = [s for _, s in relay.stats()]
+    if not all(isinstance(s, dict) for s in stats):
+        raise RuntimeError(f"no counters from the I/O node: {stats}")
+    return result, sum(int(s["total"]["bytes_written"]) for s in stats)
