@@ -23,7 +23,8 @@ from typing import Any
 from iorelay import ionode
 from iorelay.arbiter.problem import ArbiterError, Job
 from iorelay.credential import create_credential
-from iorelay.launch.local import LocalDaemons
+from iorelay.launch.local import DaemonGroup, LocalDaemons
+from iorelay.launch.ssh import SshDaemons
 from iorelay.pool import wire
 from iorelay.pool.actions import carry_out
 from iorelay.pool.controller import step
@@ -48,25 +49,54 @@ class Member:
     locks: int | None = None  # its lock daemon: its first I/O node, kept while it holds any
 
 
+@dataclass(frozen=True)
+class Remote:
+    """A pool whose daemons run on other hosts, started over ssh (IORELAY_SSH in environ): the
+    admin credential's path must be readable there (the daemon reads it at start), export_dir
+    is each daemon's export (a path every I/O node sees), map_dir where the jobs' maps go (a
+    path every compute host sees, e.g. the shared file system)."""
+
+    hosts: tuple[str, ...]
+    export_dir: Path
+    map_dir: Path
+    scheduler: str = "aioli"
+    environ: dict[str, str] | None = None
+
+
 class LivePool:
     """LivePool(workdir, ionodes, settings).serve() runs until a stop request or SIGTERM."""
 
     def __init__(
-        self, workdir: Path, ionodes: int, settings: Settings, transport: str = "unix"
+        self,
+        workdir: Path,
+        ionodes: int,
+        settings: Settings,
+        transport: str = "unix",
+        remote: Remote | None = None,
     ) -> None:
         self.workdir = workdir.resolve()
         self.workdir.mkdir(parents=True, exist_ok=True)
-        (self.workdir / "jobs").mkdir(exist_ok=True)
-        export = self.workdir / "export"
-        export.mkdir(exist_ok=True)
+        # The maps are read by the jobs' processes: on other hosts, from a directory they share.
+        self.map_dir = self.workdir / "jobs" if remote is None else remote.map_dir
+        self.map_dir.mkdir(parents=True, exist_ok=True)
+        export = self.workdir / "export" if remote is None else remote.export_dir
+        export.mkdir(parents=True, exist_ok=True)
         self.admin = create_credential(self.workdir / "admin.key")
-        self.daemons = LocalDaemons(
-            ionodes, export, str(export), self.workdir / "daemons",
-            extra_args=["--admin-credential", str(self.admin)],
-        )  # fmt: skip
+        admin_args = ["--admin-credential", str(self.admin)]
+        self.daemons: DaemonGroup
+        if remote is None:
+            self.daemons = LocalDaemons(ionodes, export, str(export), self.workdir / "daemons",
+                                        extra_args=admin_args)  # fmt: skip
+            self.hosts = tuple(f"io{i}" for i in range(ionodes))
+        else:
+            self.daemons = SshDaemons(
+                remote.hosts, export, str(export), self.workdir / "daemons", remote.scheduler,
+                admin_args, environ=remote.environ,
+            )  # fmt: skip
+            self.hosts = tuple(remote.hosts)
+            transport = "tcp"
         self.transport = transport
         self.settings = settings
-        self.hosts = tuple(f"io{i}" for i in range(ionodes))
         self.members: dict[str, Member] = {}
         self.recent: deque[dict[str, Any]] = deque(maxlen=RECENT_DECISIONS)
         self.epoch = 0
@@ -177,7 +207,7 @@ class LivePool:
         access = JobAccess(Path(msg["secret_file"]), tuple(msg["roots"]))
         if name in self.members:
             raise ArbiterError(f"job {name} is already in the pool")
-        self.members[name] = Member(access, self.workdir / "jobs" / f"{name}.map", self.now())
+        self.members[name] = Member(access, self.map_dir / f"{name}.map", self.now())
         self.channel.register(name, access)
         try:
             record = self.apply(Arrival(self.now(), job))
