@@ -100,18 +100,9 @@ MIXES: dict[str, list[JobSpec]] = {
             procs=2,
         ),
     ],
-    # static and the knapsack both give each job one I/O node here (the null check)
-    "null": [
-        _strided("strided-w8k", "node1"),
-        JobSpec(
-            "contig-w1m",
-            ("node3",),
-            "--name=contig-w1m --directory={root} --filename_format=w.\\$jobnum "
-            "--ioengine=psync --direct=1 --rw=write --bs=1m --numjobs=2 --size=64m",
-            {0: 23.4, 1: 35.2, 2: 35.1},
-            procs=2,
-        ),
-    ],
+    # two copies of the strided job on two hosts: static and the knapsack both give each one
+    # I/O node (its one shared file is on one daemon, so a second one cannot help): the null check
+    "null": [_strided("strided-w8k", "node1"), _strided("strided-w8k-b", "node2")],
 }
 
 
@@ -294,7 +285,13 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--only", help="alloc: these allocations only, e.g. 110,101")
     ap.add_argument("--out", type=Path, default=REPO / "bench/results/pool-testbed")
     ap.add_argument("--work", type=Path, default=Path("/tmp/pool-testbed"))
+    ap.add_argument("--summary", action="store_true", help="OUT/summary.md from OUT/runs.jsonl")
     args = ap.parse_args(argv)
+    if args.summary:
+        text = summary([json.loads(x) for x in (args.out / "runs.jsonl").read_text().splitlines()])
+        (args.out / "summary.md").write_text(text)
+        print(text, end="")
+        return 0
     mix = MIXES[args.mix]
     values = {s.name: dict(s.values) for s in mix}
     if args.values_from:
@@ -349,9 +346,75 @@ def isolated_values(path: Path, default: Values) -> Values:
             runs.setdefault((name, j["ionodes"]), []).append(j["mib_s"])
     out = {}
     for name, vals in default.items():
-        got = {k: statistics.median(runs[(name, k)]) for k in OPTIONS if (name, k) in runs}
+        like = name.removesuffix("-b")  # the null mix's second copy: the same job's values
+        got = {k: statistics.median(runs[(like, k)]) for k in OPTIONS if (like, k) in runs}
         out[name] = got if len(got) == len(OPTIONS) else vals
     return out
+
+
+def _alloc_text(alloc: dict[str, int]) -> str:
+    return ", ".join(f"{n} {k}" for n, k in alloc.items())
+
+
+def summary(runs: list[dict[str, Any]]) -> str:
+    """The tables of docs/arbitration.md ("The live pool on the testbed") from the runs."""
+    med = statistics.median
+    lines = ["# The live pool on the testbed (bench/pool_testbed.py)", ""]
+    iso = [r for r in runs if r["mode"] == "isolated" and r["ok"]]
+    if iso:
+        lines += ["## Each job alone (MiB/s; the values the knapsack is fed)", "",
+                  "| job | 0 | 1 | 2 | runs |", "|---|---|---|---|---|"]  # fmt: skip
+        by: dict[tuple[str, int], list[float]] = {}
+        for r in iso:
+            for n, j in r["jobs"].items():
+                by.setdefault((n, j["ionodes"]), []).append(j["mib_s"])
+        for n in dict.fromkeys(n for n, _ in by):
+            cells = [f"{med(by[(n, k)]):.1f}" if (n, k) in by else "-" for k in OPTIONS]
+            lines.append(f"| {n} | {' | '.join(cells)} | {len(by.get((n, 0), []))} |")
+        lines.append("")
+    for mix in dict.fromkeys(r["mix"] for r in runs if r["mode"] == "compare"):
+        cmp_ = [r for r in runs if r["mode"] == "compare" and r["mix"] == mix]
+        policies = list(dict.fromkeys(r["policy"] for r in cmp_))
+        names = list(cmp_[0]["jobs"])
+        lines += [f"## Mix {mix}: {' vs '.join(policies)}, median of the repetitions", "",
+                  "| policy | runs (failed) | allocation | global MiB/s (runs) | "
+                  + " | ".join(names) + " | load average | busy |",
+                  "|---" * (6 + len(names)) + "|"]  # fmt: skip
+        medians: dict[str, dict[str, float]] = {}
+        for pol in policies:
+            rs = [r for r in cmp_ if r["policy"] == pol and r["ok"]]
+            failed = sum(1 for r in cmp_ if r["policy"] == pol and not r["ok"])
+            if not rs:
+                continue
+            allocs = {_alloc_text(r["allocation"]) for r in rs}
+            medians[pol] = {n: med(r["jobs"][n]["mib_s"] for r in rs) for n in names}
+            medians[pol]["global"] = med(r["global_mib_s"] for r in rs)
+            loads = [r["load_before"][0] for r in rs]
+            lines.append(
+                f"| {pol} | {len(rs)} ({failed}) | {'; '.join(sorted(allocs))} | "
+                f"{medians[pol]['global']:.1f} ("
+                + ", ".join(f"{r['global_mib_s']:.1f}" for r in rs) + ") | "
+                + " | ".join(f"{medians[pol][n]:.1f}" for n in names)
+                + f" | {min(loads):.1f}-{max(loads):.1f} | {med(r['cpu_busy'] for r in rs):.2f} |"
+            )  # fmt: skip
+        if "knapsack" in medians and "static" in medians:
+            k, st = medians["knapsack"], medians["static"]
+            lines += ["", f"knapsack / static: global {k['global'] / st['global']:.2f}; per job "
+                      + ", ".join(f"{n} {k[n] / st[n]:.2f}" for n in names)]  # fmt: skip
+        lines.append("")
+    alloc_runs = [r for r in runs if r["mode"] == "alloc" and r["ok"]]
+    if alloc_runs:
+        lines += ["## Every allocation of the main mix (forced), global MiB/s", "",
+                  "| allocation | runs | global MiB/s |", "|---|---|---|"]  # fmt: skip
+        by_alloc: dict[str, list[float]] = {}
+        for r in alloc_runs + [r for r in runs if r["mode"] == "compare" and r["mix"] == "main"
+                               and r["ok"]]:  # fmt: skip
+            by_alloc.setdefault(_alloc_text(r["allocation"]), []).append(r["global_mib_s"])
+        ranked = sorted(by_alloc.items(), key=lambda kv: -med(kv[1]))
+        for a, g in ranked:
+            lines.append(f"| {a} | {len(g)} | {med(g):.1f} |")
+        lines.append("")
+    return "\n".join(lines) + "\n"
 
 
 if __name__ == "__main__":
