@@ -160,7 +160,7 @@ def run_once(
     shared = SHARED_PATH / "pool-bench"
     local = work / tag
     local.mkdir(parents=True)
-    out = shared / "out" / tag
+    out = shared / "out" / work.name / tag  # work.name: this invocation's stamp
     out.mkdir(parents=True)
     go = local / "GO"
     env = {**os.environ, "SLURM_CONF": SLURM_CONF, "PYTHONPATH": str(REPO / "python")}

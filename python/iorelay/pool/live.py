@@ -14,6 +14,7 @@ import os
 import re
 import socket
 import sys
+import threading
 import time
 from collections import deque
 from dataclasses import dataclass
@@ -26,7 +27,7 @@ from iorelay.credential import create_credential
 from iorelay.launch.local import DaemonGroup, LocalDaemons
 from iorelay.launch.ssh import SshDaemons
 from iorelay.pool import wire
-from iorelay.pool.actions import carry_out
+from iorelay.pool.actions import Release, carry_out
 from iorelay.pool.controller import step
 from iorelay.pool.daemon_channel import DaemonChannel, JobAccess
 from iorelay.pool.events import Arrival, Departure, Event, Expiry, Tick
@@ -82,7 +83,9 @@ class LivePool:
         export = self.workdir / "export" if remote is None else remote.export_dir
         export.mkdir(parents=True, exist_ok=True)
         self.admin = create_credential(self.workdir / "admin.key")
-        admin_args = ["--admin-credential", str(self.admin)]
+        # A shrinking job's files whose offset the daemon keeps stay until closed (its release
+        # serves them, within the daemon's release timeout).
+        admin_args = ["--admin-credential", str(self.admin), "--release-keeps-offset-files"]
         self.daemons: DaemonGroup
         if remote is None:
             self.daemons = LocalDaemons(ionodes, export, str(export), self.workdir / "daemons",
@@ -100,6 +103,9 @@ class LivePool:
         self.members: dict[str, Member] = {}
         self.recent: deque[dict[str, Any]] = deque(maxlen=RECENT_DECISIONS)
         self.epoch = 0
+        self._releasing: list[threading.Thread] = []  # shrinking jobs' releases under way
+        self._late: list[str] = []
+        self._late_mu = threading.Lock()
         self.t0 = time.monotonic()
         self.stopping = False
 
@@ -117,8 +123,11 @@ class LivePool:
         for name, hosts in after.items():
             if set(hosts) < set(before.get(name, ())):
                 self._write_map(name, hosts)
-        errors = []
+        errors = self._late_errors()
         for action in s.actions:  # each in the plan's order; one failing stops none of the rest
+            if isinstance(action, Release) and action.job in after:
+                self._release_in_background(action)  # a running job gives a host back
+                continue
             try:
                 carry_out([action], self.channel)
             except ionode.IonodeError as e:
@@ -140,6 +149,27 @@ class LivePool:
         if s.actions or not isinstance(event, Tick):
             self.recent.append(record)
         return record
+
+    def _release_in_background(self, action: Release) -> None:
+        """A shrinking job's release waits, on its daemon, for the job's files whose offset
+        the daemon keeps (O_APPEND, shared after fork) to close, up to the daemon's release
+        timeout: the controller does not wait with it. Its failure goes in the next record."""
+
+        def release() -> None:
+            try:
+                self.channel.release(action.host, action.job)
+            except ionode.IonodeError as e:
+                with self._late_mu:
+                    self._late.append(f"release {action.job} on {action.host}: {e}")
+
+        t = threading.Thread(target=release, name=f"release-{action.job}", daemon=True)
+        t.start()
+        self._releasing = [r for r in self._releasing if r.is_alive()] + [t]
+
+    def _late_errors(self) -> list[str]:
+        with self._late_mu:
+            out, self._late = self._late, []
+        return out
 
     def _write_map(self, name: str, hosts: tuple[str, ...]) -> None:
         member = self.members.get(name)
@@ -278,6 +308,8 @@ class LivePool:
                     with conn:
                         self._serve_one(conn)
             finally:
+                for t in self._releasing:  # before the daemons stop
+                    t.join(timeout=ionode.RELEASE_TIMEOUT_S)
                 with contextlib.suppress(OSError):
                     sock_path.unlink()
 
