@@ -9,7 +9,8 @@ predictions as JSON (--predictions reads them back instead of training again).
 
     nice -n 10 .venv/bin/python bench/arbiter_evaluate.py [--sets 1000] [--pools 8,16,32,64]
         [--floor 0.8] [--folds 10] [--guard-quantile 1] [--neighbours 1] [--seed 1]
-        [--predictions FILE] [--out-dir bench/results/arbiter-evaluate]
+        [--probe 5] [--feeds F1,F2,...] [--predictions FILE]
+        [--out-dir bench/results/arbiter-evaluate]
 """
 
 from __future__ import annotations
@@ -77,6 +78,13 @@ def main() -> int:
     )  # fmt: skip
     ap.add_argument("--predictions", type=Path, help="held-out predictions (JSON) to reuse")
     ap.add_argument("--seed", type=int, default=1)
+    ap.add_argument(
+        "--probe",
+        type=float,
+        default=evaluation.PROBE_S,
+        help="anchored: seconds at an option before its bandwidth is measured",
+    )
+    ap.add_argument("--feeds", help="only these feeds (comma-separated; static always)")
     ap.add_argument("--out-dir", type=Path, default=REPO / "bench/results/arbiter-evaluate")
     args = ap.parse_args()
     pools = [int(p) for p in args.pools.split(",") if p]
@@ -98,7 +106,8 @@ def main() -> int:
 
     rows = evaluation.evaluate(
         patterns, views, pools, args.sets, seed=args.seed, floor_share=args.floor,
-        progress=progress,
+        progress=progress, probe_s=args.probe,
+        only=args.feeds.split(",") if args.feeds else None,
     )  # fmt: skip
     wall_s = time.perf_counter() - start
     summary = evaluation.summarise(rows)
@@ -107,7 +116,9 @@ def main() -> int:
         f"nice -n 10 .venv/bin/python bench/arbiter_evaluate.py --sets {args.sets} "
         f"--pools {args.pools} --floor {args.floor:g} --folds {args.folds} "
         f"--guard-quantile {args.guard_quantile:g} --neighbours {args.neighbours} "
-        f"--seed {args.seed}" + (f" --predictions {args.predictions}" if args.predictions else "")
+        f"--seed {args.seed} --probe {args.probe:g}"
+        + (f" --feeds {args.feeds}" if args.feeds else "")
+        + (f" --predictions {args.predictions}" if args.predictions else "")
     )
     shape = DEFAULT_SHAPE
     text = "\n".join(

@@ -16,6 +16,7 @@ import pytest
 from conftest import SUBPROCESS_TIMEOUT_S
 from pool_process import PoolProcess
 
+from iorelay import ionode
 from iorelay.pool import wire
 from iorelay.pool.job_map import placed_daemon
 from iorelay.stats import query_stats
@@ -173,3 +174,73 @@ def test_a_lock_held_across_a_move_still_excludes_another_process(
         locker.communicate("\n", timeout=SUBPROCESS_TIMEOUT_S)
     assert locker.returncode == 0
     assert try_lock() == "got"  # the close released it
+
+
+# Under job A: opens its file O_APPEND (the daemon keeps the offset) and appends a line, then
+# one more per line on stdin, printing "ok" or the error; "close" closes it.
+APPENDER = r"""
+import errno, os, sys
+fd = os.open(sys.argv[1], os.O_WRONLY | os.O_CREAT | os.O_APPEND, 0o600)
+os.write(fd, b"line 0\n")
+print("opened", flush=True)
+for i, cmd in enumerate(sys.stdin, start=1):
+    if cmd.strip() == "close":
+        os.close(fd)
+        print("closed", flush=True)
+        continue
+    try:
+        os.write(fd, b"line %d\n" % i)
+        print("ok", flush=True)
+    except OSError as e:
+        print(errno.errorcode[e.errno], flush=True)
+"""
+
+
+def test_an_append_file_stays_on_its_released_daemon_until_closed(
+    pool: PoolProcess, disk_tmp: Path
+) -> None:
+    """The daemon keeps an O_APPEND file's offset, so its client cannot move it: the release of
+    a shrinking job waits for it to close (within the daemon's release timeout), and the
+    controller does not wait with it."""
+    key_b, root_b = pool.job("B")
+    key_c, root_c = pool.job("C")
+    key_a, root_a = pool.job("A")
+    path = next(f"{root_a}/f{i}" for i in range(64) if placed_daemon(f"{root_a}/f{i}", 2) == 0)
+    assert pool.join("B", "0=100,1=300", key_b, root_b)["hosts"] == ["io0"]
+    reply = pool.join("A", "0=100,1=300,2=450", key_a, root_a)
+    assert reply["hosts"] == ["io1"]
+    assert wire.request(pool.dir, {"op": "leave", "job": "B"})["record"]["hosts"] == {
+        "A": ["io1", "io0"]
+    }
+    io0 = pool.status()["hosts"]["io0"]
+
+    def on_io0() -> list[str]:
+        return [j["name"] for j in ionode.jobs(io0, admin_secret_file=pool.admin)]
+
+    env = pool.env(reply, key_a, [str(root_a)])
+    with subprocess.Popen([sys.executable, "-c", APPENDER, path], env=env, stdin=subprocess.PIPE,
+                          stdout=subprocess.PIPE, text=True) as appender:  # fmt: skip
+        assert appender.stdin is not None and appender.stdout is not None
+        assert appender.stdout.readline().strip() == "opened"
+        assert writes(pool, "io0") == 1  # on io0, the daemon the map gave it
+        started = time.monotonic()
+        shrunk = pool.join("C", "0=100,1=300", key_c, root_c)["record"]
+        assert time.monotonic() - started < 5  # the controller did not wait for the release
+        assert shrunk["hosts"] == {"A": ["io1"], "C": ["io0"]}
+        time.sleep(0.5)  # the release is under way; the client has read the new map
+        for _ in range(3):
+            appender.stdin.write("\n")
+            appender.stdin.flush()
+            assert appender.stdout.readline().strip() == "ok"  # before: EIO
+        assert writes(pool, "io0") == 4  # still there: it stays until closed
+        assert "A" in on_io0()  # released only once it closes
+        appender.stdin.write("close\n")
+        appender.stdin.flush()
+        assert appender.stdout.readline().strip() == "closed"
+        deadline = time.monotonic() + 5
+        while "A" in on_io0():
+            assert time.monotonic() < deadline, "A's release did not end after its close"
+            time.sleep(0.05)
+        appender.communicate(timeout=SUBPROCESS_TIMEOUT_S)
+    assert Path(path).read_text() == "".join(f"line {i}\n" for i in range(4))
+    assert "error" not in pool.status()["decisions"][-1]

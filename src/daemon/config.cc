@@ -210,6 +210,9 @@ cli::OptionTable Table(Config* c) {
       .Add(cli::Integer("release-timeout-ms", "N", &c->release_timeout_ms, 1, 3'600'000,
                         "an admin's release of a job waits at most N ms for its\n"
                         "requests to drain, then revokes it instead (30000)"))
+      .Add(cli::Flag("release-keeps-offset-files", &c->release_keeps_offset_files,
+                     "a release serves the job's files whose offset the daemon keeps\n"
+                     "(O_APPEND, shared after fork) until they close (a pool's moves)"))
       .Add(cli::Text("trace", "FILE", &c->trace,
                      "one line per request (format: docs/daemon.md, Trace)"))
       .Add(cli::Integer("max-open-files", "N", &c->max_open_files, 1, 1 << 24,

@@ -72,6 +72,10 @@ struct Config {
   // An admin's release waits at most this long for the job's connections to drain, then
   // revokes it instead (daemon/job_lifecycle.h).
   int release_timeout_ms = 30'000;
+  // A release serves the job's files whose offset the daemon keeps (O_APPEND, shared after
+  // fork) until they close, within release_timeout_ms: a pool's planned move, whose clients
+  // cannot move those files elsewhere. Off: such files get EIO once the release starts.
+  bool release_keeps_offset_files = false;
   std::string trace;  // empty: no trace
   // Open files one session (client process) may hold; more opens get EMFILE.
   int max_open_files = 65'536;

@@ -380,7 +380,11 @@ void IoLoop::Read(uint64_t id, Entry& e) {
     // A job being released (or revoked) gets what it asked served, and nothing more is read:
     // the connection closes once idle, at the next tick (JobEndsConnection), so that a job
     // that keeps writing drains too. (A write whose data is arriving is read to its end first.)
-    if (authed && !e.reader.receiving_tail() && !e.conn->session->job().accepting()) return;
+    // Except a released job's files whose offset the daemon keeps: served until closed.
+    if (authed && !e.reader.receiving_tail() && !e.conn->session->job().accepting() &&
+        !ReleaseServesConnection(*e.conn, core_.config.release_keeps_offset_files)) {
+      return;
+    }
     const FrameReader::Step step = e.read_held
                                        ? FrameReader::Step::kFrame
                                        : e.reader.Next(e.conn->transport(), authed, scratch_);
@@ -552,7 +556,7 @@ void IoLoop::Tick(int64_t now) {
       to_close.emplace_back(id, "");  // (logged by the accepting loop, at most once a second)
       continue;
     }
-    if (authed && JobEndsConnection(c)) {
+    if (authed && JobEndsConnection(c, cfg.release_keeps_offset_files)) {
       to_close.emplace_back(
           id, fmt::format("job {} {}", c.session->app(), JobStateName(c.session->job().state())));
       continue;

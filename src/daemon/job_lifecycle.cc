@@ -51,7 +51,7 @@ Status ReleaseJob(Core& core, const std::string& name, std::chrono::milliseconds
   return Status::Ok();
 }
 
-bool JobEndsConnection(ClientConn& conn) {
+bool JobEndsConnection(ClientConn& conn, bool keep_offset_files) {
   const Job& job = conn.session->job();
   switch (job.state()) {
     case JobState::kActive:
@@ -59,9 +59,15 @@ bool JobEndsConnection(ClientConn& conn) {
     case JobState::kRevoked:
       return true;
     case JobState::kReleasing:
-      return conn.outstanding.load(std::memory_order_acquire) == 0 && conn.queued_bytes() == 0;
+      return conn.outstanding.load(std::memory_order_acquire) == 0 && conn.queued_bytes() == 0 &&
+             !(keep_offset_files && conn.session->HoldsDaemonOffsetFile());
   }
   return true;
+}
+
+bool ReleaseServesConnection(ClientConn& conn, bool keep_offset_files) {
+  return keep_offset_files && conn.session->job().state() == JobState::kReleasing &&
+         conn.session->HoldsDaemonOffsetFile();
 }
 
 }  // namespace iorelay::daemon

@@ -24,8 +24,16 @@ void RevokeExpiredJobs(Core& core);
 Status ReleaseJob(Core& core, const std::string& name, std::chrono::milliseconds timeout);
 
 // The event loop's question for each authenticated connection at its tick: close it now?
-// (its job was revoked, or is released and the connection is idle).
-bool JobEndsConnection(ClientConn& conn);
+// (its job was revoked, or is released and the connection is idle and, with
+// keep_offset_files (--release-keeps-offset-files), holds no file whose offset the daemon
+// keeps).
+bool JobEndsConnection(ClientConn& conn, bool keep_offset_files);
+
+// Whether the event loop reads new requests from a connection of a job that no longer accepts
+// them: with keep_offset_files, a released job's connection while its session holds a file
+// whose offset the daemon keeps (O_APPEND, shared after fork), which stays here until closed,
+// within the release's timeout; never a revoked job's.
+bool ReleaseServesConnection(ClientConn& conn, bool keep_offset_files);
 
 // The bytes in flight the connection's job may hold over all its connections before they stop
 // being read (its share, set at admission; --max-app-inflight-bytes by default).

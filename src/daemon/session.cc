@@ -1,6 +1,9 @@
 // Session bookkeeping: handle references and the connection count.
 #include "daemon/session.h"
 
+#include <fcntl.h>
+#include <sys/stat.h>
+
 #include <cstring>
 
 #include "common/auth.h"
@@ -90,6 +93,15 @@ std::shared_ptr<OpenFile> Session::FileOf(const sched::FileKey& key) {
     if (file->key() == key) return file;
   }
   return nullptr;
+}
+
+bool Session::HoldsDaemonOffsetFile() {
+  MutexLock lock(mu_);
+  if (!offers_.empty()) return true;
+  for (const auto& [handle, file] : handles_) {
+    if ((file->flags() & O_APPEND) != 0 || !S_ISREG(file->mode()) || !file->Sole()) return true;
+  }
+  return false;
 }
 
 void Session::CountFile(OpenFile& file, int delta) {

@@ -60,6 +60,10 @@ class Session {
   bool HoldsFile(const sched::FileKey& key);
   // One of the session's open files on `key`, or null (a relay opens it upstream for locks).
   std::shared_ptr<OpenFile> FileOf(const sched::FileKey& key);
+  // Whether the session holds a file whose offset only this daemon keeps (O_APPEND, not a
+  // regular file, or a description shared with another session or announced for adoption):
+  // its client cannot move it to another daemon, so a release waits for it to close.
+  bool HoldsDaemonOffsetFile();
 
  private:
   friend class SessionTable;

@@ -29,15 +29,19 @@ class Feed:
     policy: str
     floor_share: float | None = None
     view: str = TRUE
+    probe_s: float | None = None  # a job's value at an option it ran at is measured (replay)
 
 
-ARBITERS = ("knapsack", "guarded")
+ARBITERS = ("knapsack", "guarded", "anchored")
+# How long a job runs at an option before its bandwidth there counts as measured (anchored).
+PROBE_S = 5.0
 
 
-def feeds(floor_share: float, views: Sequence[str]) -> tuple[Feed, ...]:
+def feeds(floor_share: float, views: Sequence[str], probe_s: float = PROBE_S) -> tuple[Feed, ...]:
     """Every baseline (fed true values where it reads values: greedy), then the knapsack and
-    the guarded knapsack, each without and with the fairness floor, each fed (a) true values
-    and (b) every predictor's: named <policy>[-floor]-<view>."""
+    the guarded knapsack, each without and with the fairness floor, and the anchored knapsack
+    (its own floor of 1, on measured values), each fed (a) true values and (b) every
+    predictor's: named <policy>[-floor]-<view>."""
     out = [
         Feed("none", "none"),
         Feed("one-each", "one-each"),
@@ -45,9 +49,10 @@ def feeds(floor_share: float, views: Sequence[str]) -> tuple[Feed, ...]:
         Feed("shared", "shared"),
         Feed("greedy", "greedy"),
     ]
-    for arbiter in ARBITERS:
+    for arbiter in ARBITERS[:2]:
         for kind, floor in (("", None), ("-floor", floor_share)):
             out += [Feed(f"{arbiter}{kind}-{v}", arbiter, floor, v) for v in (TRUE, *views)]
+    out += [Feed(f"anchored-{v}", "anchored", None, v, probe_s) for v in (TRUE, *views)]
     return tuple(out)
 
 
@@ -84,10 +89,15 @@ def evaluate(
     floor_share: float = 0.8,
     options: tuple[int, ...] = (0, 1, 2, 4, 8),
     progress: Callable[[int, int], None] | None = None,
+    only: Sequence[str] | None = None,
+    probe_s: float = PROBE_S,
 ) -> pd.DataFrame:
     """One row per (pool, job set, feed). Job set s is drawn from seed + s for every pool. The
-    true feeds' guard has no error band (zero_margins)."""
-    chosen = feeds(floor_share, list(views))
+    true feeds' guard has no error band (zero_margins). only: these feeds (and static, which
+    the figures compare with)."""
+    chosen = feeds(floor_share, list(views), probe_s)
+    if only is not None:
+        chosen = tuple(f for f in chosen if f.name in {"static", *only})
     deciders = {f.name: policy(f.policy, f.floor_share) for f in chosen}
     exact = zero_margins(patterns)
     rows: list[dict[str, object]] = []
@@ -95,7 +105,10 @@ def evaluate(
         pool = Pool(pool_ionodes, options)
         for s in range(sets):
             jobset = draw_job_set(seed + s, patterns, views, shape, exact)
-            runs = {f.name: replay(jobset, pool, deciders[f.name], f.view) for f in chosen}
+            runs = {
+                f.name: replay(jobset, pool, deciders[f.name], f.view, probe_s=f.probe_s)
+                for f in chosen
+            }
             rows += set_rows(runs, pool_ionodes, seed + s)
             if progress is not None:
                 progress(pool_ionodes, s + 1)
@@ -140,11 +153,18 @@ def predicted_against_true(rows: pd.DataFrame, views: Sequence[str]) -> pd.DataF
         by = g.set_index(["set", "feed"])
         sets = g["set"].unique()
         static = by.xs("static", level="feed").loc[sets]["global_mib_s"]
+        feeds_here = set(g["feed"])
         for arbiter in ARBITERS:
             for kind in ("", "-floor"):
-                a = by.xs(f"knapsack{kind}-true", level="feed").loc[sets]
+                # (a) for the anchored knapsack is the plain knapsack on true values: the best
+                # the bandwidth of the moment allows, which its floor of 1 gives up some of
+                a_name = f"knapsack{kind}-true"
                 for view in views:
-                    b = by.xs(f"{arbiter}{kind}-{view}", level="feed").loc[sets]
+                    b_name = f"{arbiter}{kind}-{view}"
+                    if b_name not in feeds_here or a_name not in feeds_here:
+                        continue
+                    a = by.xs(a_name, level="feed").loc[sets]
+                    b = by.xs(b_name, level="feed").loc[sets]
                     share = b["global_mib_s"] / a["global_mib_s"]
                     to_static = b["global_mib_s"] / static
                     differ = b["differs_from_static"].to_numpy()

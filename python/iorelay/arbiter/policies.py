@@ -8,7 +8,7 @@ from collections.abc import Callable, Sequence
 
 from iorelay.arbiter import baselines, guard, knapsack
 from iorelay.arbiter.decision import Decision, decided
-from iorelay.arbiter.problem import ArbiterError, Job, Pool, check_jobs
+from iorelay.arbiter.problem import ArbiterError, Job, Pool, check_jobs, choices
 
 Policy = Callable[[Sequence[Job], Pool], Decision]
 
@@ -18,7 +18,7 @@ BASELINES: dict[str, Callable[[Sequence[Job], Pool], tuple[int, ...]]] = {
     "static": baselines.static,
     "greedy": baselines.greedy,
 }
-NAMES = ("knapsack", "guarded", *BASELINES, "shared")
+NAMES = ("knapsack", "guarded", "anchored", *BASELINES, "shared")
 
 
 def floor_values(jobs: Sequence[Job], pool: Pool, floor_share: float) -> list[float]:
@@ -51,6 +51,33 @@ def decide_guarded(jobs: Sequence[Job], pool: Pool, floor_share: float | None = 
     return decided(name, pool, jobs, sizes, floor_share)
 
 
+def anchored_permitted(jobs: Sequence[Job], pool: Pool) -> list[set[int]]:
+    """The anchored knapsack's options per job: only its static allocation while the job has
+    not run there (measured it), else the options valued at least as much as it (the measured
+    static value; predicted values elsewhere until the job has run there too)."""
+    fixed = baselines.static(jobs, pool)
+    out = []
+    for job, s in zip(jobs, fixed, strict=True):
+        if s not in job.measured:
+            out.append({s})
+        else:
+            out.append({k for k in choices(job, pool) if job.values[k] >= job.values[s]})
+    return out
+
+
+def decide_anchored(jobs: Sequence[Job], pool: Pool) -> Decision:
+    """The knapsack anchored at static by measurement: a job first runs at its static
+    allocation until its bandwidth there is measured, then may take any option not valued
+    below that measured value; an option it moves to is measured in turn, and one measured
+    below the anchor is no longer permitted. With exact values it is the knapsack with a floor
+    of 1; with predictions, a job can be below its static value only while it tries an option
+    for the first time."""
+    check_jobs(jobs, pool)
+    return decided(
+        "anchored", pool, jobs, knapsack.solve(jobs, pool, None, anchored_permitted(jobs, pool))
+    )
+
+
 def decide_shared(jobs: Sequence[Job], pool: Pool) -> Decision:
     """All jobs on all I/O nodes, each valued by the shared model (baselines.shared_value)."""
     check_jobs(jobs, pool)
@@ -71,6 +98,8 @@ def policy(name: str, floor_share: float | None = None) -> Policy:
         return lambda jobs, pool: decide_knapsack(jobs, pool, floor_share)
     if name == "guarded":
         return lambda jobs, pool: decide_guarded(jobs, pool, floor_share)
+    if name == "anchored":
+        return decide_anchored
     if name == "shared":
         return decide_shared
     if name in BASELINES:

@@ -23,6 +23,8 @@ class Job:
     # log gain of option k over option s must exceed before the guard believes it. Empty when
     # the values carry no measured error band.
     margins_log: Mapping[tuple[int, int], float] = field(default_factory=dict, hash=False)
+    # The options whose value was measured while the job ran there (the rest are predicted).
+    measured: frozenset[int] = frozenset()
 
     def record(self) -> dict[str, object]:
         out: dict[str, object] = {
@@ -30,6 +32,8 @@ class Job:
             "compute_nodes": self.compute_nodes,
             "values": {str(k): v for k, v in sorted(self.values.items())},
         }
+        if self.measured:
+            out["measured"] = sorted(self.measured)
         if self.margins_log:
             out["margins_log"] = {f"{k}/{s}": m for (k, s), m in sorted(self.margins_log.items())}
         return out

@@ -6,14 +6,14 @@ options' table bandwidths; its duration follows from its size. Pure: no clock, n
 from __future__ import annotations
 
 import math
-from collections.abc import Callable
-from dataclasses import dataclass
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass, replace
 
 from iorelay.arbiter import baselines
 from iorelay.arbiter.decision import Decision
 from iorelay.arbiter.jobsets import TRUE, JobSet
 from iorelay.arbiter.policies import Policy
-from iorelay.arbiter.problem import ArbiterError, Pool
+from iorelay.arbiter.problem import ArbiterError, Job, Pool
 
 # A job whose remaining MiB fall below this share of its size has finished (rounding).
 FINISHED_SHARE = 1e-9
@@ -42,19 +42,34 @@ class Run:
         return self.finish_s[i] - self.arrival_s[i]
 
 
+def measured(job: Job, seen: Mapping[int, float]) -> Job:
+    """job with the bandwidths measured while it ran (seen: option -> MiB/s) in place of its
+    predicted ones: what a live pool knows once a job has moved data at an option (the daemons
+    count its bytes)."""
+    if not seen:
+        return job
+    return replace(job, values={**job.values, **seen}, measured=frozenset(seen))
+
+
 def replay(
     jobset: JobSet,
     pool: Pool,
     decide: Policy,
     view: str = TRUE,
     on_decision: Callable[[Decision, float], None] | None = None,
+    probe_s: float | None = None,
 ) -> Run:
     """Runs jobset on pool with decide fed the values of view (a predictor's, or the true
-    ones); the jobs always move data at their true bandwidths."""
+    ones); the jobs always move data at their true bandwidths. probe_s (None: never): once a
+    job has run probe_s seconds at an option, its value there is the bandwidth it moved data at
+    (measured, as a live pool counts a job's bytes), and the policy re-decides at that moment."""
     specs = jobset.jobs
     n = len(specs)
     remaining = [s.size_mib for s in specs]
     rate = [0.0] * n
+    option: list[float] = [-1] * n  # what each running job has now (-1: not started)
+    since = [0.0] * n  # when it got it
+    seen: list[dict[int, float]] = [{} for _ in range(n)]  # measured MiB/s per option
     finish = [math.nan] * n
     running: list[int] = []
     arrived, decisions, differs, lowest = 0, 0, False, math.inf
@@ -66,22 +81,31 @@ def replay(
             when = t + remaining[j] / rate[j]
             if when < next_departure:
                 next_departure, leaving = when, j
-        now = min(next_arrival, next_departure)
+        next_probe = math.inf
+        if probe_s is not None:
+            unseen = [j for j in running if option[j] not in seen[j]]
+            next_probe = min((since[j] + probe_s for j in unseen), default=math.inf)
+        now = min(next_arrival, next_departure, next_probe)
         for j in running:
             remaining[j] -= rate[j] * (now - t)
         t = now
-        if next_departure <= next_arrival:
+        if probe_s is not None:
+            for j in running:
+                if option[j] not in seen[j] and t - since[j] >= probe_s * (1 - 1e-12):
+                    seen[j][int(option[j])] = rate[j]
+        if next_departure <= min(next_arrival, next_probe):
             remaining[leaving] = 0.0
             done = [j for j in running if remaining[j] <= FINISHED_SHARE * specs[j].size_mib]
             for j in done:
                 finish[j] = t
             running = [j for j in running if j not in done]
-        else:
+        elif next_arrival <= next_probe:
             running.append(arrived)
             arrived += 1
+        # else: a measurement came in; the policy re-decides with it
         if not running:
             continue
-        jobs = [specs[j].view(view) for j in running]
+        jobs = [measured(specs[j].view(view), seen[j]) for j in running]
         decision = decide(jobs, pool)
         decisions += 1
         if on_decision is not None:
@@ -91,6 +115,8 @@ def replay(
         for j, got, k in zip(running, decision.ionodes, fixed, strict=True):
             true = specs[j].true_mib_s
             rate[j] = baselines.bandwidth_at(true, got, decision.shared)
+            if got != option[j]:
+                option[j], since[j] = (got if not decision.shared else -2), t
             if not rate[j] > 0:
                 raise ArbiterError(f"job {specs[j].true.name} would never finish: {rate[j]} MiB/s")
             lowest = min(lowest, rate[j] / float(true[k]))

@@ -5,12 +5,17 @@ from __future__ import annotations
 
 import argparse
 import json
+import os
 import sys
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from iorelay.pool import wire
 from iorelay.pool.controller import POLICIES
 from iorelay.pool.state import Settings
+
+if TYPE_CHECKING:
+    from iorelay.pool.live import Remote
 
 
 def add_parser(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
@@ -24,7 +29,7 @@ def add_parser(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None
     actions = p.add_subparsers(dest="action", metavar="ACTION", required=True)
     s = actions.add_parser("start", help="start the daemons and the controller")
     s.add_argument("dir", type=Path, help="the pool's directory (socket, maps, decision log)")
-    s.add_argument("--ionodes", type=int, required=True, help="daemons (I/O nodes) to start")
+    s.add_argument("--ionodes", type=int, help="local daemons (I/O nodes) to start")
     s.add_argument("--options", default="0,1,2,4,8", help="I/O nodes a job may get (0,1,2,4,8)")
     s.add_argument("--policy", choices=POLICIES, default="knapsack")
     s.add_argument("--floor", type=float, help="fairness floor: share of static (none)")
@@ -32,6 +37,13 @@ def add_parser(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None
     s.add_argument("--lease", type=float, default=30.0, help="a job's lease, seconds (30)")
     s.add_argument("--transport", choices=("unix", "tcp"), default="unix",
                    help="the address jobs get: unix (shared memory) or loopback tcp")  # fmt: skip
+    s.add_argument("--hosts", help="I/O-node hosts (H1,H2,...): a daemon on each over ssh "
+                   "($IORELAY_SSH) instead of --ionodes local daemons")  # fmt: skip
+    s.add_argument("--testbed", action="store_true", help="the testbed's I/O-node hosts over its "
+                   "ssh; export and maps on its shared mount (DIR/../ unless given)")  # fmt: skip
+    s.add_argument("--export-dir", type=Path, help="--hosts: each daemon's export (a shared path)")
+    s.add_argument("--map-dir", type=Path, help="--hosts: the jobs' maps (a path every host sees)")
+    s.add_argument("--scheduler", default="aioli", help="--hosts: the daemons' scheduler (aioli)")
     for action, what in (("status", "jobs, I/O nodes, leases, decisions"), ("stop", "stop")):
         a = actions.add_parser(action, help=what)
         a.add_argument("dir", type=Path, help="the pool's directory or socket")
@@ -55,7 +67,16 @@ def run(args: argparse.Namespace) -> int:
             lease_s=args.lease,
             keep_forwarded=True,  # a running job's clients cannot go direct mid-run
         )
-        LivePool(args.dir, args.ionodes, settings, args.transport).serve()
+        try:
+            remote = _remote(args)
+        except ValueError as e:
+            print(f"iorelay pool start: {e}", file=sys.stderr)
+            return 2
+        if remote is None and not args.ionodes:
+            print("iorelay pool start: give --ionodes, --hosts or --testbed", file=sys.stderr)
+            return 2
+        count = args.ionodes if remote is None else len(remote.hosts)
+        LivePool(args.dir, count, settings, args.transport, remote).serve()
         return 0
     try:
         if args.action == "status":
@@ -79,3 +100,31 @@ def run(args: argparse.Namespace) -> int:
         print(f"iorelay pool {args.action}: {e}", file=sys.stderr)
         return 1
     return 0
+
+
+def _remote(args: argparse.Namespace) -> Remote | None:
+    """The daemons on other hosts (--hosts over $IORELAY_SSH, or --testbed), or None (local)."""
+    from iorelay.pool.live import Remote
+
+    if not args.hosts and not args.testbed:
+        return None
+    environ = dict(os.environ)
+    export, maps = args.export_dir, args.map_dir
+    if args.testbed:
+        from iorelay.testbed import cluster, ssh
+        from iorelay.testbed.plan import SHARED_PATH
+
+        doc = cluster.status()
+        if doc is None or doc.get("phase") != "up":
+            raise ValueError("no testbed is up (iorelay testbed status)")
+        hosts = [h["name"] for h in doc["hosts"] if h["role"] == "ionode"]
+        environ.update(ssh.ssh_env())
+        base = SHARED_PATH / "pool" / Path(args.dir).resolve().name
+        export, maps = export or base / "export", maps or base / "maps"
+    else:
+        hosts = [h for h in args.hosts.split(",") if h]
+    if export is None or maps is None:
+        raise ValueError("--hosts needs --export-dir and --map-dir (paths the hosts share)")
+    if args.ionodes and args.ionodes != len(hosts):
+        raise ValueError(f"--ionodes {args.ionodes} but {len(hosts)} hosts")
+    return Remote(tuple(hosts), Path(export), Path(maps), args.scheduler, environ)

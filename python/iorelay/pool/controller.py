@@ -9,7 +9,7 @@ import math
 from dataclasses import dataclass
 from typing import Any
 
-from iorelay.arbiter import guard, knapsack
+from iorelay.arbiter import baselines, guard, knapsack
 from iorelay.arbiter.decision import decided
 from iorelay.arbiter.policies import floor_values
 from iorelay.arbiter.problem import ArbiterError, Job, Pool, check_jobs, choices
@@ -17,7 +17,9 @@ from iorelay.pool.actions import Action, Admit, Release, Revoke, RunDirect, reco
 from iorelay.pool.events import Arrival, Departure, Event, Expiry, Tick
 from iorelay.pool.state import Holding, PoolState, Settings
 
-POLICIES = ("knapsack", "guarded")
+# static: the baseline (I/O nodes proportional to compute nodes, arbiter.baselines.static) run
+# by the live pool itself, so that it is measured the way the knapsack is.
+POLICIES = ("knapsack", "guarded", "static")
 
 
 @dataclass(frozen=True)
@@ -38,6 +40,8 @@ def limits(
         raise ArbiterError(f"unknown pool policy {settings.policy}; known: {', '.join(POLICIES)}")
     if settings.policy == "guarded":
         permitted = [set(p) for p in guard.permitted(jobs, pool)]
+    elif settings.policy == "static":
+        permitted = [{k} for k in baselines.static(jobs, pool)]
     else:
         permitted = [set(choices(j, pool)) for j in jobs]
     minimum = None

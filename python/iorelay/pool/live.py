@@ -14,6 +14,7 @@ import os
 import re
 import socket
 import sys
+import threading
 import time
 from collections import deque
 from dataclasses import dataclass
@@ -23,9 +24,10 @@ from typing import Any
 from iorelay import ionode
 from iorelay.arbiter.problem import ArbiterError, Job
 from iorelay.credential import create_credential
-from iorelay.launch.local import LocalDaemons
+from iorelay.launch.local import DaemonGroup, LocalDaemons
+from iorelay.launch.ssh import SshDaemons
 from iorelay.pool import wire
-from iorelay.pool.actions import carry_out
+from iorelay.pool.actions import Release, carry_out
 from iorelay.pool.controller import step
 from iorelay.pool.daemon_channel import DaemonChannel, JobAccess
 from iorelay.pool.events import Arrival, Departure, Event, Expiry, Tick
@@ -48,28 +50,62 @@ class Member:
     locks: int | None = None  # its lock daemon: its first I/O node, kept while it holds any
 
 
+@dataclass(frozen=True)
+class Remote:
+    """A pool whose daemons run on other hosts, started over ssh (IORELAY_SSH in environ): the
+    admin credential's path must be readable there (the daemon reads it at start), export_dir
+    is each daemon's export (a path every I/O node sees), map_dir where the jobs' maps go (a
+    path every compute host sees, e.g. the shared file system)."""
+
+    hosts: tuple[str, ...]
+    export_dir: Path
+    map_dir: Path
+    scheduler: str = "aioli"
+    environ: dict[str, str] | None = None
+
+
 class LivePool:
     """LivePool(workdir, ionodes, settings).serve() runs until a stop request or SIGTERM."""
 
     def __init__(
-        self, workdir: Path, ionodes: int, settings: Settings, transport: str = "unix"
+        self,
+        workdir: Path,
+        ionodes: int,
+        settings: Settings,
+        transport: str = "unix",
+        remote: Remote | None = None,
     ) -> None:
         self.workdir = workdir.resolve()
         self.workdir.mkdir(parents=True, exist_ok=True)
-        (self.workdir / "jobs").mkdir(exist_ok=True)
-        export = self.workdir / "export"
-        export.mkdir(exist_ok=True)
+        # The maps are read by the jobs' processes: on other hosts, from a directory they share.
+        self.map_dir = self.workdir / "jobs" if remote is None else remote.map_dir
+        self.map_dir.mkdir(parents=True, exist_ok=True)
+        export = self.workdir / "export" if remote is None else remote.export_dir
+        export.mkdir(parents=True, exist_ok=True)
         self.admin = create_credential(self.workdir / "admin.key")
-        self.daemons = LocalDaemons(
-            ionodes, export, str(export), self.workdir / "daemons",
-            extra_args=["--admin-credential", str(self.admin)],
-        )  # fmt: skip
+        # A shrinking job's files whose offset the daemon keeps stay until closed (its release
+        # serves them, within the daemon's release timeout).
+        admin_args = ["--admin-credential", str(self.admin), "--release-keeps-offset-files"]
+        self.daemons: DaemonGroup
+        if remote is None:
+            self.daemons = LocalDaemons(ionodes, export, str(export), self.workdir / "daemons",
+                                        extra_args=admin_args)  # fmt: skip
+            self.hosts = tuple(f"io{i}" for i in range(ionodes))
+        else:
+            self.daemons = SshDaemons(
+                remote.hosts, export, str(export), self.workdir / "daemons", remote.scheduler,
+                admin_args, environ=remote.environ,
+            )  # fmt: skip
+            self.hosts = tuple(remote.hosts)
+            transport = "tcp"
         self.transport = transport
         self.settings = settings
-        self.hosts = tuple(f"io{i}" for i in range(ionodes))
         self.members: dict[str, Member] = {}
         self.recent: deque[dict[str, Any]] = deque(maxlen=RECENT_DECISIONS)
         self.epoch = 0
+        self._releasing: list[threading.Thread] = []  # shrinking jobs' releases under way
+        self._late: list[str] = []
+        self._late_mu = threading.Lock()
         self.t0 = time.monotonic()
         self.stopping = False
 
@@ -87,8 +123,11 @@ class LivePool:
         for name, hosts in after.items():
             if set(hosts) < set(before.get(name, ())):
                 self._write_map(name, hosts)
-        errors = []
+        errors = self._late_errors()
         for action in s.actions:  # each in the plan's order; one failing stops none of the rest
+            if isinstance(action, Release) and action.job in after:
+                self._release_in_background(action)  # a running job gives a host back
+                continue
             try:
                 carry_out([action], self.channel)
             except ionode.IonodeError as e:
@@ -110,6 +149,27 @@ class LivePool:
         if s.actions or not isinstance(event, Tick):
             self.recent.append(record)
         return record
+
+    def _release_in_background(self, action: Release) -> None:
+        """A shrinking job's release waits, on its daemon, for the job's files whose offset
+        the daemon keeps (O_APPEND, shared after fork) to close, up to the daemon's release
+        timeout: the controller does not wait with it. Its failure goes in the next record."""
+
+        def release() -> None:
+            try:
+                self.channel.release(action.host, action.job)
+            except ionode.IonodeError as e:
+                with self._late_mu:
+                    self._late.append(f"release {action.job} on {action.host}: {e}")
+
+        t = threading.Thread(target=release, name=f"release-{action.job}", daemon=True)
+        t.start()
+        self._releasing = [r for r in self._releasing if r.is_alive()] + [t]
+
+    def _late_errors(self) -> list[str]:
+        with self._late_mu:
+            out, self._late = self._late, []
+        return out
 
     def _write_map(self, name: str, hosts: tuple[str, ...]) -> None:
         member = self.members.get(name)
@@ -177,7 +237,7 @@ class LivePool:
         access = JobAccess(Path(msg["secret_file"]), tuple(msg["roots"]))
         if name in self.members:
             raise ArbiterError(f"job {name} is already in the pool")
-        self.members[name] = Member(access, self.workdir / "jobs" / f"{name}.map", self.now())
+        self.members[name] = Member(access, self.map_dir / f"{name}.map", self.now())
         self.channel.register(name, access)
         try:
             record = self.apply(Arrival(self.now(), job))
@@ -248,6 +308,8 @@ class LivePool:
                     with conn:
                         self._serve_one(conn)
             finally:
+                for t in self._releasing:  # before the daemons stop
+                    t.join(timeout=ionode.RELEASE_TIMEOUT_S)
                 with contextlib.suppress(OSError):
                     sock_path.unlink()
 
