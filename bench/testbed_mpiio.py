@@ -64,7 +64,13 @@ def bench_on_hosts(
     program = [str(paths.find(launcher.bench)), "--api", "mpiio", "--dir", directory,
                "--output", str(output), *options]  # fmt: skip
     argv = mpi_argv(hosts, ranks, list(env), program)
-    proc = subprocess.run(argv, env={**os.environ, **mpi_env(), **env}, stdin=subprocess.DEVNULL,
+    return run_bench(argv, {**os.environ, **mpi_env(), **env}, output)
+
+
+def run_bench(argv: Sequence[str], env: Mapping[str, str], output: Path) -> dict[str, Any]:
+    """Runs one iorelay-bench command line and returns the JSON it wrote to `output` (then
+    removed); a failed run or a result that is not ok raises with the command and its output."""
+    proc = subprocess.run(list(argv), env=dict(env), stdin=subprocess.DEVNULL,
                           capture_output=True, text=True, timeout=RUN_TIMEOUT_S,
                           check=False)  # fmt: skip
     if proc.returncode != 0 or not output.exists():
@@ -120,16 +126,7 @@ def bench_local(
                "--output", str(output), *options]  # fmt: skip
     argv = [*launcher.prefix(ranks, list(env)), sys.executable, "-m", "iorelay.exec_cmd", "--",
             *program]  # fmt: skip
-    proc = subprocess.run(argv, env={**os.environ, **launcher.run_env, **env},
-                          stdin=subprocess.DEVNULL, capture_output=True, text=True,
-                          timeout=RUN_TIMEOUT_S, check=False)  # fmt: skip
-    if proc.returncode != 0 or not output.exists():
-        raise RuntimeError(f"{shlex.join(argv)}\n{proc.stderr[-2000:]}{proc.stdout[-1000:]}")
-    result = json.loads(output.read_text())
-    output.unlink()
-    if not result["ok"]:
-        raise RuntimeError(f"not ok: {shlex.join(argv)}\n{proc.stderr[-2000:]}")
-    return result
+    return run_bench(argv, {**os.environ, **launcher.run_env, **env}, output)
 
 
 def forwarded_local(
