@@ -37,7 +37,6 @@ from typing import Any
 import numpy as np
 
 ROOT = Path(__file__).resolve().parent.parent
-sys.path.insert(0, str(ROOT / "python"))
 
 OUT = ROOT / "bench" / "results" / "advise-testbed"
 TRAIN = OUT / "train"

@@ -20,12 +20,9 @@ import sys
 import time
 from pathlib import Path
 
-REPO = Path(__file__).resolve().parents[1]
-sys.path.insert(0, str(REPO / "python"))
-
-from iorelay.pool.job_map import write_map  # noqa: E402
-from iorelay.testbed.plan import SHARED_PATH  # noqa: E402
-from iorelay.testbed.ssh import ssh_env  # noqa: E402
+from iorelay.pool.job_map import write_map
+from iorelay.testbed.plan import SHARED_PATH
+from iorelay.testbed.ssh import ssh_env
 
 READER = r"""
 import json, sys, time

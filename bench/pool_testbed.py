@@ -33,14 +33,13 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-REPO = Path(__file__).resolve().parents[1]
-sys.path.insert(0, str(REPO / "python"))
+from iorelay.credential import create_credential
+from iorelay.testbed import cluster
+from iorelay.testbed.net import link_bytes
+from iorelay.testbed.plan import SHARED_PATH
+from iorelay.testbed.state import State
 
-from iorelay.credential import create_credential  # noqa: E402
-from iorelay.testbed import cluster  # noqa: E402
-from iorelay.testbed.net import link_bytes  # noqa: E402
-from iorelay.testbed.plan import SHARED_PATH  # noqa: E402
-from iorelay.testbed.state import State  # noqa: E402
+REPO = Path(__file__).resolve().parents[1]
 
 IORELAY = [sys.executable, "-m", "iorelay"]
 SLURM_CONF = "/run/iorelay-testbed/slurm/slurm.conf"
