@@ -185,7 +185,7 @@ void Client::BeforeFork() {
 }
 
 bool MayHoldOffset(const iorelay_file* f) {
-  return S_ISREG(f->st_mode) && !(f->status_flags.load() & O_APPEND) && f->direct_fd.load() < 0;
+  return proto::ClientMayKeepOffset(f->st_mode, f->status_flags.load()) && f->direct_fd.load() < 0;
 }
 
 void NoteDaemonOffset(iorelay_file* f, const proto::OffsetReply& rep) {
@@ -239,7 +239,7 @@ int iorelay_open(iorelay_client* c, const char* path, int flags, mode_t mode, io
   f->opened_changes = f->client->changes();
   f->attrs_fresh.store(true);
   // A regular file not opened for appending: the offset starts at 0 and stays with the client.
-  f->local_offset.store(S_ISREG(rep.attrs.mode) && !(flags & O_APPEND));
+  f->local_offset.store(proto::ClientMayKeepOffset(rep.attrs.mode, flags));
   const bool write_behind = iorelay::client::TakesWriteBehind(cl->config(), flags, f->st_mode);
   const bool read_ahead = iorelay::client::TakesReadAhead(cl->config(), flags, f->st_mode);
   if (write_behind || read_ahead) {

@@ -1,12 +1,10 @@
 // Session bookkeeping: handle references and the connection count.
 #include "daemon/session.h"
 
-#include <fcntl.h>
-#include <sys/stat.h>
-
 #include <cstring>
 
 #include "common/auth.h"
+#include "proto/messages.h"
 
 namespace iorelay::daemon {
 
@@ -99,7 +97,7 @@ bool Session::HoldsDaemonOffsetFile() {
   MutexLock lock(mu_);
   if (!offers_.empty()) return true;
   for (const auto& [handle, file] : handles_) {
-    if ((file->flags() & O_APPEND) != 0 || !S_ISREG(file->mode()) || !file->Sole()) return true;
+    if (!proto::ClientMayKeepOffset(file->mode(), file->flags()) || !file->Sole()) return true;
   }
   return false;
 }

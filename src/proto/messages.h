@@ -20,6 +20,9 @@
 // return it after theirs.
 #pragma once
 
+#include <fcntl.h>
+#include <sys/stat.h>
+
 #include <cstdint>
 #include <string>
 #include <vector>
@@ -347,6 +350,13 @@ struct LseekRequest {
     v(whence);
   }
 };
+
+// Whose the offset of a description is, the rule client and daemon share: a client may keep it
+// itself only for a regular file not opened O_APPEND, and, after the description was shared
+// (fork), only once OffsetReply::sole says it no longer is; otherwise the daemon keeps it.
+inline bool ClientMayKeepOffset(uint32_t mode, int flags) {
+  return S_ISREG(mode) && (flags & O_APPEND) == 0;
+}
 
 struct OffsetReply {
   int64_t offset = 0;
