@@ -40,8 +40,12 @@ ENSEMBLE_SEED1 = 0.9443
 ENSEMBLE_SEED11 = 0.9191
 ENSEMBLE_EXTRA = 0.8061
 ENSEMBLE_SATURATING = 0.9491
-CLI_RECOMMENDED = 2
-CLI_REGRET = 0.9704  # the learned source's 10-fold regret ratio on all 189 patterns
+# The command: the learned source's 10-fold regret ratio on all 189 patterns is the best, but the
+# mean of the candidates' is within its standard error (gap 0.0054, se 0.0053) with a smaller
+# spread of gain errors (0.160 against 0.173), so the mean of the candidates answers.
+CLI_RECOMMENDED = 4
+CLI_REGRET = 0.9650
+CLI_LEARNED_REGRET = 0.9704
 
 
 @pytest.fixture(scope="module")
@@ -128,8 +132,10 @@ def test_the_command_on_forge(tmp_path, monkeypatch, capsys):
     assert cli.main(argv) == 0
     a = json.loads(capsys.readouterr().out)
     assert a["recommended"]["ionodes"] == CLI_RECOMMENDED
-    assert a["source"] == LEARNED.name
+    assert a["source"] == ENSEMBLE.name
     assert a["source_regret"] == pytest.approx(CLI_REGRET, abs=0.0005)
+    assert a["sources"][LEARNED.name] == pytest.approx(CLI_LEARNED_REGRET, abs=0.0005)
+    assert a["source_rule"].startswith("within the best cross-validated regret ratio")
     assert a["always_largest_regret"] == pytest.approx(0.770, abs=0.001)
     assert a["nearest_measured"] == "shared/strided/n16/p384/128K/write/odirect"
     # Reads and buffered I/O are outside FORGE's range: no source covers them.

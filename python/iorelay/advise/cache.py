@@ -13,7 +13,7 @@ from typing import Any
 
 # Raised whenever the scoring changes, so older records are not reused (the sources' and the
 # candidates' names are part of the key too).
-SCORING_VERSION = 3
+SCORING_VERSION = 4
 
 
 def cache_dir() -> Path:

@@ -141,6 +141,8 @@ def readable(a: dict[str, Any]) -> str:
     if a["always_direct_regret"] is not None:
         lines.append(f"  {a['always_direct_regret']:.3f}  always direct")
     lines.append(f"  {a['always_largest_regret']:.3f}  always {a['largest_option']} I/O nodes")
+    if a.get("source_rule"):
+        lines.append(f"used: {a['source_rule']}")
     if a.get("phases"):
         lines += ["", f"{len(a['phases'])} I/O phases with different patterns (per-file records):"]
         for i, p in enumerate(a["phases"], 1):

@@ -71,6 +71,19 @@ def recommended_regret(folds: Folds, tolerance_log: float) -> float:
     return regret(folds, lambda p: recommended_options(p, tolerance_log))
 
 
+def pattern_regrets(folds: Folds, tolerance_log: float) -> pd.Series:
+    """Per predicted pattern: the measured median of the recommended option / the best measured
+    median (their mean is recommended_regret)."""
+    covered = folds.predicted.dropna(how="all")
+    picked = recommended_options(covered, tolerance_log)
+    measured = folds.measured.loc[covered.index]
+    return pd.Series(
+        [measured.loc[p, picked[p]] / measured.loc[p].max() for p in covered.index],
+        index=covered.index,
+        dtype=float,
+    )
+
+
 def residual_sd(folds: Folds) -> tuple[float, float]:
     """The spread of the out-of-fold errors of log bandwidth: of each cell (the level), and of
     each cell relative to its pattern's mean over options (the profile)."""

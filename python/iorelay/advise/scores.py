@@ -9,6 +9,7 @@ import numpy as np
 
 from iorelay import sim_score
 from iorelay.advise import evaluate, features
+from iorelay.advise.answer import Z95
 from iorelay.advise.models import inner_folds
 from iorelay.advise.sources import Source
 from iorelay.advise.table import PatternTable
@@ -44,17 +45,61 @@ def score_sources(table: PatternTable, sources: tuple[Source, ...]) -> dict[str,
     tolerance = not_worse_tolerance(table)
     splits = kfold_splits(table)
     record: dict[str, Any] = {"tolerance_log": tolerance, "folds": len(splits), "sources": {}}
+    per_pattern = {}
     for source in sources:
         folds = evaluate.cross_predict(source, table, splits)
         level, profile = evaluate.residual_sd(folds)
         score = evaluate.recommended_regret(folds, tolerance)
+        per_pattern[source.name] = evaluate.pattern_regrets(folds, tolerance)
         record["sources"][source.name] = {
             "regret_ratio": None if np.isnan(score) else score,
             "level_sd_log": level,
             "profile_sd_log": profile,
         }
+    for name, gap in regret_gaps(per_pattern).items():
+        record["sources"][name].update(gap)
     fixed = sim_score.fixed_choice_regret(table.cells(), table.options)
     record["always_direct"] = fixed.get(0)
     record["always_largest"] = fixed[max(table.options)]
     record["largest_option"] = max(table.options)
     return record
+
+
+def regret_gaps(per_pattern: dict[str, Any]) -> dict[str, dict[str, float | bool | None]]:
+    """Each scored source's gap to the best-scoring source: the mean over the patterns both
+    predicted of (the best's regret - its own), that mean's standard error, and whether the gap
+    is within Z95 standard errors (`tied`: the cross-validation cannot tell it from the best)."""
+    scored = {n: r for n, r in per_pattern.items() if len(r)}
+    out: dict[str, dict[str, float | bool | None]] = {
+        n: {"regret_gap": None, "regret_gap_se": None, "tied": False} for n in per_pattern
+    }
+    if not scored:
+        return out
+    best = max(scored, key=lambda n: float(scored[n].mean()))
+    for name, r in scored.items():
+        common = r.index.intersection(scored[best].index)
+        diff = (scored[best].loc[common] - r.loc[common]).to_numpy(float)
+        gap = float(diff.mean()) if len(diff) else float("nan")
+        se = float(diff.std(ddof=1) / np.sqrt(len(diff))) if len(diff) > 1 else 0.0
+        out[name] = {"regret_gap": gap, "regret_gap_se": se, "tied": bool(gap <= Z95 * se)}
+    return out
+
+
+def ranked_sources(record: dict[str, Any]) -> list[str]:
+    """The order in which the scored sources are asked: first those whose regret the
+    cross-validation cannot tell from the best's (`tied`), by the spread of their errors of one
+    option relative to the others (`profile_sd_log`, which decides the predicted gain), smallest
+    first; then the others by regret ratio. On the testbed's training data the three sources'
+    regrets lie within 0.008 (standard error 0.017), while their gain errors differ (profile
+    spread 0.229 to 0.294; gains within 1.5x of the measured in 94% against 81% of the
+    patterns), so ranking by regret alone picked the least accurate gain on a coin flip."""
+    sources = record["sources"]
+    scored = [n for n, s in sources.items() if s["regret_ratio"] is not None]
+
+    def spread(name: str) -> float:
+        value = sources[name].get("profile_sd_log")
+        return float("inf") if value is None or np.isnan(value) else float(value)
+
+    tied = sorted((n for n in scored if sources[n].get("tied")), key=spread)
+    rest = sorted((n for n in scored if n not in tied), key=lambda n: -sources[n]["regret_ratio"])
+    return tied + rest

@@ -102,6 +102,7 @@ def answer_for(
     """The advice as a JSON-ready object, or a one-line reason why there is none."""
     from iorelay.advise.answer import advise
     from iorelay.advise.models import SOURCES
+    from iorelay.advise.scores import ranked_sources
     from iorelay.advise.shape import extend_saturating
     from iorelay.advise.sources import nearest
 
@@ -110,13 +111,13 @@ def answer_for(
 
     names, dist = nearest(table, asked)
     distance = float(dist.iloc[0])
-    scored = [s for s in SOURCES if record["sources"][s.name]["regret_ratio"] is not None]
-    if not scored:
+    by_name = {s.name: s for s in SOURCES}
+    ranked = [by_name[n] for n in ranked_sources(record) if n in by_name]
+    if not ranked:
         return (
             f"too few measured patterns to score any source by cross-validation "
             f"({len(table.patterns)} patterns)"
         )
-    ranked = sorted(scored, key=lambda s: -record["sources"][s.name]["regret_ratio"])
     for source in ranked:
         prediction = source.fit(table)(asked)
         if not bool(prediction.covered.iloc[0]):
@@ -144,6 +145,7 @@ def answer_for(
             "extrapolated": extrapolated,
             "source": source.name,
             "source_regret": mine["regret_ratio"],
+            "source_rule": source_rule(record, source.name),
             "sources": {n: s["regret_ratio"] for n, s in record["sources"].items()},
             "always_direct_regret": record["always_direct"],
             "always_largest_regret": record["always_largest"],
@@ -210,3 +212,18 @@ def describe(row: Any) -> str:
         f"nodes={int(row['nodes'])},operation={row['operation']},"
         f"odirect={'yes' if row['odirect'] else 'no'}"
     )
+
+
+def source_rule(record: dict[str, Any], name: str) -> str:
+    """Why `name` answered: the best regret ratio, or tied with it and the smallest gain error."""
+    mine = record["sources"][name]
+    tied = [n for n, s in record["sources"].items() if s.get("tied")]
+    if mine.get("regret_gap") in (None, 0.0) and len(tied) <= 1:
+        return "the best cross-validated regret ratio"
+    if mine.get("tied"):
+        return (
+            f"within the best cross-validated regret ratio (gap {mine['regret_gap']:.3f}, "
+            f"standard error {mine['regret_gap_se']:.3f}; {len(tied)} sources tied), and the "
+            f"smallest spread of gain errors among them ({mine['profile_sd_log']:.3f} in log)"
+        )
+    return "the best-ranked source that covers the pattern"
