@@ -212,7 +212,7 @@ def worse_than_direct(values: dict[int, list[float]], k: int, alpha: float = 0.0
     ranks = rankdata(np.concatenate(list(groups.values())))
     bounds = np.cumsum([0] + [len(v) for v in groups.values()])
     mean_rank = {o: ranks[bounds[i] : bounds[i + 1]].mean() for i, o in enumerate(groups)}
-    return kw_p < alpha and p < alpha and mean_rank[k] < mean_rank[0]
+    return bool(kw_p < alpha and p < alpha and mean_rank[k] < mean_rank[0])
 
 
 def pilot_table(rnd: Round) -> str:
@@ -385,6 +385,31 @@ def advice_for(key: tuple) -> dict[str, Any]:
     return advice([str(TRAIN)], pattern_text(key))
 
 
+_BY_REGRET: dict[str, Any] = {}
+
+
+def advice_by_regret_alone(key: tuple) -> dict[str, Any]:
+    """The advice as round 1 gave it: the source with the best cross-validated regret answers
+    (no ties by standard error), for comparison with the rule of scores.ranked_sources."""
+    from iorelay.advise.models import SOURCES
+    from iorelay.advise.pattern import parse_pattern
+    from iorelay.advise.scores import score_sources
+    from iorelay.advise.service import answer_for
+    from iorelay.advise.table import pattern_table
+    from iorelay.analysis.reader import expand, read_results
+
+    if not _BY_REGRET:
+        table = pattern_table(read_results(expand([str(TRAIN)])))
+        record = score_sources(table, SOURCES)
+        for s in record["sources"].values():
+            s["tied"] = False
+        _BY_REGRET.update(table=table, record=record)
+    asked = parse_pattern(pattern_text(key), default_odirect=True)
+    answer = answer_for(_BY_REGRET["table"], asked, _BY_REGRET["record"])
+    assert isinstance(answer, dict), answer
+    return answer
+
+
 def report(rnd: Round, load: str) -> int:
     fixed = json.loads(rnd.patterns.read_text())
     keys = [tuple(p["key"]) for p in fixed["patterns"]]
@@ -398,6 +423,9 @@ def report(rnd: Round, load: str) -> int:
         predicted = {int(o): float(v) for o, v in a["predicted"].items()}
         gain_pred = predicted[k] / predicted[0]
         gain_meas = med[k] / med[0]
+        old = advice_by_regret_alone(key)
+        k_old = int(old["recommended"]["ionodes"])
+        old_gain = float(old["predicted"][str(k_old)]) / float(old["predicted"]["0"])
         # The best forwarded option's gain: a check of the prediction that does not vanish
         # when the advice is direct access (whose gain is 1 on both sides).
         fwd = max((1, 2), key=lambda o: med[o])
@@ -424,6 +452,14 @@ def report(rnd: Round, load: str) -> int:
                 "best_forwarded_gain_measured": med[fwd] / med[0],
                 "regret": med[k] / max(med.values()),
                 "some_option_worse": any(j["worse"].values()),
+                "by_regret_alone": {
+                    "source": old["source"],
+                    "advised": k_old,
+                    "gain_predicted": old_gain,
+                    "gain_ok": abs(math.log(old_gain / (med[k_old] / med[0]))) <= LN15,
+                    "in_not_worse": not j["worse"][k_old],
+                    "regret": med[k_old] / max(med.values()),
+                },
             }
         )
     summary = summarize(rows)
@@ -455,7 +491,14 @@ def summarize(rows: list[dict[str, Any]]) -> dict[str, Any]:
         <= LN15
         for r in rows
     )
+    old = [r["by_regret_alone"] for r in rows]
     return {
+        "by_regret_alone": {
+            "advised_in_not_worse": sum(o["in_not_worse"] for o in old),
+            "gain_within_1_5x": sum(o["gain_ok"] for o in old),
+            "regret_ratio": float(np.mean([o["regret"] for o in old])),
+            "sources": sorted({o["source"] for o in old}),
+        },
         "patterns": n,
         "with_an_option_significantly_worse": sum(r["some_option_worse"] for r in rows),
         "advised_in_not_worse": sum(r["in_not_worse"] for r in rows),
@@ -521,8 +564,17 @@ def markdown(rnd: Round, rows: list[dict[str, Any]], s: dict[str, Any], load: st
         f"- Regret ratio (measured median of the choice / best measured median): advice "
         f"{rr['advice']:.3f}, always direct {rr['always 0']:.3f}, always 1 {rr['always 1']:.3f}, "
         f"always 2 {rr['always 2']:.3f}.",
-        "",
+        f"- Source: {', '.join(sorted({r['source'] for r in rows}))} (scores.ranked_sources).",
     ]
+    if "by_regret_alone" in s:
+        o = s["by_regret_alone"]
+        out.append(
+            f"- Round 1's rule (the best cross-validated regret answers: "
+            f"{', '.join(o['sources'])}): in the not-worse set {o['advised_in_not_worse']} of "
+            f"{n}, gain within 1.5x {o['gain_within_1_5x']} of {n}, regret ratio "
+            f"{o['regret_ratio']:.3f}."
+        )
+    out.append("")
     return "\n".join(out)
 
 
