@@ -4,7 +4,7 @@
 leave-one-out that is NOT nested (the variant is fixed beforehand, then scored on the same
 folds that judge it): what the best choice made in hindsight could reach, not a judged figure.
 
-    nice -n 10 .venv/bin/python bench/advise_variants.py [--with-gp | --pooled]
+    nice -n 10 .venv/bin/python bench/advise_variants.py [--with-gp | --pooled | --classify]
         [--out bench/results/advise-forge-variants.md]
 """
 
@@ -18,11 +18,13 @@ import warnings
 from pathlib import Path
 
 import numpy as np
-from sklearn.ensemble import ExtraTreesRegressor
+from sklearn.ensemble import ExtraTreesClassifier, ExtraTreesRegressor, RandomForestClassifier
 from sklearn.gaussian_process import GaussianProcessRegressor
 from sklearn.gaussian_process.kernels import RBF, WhiteKernel
 from sklearn.gaussian_process.kernels import ConstantKernel as Constant
 from sklearn.linear_model import RidgeCV
+from sklearn.neighbors import KNeighborsClassifier
+from sklearn.tree import DecisionTreeClassifier
 
 from iorelay.advise.models import CANDIDATES, Arrays, arrays
 from iorelay.advise.scores import not_worse_tolerance
@@ -153,12 +155,19 @@ def main() -> int:
         action="store_true",
         help="only models.CANDIDATES fitted on all strata at once (loo_log_bw_pooled)",
     )
+    parser.add_argument(
+        "--classify",
+        action="store_true",
+        help="only classifiers of the option to take (classified)",
+    )
     parser.add_argument("--out", type=Path, default=None)
     args = parser.parse_args()
     warnings.filterwarnings("ignore")  # the GP's and ridge's convergence notes
     table = pattern_table(read_results([FORGE]))
     data = arrays(table)
     band = not_worse_tolerance(table)
+    if args.classify:
+        return classified(data, band, args.out or REPO / "bench/results/advise-forge-classify.md")
     if args.pooled:
         return pooled(data, band, args.out or REPO / "bench/results/advise-forge-pooled.md")
     args.out = args.out or REPO / "bench/results/advise-forge-variants.md"
@@ -209,6 +218,56 @@ def main() -> int:
     text = "\n".join(log)
     print(text)
     args.out.write_text(text + "\n")
+    return 0
+
+
+CLASSIFIERS = {
+    "tree, 3 per leaf": lambda: DecisionTreeClassifier(min_samples_leaf=3, random_state=0),
+    "tree, 5 per leaf": lambda: DecisionTreeClassifier(min_samples_leaf=5, random_state=0),
+    "1-NN (L1)": lambda: KNeighborsClassifier(1, p=1),
+    "random forest, 100 trees": lambda: RandomForestClassifier(100, random_state=0, n_jobs=1),
+    "extra trees, 100, 2 per leaf": lambda: ExtraTreesClassifier(
+        100, min_samples_leaf=2, random_state=0, n_jobs=1
+    ),
+}
+
+
+def classified(data: Arrays, band: float, out: Path) -> int:
+    """The option predicted directly, per stratum, by a classifier of the measured label: the
+    cheapest option within the not-worse band of the best (what the recommendation aims at), or
+    the best itself; leave-one-out, not nested."""
+    bw = np.exp(data.log_bw)
+    within = data.log_bw >= data.log_bw.max(axis=1, keepdims=True) - band
+    labels = {"cheapest within the band": np.argmax(within, axis=1), "best": bw.argmax(axis=1)}
+    log = [
+        "# Classifiers for the leave-one-out target of iorelay advise "
+        "(bench/advise_variants.py --classify)\n",
+        "Command: `.venv/bin/python bench/advise_variants.py --classify`\n",
+        "A classifier per stratum learns the option to take (its label measured on the training",
+        "patterns) instead of the bandwidths; not nested (each fixed beforehand, scored on the",
+        f"189 leave-one-out folds). Band {band:.4f}. Score: the measured median of the option",
+        "picked / the best measured median, the mean over patterns.\n",
+        "| label | classifier | share of the best | seconds |\n|---|---|---|---|",
+    ]
+    for label_name, label in labels.items():
+        for name, make in CLASSIFIERS.items():
+            start = time.monotonic()
+            pick = np.zeros(len(bw), int)
+            for s in np.unique(data.strata):
+                rows = np.flatnonzero(data.strata == s)
+                for i in rows:
+                    train = rows[rows != i]
+                    if len(set(label[train])) == 1:
+                        pick[i] = label[train][0]
+                        continue
+                    fitted = make().fit(data.x[train], label[train])
+                    pick[i] = fitted.predict(data.x[i : i + 1])[0]
+            share = float(np.mean(bw[np.arange(len(bw)), pick] / bw.max(axis=1)))
+            log.append(f"| {label_name} | {name} | {share:.4f} | {time.monotonic() - start:.0f} |")
+            print(log[-1], flush=True)
+    text = "\n".join(log)
+    out.write_text(text + "\n")
+    print(text)
     return 0
 
 
