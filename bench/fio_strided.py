@@ -20,7 +20,8 @@ dispatch and its requests by op, and writes bench/results/fio-strided-JOBS.md. W
 row is what the client and the daemon cost with no disk behind them (its dispatches end at
 once, so nothing queues to merge there). Given more than once, `--daemon-args` makes each
 scheduler run once with each set of options in every repetition (an A/B of daemon options, a row
-each).
+each); `--client-env` does the same with the interposer's environment (`--client-env
+IORELAY_SPIN_ADAPT=on --client-env ''`: fio's processes with and without it, a row each).
 """
 
 from __future__ import annotations
@@ -99,16 +100,24 @@ def main() -> int:
         action="append",
         help="more iorelayd options, one string (--daemon-args='--workers 1'); again: a row each",
     )
+    ap.add_argument(
+        "--client-env",
+        action="append",
+        help="VAR=VALUE ... for fio's processes, one string; again: a row each ('': none)",
+    )
     args = ap.parse_args()
     backends = list(dict.fromkeys(args.backends.split(",")))
     variants = list(dict.fromkeys(args.daemon_args or [""]))
-    paths = [(s, b, v) for s in dict.fromkeys(args.schedulers.split(",")) for b in backends
-             for v in variants]  # fmt: skip
+    envs = list(dict.fromkeys(args.client_env or [""]))
+    paths = [(s, b, v, e) for s in dict.fromkeys(args.schedulers.split(",")) for b in backends
+             for v in variants for e in envs]  # fmt: skip
 
-    def label(sched: str, backend: str, variant: str) -> str:
+    def label(sched: str, backend: str, variant: str, env: str) -> str:
         name = sched if backend == "posix" else f"{sched}, {backend} backend"
         if len(variants) > 1:
             name += f", `{variant}`" if variant else ", no more options"
+        if len(envs) > 1:
+            name += f", `{env}`" if env else ", no client variables"
         return name
 
     rows = {p: {"runs": [], "cpu": [], "procs": [], "per_dispatch": [], "by_op": {}}
@@ -121,13 +130,14 @@ def main() -> int:
             rows["direct"]["runs"].append(mib_s)
             rows["direct"]["cpu"].append(cpu)
             rows["direct"]["procs"].append(procs)
-            for n, (sched, backend, variant) in enumerate(paths):
-                row = rows[label(sched, backend, variant)]
+            for n, (sched, backend, variant, env) in enumerate(paths):
+                row = rows[label(sched, backend, variant, env)]
                 with LocalDaemons(1, root, "/iorelay-fio", Path(tmp) / f"{rep}-{n}",
                                   scheduler=sched, backend=backend,
                                   extra_args=shlex.split(variant)) as d:  # fmt: skip
+                    client_env = {**d.env("unix"), **dict(v.split("=", 1) for v in env.split())}
                     mib_s, cpu, procs = fio_run(
-                        args, f"{d.prefix}/fwd.dat", d.env("unix"), d.daemons[0].pid
+                        args, f"{d.prefix}/fwd.dat", client_env, d.daemons[0].pid
                     )
                     row["runs"].append(mib_s)
                     row["cpu"].append(cpu)
@@ -162,6 +172,7 @@ def main() -> int:
     print(table)
     others = "".join(f"-{b}" for b in backends if b != "posix")
     others += "-daemon-args-ab" if len(variants) > 1 else ""
+    others += "-client-env-ab" if len(envs) > 1 else ""
     others += "" if args.ioengine == "psync" else f"-{args.ioengine}-{args.iodepth}"
     out = args.out or REPO / "bench" / "results" / f"fio-strided-{args.jobs}{others}.md"
     Path(out).write_text(table)
