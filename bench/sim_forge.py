@@ -103,7 +103,7 @@ def calibrate_part(args: argparse.Namespace, cells: pd.DataFrame, name: str) -> 
         scheduler=args.scheduler, max_evaluations=args.max_evaluations, jobs=args.jobs,
         method=args.method, objective=args.objective, max_minutes=args.max_minutes,
         search_share=args.search_share, log_path=args.out_dir / f"marenostrum4-{name}.log.jsonl",
-        resume=args.resume,
+        resume=args.resume, search_every_node_count=args.search_every_node_count,
     )  # fmt: skip
     predicted = predict(out, test, args)
     predicted["seconds"] = round(time.monotonic() - start, 1)
@@ -323,6 +323,8 @@ def main() -> int:
     p.add_argument("--max-minutes", type=float, default=0.0, help="--method global: budget")
     p.add_argument("--search-share", type=float, default=1.0, help="--method global: the "
                    "share of the training patterns each point of the search simulates")  # fmt: skip
+    p.add_argument("--search-every-node-count", action="store_true", help="--search-share: also"
+                   " the cheapest pattern of each layout x spatiality x node count")  # fmt: skip
     p.add_argument("--resume", action="store_true", help="--method global: continue the logs")
     p.add_argument("--jobs", type=int, default=sim_cells.default_jobs())
     p.add_argument("--out-dir", type=Path, default=REPO / "bench" / "results" / "sim-forge")

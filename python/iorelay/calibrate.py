@@ -221,13 +221,20 @@ def stratified_patterns(cells: pd.DataFrame, fraction: float, seed: int) -> list
 
 
 def search_patterns(
-    cells: pd.DataFrame, patterns: Sequence[str], share: float, seed: int
+    cells: pd.DataFrame,
+    patterns: Sequence[str],
+    share: float,
+    seed: int,
+    every_node_count: bool = False,
 ) -> list[str]:
     """The patterns a global search simulates at each of its points: in each layout x
     spatiality x processes-per-node stratum, `share` of its patterns (at least one) taken
     cheapest first (fewest processes: a simulation's cost grows with its ranks), ties in a
     seeded random order; then the cheapest pattern of each request size not yet among them
-    (the device's access times are fitted per size). Sorted. share 1: all of them."""
+    (the device's access times are fitted per size); with `every_node_count`, also the
+    cheapest pattern of each layout x spatiality x node count not yet among them (cheapest
+    first picks the fewest nodes only, and FORGE seed 2's training patterns ranked their
+    forwarded options at rho 0.83 on 8 nodes, 0.65 on 16 and 32). Sorted. share 1: all."""
     if share >= 1.0:
         return sorted(patterns)
     mine = cells[cells["pattern"].isin(list(patterns))].drop_duplicates("pattern")
@@ -242,6 +249,10 @@ def search_patterns(
     for _, group in mine.groupby("request_bytes"):
         if not chosen & set(group["pattern"]):
             chosen.add(group["pattern"].iloc[0])
+    if every_node_count:
+        for _, group in mine.groupby(["layout", "spatiality", "nodes"]):
+            if not chosen & set(group["pattern"]):
+                chosen.add(group["pattern"].iloc[0])
     return sorted(chosen)
 
 
@@ -502,6 +513,7 @@ def calibrate(
     log_path: Path | None = None,
     resume: bool = False,
     search_share: float = 1.0,
+    search_every_node_count: bool = False,
 ) -> dict[str, Any]:
     """Fits `platform_name` to the cells of `measured` and writes the result to `out`.
     method "local": fit() (stages, Nelder-Mead, the pooled log error); "global":
@@ -539,7 +551,7 @@ def calibrate(
 
     searched = used
     if method == "global" and search_share < 1.0:
-        subset = search_patterns(used, chosen, search_share, seed)
+        subset = search_patterns(used, chosen, search_share, seed, search_every_node_count)
         searched = used[used["pattern"].isin(subset)].reset_index(drop=True)
         log(
             f"  the search simulates {len(searched)} cells of {len(subset)} patterns "
@@ -619,6 +631,8 @@ def calibrate(
     if method == "global":
         doc["calibration"]["max_minutes"] = max_minutes
         doc["calibration"]["search_share"] = search_share
+        if search_every_node_count:
+            doc["calibration"]["search_every_node_count"] = True
         doc["calibration"]["search_patterns"] = sorted(searched["pattern"].unique())
     out.parent.mkdir(parents=True, exist_ok=True)
     out.write_text(json.dumps(doc, indent=2) + "\n")
@@ -714,6 +728,12 @@ def add_parser(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None
         "search, per layout x spatiality x processes-per-node stratum, fewest processes first "
         "(the training scores are theirs)",
     )
+    p.add_argument(
+        "--search-every-node-count",
+        action="store_true",
+        help="--search-share: also the cheapest pattern of each layout x spatiality x node "
+        "count (cheapest first alone keeps the fewest nodes)",
+    )
     p.add_argument("--jobs", type=int, default=sim_cells.default_jobs())
     p.set_defaults(func=run)
 
@@ -750,6 +770,7 @@ def run(args: argparse.Namespace) -> int:
             log_path=args.log,
             resume=args.resume,
             search_share=args.search_share,
+            search_every_node_count=args.search_every_node_count,
         )
     except (CalibrateError, SimulateError, AnalysisError, units.UnitError, OSError, KeyError) as e:
         print(f"iorelay calibrate: {e}", file=sys.stderr)

@@ -258,6 +258,12 @@ def test_the_search_share_keeps_every_stratum_and_size_cheapest_first() -> None:
     assert set(picked["request_bytes"]) == set(cells["request_bytes"])
     assert set(picked["nodes"]) == {8}
     assert calibrate.search_patterns(cells, patterns, 1.0, seed=2) == patterns
+    # Every node count too: the cheapest 16-node pattern of each layout (12 per node) is added.
+    wide = calibrate.search_patterns(cells, patterns, 0.34, seed=2, every_node_count=True)
+    added = cells[cells["pattern"].isin(set(wide) - set(chosen))].drop_duplicates("pattern")
+    assert set(chosen) < set(wide)
+    assert sorted(added["layout"]) == ["fpp", "shared"]
+    assert set(added["nodes"]) == {16} and set(added["processes"]) == {16 * 12}
 
 
 def test_count_steps_after_the_evolution_reach_the_neighbouring_count() -> None:
