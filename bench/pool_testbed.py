@@ -150,9 +150,11 @@ def _job_script(spec: JobSpec, root: Path, go: Path, out: Path, runtime: int) ->
     """The job's command under `iorelay run --pool`: waits for the start file, then srun's one
     task per host runs fio with the interposer (LD_PRELOAD is passed to fio, not to srun)."""
     fio = spec.fio.format(root=root, task="$SLURM_PROCID")
+    # fio's job options before the first --name are global: a mix's job of two sections
+    # (_strided_2f) runs both time_based (after its last --name they would be that section's)
     task = (
-        f"exec fio {fio} --time_based --runtime={runtime} --group_reporting "
-        f"--output-format=json --output={out}/{spec.name}.$SLURM_PROCID.json"
+        f"exec fio --time_based --runtime={runtime} --group_reporting --output-format=json "
+        f"--output={out}/{spec.name}.$SLURM_PROCID.json {fio}"
     )
     hosts = ",".join(spec.hosts)
     return (
