@@ -311,6 +311,7 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--runtime", type=int, default=20, help="fio's seconds per run (20)")
     ap.add_argument("--values-from", type=Path, help="runs.jsonl of --mode isolated: medians")
     ap.add_argument("--only", help="alloc: these allocations only, e.g. 110,101")
+    ap.add_argument("--jobs", help="isolated: these jobs of the mix only, e.g. strided-2f")
     ap.add_argument("--out", type=Path, default=REPO / "bench/results/pool-testbed")
     ap.add_argument("--work", type=Path, default=Path("/tmp/pool-testbed"))
     ap.add_argument("--summary", action="store_true", help="OUT/summary.md from OUT/runs.jsonl")
@@ -341,7 +342,8 @@ def main(argv: list[str] | None = None) -> int:
                 v = {s.name: forced(s.name, k) for s, k in zip(mix, a, strict=True)}
                 plan.append((f"{args.mix}-alloc{''.join(map(str, a))}-{rep}", mix, "knapsack", v))
         else:
-            for spec in mix:
+            names = args.jobs.split(",") if args.jobs else [s.name for s in mix]
+            for spec in (s for s in mix if s.name in names):
                 for k in OPTIONS:
                     plan.append((f"iso-{spec.name}-{k}-{rep}", [spec], "knapsack",
                                  {spec.name: forced(spec.name, k)}))  # fmt: skip
