@@ -392,14 +392,19 @@ def summary(runs: list[dict[str, Any]]) -> str:
     lines = ["# The live pool on the testbed (bench/pool_testbed.py)", ""]
     iso = [r for r in runs if r["mode"] == "isolated" and r["ok"]]
     if iso:
-        lines += ["## Each job alone (MiB/s; the values the knapsack is fed)", "",
+        lines += ["## Each job alone (MiB/s, median (range); the values the knapsack is fed)", "",
                   "| job | 0 | 1 | 2 | runs |", "|---|---|---|---|---|"]  # fmt: skip
         by: dict[tuple[str, int], list[float]] = {}
         for r in iso:
             for n, j in r["jobs"].items():
                 by.setdefault((n, j["ionodes"]), []).append(j["mib_s"])
         for n in dict.fromkeys(n for n, _ in by):
-            cells = [f"{med(by[(n, k)]):.1f}" if (n, k) in by else "-" for k in OPTIONS]
+            cells = [
+                f"{med(by[(n, k)]):.1f} ({min(by[(n, k)]):.1f}-{max(by[(n, k)]):.1f})"
+                if (n, k) in by
+                else "-"
+                for k in OPTIONS
+            ]
             lines.append(f"| {n} | {' | '.join(cells)} | {len(by.get((n, 0), []))} |")
         lines.append("")
     for mix in dict.fromkeys(r["mix"] for r in runs if r["mode"] == "compare"):
