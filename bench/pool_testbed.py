@@ -57,8 +57,9 @@ class JobSpec:
     fio: str  # fio arguments; {root} is the job's root, {task} its task's index
     values: dict[int, float]
     prepare_mib: int = 0  # files to lay out beforehand, per fio process (readers)
-    presize: int = 0  # the shared file's size, set beforehand (a short file is laid out again)
+    presize: int = 0  # the shared files' size, set beforehand (a short file is laid out again)
     procs: int = 1
+    shared_files: tuple[str, ...] = ("shared.dat",)  # the files presize applies to
 
     @property
     def compute_nodes(self) -> int:
@@ -76,20 +77,38 @@ def _strided(name: str, host: str) -> JobSpec:
     )  # fmt: skip
 
 
+def _strided_2f(name: str, host: str) -> JobSpec:
+    """8 processes as two groups of 4, each group 1D-strided 8 KiB writes to its own shared file:
+    the files f.dat and b.dat hash to different daemons (file-hash placement), so unlike
+    _strided's one file, a second I/O node can take half the job."""
+    procs, bs = 4, 8192
+    size = 64 * procs * bs * 16
+    return JobSpec(
+        name, (host,),
+        f"--ioengine=psync --direct=1 --rw=write:{(procs - 1) * bs} --bs={bs} "
+        f"--numjobs={procs} --offset_increment={bs} --size={size} "
+        f"--name={name}-f --filename={{root}}/f.dat --name={name}-b --filename={{root}}/b.dat",
+        {0: 3.6, 1: 19.4, 2: 26.9}, procs=2 * procs, presize=size + procs * bs,
+        shared_files=("f.dat", "b.dat"),
+    )  # fmt: skip
+
+
+def _reader(name: str, hosts: tuple[str, ...]) -> JobSpec:
+    """4 processes per host, each reading its own 8 MiB file in 8 KiB requests."""
+    return JobSpec(
+        name, hosts,
+        f"--name={name} --directory={{root}} --filename_format=r.{{task}}.\\$jobnum "
+        "--ioengine=psync --direct=1 --rw=read --bs=8k --numjobs=4 --size=8m",
+        {0: 11.1, 1: 3.0, 2: 4.6}, prepare_mib=8, procs=4,
+    )  # fmt: skip
+
+
 # Default values: the medians of docs/testbed.md's 16-rank table (0, 1, 2 I/O nodes), until
 # --values-from gives the isolated runs of these very jobs.
 MIXES: dict[str, list[JobSpec]] = {
     "main": [
         _strided("strided-w8k", "node1"),
-        JobSpec(
-            "contig-r8k",
-            ("node2", "node3"),
-            "--name=contig-r8k --directory={root} --filename_format=r.{task}.\\$jobnum "
-            "--ioengine=psync --direct=1 --rw=read --bs=8k --numjobs=4 --size=8m",
-            {0: 11.1, 1: 3.0, 2: 4.6},
-            prepare_mib=8,
-            procs=4,
-        ),
+        _reader("contig-r8k", ("node2", "node3")),
         JobSpec(
             "contig-w1m",
             ("node3",),
@@ -98,6 +117,14 @@ MIXES: dict[str, list[JobSpec]] = {
             {0: 23.4, 1: 35.2, 2: 35.1},
             procs=2,
         ),
+    ],
+    # the mix chosen from isolated runs of 20 s (bench/results/pool-testbed-split/plan.md): the
+    # reader, largest by nodes, loses through an I/O node, so static's node for it is wasted,
+    # while each strided writer gains about 4x from one
+    "split": [
+        _strided("strided-w8k", "node1"),
+        _reader("contig-r8k", ("node2", "node3")),
+        _strided_2f("strided-2f", "node3"),
     ],
     # two copies of the strided job on two hosts: static and the knapsack both give each one
     # I/O node (its one shared file is on one daemon, so a second one cannot help): the null check
@@ -123,9 +150,11 @@ def _job_script(spec: JobSpec, root: Path, go: Path, out: Path, runtime: int) ->
     """The job's command under `iorelay run --pool`: waits for the start file, then srun's one
     task per host runs fio with the interposer (LD_PRELOAD is passed to fio, not to srun)."""
     fio = spec.fio.format(root=root, task="$SLURM_PROCID")
+    # fio's job options before the first --name are global: a mix's job of two sections
+    # (_strided_2f) runs both time_based (after its last --name they would be that section's)
     task = (
-        f"exec fio {fio} --time_based --runtime={runtime} --group_reporting "
-        f"--output-format=json --output={out}/{spec.name}.$SLURM_PROCID.json"
+        f"exec fio --time_based --runtime={runtime} --group_reporting --output-format=json "
+        f"--output={out}/{spec.name}.$SLURM_PROCID.json {fio}"
     )
     hosts = ",".join(spec.hosts)
     return (
@@ -253,10 +282,10 @@ def prepare(mix: list[JobSpec]) -> None:
     for spec in mix:
         root = SHARED_PATH / "pool-bench" / "roots" / spec.name
         root.mkdir(parents=True, exist_ok=True)
-        if spec.presize:
-            with open(root / "shared.dat", "ab"):
+        for name in spec.shared_files if spec.presize else ():
+            with open(root / name, "ab"):
                 pass
-            os.truncate(root / "shared.dat", spec.presize)
+            os.truncate(root / name, spec.presize)
         for task in range(len(spec.hosts)):
             for n in range(spec.procs if spec.prepare_mib else 0):
                 f = root / f"r.{task}.{n}"
@@ -282,6 +311,7 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--runtime", type=int, default=20, help="fio's seconds per run (20)")
     ap.add_argument("--values-from", type=Path, help="runs.jsonl of --mode isolated: medians")
     ap.add_argument("--only", help="alloc: these allocations only, e.g. 110,101")
+    ap.add_argument("--jobs", help="isolated: these jobs of the mix only, e.g. strided-2f")
     ap.add_argument("--out", type=Path, default=REPO / "bench/results/pool-testbed")
     ap.add_argument("--work", type=Path, default=Path("/tmp/pool-testbed"))
     ap.add_argument("--summary", action="store_true", help="OUT/summary.md from OUT/runs.jsonl")
@@ -312,7 +342,8 @@ def main(argv: list[str] | None = None) -> int:
                 v = {s.name: forced(s.name, k) for s, k in zip(mix, a, strict=True)}
                 plan.append((f"{args.mix}-alloc{''.join(map(str, a))}-{rep}", mix, "knapsack", v))
         else:
-            for spec in mix:
+            names = args.jobs.split(",") if args.jobs else [s.name for s in mix]
+            for spec in (s for s in mix if s.name in names):
                 for k in OPTIONS:
                     plan.append((f"iso-{spec.name}-{k}-{rep}", [spec], "knapsack",
                                  {spec.name: forced(spec.name, k)}))  # fmt: skip
@@ -361,14 +392,19 @@ def summary(runs: list[dict[str, Any]]) -> str:
     lines = ["# The live pool on the testbed (bench/pool_testbed.py)", ""]
     iso = [r for r in runs if r["mode"] == "isolated" and r["ok"]]
     if iso:
-        lines += ["## Each job alone (MiB/s; the values the knapsack is fed)", "",
+        lines += ["## Each job alone (MiB/s, median (range); the values the knapsack is fed)", "",
                   "| job | 0 | 1 | 2 | runs |", "|---|---|---|---|---|"]  # fmt: skip
         by: dict[tuple[str, int], list[float]] = {}
         for r in iso:
             for n, j in r["jobs"].items():
                 by.setdefault((n, j["ionodes"]), []).append(j["mib_s"])
         for n in dict.fromkeys(n for n, _ in by):
-            cells = [f"{med(by[(n, k)]):.1f}" if (n, k) in by else "-" for k in OPTIONS]
+            cells = [
+                f"{med(by[(n, k)]):.1f} ({min(by[(n, k)]):.1f}-{max(by[(n, k)]):.1f})"
+                if (n, k) in by
+                else "-"
+                for k in OPTIONS
+            ]
             lines.append(f"| {n} | {' | '.join(cells)} | {len(by.get((n, 0), []))} |")
         lines.append("")
     for mix in dict.fromkeys(r["mix"] for r in runs if r["mode"] == "compare"):
@@ -401,12 +437,12 @@ def summary(runs: list[dict[str, Any]]) -> str:
             lines += ["", f"knapsack / static: global {k['global'] / st['global']:.2f}; per job "
                       + ", ".join(f"{n} {k[n] / st[n]:.2f}" for n in names)]  # fmt: skip
         lines.append("")
-    alloc_runs = [r for r in runs if r["mode"] == "alloc" and r["ok"]]
-    if alloc_runs:
-        lines += ["## Every allocation of the main mix (forced), global MiB/s", "",
+    for mix in dict.fromkeys(r["mix"] for r in runs if r["mode"] == "alloc"):
+        alloc_runs = [r for r in runs if r["mode"] == "alloc" and r["mix"] == mix and r["ok"]]
+        lines += [f"## Every allocation of the {mix} mix (forced), global MiB/s", "",
                   "| allocation | runs | global MiB/s |", "|---|---|---|"]  # fmt: skip
         by_alloc: dict[str, list[float]] = {}
-        for r in alloc_runs + [r for r in runs if r["mode"] == "compare" and r["mix"] == "main"
+        for r in alloc_runs + [r for r in runs if r["mode"] == "compare" and r["mix"] == mix
                                and r["ok"]]:  # fmt: skip
             by_alloc.setdefault(_alloc_text(r["allocation"]), []).append(r["global_mib_s"])
         ranked = sorted(by_alloc.items(), key=lambda kv: -med(kv[1]))

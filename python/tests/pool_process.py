@@ -21,12 +21,14 @@ START_TIMEOUT_S = 30.0
 
 class PoolProcess:
     def __init__(self, tmp: Path, ionodes: int, *, lease_s: float = 30.0,
-                 options: str = "0,1,2", min_interval_s: float = 0.0) -> None:  # fmt: skip
+                 options: str = "0,1,2", min_interval_s: float = 0.0,
+                 policy: str = "knapsack") -> None:  # fmt: skip
         self.tmp = tmp
         self.dir = tmp / "pool"
         argv = [sys.executable, "-m", "iorelay", "pool", "start", str(self.dir),
                 "--ionodes", str(ionodes), "--options", options,
-                "--min-interval", str(min_interval_s), "--lease", str(lease_s)]  # fmt: skip
+                "--min-interval", str(min_interval_s), "--lease", str(lease_s),
+                "--policy", policy]  # fmt: skip
         self.log = open(tmp / "pool.log", "wb")  # noqa: SIM115 (closed in stop)
         self.proc = subprocess.Popen(argv, stdin=subprocess.DEVNULL, stdout=self.log,
                                      stderr=subprocess.STDOUT)  # fmt: skip

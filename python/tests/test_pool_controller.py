@@ -11,7 +11,7 @@ import pytest
 from iorelay.arbiter.problem import ArbiterError, Job
 from iorelay.pool.actions import Admit, Release, Revoke, RunDirect, carry_out
 from iorelay.pool.controller import step
-from iorelay.pool.events import Arrival, Departure, Expiry, Tick
+from iorelay.pool.events import Arrival, Departure, Expiry, Measured, Tick
 from iorelay.pool.state import PoolState, Settings
 
 HOSTS = ("io0", "io1", "io2", "io3")
@@ -176,3 +176,21 @@ def test_keep_forwarded_leaves_a_running_job_at_least_one_ionode() -> None:
     assert s.actions == (Admit("c", "io2", 30.0), Admit("c", "io3", 30.0))
     s = step(pool(), Arrival(0.0, job("a", RISING)))
     assert step(s.state, Arrival(2.0, job("c", big))).record["ionodes"] == [0, 4]  # without
+
+
+def test_anchored_policy_leaves_static_only_after_a_measurement_there() -> None:
+    # a's predictions say direct is best (400), but static gives a lone job the whole pool:
+    # anchored keeps it there until its bandwidth there is measured
+    s = step(pool(policy="anchored"), Arrival(0.0, job("a", SLOWER)))
+    assert len(s.state.holding("a").hosts) == 4
+    same = step(s.state, Measured(1.0, "a", 2, 50.0))  # of an option a does not hold: stale
+    assert same.actions == () and same.state.holding("a").job.measured == frozenset()
+    high = step(s.state, Measured(1.0, "a", 4, 450.0))  # measured above every prediction: stays
+    assert high.actions == () and high.state.holding("a").job.values[4] == 450.0
+    s = step(s.state, Measured(1.0, "a", 4, 200.0))  # now direct's predicted 400 >= 200
+    assert s.state.holding("a").hosts == ()
+    assert s.actions == (*(Release("a", h) for h in HOSTS), RunDirect("a"))
+    assert s.record["event"] == "measured" and s.record["jobs"][0]["measured"] == [4]
+    assert s.record["jobs"][0]["values"]["4"] == 200.0
+    with pytest.raises(ArbiterError, match="finite"):
+        step(high.state, Measured(2.0, "a", 4, float("nan")))

@@ -194,3 +194,33 @@ def test_hysteresis_holds_a_mapping_until_its_interval_ends_then_the_pool_moves_
     assert "A" not in admitted(pool, "io1") and "B" in admitted(pool, "io1")
     epoch, active = (json.loads(Path(b["map_file"]).read_text())[k] for k in ("epoch", "active"))
     assert active == [1] and epoch > 1
+
+
+def test_anchored_pool_moves_a_job_after_its_measured_bandwidth(
+    pools: list[PoolProcess], disk_tmp: Path
+) -> None:
+    pool = start(pools, disk_tmp, policy="anchored")
+    key, root = pool.job("A")
+    # predicted best on 1 I/O node, but static gives a lone job both: it stays there unmeasured
+    a = pool.join("A", "0=100,1=300,2=250", key, root)
+    assert a["hosts"] == ["io0", "io1"] and a["record"]["policy"] == "anchored"
+
+    def measured(*args: str) -> subprocess.CompletedProcess[str]:
+        return subprocess.run([sys.executable, "-m", "iorelay", "pool", "measured",
+                               str(pool.dir), "A", *args], capture_output=True, text=True,
+                              timeout=SUBPROCESS_TIMEOUT_S)  # fmt: skip
+
+    stale = measured("200", "--ionodes", "1")  # of a mapping it does not have: dropped
+    assert stale.returncode == 3 and json.loads(stale.stdout) == {"applied": False, "ionodes": 2}
+    r = measured("200")  # at its 2: the predicted 300 on 1 is now worth the move
+    assert r.returncode == 0, r.stderr
+    assert json.loads(r.stdout) == {"applied": True, "ionodes": 2}
+    st = pool.status()
+    assert [j["hosts"] for j in st["jobs"]] == [["io0"]]
+    last = st["decisions"][-1]
+    assert last["event"] == "measured" and last["jobs"][0]["measured"] == [2]
+    assert last["ionodes"] == [1]
+    deadline = time.monotonic() + 10  # the release of io1 runs in the background
+    while "A" in admitted(pool, "io1"):
+        assert time.monotonic() < deadline, "io1 still admits A"
+        time.sleep(0.1)

@@ -1,4 +1,4 @@
-"""`iorelay pool start|status|stop|revoke`: a live pool of shared I/O-node daemons on this
+"""`iorelay pool start|status|stop|measured|revoke`: a live pool of shared I/O-node daemons on this
 machine, its controller in the foreground (docs/arbitration.md, "The live pool")."""
 
 from __future__ import annotations
@@ -49,6 +49,13 @@ def add_parser(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None
         a.add_argument("dir", type=Path, help="the pool's directory or socket")
         if action == "status":
             a.add_argument("--json", action="store_true")
+    m = actions.add_parser("measured", help="a job's bandwidth measured at the I/O nodes it "
+                           "holds (the anchored policy's input)")  # fmt: skip
+    m.add_argument("dir", type=Path)
+    m.add_argument("job")
+    m.add_argument("mib_s", type=float, help="MiB/s the job moved at its current I/O nodes")
+    m.add_argument("--ionodes", type=int, help="the I/O nodes it was measured at: the report "
+                   "is dropped when the job holds another number now")  # fmt: skip
     r = actions.add_parser("revoke", help="revoke a job on its I/O nodes at once")
     r.add_argument("dir", type=Path)
     r.add_argument("job")
@@ -94,6 +101,13 @@ def run(args: argparse.Namespace) -> int:
                       f"held {d['held']}, actions {len(d['actions'])}")  # fmt: skip
         elif args.action == "stop":
             wire.request(args.dir, {"op": "stop"})
+        elif args.action == "measured":
+            msg = {"op": "measured", "job": args.job, "mib_s": args.mib_s}
+            if args.ionodes is not None:
+                msg["ionodes"] = args.ionodes
+            reply = wire.request(args.dir, msg)
+            print(json.dumps({k: reply[k] for k in ("applied", "ionodes")}))
+            return 0 if reply["applied"] else 3
         else:
             wire.request(args.dir, {"op": "revoke", "job": args.job})
     except wire.PoolError as e:

@@ -6,20 +6,21 @@ actions in the order they must happen, and the decision record (one JSON line of
 from __future__ import annotations
 
 import math
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Any
 
 from iorelay.arbiter import baselines, guard, knapsack
 from iorelay.arbiter.decision import decided
-from iorelay.arbiter.policies import floor_values
+from iorelay.arbiter.policies import anchored_permitted, floor_values
 from iorelay.arbiter.problem import ArbiterError, Job, Pool, check_jobs, choices
 from iorelay.pool.actions import Action, Admit, Release, Revoke, RunDirect, record
-from iorelay.pool.events import Arrival, Departure, Event, Expiry, Tick
+from iorelay.pool.events import Arrival, Departure, Event, Expiry, Measured, Tick
 from iorelay.pool.state import Holding, PoolState, Settings
 
 # static: the baseline (I/O nodes proportional to compute nodes, arbiter.baselines.static) run
-# by the live pool itself, so that it is measured the way the knapsack is.
-POLICIES = ("knapsack", "guarded", "static")
+# by the live pool itself, so that it is measured the way the knapsack is. anchored: the
+# knapsack anchored at static by the bandwidths the jobs report (Measured events).
+POLICIES = ("knapsack", "guarded", "anchored", "static")
 
 
 @dataclass(frozen=True)
@@ -40,6 +41,8 @@ def limits(
         raise ArbiterError(f"unknown pool policy {settings.policy}; known: {', '.join(POLICIES)}")
     if settings.policy == "guarded":
         permitted = [set(p) for p in guard.permitted(jobs, pool)]
+    elif settings.policy == "anchored":
+        permitted = anchored_permitted(jobs, pool)
     elif settings.policy == "static":
         permitted = [{k} for k in baselines.static(jobs, pool)]
     else:
@@ -72,6 +75,18 @@ def after_event(state: PoolState, event: Event) -> tuple[list[Holding], list[Act
             return running, []
         kind = Release if isinstance(event, Departure) else Revoke
         return [r for r in running if r is not gone], [kind(event.name, h) for h in gone.hosts]
+    if isinstance(event, Measured):
+        r = state.holding(event.name)
+        if r is None or len(r.hosts) != event.ionodes or r.mapped_s == -math.inf:
+            return running, []  # gone, or moved since: the report is of another option
+        if not (event.mib_s >= 0 and math.isfinite(event.mib_s)):
+            raise ArbiterError(f"a measured bandwidth is finite and >= 0: {event.mib_s}")
+        job = replace(
+            r.job,
+            values={**r.job.values, event.ionodes: event.mib_s},
+            measured=r.job.measured | {event.ionodes},
+        )
+        return [replace(x, job=job) if x is r else x for x in running], []
     if isinstance(event, Tick):
         return running, []
     raise TypeError(f"not a pool event: {event!r}")

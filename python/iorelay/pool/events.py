@@ -1,5 +1,6 @@
 """What the pool controller reacts to: a job arriving, a job leaving, a lease that expired
-without renewal (a job presumed dead), and the clock (re-maps held back by hysteresis)."""
+without renewal (a job presumed dead), a job's bandwidth measured where it runs, and the clock
+(re-maps held back by hysteresis)."""
 
 from __future__ import annotations
 
@@ -33,10 +34,22 @@ class Expiry:
 
 
 @dataclass(frozen=True)
+class Measured:
+    """The job called name moved mib_s while it held ionodes I/O nodes: that option's value is
+    now a measurement (arbiter.problem.Job.measured; the anchored policy needs it). A report for
+    another number of I/O nodes than the job holds (it moved since) changes nothing."""
+
+    time_s: float
+    name: str
+    ionodes: int
+    mib_s: float
+
+
+@dataclass(frozen=True)
 class Tick:
     """Time passes: re-maps held back by the hysteresis interval may now happen."""
 
     time_s: float
 
 
-Event = Arrival | Departure | Expiry | Tick
+Event = Arrival | Departure | Expiry | Measured | Tick

@@ -30,7 +30,7 @@ from iorelay.pool import wire
 from iorelay.pool.actions import Release, carry_out
 from iorelay.pool.controller import step
 from iorelay.pool.daemon_channel import DaemonChannel, JobAccess
-from iorelay.pool.events import Arrival, Departure, Event, Expiry, Tick
+from iorelay.pool.events import Arrival, Departure, Event, Expiry, Measured, Tick
 from iorelay.pool.job_map import write_map
 from iorelay.pool.state import PoolState, Settings
 
@@ -222,11 +222,13 @@ class LivePool:
                 except ionode.IonodeError as e:  # that daemon's lease runs on; the others renew
                     errors.append(f"{h}: {e}")
             return {"renewed": True, "errors": errors}
+        if op == "measured":
+            return self.measured(name, msg)
         if op == "leave":
             return {"left": True, "record": self.apply(Departure(self.now(), name))}
         if op == "revoke":
             return {"revoked": True, "record": self.apply(Expiry(self.now(), name))}
-        raise ArbiterError(f"unknown op {op!r}: join, renew, leave, revoke, status, stop")
+        raise ArbiterError(f"unknown op {op!r}: join, renew, measured, leave, revoke, status, stop")
 
     def join(self, msg: dict[str, Any]) -> dict[str, Any]:
         name = str(msg["job"])
@@ -258,6 +260,19 @@ class LivePool:
             "lease_s": self.settings.lease_s,
             "record": record,
         }
+
+    def measured(self, name: str, msg: dict[str, Any]) -> dict[str, Any]:
+        """The job's bandwidth (mib_s) measured at the I/O nodes it holds now: the policy's value
+        for that option becomes a measurement, and the arbiter re-decides (anchored: the job may
+        now leave its static allocation for options valued at least as much). A report naming
+        another number of I/O nodes (ionodes) than the job holds is of an older mapping: not
+        applied."""
+        holding = self.state.holding(name)
+        k = len(holding.hosts) if holding is not None else 0
+        if "ionodes" in msg and int(msg["ionodes"]) != k:
+            return {"applied": False, "ionodes": k}
+        record = self.apply(Measured(self.now(), name, k, float(msg["mib_s"])))
+        return {"applied": True, "ionodes": k, "record": record}
 
     def status(self) -> dict[str, Any]:
         now = self.now()
