@@ -76,6 +76,12 @@ class Pattern:
         return self.hosts * self.ranks_per_host
 
     @property
+    def interleaved(self) -> bool:
+        # A view with several requests per call: a rank's requests lie `ranks` apart, so its
+        # range in a call spans the others'.
+        return bool(self.view) and self.per_call > 1
+
+    @property
     def bytes_per_call(self) -> int:
         return self.ranks * self.per_call * self.request
 
@@ -114,7 +120,8 @@ LOCAL_PATTERNS = [
 
 def advice_for(p: Pattern, ionodes: int, platform: Path) -> collective_advice.Advice:
     job = collective_advice.Job(ranks=p.ranks, ranks_per_node=p.ranks_per_host,
-                                bytes_per_call=p.bytes_per_call, ionodes=ionodes)  # fmt: skip
+                                bytes_per_call=p.bytes_per_call, ionodes=ionodes,
+                                interleaved=p.interleaved)  # fmt: skip
     return collective_advice.advise(job, platform)
 
 
@@ -190,9 +197,11 @@ def measure(args: argparse.Namespace) -> int:
     platform = platform_path(args.platform)
     every = LOCAL_PATTERNS if args.local else PATTERNS
     patterns = [p for p in every if not args.patterns or p.name.split()[0] in args.patterns]
-    configs = {p.name: configurations(p, args.mpi, platform, args.local) for p in patterns}
+    configs = {p.name: {n: c for n, c in configurations(p, args.mpi, platform, args.local).items()
+                        if not args.configs or n in args.configs} for p in patterns}  # fmt: skip
     OUT.mkdir(parents=True, exist_ok=True)
-    rows_file = OUT / f"{'local-' if args.local else ''}{args.mpi}.jsonl"
+    tag = f"-{args.tag}" if args.tag else ""
+    rows_file = OUT / f"{'local-' if args.local else ''}{args.mpi}{tag}.jsonl"
     done = done_keys(rows_file)
     command = "python bench/testbed_collective.py " + shlex.join(sys.argv[1:])
     deadline = time.monotonic() + args.max_minutes * 60
@@ -399,6 +408,12 @@ def main() -> int:
     ap.add_argument("--reps", type=int, default=5)
     ap.add_argument("--patterns", type=lambda s: s.split(","), help="e.g. P1,P2 (default all)")
     ap.add_argument("--platform", help="k from here (default: testbed, with --local: local)")
+    ap.add_argument(
+        "--configs",
+        type=lambda s: s.split(","),
+        help="only these configurations, e.g. default,advised-iorelay (default all)",
+    )
+    ap.add_argument("--tag", help="rows to MPI-TAG.jsonl (another advice version, another set)")
     ap.add_argument("--local", action="store_true", help="LOCAL_PATTERNS on this machine")
     ap.add_argument("--max-minutes", type=float, default=19.0, help="stop starting runs after")
     ap.add_argument("--report", action="store_true", help="tables from the saved runs")
