@@ -76,6 +76,12 @@ class Pattern:
         return self.hosts * self.ranks_per_host
 
     @property
+    def interleaved(self) -> bool:
+        # A view with several requests per call: a rank's requests lie `ranks` apart, so its
+        # range in a call spans the others'.
+        return bool(self.view) and self.per_call > 1
+
+    @property
     def bytes_per_call(self) -> int:
         return self.ranks * self.per_call * self.request
 
@@ -104,6 +110,18 @@ PATTERNS = [
     Pattern("P5 strided 64K, 2 hosts", 2, 4, 64 * K, 8),
     Pattern("P6 strided 1M, 6 ranks", 3, 2, 1 * M, 2),
 ]
+# Set B (`--set b`), fixed on 2026-12-06 before any of its runs, after the six above had been
+# measured: the family where the advice should gain most over a default, calls of several MiB
+# from 2-3 hosts. OMPIO's defaults gather such a call on one aggregator (as in P6), whose host
+# link then carries every byte, while the advice puts one aggregator on each host; ROMIO's and
+# MPICH's defaults already have one per host. B3 is an interleaved vector view. 2-4 calls.
+PATTERNS_B = [
+    Pattern("B1 strided 2M, 6 ranks", 3, 2, 2 * M, 4),
+    Pattern("B2 strided 1M, 12 ranks", 3, 4, 1 * M, 3),
+    Pattern("B3 vector 256K x8, 6 ranks", 3, 2, 256 * K, 16, "vector", 8),
+    Pattern("B4 strided 4M, 2 hosts", 2, 2, 4 * M, 3),
+]
+SETS = {"a": PATTERNS, "b": PATTERNS_B}
 # With --local, 4 ranks on this machine, 8 MiB per run, against platforms/local.json's k.
 LOCAL_PATTERNS = [
     Pattern("L1 strided 16K", 1, 4, 16 * K, 128),
@@ -114,7 +132,8 @@ LOCAL_PATTERNS = [
 
 def advice_for(p: Pattern, ionodes: int, platform: Path) -> collective_advice.Advice:
     job = collective_advice.Job(ranks=p.ranks, ranks_per_node=p.ranks_per_host,
-                                bytes_per_call=p.bytes_per_call, ionodes=ionodes)  # fmt: skip
+                                bytes_per_call=p.bytes_per_call, ionodes=ionodes,
+                                interleaved=p.interleaved)  # fmt: skip
     return collective_advice.advise(job, platform)
 
 
@@ -188,11 +207,13 @@ def measure(args: argparse.Namespace) -> int:
         if status is not None:
             return status
     platform = platform_path(args.platform)
-    every = LOCAL_PATTERNS if args.local else PATTERNS
+    every = LOCAL_PATTERNS if args.local else SETS[args.set]
     patterns = [p for p in every if not args.patterns or p.name.split()[0] in args.patterns]
-    configs = {p.name: configurations(p, args.mpi, platform, args.local) for p in patterns}
+    configs = {p.name: {n: c for n, c in configurations(p, args.mpi, platform, args.local).items()
+                        if not args.configs or n in args.configs} for p in patterns}  # fmt: skip
     OUT.mkdir(parents=True, exist_ok=True)
-    rows_file = OUT / f"{'local-' if args.local else ''}{args.mpi}.jsonl"
+    tag = f"-{args.tag}" if args.tag else ""
+    rows_file = OUT / f"{'local-' if args.local else ''}{args.mpi}{tag}.jsonl"
     done = done_keys(rows_file)
     command = "python bench/testbed_collective.py " + shlex.join(sys.argv[1:])
     deadline = time.monotonic() + args.max_minutes * 60
@@ -256,7 +277,7 @@ def tidy_csvs(name: str, rows: list[dict[str, Any]]) -> list[Path]:
 
 def tidy_csv(name: str, rows: list[dict[str, Any]]) -> Path:
     """The runs in the schema of docs/analysis.md, `settings` the option compared."""
-    by_name = {p.name: p for p in (*PATTERNS, *LOCAL_PATTERNS)}
+    by_name = {p.name: p for p in (*PATTERNS, *PATTERNS_B, *LOCAL_PATTERNS)}
     lines = ["schema_version,layout,spatiality,nodes,processes,request_bytes,operation,odirect,"
              "api,collective,settings,repetition,bytes,time_s,bandwidth_mib_s"]  # fmt: skip
     for r in rows:
@@ -284,7 +305,9 @@ def verdicts(csv: Path, alpha: float = 0.05) -> dict[str, tuple[float, str]]:
     `iorelay analyze --option settings` says of the pair (Kruskal-Wallis, Dunn against the best)."""
     runs = reader.read_results([csv])
     options = compute.analyze(runs, "settings", "bandwidth", alpha).options
-    names = {(p.hosts, p.ranks, p.request): p.name for p in (*PATTERNS, *LOCAL_PATTERNS)}
+    names = {
+        (p.hosts, p.ranks, p.request): p.name for p in (*PATTERNS, *PATTERNS_B, *LOCAL_PATTERNS)
+    }
     out = {}
     for key, rows in options.groupby(["nodes", "processes", "request_bytes"]):
         by = rows.set_index("settings")
@@ -325,6 +348,60 @@ def describe(config: dict[str, Any]) -> str:
     return ", ".join(words)
 
 
+def plain_rule_count(p: Pattern, k: int) -> int:
+    """Chaarawi & Gabriel's count alone: ceil(bytes per call / k), one per host at most."""
+    return min(p.hosts, -(-p.bytes_per_call // k))
+
+
+def testbed_section(
+    mpi: str, tag: str, patterns: list[Pattern], platform: Path, k: int
+) -> list[str]:
+    """The table of MPI-TAG.jsonl; the cb_nodes ladder from the same file, else from MPI.jsonl
+    (-advice2 re-measures the defaults and the advice only)."""
+    rows = load_rows(f"{mpi}{tag}")
+    if not rows:
+        return []
+    med = medians(load_rows(mpi) if tag == "-advice2" else []) | medians(rows)
+    errors = [r for r in rows if "error" in r]
+    reps = sorted({r["repetition"] for r in rows if "error" not in r})
+    lines = [f"## {mpi}{tag}", "", f"Command: `{rows[0]['command']}`; runs {rows[0]['date']} to "
+             f"{rows[-1]['date']}, load {rows[0]['load']} .. {rows[-1]['load']}; "
+             f"{len(errors)} failed run(s); repetitions {len(reps)} "
+             f"({len(rows) - len(errors)} runs)", "",
+             "| pattern | bytes/call | C&G A | advice's A | cb1 | cb2 | cb3 | C&G / best | "
+             "advice's A / best | default | default-iorelay | advised-iorelay | "
+             "advised / default | advised / default-iorelay |",
+             "|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|"]  # fmt: skip
+    hits = {"C&G": 0, "advice": 0}
+    total = 0
+    for p in patterns:
+        plain, advised = plain_rule_count(p, k), advice_for(p, 0, platform).aggregators
+        cbs = {n: med.get((p.name, f"cb{n}")) for n in (1, 2, 3)}
+        measured = [v for v in cbs.values() if v is not None]
+        share = {}
+        for name, a in (("C&G", plain), ("advice", advised)):
+            if measured and cbs.get(a) is not None:
+                share[name] = cbs[a] / max(measured)
+                hits[name] += share[name] >= 0.9
+        total += bool(measured)
+        d, di, adv = (med.get((p.name, s), math.nan) for s in
+                      ("default", "default-iorelay", "advised-iorelay"))  # fmt: skip
+        cells = " | ".join("-" if v is None else f"{v:.3g}" for v in cbs.values())
+        shares = " | ".join(f"{share[n]:.2f}" if n in share else "-" for n in ("C&G", "advice"))
+        lines.append(f"| {p.name} | {units.format_bytes(p.bytes_per_call)} | {plain} | {advised} "
+                     f"| {cells} | {shares} | {d:.3g} | {di:.3g} | {adv:.3g} | {adv / d:.2f} | "
+                     f"{adv / di:.2f} |")  # fmt: skip
+    tidy_csvs(f"{mpi}{tag}", rows)
+    said = sorted({(r["pattern"], describe(r["config"])) for r in rows
+                   if r["settings"] == "advised-iorelay"})  # fmt: skip
+    lines += ["", "Advised settings measured: " + "; ".join(f"{n.split()[0]} {d}" for n, d in said)]
+    if total:
+        lines += ["", f"Of the best measured cb_nodes, >= 0.9 reached by C&G's count (ceil(bytes "
+                  f"per call / k)) in {hits['C&G']} of {total} patterns, by the advice's count "
+                  f"(one per host at least) in {hits['advice']} of {total}."]  # fmt: skip
+    return [*lines, *verdict_lines(f"{mpi}{tag}"), ""]
+
+
 def report(args: argparse.Namespace) -> int:
     platform = platform_path(args.platform)
     k = collective_advice.measured_saturation_point(platform)
@@ -333,39 +410,8 @@ def report(args: argparse.Namespace) -> int:
              "bench/testbed_collective.py (PATTERNS) before the runs; write MiB/s, medians of "
              "the repetitions, configurations rotated within each repetition.", ""]  # fmt: skip
     for mpi in MPIS:
-        rows = load_rows(mpi)
-        if not rows:
-            continue
-        med = medians(rows)
-        errors = [r for r in rows if "error" in r]
-        reps = sorted({r["repetition"] for r in rows if "error" not in r})
-        lines += [f"## {mpi}", "", f"Command: `{rows[0]['command']}`; runs {rows[0]['date']} to "
-                  f"{rows[-1]['date']}, load {rows[0]['load']} .. {rows[-1]['load']}; "
-                  f"{len(errors)} failed run(s); repetitions {len(reps)} "
-                  f"({len(rows) - len(errors)} runs)", "",
-                  "| pattern | bytes/call | rule's A | cb1 | cb2 | cb3 | rule / best | default | "
-                  "default-iorelay | advised-iorelay | advised / default | "
-                  "advised / default-iorelay |",
-                  "|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|"]  # fmt: skip
-        hits, total = 0, 0
-        for p in PATTERNS:
-            a = advice_for(p, 0, platform).aggregators
-            cbs = {n: med.get((p.name, f"cb{n}")) for n in (1, 2, 3)}
-            measured = [v for n, v in cbs.items() if v is not None]
-            if not measured or cbs.get(a) is None:
-                continue
-            share = cbs[a] / max(measured)
-            total += 1
-            hits += share >= 0.9
-            d, di, adv = (med.get((p.name, s), math.nan) for s in
-                          ("default", "default-iorelay", "advised-iorelay"))  # fmt: skip
-            cells = " | ".join("-" if v is None else f"{v:.3g}" for v in cbs.values())
-            lines.append(f"| {p.name} | {units.format_bytes(p.bytes_per_call)} | {a} | {cells} | "
-                         f"{share:.2f} | {d:.3g} | {di:.3g} | {adv:.3g} | {adv / d:.2f} | "
-                         f"{adv / di:.2f} |")  # fmt: skip
-        tidy_csvs(mpi, rows)
-        lines += ["", f"The rule's count reaches >= 0.9 of the best cb_nodes in {hits} of "
-                  f"{total} patterns.", *verdict_lines(mpi), ""]  # fmt: skip
+        for tag, patterns in (("", PATTERNS), ("-advice2", PATTERNS), ("-setb", PATTERNS_B)):
+            lines += testbed_section(mpi, tag, patterns, platform, k)
     local_k = collective_advice.measured_saturation_point(platform_path("local"))
     for mpi in MPIS:
         rows = load_rows(f"local-{mpi}")
@@ -399,6 +445,13 @@ def main() -> int:
     ap.add_argument("--reps", type=int, default=5)
     ap.add_argument("--patterns", type=lambda s: s.split(","), help="e.g. P1,P2 (default all)")
     ap.add_argument("--platform", help="k from here (default: testbed, with --local: local)")
+    ap.add_argument(
+        "--configs",
+        type=lambda s: s.split(","),
+        help="only these configurations, e.g. default,advised-iorelay (default all)",
+    )
+    ap.add_argument("--tag", help="rows to MPI-TAG.jsonl (another advice version, another set)")
+    ap.add_argument("--set", choices=sorted(SETS), default="a", help="a: P1-P6, b: B1-B4")
     ap.add_argument("--local", action="store_true", help="LOCAL_PATTERNS on this machine")
     ap.add_argument("--max-minutes", type=float, default=19.0, help="stop starting runs after")
     ap.add_argument("--report", action="store_true", help="tables from the saved runs")

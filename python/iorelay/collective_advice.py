@@ -38,6 +38,13 @@ class Job:
     targets: int = 0  # storage targets (OSTs) the file may be striped over; 0: not striped
     stripe_size: int = DEFAULT_STRIPE_SIZE
     max_per_node: int = 1
+    # The ranks' byte ranges in one call interleave (a view with several requests per call):
+    # only then does ROMIO's `automatic` use two-phase I/O (see Advice.romio_hints).
+    interleaved: bool = False
+
+    @property
+    def nodes(self) -> int:
+        return -(-self.ranks // self.ranks_per_node)
 
 
 @dataclass(frozen=True)
@@ -51,13 +58,26 @@ class Advice:
     saturation_point: int
     reasons: tuple[str, ...]
     evidence: tuple[str, ...]
+    interleaved: bool = False
+
+    def romio_mode(self) -> str:
+        """romio_cb_write / romio_cb_read. ROMIO's `automatic` runs two-phase I/O only when the
+        ranks' ranges in a call interleave (each rank's start below the previous rank's end);
+        otherwise each rank writes its own contiguous range itself. Where nothing interleaves,
+        two-phase would only move every byte across the network once more to merge pieces that
+        are already contiguous per rank, so the advice leaves ROMIO's `automatic` in place;
+        `enable` is for interleaved calls, which `automatic` gathers anyway."""
+        if not self.collective:
+            return "disable"
+        return "enable" if self.interleaved else "automatic"
 
     def romio_hints(self) -> dict[str, str]:
+        mode = self.romio_mode()
         hints = {
             "cb_nodes": str(self.aggregators),
             "cb_buffer_size": str(self.cb_buffer_size),
-            "romio_cb_write": "enable" if self.collective else "disable",
-            "romio_cb_read": "enable" if self.collective else "disable",
+            "romio_cb_write": mode,
+            "romio_cb_read": mode,
         }
         if self.stripe_count > 1:
             hints |= {"striping_factor": str(self.stripe_count),
@@ -115,7 +135,15 @@ def settings(job: Job, choice: Mapping[str, Any], saturation_point: int, source:
         f"({units.format_bytes(saturation_point)}): gathering would only add an exchange"
     )
     rounded = f"cb_buffer_size = k rounded up to whole stripes: {units.format_bytes(cycle)}"
-    reasons = (*choice["reasons"], why_collective, rounded)
+    mode = (
+        "romio_cb_write enable: the ranks' ranges in a call interleave, so gathering merges "
+        "pieces no rank could write contiguously"
+        if job.interleaved
+        else "romio_cb_write automatic: no rank's range in a call interleaves with another's, so "
+        "ROMIO writes each rank's contiguous range itself; forcing two-phase would send every "
+        "byte across the network once more for nothing to merge"
+    )
+    reasons = (*choice["reasons"], why_collective, rounded, *([mode] if collective else []))
     evidence = (
         f"k = {units.format_bytes(saturation_point)}, measured ({source})",
         "aggregator count and placement: Chaarawi & Gabriel's rule and ROMIO's per-node "
@@ -125,7 +153,8 @@ def settings(job: Job, choice: Mapping[str, Any], saturation_point: int, source:
         "striped file system was measured here (the testbed's GlusterFS has no striping)",
     )
     return Advice(aggregators, tuple(int(r) for r in choice["ranks"]), cycle, collective,
-                  stripes, job.stripe_size, saturation_point, reasons, evidence)  # fmt: skip
+                  stripes, job.stripe_size, saturation_point, reasons, evidence,
+                  job.interleaved)  # fmt: skip
 
 
 def measured_saturation_point(platform_file: Path) -> int:
@@ -163,15 +192,47 @@ def check_stripes(job: Job, platform_file: Path) -> None:
         )
 
 
+def host_link_floor(job: Job, platform_file: Path) -> tuple[int, str]:
+    """The fewest aggregators the platform's links allow, and why.
+
+    k is measured through one aggregator, on one host: it says how large an aggregator's calls
+    must be, not whether a second aggregator on another host adds bandwidth. Where each host's
+    own link is narrower than the path all hosts share (the storage server's link, or the I/O
+    nodes' links), an aggregator on every host adds its link; fewer aggregators than hosts send
+    the other hosts' bytes over their links to the aggregators and then all of them again over
+    the aggregators' links. So there is one aggregator on each of as many hosts as the shared
+    path can take at their link speed. A platform without the link speeds gives no floor."""
+    doc = json.loads(platform_file.read_text())
+    try:
+        host = units.parse_bytes_per_second(doc["compute"]["nic"])
+        storage = doc["storage"]
+        shared = units.parse_bytes_per_second(storage["nic"])
+        if storage.get("kind") == "pfs":
+            shared *= int(storage.get("targets", 1))
+        if job.ionodes:
+            shared = min(shared, job.ionodes * units.parse_bytes_per_second(doc["ionode"]["nic"]))
+    except (KeyError, units.UnitError):
+        return 1, ""
+    floor = max(1, min(job.nodes, int(shared // host)))
+    why = (
+        f"at least {floor} aggregator(s), one per host: a host's link "
+        f"({doc['compute']['nic']}) is narrower than the shared path "
+        f"({units.format_bytes(int(shared))}/s), so each host's aggregator adds its link"
+    )
+    return floor, why
+
+
 def advise(job: Job, platform_file: Path) -> Advice:
-    """Measured k, then iorelay-aggregators twice: for the unstriped count, then aligned to
-    the stripe count that count asks for."""
+    """Measured k, then iorelay-aggregators: for the unstriped count (raised to the hosts'
+    link floor), then aligned to the stripe count that count asks for."""
     if job.ranks < 1 or job.ranks_per_node < 1 or job.bytes_per_call < job.ranks:
         raise CollectiveAdviceError("ranks, ranks per node and bytes per call must be positive")
     k = measured_saturation_point(platform_file)
     check_stripes(job, platform_file)
 
-    def choose(stripes: int) -> dict[str, Any]:
+    floor, why_floor = host_link_floor(job, platform_file)
+
+    def choose(stripes: int, cb_nodes: int = 0) -> dict[str, Any]:
         argv = [str(paths.find("iorelay-aggregators")), "--ranks", str(job.ranks),
                 "--ranks-per-node", str(job.ranks_per_node), "--ionodes", str(job.ionodes),
                 "--bytes-per-call", str(job.bytes_per_call), "--saturation-point", str(k),
@@ -179,9 +240,21 @@ def advise(job: Job, platform_file: Path) -> Advice:
                 "--stripe-count", str(stripes)]  # fmt: skip
         if stripes > 1:
             argv += ["--stripe-size", str(job.stripe_size)]
+        if cb_nodes:
+            argv += ["--cb-nodes", str(cb_nodes)]
         return run_json_tool(argv, error=CollectiveAdviceError, timeout_s=30)
 
     first = choose(1)
+    raised = 0
+    if int(first["aggregators"]) < floor:
+        raised = floor
+        rule = first["reasons"]
+        first = choose(1, raised)
+        first["reasons"] = [*rule, why_floor]
     stripes = stripe_count_for(job, int(first["aggregators"]))
-    choice = first if stripes == 1 else choose(stripes)
+    choice = first
+    if stripes > 1:
+        choice = choose(stripes, raised)
+        if raised:  # the count came from the floor: say what the rule said first
+            choice["reasons"] = [*first["reasons"], *choice["reasons"]]
     return settings(job, choice, k, str(platform_file))

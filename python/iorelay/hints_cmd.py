@@ -30,6 +30,12 @@ def add_parser(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None
     p.add_argument("--targets", type=int, default=0, help="storage targets to stripe over")
     p.add_argument("--stripe-size", default="1MiB")
     p.add_argument("--max-per-node", type=int, default=1, help="aggregators per node at most")
+    p.add_argument(
+        "--interleaved",
+        action="store_true",
+        help="the ranks' ranges in one call interleave (a view with several requests "
+        "per call): ROMIO's two-phase is then enabled, else left automatic",
+    )
     p.add_argument("--romio-hints", type=Path, help="also write the ROMIO hints file here")
     p.add_argument("--json", action="store_true", help="print one JSON object instead")
     p.set_defaults(func=run)
@@ -41,7 +47,7 @@ def run(args: argparse.Namespace) -> int:
             ranks=args.ranks, ranks_per_node=args.ranks_per_node,
             bytes_per_call=units.parse_bytes(args.bytes_per_call), ionodes=args.ionodes,
             targets=args.targets, stripe_size=units.parse_bytes(args.stripe_size),
-            max_per_node=args.max_per_node,
+            max_per_node=args.max_per_node, interleaved=args.interleaved,
         )  # fmt: skip
         advice = collective_advice.advise(job, platform_path(args.platform))
     except (collective_advice.CollectiveAdviceError, units.UnitError, SimulateError,

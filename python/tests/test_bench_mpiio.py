@@ -113,3 +113,26 @@ def test_mpich_mpiio_through_two_ionodes(disk_tmp: Path, mode: str) -> None:
     counters = run_both_ways(disk_tmp, mpi.LAUNCHERS["mpich"], MODES[mode], {})
     assert counters["bytes_written"] == FILE_BYTES
     assert counters["bytes_read"] == 2 * FILE_BYTES
+
+
+def test_romio_automatic_gathers_only_interleaved_calls(disk_tmp: Path) -> None:
+    """The premise of the advice's romio_cb_write (iorelay.collective_advice): with `automatic`,
+    ROMIO writes each rank's own pieces when the ranks' ranges in a call do not interleave (the
+    strided pattern: one request per call), and gathers them when they do (a vector view, 4
+    requests of a rank per call)."""
+    writes = {}
+    for name, view in (
+        ("strided", ()),
+        ("vector", ("--view", "vector", "--requests-per-call", "4")),
+    ):
+        root = disk_tmp / name
+        config = run.RelayConfig(ionodes=1, root=root / "root", prefix=str(root / "fwd"))
+        args = ("--collective", "--hint", "romio_cb_write=automatic", *view)
+        with run.start_relay(config, root / "work") as relay:
+            bench(mpi.LAUNCHERS["openmpi"], config.prefix, args,
+                  {"OMPI_MCA_io": "romio321", **relay.env(preload=False)})  # fmt: skip
+            (stats,) = [s for _, s in relay.stats()]
+        assert stats["total"]["bytes_written"] == FILE_BYTES
+        writes[name] = stats["total"]["by_family"]["write"]["requests"]
+    assert writes["strided"] == RANKS * SEGMENTS  # every rank's 16 KiB requests, one by one
+    assert writes["vector"] < RANKS * SEGMENTS / 4  # gathered: at most a few writes per call

@@ -23,7 +23,7 @@ def choice(aggregators: int, ranks: list[int], stripes: int) -> dict:
 
 def test_small_calls_gather_into_k_sized_cycles_of_whole_stripes() -> None:
     job = ca.Job(ranks=16, ranks_per_node=4, bytes_per_call=64 * MIB, targets=8,
-                 stripe_size=4 * MIB)  # fmt: skip
+                 stripe_size=4 * MIB, interleaved=True)  # fmt: skip
     a = ca.settings(job, choice(4, [0, 4, 8, 12], 4), saturation_point=6 * MIB, source="m.json")
     assert a.collective  # 4 MiB per rank < k
     assert a.cb_buffer_size == 8 * MIB  # k = 6 MiB rounded up to whole 4 MiB stripes
@@ -38,6 +38,30 @@ def test_small_calls_gather_into_k_sized_cycles_of_whole_stripes() -> None:
     assert "measured (m.json)" in a.evidence[0]
     assert any("no striped file system was measured" in e for e in a.evidence)
     assert any("simulator evidence only" in e for e in a.evidence)
+
+
+def test_romio_gathers_only_interleaved_calls() -> None:
+    # ROMIO's `automatic` runs two-phase I/O only where the ranks' ranges in a call interleave;
+    # where they do not, the advice leaves it automatic instead of forcing an exchange.
+    job = ca.Job(ranks=12, ranks_per_node=4, bytes_per_call=3 * MIB)
+    a = ca.settings(job, choice(3, [0, 4, 8], 1), saturation_point=64 * MIB, source="m")
+    assert a.collective and a.romio_hints()["romio_cb_write"] == "automatic"
+    assert a.romio_hints()["romio_cb_read"] == "automatic"
+    assert any("automatic" in r for r in a.reasons)
+    job = ca.Job(ranks=12, ranks_per_node=4, bytes_per_call=3 * MIB, interleaved=True)
+    a = ca.settings(job, choice(3, [0, 4, 8], 1), saturation_point=64 * MIB, source="m")
+    assert a.romio_hints()["romio_cb_write"] == "enable"
+
+
+def test_one_aggregator_per_host_where_host_links_are_the_narrow_path() -> None:
+    testbed = PLATFORMS_DIR / "testbed.json"  # hosts 200 Mbit/s, storage 2000, I/O node 1000
+    assert ca.host_link_floor(ca.Job(12, 4, MIB), testbed)[0] == 3
+    assert ca.host_link_floor(ca.Job(12, 4, MIB, ionodes=1), testbed)[0] == 3
+    floor, why = ca.host_link_floor(ca.Job(64, 2, MIB, ionodes=1), testbed)  # 32 hosts
+    assert floor == 5 and "one per host" in why  # 1000 / 200: the I/O node's link takes 5
+    assert ca.host_link_floor(ca.Job(64, 2, MIB), testbed)[0] == 10  # the storage link: 10
+    # local.json: one host; a platform without link speeds gives no floor.
+    assert ca.host_link_floor(ca.Job(4, 4, MIB), PLATFORMS_DIR / "local.json")[0] == 1
 
 
 def test_calls_already_at_k_stay_independent() -> None:
@@ -71,6 +95,12 @@ def test_advice_through_the_aggregator_rules(tmp_path: Path) -> None:
     a = ca.advise(job, platform)
     assert (a.aggregators, a.aggregator_ranks, a.stripe_count) == (4, (0, 4, 8, 12), 4)
     assert a.collective and a.cb_buffer_size == 32 * MIB
+    # The testbed's k (64 MiB) asks for 1 aggregator for 3 MiB calls; its hosts' links raise it
+    # to one per host, and the reasons say both.
+    testbed = ca.advise(ca.Job(12, 4, 3 * MIB, ionodes=1), PLATFORMS_DIR / "testbed.json")
+    assert (testbed.aggregators, testbed.aggregator_ranks) == (3, (0, 4, 8))
+    assert any("= 1" in r for r in testbed.reasons)
+    assert any("one per host" in r for r in testbed.reasons)
     with pytest.raises(ca.CollectiveAdviceError, match="positive"):
         ca.advise(ca.Job(0, 1, MIB), platform)
 

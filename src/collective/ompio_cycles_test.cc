@@ -9,16 +9,14 @@
 #include <set>
 #include <tuple>
 
+#include "collective/test_extents.h"
+
 namespace iorelay::collective {
 namespace {
 
 constexpr uint64_t kMiB = 1 << 20;
 
-std::vector<RankExtent> Contiguous(int32_t ranks, uint64_t bytes) {
-  std::vector<RankExtent> out;
-  for (int32_t r = 0; r < ranks; ++r) out.push_back({r, r * bytes, bytes});
-  return out;
-}
+using fixtures::Contiguous;
 
 RankGroup Group(std::vector<int32_t> ranks) { return {std::move(ranks), 0}; }
 

@@ -4,16 +4,14 @@
 
 #include <gtest/gtest.h>
 
+#include "collective/test_extents.h"
+
 namespace iorelay::collective {
 namespace {
 
 constexpr uint64_t kMiB = 1 << 20;
 
-std::vector<RankExtent> Contiguous(int32_t ranks, uint64_t bytes) {
-  std::vector<RankExtent> out;
-  for (int32_t r = 0; r < ranks; ++r) out.push_back({r, r * bytes, bytes});
-  return out;
-}
+using fixtures::Contiguous;
 
 TEST(TwoPhase, EvenDomainsGiveEachAggregatorAContiguousHalf) {
   // 4 ranks x 4 MiB, 2 aggregators, one 16 MiB buffer: one cycle, ranks 0-1 to aggregator 0.
