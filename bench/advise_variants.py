@@ -181,16 +181,7 @@ def main() -> int:
         f"Recommended: cheapest within the not-worse band {band:.4f}; predicted best: argmax.\n",
         "| variant | recommended | predicted best | seconds |\n|---|---|---|---|",
     ]
-    preds = {}
-    for name, make in makers.items():
-        start = time.monotonic()
-        preds[name] = loo_log_bw(make, data)
-        log.append(
-            f"| {name} | {recommended_share(preds[name], data.log_bw, band):.4f} | "
-            f"{recommended_share(preds[name], data.log_bw, 0.0):.4f} | "
-            f"{time.monotonic() - start:.0f} |"
-        )
-        print(log[-1], flush=True)
+    preds = score_each(makers, loo_log_bw, data, band, log)
     base = list(CANDIDATES)
     means = {
         "mean of models.CANDIDATES (the ensemble source)": base,
@@ -271,6 +262,22 @@ def classified(data: Arrays, band: float, out: Path) -> int:
     return 0
 
 
+def score_each(makers, predict, data: Arrays, band: float, log: list[str]) -> dict:
+    """Leave-one-out predictions of each variant by `predict`, a row each in log (printed as it
+    comes: the slow variants take minutes)."""
+    preds = {}
+    for name, make in makers.items():
+        start = time.monotonic()
+        preds[name] = predict(make, data)
+        log.append(
+            f"| {name} | {recommended_share(preds[name], data.log_bw, band):.4f} | "
+            f"{recommended_share(preds[name], data.log_bw, 0.0):.4f} | "
+            f"{time.monotonic() - start:.0f} |"
+        )
+        print(log[-1], flush=True)
+    return preds
+
+
 def pooled(data: Arrays, band: float, out: Path) -> int:
     log = [
         "# Pooled variants for the leave-one-out target of iorelay advise "
@@ -281,16 +288,7 @@ def pooled(data: Arrays, band: float, out: Path) -> int:
         f"leave-one-out folds). Recommended: cheapest within the not-worse band {band:.4f}.\n",
         "| variant (pooled) | recommended | predicted best | seconds |\n|---|---|---|---|",
     ]
-    preds = {}
-    for name, make in CANDIDATES.items():
-        start = time.monotonic()
-        preds[name] = loo_log_bw_pooled(make, data)
-        log.append(
-            f"| {name} | {recommended_share(preds[name], data.log_bw, band):.4f} | "
-            f"{recommended_share(preds[name], data.log_bw, 0.0):.4f} | "
-            f"{time.monotonic() - start:.0f} |"
-        )
-        print(log[-1], flush=True)
+    preds = score_each(CANDIDATES, loo_log_bw_pooled, data, band, log)
     mean = np.mean(list(preds.values()), axis=0)
     log.append(
         f"| mean of the pooled candidates | {recommended_share(mean, data.log_bw, band):.4f} | "
