@@ -210,6 +210,10 @@ def test_anchored_pool_moves_a_job_after_its_measured_bandwidth(
                                str(pool.dir), "A", *args], capture_output=True, text=True,
                               timeout=SUBPROCESS_TIMEOUT_S)  # fmt: skip
 
+    unknown = subprocess.run([sys.executable, "-m", "iorelay", "pool", "measured",
+                              str(pool.dir), "B", "200"], capture_output=True, text=True,
+                             timeout=SUBPROCESS_TIMEOUT_S)  # fmt: skip
+    assert unknown.returncode != 0 and "no job 'B' in the pool" in unknown.stderr, unknown
     stale = measured("200", "--ionodes", "1")  # of a mapping it does not have: dropped
     assert stale.returncode == 3 and json.loads(stale.stdout) == {"applied": False, "ionodes": 2}
     r = measured("200")  # at its 2: the predicted 300 on 1 is now worth the move
