@@ -246,13 +246,15 @@ def search_patterns(
     chosen: set[str] = set()
     for _, group in mine.groupby(["layout", "spatiality", "per_node"]):
         chosen.update(group["pattern"].head(max(1, round(share * len(group)))))
-    for _, group in mine.groupby("request_bytes"):
-        if not chosen & set(group["pattern"]):
-            chosen.add(group["pattern"].iloc[0])
-    if every_node_count:
-        for _, group in mine.groupby(["layout", "spatiality", "nodes"]):
+
+    def add_cheapest_where_missing(by: str | list[str]) -> None:
+        for _, group in mine.groupby(by):
             if not chosen & set(group["pattern"]):
                 chosen.add(group["pattern"].iloc[0])
+
+    add_cheapest_where_missing("request_bytes")
+    if every_node_count:
+        add_cheapest_where_missing(["layout", "spatiality", "nodes"])
     return sorted(chosen)
 
 

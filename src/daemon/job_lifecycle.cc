@@ -60,7 +60,7 @@ bool JobEndsConnection(ClientConn& conn, bool keep_offset_files) {
       return true;
     case JobState::kReleasing:
       return conn.outstanding.load(std::memory_order_acquire) == 0 && conn.queued_bytes() == 0 &&
-             !(keep_offset_files && conn.session->HoldsDaemonOffsetFile());
+             !ReleaseServesConnection(conn, keep_offset_files);
   }
   return true;
 }

@@ -103,10 +103,10 @@ def asked(args: argparse.Namespace) -> Asked:
             raise AdviceError(f"--{name} {value}: must be positive")
     if args.trace:
         observed = _from_traces(args.trace)
-        source = "daemon trace " + ", ".join(args.trace)
+        source, what = "daemon trace " + ", ".join(args.trace), "a daemon trace"
     elif args.stats:
         observed = _from_stats(args)
-        source = "counters of the daemons " + ", ".join(args.stats)
+        source, what = "counters of the daemons " + ", ".join(args.stats), "daemon counters"
         if "ranks" not in observed.keys and args.ranks is None:
             raise AdviceError(
                 "no client is connected to the daemons now, so their counters do not say the "
@@ -116,17 +116,10 @@ def asked(args: argparse.Namespace) -> Asked:
         from iorelay.advise.darshan_input import darshan_observed
 
         observed = darshan_observed(args.darshan, args.darshan_timeout)
-        source = f"Darshan log {args.darshan}"
+        source, what = f"Darshan log {args.darshan}", "a Darshan log"
     try:
         text = observed.pattern_text(args.nodes, args.ranks)
     except ObservedError as e:
-        what = (
-            "a daemon trace"
-            if args.trace
-            else "daemon counters"
-            if args.stats
-            else ("a Darshan log")
-        )
         raise AdviceError(f"{what} does not hold the node count: give --nodes N") from e
     return Asked(text, observed, source)
 
