@@ -300,8 +300,8 @@ def global_fit(
     tail: float = 0.0,
 ) -> SearchResult:
     """global_search over the scalar `names`; with ACCESS_TIMES among them, the
-    device's access times are fitted first (fit_access_times, 8 rounds, out of the
-    same budget) and the search starts from them. With `log_path`, every simulation is logged
+    device's access times are fitted first (fit_access_times, GLOBAL_ACCESS_ROUNDS rounds, out
+    of the same budget) and the search starts from them. With `log_path`, every simulation is logged
     (calibrate_log) and `resume` continues the logged search instead of starting it again.
     (calibrate.py imports this module inside its functions: this one imports calibrate's
     parameter table at the top.)"""

@@ -11,11 +11,12 @@ from iorelay.arbiter.problem import Job, Pool
 
 @dataclass(frozen=True)
 class Settings:
-    """policy: "knapsack", "guarded" (arbiter.policies) or "static" (the baseline); floor_share:
-    the fairness floor (None: none); min_interval_s: a running job is re-mapped at most once
-    per this interval (hysteresis; its arrival counts as a mapping); lease_s: the lease an
-    admission grants; keep_forwarded: a running job that holds I/O nodes keeps at least one
-    (the live pool: its clients cannot go direct in the middle of a run)."""
+    """policy: "knapsack", "guarded", "anchored" (arbiter.policies) or "static" (the baseline;
+    pool.controller.POLICIES); floor_share: the fairness floor (None: none); min_interval_s: a
+    running job is re-mapped at most once per this interval (hysteresis; its arrival counts as
+    a mapping); lease_s: the lease an admission grants; keep_forwarded: a running job that
+    holds I/O nodes keeps at least one (the live pool: its clients cannot go direct in the
+    middle of a run)."""
 
     options: tuple[int, ...] = (0, 1, 2, 4, 8)
     policy: str = "knapsack"
