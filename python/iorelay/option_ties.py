@@ -41,3 +41,22 @@ def choose(predicted: Mapping[int, float], tolerance: float = TIE_TOLERANCE) -> 
     if not tied:
         raise ValueError("no options to choose from")
     return tied[0]
+
+
+def choose_with_margin(
+    predicted: Mapping[int, float], margin: float, tolerance: float = TIE_TOLERANCE
+) -> int:
+    """Direct access (option 0) only when its predicted bandwidth is at least (1 + margin) x
+    the best forwarded option's; otherwise the cheapest of the forwarded options' tie set. A
+    lead of direct within the margin is one the model cannot be trusted to tell, and the rule
+    fixed in advance for it is to forward. margin = -tolerance is choose() itself (positive
+    predictions); margin = inf never chooses direct. Without option 0 or a forwarded option:
+    choose()."""
+    forwarded = {k: v for k, v in predicted.items() if k != 0}
+    if 0 not in predicted or not forwarded:
+        return choose(predicted, tolerance)
+    direct = predicted[0] if predicted[0] == predicted[0] else 0.0
+    best = max((v if v == v else 0.0) for v in forwarded.values())
+    if direct > 0 and direct >= (1.0 + margin) * best:
+        return 0
+    return choose(forwarded, tolerance)

@@ -5,6 +5,7 @@ options, and the regret of a choice that reports ties (option_ties) and flat pre
 
 from __future__ import annotations
 
+import random
 from collections.abc import Sequence
 
 import pandas as pd
@@ -171,3 +172,81 @@ def choice_lines(cells: pd.DataFrame, predicted: str = "simulated") -> list[str]
             f"{s['cannot_tell']} cannot tell (flat within {option_ties.TIE_TOLERANCE:.0%})"
         )
     return lines
+
+
+# The direct-access margin (issue 50): the margins tried, on the ratio of direct's predicted
+# bandwidth to the best forwarded option's minus 1 (-TIE_TOLERANCE is the plain tie rule, inf
+# never chooses direct), and the folds of the cross-validation that picks one on training data.
+MARGINS = (-option_ties.TIE_TOLERANCE, 0.0, 0.1, 0.25, 0.5, 1.0, 2.0, 4.0, 8.0, float("inf"))
+MARGIN_FOLDS = 6
+
+
+def margin_regret(
+    cells: pd.DataFrame, margin: float, predicted: str = "simulated"
+) -> tuple[float, int]:
+    """The regret ratio over all options of option_ties.choose_with_margin, and the number of
+    patterns where the margin overruled direct (the plain tie rule would have chosen it)."""
+    ratios, overruled = [], 0
+    for _, p, m in _per_pattern(cells, predicted, None):
+        chosen = option_ties.choose_with_margin(p, margin)
+        overruled += chosen != 0 and option_ties.choose(p) == 0
+        ratios.append(m[chosen] / max(m.values()))
+    return float(sum(ratios) / len(ratios)), overruled
+
+
+def _best_margin(cells: pd.DataFrame, margins: Sequence[float]) -> float:
+    """The margin with the highest regret ratio on `cells`; ties to the smallest margin (the
+    one that overrules the model least)."""
+    scored = [(margin_regret(cells, m)[0], -i) for i, m in enumerate(margins)]
+    return margins[-max(scored)[1]]
+
+
+def fit_direct_margin(
+    cells: pd.DataFrame,
+    margins: Sequence[float] = MARGINS,
+    folds: int = MARGIN_FOLDS,
+    seed: int = 0,
+) -> dict:
+    """Picks the direct-access margin on training cells (simulated and measured): the best of
+    `margins` on all of them, and a `folds`-fold cross-validation over patterns (a seeded
+    shuffle) that picks one on the other folds and scores it on the held fold. The rule
+    `helps` when its cross-validated regret ratio beats the plain tie rule's on the same
+    patterns; the caller uses the margin only then."""
+    patterns = sorted(cells["pattern"].unique())
+    random.Random(seed).shuffle(patterns)
+    fold_of = {p: i % folds for i, p in enumerate(patterns)}
+    fold = cells["pattern"].map(fold_of)
+    plain = -option_ties.TIE_TOLERANCE
+    with_, without, picked = [], [], []
+    for f in range(folds):
+        inner, held = cells[fold != f], cells[fold == f]
+        if held.empty:
+            continue
+        m = _best_margin(inner, margins)
+        picked.append(m)
+        n = held["pattern"].nunique()
+        with_.append(margin_regret(held, m)[0] * n)
+        without.append(margin_regret(held, plain)[0] * n)
+    margin = _best_margin(cells, margins)
+    cv_with, cv_without = sum(with_) / len(patterns), sum(without) / len(patterns)
+    return {
+        "margin": margin,
+        "fold_margins": picked,
+        "cv_with": cv_with,
+        "cv_without": cv_without,
+        "helps": cv_with > cv_without,
+        "train_with": margin_regret(cells, margin)[0],
+        "train_without": margin_regret(cells, plain)[0],
+    }
+
+
+def margin_scores(cells: pd.DataFrame, margin: float) -> dict:
+    """The regret ratio over all options without and with the direct-access margin, the
+    patterns, and how many choices of direct the margin overruled."""
+    with_, overruled = margin_regret(cells, margin)
+    return {
+        "patterns": int(cells["pattern"].nunique()),
+        "regret_without": margin_regret(cells, -option_ties.TIE_TOLERANCE)[0],
+        "regret_with": with_,
+        "overruled": overruled,
+    }

@@ -67,3 +67,43 @@ def test_within_pattern_scores_count_a_flat_prediction_as_no_order() -> None:
     # At tolerance 0 the cheapest-of-ties choice is the old regret_ratio's pick.
     exact = sim_score.choice_scores(cells, tolerance=0.0)["regret_ratio"]
     assert exact == pytest.approx(sim_score.regret_ratio(cells))
+
+
+def test_direct_needs_a_lead_beyond_the_margin() -> None:
+    predicted = {0: 120.0, 1: 100.0, 2: 90.0, 4: 99.0}
+    assert option_ties.choose_with_margin(predicted, 0.25) == 1  # 120 < 1.25 x 100: forward
+    assert option_ties.choose_with_margin(predicted, 0.2) == 0  # 120 >= 1.2 x 100
+    assert option_ties.choose_with_margin(predicted, float("inf")) == 1  # never direct
+    # Forwarding picks the cheapest of the forwarded tie set (99 >= 0.97 x 100).
+    assert option_ties.choose_with_margin({0: 101.0, 1: 99.0, 4: 100.0}, 0.1) == 1
+    # margin = -tolerance is the plain rule; without direct or forwarded options too.
+    plain = -option_ties.TIE_TOLERANCE
+    for p in (predicted, {0: 97.5, 1: 100.0}, {0: 96.0, 1: 100.0, 2: 50.0}, {1: 3.0, 2: 4.0}):
+        assert option_ties.choose_with_margin(p, plain) == option_ties.choose(p)
+    assert option_ties.choose_with_margin({0: 5.0}, 1.0) == 0
+
+
+def _margin_cells() -> pd.DataFrame:
+    """12 patterns: in 6 the model leads with direct by 1.5x and direct is measured worst
+    (0.2 of the best); in 6 it leads by 3x and direct is measured best."""
+    rows = []
+    for i in range(12):
+        wrong = i % 2 == 0
+        predicted = {0: 150.0 if wrong else 300.0, 1: 100.0, 2: 90.0}
+        measured = {0: 20.0 if wrong else 200.0, 1: 100.0, 2: 80.0}
+        rows += [{"pattern": f"p{i}", "ionodes": k, "median": measured[k],
+                  "simulated": predicted[k]} for k in predicted]  # fmt: skip
+    return pd.DataFrame(rows)
+
+
+def test_the_margin_is_fitted_on_training_cells_by_cross_validation() -> None:
+    cells = _margin_cells()
+    # 1.5x leads are wrong, 3x ones right: margins 1 and 2 separate them; the smallest wins.
+    fit = sim_score.fit_direct_margin(cells)
+    assert fit["margin"] == 1.0
+    assert fit["fold_margins"] == [1.0] * sim_score.MARGIN_FOLDS
+    assert fit["helps"] and fit["cv_with"] == pytest.approx(1.0)
+    assert fit["cv_without"] == pytest.approx((6 * 0.2 + 6 * 1.0) / 12)
+    s = sim_score.margin_scores(cells, fit["margin"])
+    assert (s["regret_with"], s["overruled"]) == (pytest.approx(1.0), 6)
+    assert s["regret_without"] == pytest.approx(sim_score.choice_scores(cells)["regret_ratio"])
