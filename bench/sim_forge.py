@@ -89,6 +89,60 @@ def scores(cells: pd.DataFrame) -> dict[str, float]:
 PARTS = {"all": None, "extrapolation": [0, 1, 2]}
 
 
+def slow_mode(cells: pd.DataFrame) -> pd.Series:
+    """The direct-access slow-mode patterns' cells: file per process, 12 and 24 per node."""
+    per_node = cells["processes"] // cells["nodes"]
+    return (cells["layout"] == "fpp") & per_node.isin([12, 24])
+
+
+def training_cells(platform_file: Path, measured: Path, jobs: int) -> pd.DataFrame:
+    """The training patterns a written platform's `calibration` record names, with the options
+    it was fitted on, simulated on it with noise 0 (as the held-back prediction); kept beside
+    it as training-cells-PART.csv and read from there when present."""
+    cache = platform_file.parent / f"training-cells-{platform_file.stem.split('-', 1)[1]}.csv"
+    if cache.exists():
+        return pd.read_csv(cache)
+    doc = json.loads(platform_file.read_text())
+    record = doc["calibration"]
+    cells = sim_cells.measured_cells(read_results([measured]), forge_total(measured))
+    used = cells["pattern"].isin(record["patterns"]) & cells["ionodes"].isin(record["options"])
+    train = cells[used].reset_index(drop=True)
+    doc["storage"]["noise"] = 0
+    train["simulated"] = sim_cells.simulate_cells(
+        doc, train, record["requests_per_rank"], record["scheduler"], 1, jobs
+    )
+    train.to_csv(cache, index=False)
+    return train
+
+
+MARGIN_HEADER = [
+    "| platform | margin (cross-validated training regret, with / plain) | used | regret ratio, "
+    "all options: plain / with the margin | without the slow mode: plain / with | direct "
+    "overruled | always 8, all / without the slow mode |",
+    "|---|---|---|---|---|---|---|",
+]
+
+
+def margin_row(name: str, train: pd.DataFrame, held: pd.DataFrame) -> tuple[str, dict]:
+    """The direct-access margin fitted on a fit's training cells (sim_score.fit_direct_margin)
+    and the held-back cells' regret ratio over all options with and without it, as a table row
+    (MARGIN_HEADER) and a record."""
+    fit = sim_score.fit_direct_margin(train)
+    rest = held[~slow_mode(held)]
+    a, b = (
+        sim_score.margin_scores(held, fit["margin"]),
+        sim_score.margin_scores(rest, fit["margin"]),
+    )
+    eight, eight_rest = (sim_score.fixed_choice_regret(c, [8])[8] for c in (held, rest))
+    row = (
+        f"| {name} | {fit['margin']:g} ({fit['cv_with']:.3f} / {fit['cv_without']:.3f}) | "
+        f"{'yes' if fit['helps'] else 'no'} | {a['regret_without']:.3f} / {a['regret_with']:.3f} | "
+        f"{b['regret_without']:.3f} / {b['regret_with']:.3f} | {a['overruled']} | "
+        f"{eight:.3f} / {eight_rest:.3f} |"
+    )
+    return row, {**fit, "held_back": a, "held_back_without_slow_mode": b}
+
+
 def calibrate_part(args: argparse.Namespace, cells: pd.DataFrame, name: str) -> None:
     """Calibrates on the training patterns (all options, or 0/1/2 forwarders) and writes the
     platform and the held-back cells with their predictions."""
@@ -108,6 +162,7 @@ def calibrate_part(args: argparse.Namespace, cells: pd.DataFrame, name: str) -> 
     predicted = predict(out, test, args)
     predicted["seconds"] = round(time.monotonic() - start, 1)
     predicted.to_csv(args.out_dir / f"cells-{name}.csv", index=False)
+    training_cells(out, args.measured, args.jobs)  # for the direct-access margin (summarize)
 
 
 def uncalibrated_part(args: argparse.Namespace, cells: pd.DataFrame) -> None:
@@ -137,8 +192,7 @@ def by_stratum(cells: pd.DataFrame) -> pd.DataFrame:
 def slow_mode_free_row(name: str, cells: pd.DataFrame) -> str:
     """The choosing scores of `cells` without the direct-access slow-mode patterns (file per
     process at 12 and 24 processes per node), beside always-8 on the same, as a table row."""
-    per_node = cells["processes"] // cells["nodes"]
-    kept = cells[~((cells["layout"] == "fpp") & per_node.isin([12, 24]))]
+    kept = cells[~slow_mode(cells)]
     forwarded = kept[kept["ionodes"].isin(sim_score.FORWARDED)]
     a = sim_score.choice_scores(kept)
     f = sim_score.choice_scores(kept, options=sim_score.FORWARDED)
@@ -199,6 +253,21 @@ def summarize(args: argparse.Namespace, cells: pd.DataFrame) -> list[str]:
         path = args.out_dir / f"cells-{name}.csv"
         if path.exists():
             lines.append(slow_mode_free_row(name, pd.read_csv(path)))
+    margins = []
+    for name in PARTS:
+        held, train_path = (
+            args.out_dir / f"cells-{name}.csv",
+            args.out_dir / f"training-cells-{name}.csv",
+        )
+        if held.exists() and train_path.exists():
+            row, record = margin_row(name, pd.read_csv(train_path), pd.read_csv(held))
+            margins.append(row)
+            summary[f"margin_{name}"] = record
+    if margins:
+        lines += ["", "The choice with the direct-access margin (direct only when its predicted "
+                  "lead over the best forwarded option is at least the margin, fitted on the "
+                  "training patterns by cross-validation; used when it beats the plain tie rule "
+                  "there; docs/simulator.md):", "", *MARGIN_HEADER, *margins]  # fmt: skip
     fixed = sim_score.fixed_choice_regret(test, OPTIONS)
     forwarded = test[test["ionodes"].isin(sim_score.FORWARDED)]
     fixed_fwd = sim_score.fixed_choice_regret(forwarded, sim_score.FORWARDED)

@@ -6,8 +6,10 @@ training patterns; then the held-back patterns scored once with and without it.
 
 The platform written by `bench/sim_forge.py --method global` is simulated (noise 0, as the
 held-back prediction) on all the training patterns its `calibration` record names, with the
-options it was fitted on; the cells are kept beside it (training-cells-PART.csv) and reused.
-The held-back cells are the ones sim_forge.py predicted (cells-PART.csv, or --held).
+options it was fitted on (sim_forge.training_cells: training-cells-PART.csv beside it, which
+sim_forge.py now writes itself); the held-back cells are the ones sim_forge.py predicted
+(cells-PART.csv, or --held). sim_forge.py's summary holds the same table row; this adds the
+cross-validation's detail and the model's error on the direct / forwarded decision.
 
     nice -n 10 .venv/bin/python bench/sim_forge_margin.py DIR/marenostrum4-PART.json
         [--held DIR/cells-PART.csv] [--measured DIR] [--jobs 1] [--folds 6]
@@ -21,32 +23,9 @@ import math
 from pathlib import Path
 
 import pandas as pd
-from sim_forge import FORGE, forge_total
-from sim_forge_training import slow_mode
+from sim_forge import FORGE, slow_mode, training_cells
 
-from iorelay import sim_cells, sim_score
-from iorelay.analysis.reader import read_results
-
-
-def training_cells(args: argparse.Namespace) -> pd.DataFrame:
-    """The fit's training patterns x its options, simulated with noise 0 (cached)."""
-    part = args.platform.stem.split("-", 1)[1]
-    cache = args.platform.parent / f"training-cells-{part}.csv"
-    if cache.exists():
-        return pd.read_csv(cache)
-    doc = json.loads(args.platform.read_text())
-    record = doc["calibration"]
-    cells = sim_cells.measured_cells(read_results([args.measured]), forge_total(args.measured))
-    used = cells[
-        cells["pattern"].isin(record["patterns"]) & cells["ionodes"].isin(record["options"])
-    ]
-    used = used.reset_index(drop=True)
-    doc["storage"]["noise"] = 0
-    used["simulated"] = sim_cells.simulate_cells(
-        doc, used, record["requests_per_rank"], record["scheduler"], 1, args.jobs
-    )
-    used.to_csv(cache, index=False)
-    return used
+from iorelay import sim_score
 
 
 def lead_error(cells: pd.DataFrame) -> pd.Series:
@@ -72,14 +51,14 @@ def main() -> int:
     p.add_argument("--out", type=Path, help="default: margin-PART.md beside the platform")
     args = p.parse_args()
     part = args.platform.stem.split("-", 1)[1]
-    train = training_cells(args)
+    train = training_cells(args.platform, args.measured, args.jobs)
     fit = sim_score.fit_direct_margin(train, folds=args.folds)
     held_path = args.held or args.platform.parent / f"cells-{part}.csv"
     held = pd.read_csv(held_path)
     err = lead_error(train).abs()
     lines = [
         f"{args.platform}: {train['pattern'].nunique()} training patterns, options "
-        f"{sorted(train['ionodes'].unique())}; held-back cells {held_path.name}, "
+        f"{sorted(int(k) for k in train['ionodes'].unique())}; held-back cells {held_path.name}, "
         f"{held['pattern'].nunique()} patterns",
         "",
         f"Training, |log error| of the predicted direct / best-forwarded ratio: median "

@@ -17,16 +17,10 @@ import json
 from pathlib import Path
 
 import pandas as pd
-from sim_forge import FORGE, forge_total
+from sim_forge import FORGE, forge_total, slow_mode
 
 from iorelay import sim_cells, sim_score
 from iorelay.analysis.reader import read_results
-
-
-def slow_mode(cells: pd.DataFrame) -> pd.Series:
-    """The direct-access slow-mode patterns' cells: file per process, 12 and 24 per node."""
-    per_node = cells["processes"] // cells["nodes"]
-    return (cells["layout"] == "fpp") & per_node.isin([12, 24])
 
 
 def row(name: str, cells: pd.DataFrame) -> str:
