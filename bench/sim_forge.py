@@ -392,8 +392,9 @@ def main() -> int:
     p.add_argument("--max-minutes", type=float, default=0.0, help="--method global: budget")
     p.add_argument("--search-share", type=float, default=1.0, help="--method global: the "
                    "share of the training patterns each point of the search simulates")  # fmt: skip
-    p.add_argument("--search-every-node-count", action="store_true", help="--search-share: also"
-                   " the cheapest pattern of each layout x spatiality x node count")  # fmt: skip
+    p.add_argument("--search-every-node-count", action=argparse.BooleanOptionalAction,
+                   default=True, help="--search-share: also the cheapest pattern of each "
+                   "layout x spatiality x node count (default on; --no-...: off)")  # fmt: skip
     p.add_argument("--resume", action="store_true", help="--method global: continue the logs")
     p.add_argument("--jobs", type=int, default=sim_cells.default_jobs())
     p.add_argument("--out-dir", type=Path, default=REPO / "bench" / "results" / "sim-forge")

@@ -515,7 +515,7 @@ def calibrate(
     log_path: Path | None = None,
     resume: bool = False,
     search_share: float = 1.0,
-    search_every_node_count: bool = False,
+    search_every_node_count: bool = True,
 ) -> dict[str, Any]:
     """Fits `platform_name` to the cells of `measured` and writes the result to `out`.
     method "local": fit() (stages, Nelder-Mead, the pooled log error); "global":
@@ -523,7 +523,8 @@ def calibrate(
     of wall time, 0: no limit), every simulation logged to `log_path` (calibrate_log; default
     OUT with the suffix .log.jsonl), and with `resume` the logged search continued; with
     `search_share` below 1 the global search simulates only that stratified share of the
-    patterns (search_patterns), and the training scores are theirs."""
+    patterns (search_patterns; with `search_every_node_count`, the default, also the cheapest
+    pattern of each node count), and the training scores are theirs."""
     from iorelay import calibrate_global, sim_score  # (they import this module)
 
     check_parameters(names)
@@ -633,8 +634,7 @@ def calibrate(
     if method == "global":
         doc["calibration"]["max_minutes"] = max_minutes
         doc["calibration"]["search_share"] = search_share
-        if search_every_node_count:
-            doc["calibration"]["search_every_node_count"] = True
+        doc["calibration"]["search_every_node_count"] = search_every_node_count
         doc["calibration"]["search_patterns"] = sorted(searched["pattern"].unique())
     out.parent.mkdir(parents=True, exist_ok=True)
     out.write_text(json.dumps(doc, indent=2) + "\n")
@@ -732,9 +732,10 @@ def add_parser(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None
     )
     p.add_argument(
         "--search-every-node-count",
-        action="store_true",
+        action=argparse.BooleanOptionalAction,
+        default=True,
         help="--search-share: also the cheapest pattern of each layout x spatiality x node "
-        "count (cheapest first alone keeps the fewest nodes)",
+        "count (cheapest first alone keeps the fewest nodes; default on, --no-... for off)",
     )
     p.add_argument("--jobs", type=int, default=sim_cells.default_jobs())
     p.set_defaults(func=run)
