@@ -333,10 +333,24 @@ Status ParseCpu(const json& doc, CpuParams* c) {
   return Optional(s, "ionode_call", &Section::Duration, &c->ionode_call_ns);
 }
 
+// The MPI-IO implementations a per-MPI k may name (bench/collective_saturation.py --component).
+constexpr std::array<const char*, 3> kCollectiveMpis = {"ompio", "romio321", "mpich"};
+
 Status ParseCollective(const json& doc, CollectiveParams* c) {
-  const Section s(doc, "collective", {"saturation_point"});
+  const Section s(doc, "collective", {"saturation_point", "saturation_point_by_mpi"});
   IORELAY_RETURN_IF_ERROR(s.CheckKeys());
-  return Optional(s, "saturation_point", &Section::Bytes, &c->saturation_point_bytes);
+  IORELAY_RETURN_IF_ERROR(
+      Optional(s, "saturation_point", &Section::Bytes, &c->saturation_point_bytes));
+  if (!s.Has("saturation_point_by_mpi")) return Status::Ok();
+  const Section by(doc["saturation_point_by_mpi"], "collective.saturation_point_by_mpi",
+                   {kCollectiveMpis[0], kCollectiveMpis[1], kCollectiveMpis[2]});
+  IORELAY_RETURN_IF_ERROR(by.CheckKeys());
+  for (const char* mpi : kCollectiveMpis) {
+    uint64_t k = 0;
+    IORELAY_RETURN_IF_ERROR(Optional(by, mpi, &Section::Bytes, &k));
+    if (by.Has(mpi)) c->saturation_point_by_mpi[mpi] = k;
+  }
+  return Status::Ok();
 }
 
 }  // namespace
@@ -447,8 +461,10 @@ json ToJson(const Platform& p) {
                   {"ionode_call", units::FormatDurationNs(p.cpu.ionode_call_ns)}};
   }
   if (p.collective.saturation_point_bytes > 0) {
-    out["collective"] = {
-        {"saturation_point", units::FormatBytes(p.collective.saturation_point_bytes)}};
+    out["collective"]["saturation_point"] = units::FormatBytes(p.collective.saturation_point_bytes);
+  }
+  for (const auto& [mpi, k] : p.collective.saturation_point_by_mpi) {
+    out["collective"]["saturation_point_by_mpi"][mpi] = units::FormatBytes(k);
   }
   return out;
 }
