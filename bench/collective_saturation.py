@@ -13,10 +13,10 @@ the testbed, where the aggregator's writes cross the host's capped link to the s
 Each run: P ranks write one shared file in the 1D-strided pattern with requests of SIZE / P,
 so each collective call covers SIZE contiguous bytes, and the one aggregator (OMPIO:
 io_ompio_num_aggregators=1 with io_ompio_cycle_buffer_size=SIZE; ROMIO, OpenMPI's romio321 or
-MPICH's: cb_nodes=1 with cb_buffer_size=SIZE) writes them in one call; TOTAL bytes, then MPI_File_sync (the write
-phase's time includes it). Sizes alternate in a rotated order within each repetition. Writes
-bench/results/collective-saturation-COMPONENT.md and .json; with --platform-out, a copy of
---platform with `collective.saturation_point` set to the measured k.
+MPICH's: cb_nodes=1 with cb_buffer_size=SIZE) writes them in one call; TOTAL bytes, then
+MPI_File_sync (the write phase's time includes it). Sizes alternate in a rotated order within
+each repetition. Writes bench/results/collective-saturation-COMPONENT.md and .json; with
+--platform-out, a copy of --platform with `collective.saturation_point` set to the measured k.
 """
 
 from __future__ import annotations

@@ -164,6 +164,9 @@ struct CollectiveParams {
   // its aggregators its own way, so k is a property of the machine and the MPI. The advisor
   // takes the job's MPI's k from here and saturation_point when its MPI has none.
   std::map<std::string, uint64_t> saturation_point_by_mpi;
+  // Per MPI, the bytes per collective call from which one aggregator per host wrote faster
+  // than one aggregator (bench/collective_spread.py); read by the advisor only.
+  std::map<std::string, uint64_t> spread_point_by_mpi;
 };
 
 struct Platform {
