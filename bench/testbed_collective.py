@@ -370,8 +370,8 @@ def testbed_section(
              f"{rows[-1]['date']}, load {rows[0]['load']} .. {rows[-1]['load']}; "
              f"{len(errors)} failed run(s); repetitions {len(reps)} "
              f"({len(rows) - len(errors)} runs)", "",
-             "| pattern | bytes/call | C&G A | advice's A | cb1 | cb2 | cb3 | C&G / best | "
-             "advice's A / best | default | default-iorelay | advised-iorelay | "
+             "| pattern | bytes/call | C&G A | A advised now | cb1 | cb2 | cb3 | C&G / best | "
+             "A advised now / best | default | default-iorelay | advised-iorelay | "
              "advised / default | advised / default-iorelay |",
              "|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|"]  # fmt: skip
     hits = {"C&G": 0, "advice": 0}
