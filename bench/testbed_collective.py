@@ -424,14 +424,15 @@ def report(args: argparse.Namespace) -> int:
         for tag, patterns in TAGS:
             lines += testbed_section(mpi, tag, patterns, platform, ks[mpi])
     local_k = collective_advice.measured_saturation_point(platform_path("local"))
-    for mpi in MPIS:
-        rows = load_rows(f"local-{mpi}")
+    for mpi, tag in ((m, t) for t in ("", "-advice3") for m in MPIS):
+        name = f"local-{mpi}{tag}"
+        rows = load_rows(name)
         if not rows:
             continue
         med = medians(rows)
-        lines += [f"## {mpi}, on this machine (k = {units.format_bytes(local_k)}, local.json)",
-                  "", f"Command: `{rows[0]['command']}`; runs {rows[0]['date']} to "
-                  f"{rows[-1]['date']}, load {rows[0]['load']} .. {rows[-1]['load']}", "",
+        lines += [f"## {mpi}{tag}, on this machine (k = {units.format_bytes(local_k)}, "
+                  "local.json)", "", f"Command: `{rows[0]['command']}`; runs {rows[0]['date']} "
+                  f"to {rows[-1]['date']}, load {rows[0]['load']} .. {rows[-1]['load']}", "",
                   "| pattern | bytes/call | default | default-iorelay | advised-iorelay | "
                   "advised settings |", "|---|---:|---:|---:|---:|---|"]  # fmt: skip
         for p in LOCAL_PATTERNS:
@@ -442,8 +443,8 @@ def report(args: argparse.Namespace) -> int:
             said = "" if adv is None else describe(adv)
             lines.append(f"| {p.name} | {units.format_bytes(p.bytes_per_call)} | {cells} | "
                          f"{said} |")  # fmt: skip
-        tidy_csvs(f"local-{mpi}", rows)
-        lines += [*verdict_lines(f"local-{mpi}"), ""]
+        tidy_csvs(name, rows)
+        lines += [*verdict_lines(name), ""]
     text = "\n".join(lines) + "\n"
     (OUT / "README.md").write_text(text)
     print(text)
