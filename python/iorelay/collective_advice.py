@@ -301,4 +301,7 @@ def advise(job: Job, platform_file: Path) -> Advice:
         choice = choose(stripes, raised)
         if raised:  # the count came from the floor: say what the rule said first
             choice["reasons"] = [*first["reasons"], *choice["reasons"]]
+    if spread is not None:
+        k_source += (f"; {job.mpi}'s spread point {units.format_bytes(spread)}, measured "
+                     "(bench/collective_spread.py)")  # fmt: skip
     return settings(job, choice, k, k_source)

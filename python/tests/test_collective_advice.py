@@ -153,7 +153,7 @@ def test_each_mpi_its_own_k_and_spread_point(tmp_path: Path) -> None:
     a = ca.advise(ca.Job(12, 4, 3 * MIB // 2, mpi="ompio"), platform)
     assert a.aggregators == 1 and any("below ompio's measured spread point" in r
                                       for r in a.reasons)  # fmt: skip
-    assert "measured with ompio" in a.evidence[0]
+    assert "measured with ompio; ompio's spread point 2MiB, measured" in a.evidence[0]
     assert ca.advise(ca.Job(12, 4, 3 * MIB, mpi="ompio"), platform).aggregators == 3
     # MPICH: its own k (ceil(6 / 2) = 3) and no spread point measured, so the hosts' floor.
     mpich = ca.advise(ca.Job(6, 2, 6 * MIB, mpi="mpich"), platform)
