@@ -16,7 +16,9 @@ io_ompio_num_aggregators=1 with io_ompio_cycle_buffer_size=SIZE; ROMIO, OpenMPI'
 MPICH's: cb_nodes=1 with cb_buffer_size=SIZE) writes them in one call; TOTAL bytes, then
 MPI_File_sync (the write phase's time includes it). Sizes alternate in a rotated order within
 each repetition. Writes bench/results/collective-saturation-COMPONENT.md and .json; with
---platform-out, a copy of --platform with `collective.saturation_point` set to the measured k.
+--platform-out, a copy of --platform with the measured k as
+`collective.saturation_point_by_mpi.COMPONENT` (and as `collective.saturation_point` if it has
+none).
 """
 
 from __future__ import annotations
@@ -140,7 +142,10 @@ def main() -> int:
     out.with_suffix(".json").write_text(json.dumps({"command": command, "runs": rows}, indent=1))
     if args.platform_out:
         doc = json.loads(platform_path(args.platform).read_text())
-        doc["collective"] = {"saturation_point": k}
+        # This MPI's own k, beside the others'; the single value only where there is none.
+        collective = doc.setdefault("collective", {})
+        collective.setdefault("saturation_point_by_mpi", {})[args.component] = k
+        collective.setdefault("saturation_point", k)
         args.platform_out.write_text(json.dumps(doc, indent=2) + "\n")
     print(f"median of medians {statistics.median(found.median_curve.values()):.1f} MiB/s")
     return 0
