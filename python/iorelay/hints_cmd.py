@@ -20,7 +20,10 @@ def add_parser(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None
         help="collective MPI-IO settings for a job: aggregators, buffers, stripes",
         description="Collective MPI-IO settings for a job, from the aggregator rules and the "
         "machine's measured write saturation point k (its platform file's "
-        "collective.saturation_point; bench/collective_saturation.py measures it).",
+        "collective.saturation_point, or with --mpi that MPI's own in "
+        "collective.saturation_point_by_mpi; bench/collective_saturation.py measures it) and, "
+        "with --mpi, that MPI's spread point (collective.spread_point_by_mpi; "
+        "bench/collective_spread.py).",
     )
     p.add_argument("--ranks", type=int, required=True, help="MPI ranks")
     p.add_argument("--ranks-per-node", type=int, default=1)
