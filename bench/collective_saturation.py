@@ -2,7 +2,7 @@
 through ONE aggregator, each collective call giving it SIZE bytes, over a ladder of sizes; k is
 the smallest size within 90% of the plateau, per repetition, with its spread.
 
-    .venv/bin/python bench/collective_saturation.py [--component ompio|romio321] [--ranks 4]
+    .venv/bin/python bench/collective_saturation.py [--component ompio|romio321|mpich] [--ranks 4]
         [--sizes 256K,1M,4M,16M,64M] [--total 256M] [--reps 5] [--platform-out FILE.json]
         [--testbed HOST]
 
@@ -12,11 +12,13 @@ the testbed, where the aggregator's writes cross the host's capped link to the s
 
 Each run: P ranks write one shared file in the 1D-strided pattern with requests of SIZE / P,
 so each collective call covers SIZE contiguous bytes, and the one aggregator (OMPIO:
-io_ompio_num_aggregators=1 with io_ompio_cycle_buffer_size=SIZE; ROMIO: cb_nodes=1 with
-cb_buffer_size=SIZE) writes them in one call; TOTAL bytes, then MPI_File_sync (the write
-phase's time includes it). Sizes alternate in a rotated order within each repetition. Writes
-bench/results/collective-saturation-COMPONENT.md and .json; with --platform-out, a copy of
---platform with `collective.saturation_point` set to the measured k.
+io_ompio_num_aggregators=1 with io_ompio_cycle_buffer_size=SIZE; ROMIO, OpenMPI's romio321 or
+MPICH's: cb_nodes=1 with cb_buffer_size=SIZE) writes them in one call; TOTAL bytes, then
+MPI_File_sync (the write phase's time includes it). Sizes alternate in a rotated order within
+each repetition. Writes bench/results/collective-saturation-COMPONENT.md and .json; with
+--platform-out, a copy of --platform with the measured k as
+`collective.saturation_point_by_mpi.COMPONENT` (and as `collective.saturation_point` if it has
+none).
 """
 
 from __future__ import annotations
@@ -39,10 +41,14 @@ from iorelay.simulate import platform_path
 REPO = Path(__file__).resolve().parents[1]
 
 
+# The MPI library each component runs in (testbed_mpiio's names).
+LIBRARY = {"ompio": "openmpi", "romio321": "openmpi", "mpich": "mpich"}
+
+
 def one_aggregator(component: str, size: int) -> tuple[list[str], dict[str, str]]:
     """Bench options and environment for collective writes through one aggregator that takes
     `size` bytes per call."""
-    env = {"OMPI_MCA_io": component}
+    env = {"OMPI_MCA_io": component} if LIBRARY[component] == "openmpi" else {}
     if component == "ompio":
         env |= {"OMPI_MCA_io_ompio_num_aggregators": "1",
                 "OMPI_MCA_io_ompio_cycle_buffer_size": str(size)}  # fmt: skip
@@ -60,9 +66,11 @@ def run(args: argparse.Namespace, size: int, directory: str) -> float:
     options = [*pattern, "--write", "--fsync", *extra]
     if args.testbed:
         options = ["--spatiality", "strided", *options]
-        result = testbed_mpiio.bench_on_hosts("openmpi", [args.testbed], args.ranks, directory,
-                                              options, env)  # fmt: skip
+        result = testbed_mpiio.bench_on_hosts(LIBRARY[args.component], [args.testbed],
+                                              args.ranks, directory, options, env)  # fmt: skip
         return testbed_mpiio.phase_mib_s(result)
+    if args.component == "mpich":
+        raise SystemExit("--component mpich is measured on the testbed only (--testbed HOST)")
     result = mpiio_bench(args.ranks, directory, options, env)
     (phase,) = [p for p in result["phases"] if p["operation"] == "write"]
     return float(phase["bandwidth_mib_s"])
@@ -70,7 +78,7 @@ def run(args: argparse.Namespace, size: int, directory: str) -> float:
 
 def main() -> int:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    ap.add_argument("--component", choices=("ompio", "romio321"), default="ompio")
+    ap.add_argument("--component", choices=sorted(LIBRARY), default="ompio")
     ap.add_argument("--ranks", type=int, default=4)
     ap.add_argument("--sizes", default="256K,1M,4M,16M,64M")
     ap.add_argument("--total", default="256M")
@@ -134,7 +142,10 @@ def main() -> int:
     out.with_suffix(".json").write_text(json.dumps({"command": command, "runs": rows}, indent=1))
     if args.platform_out:
         doc = json.loads(platform_path(args.platform).read_text())
-        doc["collective"] = {"saturation_point": k}
+        # This MPI's own k, beside the others'; the single value only where there is none.
+        collective = doc.setdefault("collective", {})
+        collective.setdefault("saturation_point_by_mpi", {})[args.component] = k
+        collective.setdefault("saturation_point", k)
         args.platform_out.write_text(json.dumps(doc, indent=2) + "\n")
     print(f"median of medians {statistics.median(found.median_curve.values()):.1f} MiB/s")
     return 0

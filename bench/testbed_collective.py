@@ -130,10 +130,10 @@ LOCAL_PATTERNS = [
 ]
 
 
-def advice_for(p: Pattern, ionodes: int, platform: Path) -> collective_advice.Advice:
+def advice_for(p: Pattern, ionodes: int, platform: Path, mpi: str = "") -> collective_advice.Advice:
     job = collective_advice.Job(ranks=p.ranks, ranks_per_node=p.ranks_per_host,
                                 bytes_per_call=p.bytes_per_call, ionodes=ionodes,
-                                interleaved=p.interleaved)  # fmt: skip
+                                interleaved=p.interleaved, mpi=mpi)  # fmt: skip
     return collective_advice.advise(job, platform)
 
 
@@ -150,7 +150,7 @@ def configurations(
         else:
             out[f"cb{a}"] = {**base, "hints": {"cb_nodes": str(a), "cb_config_list": "*:1",
                                                "romio_cb_write": "enable"}}  # fmt: skip
-    advice = advice_for(p, 1, platform)
+    advice = advice_for(p, 1, platform, component)
     if component == "ompio":
         mca = {f"OMPI_MCA_{k}": v for k, v in advice.ompio_parameters().items()}
         advised = {**base, "ionodes": 1, "collective": advice.collective, "mca": mca}
@@ -356,26 +356,28 @@ def plain_rule_count(p: Pattern, k: int) -> int:
 def testbed_section(
     mpi: str, tag: str, patterns: list[Pattern], platform: Path, k: int
 ) -> list[str]:
-    """The table of MPI-TAG.jsonl; the cb_nodes ladder from the same file, else from MPI.jsonl
-    (-advice2 re-measures the defaults and the advice only)."""
+    """The table of MPI-TAG.jsonl; the cb_nodes ladder from the same file, else, for the six
+    patterns, from MPI.jsonl (-advice2 and later tags re-measure the defaults and the advice
+    only). `k` is the MPI's own where the platform has it; the advice's count is the MPI's."""
     rows = load_rows(f"{mpi}{tag}")
     if not rows:
         return []
-    med = medians(load_rows(mpi) if tag == "-advice2" else []) | medians(rows)
+    ladder = load_rows(mpi) if tag and patterns is PATTERNS else []
+    med = medians([r for r in ladder if r["settings"].startswith("cb")]) | medians(rows)
     errors = [r for r in rows if "error" in r]
     reps = sorted({r["repetition"] for r in rows if "error" not in r})
     lines = [f"## {mpi}{tag}", "", f"Command: `{rows[0]['command']}`; runs {rows[0]['date']} to "
              f"{rows[-1]['date']}, load {rows[0]['load']} .. {rows[-1]['load']}; "
              f"{len(errors)} failed run(s); repetitions {len(reps)} "
              f"({len(rows) - len(errors)} runs)", "",
-             "| pattern | bytes/call | C&G A | advice's A | cb1 | cb2 | cb3 | C&G / best | "
-             "advice's A / best | default | default-iorelay | advised-iorelay | "
+             "| pattern | bytes/call | C&G A | A advised now | cb1 | cb2 | cb3 | C&G / best | "
+             "A advised now / best | default | default-iorelay | advised-iorelay | "
              "advised / default | advised / default-iorelay |",
              "|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|"]  # fmt: skip
     hits = {"C&G": 0, "advice": 0}
     total = 0
     for p in patterns:
-        plain, advised = plain_rule_count(p, k), advice_for(p, 0, platform).aggregators
+        plain, advised = plain_rule_count(p, k), advice_for(p, 0, platform, mpi).aggregators
         cbs = {n: med.get((p.name, f"cb{n}")) for n in (1, 2, 3)}
         measured = [v for v in cbs.values() if v is not None]
         share = {}
@@ -397,30 +399,40 @@ def testbed_section(
     lines += ["", "Advised settings measured: " + "; ".join(f"{n.split()[0]} {d}" for n, d in said)]
     if total:
         lines += ["", f"Of the best measured cb_nodes, >= 0.9 reached by C&G's count (ceil(bytes "
-                  f"per call / k)) in {hits['C&G']} of {total} patterns, by the advice's count "
-                  f"(one per host at least) in {hits['advice']} of {total}."]  # fmt: skip
+                  f"per call / k), k = {units.format_bytes(k)}) in {hits['C&G']} of {total} "
+                  f"patterns, by the advice's count ({mpi}'s k, one per host from its spread "
+                  f"point) in {hits['advice']} of {total}."]  # fmt: skip
     return [*lines, *verdict_lines(f"{mpi}{tag}"), ""]
+
+
+# The saved runs, in the report's order: the first runs (with the cb_nodes ladder), the advice
+# of 2026-12-06 17:00 (advice2), set B; then the advice with each MPI's own k and spread point
+# (advice3, set B: setb3).
+TAGS = (("", PATTERNS), ("-advice2", PATTERNS), ("-setb", PATTERNS_B), ("-advice3", PATTERNS),
+        ("-setb3", PATTERNS_B))  # fmt: skip
 
 
 def report(args: argparse.Namespace) -> int:
     platform = platform_path(args.platform)
-    k = collective_advice.measured_saturation_point(platform)
+    ks = {mpi: collective_advice.measured_saturation_point(platform, mpi) for mpi in MPIS}
     lines = ["# Collective MPI-IO on the testbed: aggregator count and advice", "",
-             f"k = {units.format_bytes(k)} ({platform.name}); patterns fixed in "
+             "k = " + ", ".join(f"{units.format_bytes(k)} ({mpi})" for mpi, k in ks.items())
+             + f" ({platform.name}, each MPI's own where measured); patterns fixed in "
              "bench/testbed_collective.py (PATTERNS) before the runs; write MiB/s, medians of "
              "the repetitions, configurations rotated within each repetition.", ""]  # fmt: skip
     for mpi in MPIS:
-        for tag, patterns in (("", PATTERNS), ("-advice2", PATTERNS), ("-setb", PATTERNS_B)):
-            lines += testbed_section(mpi, tag, patterns, platform, k)
+        for tag, patterns in TAGS:
+            lines += testbed_section(mpi, tag, patterns, platform, ks[mpi])
     local_k = collective_advice.measured_saturation_point(platform_path("local"))
-    for mpi in MPIS:
-        rows = load_rows(f"local-{mpi}")
+    for mpi, tag in ((m, t) for t in ("", "-advice3") for m in MPIS):
+        name = f"local-{mpi}{tag}"
+        rows = load_rows(name)
         if not rows:
             continue
         med = medians(rows)
-        lines += [f"## {mpi}, on this machine (k = {units.format_bytes(local_k)}, local.json)",
-                  "", f"Command: `{rows[0]['command']}`; runs {rows[0]['date']} to "
-                  f"{rows[-1]['date']}, load {rows[0]['load']} .. {rows[-1]['load']}", "",
+        lines += [f"## {mpi}{tag}, on this machine (k = {units.format_bytes(local_k)}, "
+                  "local.json)", "", f"Command: `{rows[0]['command']}`; runs {rows[0]['date']} "
+                  f"to {rows[-1]['date']}, load {rows[0]['load']} .. {rows[-1]['load']}", "",
                   "| pattern | bytes/call | default | default-iorelay | advised-iorelay | "
                   "advised settings |", "|---|---:|---:|---:|---:|---|"]  # fmt: skip
         for p in LOCAL_PATTERNS:
@@ -431,8 +443,8 @@ def report(args: argparse.Namespace) -> int:
             said = "" if adv is None else describe(adv)
             lines.append(f"| {p.name} | {units.format_bytes(p.bytes_per_call)} | {cells} | "
                          f"{said} |")  # fmt: skip
-        tidy_csvs(f"local-{mpi}", rows)
-        lines += [*verdict_lines(f"local-{mpi}"), ""]
+        tidy_csvs(name, rows)
+        lines += [*verdict_lines(name), ""]
     text = "\n".join(lines) + "\n"
     (OUT / "README.md").write_text(text)
     print(text)

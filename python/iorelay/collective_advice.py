@@ -6,7 +6,11 @@ The aggregators come from src/collective's rules (through `iorelay-aggregators`,
 its choice as JSON): Chaarawi & Gabriel's count from the write saturation point k, capped per
 node, aligned to the stripes and the I/O nodes. k must have been measured on the machine
 (`collective.saturation_point` in its platform file, bench/collective_saturation.py): there is
-no default k, as OMPIO's built-in 32 MiB is a guess about another machine.
+no default k, as OMPIO's built-in 32 MiB is a guess about another machine. Each MPI's
+aggregators write their own way, so a platform may carry k per MPI
+(`collective.saturation_point_by_mpi`), and the spread point per MPI
+(`collective.spread_point_by_mpi`, bench/collective_spread.py): the call size from which one
+aggregator per host beats one aggregator for all. The job's MPI picks its own.
 
 `settings()` is pure (the tool's JSON and the job in, the advice out); `advise()` runs the tool.
 """
@@ -23,6 +27,7 @@ from iorelay import paths, units
 from iorelay.tools import run_json_tool
 
 DEFAULT_STRIPE_SIZE = 1 << 20  # Lustre's default stripe size
+MPIS = ("ompio", "romio321", "mpich")  # the MPI-IO implementations a platform's k may name
 
 
 class CollectiveAdviceError(ValueError):
@@ -41,6 +46,7 @@ class Job:
     # The ranks' byte ranges in one call interleave (a view with several requests per call):
     # only then does ROMIO's `automatic` use two-phase I/O (see Advice.romio_hints).
     interleaved: bool = False
+    mpi: str = ""  # ompio, romio321 or mpich: whose measured k and spread point apply
 
     @property
     def nodes(self) -> int:
@@ -157,17 +163,43 @@ def settings(job: Job, choice: Mapping[str, Any], saturation_point: int, source:
                   job.interleaved)  # fmt: skip
 
 
-def measured_saturation_point(platform_file: Path) -> int:
-    """k from a platform file; an error saying how to measure it when it is absent."""
-    doc = json.loads(platform_file.read_text())
-    value = doc.get("collective", {}).get("saturation_point")
+def check_mpi(mpi: str) -> None:
+    if mpi and mpi not in MPIS:
+        raise CollectiveAdviceError(f"MPI {mpi!r} unknown (known: {', '.join(MPIS)})")
+
+
+def measured_k(platform_file: Path, mpi: str = "") -> tuple[int, str]:
+    """k for `mpi` from a platform file, and where it came from: the MPI's own
+    (collective.saturation_point_by_mpi), else the single collective.saturation_point; an error
+    saying how to measure it when neither is there."""
+    check_mpi(mpi)
+    collective = json.loads(platform_file.read_text()).get("collective", {})
+    own = collective.get("saturation_point_by_mpi", {}).get(mpi) if mpi else None
+    if own:
+        return units.parse_bytes(own), f"{platform_file}, measured with {mpi}"
+    value = collective.get("saturation_point")
     if not value:
         raise CollectiveAdviceError(
             f"{platform_file}: the write saturation point k is not measured (no "
             "collective.saturation_point): measure it with .venv/bin/python "
             "bench/collective_saturation.py --platform-out FILE"
         )
-    return units.parse_bytes(value)
+    other = f", not with {mpi} (no saturation_point_by_mpi.{mpi})" if mpi else ""
+    return units.parse_bytes(value), f"{platform_file}{other}"
+
+
+def measured_saturation_point(platform_file: Path, mpi: str = "") -> int:
+    """k from a platform file (the MPI's own when measured); an error when absent."""
+    return measured_k(platform_file, mpi)[0]
+
+
+def measured_spread_point(platform_file: Path, mpi: str) -> int | None:
+    """The call size from which one aggregator per host was faster than one aggregator, with
+    `mpi` (collective.spread_point_by_mpi); None when not measured for it."""
+    check_mpi(mpi)
+    collective = json.loads(platform_file.read_text()).get("collective", {})
+    value = collective.get("spread_point_by_mpi", {}).get(mpi) if mpi else None
+    return units.parse_bytes(value) if value else None
 
 
 LUSTRE_STRIPE_GRANULE = 64 << 10  # Lustre stripe sizes are multiples of 64 KiB
@@ -227,10 +259,20 @@ def advise(job: Job, platform_file: Path) -> Advice:
     link floor), then aligned to the stripe count that count asks for."""
     if job.ranks < 1 or job.ranks_per_node < 1 or job.bytes_per_call < job.ranks:
         raise CollectiveAdviceError("ranks, ranks per node and bytes per call must be positive")
-    k = measured_saturation_point(platform_file)
+    k, k_source = measured_k(platform_file, job.mpi)
     check_stripes(job, platform_file)
 
     floor, why_floor = host_link_floor(job, platform_file)
+    spread = measured_spread_point(platform_file, job.mpi)
+    if floor > 1 and spread is not None and job.bytes_per_call < spread:
+        # The links allow an aggregator per host, but with this MPI a call this small was
+        # measured faster through one: its added aggregators cost more than their links add.
+        floor, why_floor = 1, ""
+        call = units.format_bytes(job.bytes_per_call)
+        skipped = (f"no aggregator per host: a call of {call} is below {job.mpi}'s measured "
+                   f"spread point ({units.format_bytes(spread)})")  # fmt: skip
+    else:
+        skipped = ""
 
     def choose(stripes: int, cb_nodes: int = 0) -> dict[str, Any]:
         argv = [str(paths.find("iorelay-aggregators")), "--ranks", str(job.ranks),
@@ -245,6 +287,8 @@ def advise(job: Job, platform_file: Path) -> Advice:
         return run_json_tool(argv, error=CollectiveAdviceError, timeout_s=30)
 
     first = choose(1)
+    if skipped:
+        first["reasons"] = [*first["reasons"], skipped]
     raised = 0
     if int(first["aggregators"]) < floor:
         raised = floor
@@ -257,4 +301,7 @@ def advise(job: Job, platform_file: Path) -> Advice:
         choice = choose(stripes, raised)
         if raised:  # the count came from the floor: say what the rule said first
             choice["reasons"] = [*first["reasons"], *choice["reasons"]]
-    return settings(job, choice, k, str(platform_file))
+    if spread is not None:
+        k_source += (f"; {job.mpi}'s spread point {units.format_bytes(spread)}, measured "
+                     "(bench/collective_spread.py)")  # fmt: skip
+    return settings(job, choice, k, k_source)

@@ -20,7 +20,10 @@ def add_parser(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None
         help="collective MPI-IO settings for a job: aggregators, buffers, stripes",
         description="Collective MPI-IO settings for a job, from the aggregator rules and the "
         "machine's measured write saturation point k (its platform file's "
-        "collective.saturation_point; bench/collective_saturation.py measures it).",
+        "collective.saturation_point, or with --mpi that MPI's own in "
+        "collective.saturation_point_by_mpi; bench/collective_saturation.py measures it) and, "
+        "with --mpi, that MPI's spread point (collective.spread_point_by_mpi; "
+        "bench/collective_spread.py).",
     )
     p.add_argument("--ranks", type=int, required=True, help="MPI ranks")
     p.add_argument("--ranks-per-node", type=int, default=1)
@@ -36,6 +39,13 @@ def add_parser(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None
         help="the ranks' ranges in one call interleave (a view with several requests "
         "per call): ROMIO's two-phase is then enabled, else left automatic",
     )
+    p.add_argument(
+        "--mpi",
+        choices=collective_advice.MPIS,
+        default="",
+        help="the job's MPI-IO (OpenMPI's ompio or romio321, or mpich): its own measured k "
+        "and spread point, where the platform has them",
+    )
     p.add_argument("--romio-hints", type=Path, help="also write the ROMIO hints file here")
     p.add_argument("--json", action="store_true", help="print one JSON object instead")
     p.set_defaults(func=run)
@@ -47,7 +57,7 @@ def run(args: argparse.Namespace) -> int:
             ranks=args.ranks, ranks_per_node=args.ranks_per_node,
             bytes_per_call=units.parse_bytes(args.bytes_per_call), ionodes=args.ionodes,
             targets=args.targets, stripe_size=units.parse_bytes(args.stripe_size),
-            max_per_node=args.max_per_node, interleaved=args.interleaved,
+            max_per_node=args.max_per_node, interleaved=args.interleaved, mpi=args.mpi,
         )  # fmt: skip
         advice = collective_advice.advise(job, platform_path(args.platform))
     except (collective_advice.CollectiveAdviceError, units.UnitError, SimulateError,

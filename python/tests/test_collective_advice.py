@@ -139,3 +139,29 @@ def test_stripes_the_platform_cannot_hold_are_refused(tmp_path: Path) -> None:
     (tmp_path / "local.json").write_text(json.dumps(local))
     with pytest.raises(ca.CollectiveAdviceError, match=r"above the 1 storage target"):
         ca.advise(ca.Job(4, 1, 4 * MIB, targets=2), tmp_path / "local.json")
+
+
+@pytest.mark.needs_build("iorelay-aggregators")
+def test_each_mpi_its_own_k_and_spread_point(tmp_path: Path) -> None:
+    doc = json.loads((PLATFORMS_DIR / "testbed.json").read_text())
+    doc["collective"] = {"saturation_point": "64MiB",
+                         "saturation_point_by_mpi": {"ompio": "64MiB", "mpich": "2MiB"},
+                         "spread_point_by_mpi": {"ompio": "2MiB"}}  # fmt: skip
+    platform = tmp_path / "per-mpi.json"
+    platform.write_text(json.dumps(doc))
+    # OMPIO, 1.5 MiB calls on 3 hosts: below its spread point, so no aggregator per host.
+    a = ca.advise(ca.Job(12, 4, 3 * MIB // 2, mpi="ompio"), platform)
+    assert a.aggregators == 1 and any("below ompio's measured spread point" in r
+                                      for r in a.reasons)  # fmt: skip
+    assert "measured with ompio; ompio's spread point 2MiB, measured" in a.evidence[0]
+    assert ca.advise(ca.Job(12, 4, 3 * MIB, mpi="ompio"), platform).aggregators == 3
+    # MPICH: its own k (ceil(6 / 2) = 3) and no spread point measured, so the hosts' floor.
+    mpich = ca.advise(ca.Job(6, 2, 6 * MIB, mpi="mpich"), platform)
+    assert mpich.saturation_point == 2 * MIB and mpich.aggregators == 3
+    assert ca.advise(ca.Job(12, 4, 3 * MIB // 2, mpi="mpich"), platform).aggregators == 3
+    # ROMIO has no k of its own here: the single value, and the evidence says so.
+    romio = ca.advise(ca.Job(12, 4, 3 * MIB, mpi="romio321"), platform)
+    assert romio.saturation_point == 64 * MIB
+    assert "not with romio321" in romio.evidence[0]
+    with pytest.raises(ca.CollectiveAdviceError, match="MPI 'intelmpi' unknown"):
+        ca.advise(ca.Job(12, 4, 3 * MIB, mpi="intelmpi"), platform)

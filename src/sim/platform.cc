@@ -333,10 +333,35 @@ Status ParseCpu(const json& doc, CpuParams* c) {
   return Optional(s, "ionode_call", &Section::Duration, &c->ionode_call_ns);
 }
 
+// The MPI-IO implementations a per-MPI value may name (bench/collective_saturation.py
+// --component).
+constexpr std::array<const char*, 3> kCollectiveMpis = {"ompio", "romio321", "mpich"};
+
+// collective.KEY: an object of byte sizes by MPI, into *out when present.
+Status ParsePerMpi(const Section& collective, const json& doc, const char* key,
+                   std::map<std::string, uint64_t>* out) {
+  if (!collective.Has(key)) return Status::Ok();
+  const Section by(doc[key], fmt::format("collective.{}", key),
+                   {kCollectiveMpis[0], kCollectiveMpis[1], kCollectiveMpis[2]});
+  IORELAY_RETURN_IF_ERROR(by.CheckKeys());
+  for (const char* mpi : kCollectiveMpis) {
+    if (!by.Has(mpi)) continue;
+    auto bytes = by.Bytes(mpi);
+    if (!bytes.ok()) return bytes.status();
+    (*out)[mpi] = *bytes;
+  }
+  return Status::Ok();
+}
+
 Status ParseCollective(const json& doc, CollectiveParams* c) {
-  const Section s(doc, "collective", {"saturation_point"});
+  const Section s(doc, "collective",
+                  {"saturation_point", "saturation_point_by_mpi", "spread_point_by_mpi"});
   IORELAY_RETURN_IF_ERROR(s.CheckKeys());
-  return Optional(s, "saturation_point", &Section::Bytes, &c->saturation_point_bytes);
+  IORELAY_RETURN_IF_ERROR(
+      Optional(s, "saturation_point", &Section::Bytes, &c->saturation_point_bytes));
+  IORELAY_RETURN_IF_ERROR(
+      ParsePerMpi(s, doc, "saturation_point_by_mpi", &c->saturation_point_by_mpi));
+  return ParsePerMpi(s, doc, "spread_point_by_mpi", &c->spread_point_by_mpi);
 }
 
 }  // namespace
@@ -447,8 +472,13 @@ json ToJson(const Platform& p) {
                   {"ionode_call", units::FormatDurationNs(p.cpu.ionode_call_ns)}};
   }
   if (p.collective.saturation_point_bytes > 0) {
-    out["collective"] = {
-        {"saturation_point", units::FormatBytes(p.collective.saturation_point_bytes)}};
+    out["collective"]["saturation_point"] = units::FormatBytes(p.collective.saturation_point_bytes);
+  }
+  for (const auto& [mpi, k] : p.collective.saturation_point_by_mpi) {
+    out["collective"]["saturation_point_by_mpi"][mpi] = units::FormatBytes(k);
+  }
+  for (const auto& [mpi, bytes] : p.collective.spread_point_by_mpi) {
+    out["collective"]["spread_point_by_mpi"][mpi] = units::FormatBytes(bytes);
   }
   return out;
 }

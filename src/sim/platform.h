@@ -4,6 +4,7 @@
 
 #include <array>
 #include <cstdint>
+#include <map>
 #include <nlohmann/json.hpp>
 #include <string>
 #include <vector>
@@ -159,6 +160,13 @@ struct CpuParams {
 // advisor (python/iorelay/collective_advice.py). 0: not measured.
 struct CollectiveParams {
   uint64_t saturation_point_bytes = 0;  // k: bytes per aggregator at which a write saturates
+  // k measured with each MPI-IO implementation (ompio, romio321, mpich): each writes through
+  // its aggregators its own way, so k is a property of the machine and the MPI. The advisor
+  // takes the job's MPI's k from here and saturation_point when its MPI has none.
+  std::map<std::string, uint64_t> saturation_point_by_mpi;
+  // Per MPI, the bytes per collective call from which one aggregator per host wrote faster
+  // than one aggregator (bench/collective_spread.py); read by the advisor only.
+  std::map<std::string, uint64_t> spread_point_by_mpi;
 };
 
 struct Platform {

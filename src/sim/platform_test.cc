@@ -194,6 +194,32 @@ TEST(PlatformTest, CollectiveSaturationPointIsOptionalBytes) {
   EXPECT_NE(Error(doc).find("unknown key 'k' in collective"), std::string::npos) << Error(doc);
 }
 
+TEST(PlatformTest, SaturationAndSpreadPointsPerMpiAreBytesOfAKnownMpi) {
+  json doc = Minimal();
+  doc["collective"]["saturation_point"] = "64MiB";
+  doc["collective"]["saturation_point_by_mpi"] = {{"ompio", "64MiB"}, {"romio321", "4MiB"}};
+  auto p = ParsePlatform(doc);
+  ASSERT_TRUE(p.ok()) << p.status().message();
+  EXPECT_EQ(p->collective.saturation_point_by_mpi.at("romio321"), 4u << 20);
+  EXPECT_EQ(p->collective.saturation_point_by_mpi.count("mpich"), 0u);
+  const json out = ToJson(*p)["collective"];
+  EXPECT_EQ(out["saturation_point"], "64MiB");
+  EXPECT_EQ(out["saturation_point_by_mpi"]["romio321"], "4MiB");
+  EXPECT_FALSE(out.contains("spread_point_by_mpi"));
+  doc["collective"]["spread_point_by_mpi"] = {{"ompio", "5MiB"}};
+  p = ParsePlatform(doc);
+  ASSERT_TRUE(p.ok()) << p.status().message();
+  EXPECT_EQ(p->collective.spread_point_by_mpi.at("ompio"), 5u << 20);
+  EXPECT_EQ(ToJson(*p)["collective"]["spread_point_by_mpi"]["ompio"], "5MiB");
+  doc["collective"]["saturation_point_by_mpi"]["mpich"] = "lots";
+  EXPECT_NE(Error(doc).find("collective.saturation_point_by_mpi.mpich"), std::string::npos)
+      << Error(doc);
+  doc["collective"]["saturation_point_by_mpi"] = {{"intelmpi", "4MiB"}};
+  EXPECT_NE(Error(doc).find("unknown key 'intelmpi' in collective.saturation_point_by_mpi"),
+            std::string::npos)
+      << Error(doc);
+}
+
 TEST(PlatformTest, LinkNeedsATopology) {
   json doc = Minimal();
   doc["network"]["link"] = "1GBps";

@@ -1,0 +1,127 @@
+"""The spread point of a machine and MPI: the bytes per collective call from which one
+aggregator on every host writes faster than one aggregator for all of them
+(iorelay.spread_point), measured on the testbed with a fixed calibration pattern.
+
+    .venv/bin/python bench/collective_spread.py --component ompio|romio321|mpich [--reps 5]
+        [--sizes 384K,1536K,6M,24M] [--total 12M]
+
+Why: k (bench/collective_saturation.py) is measured through one aggregator on one host. It says
+how large one aggregator's calls must be, not what a second aggregator on another host costs or
+adds: that depends on how the MPI runs its aggregators (ROMIO's two-phase I/O, OMPIO's fcoll),
+so it is measured per MPI here, on a pattern fixed in this file, not on the patterns it is then
+judged on (bench/testbed_collective.py).
+
+Each run: 12 ranks, 4 on each of node1-node3 (one Slurm allocation), write one shared file on
+the testbed's GlusterFS in the 1D-strided pattern with requests of SIZE / 12, so that each
+collective call covers SIZE contiguous bytes; max(TOTAL, 2 SIZE) bytes, then MPI_File_sync in
+the timed phase. Through A = 1 and A = 3 aggregators (OMPIO: io_ompio_num_aggregators=A; ROMIO,
+OpenMPI's romio321 or MPICH's: cb_nodes=A, cb_config_list=*:1, romio_cb_write=enable, as the
+`cbA` runs of bench/testbed_collective.py), sizes and counts rotated within each repetition.
+The spread point is where the ratio of the two counts' median bandwidths crosses 1
+(iorelay.spread_point). Writes bench/results/collective-spread-testbed-COMPONENT.md and .json.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+import time
+from pathlib import Path
+
+import testbed_mpiio
+from collective_saturation import LIBRARY
+
+from iorelay import units
+from iorelay.spread_point import median_curve, spread_point
+
+REPO = Path(__file__).resolve().parents[1]
+HOSTS = ["node1", "node2", "node3"]
+RANKS_PER_HOST = 4
+
+
+def settings(component: str, aggregators: int) -> tuple[list[str], dict[str, str]]:
+    """Bench options and environment for collective writes through `aggregators` aggregators."""
+    if component == "ompio":
+        count = {"OMPI_MCA_io_ompio_num_aggregators": str(aggregators)}
+        return ["--collective"], {"OMPI_MCA_io": "ompio", **count}
+    env = {"OMPI_MCA_io": component} if LIBRARY[component] == "openmpi" else {}
+    hints = [f"cb_nodes={aggregators}", "cb_config_list=*:1", "romio_cb_write=enable"]
+    return ["--collective", *(a for h in hints for a in ("--hint", h))], env
+
+
+def run(args: argparse.Namespace, size: int, aggregators: int, directory: str) -> dict:
+    ranks = RANKS_PER_HOST * len(HOSTS)
+    if size % ranks:
+        raise SystemExit(f"size {size} is not a multiple of the {ranks} ranks")
+    calls = max(2, args.total // size)
+    extra, env = settings(args.component, aggregators)
+    options = ["--spatiality", "strided", "--request", str(size // ranks),
+               "--segments", str(calls), "--write", "--fsync", *extra]  # fmt: skip
+    result = testbed_mpiio.bench_on_hosts(LIBRARY[args.component], HOSTS, ranks, directory,
+                                          options, env)  # fmt: skip
+    mib_s = testbed_mpiio.phase_mib_s(result)
+    return {"mib_s": mib_s, "calls": calls}
+
+
+def main() -> int:
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("--component", choices=sorted(LIBRARY), required=True)
+    ap.add_argument("--sizes", default="384K,1536K,6M,24M", help="bytes per collective call")
+    ap.add_argument("--total", default="12M", help="bytes per run (at least 2 calls)")
+    ap.add_argument("--reps", type=int, default=5)
+    ap.add_argument("--out", type=Path)
+    ap.add_argument("--from-json", type=Path, help="report the runs saved here, measure nothing")
+    args = ap.parse_args()
+    sizes = [units.parse_bytes(s) for s in args.sizes.split(",") if s]
+    if args.from_json:
+        saved = json.loads(args.from_json.read_text())
+        return report(args, sizes, saved["runs"], saved["command"])
+    status = testbed_mpiio.in_allocation(HOSTS)
+    if status is not None:
+        return status
+    args.total = units.parse_bytes(args.total)
+    cells = [(s, a) for s in sizes for a in (1, len(HOSTS))]
+    rows = []
+    with testbed_mpiio.work_dir("iorelay-spread-") as tmp:
+        for rep in range(args.reps):
+            shift = (rep * 3) % len(cells)
+            for size, a in cells[shift:] + cells[:shift]:
+                row = {"repetition": rep, "size": size, "aggregators": a,
+                       **run(args, size, a, tmp), "load": testbed_mpiio.load()}  # fmt: skip
+                rows.append(row)
+                print(f"rep {rep} {units.format_bytes(size)} A={a}: {row['mib_s']:.2f} MiB/s",
+                      flush=True)  # fmt: skip
+    return report(args, sizes, rows, "python bench/collective_spread.py " + " ".join(sys.argv[1:]))
+
+
+def report(args: argparse.Namespace, sizes: list[int], rows: list[dict], command: str) -> int:
+    curves = {a: median_curve((r["size"], r["mib_s"]) for r in rows if r["aggregators"] == a)
+              for a in (1, len(HOSTS))}  # fmt: skip
+    point = spread_point(curves[1], curves[len(HOSTS)])
+    lines = [f"# Spread point, {args.component}, {time.strftime('%Y-%m-%d')}", "",
+             f"Command: `{command}` ({len(HOSTS) * RANKS_PER_HOST} ranks, {RANKS_PER_HOST} on "
+             f"each of {', '.join(HOSTS)}; files on GlusterFS; load average from "
+             f"{rows[0]['load']} to {rows[-1]['load']})", "",
+             "| bytes per call | A = 1: MiB/s, median | runs | A = 3: median | runs | "
+             "A = 3 / A = 1 |", "|---:|---:|---|---:|---|---:|"]  # fmt: skip
+    for size in sizes:
+        cols = []
+        for a in (1, len(HOSTS)):
+            mine = [r["mib_s"] for r in rows if r["size"] == size and r["aggregators"] == a]
+            cols += [f"{curves[a][size]:.2f}", ", ".join(f"{v:.2f}" for v in mine)]
+        ratio = curves[len(HOSTS)][size] / curves[1][size]
+        lines.append(f"| {units.format_bytes(size)} | " + " | ".join(cols) + f" | {ratio:.2f} |")
+    said = ("never (one aggregator is as fast or faster at every size)" if point is None
+            else units.format_bytes(point))  # fmt: skip
+    lines += ["", f"Spread point (A = 3 / A = 1 crosses 1, in log size): {said}"]
+    text = "\n".join(lines) + "\n"
+    print(text)
+    out = args.out or REPO / "bench/results" / f"collective-spread-testbed-{args.component}.md"
+    out.write_text(text)
+    out.with_suffix(".json").write_text(json.dumps({"command": command, "runs": rows}, indent=1))
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
