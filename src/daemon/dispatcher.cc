@@ -138,8 +138,9 @@ bool Dispatcher::SpinForWork() {
   spinning_ = true;
   spinner_signalled_ = false;
   const uint64_t seen = work_signals_.load(std::memory_order_acquire);
+  const int64_t window_ns = spin_rule_.window_ns();
   mu_.Unlock();
-  const int64_t deadline = MonotonicNs() + spin_rule_.window_ns();
+  const int64_t deadline = MonotonicNs() + window_ns;
   bool signalled = false;
   do {
     sched_yield();
