@@ -23,10 +23,13 @@ With --tcp, one more row over TCP (frames sealed, as between hosts). With --floo
 runs bench/wakeup_floor (the rings' sleep/wake protocol alone, 2 loops, no spin) in the rotation:
 the CPU per request no change of the transport can go below without spinning. With
 --ab-daemon-args ARGS, every row has a twin served by a second daemon started with ARGS, in the
-same rotation: an A/B of a daemon option.
+same rotation: an A/B of a daemon option (with --ab-daemon-binary IORELAYD, that daemon is
+another build's: an A/B of a daemon change). --daemon-args goes to every daemon (`--delay-us
+200`: slow backend calls).
 
     .venv/bin/python bench/shm_rate.py [--threads 8] [--seconds 3] [--runs 5] [--spin-ab]
-        [--adaptive-spin] [--tcp] [--floor] [--ab-daemon-args ARGS]
+        [--adaptive-spin] [--tcp] [--floor] [--ab-daemon-args ARGS] [--ab-daemon-binary IORELAYD]
+        [--daemon-args ARGS]
         [--baseline-client BUILD] [--backends null,posix] [--out FILE.md]
 """
 
@@ -199,6 +202,16 @@ def main() -> int:
         help="a twin of every row, served by a second daemon started with these arguments",
     )
     ap.add_argument(
+        "--ab-daemon-binary",
+        type=Path,
+        help="the second daemon of --ab-daemon-args runs this iorelayd (another build's)",
+    )
+    ap.add_argument(
+        "--daemon-args",
+        default="",
+        help="arguments every daemon is started with (e.g. '--delay-us 200': slow calls)",
+    )
+    ap.add_argument(
         "--out",
         help="default: bench/results/shm-rate.md (shm-rate-baseline.md with --baseline-client)",
     )
@@ -222,7 +235,11 @@ def main() -> int:
                             + (" --floor" if args.floor else "")
                             + (f" --rows '{args.rows}'" if args.rows else "")
                             + (f" --ab-daemon-args='{args.ab_daemon_args}'"
-                               if args.ab_daemon_args else "")
+                               if args.ab_daemon_args is not None else "")
+                            + (f" --ab-daemon-binary {args.ab_daemon_binary}"
+                               if args.ab_daemon_binary else "")
+                            + (f" --daemon-args='{args.daemon_args}'"
+                               if args.daemon_args else "")
                             + (f" --backends {args.backends}"
                                if args.backends != "null,posix" else "")
                             + (f" --baseline-client {args.baseline_client}"
@@ -238,16 +255,19 @@ def main() -> int:
                 names.append("shm, baseline client")
             if args.rows:
                 names = [n for n in args.rows.split(";") if n in VARIANTS]
-            daemon_args = dict(DAEMONS)
-            if args.ab_daemon_args:
-                daemon_args["ab"] = args.ab_daemon_args.split()
+            common = args.daemon_args.split()
+            daemon_args = {key: [*common, *extra] for key, extra in DAEMONS.items()}
+            if args.ab_daemon_args is not None or args.ab_daemon_binary is not None:
+                daemon_args["ab"] = [*common, *(args.ab_daemon_args or "").split()]
                 names = [n for name in names for n in (name, f"{name}, ab")]
             if args.floor:
                 names.append(FLOOR)
             with contextlib.ExitStack() as stack:
                 daemons = {key: stack.enter_context(
                                LocalDaemons(1, root, "/iorelay-bench", work / f"w-{backend}-{i}",
-                                            backend=backend, extra_args=extra))
+                                            backend=backend, extra_args=extra,
+                                            daemon_binary=args.ab_daemon_binary
+                                            if key == "ab" else None))
                            for i, (key, extra) in enumerate(daemon_args.items())
                            if any(variant(n)[2] == key for n in names if n != FLOOR)}  # fmt: skip
                 runs: dict[str, list[dict]] = {n: [] for n in names}
@@ -288,8 +308,12 @@ def main() -> int:
                 if args.spin_ab else "")
              + (f" The 'baseline client' row runs {args.baseline_client}/bench/request_rate "
                 "and its libiorelay." if args.baseline_client else "")
-             + (f" Rows ending ', ab' are served by a second daemon started with "
-                f"{args.ab_daemon_args}." if args.ab_daemon_args else ""), "",
+             + (" Rows ending ', ab' are served by a second daemon"
+                + (f", {args.ab_daemon_binary}," if args.ab_daemon_binary else "")
+                + f" started with '{args.ab_daemon_args or ''}'."
+                if "ab" in daemon_args else "")
+             + (f" Every daemon is started with {args.daemon_args}." if args.daemon_args
+                else ""), "",
              "| backend | transport | median requests/s | daemon CPU us/request | "
              "client CPU us/request | daemon sleeps/request | client sleeps/request | "
              "runs (requests/s) | load (1 min) |",

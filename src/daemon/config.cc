@@ -171,6 +171,12 @@ cli::OptionTable Table(Config* c) {
       .Add(cli::Integer("worker-spin-us", "N", &c->worker_spin_us, 0, 1'000'000,
                         "an idle worker looks for work for N us before it sleeps\n"
                         "(one worker at a time, yielding the CPU); 0: never (50)"))
+      .Add(cli::Choice("worker-spin", &c->worker_spin_adaptive,
+                       {{"adaptive", true}, {"always", false}},
+                       "adaptive: an idle worker spins only while the workers'\n"
+                       "recent idle gaps averaged below --worker-spin-us and the\n"
+                       "machine's runnable threads do not outnumber its CPUs;\n"
+                       "always: every time (adaptive)"))
       .Add(cli::Text("scheduler", "SPEC", &c->scheduler,
                      "request scheduler: NAME[:key=value,...] or JSON, e.g.\n"
                      "aioli:quantum=64KiB (fifo; see docs/schedulers.md)"))

@@ -44,6 +44,8 @@ struct Config {
   int64_t inline_max_us = 50;
   // An idle worker spins this long for work before it sleeps (daemon/dispatcher.h); 0: never.
   int64_t worker_spin_us = 50;
+  // --worker-spin: adaptive (true: WorkerSpinRule::Mode::kAdaptive) or always.
+  bool worker_spin_adaptive = true;
   std::string scheduler = "fifo";  // a registry spec: "aioli:quantum=64KiB" or JSON
   std::string backend = "posix";   // posix, null, emulated:PROFILE
   int64_t delay_us = 0;

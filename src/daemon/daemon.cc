@@ -147,7 +147,9 @@ Result<std::unique_ptr<Core>> BuildCore(const Config& config,
       config.worker_spin_us * 1000,
       [c](const sched::Dispatch& d, Work* const* works, size_t n, int* results) {
         ExecuteDispatch(*c, d, works, n, results);
-      });
+      },
+      config.worker_spin_adaptive ? WorkerSpinRule::Mode::kAdaptive
+                                  : WorkerSpinRule::Mode::kAlways);
   return core;
 }
 

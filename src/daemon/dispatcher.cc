@@ -11,14 +11,16 @@
 namespace iorelay::daemon {
 
 Dispatcher::Dispatcher(std::unique_ptr<sched::Scheduler> scheduler, const sched::Clock* clock,
-                       int slots, int64_t inline_max_ns, int64_t worker_spin_ns, Executor executor)
+                       int slots, int64_t inline_max_ns, int64_t worker_spin_ns, Executor executor,
+                       WorkerSpinRule::Mode spin_mode)
     : clock_(clock),
       executor_(std::move(executor)),
       slots_(slots),
       scheduler_(std::move(scheduler)),
       free_slots_(slots),
       inline_max_ns_(inline_max_ns),
-      worker_spin_ns_(worker_spin_ns) {
+      spin_rule_(worker_spin_ns, spin_mode),
+      cores_(AllowedCpus()) {
   for (int i = 0; i < slots; ++i) workers_.emplace_back([this] { WorkerLoop(); });
 }
 
@@ -115,6 +117,7 @@ bool Dispatcher::RunsOnLoop(const Taken& t) {
 }
 
 void Dispatcher::WakeWorkerLocked() {
+  if (spin_rule_.gap_open()) spin_rule_.Work(MonotonicNs());
   if (spinning_ && !spinner_signalled_) {
     spinner_signalled_ = true;
     work_signals_.fetch_add(1, std::memory_order_release);
@@ -123,12 +126,21 @@ void Dispatcher::WakeWorkerLocked() {
   work_cv_.NotifyOne();
 }
 
+bool Dispatcher::SpinNowLocked() const {
+  return spin_rule_.ShouldSpin(runnable_.load(std::memory_order_relaxed), cores_);
+}
+
+void Dispatcher::SampleRunnable() {
+  runnable_.store(runnable_sample_.Get(MonotonicNs()), std::memory_order_relaxed);
+}
+
 bool Dispatcher::SpinForWork() {
   spinning_ = true;
   spinner_signalled_ = false;
   const uint64_t seen = work_signals_.load(std::memory_order_acquire);
+  const int64_t window_ns = spin_rule_.window_ns();
   mu_.Unlock();
-  const int64_t deadline = MonotonicNs() + worker_spin_ns_;
+  const int64_t deadline = MonotonicNs() + window_ns;
   bool signalled = false;
   do {
     sched_yield();
@@ -151,6 +163,7 @@ void Dispatcher::WorkerLoop() {
       handoff_.pop_front();
       lock.Unlock();
       Run(&taken, false);
+      SampleRunnable();
       lock.Lock();
       may_spin = true;
       continue;
@@ -159,14 +172,17 @@ void Dispatcher::WorkerLoop() {
     if (d.kind == sched::Decision::Kind::kDispatch) {
       lock.Unlock();
       Run(&taken, false);
+      SampleRunnable();
       lock.Lock();
       may_spin = true;
       continue;
     }
+    // Nothing to run: the workers' idle gap opens (WorkerSpinRule), unless one is open.
+    if (!spin_rule_.gap_open()) spin_rule_.Idle(MonotonicNs());
     if (d.kind == sched::Decision::Kind::kSleepUntil) {
       int64_t wait_ns = d.wake_ns - clock_->NowNs();
       if (wait_ns > 0) work_cv_.WaitFor(mu_, std::chrono::nanoseconds(wait_ns));
-    } else if (may_spin && worker_spin_ns_ > 0 && !spinning_) {
+    } else if (may_spin && !spinning_ && SpinNowLocked()) {
       may_spin = SpinForWork();
     } else {
       work_cv_.Wait(mu_);

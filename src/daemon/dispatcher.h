@@ -22,7 +22,9 @@
 #include <vector>
 
 #include "common/mutex.h"
+#include "common/runnable_threads.h"
 #include "daemon/work.h"
+#include "daemon/worker_spin_rule.h"
 #include "sched/clock.h"
 #include "sched/scheduler.h"
 
@@ -44,7 +46,8 @@ class Dispatcher {
       std::function<void(const sched::Dispatch&, Work* const* works, size_t n, int* results)>;
 
   Dispatcher(std::unique_ptr<sched::Scheduler> scheduler, const sched::Clock* clock, int slots,
-             int64_t inline_max_ns, int64_t worker_spin_ns, Executor executor);
+             int64_t inline_max_ns, int64_t worker_spin_ns, Executor executor,
+             WorkerSpinRule::Mode spin_mode = WorkerSpinRule::Mode::kAdaptive);
   ~Dispatcher();
 
   // Queues `work` (its request id is assigned here). With `may_run_inline`, the calling
@@ -93,8 +96,13 @@ class Dispatcher {
   // signalled yet (no system call), else a sleeping one.
   void WakeWorkerLocked() REQUIRES(mu_);
   // With mu_ held (released while spinning): this worker becomes the spinning one and looks for
-  // a signal for up to worker_spin_ns_. Whether it was signalled.
+  // a signal for up to the spin's window. Whether it was signalled.
   bool SpinForWork() REQUIRES(mu_);
+  // With mu_ held: whether an idle worker spins now (spin_rule_, with the machine's runnable
+  // threads as last sampled by SampleRunnable).
+  bool SpinNowLocked() const REQUIRES(mu_);
+  // Without mu_ (it may read /proc): refreshes the runnable count, at most every 10 ms.
+  void SampleRunnable();
 
   const sched::Clock* clock_;
   Executor executor_;
@@ -113,7 +121,10 @@ class Dispatcher {
   const int64_t inline_max_ns_;
   int64_t mean_run_ns_ GUARDED_BY(mu_) = 0;  // each dispatch's RunCost weighs 1/8
   bool stop_ GUARDED_BY(mu_) = false;
-  const int64_t worker_spin_ns_;
+  WorkerSpinRule spin_rule_ GUARDED_BY(mu_);
+  const int cores_;
+  RunnableSample runnable_sample_;
+  std::atomic<int> runnable_{-1};                   // the last sample (SampleRunnable)
   bool spinning_ GUARDED_BY(mu_) = false;           // a worker spins in SpinForWork
   bool spinner_signalled_ GUARDED_BY(mu_) = false;  // ... and has been given a wake-up
   std::atomic<uint64_t> work_signals_{0};           // what the spinning worker watches
