@@ -23,10 +23,12 @@ With --tcp, one more row over TCP (frames sealed, as between hosts). With --floo
 runs bench/wakeup_floor (the rings' sleep/wake protocol alone, 2 loops, no spin) in the rotation:
 the CPU per request no change of the transport can go below without spinning. With
 --ab-daemon-args ARGS, every row has a twin served by a second daemon started with ARGS, in the
-same rotation: an A/B of a daemon option.
+same rotation: an A/B of a daemon option. With --ab-build BUILD, every row has a twin whose
+daemon is BUILD's iorelayd and whose client is BUILD's bench/request_rate (and libiorelay), in
+the same rotation: an A/B of two builds, both sides of the connection.
 
     .venv/bin/python bench/shm_rate.py [--threads 8] [--seconds 3] [--runs 5] [--spin-ab]
-        [--adaptive-spin] [--tcp] [--floor] [--ab-daemon-args ARGS]
+        [--adaptive-spin] [--tcp] [--floor] [--ab-daemon-args ARGS] [--ab-build BUILD]
         [--baseline-client BUILD] [--backends null,posix] [--out FILE.md]
 """
 
@@ -91,7 +93,7 @@ def counters(d: LocalDaemons) -> dict:
 
 # The rows: name → IORELAY_SHM, IORELAY_SPIN_US (None: the client's default), the daemon, the
 # client (this build's, or --baseline-client's). (A row named "ROW, ab" is ROW served by the
-# daemon of --ab-daemon-args.)
+# daemon of --ab-daemon-args or --ab-build, and with --ab-build by its client.)
 VARIANTS = {
     "tcp": ("off", None, "default", "this"),
     "shm": ("on", None, "default", "this"),
@@ -111,10 +113,13 @@ ADAPTIVE = ["shm, adaptive spin"]
 DAEMONS = {"default": [], "poll": ["--shm-poll-us", "20"]}
 
 
-def variant(name: str) -> tuple[str, str | None, str, str]:
+AB_BUILD_CLIENT = "ab build"
+
+
+def variant(name: str, ab_build: bool = False) -> tuple[str, str | None, str, str]:
     if name.endswith(", ab"):
         shm, spin, _, which = VARIANTS[name.removesuffix(", ab")]
-        return shm, spin, "ab", which
+        return shm, spin, "ab", AB_BUILD_CLIENT if ab_build else which
     return VARIANTS[name]
 
 
@@ -128,11 +133,13 @@ def floor_run(threads: int, seconds: float) -> dict:
             "load": os.getloadavg()[0]}  # fmt: skip
 
 
-def one_run(d: LocalDaemons, transport: str, threads: int, seconds: float, client: Path) -> dict:
+def one_run(
+    d: LocalDaemons, transport: str, threads: int, seconds: float, client: Path, ab_build: bool
+) -> dict:
     tcp = transport.removesuffix(", ab") == "tcp"
     env = {k: v for k, v in d.env("tcp" if tcp else "unix").items() if k != "LD_PRELOAD"}
-    env["IORELAY_SHM"], spin, _, which = variant(transport)
-    if which == "baseline":  # (its build's libiorelay, whatever LD_LIBRARY_PATH says)
+    env["IORELAY_SHM"], spin, _, which = variant(transport, ab_build)
+    if which in ("baseline", AB_BUILD_CLIENT):  # (its build's libiorelay, whatever LD_LIBRARY_PATH)
         lib = client.parent.parent / "src" / "client"
         env["LD_LIBRARY_PATH"] = os.pathsep.join(
             p for p in (str(lib), os.environ.get("LD_LIBRARY_PATH", "")) if p
@@ -199,6 +206,11 @@ def main() -> int:
         help="a twin of every row, served by a second daemon started with these arguments",
     )
     ap.add_argument(
+        "--ab-build",
+        type=Path,
+        help="a twin of every row, served by this build tree's iorelayd to its request_rate",
+    )
+    ap.add_argument(
         "--out",
         help="default: bench/results/shm-rate.md (shm-rate-baseline.md with --baseline-client)",
     )
@@ -211,6 +223,13 @@ def main() -> int:
         clients["baseline"] = args.baseline_client.resolve() / "bench" / "request_rate"
         if not clients["baseline"].is_file():
             ap.error(f"--baseline-client: no {clients['baseline']}")
+    ab_build = args.ab_build is not None
+    if ab_build:
+        clients[AB_BUILD_CLIENT] = args.ab_build.resolve() / "bench" / "request_rate"
+        ab_daemon = args.ab_build.resolve() / "src" / "daemon" / "iorelayd"
+        for f in (clients[AB_BUILD_CLIENT], ab_daemon):
+            if not f.is_file():
+                ap.error(f"--ab-build: no {f}")
     work = Path(tempfile.mkdtemp(prefix="iorelay-shm-rate-", dir="/tmp"))
     res: dict = {"date": time.strftime("%Y-%m-%d"), "host": platform.node(),
                  "cpus": os.cpu_count(), "rows": [],
@@ -223,6 +242,7 @@ def main() -> int:
                             + (f" --rows '{args.rows}'" if args.rows else "")
                             + (f" --ab-daemon-args='{args.ab_daemon_args}'"
                                if args.ab_daemon_args else "")
+                            + (f" --ab-build {args.ab_build}" if ab_build else "")
                             + (f" --backends {args.backends}"
                                if args.backends != "null,posix" else "")
                             + (f" --baseline-client {args.baseline_client}"
@@ -239,15 +259,17 @@ def main() -> int:
             if args.rows:
                 names = [n for n in args.rows.split(";") if n in VARIANTS]
             daemon_args = dict(DAEMONS)
-            if args.ab_daemon_args:
-                daemon_args["ab"] = args.ab_daemon_args.split()
+            if args.ab_daemon_args or ab_build:
+                daemon_args["ab"] = (args.ab_daemon_args or "").split()
                 names = [n for name in names for n in (name, f"{name}, ab")]
             if args.floor:
                 names.append(FLOOR)
             with contextlib.ExitStack() as stack:
                 daemons = {key: stack.enter_context(
                                LocalDaemons(1, root, "/iorelay-bench", work / f"w-{backend}-{i}",
-                                            backend=backend, extra_args=extra))
+                                            backend=backend, extra_args=extra,
+                                            daemon_binary=ab_daemon
+                                            if key == "ab" and ab_build else None))
                            for i, (key, extra) in enumerate(daemon_args.items())
                            if any(variant(n)[2] == key for n in names if n != FLOOR)}  # fmt: skip
                 runs: dict[str, list[dict]] = {n: [] for n in names}
@@ -258,9 +280,9 @@ def main() -> int:
                             runs[transport].append(floor_run(args.threads, args.seconds))
                             continue
                         d = daemons[variant(transport)[2]]
-                        client = clients[variant(transport)[3]]
+                        client = clients[variant(transport, ab_build)[3]]
                         runs[transport].append(
-                            one_run(d, transport, args.threads, args.seconds, client)
+                            one_run(d, transport, args.threads, args.seconds, client, ab_build)
                         )
                 for transport, rs in runs.items():
                     rates = [r["requests_per_s"] for r in rs]
@@ -289,7 +311,9 @@ def main() -> int:
              + (f" The 'baseline client' row runs {args.baseline_client}/bench/request_rate "
                 "and its libiorelay." if args.baseline_client else "")
              + (f" Rows ending ', ab' are served by a second daemon started with "
-                f"{args.ab_daemon_args}." if args.ab_daemon_args else ""), "",
+                f"{args.ab_daemon_args}." if args.ab_daemon_args else "")
+             + (f" Rows ending ', ab' run {args.ab_build}'s iorelayd and its "
+                "bench/request_rate (and libiorelay)." if ab_build else ""), "",
              "| backend | transport | median requests/s | daemon CPU us/request | "
              "client CPU us/request | daemon sleeps/request | client sleeps/request | "
              "runs (requests/s) | load (1 min) |",
