@@ -226,10 +226,9 @@ def main() -> int:
     ab_build = args.ab_build is not None
     if ab_build:
         clients[AB_BUILD_CLIENT] = args.ab_build.resolve() / "bench" / "request_rate"
-        ab_daemon = args.ab_build.resolve() / "src" / "daemon" / "iorelayd"
-        for f in (clients[AB_BUILD_CLIENT], ab_daemon):
-            if not f.is_file():
-                ap.error(f"--ab-build: no {f}")
+        if not clients[AB_BUILD_CLIENT].is_file():
+            ap.error(f"--ab-build: no {clients[AB_BUILD_CLIENT]}")
+        ab_daemon = paths.find("iorelayd", environ={paths.BUILD_DIR_ENV: str(args.ab_build)})
     work = Path(tempfile.mkdtemp(prefix="iorelay-shm-rate-", dir="/tmp"))
     res: dict = {"date": time.strftime("%Y-%m-%d"), "host": platform.node(),
                  "cpus": os.cpu_count(), "rows": [],
