@@ -3,6 +3,7 @@
 
 #include <cstdlib>
 #include <string_view>
+#include <utility>
 
 namespace iorelay {
 
@@ -11,6 +12,9 @@ struct GmacKey {
 };
 
 namespace {
+
+// The gathering buffer a sealer keeps: a header, fields and a page of data without growing.
+constexpr size_t kGmacSpareBytes = 4096 + 256;
 
 // The 96-bit nonce of both algorithms: the direction, three zero bytes, the frame's number.
 std::array<uint8_t, 12> Nonce96(FrameDirection direction, uint64_t sequence) {
@@ -49,9 +53,10 @@ FrameMac::FrameMac(const SessionKey& key, FrameDirection direction, uint64_t seq
 }
 
 FrameMac::FrameMac(const SessionKey& key, std::shared_ptr<const GmacKey> gmac,
-                   FrameDirection direction, uint64_t sequence)
-    : key_(key), dir_(direction), sequence_(sequence), gmac_(std::move(gmac)) {
-  gathered_.reserve(4096 + 64);  // a header, fields and a page of data without growing
+                   FrameDirection direction, uint64_t sequence, std::vector<uint8_t>* spare)
+    : key_(key), dir_(direction), sequence_(sequence), gmac_(std::move(gmac)), spare_(spare) {
+  gathered_.swap(*spare_);
+  gathered_.clear();
 }
 
 FrameMac::FrameMac(FrameMac&& o) noexcept
@@ -60,6 +65,7 @@ FrameMac::FrameMac(FrameMac&& o) noexcept
       sequence_(o.sequence_),
       gmac_(std::move(o.gmac_)),
       gathered_(std::move(o.gathered_)),
+      spare_(std::exchange(o.spare_, nullptr)),
       state_(o.state_) {}
 
 FrameMac& FrameMac::operator=(FrameMac&& o) noexcept {
@@ -68,11 +74,16 @@ FrameMac& FrameMac::operator=(FrameMac&& o) noexcept {
   sequence_ = o.sequence_;
   gmac_ = std::move(o.gmac_);
   gathered_ = std::move(o.gathered_);
+  spare_ = std::exchange(o.spare_, nullptr);
   state_ = o.state_;
   return *this;
 }
 
-FrameMac::~FrameMac() { sodium_memzero(key_.data(), key_.size()); }
+FrameMac::~FrameMac() {
+  sodium_memzero(key_.data(), key_.size());
+  // The buffer back to the sealer, unless it is a large one (a frame that grew past a page).
+  if (spare_ != nullptr && gathered_.capacity() <= 2 * kGmacSpareBytes) spare_->swap(gathered_);
+}
 
 void FrameMac::StartPoly1305() {
   const auto nonce = Nonce96(dir_, sequence_);
@@ -94,7 +105,7 @@ void FrameMac::Update(std::span<const uint8_t> bytes) {
     gmac_.reset();
     StartPoly1305();
     crypto_onetimeauth_poly1305_update(&state_, gathered_.data(), gathered_.size());
-    std::vector<uint8_t>().swap(gathered_);
+    gathered_.clear();
   }
   crypto_onetimeauth_poly1305_update(&state_, bytes.data(), bytes.size());
 }
@@ -121,11 +132,12 @@ FrameSealer::FrameSealer(const SessionKey& key, FrameDirection direction, TagAlg
   if (algorithm == TagAlgorithm::kAesGmac) {
     if (!AesGmacAvailable()) std::abort();  // the handshake offers it only where it runs
     gmac_ = MakeGmacKey(key);
+    spare_.reserve(kGmacSpareBytes);
   }
 }
 
 FrameMac FrameSealer::Next() {
-  if (gmac_) return FrameMac(key_, gmac_, dir_, sequence_++);
+  if (gmac_) return FrameMac(key_, gmac_, dir_, sequence_++, &spare_);
   return FrameMac(key_, dir_, sequence_++);
 }
 

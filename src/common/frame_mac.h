@@ -56,9 +56,11 @@ class FrameMac {
  public:
   // Poly1305 only (the algorithm of every connection before AES-GMAC; the tests' reference).
   FrameMac(const SessionKey& key, FrameDirection direction, uint64_t sequence);
-  // kAesGmac: gathers up to kGmacMaxFrameBytes, then falls back to Poly1305 under `key`.
+  // kAesGmac: gathers up to kGmacMaxFrameBytes, then falls back to Poly1305 under `key`. The
+  // gathering buffer is `spare`'s, given back to it at the end (so that a connection's frames
+  // reuse one buffer instead of allocating one each; `spare` outlives this MAC).
   FrameMac(const SessionKey& key, std::shared_ptr<const GmacKey> gmac, FrameDirection direction,
-           uint64_t sequence);
+           uint64_t sequence, std::vector<uint8_t>* spare);
   FrameMac(FrameMac&&) noexcept;
   FrameMac& operator=(FrameMac&&) noexcept;
   ~FrameMac();
@@ -73,6 +75,7 @@ class FrameMac {
   uint64_t sequence_;
   std::shared_ptr<const GmacKey> gmac_;  // set while gathering for AES-GMAC
   std::vector<uint8_t> gathered_;
+  std::vector<uint8_t>* spare_ = nullptr;  // where gathered_'s memory goes back
   crypto_onetimeauth_poly1305_state state_{};
 };
 
@@ -91,6 +94,7 @@ class FrameSealer {
   SessionKey key_;
   FrameDirection dir_;
   std::shared_ptr<const GmacKey> gmac_;  // kAesGmac
+  std::vector<uint8_t> spare_;           // kAesGmac: the gathering buffer between frames
   uint64_t sequence_ = 0;
 };
 
