@@ -24,12 +24,14 @@ runs bench/wakeup_floor (the rings' sleep/wake protocol alone, 2 loops, no spin)
 the CPU per request no change of the transport can go below without spinning. With
 --ab-daemon-args ARGS, every row has a twin served by a second daemon started with ARGS, in the
 same rotation: an A/B of a daemon option (with --ab-daemon-binary IORELAYD, that daemon is
-another build's: an A/B of a daemon change). --daemon-args goes to every daemon (`--delay-us
-200`: slow backend calls).
+another build's: an A/B of a daemon change). With --ab-build BUILD, every row has a twin whose
+daemon is BUILD's iorelayd and whose client is BUILD's bench/request_rate (and libiorelay), in
+the same rotation: an A/B of two builds, both sides of the connection. --daemon-args goes to
+every daemon (`--delay-us 200`: slow backend calls).
 
     .venv/bin/python bench/shm_rate.py [--threads 8] [--seconds 3] [--runs 5] [--spin-ab]
         [--adaptive-spin] [--tcp] [--floor] [--ab-daemon-args ARGS] [--ab-daemon-binary IORELAYD]
-        [--daemon-args ARGS]
+        [--ab-build BUILD] [--daemon-args ARGS]
         [--baseline-client BUILD] [--backends null,posix] [--out FILE.md]
 """
 
@@ -94,7 +96,7 @@ def counters(d: LocalDaemons) -> dict:
 
 # The rows: name → IORELAY_SHM, IORELAY_SPIN_US (None: the client's default), the daemon, the
 # client (this build's, or --baseline-client's). (A row named "ROW, ab" is ROW served by the
-# daemon of --ab-daemon-args.)
+# daemon of --ab-daemon-args or --ab-build, and with --ab-build by its client.)
 VARIANTS = {
     "tcp": ("off", None, "default", "this"),
     "shm": ("on", None, "default", "this"),
@@ -114,10 +116,13 @@ ADAPTIVE = ["shm, adaptive spin"]
 DAEMONS = {"default": [], "poll": ["--shm-poll-us", "20"]}
 
 
-def variant(name: str) -> tuple[str, str | None, str, str]:
+AB_BUILD_CLIENT = "ab build"
+
+
+def variant(name: str, ab_build: bool = False) -> tuple[str, str | None, str, str]:
     if name.endswith(", ab"):
         shm, spin, _, which = VARIANTS[name.removesuffix(", ab")]
-        return shm, spin, "ab", which
+        return shm, spin, "ab", AB_BUILD_CLIENT if ab_build else which
     return VARIANTS[name]
 
 
@@ -131,11 +136,13 @@ def floor_run(threads: int, seconds: float) -> dict:
             "load": os.getloadavg()[0]}  # fmt: skip
 
 
-def one_run(d: LocalDaemons, transport: str, threads: int, seconds: float, client: Path) -> dict:
+def one_run(
+    d: LocalDaemons, transport: str, threads: int, seconds: float, client: Path, ab_build: bool
+) -> dict:
     tcp = transport.removesuffix(", ab") == "tcp"
     env = {k: v for k, v in d.env("tcp" if tcp else "unix").items() if k != "LD_PRELOAD"}
-    env["IORELAY_SHM"], spin, _, which = variant(transport)
-    if which == "baseline":  # (its build's libiorelay, whatever LD_LIBRARY_PATH says)
+    env["IORELAY_SHM"], spin, _, which = variant(transport, ab_build)
+    if which in ("baseline", AB_BUILD_CLIENT):  # (its build's libiorelay, whatever LD_LIBRARY_PATH)
         lib = client.parent.parent / "src" / "client"
         env["LD_LIBRARY_PATH"] = os.pathsep.join(
             p for p in (str(lib), os.environ.get("LD_LIBRARY_PATH", "")) if p
@@ -207,6 +214,11 @@ def main() -> int:
         help="the second daemon of --ab-daemon-args runs this iorelayd (another build's)",
     )
     ap.add_argument(
+        "--ab-build",
+        type=Path,
+        help="a twin of every row, served by this build tree's iorelayd to its request_rate",
+    )
+    ap.add_argument(
         "--daemon-args",
         default="",
         help="arguments every daemon is started with (e.g. '--delay-us 200': slow calls)",
@@ -224,6 +236,15 @@ def main() -> int:
         clients["baseline"] = args.baseline_client.resolve() / "bench" / "request_rate"
         if not clients["baseline"].is_file():
             ap.error(f"--baseline-client: no {clients['baseline']}")
+    if args.ab_build is not None and args.ab_daemon_binary is not None:
+        ap.error("--ab-build names the daemon: give it or --ab-daemon-binary, not both")
+    ab_build = args.ab_build is not None
+    ab_daemon = args.ab_daemon_binary
+    if ab_build:
+        clients[AB_BUILD_CLIENT] = args.ab_build.resolve() / "bench" / "request_rate"
+        if not clients[AB_BUILD_CLIENT].is_file():
+            ap.error(f"--ab-build: no {clients[AB_BUILD_CLIENT]}")
+        ab_daemon = paths.find("iorelayd", environ={paths.BUILD_DIR_ENV: str(args.ab_build)})
     work = Path(tempfile.mkdtemp(prefix="iorelay-shm-rate-", dir="/tmp"))
     res: dict = {"date": time.strftime("%Y-%m-%d"), "host": platform.node(),
                  "cpus": os.cpu_count(), "rows": [],
@@ -238,6 +259,7 @@ def main() -> int:
                                if args.ab_daemon_args is not None else "")
                             + (f" --ab-daemon-binary {args.ab_daemon_binary}"
                                if args.ab_daemon_binary else "")
+                            + (f" --ab-build {args.ab_build}" if ab_build else "")
                             + (f" --daemon-args='{args.daemon_args}'"
                                if args.daemon_args else "")
                             + (f" --backends {args.backends}"
@@ -257,7 +279,7 @@ def main() -> int:
                 names = [n for n in args.rows.split(";") if n in VARIANTS]
             common = args.daemon_args.split()
             daemon_args = {key: [*common, *extra] for key, extra in DAEMONS.items()}
-            if args.ab_daemon_args is not None or args.ab_daemon_binary is not None:
+            if args.ab_daemon_args is not None or args.ab_daemon_binary is not None or ab_build:
                 daemon_args["ab"] = [*common, *(args.ab_daemon_args or "").split()]
                 names = [n for name in names for n in (name, f"{name}, ab")]
             if args.floor:
@@ -266,7 +288,7 @@ def main() -> int:
                 daemons = {key: stack.enter_context(
                                LocalDaemons(1, root, "/iorelay-bench", work / f"w-{backend}-{i}",
                                             backend=backend, extra_args=extra,
-                                            daemon_binary=args.ab_daemon_binary
+                                            daemon_binary=ab_daemon
                                             if key == "ab" else None))
                            for i, (key, extra) in enumerate(daemon_args.items())
                            if any(variant(n)[2] == key for n in names if n != FLOOR)}  # fmt: skip
@@ -278,9 +300,9 @@ def main() -> int:
                             runs[transport].append(floor_run(args.threads, args.seconds))
                             continue
                         d = daemons[variant(transport)[2]]
-                        client = clients[variant(transport)[3]]
+                        client = clients[variant(transport, ab_build)[3]]
                         runs[transport].append(
-                            one_run(d, transport, args.threads, args.seconds, client)
+                            one_run(d, transport, args.threads, args.seconds, client, ab_build)
                         )
                 for transport, rs in runs.items():
                     rates = [r["requests_per_s"] for r in rs]
@@ -309,9 +331,11 @@ def main() -> int:
              + (f" The 'baseline client' row runs {args.baseline_client}/bench/request_rate "
                 "and its libiorelay." if args.baseline_client else "")
              + (" Rows ending ', ab' are served by a second daemon"
-                + (f", {args.ab_daemon_binary}," if args.ab_daemon_binary else "")
+                + (f", {ab_daemon}," if ab_daemon else "")
                 + f" started with '{args.ab_daemon_args or ''}'."
                 if "ab" in daemon_args else "")
+             + (f" Rows ending ', ab' run {args.ab_build}'s bench/request_rate (and "
+                "libiorelay)." if ab_build else "")
              + (f" Every daemon is started with {args.daemon_args}." if args.daemon_args
                 else ""), "",
              "| backend | transport | median requests/s | daemon CPU us/request | "

@@ -160,7 +160,9 @@ Status Connection::Handshake(const Secret& secret, const Identity& who, uint64_t
   auth.host = who.host;
   auth.join_session = join_session;
   auth.join_token = join_token;
-  auth.seal_wanted = seal ? 1 : 0;
+  // The tag algorithms this side checks: Poly1305 always, AES-GMAC where the CPU runs it.
+  auth.seal_wanted =
+      (seal ? proto::kSealWanted : 0) | (AesGmacAvailable() ? proto::kSealOffersAesGmac : 0);
   const std::vector<uint8_t> auth_fields = proto::EncodeFields(auth);
   const auto auth_op = static_cast<uint16_t>(proto::Op::kAuth);
   const uint64_t auth_id = next_id_;
@@ -195,9 +197,15 @@ Status Connection::Handshake(const Secret& secret, const Identity& who, uint64_t
                              "set IORELAY_SEAL=off only to measure what sealing costs)");
   }
   if (reply.sealed != 0) {
+    // (Bound by the transcript: the daemon chose it, and chose from what this side offered.)
+    const auto tag = static_cast<TagAlgorithm>(reply.sealed);
+    if (tag != TagAlgorithm::kPoly1305 &&
+        (tag != TagAlgorithm::kAesGmac || (auth.seal_wanted & proto::kSealOffersAesGmac) == 0)) {
+      return Fail(Status::IOError("the daemon chose a frame tag this client did not offer"), false);
+    }
     const SessionKey key = transcript.SealingKey(secret);
-    send_seal_.emplace(key, FrameDirection::kToDaemon);
-    recv_seal_.emplace(key, FrameDirection::kToClient);
+    send_seal_.emplace(key, FrameDirection::kToDaemon, tag);
+    recv_seal_.emplace(key, FrameDirection::kToClient, tag);
   }
   proto::FinishedRequest finished;
   finished.mac = transcript.Finished(secret);

@@ -7,6 +7,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <atomic>
 #include <cerrno>
 #include <cstdlib>
@@ -17,6 +18,7 @@
 #include <thread>
 #include <vector>
 
+#include "common/frame_mac.h"
 #include "iorelay/iorelay.h"
 #include "proto/wire.h"
 #include "testutil/daemon_process_testutil.h"
@@ -28,7 +30,7 @@ namespace {
 using iorelay::testing::MitmProxy;
 
 class SealedTcp : public ::testing::Test {
- protected:
+ public:  // (the helpers below use the daemon and its client)
   void SetUp() override {
     alarm(90);  // a hang fails the test instead of stalling CI
     if (!DaemonProcess::Available()) GTEST_SKIP() << "iorelayd not built";
@@ -214,6 +216,62 @@ TEST_F(SealedTcp, AnyHandshakeByteChangedIsRefusedBeforeAnyRequest) {
           mitm,
           (to_daemon ? "to the daemon, byte " : "to the client, byte ") + std::to_string(offset));
     }
+  }
+}
+
+// The tag algorithm: AES-GMAC where both ends run it (this CPU for both here), Poly1305 with
+// --seal-tag poly1305; either way data crosses intact and an altered write is refused.
+void ExpectTagCarriesDataAndCatchesAlteredWrite(SealedTcp& t, const std::string& choice) {
+  t.StartDaemon({"--seal-tag", choice});
+  const uint32_t expected = choice == "auto" && AesGmacAvailable() ? 2 : 1;
+  {
+    MitmProxy watcher(t.tcp_, MitmProxy::Tamper::kNone);
+    iorelay_client* c = t.Client(watcher.address());
+    iorelay_file* f = nullptr;
+    ASSERT_EQ(iorelay_open(c, "/fwd/both", O_CREAT | O_RDWR, 0644, &f), 0);
+    EXPECT_EQ(watcher.tag_algorithm(), expected);
+    // A 4 KiB write (AES-GMAC's size) and a 1 MiB one (over kGmacMaxFrameBytes: Poly1305).
+    const std::vector<char> small = Pattern(4096, 6), big = Pattern(1 << 20, 7);
+    ASSERT_EQ(iorelay_pwrite(f, small.data(), small.size(), 0), 4096);
+    ASSERT_EQ(iorelay_pwrite(f, big.data(), big.size(), 4096), 1 << 20);
+    std::vector<char> back(small.size() + big.size());
+    ASSERT_EQ(iorelay_pread(f, back.data(), back.size(), 0), static_cast<ssize_t>(back.size()));
+    EXPECT_TRUE(std::equal(small.begin(), small.end(), back.begin()));
+    EXPECT_TRUE(std::equal(big.begin(), big.end(), back.begin() + 4096));
+    iorelay_close(f);
+    iorelay_client_destroy(c);
+  }
+  MitmProxy mitm(t.tcp_, MitmProxy::Tamper::kWriteData);
+  iorelay_client* c = t.Client(mitm.address());
+  iorelay_file* f = nullptr;
+  ASSERT_EQ(iorelay_open(c, "/fwd/target", O_CREAT | O_RDWR, 0644, &f), 0);
+  const std::vector<char> data = Pattern(4096, 8);
+  EXPECT_EQ(iorelay_pwrite(f, data.data(), data.size(), 0), -EIO);
+  EXPECT_EQ(mitm.tampered(), 1);
+  iorelay_close(f);
+  iorelay_client_destroy(c);
+  EXPECT_EQ(ReadWholeFile(t.d_.root() + "/target"), "");  // nothing landed
+}
+
+TEST_F(SealedTcp, AesGmacCarriesDataAndCatchesAnAlteredWrite) {
+  ExpectTagCarriesDataAndCatchesAlteredWrite(*this, "auto");
+}
+
+TEST_F(SealedTcp, Poly1305CarriesDataAndCatchesAnAlteredWrite) {
+  ExpectTagCarriesDataAndCatchesAlteredWrite(*this, "poly1305");
+}
+
+// A man in the middle who steers the choice (takes the client's offer of AES-GMAC out, or
+// turns the daemon's choice to Poly1305) changes the transcript: refused before any request.
+TEST_F(SealedTcp, ATagChoiceChangedOnTheWayIsRefusedBeforeAnyRequest) {
+  if (!AesGmacAvailable()) GTEST_SKIP() << "no AES-GMAC on this CPU: nothing to steer";
+  StartDaemon();
+  for (MitmProxy::Tamper t :
+       {MitmProxy::Tamper::kTagOfferStripped, MitmProxy::Tamper::kTagDowngraded}) {
+    MitmProxy mitm(tcp_, t);
+    ExpectRefusedBeforeAnyRequest(mitm, t == MitmProxy::Tamper::kTagDowngraded
+                                            ? "AES-GMAC turned to Poly1305"
+                                            : "AES-GMAC offer taken out");
   }
 }
 

@@ -77,9 +77,9 @@ void ClientConn::SendLocked(struct iovec* iov, int n, Buffer* data, size_t data_
   Enqueue(std::move(f));
 }
 
-void ClientConn::Seal(const SessionKey& key) {
+void ClientConn::Seal(const SessionKey& key, TagAlgorithm tag) {
   MutexLock lock(out_mu_);
-  seal_.emplace(key, FrameDirection::kToClient);
+  seal_.emplace(key, FrameDirection::kToClient, tag);
 }
 
 void ClientConn::Enqueue(OutFrame f) {

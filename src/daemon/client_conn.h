@@ -65,7 +65,7 @@ class ClientConn {
   // under the queue lock, so frames are numbered in the order they enter the stream whichever
   // thread sends them (replies, heartbeats). Called by the loop right after the auth reply,
   // before any request is admitted.
-  void Seal(const SessionKey& key);
+  void Seal(const SessionKey& key, TagAlgorithm tag = TagAlgorithm::kPoly1305);
 
   // Event loop side: replaces the transport by what `upgrade` makes of the current one (it may
   // send on it first, and takes it over on success), with nothing queued and no send in

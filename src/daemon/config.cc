@@ -230,6 +230,10 @@ cli::OptionTable Table(Config* c) {
                        "tag every frame of TCP connections after the handshake (on);\n"
                        "off leaves untagged the clients that also run with IORELAY_SEAL=off,\n"
                        "whose frames a man in the middle can alter: for measurement only"))
+      .Add(cli::Choice("seal-tag", &c->seal_tag_auto, {{"auto", true}, {"poly1305", false}},
+                       "the frame tags' algorithm: auto picks AES-GMAC when this CPU and the\n"
+                       "client's have AES and carry-less multiply instructions, else Poly1305\n"
+                       "(auto); poly1305 always (docs/daemon.md, Security)"))
       .Add(cli::Choice("shm", &c->shm, {{"on", true}, {"off", false}},
                        "move Unix-socket clients of this host and network namespace\n"
                        "to shared-memory rings when they ask (on)"))

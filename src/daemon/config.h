@@ -86,6 +86,7 @@ struct Config {
   // TCP connections carry a tag on every frame after the handshake (docs/security.md); off
   // only to measure what the tags cost.
   bool seal = true;
+  bool seal_tag_auto = true;  // --seal-tag auto: AES-GMAC where both ends run it; else Poly1305
   // Shared-memory transport for clients on this host and network namespace (docs/daemon.md).
   bool shm = true;
   bool shm_in_place = true;              // lend request data, read into replies (docs/daemon.md)

@@ -117,7 +117,12 @@ Actions ConnProtocol::Auth(const proto::FrameHeader& h, std::span<const uint8_t>
   transcript_->Add(proto::HeaderBytes(h), payload);
   auth_header_ = h;
   job_ = job;
-  seal_ = settings_.over_network && (settings_.seal || m.seal_wanted != 0);
+  seal_ = settings_.over_network && (settings_.seal || (m.seal_wanted & proto::kSealWanted) != 0);
+  // AES-GMAC when both ends run it; the offer and the choice are in the transcript, so a man in
+  // the middle who strips the offer (or turns the choice) fails the handshake.
+  tag_ = settings_.aes_gmac && (m.seal_wanted & proto::kSealOffersAesGmac) != 0
+             ? TagAlgorithm::kAesGmac
+             : TagAlgorithm::kPoly1305;
   state_ = State::kAdmit;
   Actions a;
   Action& admit = a.Add(Action::Kind::kAdmit);
@@ -143,7 +148,7 @@ Actions ConnProtocol::Admitted(uint64_t session, uint64_t token) {
   reply.app = job.name();
   reply.heartbeat_ms = settings_.heartbeat_ms;
   reply.max_io_bytes = settings_.max_io_bytes;
-  reply.sealed = seal_ ? 1 : 0;
+  reply.sealed = seal_ ? static_cast<uint32_t>(tag_) : 0;
   HandshakeTranscript& t = *transcript_;
   std::vector<uint8_t> covered = proto::EncodeFields(reply);
   const auto reply_header =
@@ -160,8 +165,10 @@ Actions ConnProtocol::Admitted(uint64_t session, uint64_t token) {
   AddReply(a, auth_header_, 0, proto::EncodeFields(reply));  // (not tagged; what follows is)
   if (seal_) {
     const SessionKey key = TranscriptMac(job.secret(), TranscriptMacRole::kSessionKey, whole);
-    a.Add(Action::Kind::kSeal).key = key;
-    if (bytes_) bytes_->reader.Seal(key);  // (Feed's reader checks tags from now on too)
+    Action& seal = a.Add(Action::Kind::kSeal);
+    seal.key = key;
+    seal.tag = tag_;
+    if (bytes_) bytes_->reader.Seal(key, tag_);  // (Feed's reader checks tags from now on too)
   }
   return a;
 }

@@ -35,6 +35,8 @@ struct ProtocolSettings {
   std::function<JobPtr(const proto::AuthRequest&, const Nonce&)> authenticate;
   bool over_network = false;  // the transport crosses a network (Connection::OverNetwork)
   bool seal = false;          // --seal: network connections are sealed even if not asked
+  // --seal-tag auto, on a CPU with AES-GMAC (common/frame_mac.h): chosen for clients offering it
+  bool aes_gmac = false;
   uint32_t heartbeat_ms = 0;  // told in the auth reply
   uint32_t max_io_bytes = 0;  // likewise
   Nonce (*make_nonce)() = RandomNonce;
@@ -60,8 +62,9 @@ struct Action {
   uint64_t join_session = 0;    // kAdmit
   uint64_t join_token = 0;      // kAdmit
   SessionKey key{};             // kSeal
-  std::string why;              // kClose
-  bool integrity = false;       // kClose: a frame failed its tag (counted apart)
+  TagAlgorithm tag = TagAlgorithm::kPoly1305;  // kSeal
+  std::string why;                             // kClose
+  bool integrity = false;                      // kClose: a frame failed its tag (counted apart)
 };
 
 // The actions of one step, in place (a step gives two at most: reply and seal, or reply and
@@ -136,6 +139,7 @@ class ConnProtocol {
   proto::FrameHeader auth_header_;
   JobPtr job_;
   bool seal_ = false;
+  TagAlgorithm tag_ = TagAlgorithm::kPoly1305;  // when sealed
   Proof expected_finished_{};  // the client's kFinished MAC of the whole transcript
   // Feed's own reader and its source of bytes (made on the first Feed).
   struct Bytes;

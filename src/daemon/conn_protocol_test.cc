@@ -124,7 +124,7 @@ struct Client {
     m.client_nonce.fill(7);
     m.proof = ComputeProof(secret, r.server_nonce, m.client_nonce);
     m.host = "test";
-    m.seal_wanted = seal_wanted ? 1 : 0;
+    m.seal_wanted = (seal_wanted ? proto::kSealWanted : 0) | offer;
     auth = Frame(Op::kAuth, 2, proto::EncodeFields(m));
     return auth;
   }
@@ -140,6 +140,7 @@ struct Client {
   }
 
   Secret secret;
+  uint32_t offer = 0;  // more bits of seal_wanted: proto::kSealOffersAesGmac
   ClientTranscript transcript{proto::kVersion};
   std::vector<uint8_t> hello, auth;
 };
@@ -475,6 +476,103 @@ TEST_F(ConnProtocolTest, AUnixConnectionIsNotSealedEvenWhenAsked) {
   proto::AuthReply r;
   ASSERT_TRUE(proto::DecodeFields(PayloadOf(reply), &r).ok());
   EXPECT_EQ(r.sealed, 0u);
+}
+
+// The tag algorithm: AES-GMAC only when the daemon runs it (settings.aes_gmac) and the client
+// offered it; the kSeal action and the auth reply say the same, and frames tagged with the
+// other algorithm close the connection.
+TEST_F(ConnProtocolTest, AesGmacIsChosenOnlyWhenBothEndsRunIt) {
+  for (const bool daemon_has : {false, true}) {
+    for (const bool client_offers : {false, true}) {
+      SCOPED_TRACE(::testing::Message() << daemon_has << client_offers);
+      ProtocolSettings s = Settings(/*over_network=*/true);
+      s.aes_gmac = daemon_has;
+      ConnProtocol p(s);
+      Client c(MakeSecret(1));
+      c.offer = client_offers ? proto::kSealOffersAesGmac : 0;
+      std::vector<Action> out = HelloThenAuth(p, c, /*seal_wanted=*/true);
+      const Actions admitted = p.Admitted(kSession, kToken);
+      ASSERT_EQ(admitted.size(), 2u);
+      const TagAlgorithm want =
+          daemon_has && client_offers ? TagAlgorithm::kAesGmac : TagAlgorithm::kPoly1305;
+      proto::AuthReply reply;
+      ASSERT_TRUE(proto::DecodeFields(admitted[0].fields, &reply).ok());
+      EXPECT_EQ(reply.sealed, static_cast<uint32_t>(want));
+      ASSERT_TRUE(c.Check(ReplyBytes(admitted[0])));
+      ASSERT_EQ(admitted[1].kind, Kind::kSeal);
+      EXPECT_EQ(admitted[1].tag, want);
+      if (want == TagAlgorithm::kAesGmac && !AesGmacAvailable()) continue;
+      const SessionKey key = c.transcript.SealingKey(c.secret);
+      FrameSealer sealer(key, FrameDirection::kToDaemon, want);
+      out.clear();
+      p.Feed(Sealed(sealer, c.Finished()), &out);
+      EXPECT_TRUE(out.empty());
+      ASSERT_EQ(p.state(), ConnProtocol::State::kOpen);
+      p.Feed(Sealed(sealer, Frame(Op::kStatfs, 4, proto::EncodeFields(proto::PathRequest{"/a"}))),
+             &out);
+      ASSERT_EQ(out.size(), 1u);
+      EXPECT_EQ(out[0].kind, Kind::kRequest);
+      if (!AesGmacAvailable()) continue;
+      // The next frame tagged with the other algorithm (under the same key and number).
+      const TagAlgorithm other =
+          want == TagAlgorithm::kAesGmac ? TagAlgorithm::kPoly1305 : TagAlgorithm::kAesGmac;
+      FrameSealer wrong(key, FrameDirection::kToDaemon, other);
+      wrong.Next();
+      wrong.Next();
+      out.clear();
+      p.Feed(Sealed(wrong, Frame(Op::kStatfs, 5, proto::EncodeFields(proto::PathRequest{"/b"}))),
+             &out);
+      ASSERT_EQ(out.size(), 1u);
+      EXPECT_EQ(out[0].kind, Kind::kClose);
+      EXPECT_TRUE(out[0].integrity);
+    }
+  }
+}
+
+// A man in the middle who takes the client's offer out of the auth request gets the daemon to
+// choose Poly1305, but the daemon hashed another auth request than the client: the daemon's
+// proof fails at the client, and kFinished at the daemon.
+TEST_F(ConnProtocolTest, AnOfferTakenOutOnTheWayFailsTheHandshake) {
+  ProtocolSettings s = Settings(/*over_network=*/true);
+  s.aes_gmac = true;
+  ConnProtocol p(s);
+  Client c(MakeSecret(1));
+  c.offer = proto::kSealOffersAesGmac;
+  std::vector<Action> out;
+  p.Feed(c.Hello(), &out);
+  const std::vector<uint8_t> hello_reply = ReplyBytes(out.at(0));
+  std::vector<uint8_t> auth = c.Auth(hello_reply, /*seal_wanted=*/true);
+  auth[auth.size() - 4] &= static_cast<uint8_t>(~proto::kSealOffersAesGmac);  // seal_wanted: last
+  out.clear();
+  p.Feed(auth, &out);
+  ASSERT_EQ(out.at(0).kind, Kind::kAdmit);
+  const Actions admitted = p.Admitted(kSession, kToken);
+  ASSERT_EQ(admitted.size(), 2u);
+  EXPECT_EQ(admitted[1].tag, TagAlgorithm::kPoly1305);
+  EXPECT_FALSE(c.Check(ReplyBytes(admitted[0])));
+  out.clear();
+  FrameSealer sealer(c.transcript.SealingKey(c.secret), FrameDirection::kToDaemon);
+  p.Feed(Sealed(sealer, c.Finished()), &out);
+  ASSERT_EQ(out.size(), 1u);
+  EXPECT_EQ(out[0].kind, Kind::kClose);
+}
+
+// Likewise the daemon's choice turned from AES-GMAC to Poly1305 in the auth reply: the client
+// hashes another reply than the daemon, and the daemon's proof does not verify.
+TEST_F(ConnProtocolTest, AChoiceTurnedOnTheWayFailsTheHandshake) {
+  ProtocolSettings s = Settings(/*over_network=*/true);
+  s.aes_gmac = true;
+  ConnProtocol p(s);
+  Client c(MakeSecret(1));
+  c.offer = proto::kSealOffersAesGmac;
+  const std::vector<Action> out = HelloThenAuth(p, c, /*seal_wanted=*/true);
+  ASSERT_EQ(out.at(0).kind, Kind::kAdmit);
+  const Actions admitted = p.Admitted(kSession, kToken);
+  std::vector<uint8_t> reply = ReplyBytes(admitted[0]);
+  uint8_t& sealed = reply[reply.size() - kProofBytes - 4];  // `sealed`, before the proof
+  ASSERT_EQ(sealed, static_cast<uint8_t>(TagAlgorithm::kAesGmac));
+  sealed = static_cast<uint8_t>(TagAlgorithm::kPoly1305);
+  EXPECT_FALSE(c.Check(reply));
 }
 
 }  // namespace

@@ -72,7 +72,9 @@ class FrameReader {
   // From the next frame on, each frame's data is followed by its tag (common/frame_mac.h),
   // checked before the frame is returned: a frame that fails it is kError, and
   // integrity_failed() tells that apart from other errors. Called between frames.
-  void Seal(const SessionKey& key) { seal_.emplace(key, FrameDirection::kToDaemon); }
+  void Seal(const SessionKey& key, TagAlgorithm tag = TagAlgorithm::kPoly1305) {
+    seal_.emplace(key, FrameDirection::kToDaemon, tag);
+  }
   bool sealed() const { return seal_.has_value(); }
   bool integrity_failed() const { return integrity_failed_; }
 

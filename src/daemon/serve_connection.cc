@@ -85,8 +85,8 @@ bool Perform(Core& core, const ConnPtr& conn, FrameReader& in, ConnProtocol& pro
       case Action::Kind::kAdmit:  // (always the last action: the admission's follow)
         return Perform(core, conn, in, protocol, Admit(core, conn, protocol, a), arrival_ns);
       case Action::Kind::kSeal:
-        conn->Seal(a.key);
-        in.Seal(a.key);
+        conn->Seal(a.key, a.tag);
+        in.Seal(a.key, a.tag);
         break;
       case Action::Kind::kRequest:
         return Request(core, conn, in, arrival_ns);
@@ -114,6 +114,7 @@ ProtocolSettings ProtocolSettingsFor(const Core& core, const Connection& transpo
   };
   s.over_network = transport.OverNetwork();
   s.seal = core.config.seal;
+  s.aes_gmac = core.config.seal_tag_auto && AesGmacAvailable();
   s.heartbeat_ms = static_cast<uint32_t>(core.config.heartbeat_ms);
   s.max_io_bytes = static_cast<uint32_t>(core.config.max_io_bytes);
   s.make_nonce = core.make_nonce;

@@ -69,6 +69,10 @@ struct HelloReply {
   }
 };
 
+// AuthRequest.seal_wanted's bits.
+inline constexpr uint32_t kSealWanted = 1;
+inline constexpr uint32_t kSealOffersAesGmac = 2;
+
 struct AuthRequest {
   Nonce client_nonce{};
   Proof proof{};
@@ -80,9 +84,13 @@ struct AuthRequest {
   std::string host;
   uint64_t join_session = 0;  // 0: a new session; else join this one ...
   uint64_t join_token = 0;    // ... proving it with its token
-  // 1: the client requires tags on this connection if it crosses a network (the default; 0
-  // only with IORELAY_SEAL=off, to measure their cost against a daemon run with --seal off).
-  uint32_t seal_wanted = 1;
+  // Bit 0 (kSealWanted): the client requires tags on this connection if it crosses a network
+  // (the default; 0 only with IORELAY_SEAL=off, to measure their cost against a daemon run with
+  // --seal off). Bit 1 (kSealOffersAesGmac): the client can check AES-GMAC tags
+  // (common/frame_mac.h); the daemon picks the algorithm in AuthReply.sealed. Both sides'
+  // fields are in the handshake transcript, so a man in the middle cannot change the offer or
+  // the choice (common/handshake_transcript.h).
+  uint32_t seal_wanted = kSealWanted;
   template <class V>
   void Visit(V& v) {
     v(client_nonce);
@@ -103,8 +111,9 @@ struct AuthReply {
   std::string app;            // the application name bound to the credential
   uint32_t heartbeat_ms = 0;  // heartbeat period while requests are outstanding
   uint32_t max_io_bytes = 0;  // largest read or write the daemon accepts in one request
-  // 1: every later frame, both ways, carries a tag (common/frame_mac.h): the daemon seals its
-  // TCP connections (unless run with --seal off and asked with seal_wanted 0); Unix sockets are
+  // Not 0: every later frame, both ways, carries a tag (common/frame_mac.h), 1 Poly1305, 2
+  // AES-GMAC (TagAlgorithm; 2 only when the client offered it): the daemon seals its TCP
+  // connections (unless run with --seal off and asked with seal_wanted 0); Unix sockets are
   // not sealed.
   uint32_t sealed = 0;
   // The daemon's MAC over the transcript up to this field (common/handshake_transcript.h).

@@ -124,10 +124,26 @@ void MitmProxy::Pump(int from, int to, bool to_daemon) {
     if (!to_daemon && n == 1 && h->status == 0) {
       proto::AuthReply reply;
       // Known before the client can send its first sealed frame: it waits for this reply.
-      if (proto::DecodeFields(payload, &reply).ok()) sealed_.store(reply.sealed != 0);
+      if (proto::DecodeFields(payload, &reply).ok()) {
+        sealed_.store(reply.sealed != 0);
+        tag_algorithm_.store(reply.sealed);
+      }
+      // `sealed` is the 4 bytes before the daemon's proof, the reply's last field.
+      uint8_t* sealed = frame.data() + frame.size() - kProofBytes - sizeof(uint32_t);
       if (tamper_ == Tamper::kSealedOff && reply.sealed != 0) {
-        // `sealed` is the 4 bytes before the daemon's proof, the reply's last field.
-        std::memset(frame.data() + frame.size() - kProofBytes - sizeof(uint32_t), 0, 4);
+        std::memset(sealed, 0, 4);
+        tampered_.fetch_add(1);
+      }
+      if (tamper_ == Tamper::kTagDowngraded && reply.sealed == 2) {
+        sealed[0] = 1;  // (little-endian)
+        tampered_.fetch_add(1);
+      }
+    }
+    if (to_daemon && n == 1 && tamper_ == Tamper::kTagOfferStripped && h->length >= 4) {
+      // `seal_wanted` is the auth request's last field, 4 bytes little-endian.
+      uint8_t& bits = frame[frame.size() - sizeof(uint32_t)];
+      if ((bits & 2) != 0) {
+        bits &= static_cast<uint8_t>(~2);
         tampered_.fetch_add(1);
       }
     }

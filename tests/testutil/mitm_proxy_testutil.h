@@ -20,9 +20,11 @@ class MitmProxy {
     kWriteData,  // the last data byte of the first pwrite request
     kReadData,   // the last data byte of the first successful pread reply
     // On every connection (so that a client's new attempt meets it too):
-    kSealedOff,      // the auth reply's `sealed` field set to 0 (a downgrade)
-    kHandshakeByte,  // byte `offset` of the handshake's frames (hello, auth; headers included)
-                     // in one direction
+    kSealedOff,         // the auth reply's `sealed` field set to 0 (a downgrade)
+    kHandshakeByte,     // byte `offset` of the handshake's frames (hello, auth; headers included)
+                        // in one direction
+    kTagOfferStripped,  // the auth request's offer of AES-GMAC taken out (seal_wanted's bit 1)
+    kTagDowngraded,     // the auth reply's choice of AES-GMAC (`sealed` 2) turned to Poly1305 (1)
   };
   // Listens on 127.0.0.1 (a free port) and forwards every connection to `target`
   // ("tcp:HOST:PORT"). Aborts the test program when it cannot listen. `to_daemon` and
@@ -35,6 +37,8 @@ class MitmProxy {
   std::string address() const { return "tcp:127.0.0.1:" + std::to_string(port_); }
   // The daemon's auth reply said "sealed" (on the last connection that authenticated).
   bool sealed() const { return sealed_.load(); }
+  // Its `sealed` value: the tag algorithm chosen (common/frame_mac.h's TagAlgorithm), 0 none.
+  uint32_t tag_algorithm() const { return tag_algorithm_.load(); }
   // Frames altered so far (at most one after the handshake; one per connection in it).
   int tampered() const { return tampered_.load(); }
   // Heartbeat frames the daemon sent.
@@ -57,6 +61,7 @@ class MitmProxy {
   int port_ = 0;
   std::atomic<bool> stop_{false};
   std::atomic<bool> sealed_{false};
+  std::atomic<uint32_t> tag_algorithm_{0};
   std::atomic<int> tampered_{0};
   std::atomic<int> heartbeats_{0};
   std::atomic<int> requests_{0};
