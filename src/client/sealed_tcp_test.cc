@@ -139,18 +139,23 @@ TEST_F(SealedTcp, HeartbeatsAndRepliesFromManyThreadsKeepTheirOrder) {
   EXPECT_GT(watcher.heartbeats(), 10);
 }
 
-TEST_F(SealedTcp, AlteredWriteIsRefusedAndDoesNotLand) {
-  StartDaemon();
-  MitmProxy mitm(tcp_, MitmProxy::Tamper::kWriteData);
-  iorelay_client* c = Client(mitm.address());
+// A 4 KiB write altered on the way is refused (-EIO) and nothing of it lands.
+void ExpectAlteredWriteRefused(SealedTcp& t, int seed) {
+  MitmProxy mitm(t.tcp_, MitmProxy::Tamper::kWriteData);
+  iorelay_client* c = t.Client(mitm.address());
   iorelay_file* f = nullptr;
   ASSERT_EQ(iorelay_open(c, "/fwd/target", O_CREAT | O_RDWR, 0644, &f), 0);
-  const std::vector<char> data = Pattern(4096, 3);
+  const std::vector<char> data = Pattern(4096, seed);
   EXPECT_EQ(iorelay_pwrite(f, data.data(), data.size(), 0), -EIO);
   EXPECT_EQ(mitm.tampered(), 1);
   iorelay_close(f);
   iorelay_client_destroy(c);
-  EXPECT_EQ(ReadWholeFile(d_.root() + "/target"), "");  // nothing landed
+  EXPECT_EQ(ReadWholeFile(t.d_.root() + "/target"), "");  // nothing landed
+}
+
+TEST_F(SealedTcp, AlteredWriteIsRefusedAndDoesNotLand) {
+  StartDaemon();
+  ExpectAlteredWriteRefused(*this, 3);
   EXPECT_EQ(Counter("connections_closed_integrity_check"), 1u);
 }
 
@@ -241,16 +246,7 @@ void ExpectTagCarriesDataAndCatchesAlteredWrite(SealedTcp& t, const std::string&
     iorelay_close(f);
     iorelay_client_destroy(c);
   }
-  MitmProxy mitm(t.tcp_, MitmProxy::Tamper::kWriteData);
-  iorelay_client* c = t.Client(mitm.address());
-  iorelay_file* f = nullptr;
-  ASSERT_EQ(iorelay_open(c, "/fwd/target", O_CREAT | O_RDWR, 0644, &f), 0);
-  const std::vector<char> data = Pattern(4096, 8);
-  EXPECT_EQ(iorelay_pwrite(f, data.data(), data.size(), 0), -EIO);
-  EXPECT_EQ(mitm.tampered(), 1);
-  iorelay_close(f);
-  iorelay_client_destroy(c);
-  EXPECT_EQ(ReadWholeFile(t.d_.root() + "/target"), "");  // nothing landed
+  ExpectAlteredWriteRefused(t, 8);
 }
 
 TEST_F(SealedTcp, AesGmacCarriesDataAndCatchesAnAlteredWrite) {
