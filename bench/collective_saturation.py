@@ -33,6 +33,7 @@ from pathlib import Path
 
 import testbed_mpiio
 from collective_ionodes import mpiio_bench
+from testbed_mpiio import COMPONENT_LIBRARY
 
 from iorelay import units
 from iorelay.saturation import PLATEAU_SHARE, saturation
@@ -41,19 +42,20 @@ from iorelay.simulate import platform_path
 REPO = Path(__file__).resolve().parents[1]
 
 
-# The MPI library each component runs in (testbed_mpiio's names).
-LIBRARY = {"ompio": "openmpi", "romio321": "openmpi", "mpich": "mpich"}
-
-
-def one_aggregator(component: str, size: int) -> tuple[list[str], dict[str, str]]:
-    """Bench options and environment for collective writes through one aggregator that takes
-    `size` bytes per call."""
-    env = {"OMPI_MCA_io": component} if LIBRARY[component] == "openmpi" else {}
+def aggregator_settings(
+    component: str, aggregators: int, buffer_size: int = 0
+) -> tuple[list[str], dict[str, str]]:
+    """Bench options and environment for collective writes through `aggregators` aggregators
+    (one per host), each taking `buffer_size` bytes per call when given (else the MPI's
+    default buffer)."""
+    env = {"OMPI_MCA_io": component} if COMPONENT_LIBRARY[component] == "openmpi" else {}
     if component == "ompio":
-        env |= {"OMPI_MCA_io_ompio_num_aggregators": "1",
-                "OMPI_MCA_io_ompio_cycle_buffer_size": str(size)}  # fmt: skip
+        env["OMPI_MCA_io_ompio_num_aggregators"] = str(aggregators)
+        if buffer_size:
+            env["OMPI_MCA_io_ompio_cycle_buffer_size"] = str(buffer_size)
         return ["--collective"], env
-    hints = ["cb_nodes=1", "cb_config_list=*:1", f"cb_buffer_size={size}", "romio_cb_write=enable"]
+    buffer = [f"cb_buffer_size={buffer_size}"] if buffer_size else []
+    hints = [f"cb_nodes={aggregators}", "cb_config_list=*:1", *buffer, "romio_cb_write=enable"]
     return ["--collective", *(a for h in hints for a in ("--hint", h))], env
 
 
@@ -61,12 +63,12 @@ def run(args: argparse.Namespace, size: int, directory: str) -> float:
     if size % args.ranks:
         raise SystemExit(f"size {size} is not a multiple of --ranks {args.ranks}")
     segments = max(1, args.total // size)
-    extra, env = one_aggregator(args.component, size)
+    extra, env = aggregator_settings(args.component, 1, size)
     pattern = ["--request", str(size // args.ranks), "--segments", str(segments)]
     options = [*pattern, "--write", "--fsync", *extra]
     if args.testbed:
         options = ["--spatiality", "strided", *options]
-        result = testbed_mpiio.bench_on_hosts(LIBRARY[args.component], [args.testbed],
+        result = testbed_mpiio.bench_on_hosts(COMPONENT_LIBRARY[args.component], [args.testbed],
                                               args.ranks, directory, options, env)  # fmt: skip
         return testbed_mpiio.phase_mib_s(result)
     if args.component == "mpich":
@@ -78,7 +80,7 @@ def run(args: argparse.Namespace, size: int, directory: str) -> float:
 
 def main() -> int:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    ap.add_argument("--component", choices=sorted(LIBRARY), default="ompio")
+    ap.add_argument("--component", choices=sorted(COMPONENT_LIBRARY), default="ompio")
     ap.add_argument("--ranks", type=int, default=4)
     ap.add_argument("--sizes", default="256K,1M,4M,16M,64M")
     ap.add_argument("--total", default="256M")

@@ -30,7 +30,8 @@ import time
 from pathlib import Path
 
 import testbed_mpiio
-from collective_saturation import LIBRARY
+from collective_saturation import aggregator_settings
+from testbed_mpiio import COMPONENT_LIBRARY
 
 from iorelay import units
 from iorelay.spread_point import median_curve, spread_point
@@ -40,33 +41,23 @@ HOSTS = ["node1", "node2", "node3"]
 RANKS_PER_HOST = 4
 
 
-def settings(component: str, aggregators: int) -> tuple[list[str], dict[str, str]]:
-    """Bench options and environment for collective writes through `aggregators` aggregators."""
-    if component == "ompio":
-        count = {"OMPI_MCA_io_ompio_num_aggregators": str(aggregators)}
-        return ["--collective"], {"OMPI_MCA_io": "ompio", **count}
-    env = {"OMPI_MCA_io": component} if LIBRARY[component] == "openmpi" else {}
-    hints = [f"cb_nodes={aggregators}", "cb_config_list=*:1", "romio_cb_write=enable"]
-    return ["--collective", *(a for h in hints for a in ("--hint", h))], env
-
-
 def run(args: argparse.Namespace, size: int, aggregators: int, directory: str) -> dict:
     ranks = RANKS_PER_HOST * len(HOSTS)
     if size % ranks:
         raise SystemExit(f"size {size} is not a multiple of the {ranks} ranks")
     calls = max(2, args.total // size)
-    extra, env = settings(args.component, aggregators)
+    extra, env = aggregator_settings(args.component, aggregators)
     options = ["--spatiality", "strided", "--request", str(size // ranks),
                "--segments", str(calls), "--write", "--fsync", *extra]  # fmt: skip
-    result = testbed_mpiio.bench_on_hosts(LIBRARY[args.component], HOSTS, ranks, directory,
-                                          options, env)  # fmt: skip
+    result = testbed_mpiio.bench_on_hosts(COMPONENT_LIBRARY[args.component], HOSTS, ranks,
+                                          directory, options, env)  # fmt: skip
     mib_s = testbed_mpiio.phase_mib_s(result)
     return {"mib_s": mib_s, "calls": calls}
 
 
 def main() -> int:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    ap.add_argument("--component", choices=sorted(LIBRARY), required=True)
+    ap.add_argument("--component", choices=sorted(COMPONENT_LIBRARY), required=True)
     ap.add_argument("--sizes", default="384K,1536K,6M,24M", help="bytes per collective call")
     ap.add_argument("--total", default="12M", help="bytes per run (at least 2 calls)")
     ap.add_argument("--reps", type=int, default=5)

@@ -58,7 +58,7 @@ REPO = Path(__file__).resolve().parents[1]
 OUT = REPO / "bench" / "results" / "testbed-collective"
 COMPUTE = ["node1", "node2", "node3"]
 IONODE = "ion1"
-MPIS = {"ompio": "openmpi", "romio321": "openmpi", "mpich": "mpich"}
+MPIS = testbed_mpiio.COMPONENT_LIBRARY  # the MPI-IO components measured, and their MPI
 
 
 @dataclass(frozen=True)

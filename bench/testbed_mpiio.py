@@ -46,6 +46,11 @@ def work_dir(prefix: str) -> tempfile.TemporaryDirectory[str]:
     return tempfile.TemporaryDirectory(prefix=prefix, dir=SHARED_PATH)
 
 
+# The MPI library each MPI-IO component runs in (bench_on_hosts' `mpi_name`): OpenMPI's
+# OMPIO and ROMIO, MPICH's ROMIO.
+COMPONENT_LIBRARY = {"ompio": "openmpi", "romio321": "openmpi", "mpich": "mpich"}
+
+
 def bench_on_hosts(
     mpi_name: str,
     hosts: Sequence[str],

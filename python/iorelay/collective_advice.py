@@ -163,17 +163,18 @@ def settings(job: Job, choice: Mapping[str, Any], saturation_point: int, source:
                   job.interleaved)  # fmt: skip
 
 
-def check_mpi(mpi: str) -> None:
+def collective_section(platform_file: Path, mpi: str) -> dict[str, Any]:
+    """The platform file's `collective` section, after checking that `mpi` (or "") is known."""
     if mpi and mpi not in MPIS:
         raise CollectiveAdviceError(f"MPI {mpi!r} unknown (known: {', '.join(MPIS)})")
+    return json.loads(platform_file.read_text()).get("collective", {})
 
 
 def measured_k(platform_file: Path, mpi: str = "") -> tuple[int, str]:
     """k for `mpi` from a platform file, and where it came from: the MPI's own
     (collective.saturation_point_by_mpi), else the single collective.saturation_point; an error
     saying how to measure it when neither is there."""
-    check_mpi(mpi)
-    collective = json.loads(platform_file.read_text()).get("collective", {})
+    collective = collective_section(platform_file, mpi)
     own = collective.get("saturation_point_by_mpi", {}).get(mpi) if mpi else None
     if own:
         return units.parse_bytes(own), f"{platform_file}, measured with {mpi}"
@@ -196,8 +197,7 @@ def measured_saturation_point(platform_file: Path, mpi: str = "") -> int:
 def measured_spread_point(platform_file: Path, mpi: str) -> int | None:
     """The call size from which one aggregator per host was faster than one aggregator, with
     `mpi` (collective.spread_point_by_mpi); None when not measured for it."""
-    check_mpi(mpi)
-    collective = json.loads(platform_file.read_text()).get("collective", {})
+    collective = collective_section(platform_file, mpi)
     value = collective.get("spread_point_by_mpi", {}).get(mpi) if mpi else None
     return units.parse_bytes(value) if value else None
 
