@@ -43,7 +43,7 @@ int RunnableSample::Get(int64_t now_ns) {
       sampled_ns_.compare_exchange_strong(sampled, now_ns, std::memory_order_relaxed)) {
     running_.store(RunningThreads(), std::memory_order_relaxed);
   }
-  return running_.load(std::memory_order_relaxed);
+  return Last();
 }
 
 }  // namespace iorelay

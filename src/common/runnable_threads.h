@@ -22,6 +22,8 @@ class RunnableSample {
 
   // The count, read again when the last reading is older than kPeriodNs at `now_ns`.
   int Get(int64_t now_ns);
+  // The count of the last reading (-1 before the first), without reading again.
+  int Last() const { return running_.load(std::memory_order_relaxed); }
 
  private:
   std::atomic<int64_t> sampled_ns_{INT64_MIN / 2};

@@ -126,13 +126,9 @@ void Dispatcher::WakeWorkerLocked() {
   work_cv_.NotifyOne();
 }
 
-bool Dispatcher::SpinNowLocked() const {
-  return spin_rule_.ShouldSpin(runnable_.load(std::memory_order_relaxed), cores_);
-}
+bool Dispatcher::SpinNowLocked() const { return spin_rule_.ShouldSpin(runnable_.Last(), cores_); }
 
-void Dispatcher::SampleRunnable() {
-  runnable_.store(runnable_sample_.Get(MonotonicNs()), std::memory_order_relaxed);
-}
+void Dispatcher::SampleRunnable() { runnable_.Get(MonotonicNs()); }
 
 bool Dispatcher::SpinForWork() {
   spinning_ = true;

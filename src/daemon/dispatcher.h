@@ -123,9 +123,8 @@ class Dispatcher {
   bool stop_ GUARDED_BY(mu_) = false;
   WorkerSpinRule spin_rule_ GUARDED_BY(mu_);
   const int cores_;
-  RunnableSample runnable_sample_;
-  std::atomic<int> runnable_{-1};                   // the last sample (SampleRunnable)
-  bool spinning_ GUARDED_BY(mu_) = false;           // a worker spins in SpinForWork
+  RunnableSample runnable_;                // the machine's runnable threads (SampleRunnable)
+  bool spinning_ GUARDED_BY(mu_) = false;  // a worker spins in SpinForWork
   bool spinner_signalled_ GUARDED_BY(mu_) = false;  // ... and has been given a wake-up
   std::atomic<uint64_t> work_signals_{0};           // what the spinning worker watches
   std::atomic<uint64_t> apps_removed_{0};
