@@ -14,11 +14,9 @@ which iorelay-sim ignores.
 
 from __future__ import annotations
 
-import argparse
 import copy
 import json
 import random
-import sys
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
@@ -30,68 +28,19 @@ from scipy.optimize import minimize
 
 from iorelay import sim_cells, units
 from iorelay.analysis.reader import read_results
-from iorelay.analysis.schema import AnalysisError
-from iorelay.simulate import SimulateError, platform_path
+from iorelay.calibrate_parameters import (
+    ACCESS_BOUNDS_S,
+    ACCESS_TIMES,
+    DEFAULT_PARAMETERS,
+    FREE_PARAMETERS,
+)
+from iorelay.simulate import platform_path
 
 
 class CalibrateError(ValueError):
     """Input that cannot be calibrated (unknown parameter, no cells, bad platform)."""
 
 
-@dataclass(frozen=True)
-class Parameter:
-    """One free parameter: where it lives in the platform document, its kind, and its bounds."""
-
-    name: str
-    # "rate" (bytes/s), "duration" (s), "count" (an integer, fitted rounded) or "number" (a
-    # plain number, a share)
-    kind: str
-    low: float
-    high: float
-    start: float | None = None  # where the fit starts when the platform has no value
-
-
-FREE_PARAMETERS: dict[str, Parameter] = {
-    p.name: p
-    for p in (
-        Parameter("compute.nic", "rate", 1e8, 1e11),
-        Parameter("ionode.nic", "rate", 1e8, 1e11),
-        Parameter("ionode.request_overhead", "duration", 1e-7, 1e-1),
-        Parameter("storage.nic", "rate", 1e7, 1e11),
-        Parameter("storage.device.seek", "duration", 1e-6, 1e-1),
-        Parameter("storage.device.bw", "rate", 1e6, 1e11),
-        Parameter("storage.device.write", "duration", 1e-7, 1e-1, start=1e-4),
-        Parameter("storage.token_handoff", "duration", 1e-6, 1.0, start=1e-3),
-        Parameter("storage.range_token", "duration", 1e-6, 1.0, start=1e-3),
-        Parameter("storage.metanode_update", "duration", 1e-7, 1.0, start=1e-4),
-        Parameter("storage.metanode_bw", "rate", 1e6, 1e11, start=1e8),
-        Parameter("storage.metanode_share", "number", 0.05, 5.0, start=0.5),
-        Parameter("network.latency", "duration", 1e-7, 1e-2),
-        Parameter("network.link", "rate", 1e7, 1e11),
-        Parameter("network.storage_gateway_nic", "rate", 1e7, 1e11),
-        Parameter("ionode.slots", "count", 1, 64),
-        Parameter("storage.file_writes_per_client", "count", 1, 64, start=64),
-        Parameter("storage.channels", "count", 1, 64, start=1),
-        Parameter("storage.file_writes", "count", 1, 64, start=64),
-        # Processor time on the machine's shared cores (the platform's cpu section and cores).
-        Parameter("cpu.direct_call", "duration", 1e-7, 1e-2, start=1e-5),
-        Parameter("cpu.forward_request", "duration", 1e-7, 1e-2, start=5e-6),
-        Parameter("cpu.copy", "rate", 1e8, 1e11, start=1e10),
-        Parameter("cpu.ionode_request", "duration", 1e-7, 1e-2, start=5e-6),
-        Parameter("cpu.ionode_call", "duration", 1e-7, 1e-2, start=1e-5),
-    )
-}
-# The device's time per access by size (storage.device's access=...): one value per request size
-# of the cells, fitted apart from the others (fit_access_times), so it is named on its own.
-ACCESS_TIMES = "storage.device.access"
-ACCESS_BOUNDS_S = (1e-7, 10.0)
-DEFAULT_PARAMETERS = (
-    "ionode.request_overhead",
-    "storage.nic",
-    "storage.device.seek",
-    "storage.device.bw",
-    "storage.token_handoff",
-)
 NOISE_SEEDS = 5
 
 
@@ -654,128 +603,3 @@ def doc_value(doc: Mapping[str, Any], name: str) -> str:
     if key.startswith("device."):
         return _device(doc)[key.split(".")[1]]
     return str(doc.get(section, {}).get(key, "-"))
-
-
-def _ints(text: str) -> list[int]:
-    try:
-        return [int(v) for v in text.split(",") if v]
-    except ValueError:
-        raise argparse.ArgumentTypeError(f"expected integers separated by commas: {text}") from None
-
-
-def add_parser(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
-    p = sub.add_parser(
-        "calibrate",
-        help="fit a platform's free parameters to measured results",
-        description="Fit the free parameters of a simulator platform to measured results (FORGE "
-        "CSV or iorelay's results), by the median bandwidth of each (pattern, I/O nodes) cell.",
-    )
-    p.add_argument("--measured", required=True, nargs="+", help="results files or directories")
-    p.add_argument("--platform", required=True, help="platforms/NAME.json by NAME, or a path")
-    p.add_argument("--out", required=True, type=Path, help="the calibrated platform file")
-    p.add_argument(
-        "--method",
-        choices=("local", "global"),
-        default="local",
-        help="local: staged Nelder-Mead on the pooled log error; global: differential "
-        "evolution on --objective, under --max-minutes (docs/simulator.md)",
-    )
-    p.add_argument(
-        "--objective",
-        choices=("choice", "rank", "regret", "log"),
-        default="choice",
-        help="--method global: choice (1 - the mean of the within-pattern Spearman rho over all "
-        "options and over the forwarded ones and the forwarded regret ratio, plus 0.05 x the "
-        "pooled log error), rank (1 - within-pattern rho, plus the same), regret (1 - regret "
-        "ratio) or log (pooled log error)",
-    )
-    p.add_argument(
-        "--max-minutes", type=float, default=0.0, help="--method global: wall budget (0: none)"
-    )
-    p.add_argument(
-        "--parameters",
-        default=None,
-        help="comma-separated (default: the local method's five, or with --method global the "
-        f"ranking set); valid: {', '.join([*FREE_PARAMETERS, ACCESS_TIMES])}",
-    )
-    p.add_argument("--options", type=_ints, help="I/O-node counts to fit on (default: all)")
-    p.add_argument("--fraction", type=float, default=1.0, help="share of patterns, stratified")
-    p.add_argument("--seed", type=int, default=1, help="seed of the pattern choice")
-    p.add_argument("--requests-per-rank", type=int, default=sim_cells.DEFAULT_REQUESTS_PER_RANK)
-    p.add_argument(
-        "--total",
-        default="0",
-        help="bytes the measured runs planned to move (fixes the files' layout), e.g. 128GiB",
-    )
-    p.add_argument("--scheduler", default="fifo")
-    p.add_argument("--max-evaluations", type=int, default=60)
-    p.add_argument(
-        "--log",
-        type=Path,
-        help="--method global: the evaluation log, one line per simulation (default: OUT with "
-        "the suffix .log.jsonl)",
-    )
-    p.add_argument(
-        "--resume",
-        action="store_true",
-        help="--method global: continue the search of --log (same cells, platform, parameters, "
-        "objective and seed): logged simulations are not run again; raise --max-evaluations "
-        "or give new --max-minutes to go further",
-    )
-    p.add_argument(
-        "--search-share",
-        type=float,
-        default=1.0,
-        help="--method global: simulate this share of the patterns at each point of the "
-        "search, per layout x spatiality x processes-per-node stratum, fewest processes first "
-        "(the training scores are theirs)",
-    )
-    p.add_argument(
-        "--search-every-node-count",
-        action=argparse.BooleanOptionalAction,
-        default=True,
-        help="--search-share: also the cheapest pattern of each layout x spatiality x node "
-        "count (cheapest first alone keeps the fewest nodes; default on, --no-... for off)",
-    )
-    p.add_argument("--jobs", type=int, default=sim_cells.default_jobs())
-    p.set_defaults(func=run)
-
-
-def run(args: argparse.Namespace) -> int:
-    for flag, value in (("--fraction", args.fraction), ("--search-share", args.search_share)):
-        if not 0.0 < value <= 1.0:
-            print(f"iorelay calibrate: {flag} must lie in (0, 1]", file=sys.stderr)
-            return 2
-    from iorelay.calibrate_global import RANKING_PARAMETERS
-
-    if args.parameters is None:
-        names = RANKING_PARAMETERS if args.method == "global" else DEFAULT_PARAMETERS
-    else:
-        names = [n for n in args.parameters.split(",") if n]
-    try:
-        total = units.parse_bytes(args.total)
-        calibrate(
-            args.measured,
-            args.platform,
-            args.out,
-            names=names,
-            options=args.options,
-            fraction=args.fraction,
-            seed=args.seed,
-            requests_per_rank=args.requests_per_rank,
-            total_bytes=total,
-            scheduler=args.scheduler,
-            max_evaluations=args.max_evaluations,
-            jobs=args.jobs,
-            method=args.method,
-            objective=args.objective,
-            max_minutes=args.max_minutes,
-            log_path=args.log,
-            resume=args.resume,
-            search_share=args.search_share,
-            search_every_node_count=args.search_every_node_count,
-        )
-    except (CalibrateError, SimulateError, AnalysisError, units.UnitError, OSError, KeyError) as e:
-        print(f"iorelay calibrate: {e}", file=sys.stderr)
-        return 2
-    return 0

@@ -9,7 +9,7 @@ from collections.abc import Sequence
 
 from iorelay import (
     __version__,
-    calibrate,
+    calibrate_cmd,
     credential,
     demo,
     exec_cmd,
@@ -36,7 +36,7 @@ SUBCOMMANDS = (
     analyze,
     place,
     simulate,
-    calibrate,
+    calibrate_cmd,
     advise,
     hints_cmd,
     stats,

@@ -38,6 +38,24 @@ def test_subcommand_help(sub: str) -> None:
     assert f"usage: iorelay {sub}" in proc.stdout
 
 
+def test_the_command_line_loads_no_numerical_library() -> None:
+    """numpy, pandas and scipy take seconds to import on a loaded node; the commands that fit or
+    analyse load them when they run, so `iorelay run`, `hints` or `--help` do not pay for them."""
+    code = (
+        "import sys; from iorelay import cli; "
+        "print(sorted(m for m in ('numpy', 'pandas', 'scipy', 'sklearn') if m in sys.modules))"
+    )
+    proc = subprocess.run(
+        [sys.executable, "-c", code],
+        capture_output=True,
+        text=True,
+        timeout=SUBPROCESS_TIMEOUT_S,
+        check=False,
+    )
+    assert proc.returncode == 0, proc.stderr
+    assert proc.stdout.strip() == "[]"
+
+
 def test_version() -> None:
     proc = run_cli("--version")
     assert proc.returncode == 0

@@ -5,12 +5,10 @@ reads files."""
 
 from __future__ import annotations
 
+import math
 from collections.abc import Sequence
 from typing import Any
 
-import numpy as np
-
-from iorelay.analysis.reader import expand, read_results
 from iorelay.analysis.schema import AnalysisError
 
 
@@ -36,6 +34,7 @@ def advice(
     from iorelay.advise.models import CANDIDATES, SOURCES
     from iorelay.advise.pattern import PatternError, given_odirect, parse_pattern
     from iorelay.advise.table import MixedOptionsError, pattern_table
+    from iorelay.analysis.reader import expand, read_results  # pandas: loaded only when advising
 
     fixed = {"scheduler": scheduler} if scheduler else {}
     try:
@@ -193,7 +192,7 @@ def far_note(table: Any, distance: float) -> str | None:
         others = table.subset(table.patterns.index.drop(label))
         _, d = nearest(others, table.patterns.loc[[label]])
         spacing.append(float(d.iloc[0]))
-    finite = [s for s in spacing if np.isfinite(s)]
+    finite = [s for s in spacing if math.isfinite(s)]
     widest = max(finite) if finite else 0.0
     if distance <= widest:
         return None

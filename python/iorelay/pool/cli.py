@@ -11,8 +11,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from iorelay.pool import wire
-from iorelay.pool.controller import POLICIES
-from iorelay.pool.state import Settings
+from iorelay.pool.state import POLICIES, Settings
 
 if TYPE_CHECKING:
     from iorelay.pool.live import Remote

@@ -15,12 +15,7 @@ from iorelay.arbiter.policies import anchored_permitted, floor_values
 from iorelay.arbiter.problem import ArbiterError, Job, Pool, check_jobs, choices
 from iorelay.pool.actions import Action, Admit, Release, Revoke, RunDirect, record
 from iorelay.pool.events import Arrival, Departure, Event, Expiry, Measured, Tick
-from iorelay.pool.state import Holding, PoolState, Settings
-
-# static: the baseline (I/O nodes proportional to compute nodes, arbiter.baselines.static) run
-# by the live pool itself, so that it is measured the way the knapsack is. anchored: the
-# knapsack anchored at static by the bandwidths the jobs report (Measured events).
-POLICIES = ("knapsack", "guarded", "anchored", "static")
+from iorelay.pool.state import POLICIES, Holding, PoolState, Settings
 
 
 @dataclass(frozen=True)

@@ -8,11 +8,16 @@ from dataclasses import dataclass, field, replace
 
 from iorelay.arbiter.problem import Job, Pool
 
+# static: the baseline (I/O nodes proportional to compute nodes, arbiter.baselines.static) run
+# by the live pool itself, so that it is measured the way the knapsack is. anchored: the
+# knapsack anchored at static by the bandwidths the jobs report (Measured events).
+POLICIES = ("knapsack", "guarded", "anchored", "static")
+
 
 @dataclass(frozen=True)
 class Settings:
     """policy: "knapsack", "guarded", "anchored" (arbiter.policies) or "static" (the baseline;
-    pool.controller.POLICIES); floor_share: the fairness floor (None: none); min_interval_s: a
+    POLICIES); floor_share: the fairness floor (None: none); min_interval_s: a
     running job is re-mapped at most once per this interval (hysteresis; its arrival counts as
     a mapping); lease_s: the lease an admission grants; keep_forwarded: a running job that
     holds I/O nodes keeps at least one (the live pool: its clients cannot go direct in the
