@@ -180,10 +180,12 @@ def measured_k(platform_file: Path, mpi: str = "") -> tuple[int, str]:
         return units.parse_bytes(own), f"{platform_file}, measured with {mpi}"
     value = collective.get("saturation_point")
     if not value:
+        own_key = f"collective.saturation_point_by_mpi.{mpi} or " if mpi else ""
+        component = f" --component {mpi}" if mpi else ""
         raise CollectiveAdviceError(
             f"{platform_file}: the write saturation point k is not measured (no "
-            "collective.saturation_point): measure it with .venv/bin/python "
-            "bench/collective_saturation.py --platform-out FILE"
+            f"{own_key}collective.saturation_point): measure it with .venv/bin/python "
+            f"bench/collective_saturation.py{component} --platform-out FILE"
         )
     other = f", not with {mpi} (no saturation_point_by_mpi.{mpi})" if mpi else ""
     return units.parse_bytes(value), f"{platform_file}{other}"

@@ -81,6 +81,13 @@ def test_one_target_per_aggregator_where_there_are_enough() -> None:
 def test_no_advice_without_a_measured_k(tmp_path: Path) -> None:
     with pytest.raises(ca.CollectiveAdviceError, match=r"not measured.*collective_saturation"):
         ca.advise(ca.Job(4, 1, MIB), PLATFORMS_DIR / "marenostrum4-nominal.json")
+    # Another MPI's k is not this one's: the error names the MPI's key and how to measure it.
+    doc = json.loads((PLATFORMS_DIR / "testbed.json").read_text())
+    doc["collective"] = {"saturation_point_by_mpi": {"ompio": "64MiB"}}
+    (tmp_path / "ompio-only.json").write_text(json.dumps(doc))
+    with pytest.raises(ca.CollectiveAdviceError, match=r"saturation_point_by_mpi\.mpich .*"
+                       r"--component mpich"):  # fmt: skip
+        ca.advise(ca.Job(4, 1, MIB, mpi="mpich"), tmp_path / "ompio-only.json")
 
 
 @pytest.mark.needs_build("iorelay-aggregators")

@@ -267,6 +267,13 @@ def test_mpiio_dimensions_expand_only_to_runs_that_can_be() -> None:
     plain = parse_sweep(tiny_sweep([0]).replace('spatiality = ["contiguous", "strided"]',
                                                  'spatiality = "strided"')).runs  # fmt: skip
     assert run_key(posix) in {run_key({**r, "ranks_per_node": 1, "nodes": 4}) for r in plain}
+    # Hints are a dimension like the others: each list entry is one run's extra hints.
+    hinted = parse_sweep(
+        "[pattern]\napi = 'mpiio'\ncollective = true\n"
+        "hints = ['', 'cb_buffer_size=1048576,romio_cb_write=disable']\n"
+    ).runs
+    assert sorted(r["hints"] for r in hinted if r["repetition"] == 0) == [
+        "", "cb_buffer_size=1048576,romio_cb_write=disable"]  # fmt: skip
     for bad, why in (("api = 'hdf5'", "api must be"), ("aggregators = -1", "aggregators must"),
                      ("api = 'mpiio'\nhints = 'cb_nodes'", "key=value")):  # fmt: skip
         with pytest.raises(SweepError, match=why):

@@ -17,6 +17,8 @@ struct Options {
   CollectiveSpec spec;
   bool independent = false;
   bool read = false;
+  bool measured_k = false;  // k from the platform (collective.saturation_point[_by_mpi])
+  std::string mpi;          // whose k, with measured_k
 };
 
 cli::OptionTable Table(Options* o) {
@@ -37,6 +39,10 @@ cli::OptionTable Table(Options* o) {
       .Add(cli::Flag("read", &o->read, "read the file instead of writing it"))
       .Add(cli::Bytes("saturation-point", "SIZE", &s.saturation_point_bytes,
                       "without --cb-nodes: ceil(call bytes / k) aggregators (0: one per node)"))
+      .Add(cli::Flag("measured-k", &o->measured_k,
+                     "--saturation-point from the platform's measured k (refused if none)"))
+      .Add(cli::Text("mpi", "NAME", &o->mpi,
+                     "with --measured-k: that MPI's own k (ompio, romio321, mpich)"))
       .Add(cli::Integer("cb-nodes", "A", &s.cb_nodes, 0, 1 << 20,
                         "the cb_nodes hint (0: one per node, then aligned to the stripes)"))
       .Add(cli::Integer("max-per-node", "M", &s.max_per_node, 1, 1 << 16,
@@ -73,6 +79,22 @@ int Main(int argc, char** argv) {
   if (!platform.ok()) {
     fmt::print(stderr, "iorelay-sim-collective: {}\n", platform.status().message());
     return 2;
+  }
+  if (!o.mpi.empty() && !o.measured_k) {
+    fmt::print(stderr, "iorelay-sim-collective: --mpi needs --measured-k\n");
+    return 2;
+  }
+  if (o.measured_k) {
+    if (o.spec.saturation_point_bytes > 0) {
+      fmt::print(stderr, "iorelay-sim-collective: --measured-k or --saturation-point, not both\n");
+      return 2;
+    }
+    auto k = MeasuredSaturationPoint(platform->collective, o.mpi);
+    if (!k.ok()) {
+      fmt::print(stderr, "iorelay-sim-collective: {}: {}\n", o.platform, k.status().message());
+      return 2;
+    }
+    o.spec.saturation_point_bytes = *k;
   }
   o.spec.collective = !o.independent;
   o.spec.write = !o.read;

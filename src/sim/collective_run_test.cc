@@ -106,6 +106,32 @@ TEST(CollectiveSimTest, TheSaturationPointSetsTheCountWithoutCbNodes) {
   EXPECT_EQ(out["saturation_point"], "2MiB");
 }
 
+// The platform's measured k, as iorelay-sim-collective --measured-k [--mpi M] takes it: the MPI's
+// own, else the single one; none, or an unknown MPI, is an error naming what is missing.
+TEST(CollectiveSimTest, MeasuredSaturationPointIsTheMpisOwnOrRefused) {
+  const Platform testbed = Load("testbed");
+  ASSERT_GT(testbed.collective.saturation_point_by_mpi.count("mpich"), 0u);
+  EXPECT_EQ(*MeasuredSaturationPoint(testbed.collective, "mpich"),
+            testbed.collective.saturation_point_by_mpi.at("mpich"));
+  EXPECT_EQ(*MeasuredSaturationPoint(testbed.collective, ""),
+            testbed.collective.saturation_point_bytes);
+  CollectiveParams only_ompio;
+  only_ompio.saturation_point_by_mpi["ompio"] = 64 * kMiB;
+  EXPECT_EQ(*MeasuredSaturationPoint(only_ompio, "ompio"), 64 * kMiB);
+  auto none = MeasuredSaturationPoint(only_ompio, "mpich");
+  ASSERT_FALSE(none.ok());
+  EXPECT_NE(none.status().message().find("k is not measured (no "
+                                         "collective.saturation_point_by_mpi.mpich or "
+                                         "collective.saturation_point"),
+            std::string::npos)
+      << none.status().message();
+  EXPECT_NE(none.status().message().find("--component mpich"), std::string::npos);
+  EXPECT_FALSE(MeasuredSaturationPoint(Load("cori").collective, "").ok());
+  auto unknown = MeasuredSaturationPoint(testbed.collective, "mvapich");
+  ASSERT_FALSE(unknown.ok());
+  EXPECT_NE(unknown.status().message().find("MPI 'mvapich' unknown"), std::string::npos);
+}
+
 TEST(CollectiveSimTest, CoriThroughputRisesWithNodesThenSaturates) {
   const Platform cori = Load("cori");
   std::map<uint32_t, double> bw;

@@ -4,6 +4,7 @@
 
 #include <fmt/format.h>
 
+#include <algorithm>
 #include <cstdio>
 #include <cstdlib>
 #include <fstream>
@@ -365,6 +366,25 @@ Status ParseCollective(const json& doc, CollectiveParams* c) {
 }
 
 }  // namespace
+
+Result<uint64_t> MeasuredSaturationPoint(const CollectiveParams& collective,
+                                         const std::string& mpi) {
+  if (!mpi.empty()) {
+    if (std::find(kCollectiveMpis.begin(), kCollectiveMpis.end(), mpi) == kCollectiveMpis.end()) {
+      return Status::InvalidArgument(
+          fmt::format("MPI '{}' unknown (known: {})", mpi, fmt::join(kCollectiveMpis, ", ")));
+    }
+    auto own = collective.saturation_point_by_mpi.find(mpi);
+    if (own != collective.saturation_point_by_mpi.end()) return own->second;
+  }
+  if (collective.saturation_point_bytes > 0) return collective.saturation_point_bytes;
+  return Status::InvalidArgument(fmt::format(
+      "the write saturation point k is not measured (no {}collective.saturation_point in the "
+      "platform): measure it with .venv/bin/python bench/collective_saturation.py{} "
+      "--platform-out FILE",
+      mpi.empty() ? "" : fmt::format("collective.saturation_point_by_mpi.{} or ", mpi),
+      mpi.empty() ? "" : " --component " + mpi));
+}
 
 Result<Platform> ParsePlatform(const json& doc) {
   Section top(doc, "platform",

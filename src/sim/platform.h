@@ -157,7 +157,8 @@ struct CpuParams {
 };
 
 // Collective MPI-IO facts of a machine, measured (bench/collective_saturation.py); read by the
-// advisor (python/iorelay/collective_advice.py). 0: not measured.
+// advisor (python/iorelay/collective_advice.py) and by iorelay-sim-collective --measured-k. 0: not
+// measured.
 struct CollectiveParams {
   uint64_t saturation_point_bytes = 0;  // k: bytes per aggregator at which a write saturates
   // k measured with each MPI-IO implementation (ompio, romio321, mpich): each writes through
@@ -168,6 +169,12 @@ struct CollectiveParams {
   // than one aggregator (bench/collective_spread.py); read by the advisor only.
   std::map<std::string, uint64_t> spread_point_by_mpi;
 };
+
+// The measured k for `mpi` ("" for none in particular): its own from saturation_point_by_mpi,
+// else saturation_point. An unknown MPI, or no k measured, is an error naming the keys and the
+// bench that measures it: never a default.
+Result<uint64_t> MeasuredSaturationPoint(const CollectiveParams& collective,
+                                         const std::string& mpi);
 
 struct Platform {
   std::string name;

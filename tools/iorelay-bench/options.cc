@@ -1,9 +1,13 @@
 // Parses iorelay-bench's options and derives block size and segment count (see options.h).
 #include "options.h"
 
+#include <climits>
+#include <string>
+
 #include "common/option_table.h"
 #include "common/units.h"
 #include "hints.h"
+#include "layout.h"
 
 namespace iorelay::bench {
 namespace {
@@ -44,6 +48,38 @@ Status CheckApi(const Options& o) {
   if (o.collective && o.stonewall_s > 0) {
     return Status::InvalidArgument(
         "--collective excludes --stonewall (every rank must make the same collective calls)");
+  }
+  return Status::Ok();
+}
+
+// A file view's datatype is built from C ints (MPI_Type_vector's stride, the subarray's sizes):
+// a view whose extent does not fit one is refused here, naming it, rather than overflowing into a
+// datatype MPI rejects or, worse, misreads.
+Status CheckView(const Options& o, uint32_t ranks) {
+  if (o.view == View::kNone) return Status::Ok();
+  const auto fits = [](uint64_t v) { return v <= static_cast<uint64_t>(INT_MAX); };
+  const std::string limit = " must fit an MPI int (at most " + std::to_string(INT_MAX) + ")";
+  if (!fits(o.request_bytes) || !fits(o.segments)) {
+    return Status::InvalidArgument("--view: --request (" + std::to_string(o.request_bytes) +
+                                   ") and the segments (" + std::to_string(o.segments) + ")" +
+                                   limit);
+  }
+  if (o.view == View::kVector) {
+    const uint64_t stride = o.request_bytes * ranks;
+    if (!fits(stride)) {
+      return Status::InvalidArgument("--view vector: the stride, --request x " +
+                                     std::to_string(ranks) + " ranks = " + std::to_string(stride) +
+                                     " bytes," + limit);
+    }
+    return Status::Ok();
+  }
+  const TileGrid g = TileOf(ranks);
+  const uint64_t rows = uint64_t{g.rows} * o.segments, cols = uint64_t{g.cols} * o.request_bytes;
+  if (!fits(rows) || !fits(cols)) {
+    return Status::InvalidArgument(
+        "--view subarray: the array's " + std::to_string(rows) + " rows (segments x " +
+        std::to_string(g.rows) + " tile rows) and " + std::to_string(cols) +
+        " bytes a row (--request x " + std::to_string(g.cols) + " tile columns)" + limit);
   }
   return Status::Ok();
 }
@@ -135,6 +171,7 @@ Result<Options> ParseOptions(const std::vector<std::string>& args, uint32_t rank
   }
   IORELAY_RETURN_IF_ERROR(CheckApi(o));
   IORELAY_RETURN_IF_ERROR(Derive(o, ranks));
+  IORELAY_RETURN_IF_ERROR(CheckView(o, ranks));
   return o;
 }
 

@@ -189,6 +189,29 @@ TEST(BenchViews, ViewsNeedMpiioASharedStridedFileAndEveryRequest) {
   }
 }
 
+// A view whose datatype would not fit MPI's ints is refused by name, before MPI sees it: the
+// vector's stride is request x ranks, the subarray's row is request x tile columns.
+TEST(BenchViews, ViewsBeyondAnMpiIntAreRefusedByName) {
+  const std::vector<std::string> vector = {"--api",      "mpiio",  "--spatiality", "strided",
+                                           "--view",     "vector", "--request",    "1G",
+                                           "--segments", "2"};
+  EXPECT_TRUE(ParseOptions(vector, 1).ok());  // a 1 GiB stride fits
+  auto r = ParseOptions(vector, 4);           // 4 GiB does not
+  ASSERT_FALSE(r.ok());
+  EXPECT_NE(r.status().message().find("--view vector: the stride, --request x 4 ranks = "
+                                      "4294967296 bytes, must fit an MPI int"),
+            std::string::npos)
+      << r.status().message();
+  std::vector<std::string> subarray = vector;
+  subarray[5] = "subarray";
+  EXPECT_TRUE(ParseOptions(subarray, 1).ok());  // one tile: a row of 1 GiB
+  r = ParseOptions(subarray, 3);                // 1 x 3 tiles: a row of 3 GiB
+  ASSERT_FALSE(r.ok());
+  EXPECT_NE(r.status().message().find("--view subarray: the array's 2 rows"), std::string::npos)
+      << r.status().message();
+  EXPECT_NE(r.status().message().find("3221225472 bytes a row"), std::string::npos);
+}
+
 // The tiles of every rank count cover the 2D array once, rank r's request i being row i of its
 // tile; the vector view keeps the strided pattern's offsets.
 TEST(BenchViews, SubarrayTilesCoverTheArrayOnce) {
