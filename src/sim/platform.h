@@ -158,6 +158,20 @@ struct CpuParams {
 
 // Collective MPI-IO facts of a machine, measured (bench/collective_saturation.py); read by the
 // advisor (python/iorelay/collective_advice.py). 0: not measured.
+// One call size of a measured forwarding ladder (bench/collective_forwarding.py): the median
+// write bandwidth through one I/O node over the median direct, and its Mann-Whitney p.
+struct ForwardingStep {
+  uint64_t bytes_per_call = 0;
+  double ratio = 0;
+  double p = 1;
+  int64_t runs = 0;  // per side
+};
+
+struct ForwardingLadder {
+  std::vector<ForwardingStep> steps;
+  std::string source;  // the calibration pattern's runs: bench, date, file
+};
+
 struct CollectiveParams {
   uint64_t saturation_point_bytes = 0;  // k: bytes per aggregator at which a write saturates
   // k measured with each MPI-IO implementation (ompio, romio321, mpich): each writes through
@@ -167,6 +181,9 @@ struct CollectiveParams {
   // Per MPI, the bytes per collective call from which one aggregator per host wrote faster
   // than one aggregator (bench/collective_spread.py); read by the advisor only.
   std::map<std::string, uint64_t> spread_point_by_mpi;
+  // Per MPI, what forwarding through one I/O node cost collective writes on a calibration
+  // pattern; the advisor sends a job direct where its calls lost significantly.
+  std::map<std::string, ForwardingLadder> forwarding_by_mpi;
 };
 
 struct Platform {
