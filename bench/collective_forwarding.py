@@ -3,7 +3,7 @@ calibration pattern: the evidence `iorelay hints` decides "direct or through I/O
 (iorelay.forwarding_cost).
 
     .venv/bin/python bench/collective_forwarding.py --component ompio|romio321|mpich [--reps 5]
-        [--sizes 384K,1536K,6M,24M] [--total 4M] [--local] [--platform-out FILE]
+        [--sizes 384K,1536K,6M,24M] [--total 4M] [--local]
     .venv/bin/python bench/collective_forwarding.py --component C --report   # from saved runs
 
 Each run writes one shared file with collective calls and each MPI's defaults (no hints, no MCA
@@ -15,8 +15,8 @@ pattern is none of the judged ones (bench/testbed_collective.py's PATTERNS, PATT
 LOCAL_PATTERNS): on the testbed 12 ranks, 4 on each of node1-node3; with --local 4 ranks here
 and sizes 128K,512K,2M,8M. Rows go to bench/results/collective-forwarding-[local-]C.jsonl as
 they finish (a rerun skips those done); the report (.md) gives per size the medians, the ratio
-through 1 I/O node / direct and the two-sided Mann-Whitney p, and --platform-out writes the
-ladder into a platform file's collective.forwarding_by_mpi.C.
+through 1 I/O node / direct and the two-sided Mann-Whitney p, and the ladder as a platform
+file's collective.forwarding_by_mpi.C (platforms/testbed.json, platforms/local.json).
 """
 
 from __future__ import annotations
@@ -155,16 +155,10 @@ def report(args: argparse.Namespace, sizes: list[int]) -> int:
                      + f" | {step.ratio:.2f} | {step.p:.3f} |")  # fmt: skip
     doc = forwarding_cost.ladder_to_json(ladder)
     lines += ["", f"As `collective.forwarding_by_mpi.{args.component}`:", "", "```",
-              json.dumps(doc, indent=1), "```"]  # fmt: skip
+              json.dumps(doc), "```"]  # fmt: skip
     text = "\n".join(lines) + "\n"
     print(text)
     path.with_suffix(".md").write_text(text)
-    if args.platform_out:
-        platform = json.loads(args.platform_out.read_text())
-        platform.setdefault("collective", {}).setdefault("forwarding_by_mpi", {})[
-            args.component
-        ] = doc
-        args.platform_out.write_text(json.dumps(platform, indent=1) + "\n")
     return 0
 
 
@@ -178,7 +172,6 @@ def main() -> int:
     ap.add_argument("--local", action="store_true", help="4 ranks and one iorelayd here")
     ap.add_argument("--max-minutes", type=float, default=19.0, help="stop starting runs after")
     ap.add_argument("--report", action="store_true", help="the ladder from the saved runs")
-    ap.add_argument("--platform-out", type=Path, help="with --report: write the ladder here")
     args = ap.parse_args()
     args.total = units.parse_bytes(args.total)
     ladder = args.sizes or SIZES["local" if args.local else "testbed"]

@@ -497,13 +497,28 @@ def report(args: argparse.Namespace) -> int:
         tidy_csvs(name, rows)
         lines += [*verdict_lines(name), ""]
     # The advice's own decision whether to forward (advice4): default against advised where
-    # it goes direct.
+    # it goes direct; also on its own page.
+    decided = ["# Direct or through I/O nodes, as advised, against each MPI's defaults", "",
+               "Where the advice (iorelay.forwarding_cost with the platform's forwarding ladder, "
+               "bench/collective_forwarding.py) sends a judged pattern direct: write MiB/s, "
+               "medians of the repetitions, `default` and `advised` alternating.", "",
+               "| MPI | the testbed advice goes direct in | the local advice goes direct in |",
+               "|---|---|---|"]  # fmt: skip
+    for mpi in MPIS:
+        where = [", ".join(p.name.split()[0] for p in pats
+                           if advice_for(p, 1, pl, mpi, keep=False).ionodes == 0) or "none"
+                 for pats, pl in (([*PATTERNS, *PATTERNS_B], platform),
+                                  (LOCAL_PATTERNS, platform_path("local")))]  # fmt: skip
+        decided.append(f"| {mpi} | {where[0]} | {where[1]} |")
+    decided.append("")
     for mpi in MPIS:
         title = f"{mpi}-advice4: direct or through ion1, as advised"
         both = [*PATTERNS, *PATTERNS_B]
-        lines += decision_section(f"{mpi}-advice4", title, both, mpi, platform)
-        lines += decision_section(f"local-{mpi}-advice4", f"{mpi}-advice4, on this machine",
-                                  LOCAL_PATTERNS, mpi, platform_path("local"))  # fmt: skip
+        decided += decision_section(f"{mpi}-advice4", title, both, mpi, platform)
+        decided += decision_section(f"local-{mpi}-advice4", f"{mpi}-advice4, on this machine",
+                                    LOCAL_PATTERNS, mpi, platform_path("local"))  # fmt: skip
+    (OUT / "advice4.md").write_text("\n".join(decided) + "\n")
+    lines += decided[2:]
     text = "\n".join(lines) + "\n"
     (OUT / "README.md").write_text(text)
     print(text)
