@@ -15,7 +15,7 @@ from __future__ import annotations
 
 import math
 import statistics
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 from typing import Any
 
@@ -137,7 +137,3 @@ def _said(ladder: Ladder, bytes_per_call: int) -> str:
         f"{units.format_bytes(bytes_per_call)} calls take the nearest size, {near} "
         f"({ladder.source})"
     )
-
-
-def sizes_text(sizes: Sequence[int]) -> str:
-    return ", ".join(units.format_bytes(s) for s in sizes)
