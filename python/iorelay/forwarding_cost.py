@@ -102,21 +102,21 @@ def decide(
         return Decision(0, "direct: no I/O nodes asked for (--ionodes 0)", said)
     if ladder is None:
         who = f" with {mpi}" if mpi else ""
-        return Decision(asked, f"through {asked} I/O node(s) as asked: no evidence of what "
+        return Decision(asked, f"forward as asked: no evidence of what "
                         f"forwarding costs collective writes{who} on this platform (no "
                         f"collective.forwarding_by_mpi.{mpi or 'MPI'}; measure it with "
                         "bench/collective_forwarding.py)", "")  # fmt: skip
     step = ladder.nearest(bytes_per_call)
     evidence = _said(ladder, bytes_per_call)
     if keep:
-        return Decision(asked, f"through {asked} I/O node(s): kept as asked (--keep-ionodes: "
+        return Decision(asked, "forward as asked (--keep-ionodes: "
                         f"needed for scheduling or isolation), though {_measured(ladder, step)}",
                         evidence)  # fmt: skip
     if step.significant_loss():
         return Decision(0, f"direct: {_measured(ladder, step)}, a significant loss", evidence)
     verdict = ("a significant gain" if step.ratio > 1 and step.p < ALPHA
                else "not a significant loss")  # fmt: skip
-    return Decision(asked, f"through {asked} I/O node(s): {_measured(ladder, step)}, {verdict}",
+    return Decision(asked, f"forward as asked: {_measured(ladder, step)}, {verdict}",
                     evidence)  # fmt: skip
 
 
