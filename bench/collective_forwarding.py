@@ -74,7 +74,9 @@ def one_run(args: argparse.Namespace, size: int, ionodes: int, work: Path) -> di
 
 
 def rows_path(args: argparse.Namespace) -> Path:
-    return OUT / f"collective-forwarding-{'local-' if args.local else ''}{args.component}.jsonl"
+    tag = f"-{args.tag}" if args.tag else ""
+    where = "local-" if args.local else ""
+    return OUT / f"collective-forwarding-{where}{args.component}{tag}.jsonl"
 
 
 def load_rows(path: Path) -> list[dict[str, Any]]:
@@ -171,6 +173,7 @@ def main() -> int:
     ap.add_argument("--reps", type=int, default=5)
     ap.add_argument("--local", action="store_true", help="4 ranks and one iorelayd here")
     ap.add_argument("--max-minutes", type=float, default=19.0, help="stop starting runs after")
+    ap.add_argument("--tag", help="rows to ...-C-TAG.jsonl (a repeat of the ladder)")
     ap.add_argument("--report", action="store_true", help="the ladder from the saved runs")
     args = ap.parse_args()
     args.total = units.parse_bytes(args.total)
