@@ -16,7 +16,10 @@ pattern and MPI, every repetition runs these configurations in a rotated order:
   `romio_cb_write=enable` (ROMIO, OpenMPI's romio321 or MPICH), `io_ompio_num_aggregators=A`
   (OMPIO), direct;
 - `advised-iorelay`: `iorelay hints`'s settings for the job (iorelay.collective_advice with
-  the platform's measured k and 1 I/O node) through ion1.
+  the platform's measured k and 1 I/O node, kept: `--keep-ionodes`) through ion1;
+- `advised`: the same job asking for 1 I/O node, with the advice's own decision whether to
+  forward (iorelay.forwarding_cost): direct where the platform's forwarding ladder for the MPI
+  says forwarding loses significantly at the job's call size, else through ion1.
 
 The rule's count is `iorelay hints`'s count for the job direct (ionodes 0): Chaarawi &
 Gabriel's ceil(bytes per call / k), one aggregator per host at most. Its `cbA` run is compared
@@ -29,8 +32,8 @@ schema `iorelay analyze` reads, the configuration in its `settings` column:
 `iorelay analyze bench/results/testbed-collective/MPI-vs-default.csv --option settings`.
 
 --local runs LOCAL_PATTERNS (4 ranks on this machine, files in /var/tmp, one local iorelayd)
-with `default`, `default-iorelay` and `advised-iorelay` only, k from platforms/local.json,
-into local-MPI.jsonl and local-MPI-*.csv.
+with `default`, `default-iorelay`, `advised-iorelay` and `advised` only, k from
+platforms/local.json, into local-MPI.jsonl and local-MPI-*.csv.
 """
 
 from __future__ import annotations
@@ -130,11 +133,27 @@ LOCAL_PATTERNS = [
 ]
 
 
-def advice_for(p: Pattern, ionodes: int, platform: Path, mpi: str = "") -> collective_advice.Advice:
+def advice_for(
+    p: Pattern, ionodes: int, platform: Path, mpi: str = "", keep: bool = True
+) -> collective_advice.Advice:
+    """The advice for `p` asking for `ionodes` I/O nodes; `keep`: forward through them whatever
+    the platform's forwarding ladder says (the advice's own decision with keep False)."""
     job = collective_advice.Job(ranks=p.ranks, ranks_per_node=p.ranks_per_host,
                                 bytes_per_call=p.bytes_per_call, ionodes=ionodes,
-                                interleaved=p.interleaved, mpi=mpi)  # fmt: skip
+                                interleaved=p.interleaved, mpi=mpi,
+                                keep_ionodes=keep)  # fmt: skip
     return collective_advice.advise(job, platform)
+
+
+def advised_config(
+    advice: collective_advice.Advice, component: str, base: dict[str, Any]
+) -> dict[str, Any]:
+    """The advice's calls, hints or MCA parameters, through its I/O nodes (or direct)."""
+    if component == "ompio":
+        mca = {f"OMPI_MCA_{k}": v for k, v in advice.ompio_parameters().items()}
+        return {**base, "ionodes": advice.ionodes, "collective": advice.collective, "mca": mca}
+    hints = advice.romio_hints() | {"cb_config_list": "*:1"}
+    return {**base, "ionodes": advice.ionodes, "collective": advice.collective, "hints": hints}
 
 
 def configurations(
@@ -150,14 +169,9 @@ def configurations(
         else:
             out[f"cb{a}"] = {**base, "hints": {"cb_nodes": str(a), "cb_config_list": "*:1",
                                                "romio_cb_write": "enable"}}  # fmt: skip
-    advice = advice_for(p, 1, platform, component)
-    if component == "ompio":
-        mca = {f"OMPI_MCA_{k}": v for k, v in advice.ompio_parameters().items()}
-        advised = {**base, "ionodes": 1, "collective": advice.collective, "mca": mca}
-    else:
-        hints = advice.romio_hints() | {"cb_config_list": "*:1"}
-        advised = {**base, "ionodes": 1, "collective": advice.collective, "hints": hints}
-    out["advised-iorelay"] = advised
+    out["advised-iorelay"] = advised_config(advice_for(p, 1, platform, component), component, base)
+    decided = advice_for(p, 1, platform, component, keep=False)
+    out["advised"] = advised_config(decided, component, base)
     return out
 
 
@@ -209,6 +223,10 @@ def measure(args: argparse.Namespace) -> int:
     platform = platform_path(args.platform)
     every = LOCAL_PATTERNS if args.local else SETS[args.set]
     patterns = [p for p in every if not args.patterns or p.name.split()[0] in args.patterns]
+    if args.only_direct:  # the patterns whose advice goes direct
+        patterns = [p for p in patterns
+                    if advice_for(p, 1, platform, args.mpi, keep=False).ionodes == 0]  # fmt: skip
+        print("the advice goes direct in: " + ", ".join(p.name for p in patterns), flush=True)
     configs = {p.name: {n: c for n, c in configurations(p, args.mpi, platform, args.local).items()
                         if not args.configs or n in args.configs} for p in patterns}  # fmt: skip
     OUT.mkdir(parents=True, exist_ok=True)
@@ -262,15 +280,16 @@ COMPARISONS = {
     "vs-default": ("default", "advised-iorelay"),
     "vs-default-iorelay": ("default-iorelay", "advised-iorelay"),
     "cb-nodes": ("cb1", "cb2", "cb3"),
+    "advised-vs-default": ("default", "advised"),
 }
 
 
 def tidy_csvs(name: str, rows: list[dict[str, Any]]) -> list[Path]:
-    """NAME-COMPARISON.csv for each comparison with runs."""
+    """NAME-COMPARISON.csv for each comparison with runs of at least two of its settings."""
     out = []
     for comparison, settings in COMPARISONS.items():
         mine = [r for r in rows if r["settings"] in settings]
-        if mine:
+        if len({r["settings"] for r in mine}) > 1:
             out.append(tidy_csv(f"{name}-{comparison}", mine))
     return out
 
@@ -300,8 +319,10 @@ def medians(rows: list[dict[str, Any]]) -> dict[tuple[str, str], float]:
     return {key: statistics.median(v) for key, v in groups.items()}
 
 
-def verdicts(csv: Path, alpha: float = 0.05) -> dict[str, tuple[float, str]]:
-    """Per pattern name: advised-iorelay's median over the other setting's, and what
+def verdicts(
+    csv: Path, alpha: float = 0.05, advised: str = "advised-iorelay"
+) -> dict[str, tuple[float, str]]:
+    """Per pattern name: `advised`'s median over the other setting's, and what
     `iorelay analyze --option settings` says of the pair (Kruskal-Wallis, Dunn against the best)."""
     runs = reader.read_results([csv])
     options = compute.analyze(runs, "settings", "bandwidth", alpha).options
@@ -311,8 +332,8 @@ def verdicts(csv: Path, alpha: float = 0.05) -> dict[str, tuple[float, str]]:
     out = {}
     for key, rows in options.groupby(["nodes", "processes", "request_bytes"]):
         by = rows.set_index("settings")
-        other = next(x for x in by.index if x != "advised-iorelay")
-        adv, base = by.loc["advised-iorelay"], by.loc[other]
+        other = next(x for x in by.index if x != advised)
+        adv, base = by.loc[advised], by.loc[other]
         ratio = float(adv["median"] / base["median"])
         if bool(base["worse"]):
             said = f"advised better (p {base['p_vs_best']:.3f})"
@@ -412,6 +433,36 @@ TAGS = (("", PATTERNS), ("-advice2", PATTERNS), ("-setb", PATTERNS_B), ("-advice
         ("-setb3", PATTERNS_B))  # fmt: skip
 
 
+def decision_section(
+    name: str, title: str, patterns: list[Pattern], mpi: str, platform: Path
+) -> list[str]:
+    """NAME.jsonl's `default` against `advised` (the advice's own I/O-node decision), with the
+    decision's reason and what `iorelay analyze` says of each pair."""
+    rows = load_rows(name)
+    if not rows:
+        return []
+    med = medians(rows)
+    errors = [r for r in rows if "error" in r]
+    loads = sorted({r["load"] for r in rows})
+    csvs = tidy_csvs(name, rows)
+    judged = {}
+    if any(c.name.endswith("-advised-vs-default.csv") for c in csvs):
+        judged = verdicts(OUT / f"{name}-advised-vs-default.csv", advised="advised")
+    lines = [f"## {title}", "", f"Command: `{rows[0]['command']}`; runs {rows[0]['date']} to "
+             f"{rows[-1]['date']}, load averages {loads[0]} .. {loads[-1]}; {len(errors)} failed "
+             "run(s)", "", "| pattern | bytes/call | advised: I/O nodes, why | default | advised | "
+             "advised / default | analyze |", "|---|---:|---|---:|---:|---:|---|"]  # fmt: skip
+    for p in patterns:
+        if (p.name, "advised") not in med:
+            continue
+        why = advice_for(p, 1, platform, mpi, keep=False).forwarding
+        d, adv = med.get((p.name, "default"), math.nan), med[(p.name, "advised")]
+        ratio, said = judged.get(p.name, (adv / d, "-"))
+        lines.append(f"| {p.name} | {units.format_bytes(p.bytes_per_call)} | {why} | {d:.3g} | "
+                     f"{adv:.3g} | {ratio:.2f} | {said} |")  # fmt: skip
+    return [*lines, ""]
+
+
 def report(args: argparse.Namespace) -> int:
     platform = platform_path(args.platform)
     ks = {mpi: collective_advice.measured_saturation_point(platform, mpi) for mpi in MPIS}
@@ -445,6 +496,29 @@ def report(args: argparse.Namespace) -> int:
                          f"{said} |")  # fmt: skip
         tidy_csvs(name, rows)
         lines += [*verdict_lines(name), ""]
+    # The advice's own decision whether to forward (advice4): default against advised where
+    # it goes direct; also on its own page.
+    decided = ["# Direct or through I/O nodes, as advised, against each MPI's defaults", "",
+               "Where the advice (iorelay.forwarding_cost with the platform's forwarding ladder, "
+               "bench/collective_forwarding.py) sends a judged pattern direct: write MiB/s, "
+               "medians of the repetitions, `default` and `advised` alternating.", "",
+               "| MPI | the testbed advice goes direct in | the local advice goes direct in |",
+               "|---|---|---|"]  # fmt: skip
+    for mpi in MPIS:
+        where = [", ".join(p.name.split()[0] for p in pats
+                           if advice_for(p, 1, pl, mpi, keep=False).ionodes == 0) or "none"
+                 for pats, pl in (([*PATTERNS, *PATTERNS_B], platform),
+                                  (LOCAL_PATTERNS, platform_path("local")))]  # fmt: skip
+        decided.append(f"| {mpi} | {where[0]} | {where[1]} |")
+    decided.append("")
+    for mpi in MPIS:
+        title = f"{mpi}-advice4: direct or through ion1, as advised"
+        both = [*PATTERNS, *PATTERNS_B]
+        decided += decision_section(f"{mpi}-advice4", title, both, mpi, platform)
+        decided += decision_section(f"local-{mpi}-advice4", f"{mpi}-advice4, on this machine",
+                                    LOCAL_PATTERNS, mpi, platform_path("local"))  # fmt: skip
+    (OUT / "advice4.md").write_text("\n".join(decided) + "\n")
+    lines += decided[2:]
     text = "\n".join(lines) + "\n"
     (OUT / "README.md").write_text(text)
     print(text)
@@ -465,6 +539,8 @@ def main() -> int:
     ap.add_argument("--tag", help="rows to MPI-TAG.jsonl (another advice version, another set)")
     ap.add_argument("--set", choices=sorted(SETS), default="a", help="a: P1-P6, b: B1-B4")
     ap.add_argument("--local", action="store_true", help="LOCAL_PATTERNS on this machine")
+    ap.add_argument("--only-direct", action="store_true",
+                    help="only the patterns where the advice goes direct")  # fmt: skip
     ap.add_argument("--max-minutes", type=float, default=19.0, help="stop starting runs after")
     ap.add_argument("--report", action="store_true", help="tables from the saved runs")
     args = ap.parse_args()

@@ -12,18 +12,24 @@ aggregators write their own way, so a platform may carry k per MPI
 (`collective.spread_point_by_mpi`, bench/collective_spread.py): the call size from which one
 aggregator per host beats one aggregator for all. The job's MPI picks its own.
 
+Whether to forward at all: where the platform has the job's MPI's measured forwarding ladder
+(`collective.forwarding_by_mpi`, bench/collective_forwarding.py; iorelay.forwarding_cost), a
+job whose calls lost significantly through 1 I/O node on the calibration pattern goes direct
+(0 I/O nodes), unless it keeps its I/O nodes for another reason (`keep_ionodes`).
+
 `settings()` is pure (the tool's JSON and the job in, the advice out); `advise()` runs the tool.
 """
 
 from __future__ import annotations
 
+import dataclasses
 import json
 from collections.abc import Mapping
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from iorelay import paths, units
+from iorelay import forwarding_cost, paths, units
 from iorelay.tools import run_json_tool
 
 DEFAULT_STRIPE_SIZE = 1 << 20  # Lustre's default stripe size
@@ -47,6 +53,8 @@ class Job:
     # only then does ROMIO's `automatic` use two-phase I/O (see Advice.romio_hints).
     interleaved: bool = False
     mpi: str = ""  # ompio, romio321 or mpich: whose measured k and spread point apply
+    # The I/O nodes are needed whatever forwarding costs (the daemons' scheduling, isolation).
+    keep_ionodes: bool = False
 
     @property
     def nodes(self) -> int:
@@ -65,6 +73,8 @@ class Advice:
     reasons: tuple[str, ...]
     evidence: tuple[str, ...]
     interleaved: bool = False
+    ionodes: int = 0  # the I/O nodes to forward through; 0: direct
+    forwarding: str = ""  # why forward or not (forwarding_cost.decide)
 
     def romio_mode(self) -> str:
         """romio_cb_write / romio_cb_read. ROMIO's `automatic` runs two-phase I/O only when the
@@ -104,7 +114,8 @@ class Advice:
     def text(self) -> str:
         ranks = ", ".join(map(str, self.aggregator_ranks))
         when = "" if self.collective else " if collective calls are used"
-        lines = [f"aggregators{when}: {self.aggregators} (ranks {ranks})",
+        lines = [*([f"I/O nodes: {self.ionodes}; {self.forwarding}"] if self.forwarding else []),
+                 f"aggregators{when}: {self.aggregators} (ranks {ranks})",
                  f"collective calls: {'on' if self.collective else 'off (independent)'}",
                  f"cb_buffer_size: {units.format_bytes(self.cb_buffer_size)}",
                  f"stripes: {self.stripe_count} x {units.format_bytes(self.stripe_size)}", "",
@@ -161,6 +172,18 @@ def settings(job: Job, choice: Mapping[str, Any], saturation_point: int, source:
     return Advice(aggregators, tuple(int(r) for r in choice["ranks"]), cycle, collective,
                   stripes, job.stripe_size, saturation_point, reasons, evidence,
                   job.interleaved)  # fmt: skip
+
+
+def measured_forwarding(platform_file: Path, mpi: str) -> forwarding_cost.Ladder | None:
+    """`mpi`'s forwarding ladder (collective.forwarding_by_mpi), None when not measured."""
+    doc = collective_section(platform_file, mpi).get("forwarding_by_mpi", {}).get(mpi)
+    if not mpi or doc is None:
+        return None
+    try:
+        return forwarding_cost.ladder_from_json(mpi, doc)
+    except (KeyError, TypeError, ValueError, units.UnitError) as e:
+        where = f"{platform_file}: collective.forwarding_by_mpi.{mpi}"
+        raise CollectiveAdviceError(f"{where}: {e}") from e
 
 
 def collective_section(platform_file: Path, mpi: str) -> dict[str, Any]:
@@ -263,6 +286,10 @@ def advise(job: Job, platform_file: Path) -> Advice:
         raise CollectiveAdviceError("ranks, ranks per node and bytes per call must be positive")
     k, k_source = measured_k(platform_file, job.mpi)
     check_stripes(job, platform_file)
+    decision = forwarding_cost.decide(job.ionodes, job.bytes_per_call,
+                                      measured_forwarding(platform_file, job.mpi),
+                                      job.keep_ionodes, job.mpi)  # fmt: skip
+    job = dataclasses.replace(job, ionodes=decision.ionodes)
 
     floor, why_floor = host_link_floor(job, platform_file)
     spread = measured_spread_point(platform_file, job.mpi)
@@ -306,4 +333,7 @@ def advise(job: Job, platform_file: Path) -> Advice:
     if spread is not None:
         k_source += (f"; {job.mpi}'s spread point {units.format_bytes(spread)}, measured "
                      "(bench/collective_spread.py)")  # fmt: skip
-    return settings(job, choice, k, k_source)
+    advice = settings(job, choice, k, k_source)
+    evidence = (*advice.evidence, *([decision.evidence] if decision.evidence else []))
+    return dataclasses.replace(advice, ionodes=decision.ionodes, forwarding=decision.reason,
+                               evidence=evidence)  # fmt: skip

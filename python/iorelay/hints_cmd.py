@@ -23,7 +23,9 @@ def add_parser(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None
         "collective.saturation_point, or with --mpi that MPI's own in "
         "collective.saturation_point_by_mpi; bench/collective_saturation.py measures it) and, "
         "with --mpi, that MPI's spread point (collective.spread_point_by_mpi; "
-        "bench/collective_spread.py).",
+        "bench/collective_spread.py); with --ionodes, whether to forward at all, from that "
+        "MPI's measured forwarding ladder (collective.forwarding_by_mpi; "
+        "bench/collective_forwarding.py): only a significant loss sends the job direct.",
     )
     p.add_argument("--ranks", type=int, required=True, help="MPI ranks")
     p.add_argument("--ranks-per-node", type=int, default=1)
@@ -46,6 +48,12 @@ def add_parser(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None
         help="the job's MPI-IO (OpenMPI's ompio or romio321, or mpich): its own measured k "
         "and spread point, where the platform has them",
     )
+    p.add_argument(
+        "--keep-ionodes",
+        action="store_true",
+        help="keep the --ionodes whatever forwarding was measured to cost (they are needed for "
+        "another reason: the daemons' scheduling or isolation)",
+    )
     p.add_argument("--romio-hints", type=Path, help="also write the ROMIO hints file here")
     p.add_argument("--json", action="store_true", help="print one JSON object instead")
     p.set_defaults(func=run)
@@ -58,6 +66,7 @@ def run(args: argparse.Namespace) -> int:
             bytes_per_call=units.parse_bytes(args.bytes_per_call), ionodes=args.ionodes,
             targets=args.targets, stripe_size=units.parse_bytes(args.stripe_size),
             max_per_node=args.max_per_node, interleaved=args.interleaved, mpi=args.mpi,
+            keep_ionodes=args.keep_ionodes,
         )  # fmt: skip
         advice = collective_advice.advise(job, platform_path(args.platform))
     except (collective_advice.CollectiveAdviceError, units.UnitError, SimulateError,

@@ -354,15 +354,63 @@ Status ParsePerMpi(const Section& collective, const json& doc, const char* key,
   return Status::Ok();
 }
 
+// collective.forwarding_by_mpi: per MPI, {"ladder": [{bytes_per_call, ratio, p, runs}, ...],
+// "source": "..."}, at least one step.
+Status ParseForwarding(const Section& collective, const json& doc,
+                       std::map<std::string, ForwardingLadder>* out) {
+  if (!collective.Has("forwarding_by_mpi")) return Status::Ok();
+  const json& by_doc = doc["forwarding_by_mpi"];
+  const Section by(by_doc, "collective.forwarding_by_mpi",
+                   {kCollectiveMpis[0], kCollectiveMpis[1], kCollectiveMpis[2]});
+  IORELAY_RETURN_IF_ERROR(by.CheckKeys());
+  for (const char* mpi : kCollectiveMpis) {
+    if (!by.Has(mpi)) continue;
+    const Section one(by_doc[mpi], by.path() + "." + mpi, {"ladder", "source"});
+    IORELAY_RETURN_IF_ERROR(one.CheckKeys());
+    ForwardingLadder ladder;
+    if (one.Has("source")) {
+      auto source = one.String("source");
+      if (!source.ok()) return source.status();
+      ladder.source = *source;
+    }
+    const json& steps = by_doc[mpi].contains("ladder") ? by_doc[mpi]["ladder"] : json();
+    if (!steps.is_array() || steps.empty()) {
+      return Status::InvalidArgument(
+          fmt::format("platform: {}.ladder must be a non-empty list of steps", one.path()));
+    }
+    for (size_t i = 0; i < steps.size(); ++i) {
+      const Section step(steps[i], fmt::format("{}.ladder[{}]", one.path(), i),
+                         {"bytes_per_call", "ratio", "p", "runs"});
+      IORELAY_RETURN_IF_ERROR(step.CheckKeys());
+      auto bytes = step.Bytes("bytes_per_call");
+      auto ratio = step.NonNegative("ratio");
+      auto p = step.NonNegative("p");
+      auto runs = step.Integer("runs", 2);
+      for (const Status& st : {bytes.status(), ratio.status(), p.status(), runs.status()}) {
+        if (!st.ok()) return st;
+      }
+      if (*ratio <= 0 || *p > 1) {
+        return Status::InvalidArgument(
+            fmt::format("platform: {}: ratio must be > 0 and p in [0, 1]", step.path()));
+      }
+      ladder.steps.push_back({*bytes, *ratio, *p, *runs});
+    }
+    (*out)[mpi] = std::move(ladder);
+  }
+  return Status::Ok();
+}
+
 Status ParseCollective(const json& doc, CollectiveParams* c) {
-  const Section s(doc, "collective",
-                  {"saturation_point", "saturation_point_by_mpi", "spread_point_by_mpi"});
+  const Section s(
+      doc, "collective",
+      {"saturation_point", "saturation_point_by_mpi", "spread_point_by_mpi", "forwarding_by_mpi"});
   IORELAY_RETURN_IF_ERROR(s.CheckKeys());
   IORELAY_RETURN_IF_ERROR(
       Optional(s, "saturation_point", &Section::Bytes, &c->saturation_point_bytes));
   IORELAY_RETURN_IF_ERROR(
       ParsePerMpi(s, doc, "saturation_point_by_mpi", &c->saturation_point_by_mpi));
-  return ParsePerMpi(s, doc, "spread_point_by_mpi", &c->spread_point_by_mpi);
+  IORELAY_RETURN_IF_ERROR(ParsePerMpi(s, doc, "spread_point_by_mpi", &c->spread_point_by_mpi));
+  return ParseForwarding(s, doc, &c->forwarding_by_mpi);
 }
 
 }  // namespace
@@ -499,6 +547,16 @@ json ToJson(const Platform& p) {
   }
   for (const auto& [mpi, bytes] : p.collective.spread_point_by_mpi) {
     out["collective"]["spread_point_by_mpi"][mpi] = units::FormatBytes(bytes);
+  }
+  for (const auto& [mpi, ladder] : p.collective.forwarding_by_mpi) {
+    json steps = json::array();
+    for (const ForwardingStep& s : ladder.steps) {
+      steps.push_back({{"bytes_per_call", units::FormatBytes(s.bytes_per_call)},
+                       {"ratio", s.ratio},
+                       {"p", s.p},
+                       {"runs", s.runs}});
+    }
+    out["collective"]["forwarding_by_mpi"][mpi] = {{"ladder", steps}, {"source", ladder.source}};
   }
   return out;
 }

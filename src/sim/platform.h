@@ -156,6 +156,20 @@ struct CpuParams {
   int64_t ionode_call_ns = 0;      // the I/O node's file-system call, per call of a dispatch
 };
 
+// One call size of a measured forwarding ladder (bench/collective_forwarding.py): the median
+// write bandwidth through one I/O node over the median direct, and its Mann-Whitney p.
+struct ForwardingStep {
+  uint64_t bytes_per_call = 0;
+  double ratio = 0;
+  double p = 1;
+  int64_t runs = 0;  // per side
+};
+
+struct ForwardingLadder {
+  std::vector<ForwardingStep> steps;
+  std::string source;  // the calibration pattern's runs: bench, date, file
+};
+
 // Collective MPI-IO facts of a machine, measured (bench/collective_saturation.py); read by the
 // advisor (python/iorelay/collective_advice.py) and by iorelay-sim-collective --measured-k. 0: not
 // measured.
@@ -168,6 +182,9 @@ struct CollectiveParams {
   // Per MPI, the bytes per collective call from which one aggregator per host wrote faster
   // than one aggregator (bench/collective_spread.py); read by the advisor only.
   std::map<std::string, uint64_t> spread_point_by_mpi;
+  // Per MPI, what forwarding through one I/O node cost collective writes on a calibration
+  // pattern; the advisor sends a job direct where its calls lost significantly.
+  std::map<std::string, ForwardingLadder> forwarding_by_mpi;
 };
 
 // The measured k for `mpi` ("" for none in particular): its own from saturation_point_by_mpi,

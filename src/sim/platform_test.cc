@@ -220,6 +220,41 @@ TEST(PlatformTest, SaturationAndSpreadPointsPerMpiAreBytesOfAKnownMpi) {
       << Error(doc);
 }
 
+TEST(PlatformTest, ForwardingLaddersPerMpiAreCheckedSteps) {
+  json doc = Minimal();
+  doc["collective"]["forwarding_by_mpi"]["mpich"] = {
+      {"ladder",
+       {{{"bytes_per_call", "384KiB"}, {"ratio", 0.85}, {"p", 0.008}, {"runs", 5}},
+        {{"bytes_per_call", "24MiB"}, {"ratio", 1.01}, {"p", 0.84}, {"runs", 5}}}},
+      {"source", "bench/collective_forwarding.py"}};
+  auto p = ParsePlatform(doc);
+  ASSERT_TRUE(p.ok()) << p.status().message();
+  const ForwardingLadder& mpich = p->collective.forwarding_by_mpi.at("mpich");
+  ASSERT_EQ(mpich.steps.size(), 2u);
+  EXPECT_EQ(mpich.steps[0].bytes_per_call, 384u << 10);
+  EXPECT_DOUBLE_EQ(mpich.steps[1].p, 0.84);
+  const json out = ToJson(*p)["collective"]["forwarding_by_mpi"]["mpich"];
+  EXPECT_EQ(out["ladder"][1]["bytes_per_call"], "24MiB");
+  EXPECT_EQ(out["source"], "bench/collective_forwarding.py");
+  json bad = doc;
+  bad["collective"]["forwarding_by_mpi"]["mpich"]["ladder"][0]["p"] = 1.5;
+  EXPECT_NE(Error(bad).find("forwarding_by_mpi.mpich.ladder[0]: ratio must be > 0 and p in"),
+            std::string::npos)
+      << Error(bad);
+  bad = doc;
+  bad["collective"]["forwarding_by_mpi"]["mpich"]["ladder"][1]["runs"] = 1;
+  EXPECT_NE(Error(bad).find("ladder[1].runs"), std::string::npos) << Error(bad);
+  bad = doc;
+  bad["collective"]["forwarding_by_mpi"]["mpich"]["ladder"] = json::array();
+  EXPECT_NE(Error(bad).find("must be a non-empty list"), std::string::npos) << Error(bad);
+  bad = doc;
+  bad["collective"]["forwarding_by_mpi"]["intelmpi"] =
+      doc["collective"]["forwarding_by_mpi"]["mpich"];
+  EXPECT_NE(Error(bad).find("unknown key 'intelmpi' in collective.forwarding_by_mpi"),
+            std::string::npos)
+      << Error(bad);
+}
+
 TEST(PlatformTest, LinkNeedsATopology) {
   json doc = Minimal();
   doc["network"]["link"] = "1GBps";
