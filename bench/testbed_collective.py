@@ -121,7 +121,19 @@ PATTERNS_B = [
     Pattern("B3 vector 256K x8, 6 ranks", 3, 2, 256 * K, 16, "vector", 8),
     Pattern("B4 strided 4M, 2 hosts", 2, 2, 4 * M, 3),
 ]
-SETS = {"a": PATTERNS, "b": PATTERNS_B}
+# Set C (`--set c`), fixed on 2026-12-06 before any of its runs, the held-out check of the
+# interleaved spread point (bench/collective_spread.py --interleaved, whose calibration pattern
+# is none of these): interleaved calls only (a view, several requests per rank per call), new
+# sizes, views, ranks and hosts, calls of 576 KiB to 3 MiB around the contiguous spread points
+# (749 KiB to 1781 KiB), where the count's choice between 1 and one per host is closest. 3-4
+# calls per run.
+PATTERNS_C = [
+    Pattern("C1 vector 12K x4", 3, 4, 12 * K, 16, "vector", 4),
+    Pattern("C2 subarray 64K x4, 6 ranks", 3, 2, 64 * K, 12, "subarray", 4),
+    Pattern("C3 vector 128K x2", 3, 4, 128 * K, 6, "vector", 2),
+    Pattern("C4 subarray 32K x8, 2 hosts", 2, 4, 32 * K, 24, "subarray", 8),
+]
+SETS = {"a": PATTERNS, "b": PATTERNS_B, "c": PATTERNS_C}
 # With --local, 4 ranks on this machine, 8 MiB per run, against platforms/local.json's k.
 LOCAL_PATTERNS = [
     Pattern("L1 strided 16K", 1, 4, 16 * K, 128),
@@ -277,7 +289,7 @@ def tidy_csvs(name: str, rows: list[dict[str, Any]]) -> list[Path]:
 
 def tidy_csv(name: str, rows: list[dict[str, Any]]) -> Path:
     """The runs in the schema of docs/analysis.md, `settings` the option compared."""
-    by_name = {p.name: p for p in (*PATTERNS, *PATTERNS_B, *LOCAL_PATTERNS)}
+    by_name = {p.name: p for p in (*PATTERNS, *PATTERNS_B, *PATTERNS_C, *LOCAL_PATTERNS)}
     lines = ["schema_version,layout,spatiality,nodes,processes,request_bytes,operation,odirect,"
              "api,collective,settings,repetition,bytes,time_s,bandwidth_mib_s"]  # fmt: skip
     for r in rows:
@@ -306,7 +318,8 @@ def verdicts(csv: Path, alpha: float = 0.05) -> dict[str, tuple[float, str]]:
     runs = reader.read_results([csv])
     options = compute.analyze(runs, "settings", "bandwidth", alpha).options
     names = {
-        (p.hosts, p.ranks, p.request): p.name for p in (*PATTERNS, *PATTERNS_B, *LOCAL_PATTERNS)
+        (p.hosts, p.ranks, p.request): p.name
+        for p in (*PATTERNS, *PATTERNS_B, *PATTERNS_C, *LOCAL_PATTERNS)
     }
     out = {}
     for key, rows in options.groupby(["nodes", "processes", "request_bytes"]):
@@ -463,7 +476,7 @@ def main() -> int:
         help="only these configurations, e.g. default,advised-iorelay (default all)",
     )
     ap.add_argument("--tag", help="rows to MPI-TAG.jsonl (another advice version, another set)")
-    ap.add_argument("--set", choices=sorted(SETS), default="a", help="a: P1-P6, b: B1-B4")
+    ap.add_argument("--set", choices=sorted(SETS), default="a", help="a: P1-P6, b: B1-B4, c: C1-C4")
     ap.add_argument("--local", action="store_true", help="LOCAL_PATTERNS on this machine")
     ap.add_argument("--max-minutes", type=float, default=19.0, help="stop starting runs after")
     ap.add_argument("--report", action="store_true", help="tables from the saved runs")
