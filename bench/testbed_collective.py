@@ -370,12 +370,15 @@ def testbed_section(
     mpi: str, tag: str, patterns: list[Pattern], platform: Path, k: int
 ) -> list[str]:
     """The table of MPI-TAG.jsonl; the cb_nodes ladder from the same file, else, for the six
-    patterns, from MPI.jsonl (-advice2 and later tags re-measure the defaults and the advice
-    only). `k` is the MPI's own where the platform has it; the advice's count is the MPI's."""
+    patterns, from MPI.jsonl and for set C from MPI-setc.jsonl (-advice2 and later tags
+    re-measure the defaults and the advice only). `k` is the MPI's own where the platform has
+    it; the advice's count is the MPI's."""
     rows = load_rows(f"{mpi}{tag}")
     if not rows:
         return []
-    ladder = load_rows(mpi) if tag and patterns is PATTERNS else []
+    # the saved cb_nodes ladder of the set: P1-P6's first runs, set C's -setc runs
+    ladder_tag = {id(PATTERNS): "", id(PATTERNS_C): "-setc"}.get(id(patterns))
+    ladder = load_rows(f"{mpi}{ladder_tag}") if ladder_tag not in (None, tag) else []
     med = medians([r for r in ladder if r["settings"].startswith("cb")]) | medians(rows)
     errors = [r for r in rows if "error" in r]
     reps = sorted({r["repetition"] for r in rows if "error" not in r})
@@ -422,7 +425,67 @@ def testbed_section(
 # of 2026-12-06 17:00 (advice2), set B; then the advice with each MPI's own k and spread point
 # (advice3, set B: setb3).
 TAGS = (("", PATTERNS), ("-advice2", PATTERNS), ("-setb", PATTERNS_B), ("-advice3", PATTERNS),
-        ("-setb3", PATTERNS_B))  # fmt: skip
+        ("-setb3", PATTERNS_B), ("-setc", PATTERNS_C), ("-advice4", PATTERNS),
+        ("-setc4", PATTERNS_C))  # fmt: skip
+
+
+def without_interleaved_point(platform: Path, work: Path) -> Path:
+    """A copy of `platform` without collective.spread_point_interleaved_by_mpi: the advice's
+    old rule, the contiguous spread point for every call."""
+    doc = json.loads(platform.read_text())
+    doc.get("collective", {}).pop("spread_point_interleaved_by_mpi", None)
+    out = work / platform.name
+    out.write_text(json.dumps(doc))
+    return out
+
+
+def interleaved_count_section(platform: Path) -> list[str]:
+    """The count on interleaved calls: per MPI and pattern set, how often each rule's count
+    reaches >= 0.9 of the best measured cb_nodes (set c held out; P1-P6 not: P3 and P4 are
+    the misses the interleaved spread point was measured for), beside simple baselines."""
+    sets = (("P1-P6 (not held out)", PATTERNS, ""), ("set C (held out)", PATTERNS_C, "-setc"))
+    lines = ["## The count with the interleaved spread point", "",
+             "Share of patterns where a rule's count reaches >= 0.9 of the best measured "
+             "cb_nodes (medians of 5). New: the interleaved spread point for interleaved calls "
+             "(collective.spread_point_interleaved_by_mpi); old: the contiguous one for all "
+             "calls; C&G: ceil(bytes per call / k) alone; baselines: always 1, always one "
+             "aggregator per host.", "",
+             "| MPI | patterns | new | old | C&G | always 1 | one per host | misses of the new |",
+             "|---|---|---|---|---|---|---|---|"]  # fmt: skip
+    detail = ["", "| MPI | pattern | bytes/call | cb1 | cb2 | cb3 | new A | old A | new / best |",
+              "|---|---|---:|---:|---:|---:|---:|---:|---:|"]  # fmt: skip
+    with tempfile.TemporaryDirectory(prefix="iorelay-old-rule-") as tmp:
+        old_platform = without_interleaved_point(platform, Path(tmp))
+        for mpi in MPIS:
+            k = collective_advice.measured_saturation_point(platform, mpi)
+            for label, patterns, tag in sets:
+                rows = load_rows(f"{mpi}{tag}")
+                med = medians([r for r in rows if r["settings"].startswith("cb")])
+                hits = {n: 0 for n in ("new", "old", "C&G", "1", "hosts")}
+                misses, total = [], 0
+                for p in patterns:
+                    cbs = {a: med[(p.name, f"cb{a}")] for a in range(1, p.hosts + 1)
+                           if (p.name, f"cb{a}") in med}  # fmt: skip
+                    if len(cbs) < p.hosts:
+                        continue
+                    total += 1
+                    best = max(cbs.values())
+                    counts = {"new": advice_for(p, 0, platform, mpi).aggregators,
+                              "old": advice_for(p, 0, old_platform, mpi).aggregators,
+                              "C&G": plain_rule_count(p, k), "1": 1, "hosts": p.hosts}  # fmt: skip
+                    for name, a in counts.items():
+                        hits[name] += cbs[a] / best >= 0.9
+                    if cbs[counts["new"]] / best < 0.9:
+                        misses.append(f"{p.name.split()[0]} {cbs[counts['new']] / best:.2f}")
+                    if tag:
+                        cells = " | ".join(f"{cbs[a]:.3g}" if a in cbs else "-" for a in (1, 2, 3))
+                        detail.append(f"| {mpi} | {p.name} | {units.format_bytes(p.bytes_per_call)}"
+                                      f" | {cells} | {counts['new']} | {counts['old']} | "
+                                      f"{cbs[counts['new']] / best:.2f} |")  # fmt: skip
+                if total:
+                    said = " | ".join(f"{hits[n]} of {total}" for n in hits)
+                    lines.append(f"| {mpi} | {label} | {said} | {', '.join(misses) or '-'} |")
+    return [*lines, *detail, ""]
 
 
 def report(args: argparse.Namespace) -> int:
@@ -436,6 +499,7 @@ def report(args: argparse.Namespace) -> int:
     for mpi in MPIS:
         for tag, patterns in TAGS:
             lines += testbed_section(mpi, tag, patterns, platform, ks[mpi])
+    lines += interleaved_count_section(platform)
     local_k = collective_advice.measured_saturation_point(platform_path("local"))
     for mpi, tag in ((m, t) for t in ("", "-advice3") for m in MPIS):
         name = f"local-{mpi}{tag}"
