@@ -296,7 +296,8 @@ def advise(job: Job, platform_file: Path) -> Advice:
         skipped = (f"no aggregator per host: a call of {call} is below {which} "
                    f"({units.format_bytes(spread)}), measured")  # fmt: skip
     elif floor > 1 and spread is not None:
-        why_floor += f"; a call of {call} is at or above {which} ({units.format_bytes(spread)})"
+        point = units.format_bytes(spread) if spread else "0: one per host never slower"
+        why_floor += f"; a call of {call} is at or above {which} ({point})"
 
     def choose(stripes: int, cb_nodes: int = 0) -> dict[str, Any]:
         argv = [str(paths.find("iorelay-aggregators")), "--ranks", str(job.ranks),
