@@ -392,7 +392,8 @@ def testbed_section(
              "|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|"]  # fmt: skip
     hits = {"C&G": 0, "advice": 0}
     total = 0
-    for p in patterns:
+    measured_here = {r["pattern"] for r in rows}
+    for p in (p for p in patterns if p.name in measured_here):
         plain, advised = plain_rule_count(p, k), advice_for(p, 0, platform, mpi).aggregators
         cbs = {n: med.get((p.name, f"cb{n}")) for n in (1, 2, 3)}
         measured = [v for v in cbs.values() if v is not None]
