@@ -124,7 +124,19 @@ PATTERNS_B = [
     Pattern("B3 vector 256K x8, 6 ranks", 3, 2, 256 * K, 16, "vector", 8),
     Pattern("B4 strided 4M, 2 hosts", 2, 2, 4 * M, 3),
 ]
-SETS = {"a": PATTERNS, "b": PATTERNS_B}
+# Set C (`--set c`), fixed on 2026-12-06 before any of its runs, the held-out check of the
+# interleaved spread point (bench/collective_spread.py --interleaved, whose calibration pattern
+# is none of these): interleaved calls only (a view, several requests per rank per call), new
+# sizes, views, ranks and hosts, calls of 576 KiB to 3 MiB around the contiguous spread points
+# (749 KiB to 1781 KiB), where the count's choice between 1 and one per host is closest. 3-4
+# calls per run.
+PATTERNS_C = [
+    Pattern("C1 vector 12K x4", 3, 4, 12 * K, 16, "vector", 4),
+    Pattern("C2 subarray 64K x4, 6 ranks", 3, 2, 64 * K, 12, "subarray", 4),
+    Pattern("C3 vector 128K x2", 3, 4, 128 * K, 6, "vector", 2),
+    Pattern("C4 subarray 32K x8, 2 hosts", 2, 4, 32 * K, 24, "subarray", 8),
+]
+SETS = {"a": PATTERNS, "b": PATTERNS_B, "c": PATTERNS_C}
 # With --local, 4 ranks on this machine, 8 MiB per run, against platforms/local.json's k.
 LOCAL_PATTERNS = [
     Pattern("L1 strided 16K", 1, 4, 16 * K, 128),
@@ -296,7 +308,7 @@ def tidy_csvs(name: str, rows: list[dict[str, Any]]) -> list[Path]:
 
 def tidy_csv(name: str, rows: list[dict[str, Any]]) -> Path:
     """The runs in the schema of docs/analysis.md, `settings` the option compared."""
-    by_name = {p.name: p for p in (*PATTERNS, *PATTERNS_B, *LOCAL_PATTERNS)}
+    by_name = {p.name: p for p in (*PATTERNS, *PATTERNS_B, *PATTERNS_C, *LOCAL_PATTERNS)}
     lines = ["schema_version,layout,spatiality,nodes,processes,request_bytes,operation,odirect,"
              "api,collective,settings,repetition,bytes,time_s,bandwidth_mib_s"]  # fmt: skip
     for r in rows:
@@ -327,7 +339,8 @@ def verdicts(
     runs = reader.read_results([csv])
     options = compute.analyze(runs, "settings", "bandwidth", alpha).options
     names = {
-        (p.hosts, p.ranks, p.request): p.name for p in (*PATTERNS, *PATTERNS_B, *LOCAL_PATTERNS)
+        (p.hosts, p.ranks, p.request): p.name
+        for p in (*PATTERNS, *PATTERNS_B, *PATTERNS_C, *LOCAL_PATTERNS)
     }
     out = {}
     for key, rows in options.groupby(["nodes", "processes", "request_bytes"]):
@@ -378,12 +391,15 @@ def testbed_section(
     mpi: str, tag: str, patterns: list[Pattern], platform: Path, k: int
 ) -> list[str]:
     """The table of MPI-TAG.jsonl; the cb_nodes ladder from the same file, else, for the six
-    patterns, from MPI.jsonl (-advice2 and later tags re-measure the defaults and the advice
-    only). `k` is the MPI's own where the platform has it; the advice's count is the MPI's."""
+    patterns, from MPI.jsonl and for set C from MPI-setc.jsonl (-advice2 and later tags
+    re-measure the defaults and the advice only). `k` is the MPI's own where the platform has
+    it; the advice's count is the MPI's."""
     rows = load_rows(f"{mpi}{tag}")
     if not rows:
         return []
-    ladder = load_rows(mpi) if tag and patterns is PATTERNS else []
+    # the saved cb_nodes ladder of the set: P1-P6's first runs, set C's -setc runs
+    ladder_tag = {id(PATTERNS): "", id(PATTERNS_C): "-setc"}.get(id(patterns))
+    ladder = load_rows(f"{mpi}{ladder_tag}") if ladder_tag not in (None, tag) else []
     med = medians([r for r in ladder if r["settings"].startswith("cb")]) | medians(rows)
     errors = [r for r in rows if "error" in r]
     reps = sorted({r["repetition"] for r in rows if "error" not in r})
@@ -397,7 +413,8 @@ def testbed_section(
              "|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|"]  # fmt: skip
     hits = {"C&G": 0, "advice": 0}
     total = 0
-    for p in patterns:
+    measured_here = {r["pattern"] for r in rows}
+    for p in (p for p in patterns if p.name in measured_here):
         plain, advised = plain_rule_count(p, k), advice_for(p, 0, platform, mpi).aggregators
         cbs = {n: med.get((p.name, f"cb{n}")) for n in (1, 2, 3)}
         measured = [v for v in cbs.values() if v is not None]
@@ -430,7 +447,67 @@ def testbed_section(
 # of 2026-12-06 17:00 (advice2), set B; then the advice with each MPI's own k and spread point
 # (advice3, set B: setb3).
 TAGS = (("", PATTERNS), ("-advice2", PATTERNS), ("-setb", PATTERNS_B), ("-advice3", PATTERNS),
-        ("-setb3", PATTERNS_B))  # fmt: skip
+        ("-setb3", PATTERNS_B), ("-setc", PATTERNS_C), ("-count4", PATTERNS),
+        ("-setc4", PATTERNS_C))  # fmt: skip
+
+
+def without_interleaved_point(platform: Path, work: Path) -> Path:
+    """A copy of `platform` without collective.spread_point_interleaved_by_mpi: the advice's
+    old rule, the contiguous spread point for every call."""
+    doc = json.loads(platform.read_text())
+    doc.get("collective", {}).pop("spread_point_interleaved_by_mpi", None)
+    out = work / platform.name
+    out.write_text(json.dumps(doc))
+    return out
+
+
+def interleaved_count_section(platform: Path) -> list[str]:
+    """The count on interleaved calls: per MPI and pattern set, how often each rule's count
+    reaches >= 0.9 of the best measured cb_nodes (set c held out; P1-P6 not: P3 and P4 are
+    the misses the interleaved spread point was measured for), beside simple baselines."""
+    sets = (("P1-P6 (not held out)", PATTERNS, ""), ("set C (held out)", PATTERNS_C, "-setc"))
+    lines = ["## The count with the interleaved spread point", "",
+             "Share of patterns where a rule's count reaches >= 0.9 of the best measured "
+             "cb_nodes (medians of 5). New: the interleaved spread point for interleaved calls "
+             "(collective.spread_point_interleaved_by_mpi); old: the contiguous one for all "
+             "calls; C&G: ceil(bytes per call / k) alone; baselines: always 1, always one "
+             "aggregator per host.", "",
+             "| MPI | patterns | new | old | C&G | always 1 | one per host | misses of the new |",
+             "|---|---|---|---|---|---|---|---|"]  # fmt: skip
+    detail = ["", "| MPI | pattern | bytes/call | cb1 | cb2 | cb3 | new A | old A | new / best |",
+              "|---|---|---:|---:|---:|---:|---:|---:|---:|"]  # fmt: skip
+    with tempfile.TemporaryDirectory(prefix="iorelay-old-rule-") as tmp:
+        old_platform = without_interleaved_point(platform, Path(tmp))
+        for mpi in MPIS:
+            k = collective_advice.measured_saturation_point(platform, mpi)
+            for label, patterns, tag in sets:
+                rows = load_rows(f"{mpi}{tag}")
+                med = medians([r for r in rows if r["settings"].startswith("cb")])
+                hits = {n: 0 for n in ("new", "old", "C&G", "1", "hosts")}
+                misses, total = [], 0
+                for p in patterns:
+                    cbs = {a: med[(p.name, f"cb{a}")] for a in range(1, p.hosts + 1)
+                           if (p.name, f"cb{a}") in med}  # fmt: skip
+                    if len(cbs) < p.hosts:
+                        continue
+                    total += 1
+                    best = max(cbs.values())
+                    counts = {"new": advice_for(p, 0, platform, mpi).aggregators,
+                              "old": advice_for(p, 0, old_platform, mpi).aggregators,
+                              "C&G": plain_rule_count(p, k), "1": 1, "hosts": p.hosts}  # fmt: skip
+                    for name, a in counts.items():
+                        hits[name] += cbs[a] / best >= 0.9
+                    if cbs[counts["new"]] / best < 0.9:
+                        misses.append(f"{p.name.split()[0]} {cbs[counts['new']] / best:.2f}")
+                    if tag:
+                        cells = " | ".join(f"{cbs[a]:.3g}" if a in cbs else "-" for a in (1, 2, 3))
+                        detail.append(f"| {mpi} | {p.name} | {units.format_bytes(p.bytes_per_call)}"
+                                      f" | {cells} | {counts['new']} | {counts['old']} | "
+                                      f"{cbs[counts['new']] / best:.2f} |")  # fmt: skip
+                if total:
+                    said = " | ".join(f"{hits[n]} of {total}" for n in hits)
+                    lines.append(f"| {mpi} | {label} | {said} | {', '.join(misses) or '-'} |")
+    return [*lines, *detail, ""]
 
 
 def decision_section(
@@ -474,6 +551,7 @@ def report(args: argparse.Namespace) -> int:
     for mpi in MPIS:
         for tag, patterns in TAGS:
             lines += testbed_section(mpi, tag, patterns, platform, ks[mpi])
+    lines += interleaved_count_section(platform)
     local_k = collective_advice.measured_saturation_point(platform_path("local"))
     for mpi, tag in ((m, t) for t in ("", "-advice3") for m in MPIS):
         name = f"local-{mpi}{tag}"
@@ -537,7 +615,7 @@ def main() -> int:
         help="only these configurations, e.g. default,advised-iorelay (default all)",
     )
     ap.add_argument("--tag", help="rows to MPI-TAG.jsonl (another advice version, another set)")
-    ap.add_argument("--set", choices=sorted(SETS), default="a", help="a: P1-P6, b: B1-B4")
+    ap.add_argument("--set", choices=sorted(SETS), default="a", help="a: P1-P6, b: B1-B4, c: C1-C4")
     ap.add_argument("--local", action="store_true", help="LOCAL_PATTERNS on this machine")
     ap.add_argument("--only-direct", action="store_true",
                     help="only the patterns where the advice goes direct")  # fmt: skip

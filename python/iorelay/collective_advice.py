@@ -10,7 +10,8 @@ no default k, as OMPIO's built-in 32 MiB is a guess about another machine. Each 
 aggregators write their own way, so a platform may carry k per MPI
 (`collective.saturation_point_by_mpi`), and the spread point per MPI
 (`collective.spread_point_by_mpi`, bench/collective_spread.py): the call size from which one
-aggregator per host beats one aggregator for all. The job's MPI picks its own.
+aggregator per host beats one aggregator for all; for interleaved calls the one measured with
+interleaved calls (`collective.spread_point_interleaved_by_mpi`). The job's MPI picks its own.
 
 Whether to forward at all: where the platform has the job's MPI's measured forwarding ladder
 (`collective.forwarding_by_mpi`, bench/collective_forwarding.py; iorelay.forwarding_cost), a
@@ -222,9 +223,30 @@ def measured_saturation_point(platform_file: Path, mpi: str = "") -> int:
 def measured_spread_point(platform_file: Path, mpi: str) -> int | None:
     """The call size from which one aggregator per host was faster than one aggregator, with
     `mpi` (collective.spread_point_by_mpi); None when not measured for it."""
-    collective = collective_section(platform_file, mpi)
-    value = collective.get("spread_point_by_mpi", {}).get(mpi) if mpi else None
-    return units.parse_bytes(value) if value else None
+    return spread_point_for(collective_section(platform_file, mpi), mpi, interleaved=False)[0]
+
+
+def spread_point_for(
+    collective: Mapping[str, Any], mpi: str, interleaved: bool
+) -> tuple[int | None, str]:
+    """The spread point that applies to a job of `mpi` from a platform's `collective` section,
+    and which one it is. Interleaved calls (several requests per rank per call, gathered by
+    two-phase I/O whatever the count) take the one measured with such calls
+    (spread_point_interleaved_by_mpi, bench/collective_spread.py --interleaved; 0: one
+    aggregator per host was never slower), others the contiguous one (spread_point_by_mpi);
+    an interleaved job falls back to the contiguous one, saying so. (None, "") when neither."""
+    if not mpi:
+        return None, ""
+    own = collective.get("spread_point_interleaved_by_mpi", {}).get(mpi)
+    if interleaved and own:
+        return units.parse_bytes(own), f"{mpi}'s spread point for interleaved calls"
+    value = collective.get("spread_point_by_mpi", {}).get(mpi)
+    if not value:
+        return None, ""
+    which = f"{mpi}'s spread point"
+    if interleaved:
+        which += " for contiguous calls (none measured with interleaved calls)"
+    return units.parse_bytes(value), which
 
 
 LUSTRE_STRIPE_GRANULE = 64 << 10  # Lustre stripe sizes are multiples of 64 KiB
@@ -292,16 +314,19 @@ def advise(job: Job, platform_file: Path) -> Advice:
     job = dataclasses.replace(job, ionodes=decision.ionodes)
 
     floor, why_floor = host_link_floor(job, platform_file)
-    spread = measured_spread_point(platform_file, job.mpi)
+    spread, which = spread_point_for(collective_section(platform_file, job.mpi), job.mpi,
+                                     job.interleaved)  # fmt: skip
+    call = units.format_bytes(job.bytes_per_call)
+    skipped = ""
     if floor > 1 and spread is not None and job.bytes_per_call < spread:
         # The links allow an aggregator per host, but with this MPI a call this small was
         # measured faster through one: its added aggregators cost more than their links add.
         floor, why_floor = 1, ""
-        call = units.format_bytes(job.bytes_per_call)
-        skipped = (f"no aggregator per host: a call of {call} is below {job.mpi}'s measured "
-                   f"spread point ({units.format_bytes(spread)})")  # fmt: skip
-    else:
-        skipped = ""
+        skipped = (f"no aggregator per host: a call of {call} is below {which} "
+                   f"({units.format_bytes(spread)}), measured")  # fmt: skip
+    elif floor > 1 and spread is not None:
+        point = units.format_bytes(spread) if spread else "0: one per host never slower"
+        why_floor += f"; a call of {call} is at or above {which} ({point})"
 
     def choose(stripes: int, cb_nodes: int = 0) -> dict[str, Any]:
         argv = [str(paths.find("iorelay-aggregators")), "--ranks", str(job.ranks),
@@ -331,8 +356,9 @@ def advise(job: Job, platform_file: Path) -> Advice:
         if raised:  # the count came from the floor: say what the rule said first
             choice["reasons"] = [*first["reasons"], *choice["reasons"]]
     if spread is not None:
-        k_source += (f"; {job.mpi}'s spread point {units.format_bytes(spread)}, measured "
-                     "(bench/collective_spread.py)")  # fmt: skip
+        own = which.endswith("for interleaved calls")
+        bench = "bench/collective_spread.py" + (" --interleaved" if own else "")
+        k_source += f"; {which} {units.format_bytes(spread)}, measured ({bench})"
     advice = settings(job, choice, k, k_source)
     evidence = (*advice.evidence, *([decision.evidence] if decision.evidence else []))
     return dataclasses.replace(advice, ionodes=decision.ionodes, forwarding=decision.reason,

@@ -22,7 +22,8 @@ def add_parser(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None
         "machine's measured write saturation point k (its platform file's "
         "collective.saturation_point, or with --mpi that MPI's own in "
         "collective.saturation_point_by_mpi; bench/collective_saturation.py measures it) and, "
-        "with --mpi, that MPI's spread point (collective.spread_point_by_mpi; "
+        "with --mpi, that MPI's spread point (collective.spread_point_by_mpi; with "
+        "--interleaved, collective.spread_point_interleaved_by_mpi where measured; "
         "bench/collective_spread.py); with --ionodes, whether to forward at all, from that "
         "MPI's measured forwarding ladder (collective.forwarding_by_mpi; "
         "bench/collective_forwarding.py): only a significant loss sends the job direct.",

@@ -158,7 +158,7 @@ def test_each_mpi_its_own_k_and_spread_point(tmp_path: Path) -> None:
     platform.write_text(json.dumps(doc))
     # OMPIO, 1.5 MiB calls on 3 hosts: below its spread point, so no aggregator per host.
     a = ca.advise(ca.Job(12, 4, 3 * MIB // 2, mpi="ompio"), platform)
-    assert a.aggregators == 1 and any("below ompio's measured spread point" in r
+    assert a.aggregators == 1 and any("below ompio's spread point (2MiB), measured" in r
                                       for r in a.reasons)  # fmt: skip
     assert "measured with ompio; ompio's spread point 2MiB, measured" in a.evidence[0]
     assert ca.advise(ca.Job(12, 4, 3 * MIB, mpi="ompio"), platform).aggregators == 3
@@ -172,3 +172,39 @@ def test_each_mpi_its_own_k_and_spread_point(tmp_path: Path) -> None:
     assert "not with romio321" in romio.evidence[0]
     with pytest.raises(ca.CollectiveAdviceError, match="MPI 'intelmpi' unknown"):
         ca.advise(ca.Job(12, 4, 3 * MIB, mpi="intelmpi"), platform)
+
+
+def test_interleaved_calls_take_the_spread_point_measured_with_interleaved_calls() -> None:
+    collective = {
+        "spread_point_by_mpi": {"mpich": "1751KiB", "ompio": "1781KiB"},
+        "spread_point_interleaved_by_mpi": {"mpich": "0B", "romio321": "3MiB"},
+    }
+    assert ca.spread_point_for(collective, "mpich", interleaved=True) == (
+        0, "mpich's spread point for interleaved calls")  # fmt: skip
+    assert ca.spread_point_for(collective, "mpich", interleaved=False) == (
+        1751 << 10, "mpich's spread point")  # fmt: skip
+    # No interleaved point for OMPIO: the contiguous one, and the text says so.
+    point, which = ca.spread_point_for(collective, "ompio", interleaved=True)
+    assert point == 1781 << 10 and "none measured with interleaved calls" in which
+    # ROMIO has only an interleaved one: contiguous jobs get none.
+    assert ca.spread_point_for(collective, "romio321", interleaved=False) == (None, "")
+    assert ca.spread_point_for(collective, "", interleaved=True) == (None, "")
+
+
+@pytest.mark.needs_build("iorelay-aggregators")
+def test_advice_count_for_interleaved_calls_uses_their_spread_point(tmp_path: Path) -> None:
+    doc = json.loads((PLATFORMS_DIR / "testbed.json").read_text())
+    doc["collective"] = {"saturation_point_by_mpi": {"mpich": "4MiB"},
+                         "spread_point_by_mpi": {"mpich": "2MiB"},
+                         "spread_point_interleaved_by_mpi": {"mpich": "0B"}}  # fmt: skip
+    platform = tmp_path / "interleaved.json"
+    platform.write_text(json.dumps(doc))
+    # 1.5 MiB calls on 3 hosts: below the contiguous point, above the interleaved one (0).
+    contiguous = ca.advise(ca.Job(12, 4, 3 * MIB // 2, mpi="mpich"), platform)
+    assert contiguous.aggregators == 1
+    assert any("below mpich's spread point (2MiB)" in r for r in contiguous.reasons)
+    interleaved = ca.advise(ca.Job(12, 4, 3 * MIB // 2, interleaved=True, mpi="mpich"), platform)
+    assert interleaved.aggregators == 3
+    said = "at or above mpich's spread point for interleaved calls (0: one per host never slower)"
+    assert any(said in r for r in interleaved.reasons)
+    assert "collective_spread.py --interleaved" in interleaved.evidence[0]

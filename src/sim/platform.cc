@@ -401,15 +401,17 @@ Status ParseForwarding(const Section& collective, const json& doc,
 }
 
 Status ParseCollective(const json& doc, CollectiveParams* c) {
-  const Section s(
-      doc, "collective",
-      {"saturation_point", "saturation_point_by_mpi", "spread_point_by_mpi", "forwarding_by_mpi"});
+  const Section s(doc, "collective",
+                  {"saturation_point", "saturation_point_by_mpi", "spread_point_by_mpi",
+                   "spread_point_interleaved_by_mpi", "forwarding_by_mpi"});
   IORELAY_RETURN_IF_ERROR(s.CheckKeys());
   IORELAY_RETURN_IF_ERROR(
       Optional(s, "saturation_point", &Section::Bytes, &c->saturation_point_bytes));
   IORELAY_RETURN_IF_ERROR(
       ParsePerMpi(s, doc, "saturation_point_by_mpi", &c->saturation_point_by_mpi));
   IORELAY_RETURN_IF_ERROR(ParsePerMpi(s, doc, "spread_point_by_mpi", &c->spread_point_by_mpi));
+  IORELAY_RETURN_IF_ERROR(
+      ParsePerMpi(s, doc, "spread_point_interleaved_by_mpi", &c->spread_point_interleaved_by_mpi));
   return ParseForwarding(s, doc, &c->forwarding_by_mpi);
 }
 
@@ -547,6 +549,9 @@ json ToJson(const Platform& p) {
   }
   for (const auto& [mpi, bytes] : p.collective.spread_point_by_mpi) {
     out["collective"]["spread_point_by_mpi"][mpi] = units::FormatBytes(bytes);
+  }
+  for (const auto& [mpi, bytes] : p.collective.spread_point_interleaved_by_mpi) {
+    out["collective"]["spread_point_interleaved_by_mpi"][mpi] = units::FormatBytes(bytes);
   }
   for (const auto& [mpi, ladder] : p.collective.forwarding_by_mpi) {
     json steps = json::array();

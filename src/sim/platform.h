@@ -182,6 +182,10 @@ struct CollectiveParams {
   // Per MPI, the bytes per collective call from which one aggregator per host wrote faster
   // than one aggregator (bench/collective_spread.py); read by the advisor only.
   std::map<std::string, uint64_t> spread_point_by_mpi;
+  // The same measured with interleaved calls (several requests per rank per call, through a
+  // view: bench/collective_spread.py --interleaved), which the advisor uses for such jobs.
+  // 0: one aggregator per host was at least as fast at every call size measured.
+  std::map<std::string, uint64_t> spread_point_interleaved_by_mpi;
   // Per MPI, what forwarding through one I/O node cost collective writes on a calibration
   // pattern; the advisor sends a job direct where its calls lost significantly.
   std::map<std::string, ForwardingLadder> forwarding_by_mpi;

@@ -211,6 +211,21 @@ TEST(PlatformTest, SaturationAndSpreadPointsPerMpiAreBytesOfAKnownMpi) {
   ASSERT_TRUE(p.ok()) << p.status().message();
   EXPECT_EQ(p->collective.spread_point_by_mpi.at("ompio"), 5u << 20);
   EXPECT_EQ(ToJson(*p)["collective"]["spread_point_by_mpi"]["ompio"], "5MiB");
+  EXPECT_FALSE(ToJson(*p)["collective"].contains("spread_point_interleaved_by_mpi"));
+  doc["collective"]["spread_point_interleaved_by_mpi"] = {{"mpich", "0B"}, {"ompio", "3MiB"}};
+  p = ParsePlatform(doc);
+  ASSERT_TRUE(p.ok()) << p.status().message();
+  EXPECT_EQ(p->collective.spread_point_interleaved_by_mpi.at("mpich"), 0u);
+  EXPECT_EQ(p->collective.spread_point_interleaved_by_mpi.at("ompio"), 3u << 20);
+  EXPECT_EQ(ToJson(*p)["collective"]["spread_point_interleaved_by_mpi"]["ompio"], "3MiB");
+  doc["collective"]["spread_point_interleaved_by_mpi"] = {{"mpich", "soon"}};
+  EXPECT_NE(Error(doc).find("collective.spread_point_interleaved_by_mpi.mpich"), std::string::npos)
+      << Error(doc);
+  doc["collective"]["spread_point_interleaved_by_mpi"] = {{"intelmpi", "1MiB"}};
+  EXPECT_NE(Error(doc).find("unknown key 'intelmpi' in collective.spread_point_interleaved_by_mpi"),
+            std::string::npos)
+      << Error(doc);
+  doc["collective"].erase("spread_point_interleaved_by_mpi");
   doc["collective"]["saturation_point_by_mpi"]["mpich"] = "lots";
   EXPECT_NE(Error(doc).find("collective.saturation_point_by_mpi.mpich"), std::string::npos)
       << Error(doc);
