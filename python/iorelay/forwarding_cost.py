@@ -19,8 +19,6 @@ from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 from typing import Any
 
-from scipy import stats
-
 from iorelay import units
 
 ALPHA = 0.05
@@ -58,6 +56,8 @@ class Ladder:
 
 def ladder_from_runs(mpi: str, runs: Iterable[tuple[int, int, float]], source: str) -> Ladder:
     """(bytes per call, I/O nodes 0 or 1, MiB/s) runs -> the ladder of forwarded / direct."""
+    from scipy import stats  # only the bench builds ladders: `iorelay hints` reads them
+
     by: dict[tuple[int, int], list[float]] = {}
     for size, ionodes, mib_s in runs:
         by.setdefault((int(size), int(ionodes)), []).append(float(mib_s))
