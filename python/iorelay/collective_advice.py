@@ -220,12 +220,6 @@ def measured_saturation_point(platform_file: Path, mpi: str = "") -> int:
     return measured_k(platform_file, mpi)[0]
 
 
-def measured_spread_point(platform_file: Path, mpi: str) -> int | None:
-    """The call size from which one aggregator per host was faster than one aggregator, with
-    `mpi` (collective.spread_point_by_mpi); None when not measured for it."""
-    return spread_point_for(collective_section(platform_file, mpi), mpi, interleaved=False)[0]
-
-
 def spread_point_for(
     collective: Mapping[str, Any], mpi: str, interleaved: bool
 ) -> tuple[int | None, str]:
