@@ -55,21 +55,11 @@ def one_run(args: argparse.Namespace, size: int, ionodes: int, work: Path) -> di
                "--segments", str(calls), "--write", "--fsync", "--collective"]  # fmt: skip
     mpi, env = COMPONENT_LIBRARY[args.component], COMPONENT_ENV.get(args.component, {})
     row: dict[str, Any] = {"calls": calls}
-    if ionodes and args.local:
-        result, written = testbed_mpiio.forwarded_local(mpi, ranks, work, options, env)
-    elif ionodes:
-        result, written = testbed_mpiio.forwarded_bench(mpi, HOSTS, [IONODE], ranks, work,
-                                                        options, env)  # fmt: skip
-    else:
-        (work / "direct").mkdir()
-        where = str(work / "direct")
-        if args.local:
-            result = testbed_mpiio.bench_local(mpi, ranks, where, options, env)
-        else:
-            result = testbed_mpiio.bench_on_hosts(mpi, HOSTS, ranks, where, options, env)
-        written = -1
-    if ionodes and written < calls * size:
-        raise RuntimeError(f"the I/O node wrote {written} of {calls * size} bytes: not forwarded")
+    result, written = testbed_mpiio.bench_placed(
+        mpi, HOSTS, ranks, work, options, env, forwarded=bool(ionodes), local=args.local,
+        ionode=IONODE, expected_bytes=calls * size,
+    )  # fmt: skip
+    written = -1 if written is None else written
     return row | {"mib_s": testbed_mpiio.phase_mib_s(result), "daemon_bytes_written": written}
 
 
@@ -79,19 +69,17 @@ def rows_path(args: argparse.Namespace) -> Path:
     return OUT / f"collective-forwarding-{where}{args.component}{tag}.jsonl"
 
 
-def load_rows(path: Path) -> list[dict[str, Any]]:
-    if not path.exists():
-        return []
-    return [json.loads(line) for line in path.read_text().splitlines() if line.strip()]
-
-
 def measure(args: argparse.Namespace, sizes: list[int]) -> int:
     if not args.local:
         status = testbed_mpiio.in_allocation([IONODE, *HOSTS])
         if status is not None:
             return status
     path = rows_path(args)
-    done = {(r["repetition"], r["size"], r["ionodes"]) for r in load_rows(path) if "mib_s" in r}
+    done = {
+        (r["repetition"], r["size"], r["ionodes"])
+        for r in testbed_mpiio.read_rows(path)
+        if "mib_s" in r
+    }
     command = "python bench/collective_forwarding.py " + shlex.join(sys.argv[1:])
     deadline = time.monotonic() + args.max_minutes * 60
     cells = [(s, i) for s in sizes for i in (0, 1)]
@@ -125,10 +113,11 @@ def measure(args: argparse.Namespace, sizes: list[int]) -> int:
 
 def report(args: argparse.Namespace, sizes: list[int]) -> int:
     path = rows_path(args)
-    rows = [r for r in load_rows(path) if "mib_s" in r and r["size"] in sizes]
+    saved = testbed_mpiio.read_rows(path)
+    rows = [r for r in saved if "mib_s" in r and r["size"] in sizes]
     if not rows:
         raise SystemExit(f"no runs in {path}")
-    errors = [r for r in load_rows(path) if "error" in r]
+    errors = [r for r in saved if "error" in r]
     where = "this machine" if args.local else "the testbed"
     flag = " --local" if args.local else ""
     source = (f"bench/collective_forwarding.py{flag} on {where}, {rows[0]['date']} to "

@@ -193,37 +193,18 @@ def one_run(
     env = {**testbed_mpiio.COMPONENT_ENV.get(component, {}), **config["mca"]}
     options = [*p.options(), *(["--collective"] if config["collective"] else [])]
     options += [a for k, v in config["hints"].items() for a in ("--hint", f"{k}={v}")]
-    hosts = COMPUTE[: p.hosts]
-    row: dict[str, Any] = {}
-    if local and config["ionodes"]:
-        result, written = testbed_mpiio.forwarded_local(MPIS[component], p.ranks, work, options,
-                                                        env)  # fmt: skip
-        if written < p.total:
-            raise RuntimeError(f"the I/O node wrote {written} of {p.total} bytes: not forwarded")
-        row["daemon_bytes_written"] = written
-    elif local:
-        (work / "direct").mkdir(exist_ok=True)
-        result = testbed_mpiio.bench_local(MPIS[component], p.ranks, str(work / "direct"),
-                                           options, env)  # fmt: skip
-    elif config["ionodes"]:
-        result, written = testbed_mpiio.forwarded_bench(MPIS[component], hosts, [IONODE], p.ranks,
-                                                        work, options, env)  # fmt: skip
-        if written < p.total:
-            raise RuntimeError(f"the I/O node wrote {written} of {p.total} bytes: not forwarded")
-        row["daemon_bytes_written"] = written
-    else:
-        (work / "direct").mkdir(exist_ok=True)
-        result = testbed_mpiio.bench_on_hosts(MPIS[component], hosts, p.ranks,
-                                              str(work / "direct"), options, env)  # fmt: skip
+    result, written = testbed_mpiio.bench_placed(
+        MPIS[component], COMPUTE[: p.hosts], p.ranks, work, options, env,
+        forwarded=bool(config["ionodes"]), local=local, ionode=IONODE, expected_bytes=p.total,
+    )  # fmt: skip
+    row: dict[str, Any] = {} if written is None else {"daemon_bytes_written": written}
     (phase,) = [x for x in result["phases"] if x["operation"] == "write"]
     row |= {"bandwidth_mib_s": float(phase["bandwidth_mib_s"]), "time_s": phase.get("time_s")}
     return row
 
 
 def done_keys(path: Path) -> set[tuple[int, str, str]]:
-    if not path.exists():
-        return set()
-    rows = [json.loads(line) for line in path.read_text().splitlines() if line.strip()]
+    rows = testbed_mpiio.read_rows(path)
     return {(r["repetition"], r["pattern"], r["settings"]) for r in rows if "error" not in r}
 
 
@@ -280,10 +261,7 @@ def measure(args: argparse.Namespace) -> int:
 
 
 def load_rows(name: str) -> list[dict[str, Any]]:
-    path = OUT / f"{name}.jsonl"
-    if not path.exists():
-        return []
-    return [json.loads(line) for line in path.read_text().splitlines() if line.strip()]
+    return testbed_mpiio.read_rows(OUT / f"{name}.jsonl")
 
 
 # The comparisons `iorelay analyze --option settings` judges, each its own file: the advice

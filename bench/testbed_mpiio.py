@@ -148,3 +148,44 @@ def forwarded_local(
     if not all(isinstance(s, dict) for s in stats):
         raise RuntimeError(f"no counters from the I/O node: {stats}")
     return result, sum(int(s["total"]["bytes_written"]) for s in stats)
+
+
+def bench_placed(
+    mpi_name: str,
+    hosts: Sequence[str],
+    ranks: int,
+    work: Path,
+    options: Sequence[str],
+    env: Mapping[str, str],
+    *,
+    forwarded: bool,
+    local: bool,
+    ionode: str,
+    expected_bytes: int,
+) -> tuple[dict[str, Any], int | None]:
+    """One run where a measurement puts it: on this machine (`local`) or on `hosts`, direct in
+    `work`/direct or through one iorelayd (here, or on the testbed host `ionode`). The result,
+    and for a forwarded run the bytes the daemon wrote, which must reach `expected_bytes` (else
+    the run did not go through the relay); None for a direct run."""
+    if forwarded:
+        if local:
+            result, written = forwarded_local(mpi_name, ranks, work, options, env)
+        else:
+            result, written = forwarded_bench(mpi_name, hosts, [ionode], ranks, work, options, env)
+        if written < expected_bytes:
+            raise RuntimeError(
+                f"the I/O node wrote {written} of {expected_bytes} bytes: not forwarded"
+            )
+        return result, written
+    (work / "direct").mkdir(exist_ok=True)
+    where = str(work / "direct")
+    if local:
+        return bench_local(mpi_name, ranks, where, options, env), None
+    return bench_on_hosts(mpi_name, hosts, ranks, where, options, env), None
+
+
+def read_rows(path: Path) -> list[dict[str, Any]]:
+    """The rows of a measurement's JSON-lines file (none when it does not exist yet)."""
+    if not path.exists():
+        return []
+    return [json.loads(line) for line in path.read_text().splitlines() if line.strip()]
