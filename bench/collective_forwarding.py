@@ -6,6 +6,12 @@ calibration pattern: the evidence `iorelay hints` decides "direct or through I/O
         [--sizes 384K,1536K,6M,24M] [--total 4M] [--local]
     .venv/bin/python bench/collective_forwarding.py --component C --report   # from saved runs
 
+The ladder the testbed's advice reads (platforms/testbed.json), on an idle machine, one step
+per doubling so that no judged call size falls halfway between two steps, and 10 runs a side:
+
+    .venv/bin/python bench/collective_forwarding.py --component C --reps 10 --tag idle10 \
+        --sizes 384K,768K,1536K,3M,6M,12M,24M
+
 Each run writes one shared file with collective calls and each MPI's defaults (no hints, no MCA
 parameters: the `default` of bench/testbed_collective.py), 1D-strided with requests of SIZE /
 ranks so that a call covers SIZE contiguous bytes, max(TOTAL, 2 SIZE) bytes, MPI_File_sync in
