@@ -271,6 +271,7 @@ COMPARISONS = {
     "vs-default-iorelay": ("default-iorelay", "advised-iorelay"),
     "cb-nodes": ("cb1", "cb2", "cb3"),
     "advised-vs-default": ("default", "advised"),
+    "advised-vs-default-iorelay": ("default-iorelay", "advised"),
 }
 
 
@@ -518,6 +519,47 @@ def decision_section(
     return [*lines, ""]
 
 
+# The judged runs of the current advice (its own decision whether to forward): one file per
+# MPI and set, every pattern, `default`, `default-iorelay` and `advised` alternating.
+JUDGED = (("advice5", PATTERNS), ("advice5b", PATTERNS_B), ("advice5c", PATTERNS_C))
+
+
+def judged_section(mpi: str) -> list[str]:
+    """The current advice against both defaults, every testbed pattern, as `iorelay analyze`
+    judges each pair; the advice's decision and settings as the runs recorded them."""
+    lines = [f"## {mpi}: the current advice against the defaults", "",
+             "| pattern | advised: I/O nodes, settings | default | default-iorelay | advised | "
+             "advised / default | analyze | advised / default-iorelay | analyze |",
+             "|---|---|---:|---:|---:|---:|---|---:|---|"]  # fmt: skip
+    said = []
+    for tag, patterns in JUDGED:
+        name = f"{mpi}-{tag}"
+        rows = load_rows(name)
+        if not rows:
+            continue
+        med, csvs = medians(rows), tidy_csvs(name, rows)
+        judged = {c: verdicts(OUT / f"{name}-{c}.csv", advised="advised")
+                  for c in ("advised-vs-default", "advised-vs-default-iorelay")
+                  if OUT / f"{name}-{c}.csv" in csvs}  # fmt: skip
+        loads = sorted({r["load"] for r in rows})
+        errors = sum("error" in r for r in rows)
+        said.append(f"`{rows[0]['command']}`: {rows[0]['date']} to {rows[-1]['date']}, load "
+                    f"averages {loads[0]} .. {loads[-1]}, {errors} failed run(s)")  # fmt: skip
+        for p in patterns:
+            config = next((r["config"] for r in rows if r["pattern"] == p.name
+                           and r["settings"] == "advised" and "config" in r), None)  # fmt: skip
+            if config is None:
+                continue
+            cells = " | ".join(f"{med.get((p.name, s), math.nan):.3g}"
+                               for s in ("default", "default-iorelay", "advised"))  # fmt: skip
+            pairs = " | ".join(
+                "{:.2f} | {}".format(*judged[c][p.name]) if p.name in judged.get(c, {}) else "- | -"
+                for c in ("advised-vs-default", "advised-vs-default-iorelay"))  # fmt: skip
+            lines.append(f"| {p.name} | {config['ionodes']}, {describe(config)} | {cells} | "
+                         f"{pairs} |")  # fmt: skip
+    return [*lines, "", *(f"- {s}" for s in said), ""] if said else []
+
+
 def report(args: argparse.Namespace) -> int:
     platform = platform_path(args.platform)
     ks = {mpi: collective_advice.measured_saturation_point(platform, mpi) for mpi in MPIS}
@@ -575,6 +617,14 @@ def report(args: argparse.Namespace) -> int:
                                     LOCAL_PATTERNS, mpi, platform_path("local"))  # fmt: skip
     (OUT / "advice4.md").write_text("\n".join(decided) + "\n")
     lines += decided[2:]
+    current = ["# The current advice against each MPI's defaults, every testbed pattern", "",
+               "write MiB/s, medians of 5; `advised` with the advice's own decision whether to "
+               "forward (I/O nodes 0: direct); `iorelay analyze --option settings` judges each "
+               "pair.", ""]  # fmt: skip
+    for mpi in MPIS:
+        current += judged_section(mpi)
+    (OUT / "advice5.md").write_text("\n".join(current) + "\n")
+    lines += current[2:]
     text = "\n".join(lines) + "\n"
     (OUT / "README.md").write_text(text)
     print(text)
