@@ -124,12 +124,16 @@ def _measured(ladder: Ladder, step: Step) -> str:
     return (
         f"through 1 I/O node collective writes with {ladder.mpi} were measured at "
         f"{step.ratio:.2f}x direct (calibration calls of "
-        f"{units.format_bytes(step.bytes_per_call)}, p {step.p:.3f}, {step.runs} runs each)"
+        f"{units.format_bytes(step.bytes_per_call)}, p {_p(step.p)}, {step.runs} runs each)"
     )
 
 
+def _p(p: float) -> str:
+    return "< 0.001" if p < 0.001 else f"{p:.3f}"
+
+
 def _said(ladder: Ladder, bytes_per_call: int) -> str:
-    steps = ", ".join(f"{units.format_bytes(s.bytes_per_call)} {s.ratio:.2f}x (p {s.p:.3f})"
+    steps = ", ".join(f"{units.format_bytes(s.bytes_per_call)} {s.ratio:.2f}x (p {_p(s.p)})"
                       for s in ladder.steps)  # fmt: skip
     near = units.format_bytes(ladder.nearest(bytes_per_call).bytes_per_call)
     return (
