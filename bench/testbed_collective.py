@@ -489,9 +489,7 @@ def interleaved_count_section(platform: Path) -> list[str]:
     return [*lines, *detail, ""]
 
 
-def decision_section(
-    name: str, title: str, patterns: list[Pattern], mpi: str, platform: Path
-) -> list[str]:
+def decision_section(name: str, title: str, patterns: list[Pattern]) -> list[str]:
     """NAME.jsonl's `default` against `advised` (the advice's own I/O-node decision), with the
     decision's reason and what `iorelay analyze` says of each pair."""
     rows = load_rows(name)
@@ -511,7 +509,10 @@ def decision_section(
     for p in patterns:
         if (p.name, "advised") not in med:
             continue
-        why = advice_for(p, 1, platform, mpi, keep=False).forwarding
+        # what the runs did (a later platform file may decide otherwise)
+        config = next(r["config"] for r in rows if r["pattern"] == p.name
+                      and r["settings"] == "advised" and "error" not in r)  # fmt: skip
+        why = f"{config['ionodes']}, {describe(config)}"
         d, adv = med.get((p.name, "default"), math.nan), med[(p.name, "advised")]
         ratio, said = judged.get(p.name, (adv / d, "-"))
         lines.append(f"| {p.name} | {units.format_bytes(p.bytes_per_call)} | {why} | {d:.3g} | "
@@ -600,21 +601,22 @@ def report(args: argparse.Namespace) -> int:
                "Where the advice (iorelay.forwarding_cost with the platform's forwarding ladder, "
                "bench/collective_forwarding.py) sends a judged pattern direct: write MiB/s, "
                "medians of the repetitions, `default` and `advised` alternating.", "",
-               "| MPI | the testbed advice goes direct in | the local advice goes direct in |",
+               "| MPI | the current testbed advice goes direct in | the current local advice goes "
+               "direct in |",
                "|---|---|---|"]  # fmt: skip
     for mpi in MPIS:
         where = [", ".join(p.name.split()[0] for p in pats
                            if advice_for(p, 1, pl, mpi, keep=False).ionodes == 0) or "none"
-                 for pats, pl in (([*PATTERNS, *PATTERNS_B], platform),
+                 for pats, pl in (([*PATTERNS, *PATTERNS_B, *PATTERNS_C], platform),
                                   (LOCAL_PATTERNS, platform_path("local")))]  # fmt: skip
         decided.append(f"| {mpi} | {where[0]} | {where[1]} |")
     decided.append("")
     for mpi in MPIS:
         title = f"{mpi}-advice4: direct or through ion1, as advised"
         both = [*PATTERNS, *PATTERNS_B]
-        decided += decision_section(f"{mpi}-advice4", title, both, mpi, platform)
+        decided += decision_section(f"{mpi}-advice4", title, both)
         decided += decision_section(f"local-{mpi}-advice4", f"{mpi}-advice4, on this machine",
-                                    LOCAL_PATTERNS, mpi, platform_path("local"))  # fmt: skip
+                                    LOCAL_PATTERNS)  # fmt: skip
     (OUT / "advice4.md").write_text("\n".join(decided) + "\n")
     lines += decided[2:]
     current = ["# The current advice against each MPI's defaults, every testbed pattern", "",
