@@ -561,6 +561,48 @@ def judged_section(mpi: str) -> list[str]:
     return [*lines, "", *(f"- {s}" for s in said), ""] if said else []
 
 
+def decision_score() -> list[str]:
+    """The advice's direct-or-forward decision against two baselines, on the judged runs: per
+    pattern the path that was faster with each MPI's defaults (`default` direct against
+    `default-iorelay`, the same settings through ion1, by medians) is the right answer; each
+    miss with the two-sided Mann-Whitney p of those runs."""
+    from scipy import stats
+    lines = ["## Direct or forward: the decision against always-direct and always-forward", "",
+             "A pattern counts for a rule when the rule picks the path whose median was faster "
+             "with the MPI's defaults (default against default-iorelay, same runs).", "",
+             "| MPI | patterns | the advice's decision | always direct | always forward | "
+             "misses of the decision (direct / forwarded MiB/s, p) |", "|---|---:|---:|---:|---:|---|"]
+    for mpi in MPIS:
+        hits = {"advice": 0, "direct": 0, "forward": 0}
+        total, misses = 0, []
+        for tag, patterns in JUDGED:
+            rows = load_rows(f"{mpi}-{tag}")
+            med = medians(rows)
+            for p in patterns:
+                config = next((r["config"] for r in rows if r["pattern"] == p.name
+                               and r["settings"] == "advised" and "error" not in r), None)  # fmt: skip
+                direct, forwarded = med.get((p.name, "default")), med.get((p.name, "default-iorelay"))
+                if config is None or direct is None or forwarded is None:
+                    continue
+                total += 1
+                direct_faster = direct >= forwarded
+                hits["direct"] += direct_faster
+                hits["forward"] += not direct_faster
+                if (config["ionodes"] == 0) == direct_faster:
+                    hits["advice"] += 1
+                    continue
+                runs = [[r["bandwidth_mib_s"] for r in rows if r["pattern"] == p.name
+                         and r["settings"] == s and "error" not in r]
+                        for s in ("default", "default-iorelay")]  # fmt: skip
+                p_value = stats.mannwhitneyu(*runs, alternative="two-sided").pvalue
+                misses.append(f"{p.name.split()[0]} ({direct:.3g} / {forwarded:.3g}, "
+                              f"p {p_value:.2f})")  # fmt: skip
+        if total:
+            lines.append(f"| {mpi} | {total} | {hits['advice']} | {hits['direct']} | "
+                         f"{hits['forward']} | {', '.join(misses) or '-'} |")  # fmt: skip
+    return [*lines, ""]
+
+
 def report(args: argparse.Namespace) -> int:
     platform = platform_path(args.platform)
     ks = {mpi: collective_advice.measured_saturation_point(platform, mpi) for mpi in MPIS}
@@ -625,6 +667,7 @@ def report(args: argparse.Namespace) -> int:
                "pair.", ""]  # fmt: skip
     for mpi in MPIS:
         current += judged_section(mpi)
+    current += decision_score()
     (OUT / "advice5.md").write_text("\n".join(current) + "\n")
     lines += current[2:]
     text = "\n".join(lines) + "\n"
