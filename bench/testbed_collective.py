@@ -567,11 +567,13 @@ def decision_score() -> list[str]:
     `default-iorelay`, the same settings through ion1, by medians) is the right answer; each
     miss with the two-sided Mann-Whitney p of those runs."""
     from scipy import stats
+
     lines = ["## Direct or forward: the decision against always-direct and always-forward", "",
              "A pattern counts for a rule when the rule picks the path whose median was faster "
              "with the MPI's defaults (default against default-iorelay, same runs).", "",
              "| MPI | patterns | the advice's decision | always direct | always forward | "
-             "misses of the decision (direct / forwarded MiB/s, p) |", "|---|---:|---:|---:|---:|---|"]
+             "misses of the decision (direct / forwarded MiB/s, p) |",
+             "|---|---:|---:|---:|---:|---|"]  # fmt: skip
     for mpi in MPIS:
         hits = {"advice": 0, "direct": 0, "forward": 0}
         total, misses = 0, []
@@ -579,9 +581,10 @@ def decision_score() -> list[str]:
             rows = load_rows(f"{mpi}-{tag}")
             med = medians(rows)
             for p in patterns:
-                config = next((r["config"] for r in rows if r["pattern"] == p.name
-                               and r["settings"] == "advised" and "error" not in r), None)  # fmt: skip
-                direct, forwarded = med.get((p.name, "default")), med.get((p.name, "default-iorelay"))
+                config = next((r["config"] for r in rows if r["pattern"] == p.name and
+                               r["settings"] == "advised" and "error" not in r), None)  # fmt: skip
+                direct = med.get((p.name, "default"))
+                forwarded = med.get((p.name, "default-iorelay"))
                 if config is None or direct is None or forwarded is None:
                     continue
                 total += 1
