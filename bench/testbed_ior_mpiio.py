@@ -190,7 +190,7 @@ def report(args: argparse.Namespace) -> int:
     runs = {c: [r["bandwidth_mib_s"] for r in ok if r["settings"] == c] for c in CONFIGS}
     med = {c: statistics.median(v) if v else math.nan for c, v in runs.items()}
     commands = sorted({r["command"] for r in rows})
-    loads = sorted((r["load"] for r in rows), key=lambda x: float(x.split()[0]))
+    loads = sorted(float(r["load"].split()[0]) for r in rows)  # the 1-minute load average
     cli, answer = hints_cli(args.mpi, args.platform)
     advised = next(r["config"] for r in rows if r["settings"] == "advised")
     name = f"testbed-ior-mpiio-{args.mpi}"
@@ -205,8 +205,8 @@ def report(args: argparse.Namespace) -> int:
              "Write MiB/s as IOR reports it (open to close, with the fsync); configurations "
              "rotated within each repetition.", "",
              "Command: " + "; ".join(f"`{c}`" for c in commands), "",
-             f"Runs {rows[0]['date']} to {rows[-1]['date']}; load averages (1, 5, 15 min) after "
-             f"each run from {loads[0]} to {loads[-1]}; {len(ok)} runs, {len(failed)} failed.",
+             f"Runs {rows[0]['date']} to {rows[-1]['date']}; 1-minute load average after each "
+             f"run {loads[0]:.2f} to {loads[-1]:.2f}; {len(ok)} runs, {len(failed)} failed.",
              "", f"Advice: `{cli}` (its own decision whether to forward) -> "
              f"{testbed_collective.describe(advised)}, I/O nodes {advised['ionodes']}: "
              f"{advised.get('forwarding', '')}.", ""]  # fmt: skip
