@@ -285,8 +285,9 @@ def tidy_csvs(name: str, rows: list[dict[str, Any]]) -> list[Path]:
     return out
 
 
-def tidy_csv(name: str, rows: list[dict[str, Any]]) -> Path:
-    """The runs in the schema of docs/analysis.md, `settings` the option compared."""
+def tidy_csv(name: str, rows: list[dict[str, Any]], directory: Path = OUT) -> Path:
+    """The runs in the schema of docs/analysis.md, `settings` the option compared, as
+    `directory`/NAME.csv."""
     by_name = {p.name: p for p in (*PATTERNS, *PATTERNS_B, *PATTERNS_C, *LOCAL_PATTERNS)}
     lines = ["schema_version,layout,spatiality,nodes,processes,request_bytes,operation,odirect,"
              "api,collective,settings,repetition,bytes,time_s,bandwidth_mib_s"]  # fmt: skip
@@ -297,7 +298,7 @@ def tidy_csv(name: str, rows: list[dict[str, Any]]) -> Path:
         lines.append(f"1,shared,strided,{p.hosts},{p.ranks},{p.request},write,False,mpiio,True,"
                      f"{r['settings']},{r['repetition']},{p.total},{r['time_s']},"
                      f"{r['bandwidth_mib_s']}")  # fmt: skip
-    out = OUT / f"{name}.csv"
+    out = directory / f"{name}.csv"
     out.write_text("\n".join(lines) + "\n")
     return out
 

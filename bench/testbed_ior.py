@@ -27,6 +27,7 @@ import subprocess
 import sys
 import tempfile
 import time
+from collections.abc import Mapping, Sequence
 from pathlib import Path
 
 from vendor_tools import build_ior
@@ -89,34 +90,50 @@ def run_forwarded(
     return mib_s(tool, out, str(root)), float(total["mean_requests_per_dispatch"])
 
 
-def direct_ranks(ranks: int, program: list[str]) -> str:
-    """The stdout of `program` run as `ranks` MPI ranks on COMPUTE, on their own mounts."""
-    argv = mpi_argv(COMPUTE, ranks, [], program)
-    return run_on_testbed(["salloc", "-N2", "-w", ",".join(COMPUTE), "--quiet", *argv])
+def direct_ranks(
+    ranks: int,
+    program: list[str],
+    hosts: Sequence[str] = COMPUTE,
+    env: Mapping[str, str] | None = None,
+) -> str:
+    """The stdout of `program` run as `ranks` MPI ranks on `hosts` (evenly), on their own
+    mounts; `env` goes to every rank."""
+    env = dict(env or {})
+    argv = mpi_argv(hosts, ranks, list(env), program)
+    return run_on_testbed(["salloc", f"-N{len(hosts)}", "-w", ",".join(hosts), "--quiet", *argv],
+                          env)  # fmt: skip
 
 
 def forwarded_ranks(
-    ranks: int, program: list[str], work: Path, root: Path, scheduler: str | None = None
+    ranks: int,
+    program: list[str],
+    work: Path,
+    root: Path,
+    scheduler: str | None = None,
+    hosts: Sequence[str] = COMPUTE,
+    env: Mapping[str, str] | None = None,
 ) -> tuple[str, dict]:
-    """The stdout of `program` run as `ranks` MPI ranks on COMPUTE through IONODE (iorelay run
+    """The stdout of `program` run as `ranks` MPI ranks on `hosts` through IONODE (iorelay run
     in a Slurm allocation, its daemon rooted at `root`), and the daemon's total counters after it
-    (`iorelay stats`)."""
-    names = ["IORELAY_RUN_FILE"]  # iorelay exec completes the rest from the run file
-    argv = mpi_argv(COMPUTE, ranks, names, program)
+    (`iorelay stats`); `env` goes to every rank."""
+    env = dict(env or {})
+    names = ["IORELAY_RUN_FILE", *env]  # iorelay exec completes the rest from the run file
+    argv = mpi_argv(hosts, ranks, names, program)
     stats = work / f"stats-{root.name}.json"
     iorelay = Path(sys.executable).with_name("iorelay")
     script = f"{shlex.join(argv)} && {iorelay} stats $IORELAY_SERVERS --json > {stats}"
     sched = ["--scheduler", scheduler] if scheduler else []
-    out = run_on_testbed(["salloc", "-N3", "-w", f"{IONODE},{','.join(COMPUTE)}", "--quiet",
-                          sys.executable, "-m", "iorelay", "run", "--ionode-hosts", IONODE,
-                          *sched, "--shared-dir", str(work), "--root", str(root),
-                          "--no-preload", "--", "sh", "-c", script])  # fmt: skip
+    out = run_on_testbed(["salloc", f"-N{len(hosts) + 1}", "-w", f"{IONODE},{','.join(hosts)}",
+                          "--quiet", sys.executable, "-m", "iorelay", "run", "--ionode-hosts",
+                          IONODE, *sched, "--shared-dir", str(work), "--root", str(root),
+                          "--no-preload", "--", "sh", "-c", script], env)  # fmt: skip
     return out, json.loads(stats.read_text())["total"]
 
 
-def run_on_testbed(argv: list[str]) -> str:
-    """Runs `argv` (salloc ...) against the testbed's Slurm; its stdout, or RuntimeError."""
-    env = {**os.environ, **testbed_slurm.env(), **mpi_env()}
+def run_on_testbed(argv: list[str], extra_env: Mapping[str, str] | None = None) -> str:
+    """Runs `argv` (salloc ...) against the testbed's Slurm, with `extra_env` added to the
+    environment; its stdout, or RuntimeError."""
+    env = {**os.environ, **testbed_slurm.env(), **mpi_env(), **(extra_env or {})}
     proc = subprocess.run(argv, env=env, capture_output=True, text=True, timeout=TIMEOUT_S,
                           stdin=subprocess.DEVNULL, check=False)  # fmt: skip
     if proc.returncode != 0:

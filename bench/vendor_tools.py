@@ -1,12 +1,16 @@
 """IOR and mdtest for the benchmarks: built once from ../shared/vendor out of tree under
-build/ior (not by `make test`), and run under mpirun on this machine."""
+build/ior (not by `make test`), and run under mpirun on this machine; IOR's hints file and its
+write summary."""
 
 from __future__ import annotations
 
 import os
+import re
 import subprocess
 import tarfile
+from collections.abc import Mapping
 from pathlib import Path
+from typing import Any
 
 from strided_job import MPI_ENV
 
@@ -47,3 +51,27 @@ def run_mpi(ranks: int, argv: list[str], env: dict[str, str], timeout_s: float =
     if out.returncode != 0:
         raise RuntimeError(f"{argv[0]} failed: {out.stdout[-1500:]} {out.stderr[-1500:]}")
     return out.stdout
+
+
+def ior_hints_text(hints: Mapping[str, str]) -> str:
+    """An IOR hints file: one `IOR_HINT__MPI__KEY=VALUE` line per MPI-IO hint, as IOR's
+    `--mpiio.hintsFileName=FILE` reads it (IOR 4 has no `-U`; values cannot hold blanks)."""
+    for key, value in hints.items():
+        if not key or any(c in f"{key}{value}" for c in " =\t\n"):
+            raise ValueError(f"a hint IOR cannot carry: {key!r}={value!r}")
+    return "".join(f"IOR_HINT__MPI__{k}={v}\n" for k, v in hints.items())
+
+
+def parse_ior(out: str) -> dict[str, Any]:
+    """IOR's write summary (Max(MiB) as MiB/s, Mean(s)) and the hints rank 0's opened file
+    reported (`--mpiio.showHints`; OpenMPI 4 echoes the hints passed, MPICH gives ROMIO's)."""
+    summary = out.partition("Summary of all tests:")[2].splitlines()
+    header = next((ln.split() for ln in summary if ln.startswith("Operation")), None)
+    write = next((ln.split() for ln in summary if ln.startswith("write")), None)
+    if not header or not write or len(header) > len(write):
+        raise RuntimeError(f"no write summary in IOR's output: {out[-1500:]}")
+    cells = dict(zip(header, write, strict=False))
+    returned = out.partition("hints returned from opened file {")[2].partition("}")[0]
+    hints = dict(re.findall(r"^\s*(\S+) = (\S*)\s*$", returned, re.M))
+    return {"bandwidth_mib_s": float(cells["Max(MiB)"]), "time_s": float(cells["Mean(s)"]),
+            "file_hints": hints}  # fmt: skip

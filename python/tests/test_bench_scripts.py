@@ -61,3 +61,35 @@ def test_every_name_a_script_imports_resolves() -> None:
         check=True,
     )
     assert json.loads(out.stdout) == []
+
+
+IOR_CHECK = """
+import json, sys
+sys.path.insert(0, ".")
+import vendor_tools as v
+print(json.dumps({"hints": v.ior_hints_text({"cb_nodes": "3", "romio_cb_write": "automatic"}),
+                  "parsed": v.parse_ior(sys.stdin.read())}))
+"""
+
+# The tail of an IOR 4 run (-a MPIIO -c --mpiio.showHints), as it prints it.
+IOR_OUTPUT = """
+hints returned from opened file {
+\tcb_nodes = 3
+\tcb_buffer_size = 4194304
+}
+write     191.06     1002.25    0.001764    256.00     256.00     0.002613   0.007982   0.000799
+Summary of all tests:
+Operation   Max(MiB)   Min(MiB)  Mean(MiB)     StdDev   Max(OPs)   Min(OPs)  Mean(OPs)     StdDev    Mean(s) Stonewall(s) Stonewall(MiB) Test# #Tasks tPN reps fPP reord reordoff reordrand seed segcnt   blksiz    xsize aggs(MiB)   API RefNum
+write         191.06     191.06     191.06       0.00     764.23     764.23     764.23       0.00    0.01047         NA            NA     0      2   2    1   0     0        1         0    0      4   262144   262144       2.0 MPIIO      0
+"""  # noqa: E501
+
+
+def test_ior_hints_file_and_summary() -> None:
+    """bench/vendor_tools.py (bench/testbed_ior_mpiio.py's IOR runs): the hints file in IOR's
+    syntax (IOR_HINT__MPI__KEY=VALUE, read by --mpiio.hintsFileName), IOR's summary parsed."""
+    out = subprocess.run([sys.executable, "-c", IOR_CHECK], input=IOR_OUTPUT, cwd=BENCH,
+                         capture_output=True, text=True, timeout=60, check=True)  # fmt: skip
+    got = json.loads(out.stdout)
+    assert got["hints"] == "IOR_HINT__MPI__cb_nodes=3\nIOR_HINT__MPI__romio_cb_write=automatic\n"
+    hints = {"cb_nodes": "3", "cb_buffer_size": "4194304"}
+    assert got["parsed"] == {"bandwidth_mib_s": 191.06, "time_s": 0.01047, "file_hints": hints}
