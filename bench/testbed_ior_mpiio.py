@@ -3,7 +3,7 @@ against the settings `iorelay hints` gives for the job (a tool we did not write 
 collective advice, beside bench/testbed_collective.py's own iorelay-bench runs).
 
     .venv/bin/python bench/testbed_ior_mpiio.py --mpi ompio|romio321|mpich [--reps 5]
-        [--max-minutes 18]
+        [--max-minutes 18] [--tag T]
     .venv/bin/python bench/testbed_ior_mpiio.py --mpi ompio|romio321|mpich --report
 
 The pattern, fixed before any run, is testbed_collective's P2 (1D strided 256 KiB, 3 MiB per
@@ -109,8 +109,13 @@ def one_run(component: str, config: Mapping[str, Any], work: Path, ior: Path) ->
                                               hosts=HOSTS, env=env))  # fmt: skip
 
 
-def rows_path(component: str) -> Path:
-    return RESULTS / f"testbed-ior-mpiio-{component}.jsonl"
+def run_name(args: argparse.Namespace) -> str:
+    """testbed-ior-mpiio-M[-TAG]: a tag keeps another advice version's runs apart."""
+    return f"testbed-ior-mpiio-{args.mpi}" + (f"-{args.tag}" if args.tag else "")
+
+
+def rows_path(args: argparse.Namespace) -> Path:
+    return RESULTS / f"{run_name(args)}.jsonl"
 
 
 def measure(args: argparse.Namespace) -> int:
@@ -119,7 +124,7 @@ def measure(args: argparse.Namespace) -> int:
         return 1
     ior = build_ior(testbed_mpiio.COMPONENT_LIBRARY[args.mpi]) / "ior"
     configs = configurations(args.mpi, platform_path(args.platform))
-    path = rows_path(args.mpi)
+    path = rows_path(args)
     rows = testbed_mpiio.read_rows(path)
     done = {(r["repetition"], r["settings"]) for r in rows if "error" not in r}
     command = ".venv/bin/python bench/testbed_ior_mpiio.py " + shlex.join(sys.argv[1:])
@@ -181,9 +186,9 @@ def cli_settings(answer: Mapping[str, Any], component: str) -> dict[str, str]:
 
 
 def report(args: argparse.Namespace) -> int:
-    rows = testbed_mpiio.read_rows(rows_path(args.mpi))
+    rows = testbed_mpiio.read_rows(rows_path(args))
     if not rows:
-        print(f"no runs in {rows_path(args.mpi)}", file=sys.stderr)
+        print(f"no runs in {rows_path(args)}", file=sys.stderr)
         return 1
     ok = [r for r in rows if "error" not in r]
     failed = [r for r in rows if "error" in r]
@@ -193,7 +198,7 @@ def report(args: argparse.Namespace) -> int:
     loads = sorted(float(r["load"].split()[0]) for r in rows)  # the 1-minute load average
     cli, answer = hints_cli(args.mpi, args.platform)
     advised = next(r["config"] for r in rows if r["settings"] == "advised")
-    name = f"testbed-ior-mpiio-{args.mpi}"
+    name = run_name(args)
     lines = [f"# IOR collective MPI-IO on the testbed, {args.mpi}: each MPI's defaults against "
              "`iorelay hints`", "",
              f"IOR `{shlex.join(ior_options())}` ({PATTERN.name} of bench/testbed_collective.py: "
@@ -259,6 +264,7 @@ def main() -> int:
     ap.add_argument("--reps", type=int, default=5)
     ap.add_argument("--platform", default="testbed", help="the advice's platform file")
     ap.add_argument("--max-minutes", type=float, default=18.0, help="stop starting runs after")
+    ap.add_argument("--tag", help="rows to testbed-ior-mpiio-M-TAG.jsonl (another advice version)")
     ap.add_argument("--report", action="store_true", help="the tables from the saved runs")
     args = ap.parse_args()
     os.environ[mpi.ENV] = testbed_mpiio.COMPONENT_LIBRARY[args.mpi]
