@@ -20,7 +20,6 @@ from __future__ import annotations
 import argparse
 import json
 import os
-import re
 import shlex
 import statistics
 import subprocess
@@ -30,7 +29,7 @@ import time
 from collections.abc import Mapping, Sequence
 from pathlib import Path
 
-from vendor_tools import build_ior
+from vendor_tools import build_ior, parse_ior
 
 from iorelay import mpi, paths
 from iorelay.testbed import slurm as testbed_slurm
@@ -56,10 +55,7 @@ def tool_argv(tool: str, args: argparse.Namespace, directory: str, ior: Path) ->
 
 def mib_s(tool: str, out: str, directory: str) -> float:
     if tool == "ior":
-        m = re.search(r"^write\s+([\d.]+)\s", out.partition("Summary of all tests:")[2], re.M)
-        if not m:
-            raise RuntimeError(f"no write summary in IOR's output: {out[-1500:]}")
-        return float(m.group(1))
+        return float(parse_ior(out)["bandwidth_mib_s"])
     doc = json.loads(Path(f"{directory}/../bench-{os.getpid()}.json").read_text())
     if not doc["ok"]:
         raise RuntimeError(f"iorelay-bench failed: {doc}")
