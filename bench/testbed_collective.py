@@ -264,6 +264,15 @@ def load_rows(name: str) -> list[dict[str, Any]]:
     return testbed_mpiio.read_rows(OUT / f"{name}.jsonl")
 
 
+def recorded_config(
+    rows: list[dict[str, Any]], pattern: str, settings: str = "advised"
+) -> dict[str, Any] | None:
+    """The configuration the runs of `settings` on `pattern` recorded (what they did, which a
+    later platform file may advise otherwise); None without such a run."""
+    return next((r["config"] for r in rows
+                 if r["pattern"] == pattern and r["settings"] == settings), None)  # fmt: skip
+
+
 # The comparisons `iorelay analyze --option settings` judges, each its own file: the advice
 # against each default, and the cb_nodes ladder.
 COMPARISONS = {
@@ -510,10 +519,8 @@ def decision_section(name: str, title: str, patterns: list[Pattern]) -> list[str
     for p in patterns:
         if (p.name, "advised") not in med:
             continue
-        # what the runs did (a later platform file may decide otherwise)
-        config = next(r["config"] for r in rows if r["pattern"] == p.name
-                      and r["settings"] == "advised" and "error" not in r)  # fmt: skip
-        why = f"{config['ionodes']}, {describe(config)}"
+        config = recorded_config(rows, p.name)
+        why = f"{config['ionodes']}, {describe(config)}" if config else "-"
         d, adv = med.get((p.name, "default"), math.nan), med[(p.name, "advised")]
         ratio, said = judged.get(p.name, (adv / d, "-"))
         lines.append(f"| {p.name} | {units.format_bytes(p.bytes_per_call)} | {why} | {d:.3g} | "
@@ -548,8 +555,7 @@ def judged_section(mpi: str) -> list[str]:
         said.append(f"`{rows[0]['command']}`: {rows[0]['date']} to {rows[-1]['date']}, load "
                     f"averages {loads[0]} .. {loads[-1]}, {errors} failed run(s)")  # fmt: skip
         for p in patterns:
-            config = next((r["config"] for r in rows if r["pattern"] == p.name
-                           and r["settings"] == "advised" and "config" in r), None)  # fmt: skip
+            config = recorded_config(rows, p.name)
             if config is None:
                 continue
             cells = " | ".join(f"{med.get((p.name, s), math.nan):.3g}"
@@ -582,8 +588,7 @@ def decision_score() -> list[str]:
             rows = load_rows(f"{mpi}-{tag}")
             med = medians(rows)
             for p in patterns:
-                config = next((r["config"] for r in rows if r["pattern"] == p.name and
-                               r["settings"] == "advised" and "error" not in r), None)  # fmt: skip
+                config = recorded_config(rows, p.name)
                 direct = med.get((p.name, "default"))
                 forwarded = med.get((p.name, "default-iorelay"))
                 if config is None or direct is None or forwarded is None:
@@ -632,8 +637,7 @@ def report(args: argparse.Namespace) -> int:
                   "| pattern | bytes/call | default | default-iorelay | advised-iorelay | "
                   "advised settings |", "|---|---:|---:|---:|---:|---|"]  # fmt: skip
         for p in LOCAL_PATTERNS:
-            adv = next((r["config"] for r in rows if r["pattern"] == p.name
-                        and r["settings"] == "advised-iorelay"), None)  # fmt: skip
+            adv = recorded_config(rows, p.name, "advised-iorelay")
             cells = " | ".join(f"{med.get((p.name, s), math.nan):.1f}" for s in
                                ("default", "default-iorelay", "advised-iorelay"))  # fmt: skip
             said = "" if adv is None else describe(adv)
