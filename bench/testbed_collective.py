@@ -136,7 +136,20 @@ PATTERNS_C = [
     Pattern("C3 vector 128K x2", 3, 4, 128 * K, 6, "vector", 2),
     Pattern("C4 subarray 32K x8, 2 hosts", 2, 4, 32 * K, 24, "subarray", 8),
 ]
-SETS = {"a": PATTERNS, "b": PATTERNS_B, "c": PATTERNS_C}
+# Set D (`--set d`), fixed on 2026-12-07 before any of its runs, the held-out check of the
+# direct-or-forward rule that keeps the I/O nodes only on a significant gain of the forwarding
+# ladder (iorelay.forwarding_cost, changed after set A-C's advice5 runs): 3 ranks per host (no
+# earlier pattern has it), new sizes and views; calls of 288 KiB to 18 MiB, two of them near the
+# ladders' 384 KiB step, where ROMIO's ladder shows the one significant gain. 2-12 calls per run.
+PATTERNS_D = [
+    Pattern("D1 strided 32K, 9 ranks", 3, 3, 32 * K, 12),
+    Pattern("D2 vector 8K x4", 3, 4, 8 * K, 32, "vector", 4),
+    Pattern("D3 subarray 128K x4, 2 hosts", 2, 3, 128 * K, 12, "subarray", 4),
+    Pattern("D4 strided 512K, 9 ranks", 3, 3, 512 * K, 3),
+    Pattern("D5 strided 3M, 2 hosts", 2, 3, 3 * M, 2),
+    Pattern("D6 vector 48K x2, 6 ranks", 3, 2, 48 * K, 8, "vector", 2),
+]
+SETS = {"a": PATTERNS, "b": PATTERNS_B, "c": PATTERNS_C, "d": PATTERNS_D}
 # With --local, 4 ranks on this machine, 8 MiB per run, against platforms/local.json's k.
 LOCAL_PATTERNS = [
     Pattern("L1 strided 16K", 1, 4, 16 * K, 128),
@@ -696,7 +709,8 @@ def main() -> int:
         help="only these configurations, e.g. default,advised-iorelay (default all)",
     )
     ap.add_argument("--tag", help="rows to MPI-TAG.jsonl (another advice version, another set)")
-    ap.add_argument("--set", choices=sorted(SETS), default="a", help="a: P1-P6, b: B1-B4, c: C1-C4")
+    ap.add_argument("--set", choices=sorted(SETS), default="a",
+                    help="a: P1-P6, b: B1-B4, c: C1-C4, d: D1-D6")  # fmt: skip
     ap.add_argument("--local", action="store_true", help="LOCAL_PATTERNS on this machine")
     ap.add_argument("--only-direct", action="store_true",
                     help="only the patterns where the advice goes direct")  # fmt: skip

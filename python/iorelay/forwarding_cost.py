@@ -5,10 +5,11 @@ all. Pure functions over measured runs and the platform file's evidence
 The evidence is a ladder per MPI (`collective.forwarding_by_mpi.MPI` in the platform file): for
 a fixed calibration pattern (none of the judged ones) and a few call sizes, the median write
 bandwidth through 1 I/O node over the median direct, with the two-sided Mann-Whitney p of the
-two sets of runs. The rule is the calibration issue's tie rule: only a significant loss sends a
-job direct; a gain or a difference the runs cannot tell from noise keeps the I/O nodes the job
-asked for, and a job that needs its I/O nodes for another reason (the daemons' scheduling or
-isolation) keeps them whatever the ladder says.
+two sets of runs. The rule is the tie rule of iorelay.option_ties: of options the evidence
+cannot tell apart, the cheapest, and direct access (no I/O nodes) is the cheapest of all. So
+only a significant gain keeps the I/O nodes the job asked for; a loss, or a difference the runs
+cannot tell from noise, sends it direct. A job that needs its I/O nodes for another reason (the
+daemons' scheduling or isolation) keeps them whatever the ladder says.
 """
 
 from __future__ import annotations
@@ -35,6 +36,9 @@ class Step:
 
     def significant_loss(self, alpha: float = ALPHA) -> bool:
         return self.ratio < 1 and self.p < alpha
+
+    def significant_gain(self, alpha: float = ALPHA) -> bool:
+        return self.ratio > 1 and self.p < alpha
 
     def to_json(self) -> dict[str, Any]:
         return {"bytes_per_call": units.format_bytes(self.bytes_per_call),
@@ -112,12 +116,12 @@ def decide(
         return Decision(asked, "forward as asked (--keep-ionodes: "
                         f"needed for scheduling or isolation), though {_measured(ladder, step)}",
                         evidence)  # fmt: skip
-    if step.significant_loss():
-        return Decision(0, f"direct: {_measured(ladder, step)}, a significant loss", evidence)
-    verdict = ("a significant gain" if step.ratio > 1 and step.p < ALPHA
-               else "not a significant loss")  # fmt: skip
-    return Decision(asked, f"forward as asked: {_measured(ladder, step)}, {verdict}",
-                    evidence)  # fmt: skip
+    if step.significant_gain():
+        return Decision(asked, f"forward as asked: {_measured(ladder, step)}, a significant "
+                        "gain", evidence)  # fmt: skip
+    verdict = ("a significant loss" if step.significant_loss()
+               else "not a significant gain, and direct access costs no I/O nodes")  # fmt: skip
+    return Decision(0, f"direct: {_measured(ladder, step)}, {verdict}", evidence)
 
 
 def _measured(ladder: Ladder, step: Step) -> str:

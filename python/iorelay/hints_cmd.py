@@ -26,7 +26,8 @@ def add_parser(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None
         "--interleaved, collective.spread_point_interleaved_by_mpi where measured; "
         "bench/collective_spread.py); with --ionodes, whether to forward at all, from that "
         "MPI's measured forwarding ladder (collective.forwarding_by_mpi; "
-        "bench/collective_forwarding.py): only a significant loss sends the job direct.",
+        "bench/collective_forwarding.py): only a significant gain keeps the I/O nodes; a "
+        "loss or a difference within noise sends the job direct (it costs no I/O nodes).",
     )
     p.add_argument("--ranks", type=int, required=True, help="MPI ranks")
     p.add_argument("--ranks-per-node", type=int, default=1)

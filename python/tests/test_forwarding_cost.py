@@ -1,5 +1,5 @@
 """Direct or through I/O nodes (iorelay.forwarding_cost): the ladder from measured runs, and the
-rule that only a significant loss sends a job direct."""
+rule that only a significant gain keeps a job's I/O nodes (the tie rule: direct is cheapest)."""
 
 from __future__ import annotations
 
@@ -14,11 +14,13 @@ from iorelay.simulate import PLATFORMS_DIR
 
 MIB = 1 << 20
 # Small calls lose clearly through the I/O node (every forwarded run below every direct one);
-# large ones are even.
+# medium ones are even; large ones gain clearly.
 RUNS = [(MIB, 0, v) for v in (10.0, 11, 12, 10.5, 11.5)] + [
     (MIB, 1, v) for v in (8.0, 8.5, 9, 8.2, 8.8)] + [
     (16 * MIB, 0, v) for v in (40.0, 42, 38, 41, 39)] + [
-    (16 * MIB, 1, v) for v in (41.0, 37, 43, 40, 38.5)]  # fmt: skip
+    (16 * MIB, 1, v) for v in (41.0, 37, 43, 40, 38.5)] + [
+    (256 * MIB, 0, v) for v in (50.0, 52, 51, 49, 50.5)] + [
+    (256 * MIB, 1, v) for v in (60.0, 62, 61, 59, 60.5)]  # fmt: skip
 
 
 def ladder() -> fc.Ladder:
@@ -26,26 +28,33 @@ def ladder() -> fc.Ladder:
 
 
 def test_the_ladder_is_the_median_ratio_with_its_p() -> None:
-    small, large = ladder().steps
+    small, medium, large = ladder().steps
     assert small.bytes_per_call == MIB and small.ratio == pytest.approx(8.5 / 11)
     assert small.p < 0.01 and small.significant_loss() and small.runs == 5
-    assert large.ratio == pytest.approx(1.0) and not large.significant_loss()
+    assert not small.significant_gain()
+    assert medium.ratio == pytest.approx(1.0)
+    assert not medium.significant_loss() and not medium.significant_gain()
+    assert large.significant_gain() and large.ratio == pytest.approx(60.5 / 50.5)
     again = fc.ladder_from_json("mpich", json.loads(json.dumps(fc.ladder_to_json(ladder()))))
-    assert [s.bytes_per_call for s in again.steps] == [MIB, 16 * MIB]
+    assert [s.bytes_per_call for s in again.steps] == [MIB, 16 * MIB, 256 * MIB]
     assert again.steps[0].ratio == pytest.approx(small.ratio, abs=1e-3)
     with pytest.raises(ValueError, match="fewer than 2"):
         fc.ladder_from_runs("mpich", RUNS[:5], "")
 
 
-def test_only_a_significant_loss_sends_the_job_direct() -> None:
+def test_only_a_significant_gain_keeps_the_ionodes() -> None:
     # 2 MiB calls are nearest to 1 MiB in log size: a significant loss, so direct.
     d = fc.decide(1, 2 * MIB, ladder())
     said = "direct: through 1 I/O node collective writes with mpich were measured at 0.77x"
-    assert d.ionodes == 0 and d.reason.startswith(said)
+    assert d.ionodes == 0 and d.reason.startswith(said) and "a significant loss" in d.reason
     assert "1MiB 0.77x" in d.evidence and "calibration X" in d.evidence
-    # 8 MiB calls take 16 MiB's step: even, so the I/O nodes asked for stay.
-    kept = fc.decide(2, 8 * MIB, ladder())
-    assert kept.ionodes == 2 and "not a significant loss" in kept.reason
+    # 8 MiB calls take 16 MiB's step: even, so the tie rule's cheaper option, direct.
+    even = fc.decide(2, 8 * MIB, ladder())
+    assert even.ionodes == 0 and "not a significant gain" in even.reason
+    # 128 MiB calls take 256 MiB's step: a significant gain keeps the I/O nodes asked for.
+    gain = fc.decide(2, 128 * MIB, ladder())
+    assert gain.ionodes == 2 and gain.reason.startswith("forward as asked")
+    assert "1.20x direct" in gain.reason and "a significant gain" in gain.reason
     # Kept for another reason, whatever the loss.
     forced = fc.decide(1, MIB, ladder(), keep=True)
     assert forced.ionodes == 1 and "--keep-ionodes" in forced.reason and "0.77x" in forced.reason
