@@ -19,6 +19,11 @@ each repetition. Writes bench/results/collective-saturation-COMPONENT.md and .js
 --platform-out, a copy of --platform with the measured k as
 `collective.saturation_point_by_mpi.COMPONENT` (and as `collective.saturation_point` if it has
 none).
+
+It starts only on a quiet machine: k measured the hosts' load as much as the file system here
+(64, 16 and 4 MiB at load 7-21 on 2026-12-06; 1 MiB with each MPI at load 0.5-4 the next day),
+so it waits up to --wait-minutes for the 1-minute load average to fall to --max-load (default 2,
+this machine's cores) and refuses to start otherwise. The load is recorded before every run.
 """
 
 from __future__ import annotations
@@ -78,6 +83,16 @@ def run(args: argparse.Namespace, size: int, directory: str) -> float:
     return float(phase["bandwidth_mib_s"])
 
 
+def wait_until_quiet(max_load: float, minutes: float) -> bool:
+    """True once the 1-minute load average is at most max_load, polling for `minutes`."""
+    deadline = time.monotonic() + minutes * 60
+    while float(testbed_mpiio.load().split()[0]) > max_load:
+        if time.monotonic() > deadline:
+            return False
+        time.sleep(5)
+    return True
+
+
 def main() -> int:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--component", choices=sorted(COMPONENT_LIBRARY), default="ompio")
@@ -90,7 +105,17 @@ def main() -> int:
     ap.add_argument("--platform-out", type=Path)
     ap.add_argument("--out", type=Path)
     ap.add_argument("--testbed", metavar="HOST", help="ranks on this testbed compute host")
+    ap.add_argument("--max-load", type=float, default=2.0,
+                    help="start only at or below this 1-minute load average")  # fmt: skip
+    ap.add_argument("--wait-minutes", type=float, default=5.0,
+                    help="how long to wait for it before refusing")  # fmt: skip
     args = ap.parse_args()
+    if not wait_until_quiet(args.max_load, args.wait_minutes):
+        print(f"collective_saturation: the 1-minute load average stayed above --max-load "
+              f"{args.max_load} for {args.wait_minutes} minutes ({testbed_mpiio.load()}); k "
+              "measured on a busy machine measures its load. Stop what runs, or raise "
+              "--max-load and say so beside the result.", file=sys.stderr)  # fmt: skip
+        return 2
     if args.testbed:
         status = testbed_mpiio.in_allocation([args.testbed])
         if status is not None:
@@ -103,8 +128,10 @@ def main() -> int:
         for rep in range(args.reps):
             order = sizes[rep % len(sizes) :] + sizes[: rep % len(sizes)]
             for size in order:
+                before = testbed_mpiio.load()
                 mib_s = run(args, size, tmp)
-                rows.append({"repetition": rep, "size": size, "mib_s": mib_s})
+                rows.append({"repetition": rep, "size": size, "mib_s": mib_s,
+                             "load_before": before})  # fmt: skip
                 print(f"rep {rep} size {units.format_bytes(size)}: {mib_s:.1f} MiB/s", flush=True)
     found = saturation(rows)
     k = units.format_bytes(found.saturation_point)
@@ -116,7 +143,8 @@ def main() -> int:
         f"Command: `{command}` ({args.ranks} ranks, {units.format_bytes(args.total)} per run, "
         f"files in {args.dir}"
         + (f" from testbed host {args.testbed}" if args.testbed else "")
-        + f"; load average at the end {Path('/proc/loadavg').read_text()[:14]})",
+        + f"; load averages before the first run {rows[0]['load_before']}, at the end "
+        f"{testbed_mpiio.load()})",
         "",
         "| bytes per aggregator per call | median MiB/s | runs |",
         "|---:|---:|---|",

@@ -541,20 +541,25 @@ def decision_section(name: str, title: str, patterns: list[Pattern]) -> list[str
     return [*lines, ""]
 
 
-# The judged runs of the current advice (its own decision whether to forward): one file per
-# MPI and set, every pattern, `default`, `default-iorelay` and `advised` alternating.
-JUDGED = (("advice5", PATTERNS), ("advice5b", PATTERNS_B), ("advice5c", PATTERNS_C))
+# The judged runs of an advice version (its own decision whether to forward): one file per
+# MPI and set, every pattern, `default`, `default-iorelay` and `advised` alternating. advice5:
+# only a significant loss of the forwarding ladder went direct; advice6 (the current rule):
+# only a significant gain forwards, judged again on sets A-C and on set D, held out.
+Judged = tuple[tuple[str, list[Pattern]], ...]
+JUDGED_5: Judged = (("advice5", PATTERNS), ("advice5b", PATTERNS_B), ("advice5c", PATTERNS_C))
+JUDGED_6: Judged = (("advice6", PATTERNS), ("advice6b", PATTERNS_B), ("advice6c", PATTERNS_C))
+JUDGED_6_HELD_OUT: Judged = (("advice6d", PATTERNS_D),)
 
 
-def judged_section(mpi: str) -> list[str]:
-    """The current advice against both defaults, every testbed pattern, as `iorelay analyze`
+def judged_section(mpi: str, judged: Judged) -> list[str]:
+    """An advice version against both defaults, every pattern of `judged`, as `iorelay analyze`
     judges each pair; the advice's decision and settings as the runs recorded them."""
-    lines = [f"## {mpi}: the current advice against the defaults", "",
+    lines = [f"## {mpi}: the advice against the defaults", "",
              "| pattern | advised: I/O nodes, settings | default | default-iorelay | advised | "
              "advised / default | analyze | advised / default-iorelay | analyze |",
              "|---|---|---:|---:|---:|---:|---|---:|---|"]  # fmt: skip
     said = []
-    for tag, patterns in JUDGED:
+    for tag, patterns in judged:
         name = f"{mpi}-{tag}"
         rows = load_rows(name)
         if not rows:
@@ -581,14 +586,15 @@ def judged_section(mpi: str) -> list[str]:
     return [*lines, "", *(f"- {s}" for s in said), ""] if said else []
 
 
-def decision_score() -> list[str]:
+def decision_score(judged: Judged, title: str) -> list[str]:
     """The advice's direct-or-forward decision against two baselines, on the judged runs: per
     pattern the path that was faster with each MPI's defaults (`default` direct against
     `default-iorelay`, the same settings through ion1, by medians) is the right answer; each
     miss with the two-sided Mann-Whitney p of those runs."""
     from scipy import stats
 
-    lines = ["## Direct or forward: the decision against always-direct and always-forward", "",
+    lines = [f"## Direct or forward{title}: the decision against always-direct and "
+             "always-forward", "",
              "A pattern counts for a rule when the rule picks the path whose median was faster "
              "with the MPI's defaults (default against default-iorelay, same runs).", "",
              "| MPI | patterns | the advice's decision | always direct | always forward | "
@@ -597,7 +603,7 @@ def decision_score() -> list[str]:
     for mpi in MPIS:
         hits = {"advice": 0, "direct": 0, "forward": 0}
         total, misses = 0, []
-        for tag, patterns in JUDGED:
+        for tag, patterns in judged:
             rows = load_rows(f"{mpi}-{tag}")
             med = medians(rows)
             for p in patterns:
@@ -670,7 +676,7 @@ def report(args: argparse.Namespace) -> int:
     for mpi in MPIS:
         where = [", ".join(p.name.split()[0] for p in pats
                            if advice_for(p, 1, pl, mpi, keep=False).ionodes == 0) or "none"
-                 for pats, pl in (([*PATTERNS, *PATTERNS_B, *PATTERNS_C], platform),
+                 for pats, pl in (([*PATTERNS, *PATTERNS_B, *PATTERNS_C, *PATTERNS_D], platform),
                                   (LOCAL_PATTERNS, platform_path("local")))]  # fmt: skip
         decided.append(f"| {mpi} | {where[0]} | {where[1]} |")
     decided.append("")
@@ -682,15 +688,22 @@ def report(args: argparse.Namespace) -> int:
                                     LOCAL_PATTERNS)  # fmt: skip
     (OUT / "advice4.md").write_text("\n".join(decided) + "\n")
     lines += decided[2:]
-    current = ["# The current advice against each MPI's defaults, every testbed pattern", "",
-               "write MiB/s, medians of 5; `advised` with the advice's own decision whether to "
-               "forward (I/O nodes 0: direct); `iorelay analyze --option settings` judges each "
-               "pair.", ""]  # fmt: skip
-    for mpi in MPIS:
-        current += judged_section(mpi)
-    current += decision_score()
-    (OUT / "advice5.md").write_text("\n".join(current) + "\n")
-    lines += current[2:]
+    for page, title, rule, sets in (
+        ("advice5.md", "The fifth advice", "only a significant loss of the forwarding ladder "
+         "went direct", ((JUDGED_5, ""),)),
+        ("advice6.md", "The current advice", "only a significant gain of the forwarding ladder "
+         "keeps the I/O nodes", ((JUDGED_6, " (sets A-C)"),
+                                 (JUDGED_6_HELD_OUT, " (set D, held out)")))):  # fmt: skip
+        current = [f"# {title} against each MPI's defaults, every testbed pattern", "",
+                   "write MiB/s, medians of 5; `advised` with the advice's own decision whether "
+                   f"to forward (I/O nodes 0: direct; {rule}); `iorelay analyze --option "
+                   "settings` judges each pair.", ""]  # fmt: skip
+        for mpi in MPIS:
+            current += judged_section(mpi, tuple(j for judged, _ in sets for j in judged))
+        for judged, which in sets:
+            current += decision_score(judged, which)
+        (OUT / page).write_text("\n".join(current) + "\n")
+        lines += current[2:]
     text = "\n".join(lines) + "\n"
     (OUT / "README.md").write_text(text)
     print(text)

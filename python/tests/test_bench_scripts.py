@@ -93,3 +93,13 @@ def test_ior_hints_file_and_summary() -> None:
     assert got["hints"] == "IOR_HINT__MPI__cb_nodes=3\nIOR_HINT__MPI__romio_cb_write=automatic\n"
     hints = {"cb_nodes": "3", "cb_buffer_size": "4194304"}
     assert got["parsed"] == {"bandwidth_mib_s": 191.06, "time_s": 0.01047, "file_hints": hints}
+
+
+def test_saturation_bench_refuses_a_busy_machine() -> None:
+    """bench/collective_saturation.py measures k only on a quiet machine: a load above
+    --max-load for --wait-minutes is refused by name, before any run."""
+    out = subprocess.run([sys.executable, "collective_saturation.py", "--max-load", "-1",
+                          "--wait-minutes", "0"], cwd=BENCH, capture_output=True, text=True,
+                         timeout=120, check=False)  # fmt: skip
+    assert out.returncode == 2 and out.stdout == ""
+    assert "load average stayed above --max-load -1.0" in out.stderr
