@@ -150,6 +150,7 @@ PATTERNS_D = [
     Pattern("D6 vector 48K x2, 6 ranks", 3, 2, 48 * K, 8, "vector", 2),
 ]
 SETS = {"a": PATTERNS, "b": PATTERNS_B, "c": PATTERNS_C, "d": PATTERNS_D}
+TESTBED_PATTERNS = [p for patterns in SETS.values() for p in patterns]
 # With --local, 4 ranks on this machine, 8 MiB per run, against platforms/local.json's k.
 LOCAL_PATTERNS = [
     Pattern("L1 strided 16K", 1, 4, 16 * K, 128),
@@ -310,7 +311,7 @@ def tidy_csvs(name: str, rows: list[dict[str, Any]]) -> list[Path]:
 def tidy_csv(name: str, rows: list[dict[str, Any]], directory: Path = OUT) -> Path:
     """The runs in the schema of docs/analysis.md, `settings` the option compared, as
     `directory`/NAME.csv."""
-    by_name = {p.name: p for p in (*PATTERNS, *PATTERNS_B, *PATTERNS_C, *LOCAL_PATTERNS)}
+    by_name = {p.name: p for p in (*TESTBED_PATTERNS, *LOCAL_PATTERNS)}
     lines = ["schema_version,layout,spatiality,nodes,processes,request_bytes,operation,odirect,"
              "api,collective,settings,repetition,bytes,time_s,bandwidth_mib_s"]  # fmt: skip
     for r in rows:
@@ -334,16 +335,17 @@ def medians(rows: list[dict[str, Any]]) -> dict[tuple[str, str], float]:
 
 
 def verdicts(
-    csv: Path, alpha: float = 0.05, advised: str = "advised-iorelay"
+    csv: Path, patterns: list[Pattern], alpha: float = 0.05, advised: str = "advised-iorelay"
 ) -> dict[str, tuple[float, str]]:
     """Per pattern name: `advised`'s median over the other setting's, and what
-    `iorelay analyze --option settings` says of the pair (Kruskal-Wallis, Dunn against the best)."""
+    `iorelay analyze --option settings` says of the pair (Kruskal-Wallis, Dunn against the best).
+    `patterns`: the set the CSV's runs come from, told apart by hosts, ranks and request size
+    (analyze's pattern columns; P4 and D2 share them, in different sets)."""
     runs = reader.read_results([csv])
     options = compute.analyze(runs, "settings", "bandwidth", alpha).options
-    names = {
-        (p.hosts, p.ranks, p.request): p.name
-        for p in (*PATTERNS, *PATTERNS_B, *PATTERNS_C, *LOCAL_PATTERNS)
-    }
+    names = {(p.hosts, p.ranks, p.request): p.name for p in patterns}
+    if len(names) < len(patterns):
+        raise ValueError(f"{csv.name}: two patterns of one set share hosts, ranks and request")
     out = {}
     for key, rows in options.groupby(["nodes", "processes", "request_bytes"]):
         by = rows.set_index("settings")
@@ -360,9 +362,10 @@ def verdicts(
     return out
 
 
-def verdict_lines(name: str) -> list[str]:
+def verdict_lines(name: str, patterns: list[Pattern]) -> list[str]:
     """The two comparisons of the advice for NAME (an MPI, or local-MPI), as table rows."""
-    found = {c: verdicts(OUT / f"{name}-{c}.csv") for c in ("vs-default", "vs-default-iorelay")
+    found = {c: verdicts(OUT / f"{name}-{c}.csv", patterns)
+             for c in ("vs-default", "vs-default-iorelay")
              if (OUT / f"{name}-{c}.csv").exists()}  # fmt: skip
     if len(found) < 2:
         return []
@@ -442,7 +445,7 @@ def testbed_section(
                   f"per call / k), k = {units.format_bytes(k)}) in {hits['C&G']} of {total} "
                   f"patterns, by the advice's count ({mpi}'s k, one per host from its spread "
                   f"point) in {hits['advice']} of {total}."]  # fmt: skip
-    return [*lines, *verdict_lines(f"{mpi}{tag}"), ""]
+    return [*lines, *verdict_lines(f"{mpi}{tag}", patterns), ""]
 
 
 # The saved runs, in the report's order: the first runs (with the cb_nodes ladder), the advice
@@ -524,7 +527,7 @@ def decision_section(name: str, title: str, patterns: list[Pattern]) -> list[str
     csvs = tidy_csvs(name, rows)
     judged = {}
     if any(c.name.endswith("-advised-vs-default.csv") for c in csvs):
-        judged = verdicts(OUT / f"{name}-advised-vs-default.csv", advised="advised")
+        judged = verdicts(OUT / f"{name}-advised-vs-default.csv", patterns, advised="advised")
     lines = [f"## {title}", "", f"Command: `{rows[0]['command']}`; runs {rows[0]['date']} to "
              f"{rows[-1]['date']}, load averages {loads[0]} .. {loads[-1]}; {len(errors)} failed "
              "run(s)", "", "| pattern | bytes/call | advised: I/O nodes, why | default | advised | "
@@ -565,7 +568,7 @@ def judged_section(mpi: str, judged: Judged) -> list[str]:
         if not rows:
             continue
         med, csvs = medians(rows), tidy_csvs(name, rows)
-        judged = {c: verdicts(OUT / f"{name}-{c}.csv", advised="advised")
+        judged = {c: verdicts(OUT / f"{name}-{c}.csv", patterns, advised="advised")
                   for c in ("advised-vs-default", "advised-vs-default-iorelay")
                   if OUT / f"{name}-{c}.csv" in csvs}  # fmt: skip
         loads = sorted({r["load"] for r in rows})
@@ -663,7 +666,7 @@ def report(args: argparse.Namespace) -> int:
             lines.append(f"| {p.name} | {units.format_bytes(p.bytes_per_call)} | {cells} | "
                          f"{said} |")  # fmt: skip
         tidy_csvs(name, rows)
-        lines += [*verdict_lines(name), ""]
+        lines += [*verdict_lines(name, LOCAL_PATTERNS), ""]
     # The advice's own decision whether to forward (advice4): default against advised where
     # it goes direct; also on its own page.
     decided = ["# Direct or through I/O nodes, as advised, against each MPI's defaults", "",
@@ -676,7 +679,7 @@ def report(args: argparse.Namespace) -> int:
     for mpi in MPIS:
         where = [", ".join(p.name.split()[0] for p in pats
                            if advice_for(p, 1, pl, mpi, keep=False).ionodes == 0) or "none"
-                 for pats, pl in (([*PATTERNS, *PATTERNS_B, *PATTERNS_C, *PATTERNS_D], platform),
+                 for pats, pl in ((TESTBED_PATTERNS, platform),
                                   (LOCAL_PATTERNS, platform_path("local")))]  # fmt: skip
         decided.append(f"| {mpi} | {where[0]} | {where[1]} |")
     decided.append("")

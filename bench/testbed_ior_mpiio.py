@@ -242,7 +242,8 @@ def report(args: argparse.Namespace) -> int:
     for comparison, settings in COMPARISONS.items():
         mine = [r for r in ok if r["settings"] in settings]
         csv = testbed_collective.tidy_csv(f"{name}-{comparison}", mine, RESULTS)
-        judged = testbed_collective.verdicts(csv, advised="advised") if len(mine) > 2 else {}
+        judged = (testbed_collective.verdicts(csv, [PATTERN], advised="advised")
+                  if len(mine) > 2 else {})  # fmt: skip
         ratio, said = judged.get(PATTERN.name, (med["advised"] / med[settings[0]], "-"))
         lines.append(f"| advised / {settings[0]} | {ratio:.2f} | {said} |")
         texts += ["", f"`.venv/bin/iorelay analyze bench/results/{csv.name} --option settings`:",
