@@ -466,6 +466,24 @@ def without_interleaved_point(platform: Path, work: Path) -> Path:
     return out
 
 
+# k of every MPI on the idle testbed, twice on 2026-12-07 (collective-saturation-testbed-M-day2-
+# repeat.md, -repeat2.md); the platform keeps the first day's (loaded) values until a later day
+# agrees. The count section shows what the rule would choose with it.
+IDLE_K = "1MiB"
+
+
+def with_saturation_point(platform: Path, work: Path, k: str) -> Path:
+    """A copy of `platform` whose k is `k` for every MPI."""
+    doc = json.loads(platform.read_text())
+    collective = doc.setdefault("collective", {})
+    collective["saturation_point"] = k
+    collective["saturation_point_by_mpi"] = {m: k for m in collective.get(
+        "saturation_point_by_mpi", {})}  # fmt: skip
+    out = work / f"k-{platform.name}"
+    out.write_text(json.dumps(doc))
+    return out
+
+
 def interleaved_count_section(platform: Path) -> list[str]:
     """The count on interleaved calls: per MPI and pattern set, how often each rule's count
     reaches >= 0.9 of the best measured cb_nodes (set c held out; P1-P6 not: P3 and P4 are
@@ -475,21 +493,25 @@ def interleaved_count_section(platform: Path) -> list[str]:
              "Share of patterns where a rule's count reaches >= 0.9 of the best measured "
              "cb_nodes (medians of 5). New: the interleaved spread point for interleaved calls "
              "(collective.spread_point_interleaved_by_mpi); old: the contiguous one for all "
-             "calls; C&G: ceil(bytes per call / k) alone; baselines: always 1, always one "
-             "aggregator per host.", "",
-             "| MPI | patterns | new | old | C&G | always 1 | one per host | misses of the new |",
-             "|---|---|---|---|---|---|---|---|"]  # fmt: skip
+             f"calls; idle k: the new rule with k = {IDLE_K} for every MPI (the idle testbed's, "
+             "not yet the platform's); C&G: ceil(bytes per call / k) alone; baselines: always 1, "
+             "always one aggregator per host.", "",
+             "| MPI | patterns | new | old | idle k | C&G | always 1 | one per host | misses of "
+             "the new | misses with idle k |",
+             "|---|---|---|---|---|---|---|---|---|---|"]  # fmt: skip
     detail = ["", "| MPI | pattern | bytes/call | cb1 | cb2 | cb3 | new A | old A | new / best |",
               "|---|---|---:|---:|---:|---:|---:|---:|---:|"]  # fmt: skip
     with tempfile.TemporaryDirectory(prefix="iorelay-old-rule-") as tmp:
         old_platform = without_interleaved_point(platform, Path(tmp))
+        idle_platform = with_saturation_point(platform, Path(tmp), IDLE_K)
         for mpi in MPIS:
             k = collective_advice.measured_saturation_point(platform, mpi)
             for label, patterns, tag in sets:
                 rows = load_rows(f"{mpi}{tag}")
                 med = medians([r for r in rows if r["settings"].startswith("cb")])
-                hits = {n: 0 for n in ("new", "old", "C&G", "1", "hosts")}
-                misses, total = [], 0
+                hits = {n: 0 for n in ("new", "old", "idle k", "C&G", "1", "hosts")}
+                misses: dict[str, list[str]] = {"new": [], "idle k": []}
+                total = 0
                 for p in patterns:
                     cbs = {a: med[(p.name, f"cb{a}")] for a in range(1, p.hosts + 1)
                            if (p.name, f"cb{a}") in med}  # fmt: skip
@@ -499,11 +521,13 @@ def interleaved_count_section(platform: Path) -> list[str]:
                     best = max(cbs.values())
                     counts = {"new": advice_for(p, 0, platform, mpi).aggregators,
                               "old": advice_for(p, 0, old_platform, mpi).aggregators,
+                              "idle k": advice_for(p, 0, idle_platform, mpi).aggregators,
                               "C&G": plain_rule_count(p, k), "1": 1, "hosts": p.hosts}  # fmt: skip
                     for name, a in counts.items():
                         hits[name] += cbs[a] / best >= 0.9
-                    if cbs[counts["new"]] / best < 0.9:
-                        misses.append(f"{p.name.split()[0]} {cbs[counts['new']] / best:.2f}")
+                    for name, missed in misses.items():
+                        if cbs[counts[name]] / best < 0.9:
+                            missed.append(f"{p.name.split()[0]} {cbs[counts[name]] / best:.2f}")
                     if tag:
                         cells = " | ".join(f"{cbs[a]:.3g}" if a in cbs else "-" for a in (1, 2, 3))
                         detail.append(f"| {mpi} | {p.name} | {units.format_bytes(p.bytes_per_call)}"
@@ -511,7 +535,8 @@ def interleaved_count_section(platform: Path) -> list[str]:
                                       f"{cbs[counts['new']] / best:.2f} |")  # fmt: skip
                 if total:
                     said = " | ".join(f"{hits[n]} of {total}" for n in hits)
-                    lines.append(f"| {mpi} | {label} | {said} | {', '.join(misses) or '-'} |")
+                    missed = " | ".join(", ".join(m) or "-" for m in misses.values())
+                    lines.append(f"| {mpi} | {label} | {said} | {missed} |")
     return [*lines, *detail, ""]
 
 
