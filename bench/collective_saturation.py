@@ -110,19 +110,20 @@ def main() -> int:
     ap.add_argument("--wait-minutes", type=float, default=5.0,
                     help="how long to wait for it before refusing")  # fmt: skip
     args = ap.parse_args()
+    args.total = units.parse_bytes(args.total)
+    sizes = [units.parse_bytes(s) for s in args.sizes.split(",") if s]
+    if args.testbed:
+        status = testbed_mpiio.in_allocation([args.testbed])
+        if status is not None:
+            return status
+        args.dir = str(testbed_mpiio.SHARED_PATH)
+    # The load before each later run includes what this bench's own ranks left behind.
     if not wait_until_quiet(args.max_load, args.wait_minutes):
         print(f"collective_saturation: the 1-minute load average stayed above --max-load "
               f"{args.max_load} for {args.wait_minutes} minutes ({testbed_mpiio.load()}); k "
               "measured on a busy machine measures its load. Stop what runs, or raise "
               "--max-load and say so beside the result.", file=sys.stderr)  # fmt: skip
         return 2
-    if args.testbed:
-        status = testbed_mpiio.in_allocation([args.testbed])
-        if status is not None:
-            return status
-        args.dir = str(testbed_mpiio.SHARED_PATH)
-    args.total = units.parse_bytes(args.total)
-    sizes = [units.parse_bytes(s) for s in args.sizes.split(",") if s]
     rows = []
     with tempfile.TemporaryDirectory(prefix="iorelay-k-", dir=args.dir) as tmp:
         for rep in range(args.reps):

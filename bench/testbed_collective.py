@@ -18,8 +18,8 @@ pattern and MPI, every repetition runs these configurations in a rotated order:
 - `advised-iorelay`: `iorelay hints`'s settings for the job (iorelay.collective_advice with
   the platform's measured k and 1 I/O node, kept: `--keep-ionodes`) through ion1;
 - `advised`: the same job asking for 1 I/O node, with the advice's own decision whether to
-  forward (iorelay.forwarding_cost): direct where the platform's forwarding ladder for the MPI
-  says forwarding loses significantly at the job's call size, else through ion1.
+  forward (iorelay.forwarding_cost): through ion1 where the platform's forwarding ladder for
+  the MPI shows a significant gain at the job's call size, else direct.
 
 The rule's count is `iorelay hints`'s count for the job direct (ionodes 0): Chaarawi &
 Gabriel's ceil(bytes per call / k), one aggregator per host at most. Its `cbA` run is compared
@@ -47,6 +47,7 @@ import subprocess
 import sys
 import tempfile
 import time
+from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -239,6 +240,11 @@ def measure(args: argparse.Namespace) -> int:
     OUT.mkdir(parents=True, exist_ok=True)
     tag = f"-{args.tag}" if args.tag else ""
     rows_file = OUT / f"{'local-' if args.local else ''}{args.mpi}{tag}.jsonl"
+    foreign = {r["pattern"] for r in testbed_mpiio.read_rows(rows_file)} - {p.name for p in every}
+    if foreign:  # the reports name a set's runs by hosts, ranks and request: one set a file
+        print(f"{rows_file.name} holds runs of another set ({', '.join(sorted(foreign))}): "
+              "give this set its own --tag", file=sys.stderr)  # fmt: skip
+        return 2
     done = done_keys(rows_file)
     command = "python bench/testbed_collective.py " + shlex.join(sys.argv[1:])
     deadline = time.monotonic() + args.max_minutes * 60
@@ -324,6 +330,11 @@ def tidy_csv(name: str, rows: list[dict[str, Any]], directory: Path = OUT) -> Pa
     out = directory / f"{name}.csv"
     out.write_text("\n".join(lines) + "\n")
     return out
+
+
+def sorted_loads(rows: list[dict[str, Any]]) -> list[str]:
+    """The load averages the runs recorded, by the 1-minute one (as numbers, not strings)."""
+    return sorted({r["load"] for r in rows}, key=lambda load: float(load.split()[0]))
 
 
 def medians(rows: list[dict[str, Any]]) -> dict[tuple[str, str], float]:
@@ -456,14 +467,18 @@ TAGS = (("", PATTERNS), ("-advice2", PATTERNS), ("-setb", PATTERNS_B), ("-advice
         ("-setc4", PATTERNS_C))  # fmt: skip
 
 
-def without_interleaved_point(platform: Path, work: Path) -> Path:
-    """A copy of `platform` without collective.spread_point_interleaved_by_mpi: the advice's
-    old rule, the contiguous spread point for every call."""
+def platform_variant(platform: Path, work: Path, edit: Callable[[dict[str, Any]], None]) -> Path:
+    """A copy of `platform` in `work`, its `collective` section changed by `edit`."""
     doc = json.loads(platform.read_text())
-    doc.get("collective", {}).pop("spread_point_interleaved_by_mpi", None)
-    out = work / platform.name
+    edit(doc.setdefault("collective", {}))
+    out = work / f"{edit.__name__}-{platform.name}"
     out.write_text(json.dumps(doc))
     return out
+
+
+def without_interleaved_point(collective: dict[str, Any]) -> None:
+    """The advice's old rule: the contiguous spread point for every call."""
+    collective.pop("spread_point_interleaved_by_mpi", None)
 
 
 # k of every MPI on the idle testbed, twice on 2026-12-07 (collective-saturation-testbed-M-day2-
@@ -472,16 +487,10 @@ def without_interleaved_point(platform: Path, work: Path) -> Path:
 IDLE_K = "1MiB"
 
 
-def with_saturation_point(platform: Path, work: Path, k: str) -> Path:
-    """A copy of `platform` whose k is `k` for every MPI."""
-    doc = json.loads(platform.read_text())
-    collective = doc.setdefault("collective", {})
-    collective["saturation_point"] = k
-    collective["saturation_point_by_mpi"] = {m: k for m in collective.get(
-        "saturation_point_by_mpi", {})}  # fmt: skip
-    out = work / f"k-{platform.name}"
-    out.write_text(json.dumps(doc))
-    return out
+def with_idle_k(collective: dict[str, Any]) -> None:
+    collective["saturation_point"] = IDLE_K
+    collective["saturation_point_by_mpi"] = {
+        m: IDLE_K for m in collective.get("saturation_point_by_mpi", {})}  # fmt: skip
 
 
 def interleaved_count_section(platform: Path) -> list[str]:
@@ -502,8 +511,8 @@ def interleaved_count_section(platform: Path) -> list[str]:
     detail = ["", "| MPI | pattern | bytes/call | cb1 | cb2 | cb3 | new A | old A | new / best |",
               "|---|---|---:|---:|---:|---:|---:|---:|---:|"]  # fmt: skip
     with tempfile.TemporaryDirectory(prefix="iorelay-old-rule-") as tmp:
-        old_platform = without_interleaved_point(platform, Path(tmp))
-        idle_platform = with_saturation_point(platform, Path(tmp), IDLE_K)
+        old_platform = platform_variant(platform, Path(tmp), without_interleaved_point)
+        idle_platform = platform_variant(platform, Path(tmp), with_idle_k)
         for mpi in MPIS:
             k = collective_advice.measured_saturation_point(platform, mpi)
             for label, patterns, tag in sets:
@@ -548,7 +557,7 @@ def decision_section(name: str, title: str, patterns: list[Pattern]) -> list[str
         return []
     med = medians(rows)
     errors = [r for r in rows if "error" in r]
-    loads = sorted({r["load"] for r in rows})
+    loads = sorted_loads(rows)
     csvs = tidy_csvs(name, rows)
     judged = {}
     if any(c.name.endswith("-advised-vs-default.csv") for c in csvs):
@@ -593,10 +602,10 @@ def judged_section(mpi: str, judged: Judged) -> list[str]:
         if not rows:
             continue
         med, csvs = medians(rows), tidy_csvs(name, rows)
-        judged = {c: verdicts(OUT / f"{name}-{c}.csv", patterns, advised="advised")
+        by_comparison = {c: verdicts(OUT / f"{name}-{c}.csv", patterns, advised="advised")
                   for c in ("advised-vs-default", "advised-vs-default-iorelay")
                   if OUT / f"{name}-{c}.csv" in csvs}  # fmt: skip
-        loads = sorted({r["load"] for r in rows})
+        loads = sorted_loads(rows)
         errors = sum("error" in r for r in rows)
         said.append(f"`{rows[0]['command']}`: {rows[0]['date']} to {rows[-1]['date']}, load "
                     f"averages {loads[0]} .. {loads[-1]}, {errors} failed run(s)")  # fmt: skip
@@ -607,7 +616,8 @@ def judged_section(mpi: str, judged: Judged) -> list[str]:
             cells = " | ".join(f"{med.get((p.name, s), math.nan):.3g}"
                                for s in ("default", "default-iorelay", "advised"))  # fmt: skip
             pairs = " | ".join(
-                "{:.2f} | {}".format(*judged[c][p.name]) if p.name in judged.get(c, {}) else "- | -"
+                "{:.2f} | {}".format(*by_comparison[c][p.name])
+                if p.name in by_comparison.get(c, {}) else "- | -"
                 for c in ("advised-vs-default", "advised-vs-default-iorelay"))  # fmt: skip
             lines.append(f"| {p.name} | {config['ionodes']}, {describe(config)} | {cells} | "
                          f"{pairs} |")  # fmt: skip
@@ -723,7 +733,8 @@ def report(args: argparse.Namespace) -> int:
          "keeps the I/O nodes", ((JUDGED_6, " (sets A-C)"),
                                  (JUDGED_6_HELD_OUT, " (set D, held out)")))):  # fmt: skip
         current = [f"# {title} against each MPI's defaults, every testbed pattern", "",
-                   "write MiB/s, medians of 5; `advised` with the advice's own decision whether "
+                   "write MiB/s, medians of the repetitions (5); `advised` with the advice's own "
+                   "decision whether "
                    f"to forward (I/O nodes 0: direct; {rule}); `iorelay analyze --option "
                    "settings` judges each pair.", ""]  # fmt: skip
         for mpi in MPIS:

@@ -15,8 +15,9 @@ interleaved calls (`collective.spread_point_interleaved_by_mpi`). The job's MPI 
 
 Whether to forward at all: where the platform has the job's MPI's measured forwarding ladder
 (`collective.forwarding_by_mpi`, bench/collective_forwarding.py; iorelay.forwarding_cost), a
-job whose calls lost significantly through 1 I/O node on the calibration pattern goes direct
-(0 I/O nodes), unless it keeps its I/O nodes for another reason (`keep_ionodes`).
+job keeps its I/O nodes only where calls of its size gained significantly through 1 I/O node on
+the calibration pattern, and otherwise goes direct (0 I/O nodes), unless it keeps them for
+another reason (`keep_ionodes`). Without a ladder it forwards as asked.
 
 `settings()` is pure (the tool's JSON and the job in, the advice out); `advise()` runs the tool.
 """

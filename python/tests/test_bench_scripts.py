@@ -1,7 +1,8 @@
 """bench/ holds experiment scripts that import the installed package: none edits sys.path, and
 every name a script imports resolves (a renamed function fails here, not on the day someone
 reruns a months-old benchmark). The check imports the modules the scripts name, in a child
-Python started in bench/ as the scripts are; it runs no script."""
+Python started in bench/ as the scripts are. Beyond that, only a few scripts' pure helpers and
+refusals are run here, never a measurement."""
 
 from __future__ import annotations
 
