@@ -21,7 +21,7 @@ The spread point is where the ratio of the two counts' median bandwidths crosses
 (iorelay.spread_point). Writes bench/results/collective-spread-testbed-COMPONENT.md and .json.
 
 --interleaved: the interleaved calibration pattern, fixed on 2026-12-06 before any of its runs
-and none of the judged patterns (P1-P6, set B, set C, L1-L3 of bench/testbed_collective.py):
+and none of the judged patterns (sets A-D, L1-L3 of bench/testbed_collective.py):
 the same 12 ranks on node1-node3, but through a 2D subarray view (a 3 x 4 grid of tiles, each
 rank's tile SEGMENTS rows of SIZE / 48 bytes) with 4 requests (rows) per rank per collective
 call, so that a call covers SIZE bytes in 48 pieces that interleave across the ranks and leave
