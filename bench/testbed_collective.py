@@ -231,12 +231,16 @@ def measure(args: argparse.Namespace) -> int:
     platform = platform_path(args.platform)
     every = LOCAL_PATTERNS if args.local else SETS[args.set]
     patterns = [p for p in every if not args.patterns or p.name.split()[0] in args.patterns]
-    if args.only_direct:  # the patterns whose advice goes direct
-        patterns = [p for p in patterns
-                    if advice_for(p, 1, platform, args.mpi, keep=False).ionodes == 0]  # fmt: skip
-        print("the advice goes direct in: " + ", ".join(p.name for p in patterns), flush=True)
-    configs = {p.name: {n: c for n, c in configurations(p, args.mpi, platform, args.local).items()
-                        if not args.configs or n in args.configs} for p in patterns}  # fmt: skip
+    mpi, local, wanted = args.mpi, args.local, args.configs
+    with tempfile.TemporaryDirectory(prefix="iorelay-platform-") as tmp:
+        if args.idle_k:  # the advice's settings as they would be with IDLE_K
+            platform = platform_variant(platform, Path(tmp), with_idle_k)
+        if args.only_direct:  # the patterns whose advice goes direct
+            patterns = [p for p in patterns
+                        if advice_for(p, 1, platform, mpi, keep=False).ionodes == 0]  # fmt: skip
+            print("the advice goes direct in: " + ", ".join(p.name for p in patterns), flush=True)
+        configs = {p.name: {n: c for n, c in configurations(p, mpi, platform, local).items()
+                            if not wanted or n in wanted} for p in patterns}  # fmt: skip
     OUT.mkdir(parents=True, exist_ok=True)
     tag = f"-{args.tag}" if args.tag else ""
     rows_file = OUT / f"{'local-' if args.local else ''}{args.mpi}{tag}.jsonl"
@@ -779,6 +783,9 @@ def main() -> int:
     ap.add_argument("--local", action="store_true", help="LOCAL_PATTERNS on this machine")
     ap.add_argument("--only-direct", action="store_true",
                     help="only the patterns where the advice goes direct")  # fmt: skip
+    ap.add_argument("--idle-k", action="store_true",
+                    help=f"the advice with k = {IDLE_K} for every MPI (the idle testbed's), not "
+                    "the platform's: a preview; the platform file is not changed")  # fmt: skip
     ap.add_argument("--max-minutes", type=float, default=19.0, help="stop starting runs after")
     ap.add_argument("--report", action="store_true", help="tables from the saved runs")
     args = ap.parse_args()
