@@ -338,7 +338,8 @@ def tidy_csv(name: str, rows: list[dict[str, Any]], directory: Path = OUT) -> Pa
 
 def sorted_loads(rows: list[dict[str, Any]]) -> list[str]:
     """The load averages the runs recorded, by the 1-minute one (as numbers, not strings)."""
-    return sorted({r["load"] for r in rows}, key=lambda load: float(load.split()[0]))
+    return sorted({r["load"] for r in rows},
+                  key=lambda load: (tuple(float(x) for x in load.split()), load))  # fmt: skip
 
 
 def medians(rows: list[dict[str, Any]]) -> dict[tuple[str, str], float]:
