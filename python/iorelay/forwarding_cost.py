@@ -3,13 +3,14 @@ all. Pure functions over measured runs and the platform file's evidence
 (bench/collective_forwarding.py measures it).
 
 The evidence is a ladder per MPI (`collective.forwarding_by_mpi.MPI` in the platform file): for
-a fixed calibration pattern (none of the judged ones) and a few call sizes, the median write
-bandwidth through 1 I/O node over the median direct, with the two-sided Mann-Whitney p of the
-two sets of runs. The rule is the tie rule of iorelay.option_ties: of options the evidence
-cannot tell apart, the cheapest, and direct access (no I/O nodes) is the cheapest of all. So
-only a significant gain keeps the I/O nodes the job asked for; a loss, or a difference the runs
-cannot tell from noise, sends it direct. A job that needs its I/O nodes for another reason (the
-daemons' scheduling or isolation) keeps them whatever the ladder says.
+a fixed calibration pattern (on the testbed none of the judged ones, though its 3 MiB step has
+P2's shape) and a few call sizes, the median write bandwidth through 1 I/O node over the median
+direct, with the two-sided Mann-Whitney p of the two sets of runs. The rule is the tie rule of
+iorelay.option_ties: of options the evidence cannot tell apart, the cheapest, and direct access
+(no I/O nodes) is the cheapest of all. So only a significant gain keeps the I/O nodes the job
+asked for; a loss, or a difference the runs cannot tell from noise, sends it direct. A job that
+needs its I/O nodes for another reason (the daemons' scheduling or isolation) keeps them
+whatever the ladder says.
 """
 
 from __future__ import annotations
