@@ -218,8 +218,7 @@ def one_run(
     return row
 
 
-def done_keys(path: Path) -> set[tuple[int, str, str]]:
-    rows = testbed_mpiio.read_rows(path)
+def done_keys(rows: list[dict[str, Any]]) -> set[tuple[int, str, str]]:
     return {(r["repetition"], r["pattern"], r["settings"]) for r in rows if "error" not in r}
 
 
@@ -244,12 +243,13 @@ def measure(args: argparse.Namespace) -> int:
     OUT.mkdir(parents=True, exist_ok=True)
     tag = f"-{args.tag}" if args.tag else ""
     rows_file = OUT / f"{'local-' if args.local else ''}{args.mpi}{tag}.jsonl"
-    foreign = {r["pattern"] for r in testbed_mpiio.read_rows(rows_file)} - {p.name for p in every}
+    saved = testbed_mpiio.read_rows(rows_file)
+    foreign = {r["pattern"] for r in saved} - {p.name for p in every}
     if foreign:  # the reports name a set's runs by hosts, ranks and request: one set a file
         print(f"{rows_file.name} holds runs of another set ({', '.join(sorted(foreign))}): "
               "give this set its own --tag", file=sys.stderr)  # fmt: skip
         return 2
-    done = done_keys(rows_file)
+    done = done_keys(saved)
     command = "python bench/testbed_collective.py " + shlex.join(sys.argv[1:])
     deadline = time.monotonic() + args.max_minutes * 60
     for rep in range(args.reps):
@@ -489,9 +489,9 @@ def without_interleaved_point(collective: dict[str, Any]) -> None:
     collective.pop("spread_point_interleaved_by_mpi", None)
 
 
-# k of every MPI on the idle testbed, twice on 2026-12-07 (collective-saturation-testbed-M-day2-
-# repeat.md, -repeat2.md); the platform keeps the first day's (loaded) values until a later day
-# agrees. The count section shows what the rule would choose with it.
+# k of every MPI on the idle testbed, three times on 2026-12-07 (collective-saturation-testbed-M-
+# day2-repeat.md, -repeat2.md, -repeat3.md); the platform keeps the first day's (loaded) values
+# until a later day agrees. The count section shows what the rule would choose with it.
 IDLE_K = "1MiB"
 
 
@@ -613,8 +613,8 @@ def judged_section(mpi: str, judged: Judged, where: str = "") -> list[str]:
             continue
         med, csvs = medians(rows), tidy_csvs(name, rows)
         by_comparison = {c: verdicts(OUT / f"{name}-{c}.csv", patterns, advised="advised")
-                  for c in ("advised-vs-default", "advised-vs-default-iorelay")
-                  if OUT / f"{name}-{c}.csv" in csvs}  # fmt: skip
+                         for c in ("advised-vs-default", "advised-vs-default-iorelay")
+                         if OUT / f"{name}-{c}.csv" in csvs}  # fmt: skip
         loads = sorted_loads(rows)
         errors = sum("error" in r for r in rows)
         said.append(f"`{rows[0]['command']}`: {rows[0]['date']} to {rows[-1]['date']}, load "
@@ -679,6 +679,20 @@ def decision_score(judged: Judged, title: str) -> list[str]:
     return [*lines, ""]
 
 
+def judged_page(title: str, rule: str, sets: tuple[tuple[Judged, str], ...]) -> list[str]:
+    """An advice version's judged runs against each MPI's defaults, and its decision score per
+    group of sets (`sets`: the judged runs, and the title of their score)."""
+    lines = [f"# {title} against each MPI's defaults, every testbed pattern", "",
+             "write MiB/s, medians of the repetitions (5); `advised` with the advice's own "
+             f"decision whether to forward (I/O nodes 0: direct; {rule}); `iorelay analyze "
+             "--option settings` judges each pair.", ""]  # fmt: skip
+    for mpi in MPIS:
+        lines += judged_section(mpi, tuple(j for judged, _ in sets for j in judged))
+    for judged, which in sets:
+        lines += decision_score(judged, which)
+    return lines
+
+
 def report(args: argparse.Namespace) -> int:
     platform = platform_path(args.platform)
     ks = {mpi: collective_advice.measured_saturation_point(platform, mpi) for mpi in MPIS}
@@ -736,34 +750,23 @@ def report(args: argparse.Namespace) -> int:
                                     LOCAL_PATTERNS)  # fmt: skip
     (OUT / "advice4.md").write_text("\n".join(decided) + "\n")
     lines += decided[2:]
-    for page, title, rule, sets in (
-        ("advice5.md", "The fifth advice", "only a significant loss of the forwarding ladder "
-         "went direct", ((JUDGED_5, ""),)),
-        ("advice6.md", "The current advice", "only a significant gain of the forwarding ladder "
-         "keeps the I/O nodes", ((JUDGED_6, " (sets A-C)"),
-                                 (JUDGED_6_HELD_OUT, " (set D, held out)")))):  # fmt: skip
-        current = [f"# {title} against each MPI's defaults, every testbed pattern", "",
-                   "write MiB/s, medians of the repetitions (5); `advised` with the advice's own "
-                   "decision whether "
-                   f"to forward (I/O nodes 0: direct; {rule}); `iorelay analyze --option "
-                   "settings` judges each pair.", ""]  # fmt: skip
-        for mpi in MPIS:
-            current += judged_section(mpi, tuple(j for judged, _ in sets for j in judged))
-        for judged, which in sets:
-            current += decision_score(judged, which)
-        if page == "advice6.md":
-            for mpi in MPIS:
-                current += judged_section(mpi, (("advice6", LOCAL_PATTERNS),), "local-")
-            current += ["# The three pairs judged significantly worse, again with 10 runs a side",
-                        "", "ROMIO D4 (the advised settings are ROMIO's defaults), P4 and L2.",
-                        ""]  # fmt: skip
-            current += judged_section(
-                "romio321", (("advice6-repeat", PATTERNS), ("advice6d-repeat", PATTERNS_D))
-            )
-            current += judged_section("romio321", (("advice6-repeat", LOCAL_PATTERNS),),
-                                      "local-")  # fmt: skip
-        (OUT / page).write_text("\n".join(current) + "\n")
-        lines += current[2:]
+    fifth = judged_page("The fifth advice", "only a significant loss of the forwarding ladder "
+                        "went direct", ((JUDGED_5, ""),))  # fmt: skip
+    current = judged_page(
+        "The current advice",
+        "only a significant gain of the forwarding ladder keeps the I/O nodes",
+        ((JUDGED_6, " (sets A-C)"), (JUDGED_6_HELD_OUT, " (set D, held out)")),
+    )
+    for mpi in MPIS:
+        current += judged_section(mpi, (("advice6", LOCAL_PATTERNS),), "local-")
+    current += ["# The three pairs judged significantly worse, again with 10 runs a side", "",
+                "ROMIO D4 (the advised settings are ROMIO's defaults), P4 and L2.", ""]  # fmt: skip
+    current += judged_section("romio321", (("advice6-repeat", PATTERNS),
+                                           ("advice6d-repeat", PATTERNS_D)))  # fmt: skip
+    current += judged_section("romio321", (("advice6-repeat", LOCAL_PATTERNS),), "local-")
+    for page, text in (("advice5.md", fifth), ("advice6.md", current)):
+        (OUT / page).write_text("\n".join(text) + "\n")
+        lines += text[2:]
     preview = ["# A preview: the advice with the idle testbed's k", "",
                f"`--idle-k`: k = {IDLE_K} for every MPI instead of platforms/testbed.json's "
                "first-day values, the rules unchanged; `default` and `advised` alternating, 5 "
