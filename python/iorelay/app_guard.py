@@ -22,6 +22,7 @@ import time
 from collections.abc import Sequence
 
 from iorelay.prctl import become_subreaper
+from iorelay.proc_tree import descendants, signal_all
 
 _FORWARDED_SIGNALS = (signal.SIGTERM, signal.SIGINT, signal.SIGHUP)
 _KILL_TIMEOUT_S = 2.0
@@ -87,32 +88,8 @@ class GuardedCommand:
 # -- the guard process ------------------------------------------------------------------------
 
 
-def _descendants(root: int) -> list[int]:
-    """Live (not zombie) processes beneath `root`, from /proc."""
-    children: dict[int, list[int]] = {}
-    for entry in os.listdir("/proc"):
-        if not entry.isdigit():
-            continue
-        try:
-            with open(f"/proc/{entry}/stat") as f:
-                fields = f.read().rpartition(")")[2].split()
-        except OSError:
-            continue  # it ended meanwhile
-        state, ppid = fields[0], int(fields[1])
-        if state != "Z":
-            children.setdefault(ppid, []).append(int(entry))
-    found, todo = [], [root]
-    while todo:
-        for child in children.get(todo.pop(), []):
-            found.append(child)
-            todo.append(child)
-    return found
-
-
 def _signal_tree(signum: int) -> None:
-    for pid in _descendants(os.getpid()):
-        with contextlib.suppress(OSError):  # gone, or not ours to signal (set-user-ID)
-            os.kill(pid, signum)
+    signal_all(descendants(os.getpid()), signum)
 
 
 def _reap(command_pid: int) -> int | None:
@@ -132,10 +109,8 @@ def _reap(command_pid: int) -> int | None:
 def _kill_tree() -> None:
     """SIGKILL to everything beneath the guard until nothing is left (new forks included)."""
     deadline = time.monotonic() + _KILL_TIMEOUT_S
-    while (left := _descendants(os.getpid())) and time.monotonic() < deadline:
-        for pid in left:
-            with contextlib.suppress(OSError):
-                os.kill(pid, signal.SIGKILL)
+    while (left := descendants(os.getpid())) and time.monotonic() < deadline:
+        signal_all(left, signal.SIGKILL)
         _reap(-1)
         time.sleep(0.01)
     _reap(-1)

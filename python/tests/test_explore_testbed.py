@@ -1,8 +1,14 @@
 """`iorelay explore --testbed` without a testbed: the ranks' launcher line, the check of the
-daemons' counters, the testbed sweep, and the demo's summary of a results table."""
+daemons' counters, the testbed sweep, the demo's summary of a results table, and how a run's
+allocation is stopped."""
 
 from __future__ import annotations
 
+import os
+import signal
+import subprocess
+import sys
+import time
 from pathlib import Path
 
 import pandas as pd
@@ -10,6 +16,7 @@ import pytest
 
 from iorelay import explore
 from iorelay.explore_run import daemon_columns
+from iorelay.proc_tree import descendants, signal_all
 from iorelay.testbed import explore as testbed_explore
 from iorelay.testbed.demo import summary
 from iorelay.testbed.explore import mpi_argv
@@ -117,3 +124,42 @@ def test_the_demo_says_where_its_runs_cannot_tell_the_options_apart() -> None:
     assert caveat.startswith("In 1 of 2 patterns the runs cannot tell the options apart")
     assert "strided 8 KiB read" in caveat and "write" not in caveat
     assert significance(patterns[patterns["operation"] == "write"]) == ""
+
+
+# A stand-in for salloc that Slurm cannot answer (the testbed went down): it ignores SIGTERM,
+# and its command, in a process group of its own as salloc's is, holds the output pipe.
+STUCK_SALLOC = """
+import os, signal, subprocess, sys, time
+signal.signal(signal.SIGTERM, signal.SIG_IGN)
+subprocess.Popen([sys.executable, "-c", "import time; time.sleep(600)"], process_group=0)
+print("ready", flush=True)
+time.sleep(600)
+"""
+
+
+def _live_pids() -> set[int]:
+    return set(descendants(1)) | set(descendants(0))  # zombies are not listed
+
+
+def test_a_run_stopped_ends_even_when_salloc_and_its_command_hold_on(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """The run's allocation is stopped (testbed gone, or its deadline): salloc not ending on
+    SIGTERM is killed with everything beneath it, process groups of their own included, so
+    the stop does not wait for them to end by themselves."""
+    monkeypatch.setattr(testbed_explore, "STOP_GRACE_S", 0.5)
+    proc = subprocess.Popen([sys.executable, "-c", STUCK_SALLOC], stdout=subprocess.PIPE,
+                            text=True, start_new_session=True)  # fmt: skip
+    command: list[int] = []
+    try:
+        assert proc.stdout is not None and proc.stdout.readline() == "ready\n"
+        command = descendants(proc.pid)
+        assert len(command) == 1 and os.getpgid(command[0]) != proc.pid
+        t0 = time.monotonic()
+        testbed_explore._stop(proc)
+        assert time.monotonic() - t0 < 5
+        assert proc.returncode == -signal.SIGKILL
+        assert descendants(proc.pid) == [] and command[0] not in _live_pids()
+    finally:
+        signal_all([*command, proc.pid], signal.SIGKILL)
+        proc.wait(timeout=5)

@@ -33,6 +33,7 @@ from iorelay.explore_run import (
     settled_stats,
 )
 from iorelay.launch.local import DaemonError
+from iorelay.proc_tree import descendants, signal_all
 from iorelay.run import RelayConfig, RunError, start_relay
 from iorelay.testbed import cluster
 from iorelay.testbed import slurm as testbed_slurm
@@ -50,6 +51,8 @@ ALLOCATION_SLACK_S = 30.0
 
 # How often a run looks whether the testbed is still up (a run on a testbed taken down ends).
 WATCH_INTERVAL_S = 1.0
+# How long salloc may take to give its job up (SIGTERM) before all beneath it is killed.
+STOP_GRACE_S = 10.0
 
 
 class TestbedRunError(RuntimeError):
@@ -195,10 +198,16 @@ def _allocation(hosts: Sequence[str], work: Path, timeout_s: float) -> tuple[int
 def _stop(proc: subprocess.Popen[str]) -> None:
     os.killpg(proc.pid, signal.SIGTERM)  # salloc gives the job up, Slurm ends its steps
     try:
-        proc.communicate(timeout=10)
+        proc.communicate(timeout=STOP_GRACE_S)
+        return
     except subprocess.TimeoutExpired:
-        os.killpg(proc.pid, signal.SIGKILL)
-        proc.communicate()
+        pass
+    # salloc runs its command in a process group of its own, and mpirun its srun in another:
+    # each holds salloc's output pipe until it ends by itself, so all of them go, children first
+    # (a parent killed first would leave its children to init, out of sight).
+    for _ in range(3):  # a process may fork while its parent is being killed
+        signal_all([*reversed(descendants(proc.pid)), proc.pid], signal.SIGKILL)
+    proc.communicate(timeout=STOP_GRACE_S)
 
 
 def run_one(config: Mapping[str, Any], operations: tuple[str, ...], timeout_s: float) -> RunOutcome:
