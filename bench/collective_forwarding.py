@@ -17,7 +17,7 @@ parameters: the `default` of bench/testbed_collective.py), 1D-strided with reque
 ranks so that a call covers SIZE contiguous bytes, max(TOTAL, 2 SIZE) bytes, MPI_File_sync in
 the timed phase; once direct on the file system and once through one iorelayd (ion1; with
 --local one local iorelayd), the two alternating, sizes rotated within each repetition. The
-pattern is none of the judged sets (bench/testbed_collective.py's sets A-D, LOCAL_PATTERNS),
+pattern is none of the judged sets (bench/testbed_collective.py's sets A-E, LOCAL_SETS),
 though its 3 MiB step has P2's shape (12 ranks, 256 KiB requests): on the testbed 12 ranks,
 4 on each of node1-node3; with --local 4 ranks here and sizes 128K,512K,2M,8M. Rows go to
 bench/results/collective-forwarding-[local-]C.jsonl as they finish (a rerun skips those done);

@@ -31,7 +31,7 @@ there), then (--report) MPI-vs-default.csv, MPI-vs-default-iorelay.csv and MPI-c
 schema `iorelay analyze` reads, the configuration in its `settings` column:
 `iorelay analyze bench/results/testbed-collective/MPI-vs-default.csv --option settings`.
 
---local runs LOCAL_PATTERNS (4 ranks on this machine, files in /var/tmp, one local iorelayd)
+--local runs LOCAL_SETS (4 ranks on this machine, files in /var/tmp, one local iorelayd)
 with `default`, `default-iorelay`, `advised-iorelay` and `advised` only, k from
 platforms/local.json, into local-MPI.jsonl and local-MPI-*.csv.
 """
@@ -150,7 +150,22 @@ PATTERNS_D = [
     Pattern("D5 strided 3M, 2 hosts", 2, 3, 3 * M, 2),
     Pattern("D6 vector 48K x2, 6 ranks", 3, 2, 48 * K, 8, "vector", 2),
 ]
-SETS = {"a": PATTERNS, "b": PATTERNS_B, "c": PATTERNS_C, "d": PATTERNS_D}
+# Set E (`--set e`), fixed on 2026-12-07 before any of its runs, the held-out check of two rules
+# added after the idle-k preview (bench/results/testbed-collective/idle-k.md) and a few runs of
+# B3, P4, C4 and local L2 with other settings: independent calls on interleaved ranges without
+# ROMIO's data sieving (romio_ds_write disable), and one aggregator below the spread point
+# whatever k's count. New sizes and shapes: 1-2 MiB per rank per call on interleaved views
+# (independent with k = 1 MiB), interleaved calls of 864 KiB and 2304 KiB below OMPIO's
+# interleaved spread point, a contiguous 12 MiB call from 2 hosts and a 96 KiB one. 2-4 calls.
+PATTERNS_E = [
+    Pattern("E1 subarray 64K x16, 2 hosts", 2, 4, 64 * K, 64, "subarray", 16),
+    Pattern("E2 vector 512K x4, 9 ranks", 3, 3, 512 * K, 8, "vector", 4),
+    Pattern("E3 subarray 24K x6, 6 ranks", 3, 2, 24 * K, 24, "subarray", 6),
+    Pattern("E4 strided 1536K, 2 hosts", 2, 4, 1536 * K, 3),
+    Pattern("E5 vector 96K x4, 6 ranks", 3, 2, 96 * K, 16, "vector", 4),
+    Pattern("E6 strided 8K", 3, 4, 8 * K, 16),
+]
+SETS = {"a": PATTERNS, "b": PATTERNS_B, "c": PATTERNS_C, "d": PATTERNS_D, "e": PATTERNS_E}
 TESTBED_PATTERNS = [p for patterns in SETS.values() for p in patterns]
 # With --local, 4 ranks on this machine, 8 MiB per run, against platforms/local.json's k.
 LOCAL_PATTERNS = [
@@ -158,6 +173,16 @@ LOCAL_PATTERNS = [
     Pattern("L2 vector 32K x8", 1, 4, 32 * K, 64, "vector", 8),
     Pattern("L3 strided 1M", 1, 4, 1 * M, 2),
 ]
+# `--local --set e`, fixed with set E: each rank's call at k (256 KiB) on an interleaved view
+# (independent, no sieving), an interleaved call below k, a contiguous call above it (3 MiB, not
+# a step of the local forwarding ladder, whose 2 MiB step has the shape of 4 x 512 KiB).
+LOCAL_PATTERNS_E = [
+    Pattern("L4 subarray 16K x16", 1, 4, 16 * K, 128, "subarray", 16),
+    Pattern("L5 vector 8K x8", 1, 4, 8 * K, 256, "vector", 8),
+    Pattern("L6 strided 768K", 1, 4, 768 * K, 3),
+]
+LOCAL_SETS = {"a": LOCAL_PATTERNS, "e": LOCAL_PATTERNS_E}
+ALL_LOCAL_PATTERNS = [*LOCAL_PATTERNS, *LOCAL_PATTERNS_E]
 
 
 def advice_for(
@@ -228,7 +253,10 @@ def measure(args: argparse.Namespace) -> int:
         if status is not None:
             return status
     platform = platform_path(args.platform)
-    every = LOCAL_PATTERNS if args.local else SETS[args.set]
+    if args.local and args.set not in LOCAL_SETS:
+        print(f"--local has sets {', '.join(sorted(LOCAL_SETS))}", file=sys.stderr)
+        return 2
+    every = LOCAL_SETS[args.set] if args.local else SETS[args.set]
     patterns = [p for p in every if not args.patterns or p.name.split()[0] in args.patterns]
     mpi, local, wanted = args.mpi, args.local, args.configs
     with tempfile.TemporaryDirectory(prefix="iorelay-platform-") as tmp:
@@ -321,7 +349,7 @@ def tidy_csvs(name: str, rows: list[dict[str, Any]]) -> list[Path]:
 def tidy_csv(name: str, rows: list[dict[str, Any]], directory: Path = OUT) -> Path:
     """The runs in the schema of docs/analysis.md, `settings` the option compared, as
     `directory`/NAME.csv."""
-    by_name = {p.name: p for p in (*TESTBED_PATTERNS, *LOCAL_PATTERNS)}
+    by_name = {p.name: p for p in (*TESTBED_PATTERNS, *ALL_LOCAL_PATTERNS)}
     lines = ["schema_version,layout,spatiality,nodes,processes,request_bytes,operation,odirect,"
              "api,collective,settings,repetition,bytes,time_s,bandwidth_mib_s"]  # fmt: skip
     for r in rows:
@@ -798,8 +826,9 @@ def main() -> int:
     )
     ap.add_argument("--tag", help="rows to MPI-TAG.jsonl (another advice version, another set)")
     ap.add_argument("--set", choices=sorted(SETS), default="a",
-                    help="a: P1-P6, b: B1-B4, c: C1-C4, d: D1-D6")  # fmt: skip
-    ap.add_argument("--local", action="store_true", help="LOCAL_PATTERNS on this machine")
+                    help="a: P1-P6, b: B1-B4, c: C1-C4, d: D1-D6, e: E1-E6 (--local: a: "
+                    "L1-L3, e: L4-L6)")  # fmt: skip
+    ap.add_argument("--local", action="store_true", help="LOCAL_SETS on this machine")
     ap.add_argument("--only-direct", action="store_true",
                     help="only the patterns where the advice goes direct")  # fmt: skip
     ap.add_argument("--idle-k", action="store_true",

@@ -97,6 +97,12 @@ class Advice:
             "romio_cb_write": mode,
             "romio_cb_read": mode,
         }
+        if not self.collective and self.interleaved:
+            # ROMIO's independent write of a view with holes sieves by default: it reads the
+            # rank's whole extent, fills its pieces in and writes the extent back, under a
+            # lock. The other ranks' pieces fill that extent, so every rank reads and rewrites
+            # them all; OMPIO (OpenMPI 4.1) writes the pieces themselves.
+            hints["romio_ds_write"] = "disable"
         if self.stripe_count > 1:
             hints |= {"striping_factor": str(self.stripe_count),
                       "striping_unit": str(self.stripe_size)}  # fmt: skip
@@ -162,7 +168,12 @@ def settings(job: Job, choice: Mapping[str, Any], saturation_point: int, source:
         "ROMIO writes each rank's contiguous range itself; forcing two-phase would send every "
         "byte across the network once more for nothing to merge"
     )
-    reasons = (*choice["reasons"], why_collective, rounded, *([mode] if collective else []))
+    sieving = (
+        "romio_ds_write disable: independent calls on interleaved ranges; ROMIO's data sieving "
+        "would read and rewrite every other rank's pieces in each rank's extent"
+    )
+    extra = [mode] if collective else [sieving] if job.interleaved else []
+    reasons = (*choice["reasons"], why_collective, rounded, *extra)
     evidence = (
         f"k = {units.format_bytes(saturation_point)}, measured ({source})",
         "aggregator count and placement: Chaarawi & Gabriel's rule and ROMIO's per-node "
@@ -312,13 +323,14 @@ def advise(job: Job, platform_file: Path) -> Advice:
     spread, which = spread_point_for(collective_section(platform_file, job.mpi), job.mpi,
                                      job.interleaved)  # fmt: skip
     call = units.format_bytes(job.bytes_per_call)
-    skipped = ""
-    if floor > 1 and spread is not None and job.bytes_per_call < spread:
-        # The links allow an aggregator per host, but with this MPI a call this small was
-        # measured faster through one: its added aggregators cost more than their links add.
+    # Below the spread point one aggregator was measured faster than one per host: neither the
+    # links' floor nor Chaarawi & Gabriel's count from k adds aggregators there (their added
+    # aggregators cost more than their links and call sizes add).
+    below_spread = spread is not None and job.bytes_per_call < spread
+    below = f"a call of {call} is below {which} ({units.format_bytes(spread or 0)}), measured"
+    skipped = f"no aggregator per host: {below}" if below_spread and floor > 1 else ""
+    if below_spread:
         floor, why_floor = 1, ""
-        skipped = (f"no aggregator per host: a call of {call} is below {which} "
-                   f"({units.format_bytes(spread)}), measured")  # fmt: skip
     elif floor > 1 and spread is not None:
         point = units.format_bytes(spread) if spread else "0: one per host never slower"
         why_floor += f"; a call of {call} is at or above {which} ({point})"
@@ -336,9 +348,13 @@ def advise(job: Job, platform_file: Path) -> Advice:
         return run_json_tool(argv, error=CollectiveAdviceError, timeout_s=30)
 
     first = choose(1)
-    if skipped:
-        first["reasons"] = [*first["reasons"], skipped]
     raised = 0
+    if below_spread and int(first["aggregators"]) > 1:
+        raised, rule, ruled = 1, first["reasons"], first["aggregators"]
+        first = choose(1, raised)
+        first["reasons"] = [*rule, f"1 aggregator, not the rule's {ruled}: {below}"]
+    elif skipped:
+        first["reasons"] = [*first["reasons"], skipped]
     if int(first["aggregators"]) < floor:
         raised = floor
         rule = first["reasons"]

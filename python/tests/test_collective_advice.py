@@ -4,6 +4,7 @@ without a measured k."""
 
 from __future__ import annotations
 
+import dataclasses
 import json
 from pathlib import Path
 
@@ -70,6 +71,22 @@ def test_calls_already_at_k_stay_independent() -> None:
     assert not a.collective and a.romio_hints()["romio_cb_write"] == "disable"
     assert "striping_factor" not in a.romio_hints()
     assert "if collective calls are used" in a.text()
+
+
+def test_independent_calls_on_interleaved_ranges_write_their_pieces_without_sieving() -> None:
+    # Each rank's 2 MiB per call reaches k = 1 MiB: independent calls. Its pieces interleave
+    # with the others', so ROMIO's data sieving would read and rewrite their bytes: off.
+    job = ca.Job(ranks=6, ranks_per_node=2, bytes_per_call=12 * MIB, interleaved=True)
+    a = ca.settings(job, choice(3, [0, 2, 4], 1), saturation_point=MIB, source="m")
+    assert not a.collective and a.romio_hints()["romio_ds_write"] == "disable"
+    assert any("romio_ds_write disable" in r for r in a.reasons)
+    # Contiguous ranges have no holes to sieve; collective calls gather before writing.
+    contiguous = ca.settings(dataclasses.replace(job, interleaved=False),
+                             choice(3, [0, 2, 4], 1), saturation_point=MIB, source="m")  # fmt: skip
+    gathered = ca.settings(job, choice(3, [0, 2, 4], 1), saturation_point=4 * MIB, source="m")
+    for other in (contiguous, gathered):
+        assert "romio_ds_write" not in other.romio_hints()
+        assert not any("romio_ds_write" in r for r in other.reasons)
 
 
 def test_one_target_per_aggregator_where_there_are_enough() -> None:
@@ -208,3 +225,21 @@ def test_advice_count_for_interleaved_calls_uses_their_spread_point(tmp_path: Pa
     said = "at or above mpich's spread point for interleaved calls (0: one per host never slower)"
     assert any(said in r for r in interleaved.reasons)
     assert "collective_spread.py --interleaved" in interleaved.evidence[0]
+
+
+@pytest.mark.needs_build("iorelay-aggregators")
+def test_below_the_spread_point_one_aggregator_whatever_k_asks(tmp_path: Path) -> None:
+    doc = json.loads((PLATFORMS_DIR / "testbed.json").read_text())
+    doc["collective"] = {"saturation_point_by_mpi": {"ompio": "1MiB"},
+                         "spread_point_interleaved_by_mpi": {"ompio": "3652KiB"}}  # fmt: skip
+    platform = tmp_path / "small-k.json"
+    platform.write_text(json.dumps(doc))
+    # 2 MiB interleaved calls on 2 hosts: k = 1 MiB asks for 2 aggregators, but one aggregator
+    # was measured faster than one per host below 3652 KiB.
+    a = ca.advise(ca.Job(8, 4, 2 * MIB, interleaved=True, mpi="ompio"), platform)
+    assert (a.aggregators, a.aggregator_ranks) == (1, (0,))
+    said = "1 aggregator, not the rule's 2: a call of 2MiB is below ompio's spread point for "
+    assert any(r.startswith(said) for r in a.reasons), a.reasons
+    # At or above the spread point, the rule's count stands (ceil(6 / 1) capped at 3 hosts).
+    assert ca.advise(ca.Job(12, 4, 6 * MIB, interleaved=True, mpi="ompio"),
+                     platform).aggregators == 3  # fmt: skip
