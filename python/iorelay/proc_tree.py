@@ -7,9 +7,9 @@ import contextlib
 import os
 
 
-def descendants(root: int) -> list[int]:
-    """Live (not zombie) processes beneath `root`, parents before their children."""
-    children: dict[int, list[int]] = {}
+def _parents_and_sessions() -> dict[int, tuple[int, int]]:
+    """pid -> (parent pid, session id) of every live (not zombie) process."""
+    found = {}
     for entry in os.listdir("/proc"):
         if not entry.isdigit():
             continue
@@ -18,15 +18,28 @@ def descendants(root: int) -> list[int]:
                 fields = f.read().rpartition(")")[2].split()
         except OSError:
             continue  # it ended meanwhile
-        state, ppid = fields[0], int(fields[1])
-        if state != "Z":
-            children.setdefault(ppid, []).append(int(entry))
+        if fields[0] != "Z":  # state, ppid, pgrp, session
+            found[int(entry)] = (int(fields[1]), int(fields[3]))
+    return found
+
+
+def descendants(root: int) -> list[int]:
+    """Live processes beneath `root`, parents before their children."""
+    children: dict[int, list[int]] = {}
+    for pid, (ppid, _) in _parents_and_sessions().items():
+        children.setdefault(ppid, []).append(pid)
     found, todo = [], [root]
     while todo:
         for child in children.get(todo.pop(), []):
             found.append(child)
             todo.append(child)
     return found
+
+
+def in_session(leader: int) -> list[int]:
+    """Live processes of the session `leader` began (start_new_session): also those whose
+    parent has died (then init's children), which a walk down from the leader misses."""
+    return [pid for pid, (_, sid) in _parents_and_sessions().items() if sid == leader]
 
 
 def signal_all(pids: list[int], signum: int) -> None:

@@ -16,7 +16,7 @@ import pytest
 
 from iorelay import explore
 from iorelay.explore_run import daemon_columns
-from iorelay.proc_tree import descendants, signal_all
+from iorelay.proc_tree import descendants, in_session, signal_all
 from iorelay.testbed import explore as testbed_explore
 from iorelay.testbed.demo import summary
 from iorelay.testbed.explore import mpi_argv
@@ -126,40 +126,51 @@ def test_the_demo_says_where_its_runs_cannot_tell_the_options_apart() -> None:
     assert significance(patterns[patterns["operation"] == "write"]) == ""
 
 
-# A stand-in for salloc that Slurm cannot answer (the testbed went down): it ignores SIGTERM,
-# and its command, in a process group of its own as salloc's is, holds the output pipe.
+# Stand-ins for salloc whose command, in a process group of its own as salloc's is, holds the
+# output pipe: one that Slurm cannot answer (the testbed went down) and so ignores SIGTERM, and
+# one that ends on SIGTERM and leaves its command behind (then init's child).
 STUCK_SALLOC = """
-import os, signal, subprocess, sys, time
-signal.signal(signal.SIGTERM, signal.SIG_IGN)
+import signal, subprocess, sys, time
+if sys.argv[1] == "ignores":
+    signal.signal(signal.SIGTERM, signal.SIG_IGN)
 subprocess.Popen([sys.executable, "-c", "import time; time.sleep(600)"], process_group=0)
 print("ready", flush=True)
 time.sleep(600)
 """
 
 
-def _live_pids() -> set[int]:
-    return set(descendants(1)) | set(descendants(0))  # zombies are not listed
+def _live(pid: int) -> bool:
+    try:
+        with open(f"/proc/{pid}/stat") as f:
+            return f.read().rpartition(")")[2].split()[0] != "Z"
+    except OSError:
+        return False
 
 
-def test_a_run_stopped_ends_even_when_salloc_and_its_command_hold_on(
-    monkeypatch: pytest.MonkeyPatch,
+@pytest.mark.parametrize("salloc", ["ignores", "ends"])
+def test_a_run_stopped_ends_even_when_salloc_or_its_command_holds_on(
+    monkeypatch: pytest.MonkeyPatch, salloc: str
 ) -> None:
-    """The run's allocation is stopped (testbed gone, or its deadline): salloc not ending on
-    SIGTERM is killed with everything beneath it, process groups of their own included, so
-    the stop does not wait for them to end by themselves."""
+    """The run's allocation is stopped (testbed gone, or its deadline): what salloc leaves
+    running after SIGTERM is killed, process groups of their own and orphans included, so the
+    stop does not wait for them to end by themselves."""
     monkeypatch.setattr(testbed_explore, "STOP_GRACE_S", 0.5)
-    proc = subprocess.Popen([sys.executable, "-c", STUCK_SALLOC], stdout=subprocess.PIPE,
+    proc = subprocess.Popen([sys.executable, "-c", STUCK_SALLOC, salloc], stdout=subprocess.PIPE,
                             text=True, start_new_session=True)  # fmt: skip
-    command: list[int] = []
     try:
         assert proc.stdout is not None and proc.stdout.readline() == "ready\n"
-        command = descendants(proc.pid)
-        assert len(command) == 1 and os.getpgid(command[0]) != proc.pid
+        (command,) = descendants(proc.pid)
+        assert os.getpgid(command) != proc.pid
         t0 = time.monotonic()
         testbed_explore._stop(proc)
         assert time.monotonic() - t0 < 5
-        assert proc.returncode == -signal.SIGKILL
-        assert descendants(proc.pid) == [] and command[0] not in _live_pids()
+        assert proc.returncode == (-signal.SIGTERM if salloc == "ends" else -signal.SIGKILL)
+        deadline = time.monotonic() + 5
+        while _live(command) and time.monotonic() < deadline:
+            time.sleep(0.05)
+        assert not _live(command)
     finally:
-        signal_all([*command, proc.pid], signal.SIGKILL)
+        signal_all(in_session(proc.pid), signal.SIGKILL)
+        if proc.poll() is None:
+            proc.kill()
         proc.wait(timeout=5)

@@ -33,7 +33,7 @@ from iorelay.explore_run import (
     settled_stats,
 )
 from iorelay.launch.local import DaemonError
-from iorelay.proc_tree import descendants, signal_all
+from iorelay.proc_tree import descendants, in_session, signal_all
 from iorelay.run import RelayConfig, RunError, start_relay
 from iorelay.testbed import cluster
 from iorelay.testbed import slurm as testbed_slurm
@@ -196,18 +196,30 @@ def _allocation(hosts: Sequence[str], work: Path, timeout_s: float) -> tuple[int
 
 
 def _stop(proc: subprocess.Popen[str]) -> None:
-    os.killpg(proc.pid, signal.SIGTERM)  # salloc gives the job up, Slurm ends its steps
+    """salloc (started in a session of its own) gives its job up on SIGTERM; if it has not
+    ended within STOP_GRACE_S, everything of its session is killed. salloc runs its command in
+    a process group of its own, and mpirun its srun in another; each holds salloc's output pipe
+    until it ends. A process stuck on a mount that went away may not die even then: its pipe is
+    left behind rather than waited for."""
+    os.killpg(proc.pid, signal.SIGTERM)
     try:
         proc.communicate(timeout=STOP_GRACE_S)
         return
     except subprocess.TimeoutExpired:
         pass
-    # salloc runs its command in a process group of its own, and mpirun its srun in another:
-    # each holds salloc's output pipe until it ends by itself, so all of them go, children first
-    # (a parent killed first would leave its children to init, out of sight).
-    for _ in range(3):  # a process may fork while its parent is being killed
-        signal_all([*reversed(descendants(proc.pid)), proc.pid], signal.SIGKILL)
-    proc.communicate(timeout=STOP_GRACE_S)
+    deadline = time.monotonic() + STOP_GRACE_S
+    while (left := {*in_session(proc.pid), *descendants(proc.pid)}) and (
+        time.monotonic() < deadline
+    ):  # again until none is left: one may fork while its parent is being killed
+        signal_all(sorted(left), signal.SIGKILL)
+        time.sleep(0.05)
+    try:
+        proc.communicate(timeout=1)
+    except subprocess.TimeoutExpired:
+        if proc.stdout is not None:
+            proc.stdout.close()
+        proc.kill()
+        proc.wait()
 
 
 def run_one(config: Mapping[str, Any], operations: tuple[str, ...], timeout_s: float) -> RunOutcome:
