@@ -156,7 +156,10 @@ PATTERNS_D = [
 # ROMIO's data sieving (romio_ds_write disable), and one aggregator below the spread point
 # whatever k's count. New sizes and shapes: 1-2 MiB per rank per call on interleaved views
 # (independent with k = 1 MiB), interleaved calls of 864 KiB and 2304 KiB below OMPIO's
-# interleaved spread point, a contiguous 12 MiB call from 2 hosts and a 96 KiB one. 2-4 calls.
+# interleaved spread point, a contiguous 12 MiB call from 2 hosts and a 96 KiB one. 2-16 calls.
+# With platforms/testbed.json's first-day k no call of set E is independent (2 MiB per rank at
+# most, below MPICH's 4 MiB) and OMPIO's k counts 1 anyway: there set E is a held-out check of
+# the current advice, and its `--idle-k` runs (idlek7e) are the held-out check of the two rules.
 PATTERNS_E = [
     Pattern("E1 subarray 64K x16, 2 hosts", 2, 4, 64 * K, 64, "subarray", 16),
     Pattern("E2 vector 512K x4, 9 ranks", 3, 3, 512 * K, 8, "vector", 4),
@@ -174,8 +177,9 @@ LOCAL_PATTERNS = [
     Pattern("L3 strided 1M", 1, 4, 1 * M, 2),
 ]
 # `--local --set e`, fixed with set E: each rank's call at k (256 KiB) on an interleaved view
-# (independent, no sieving), an interleaved call below k, a contiguous call above it (3 MiB, not
-# a step of the local forwarding ladder, whose 2 MiB step has the shape of 4 x 512 KiB).
+# (independent, no sieving), an interleaved call of k with each rank's 64 KiB below it, a
+# contiguous call above it (3 MiB, not a step of the local forwarding ladder, whose 2 MiB step
+# has the shape of 4 x 512 KiB).
 LOCAL_PATTERNS_E = [
     Pattern("L4 subarray 16K x16", 1, 4, 16 * K, 128, "subarray", 16),
     Pattern("L5 vector 8K x8", 1, 4, 8 * K, 256, "vector", 8),
@@ -183,6 +187,10 @@ LOCAL_PATTERNS_E = [
 ]
 LOCAL_SETS = {"a": LOCAL_PATTERNS, "e": LOCAL_PATTERNS_E}
 ALL_LOCAL_PATTERNS = [*LOCAL_PATTERNS, *LOCAL_PATTERNS_E]
+
+
+# Each MPI's defaults: collective calls, no hints, no MCA parameters, direct.
+DEFAULT: dict[str, Any] = {"ionodes": 0, "collective": True, "hints": {}, "mca": {}}
 
 
 def advice_for(
@@ -213,7 +221,7 @@ def configurations(
 ) -> dict[str, dict[str, Any]]:
     """name -> {ionodes, collective, hints, mca} for one pattern and MPI (`local`: without the
     cb_nodes ladder, which needs several hosts)."""
-    base = {"ionodes": 0, "collective": True, "hints": {}, "mca": {}}
+    base = DEFAULT
     out = {"default": base, "default-iorelay": {**base, "ionodes": 1}}
     for a in range(1, 0 if local else p.hosts + 1):
         if component == "ompio":
@@ -622,6 +630,15 @@ Judged = tuple[tuple[str, list[Pattern]], ...]
 JUDGED_5: Judged = (("advice5", PATTERNS), ("advice5b", PATTERNS_B), ("advice5c", PATTERNS_C))
 JUDGED_6: Judged = (("advice6", PATTERNS), ("advice6b", PATTERNS_B), ("advice6c", PATTERNS_C))
 JUDGED_6_HELD_OUT: Judged = (("advice6d", PATTERNS_D),)
+# advice7 (the current rules): independent calls on interleaved ranges without ROMIO's data
+# sieving, and one aggregator below the spread point. With the platform's k they change no
+# pattern of sets A-D (same_as_advice6 checks it) nor of set E; set E is held out for the
+# advice as it is, L4-L6 for the sieving rule (L2 changes too); IDLE_K_7 below for both rules.
+JUDGED_7_HELD_OUT: Judged = (("advice7e", PATTERNS_E),)
+JUDGED_7_LOCAL: Judged = (("advice7", LOCAL_PATTERNS), ("advice7e", LOCAL_PATTERNS_E))
+# The idle-k preview of advice7's rules, every set (`--idle-k --tag idlek7[b-e]`).
+IDLE_K_7: Judged = (("idlek7", PATTERNS), ("idlek7b", PATTERNS_B), ("idlek7c", PATTERNS_C),
+                    ("idlek7d", PATTERNS_D), ("idlek7e", PATTERNS_E))  # fmt: skip
 
 
 def judged_section(mpi: str, judged: Judged, where: str = "") -> list[str]:
@@ -707,6 +724,24 @@ def decision_score(judged: Judged, title: str) -> list[str]:
     return [*lines, ""]
 
 
+def same_as_advice6(platform: Path) -> list[str]:
+    """Whether the current rules give each pattern of sets A-D the settings its advice6 runs
+    recorded: those runs then judge the current advice too."""
+    same, changed = 0, []
+    for mpi in MPIS:
+        for tag, patterns in (*JUDGED_6, *JUDGED_6_HELD_OUT):
+            rows = load_rows(f"{mpi}-{tag}")
+            for p in patterns:
+                now = advised_config(advice_for(p, 1, platform, mpi, keep=False), mpi, DEFAULT)
+                if recorded_config(rows, p.name) == now:
+                    same += 1
+                else:
+                    changed.append(f"{mpi} {p.name.split()[0]}")
+    return [f"Sets A-D: the current rules give {same} of {same + len(changed)} pairs (pattern, "
+            "MPI) the settings their advice6 runs recorded (advice6.md), so those runs judge "
+            f"them; changed: {', '.join(changed) or 'none'}.", ""]  # fmt: skip
+
+
 def judged_page(title: str, rule: str, sets: tuple[tuple[Judged, str], ...]) -> list[str]:
     """An advice version's judged runs against each MPI's defaults, and its decision score per
     group of sets (`sets`: the judged runs, and the title of their score)."""
@@ -767,7 +802,7 @@ def report(args: argparse.Namespace) -> int:
         where = [", ".join(p.name.split()[0] for p in pats
                            if advice_for(p, 1, pl, mpi, keep=False).ionodes == 0) or "none"
                  for pats, pl in ((TESTBED_PATTERNS, platform),
-                                  (LOCAL_PATTERNS, platform_path("local")))]  # fmt: skip
+                                  (ALL_LOCAL_PATTERNS, platform_path("local")))]  # fmt: skip
         decided.append(f"| {mpi} | {where[0]} | {where[1]} |")
     decided.append("")
     for mpi in MPIS:
@@ -781,7 +816,7 @@ def report(args: argparse.Namespace) -> int:
     fifth = judged_page("The fifth advice", "only a significant loss of the forwarding ladder "
                         "went direct", ((JUDGED_5, ""),))  # fmt: skip
     current = judged_page(
-        "The current advice",
+        "The sixth advice",
         "only a significant gain of the forwarding ladder keeps the I/O nodes",
         ((JUDGED_6, " (sets A-C)"), (JUDGED_6_HELD_OUT, " (set D, held out)")),
     )
@@ -792,7 +827,16 @@ def report(args: argparse.Namespace) -> int:
     current += judged_section("romio321", (("advice6-repeat", PATTERNS),
                                            ("advice6d-repeat", PATTERNS_D)))  # fmt: skip
     current += judged_section("romio321", (("advice6-repeat", LOCAL_PATTERNS),), "local-")
-    for page, text in (("advice5.md", fifth), ("advice6.md", current)):
+    seventh = judged_page(
+        "The seventh advice",
+        "the sixth's rules; independent calls on interleaved ranges with romio_ds_write disable; "
+        "one aggregator below the spread point",
+        ((JUDGED_7_HELD_OUT, " (set E, held out)"),),
+    )
+    seventh += same_as_advice6(platform)
+    for mpi in MPIS:
+        seventh += judged_section(mpi, JUDGED_7_LOCAL, "local-")
+    for page, text in (("advice5.md", fifth), ("advice6.md", current), ("advice7.md", seventh)):
         (OUT / page).write_text("\n".join(text) + "\n")
         lines += text[2:]
     preview = ["# A preview: the advice with the idle testbed's k", "",
@@ -807,6 +851,16 @@ def report(args: argparse.Namespace) -> int:
     if len(preview) > 5:
         (OUT / "idle-k.md").write_text("\n".join(preview) + "\n")
         lines += preview[2:]
+    preview7 = ["# A preview: the seventh advice with the idle testbed's k", "",
+                f"`--idle-k`: k = {IDLE_K} for every MPI instead of platforms/testbed.json's "
+                "first-day values, with the seventh advice's rules; `default` and `advised` "
+                "alternating, 5 repetitions.", ""]  # fmt: skip
+    for mpi in MPIS:
+        for tag, patterns in IDLE_K_7:
+            preview7 += decision_section(f"{mpi}-{tag}", f"{mpi}-{tag}", patterns)
+    if len(preview7) > 5:
+        (OUT / "idle-k7.md").write_text("\n".join(preview7) + "\n")
+        lines += preview7[2:]
     text = "\n".join(lines) + "\n"
     (OUT / "README.md").write_text(text)
     print(text)

@@ -325,8 +325,9 @@ def advise(job: Job, platform_file: Path) -> Advice:
     call = units.format_bytes(job.bytes_per_call)
     # Below the spread point one aggregator was measured faster than one per host: neither the
     # links' floor nor Chaarawi & Gabriel's count from k adds aggregators there (their added
-    # aggregators cost more than their links and call sizes add).
-    below_spread = spread is not None and job.bytes_per_call < spread
+    # aggregators cost more than their links and call sizes add). It was measured across hosts:
+    # it says nothing of several aggregators on one host.
+    below_spread = spread is not None and job.bytes_per_call < spread and job.nodes > 1
     below = f"a call of {call} is below {which} ({units.format_bytes(spread or 0)}), measured"
     skipped = f"no aggregator per host: {below}" if below_spread and floor > 1 else ""
     if below_spread:

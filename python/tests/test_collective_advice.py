@@ -241,5 +241,10 @@ def test_below_the_spread_point_one_aggregator_whatever_k_asks(tmp_path: Path) -
     said = "1 aggregator, not the rule's 2: a call of 2MiB is below ompio's spread point for "
     assert any(r.startswith(said) for r in a.reasons), a.reasons
     # At or above the spread point, the rule's count stands (ceil(6 / 1) capped at 3 hosts).
-    assert ca.advise(ca.Job(12, 4, 6 * MIB, interleaved=True, mpi="ompio"),
-                     platform).aggregators == 3  # fmt: skip
+    above = ca.advise(ca.Job(12, 4, 6 * MIB, interleaved=True, mpi="ompio"), platform)
+    assert above.aggregators == 3
+    assert not any("1 aggregator, not the rule's" in r for r in above.reasons)
+    # One host: the spread point (measured across hosts) does not cap its aggregators.
+    one_host = ca.advise(ca.Job(4, 4, 2 * MIB, interleaved=True, mpi="ompio", max_per_node=4),
+                         platform)  # fmt: skip
+    assert one_host.aggregators == 2
