@@ -836,6 +836,11 @@ def report(args: argparse.Namespace) -> int:
     seventh += same_as_advice6(platform)
     for mpi in MPIS:
         seventh += judged_section(mpi, JUDGED_7_LOCAL, "local-")
+    seventh += ["# The two pairs judged significantly worse, again with 10 runs a side", "",
+                "MPICH E4 and OMPIO L4 (`--patterns E4|L4 --configs default,advised --reps 10 "
+                "--tag advice7e-repeat`).", ""]  # fmt: skip
+    seventh += judged_section("mpich", (("advice7e-repeat", PATTERNS_E),))
+    seventh += judged_section("ompio", (("advice7e-repeat", LOCAL_PATTERNS_E),), "local-")
     for page, text in (("advice5.md", fifth), ("advice6.md", current), ("advice7.md", seventh)):
         (OUT / page).write_text("\n".join(text) + "\n")
         lines += text[2:]
