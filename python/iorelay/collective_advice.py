@@ -99,9 +99,9 @@ class Advice:
         }
         if not self.collective and self.interleaved:
             # ROMIO's independent write of a view with holes sieves by default: it reads the
-            # rank's whole extent, fills its pieces in and writes the extent back, under a
-            # lock. The other ranks' pieces fill that extent, so every rank reads and rewrites
-            # them all; OMPIO (OpenMPI 4.1) writes the pieces themselves.
+            # rank's extent in buffers of ind_wr_buffer_size, fills its pieces in and writes
+            # each back, under a lock. The other ranks' pieces fill that extent, so every rank
+            # reads and rewrites them all; OMPIO (OpenMPI 4.1) writes the pieces themselves.
             hints["romio_ds_write"] = "disable"
         if self.stripe_count > 1:
             hints |= {"striping_factor": str(self.stripe_count),
