@@ -6,10 +6,12 @@ from __future__ import annotations
 import contextlib
 import os
 
+Processes = dict[int, tuple[int, int]]  # pid -> (parent pid, session id)
 
-def _parents_and_sessions() -> dict[int, tuple[int, int]]:
+
+def live_processes() -> Processes:
     """pid -> (parent pid, session id) of every live (not zombie) process."""
-    found = {}
+    found: Processes = {}
     for entry in os.listdir("/proc"):
         if not entry.isdigit():
             continue
@@ -23,10 +25,11 @@ def _parents_and_sessions() -> dict[int, tuple[int, int]]:
     return found
 
 
-def descendants(root: int) -> list[int]:
-    """Live processes beneath `root`, parents before their children."""
+def descendants(root: int, processes: Processes | None = None) -> list[int]:
+    """Live processes beneath `root` (of `processes`, default: now), parents before their
+    children."""
     children: dict[int, list[int]] = {}
-    for pid, (ppid, _) in _parents_and_sessions().items():
+    for pid, (ppid, _) in (live_processes() if processes is None else processes).items():
         children.setdefault(ppid, []).append(pid)
     found, todo = [], [root]
     while todo:
@@ -36,10 +39,11 @@ def descendants(root: int) -> list[int]:
     return found
 
 
-def in_session(leader: int) -> list[int]:
+def in_session(leader: int, processes: Processes | None = None) -> list[int]:
     """Live processes of the session `leader` began (start_new_session): also those whose
     parent has died (then init's children), which a walk down from the leader misses."""
-    return [pid for pid, (_, sid) in _parents_and_sessions().items() if sid == leader]
+    now = live_processes() if processes is None else processes
+    return [pid for pid, (_, sid) in now.items() if sid == leader]
 
 
 def signal_all(pids: list[int], signum: int) -> None:

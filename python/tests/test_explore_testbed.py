@@ -16,7 +16,7 @@ import pytest
 
 from iorelay import explore
 from iorelay.explore_run import daemon_columns
-from iorelay.proc_tree import descendants, in_session, signal_all
+from iorelay.proc_tree import descendants, in_session, live_processes, signal_all
 from iorelay.testbed import explore as testbed_explore
 from iorelay.testbed.demo import summary
 from iorelay.testbed.explore import mpi_argv
@@ -139,14 +139,6 @@ time.sleep(600)
 """
 
 
-def _live(pid: int) -> bool:
-    try:
-        with open(f"/proc/{pid}/stat") as f:
-            return f.read().rpartition(")")[2].split()[0] != "Z"
-    except OSError:
-        return False
-
-
 @pytest.mark.parametrize("salloc", ["ignores", "ends"])
 def test_a_run_stopped_ends_even_when_salloc_or_its_command_holds_on(
     monkeypatch: pytest.MonkeyPatch, salloc: str
@@ -166,9 +158,9 @@ def test_a_run_stopped_ends_even_when_salloc_or_its_command_holds_on(
         assert time.monotonic() - t0 < 5
         assert proc.returncode == (-signal.SIGTERM if salloc == "ends" else -signal.SIGKILL)
         deadline = time.monotonic() + 5
-        while _live(command) and time.monotonic() < deadline:
+        while command in live_processes() and time.monotonic() < deadline:
             time.sleep(0.05)
-        assert not _live(command)
+        assert command not in live_processes()
     finally:
         signal_all(in_session(proc.pid), signal.SIGKILL)
         if proc.poll() is None:

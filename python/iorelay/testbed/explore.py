@@ -33,7 +33,7 @@ from iorelay.explore_run import (
     settled_stats,
 )
 from iorelay.launch.local import DaemonError
-from iorelay.proc_tree import descendants, in_session, signal_all
+from iorelay.proc_tree import descendants, in_session, live_processes, signal_all
 from iorelay.run import RelayConfig, RunError, start_relay
 from iorelay.testbed import cluster
 from iorelay.testbed import slurm as testbed_slurm
@@ -208,9 +208,11 @@ def _stop(proc: subprocess.Popen[str]) -> None:
     except subprocess.TimeoutExpired:
         pass
     deadline = time.monotonic() + STOP_GRACE_S
-    while (left := {*in_session(proc.pid), *descendants(proc.pid)}) and (
-        time.monotonic() < deadline
-    ):  # again until none is left: one may fork while its parent is being killed
+    while time.monotonic() < deadline:  # until none is left: one may fork while being killed
+        now = live_processes()
+        left = {*in_session(proc.pid, now), *descendants(proc.pid, now)}
+        if not left:
+            break
         signal_all(sorted(left), signal.SIGKILL)
         time.sleep(0.05)
     try:
