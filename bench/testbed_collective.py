@@ -636,7 +636,9 @@ JUDGED_6_HELD_OUT: Judged = (("advice6d", PATTERNS_D),)
 # advice as it is, L4-L6 for the sieving rule (L2 changes too); IDLE_K_7 below for both rules.
 JUDGED_7_HELD_OUT: Judged = (("advice7e", PATTERNS_E),)
 JUDGED_7_LOCAL: Judged = (("advice7", LOCAL_PATTERNS), ("advice7e", LOCAL_PATTERNS_E))
-# The idle-k preview of advice7's rules, every set (`--idle-k --tag idlek7[b-e]`).
+# The idle-k previews (`--idle-k`): the sixth advice's rules on sets A-D, the seventh's on A-E.
+IDLE_K_6: Judged = (("idlek", PATTERNS), ("idlekb", PATTERNS_B), ("idlekc", PATTERNS_C),
+                    ("idlekd", PATTERNS_D))  # fmt: skip
 IDLE_K_7: Judged = (("idlek7", PATTERNS), ("idlek7b", PATTERNS_B), ("idlek7c", PATTERNS_C),
                     ("idlek7d", PATTERNS_D), ("idlek7e", PATTERNS_E))  # fmt: skip
 
@@ -844,28 +846,21 @@ def report(args: argparse.Namespace) -> int:
     for page, text in (("advice5.md", fifth), ("advice6.md", current), ("advice7.md", seventh)):
         (OUT / page).write_text("\n".join(text) + "\n")
         lines += text[2:]
-    preview = ["# A preview: the advice with the idle testbed's k", "",
-               f"`--idle-k`: k = {IDLE_K} for every MPI instead of platforms/testbed.json's "
-               "first-day values, the rules unchanged; `default` and `advised` alternating, 5 "
-               "repetitions. Not the current advice: the platform keeps its k until a second "
-               "idle day agrees.", ""]  # fmt: skip
-    for mpi in MPIS:
-        for tag, patterns in (("idlek", PATTERNS), ("idlekb", PATTERNS_B),
-                              ("idlekc", PATTERNS_C), ("idlekd", PATTERNS_D)):  # fmt: skip
-            preview += decision_section(f"{mpi}-{tag}", f"{mpi}-{tag}", patterns)
-    if len(preview) > 5:
-        (OUT / "idle-k.md").write_text("\n".join(preview) + "\n")
-        lines += preview[2:]
-    preview7 = ["# A preview: the seventh advice with the idle testbed's k", "",
-                f"`--idle-k`: k = {IDLE_K} for every MPI instead of platforms/testbed.json's "
-                "first-day values, with the seventh advice's rules; `default` and `advised` "
-                "alternating, 5 repetitions.", ""]  # fmt: skip
-    for mpi in MPIS:
-        for tag, patterns in IDLE_K_7:
-            preview7 += decision_section(f"{mpi}-{tag}", f"{mpi}-{tag}", patterns)
-    if len(preview7) > 5:
-        (OUT / "idle-k7.md").write_text("\n".join(preview7) + "\n")
-        lines += preview7[2:]
+    for page, advice, rules, judged in (
+        ("idle-k.md", "the advice", "the rules unchanged", IDLE_K_6),
+        ("idle-k7.md", "the seventh advice", "with the seventh advice's rules", IDLE_K_7),
+    ):
+        preview = [f"# A preview: {advice} with the idle testbed's k", "",
+                   f"`--idle-k`: k = {IDLE_K} for every MPI instead of platforms/testbed.json's "
+                   f"first-day values, {rules}; `default` and `advised` alternating, 5 "
+                   "repetitions. Not the current advice: the platform keeps its k until a "
+                   "second idle day agrees.", ""]  # fmt: skip
+        for mpi in MPIS:
+            for tag, patterns in judged:
+                preview += decision_section(f"{mpi}-{tag}", f"{mpi}-{tag}", patterns)
+        if len(preview) > 5:
+            (OUT / page).write_text("\n".join(preview) + "\n")
+            lines += preview[2:]
     text = "\n".join(lines) + "\n"
     (OUT / "README.md").write_text(text)
     print(text)
