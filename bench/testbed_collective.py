@@ -168,7 +168,24 @@ PATTERNS_E = [
     Pattern("E5 vector 96K x4, 6 ranks", 3, 2, 96 * K, 16, "vector", 4),
     Pattern("E6 strided 8K", 3, 4, 8 * K, 16),
 ]
-SETS = {"a": PATTERNS, "b": PATTERNS_B, "c": PATTERNS_C, "d": PATTERNS_D, "e": PATTERNS_E}
+# Set F (`--set f`), fixed on 2026-12-07 before any of its runs, the held-out check of the
+# buffer rule (collective_advice.buffers: each aggregator's buffer at least k and never below
+# the MPI's default; OMPIO's is io_ompio_bytes_per_agg, its io_ompio_cycle_buffer_size left
+# alone), added after the idle-k7 preview and design runs of P4 and C4 with OMPIO. With the
+# first-day k it raises MPICH's cb_buffer_size from 4 to 16 MiB, which two-phase I/O feels
+# where an aggregator's share of a call exceeds 4 MiB: F1's 24 MiB interleaved call over 3
+# hosts. New shapes: 1 rank per host (F6), a rank's call of 6 MiB (independent for MPICH),
+# calls of 1 to 24 MiB. 2-8 calls per run.
+PATTERNS_F = [
+    Pattern("F1 vector 256K x8", 3, 4, 256 * K, 16, "vector", 8),
+    Pattern("F2 strided 2M", 3, 4, 2 * M, 2),
+    Pattern("F3 strided 6M, 2 hosts", 2, 2, 6 * M, 2),
+    Pattern("F4 subarray 32K x16, 9 ranks", 3, 3, 32 * K, 64, "subarray", 16),
+    Pattern("F5 vector 16K x8, 2 hosts", 2, 4, 16 * K, 64, "vector", 8),
+    Pattern("F6 strided 384K, 3 ranks", 3, 1, 384 * K, 8),
+]
+SETS = {"a": PATTERNS, "b": PATTERNS_B, "c": PATTERNS_C, "d": PATTERNS_D, "e": PATTERNS_E,
+        "f": PATTERNS_F}  # fmt: skip
 TESTBED_PATTERNS = [p for patterns in SETS.values() for p in patterns]
 # With --local, 4 ranks on this machine, 8 MiB per run, against platforms/local.json's k.
 LOCAL_PATTERNS = [
@@ -185,8 +202,15 @@ LOCAL_PATTERNS_E = [
     Pattern("L5 vector 8K x8", 1, 4, 8 * K, 256, "vector", 8),
     Pattern("L6 strided 768K", 1, 4, 768 * K, 3),
 ]
-LOCAL_SETS = {"a": LOCAL_PATTERNS, "e": LOCAL_PATTERNS_E}
-ALL_LOCAL_PATTERNS = [*LOCAL_PATTERNS, *LOCAL_PATTERNS_E]
+# `--local --set f`, fixed with set F: collective calls (each rank's below k) whose one
+# aggregator's share is above k, so the buffer rule changes the cycles: an interleaved 512 KiB
+# call (2 cycles of the old k-sized buffer) and a contiguous 768 KiB one (OMPIO gathers it).
+LOCAL_PATTERNS_F = [
+    Pattern("L7 vector 16K x8", 1, 4, 16 * K, 128, "vector", 8),
+    Pattern("L8 strided 192K", 1, 4, 192 * K, 10),
+]
+LOCAL_SETS = {"a": LOCAL_PATTERNS, "e": LOCAL_PATTERNS_E, "f": LOCAL_PATTERNS_F}
+ALL_LOCAL_PATTERNS = [*LOCAL_PATTERNS, *LOCAL_PATTERNS_E, *LOCAL_PATTERNS_F]
 
 
 # Each MPI's defaults: collective calls, no hints, no MCA parameters, direct.
@@ -636,6 +660,18 @@ JUDGED_6_HELD_OUT: Judged = (("advice6d", PATTERNS_D),)
 # advice as it is, L4-L6 for the sieving rule (L2 changes too); IDLE_K_7 below for both rules.
 JUDGED_7_HELD_OUT: Judged = (("advice7e", PATTERNS_E),)
 JUDGED_7_LOCAL: Judged = (("advice7", LOCAL_PATTERNS), ("advice7e", LOCAL_PATTERNS_E))
+# advice8 (the current rules): each aggregator's buffer at least k and never below the MPI's
+# default, OMPIO's as io_ompio_bytes_per_agg (collective_advice.buffers). With the platform's k
+# it raises MPICH's cb_buffer_size from 4 to 16 MiB and drops OMPIO's
+# io_ompio_cycle_buffer_size everywhere, and changes no ROMIO setting: MPICH and OMPIO are
+# judged again on sets A-E, ROMIO by the runs of its unchanged settings (same_as checks it);
+# set F and L7-L8 are held out for all three. Locally (k = 256 KiB) every MPI's buffer grows.
+JUDGED_8_AGAIN: Judged = (("advice8", PATTERNS), ("advice8b", PATTERNS_B),
+                          ("advice8c", PATTERNS_C), ("advice8d", PATTERNS_D),
+                          ("advice8e", PATTERNS_E))  # fmt: skip
+JUDGED_8_HELD_OUT: Judged = (("advice8f", PATTERNS_F),)
+JUDGED_8_LOCAL: Judged = (("advice8", LOCAL_PATTERNS), ("advice8e", LOCAL_PATTERNS_E),
+                          ("advice8f", LOCAL_PATTERNS_F))  # fmt: skip
 # The idle-k previews (`--idle-k`): the sixth advice's rules on sets A-D, the seventh's on A-E.
 IDLE_K_6: Judged = (("idlek", PATTERNS), ("idlekb", PATTERNS_B), ("idlekc", PATTERNS_C),
                     ("idlekd", PATTERNS_D))  # fmt: skip
@@ -726,12 +762,12 @@ def decision_score(judged: Judged, title: str) -> list[str]:
     return [*lines, ""]
 
 
-def same_as_advice6(platform: Path) -> list[str]:
-    """Whether the current rules give each pattern of sets A-D the settings its advice6 runs
-    recorded: those runs then judge the current advice too."""
+def same_as(platform: Path, mpis: tuple[str, ...], judged: Judged, which: str) -> list[str]:
+    """Whether the current rules give each pattern of `judged` the settings its runs recorded
+    (`which`: the sets and pages they are on): those runs then judge the current advice too."""
     same, changed = 0, []
-    for mpi in MPIS:
-        for tag, patterns in (*JUDGED_6, *JUDGED_6_HELD_OUT):
+    for mpi in mpis:
+        for tag, patterns in judged:
             rows = load_rows(f"{mpi}-{tag}")
             for p in patterns:
                 now = advised_config(advice_for(p, 1, platform, mpi, keep=False), mpi, DEFAULT)
@@ -739,9 +775,9 @@ def same_as_advice6(platform: Path) -> list[str]:
                     same += 1
                 else:
                     changed.append(f"{mpi} {p.name.split()[0]}")
-    return [f"Sets A-D: the current rules give {same} of {same + len(changed)} pairs (pattern, "
-            "MPI) the settings their advice6 runs recorded (advice6.md), so those runs judge "
-            f"them; changed: {', '.join(changed) or 'none'}.", ""]  # fmt: skip
+    return [f"{which}: the current rules give {same} of {same + len(changed)} pairs (pattern, "
+            "MPI) the settings their runs recorded, so those runs judge them; changed: "
+            f"{', '.join(changed) or 'none'}.", ""]  # fmt: skip
 
 
 def judged_page(title: str, rule: str, sets: tuple[tuple[Judged, str], ...]) -> list[str]:
@@ -835,7 +871,9 @@ def report(args: argparse.Namespace) -> int:
         "one aggregator below the spread point",
         ((JUDGED_7_HELD_OUT, " (set E, held out)"),),
     )
-    seventh += same_as_advice6(platform)
+    seventh += ["Sets A-D: the seventh advice's rules gave 60 of 60 pairs (pattern, MPI) the "
+                "settings their advice6 runs recorded (advice6.md), so those runs judge them "
+                "(--report at f2259b9).", ""]  # fmt: skip
     for mpi in MPIS:
         seventh += judged_section(mpi, JUDGED_7_LOCAL, "local-")
     seventh += ["# The two pairs judged significantly worse, again with 10 runs a side", "",
@@ -843,7 +881,19 @@ def report(args: argparse.Namespace) -> int:
                 "--tag advice7e-repeat`).", ""]  # fmt: skip
     seventh += judged_section("mpich", (("advice7e-repeat", PATTERNS_E),))
     seventh += judged_section("ompio", (("advice7e-repeat", LOCAL_PATTERNS_E),), "local-")
-    for page, text in (("advice5.md", fifth), ("advice6.md", current), ("advice7.md", seventh)):
+    eighth = judged_page(
+        "The eighth advice",
+        "the seventh's rules; each aggregator's buffer at least k and never below the MPI's "
+        "default, OMPIO's as io_ompio_bytes_per_agg",
+        ((JUDGED_8_AGAIN, " (sets A-E, MPICH and OMPIO again)"),
+         (JUDGED_8_HELD_OUT, " (set F, held out)")),
+    )  # fmt: skip
+    eighth += same_as(platform, ("romio321",), (*JUDGED_6, *JUDGED_6_HELD_OUT, *JUDGED_7_HELD_OUT),
+                      "ROMIO on sets A-E (advice6.md, advice7.md)")  # fmt: skip
+    for mpi in MPIS:
+        eighth += judged_section(mpi, JUDGED_8_LOCAL, "local-")
+    for page, text in (("advice5.md", fifth), ("advice6.md", current), ("advice7.md", seventh),
+                       ("advice8.md", eighth)):  # fmt: skip
         (OUT / page).write_text("\n".join(text) + "\n")
         lines += text[2:]
     for page, advice, rules, judged in (
@@ -880,8 +930,8 @@ def main() -> int:
     )
     ap.add_argument("--tag", help="rows to MPI-TAG.jsonl (another advice version, another set)")
     ap.add_argument("--set", choices=sorted(SETS), default="a",
-                    help="a: P1-P6, b: B1-B4, c: C1-C4, d: D1-D6, e: E1-E6 (--local: a: "
-                    "L1-L3, e: L4-L6)")  # fmt: skip
+                    help="a: P1-P6, b: B1-B4, c: C1-C4, d: D1-D6, e: E1-E6, f: F1-F6 "
+                    "(--local: a: L1-L3, e: L4-L6, f: L7-L8)")  # fmt: skip
     ap.add_argument("--local", action="store_true", help="LOCAL_SETS on this machine")
     ap.add_argument("--only-direct", action="store_true",
                     help="only the patterns where the advice goes direct")  # fmt: skip

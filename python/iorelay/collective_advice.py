@@ -35,6 +35,11 @@ from iorelay import forwarding_cost, paths, units
 from iorelay.tools import run_json_tool
 
 DEFAULT_STRIPE_SIZE = 1 << 20  # Lustre's default stripe size
+# Each MPI's own collective buffer per aggregator (one cycle of two-phase I/O): ROMIO's
+# cb_buffer_size (OpenMPI's romio321 and MPICH) and OMPIO's io_ompio_bytes_per_agg (OpenMPI
+# 4.1, whose io_ompio_cycle_buffer_size splits independent calls instead).
+ROMIO_CB_BUFFER_SIZE = 16 << 20
+OMPIO_BYTES_PER_AGG = 32 << 20
 MPIS = ("ompio", "romio321", "mpich")  # the MPI-IO implementations a platform's k may name
 
 
@@ -67,7 +72,7 @@ class Job:
 class Advice:
     aggregators: int
     aggregator_ranks: tuple[int, ...]
-    cb_buffer_size: int
+    cb_buffer_size: int  # ROMIO's buffer per aggregator
     collective: bool
     stripe_count: int  # 1: not striped
     stripe_size: int
@@ -77,6 +82,7 @@ class Advice:
     interleaved: bool = False
     ionodes: int = 0  # the I/O nodes to forward through; 0: direct
     forwarding: str = ""  # why forward or not (forwarding_cost.decide)
+    bytes_per_agg: int = OMPIO_BYTES_PER_AGG  # OMPIO's buffer per aggregator
 
     def romio_mode(self) -> str:
         """romio_cb_write / romio_cb_read. ROMIO's `automatic` runs two-phase I/O only when the
@@ -109,11 +115,12 @@ class Advice:
         return hints
 
     def ompio_parameters(self) -> dict[str, str]:
-        # OMPIO's cycle buffer is ROMIO's cb_buffer_size; its bytes_per_agg is its own k.
+        # OMPIO's bytes_per_agg is ROMIO's cb_buffer_size: each aggregator's buffer, one cycle
+        # of a collective call. Its io_ompio_cycle_buffer_size splits independent calls into
+        # pieces of that size; the advice leaves it whole (512 MiB).
         return {
             "io_ompio_num_aggregators": str(self.aggregators),
-            "io_ompio_cycle_buffer_size": str(self.cb_buffer_size),
-            "io_ompio_bytes_per_agg": str(self.saturation_point),
+            "io_ompio_bytes_per_agg": str(self.bytes_per_agg),
         }
 
     def setstripe(self, path: str = "FILE") -> str:
@@ -125,7 +132,8 @@ class Advice:
         lines = [*([f"I/O nodes: {self.ionodes}; {self.forwarding}"] if self.forwarding else []),
                  f"aggregators{when}: {self.aggregators} (ranks {ranks})",
                  f"collective calls: {'on' if self.collective else 'off (independent)'}",
-                 f"cb_buffer_size: {units.format_bytes(self.cb_buffer_size)}",
+                 f"buffer per aggregator: {units.format_bytes(self.cb_buffer_size)} (ROMIO), "
+                 f"{units.format_bytes(self.bytes_per_agg)} (OMPIO)",
                  f"stripes: {self.stripe_count} x {units.format_bytes(self.stripe_size)}", "",
                  "ROMIO hints file (ROMIO_HINTS=FILE):",
                  *(f"  {k} {v}" for k, v in self.romio_hints().items()), "",
@@ -149,8 +157,7 @@ def settings(job: Job, choice: Mapping[str, Any], saturation_point: int, source:
     aggregators = int(choice["aggregators"])
     stripes = int(choice["job"]["stripe-count"])
     per_rank = job.bytes_per_call // job.ranks
-    # Each aggregator's cycle: k bytes (what saturates a write), in whole stripes.
-    cycle = -(-saturation_point // job.stripe_size) * job.stripe_size
+    romio_buffer, ompio_buffer, why_buffer = buffers(saturation_point, job.stripe_size)
     collective = per_rank < saturation_point
     why_collective = (
         f"each rank's own call ({units.format_bytes(per_rank)}) is below k "
@@ -159,7 +166,6 @@ def settings(job: Job, choice: Mapping[str, Any], saturation_point: int, source:
         else f"each rank's own call ({units.format_bytes(per_rank)}) already reaches k "
         f"({units.format_bytes(saturation_point)}): gathering would only add an exchange"
     )
-    rounded = f"cb_buffer_size = k rounded up to whole stripes: {units.format_bytes(cycle)}"
     mode = (
         "romio_cb_write enable: the ranks' ranges in a call interleave, so gathering merges "
         "pieces no rank could write contiguously"
@@ -173,7 +179,7 @@ def settings(job: Job, choice: Mapping[str, Any], saturation_point: int, source:
         "would read and rewrite every other rank's pieces in each rank's extent"
     )
     extra = [mode] if collective else [sieving] if job.interleaved else []
-    reasons = (*choice["reasons"], why_collective, rounded, *extra)
+    reasons = (*choice["reasons"], why_collective, why_buffer, *extra)
     evidence = (
         f"k = {units.format_bytes(saturation_point)}, measured ({source})",
         "aggregator count and placement: Chaarawi & Gabriel's rule and ROMIO's per-node "
@@ -182,9 +188,34 @@ def settings(job: Job, choice: Mapping[str, Any], saturation_point: int, source:
         "on platforms/cori.json: spread aggregators, one per target; docs/collective.md); no "
         "striped file system was measured here (the testbed's GlusterFS has no striping)",
     )
-    return Advice(aggregators, tuple(int(r) for r in choice["ranks"]), cycle, collective,
+    return Advice(aggregators, tuple(int(r) for r in choice["ranks"]), romio_buffer, collective,
                   stripes, job.stripe_size, saturation_point, reasons, evidence,
-                  job.interleaved)  # fmt: skip
+                  job.interleaved, bytes_per_agg=ompio_buffer)  # fmt: skip
+
+
+def buffers(saturation_point: int, stripe_size: int) -> tuple[int, int, str]:
+    """ROMIO's and OMPIO's buffer per aggregator, in whole stripes, and why: at least k, so that
+    each aggregator's write in a cycle reaches it, and never below the MPI's own default. A
+    buffer above k adds no write size that k says is missing, but a buffer below the default
+    splits a call into more cycles, each one more exchange among all ranks: with k = 1 MiB on
+    the testbed, OMPIO's 1 MiB io_ompio_bytes_per_agg alone made two patterns slower than its
+    32 MiB (bench/results/testbed-collective/idle-k7.md, docs/collective.md)."""
+
+    def whole_stripes(size: int) -> int:
+        return -(-size // stripe_size) * stripe_size
+
+    romio, ompio = (whole_stripes(max(saturation_point, d))
+                    for d in (ROMIO_CB_BUFFER_SIZE, OMPIO_BYTES_PER_AGG))  # fmt: skip
+    k = units.format_bytes(saturation_point)
+    said = (f"buffer per aggregator (cb_buffer_size, io_ompio_bytes_per_agg): "
+            f"{units.format_bytes(romio)} and {units.format_bytes(ompio)}")  # fmt: skip
+    if whole_stripes(saturation_point) >= max(romio, ompio):
+        return romio, ompio, f"{said}: k ({k}) rounded up to whole stripes"
+    defaults = " and ".join(map(units.format_bytes, (ROMIO_CB_BUFFER_SIZE, OMPIO_BYTES_PER_AGG)))
+    why = (f"{said}: at least k ({k}) in whole stripes and never below the MPI's default "
+           f"({defaults}): a smaller buffer only splits a call into more cycles, each an "
+           "exchange among all ranks")  # fmt: skip
+    return romio, ompio, why
 
 
 def measured_forwarding(platform_file: Path, mpi: str) -> forwarding_cost.Ladder | None:

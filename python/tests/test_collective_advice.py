@@ -22,23 +22,34 @@ def choice(aggregators: int, ranks: list[int], stripes: int) -> dict:
             "job": {"stripe-count": stripes}}  # fmt: skip
 
 
-def test_small_calls_gather_into_k_sized_cycles_of_whole_stripes() -> None:
+def test_small_calls_gather_into_cycles_of_whole_stripes() -> None:
     job = ca.Job(ranks=16, ranks_per_node=4, bytes_per_call=64 * MIB, targets=8,
                  stripe_size=4 * MIB, interleaved=True)  # fmt: skip
     a = ca.settings(job, choice(4, [0, 4, 8, 12], 4), saturation_point=6 * MIB, source="m.json")
     assert a.collective  # 4 MiB per rank < k
-    assert a.cb_buffer_size == 8 * MIB  # k = 6 MiB rounded up to whole 4 MiB stripes
+    # k (6 MiB) is below each MPI's own buffer, which stays: ROMIO's 16 MiB, OMPIO's 32 MiB.
+    assert (a.cb_buffer_size, a.bytes_per_agg) == (16 * MIB, 32 * MIB)
     assert a.romio_hints() == {
-        "cb_nodes": "4", "cb_buffer_size": str(8 * MIB), "romio_cb_write": "enable",
+        "cb_nodes": "4", "cb_buffer_size": str(16 * MIB), "romio_cb_write": "enable",
         "romio_cb_read": "enable", "striping_factor": "4", "striping_unit": str(4 * MIB),
     }  # fmt: skip
+    # OMPIO's collective buffer is bytes_per_agg; io_ompio_cycle_buffer_size (which splits
+    # independent calls) is left alone.
     assert a.ompio_parameters() == {"io_ompio_num_aggregators": "4",
-                                    "io_ompio_cycle_buffer_size": str(8 * MIB),
-                                    "io_ompio_bytes_per_agg": str(6 * MIB)}  # fmt: skip
+                                    "io_ompio_bytes_per_agg": str(32 * MIB)}  # fmt: skip
     assert a.setstripe("/lustre/out.h5") == f"lfs setstripe -c 4 -S {4 * MIB} /lustre/out.h5"
     assert "measured (m.json)" in a.evidence[0]
     assert any("no striped file system was measured" in e for e in a.evidence)
     assert any("simulator evidence only" in e for e in a.evidence)
+
+
+def test_buffer_per_aggregator_reaches_k_in_whole_stripes_and_never_shrinks_below_default() -> None:
+    assert ca.buffers(64 * MIB, MIB)[:2] == (64 * MIB, 64 * MIB)  # k above both defaults
+    assert ca.buffers(20 * MIB, MIB)[:2] == (20 * MIB, 32 * MIB)  # between ROMIO's and OMPIO's
+    assert ca.buffers(MIB, MIB)[:2] == (16 * MIB, 32 * MIB)  # the testbed's idle k
+    assert ca.buffers(MIB, 12 * MIB)[:2] == (24 * MIB, 36 * MIB)  # defaults in whole stripes
+    assert "rounded up to whole stripes" in ca.buffers(64 * MIB, MIB)[2]
+    assert "never below the MPI's default" in ca.buffers(MIB, MIB)[2]
 
 
 def test_romio_gathers_only_interleaved_calls() -> None:
