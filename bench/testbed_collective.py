@@ -31,6 +31,10 @@ there), then (--report) MPI-vs-default.csv, MPI-vs-default-iorelay.csv and MPI-c
 schema `iorelay analyze` reads, the configuration in its `settings` column:
 `iorelay analyze bench/results/testbed-collective/MPI-vs-default.csv --option settings`.
 
+`--setting NAME=ITEM,...` runs a configuration of its own beside them (ROMIO hints, MCA
+parameters, independent calls, I/O nodes), recorded in the rows like the others: the design
+runs behind a rule, before it is one.
+
 --local runs LOCAL_SETS (4 ranks on this machine, files in /var/tmp, one local iorelayd)
 with `default`, `default-iorelay`, `advised-iorelay` and `advised` only, k from
 platforms/local.json, into local-MPI.jsonl and local-MPI-*.csv.
@@ -41,6 +45,7 @@ from __future__ import annotations
 import argparse
 import json
 import math
+import re
 import shlex
 import statistics
 import subprocess
@@ -240,6 +245,40 @@ def advised_config(
     return {**base, "ionodes": advice.ionodes, "collective": advice.collective, "hints": hints}
 
 
+SIZE = re.compile(r"\d+[KMG](iB)?")  # a value given as a size: 1M, 64KiB
+
+
+def named_setting(text: str) -> tuple[str, dict[str, Any]]:
+    """`--setting NAME=ITEM,...`: a configuration of its own beside the others, for design runs
+    that are not yet a rule, from each MPI's defaults: `hint:KEY=VALUE` (a ROMIO hint),
+    `mca:KEY=VALUE` (an OpenMPI MCA parameter), `independent`, `ionodes=N`."""
+    name, sep, spec = text.partition("=")
+    if not sep or not name or not spec:
+        raise argparse.ArgumentTypeError(f"{text!r}: NAME=ITEM,...")
+    if name in ("default", "default-iorelay", "advised", "advised-iorelay") or re.fullmatch(
+        r"cb\d+", name
+    ):
+        raise argparse.ArgumentTypeError(f"{text!r}: {name} is one of the bench's own names")
+    config: dict[str, Any] = {**DEFAULT, "hints": {}, "mca": {}}
+    for item in spec.split(","):
+        kind, _, rest = item.partition(":")
+        key, eq, value = rest.partition("=")
+        if item == "independent":
+            config["collective"] = False
+        elif item.startswith("ionodes=") and item[8:].isdigit():
+            config["ionodes"] = int(item[8:])
+        elif kind in ("hint", "mca") and key and eq and value:
+            size = str(units.parse_bytes(value)) if SIZE.fullmatch(value) else value
+            if kind == "hint":
+                config["hints"][key] = size
+            else:
+                config["mca"][f"OMPI_MCA_{key}"] = size
+        else:
+            raise argparse.ArgumentTypeError(f"{text!r}: {item!r} is none of hint:KEY=VALUE, "
+                                             "mca:KEY=VALUE, independent, ionodes=N")  # fmt: skip
+    return name, config
+
+
 def configurations(
     p: Pattern, component: str, platform: Path, local: bool = False
 ) -> dict[str, dict[str, Any]]:
@@ -298,8 +337,9 @@ def measure(args: argparse.Namespace) -> int:
             patterns = [p for p in patterns
                         if advice_for(p, 1, platform, mpi, keep=False).ionodes == 0]  # fmt: skip
             print("the advice goes direct in: " + ", ".join(p.name for p in patterns), flush=True)
+        named = dict(args.setting or [])
         configs = {p.name: {n: c for n, c in configurations(p, mpi, platform, local).items()
-                            if not wanted or n in wanted} for p in patterns}  # fmt: skip
+                            if not wanted or n in wanted} | named for p in patterns}  # fmt: skip
     OUT.mkdir(parents=True, exist_ok=True)
     tag = f"-{args.tag}" if args.tag else ""
     rows_file = OUT / f"{'local-' if args.local else ''}{args.mpi}{tag}.jsonl"
@@ -672,11 +712,15 @@ JUDGED_8_AGAIN: Judged = (("advice8", PATTERNS), ("advice8b", PATTERNS_B),
 JUDGED_8_HELD_OUT: Judged = (("advice8f", PATTERNS_F),)
 JUDGED_8_LOCAL: Judged = (("advice8", LOCAL_PATTERNS), ("advice8e", LOCAL_PATTERNS_E),
                           ("advice8f", LOCAL_PATTERNS_F))  # fmt: skip
-# The idle-k previews (`--idle-k`): the sixth advice's rules on sets A-D, the seventh's on A-E.
+# The idle-k previews (`--idle-k`): the sixth advice's rules on sets A-D, the seventh's on A-E,
+# the eighth's on A-F.
 IDLE_K_6: Judged = (("idlek", PATTERNS), ("idlekb", PATTERNS_B), ("idlekc", PATTERNS_C),
                     ("idlekd", PATTERNS_D))  # fmt: skip
 IDLE_K_7: Judged = (("idlek7", PATTERNS), ("idlek7b", PATTERNS_B), ("idlek7c", PATTERNS_C),
                     ("idlek7d", PATTERNS_D), ("idlek7e", PATTERNS_E))  # fmt: skip
+IDLE_K_8: Judged = (("idlek8", PATTERNS), ("idlek8b", PATTERNS_B), ("idlek8c", PATTERNS_C),
+                    ("idlek8d", PATTERNS_D), ("idlek8e", PATTERNS_E),
+                    ("idlek8f", PATTERNS_F))  # fmt: skip
 
 
 def judged_section(mpi: str, judged: Judged, where: str = "") -> list[str]:
@@ -899,6 +943,7 @@ def report(args: argparse.Namespace) -> int:
     for page, advice, rules, judged in (
         ("idle-k.md", "the advice", "the rules unchanged", IDLE_K_6),
         ("idle-k7.md", "the seventh advice", "with the seventh advice's rules", IDLE_K_7),
+        ("idle-k8.md", "the eighth advice", "with the eighth advice's rules", IDLE_K_8),
     ):
         preview = [f"# A preview: {advice} with the idle testbed's k", "",
                    f"`--idle-k`: k = {IDLE_K} for every MPI instead of platforms/testbed.json's "
@@ -929,6 +974,10 @@ def main() -> int:
         help="only these configurations, e.g. default,advised-iorelay (default all)",
     )
     ap.add_argument("--tag", help="rows to MPI-TAG.jsonl (another advice version, another set)")
+    ap.add_argument("--setting", action="append", type=named_setting,
+                    help="NAME=ITEM,... another configuration run beside --configs; ITEM: "
+                    "hint:KEY=VALUE, mca:KEY=VALUE (sizes as 1M), independent, ionodes=N; "
+                    "e.g. bpa1m=mca:io_ompio_bytes_per_agg=1M")  # fmt: skip
     ap.add_argument("--set", choices=sorted(SETS), default="a",
                     help="a: P1-P6, b: B1-B4, c: C1-C4, d: D1-D6, e: E1-E6, f: F1-F6 "
                     "(--local: a: L1-L3, e: L4-L6, f: L7-L8)")  # fmt: skip

@@ -104,3 +104,47 @@ def test_saturation_bench_refuses_a_busy_machine() -> None:
                          timeout=120, check=False)  # fmt: skip
     assert out.returncode == 2 and out.stdout == ""
     assert "load average stayed above --max-load -1.0" in out.stderr
+
+
+SETTING_CHECK = """
+import json, testbed_collective as t
+good = t.named_setting("bpa1m=mca:io_ompio_num_aggregators=1,mca:io_ompio_bytes_per_agg=1M")
+mixed = t.named_setting("ind=independent,ionodes=1,hint:cb_config_list=*:1")
+bad = []
+for text in ("nothing", "x=hint:novalue", "x=independent,sieve", "advised=independent"):
+    try:
+        t.named_setting(text)
+    except Exception as e:
+        bad.append(str(e))
+print(json.dumps({"good": good, "mixed": mixed, "bad": bad}))
+"""
+
+
+def test_named_setting_for_design_runs() -> None:
+    """bench/testbed_collective.py --setting NAME=ITEM,...: a configuration from each MPI's
+    defaults with the MCA parameters, hints, calls and I/O nodes named; sizes as 1M become bytes;
+    a malformed item, or one of the bench's own names, is refused by name."""
+    out = subprocess.run([sys.executable, "-c", SETTING_CHECK], cwd=BENCH, capture_output=True,
+                         text=True, timeout=60, check=True)  # fmt: skip
+    got = json.loads(out.stdout)
+    assert got["good"] == [
+        "bpa1m",
+        {
+            "ionodes": 0,
+            "collective": True,
+            "hints": {},
+            "mca": {
+                "OMPI_MCA_io_ompio_num_aggregators": "1",
+                "OMPI_MCA_io_ompio_bytes_per_agg": "1048576",
+            },
+        },
+    ]
+    assert got["mixed"] == ["ind", {"ionodes": 1, "collective": False,
+                                    "hints": {"cb_config_list": "*:1"}, "mca": {}}]  # fmt: skip
+    items = "is none of hint:KEY=VALUE, mca:KEY=VALUE, independent, ionodes=N"
+    assert got["bad"] == [
+        "'nothing': NAME=ITEM,...",
+        f"'x=hint:novalue': 'hint:novalue' {items}",
+        f"'x=independent,sieve': 'sieve' {items}",
+        "'advised=independent': advised is one of the bench's own names",
+    ]
