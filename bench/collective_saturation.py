@@ -12,7 +12,7 @@ the testbed, where the aggregator's writes cross the host's capped link to the s
 
 Each run: P ranks write one shared file in the 1D-strided pattern with requests of SIZE / P,
 so each collective call covers SIZE contiguous bytes, and the one aggregator (OMPIO:
-io_ompio_num_aggregators=1 with io_ompio_bytes_per_agg=SIZE; ROMIO, OpenMPI's romio321 or
+io_ompio_num_aggregators=1 with io_ompio_bytes_per_agg=2 x SIZE; ROMIO, OpenMPI's romio321 or
 MPICH's: cb_nodes=1 with cb_buffer_size=SIZE) writes them in one call; TOTAL bytes, then
 MPI_File_sync (the write phase's time includes it). Sizes alternate in a rotated order within
 each repetition. Writes bench/results/collective-saturation-COMPONENT.md and .json; with
@@ -57,10 +57,12 @@ def aggregator_settings(
     if component == "ompio":
         env["OMPI_MCA_io_ompio_num_aggregators"] = str(aggregators)
         if buffer_size:
-            # OMPIO's collective buffer; io_ompio_cycle_buffer_size splits independent calls.
-            # (Runs before 2026-12-07 set that one instead, which left bytes_per_agg at its
-            # 32 MiB: the same single call per cycle at 256 KiB to 16 MiB, two at 64 MiB.)
-            env["OMPI_MCA_io_ompio_bytes_per_agg"] = str(buffer_size)
+            # OMPIO's collective buffer, of which each cycle takes half (OpenMPI 4.1 overlaps
+            # two cycles); io_ompio_cycle_buffer_size splits independent calls. (Runs before
+            # 2026-12-07 10:30 set that one instead, which left bytes_per_agg at its 32 MiB:
+            # one 16 MiB cycle: the same single write per call from 256 KiB to 16 MiB, four
+            # writes of 16 MiB for a 64 MiB call.)
+            env["OMPI_MCA_io_ompio_bytes_per_agg"] = str(2 * buffer_size)
         return ["--collective"], env
     buffer = [f"cb_buffer_size={buffer_size}"] if buffer_size else []
     hints = [f"cb_nodes={aggregators}", "cb_config_list=*:1", *buffer, "romio_cb_write=enable"]

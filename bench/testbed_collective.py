@@ -174,8 +174,8 @@ PATTERNS_E = [
     Pattern("E6 strided 8K", 3, 4, 8 * K, 16),
 ]
 # Set F (`--set f`), fixed on 2026-12-07 before any of its runs, the held-out check of the
-# buffer rule (collective_advice.buffers: each aggregator's buffer at least k and never below
-# the MPI's default; OMPIO's is io_ompio_bytes_per_agg, its io_ompio_cycle_buffer_size left
+# cycle rule (collective_advice.cycle_for: each aggregator's cycle at least k and never below the
+# default 16 MiB; OMPIO's io_ompio_bytes_per_agg twice it, its io_ompio_cycle_buffer_size left
 # alone), added after the idle-k7 preview and design runs of P4 and C4 with OMPIO. With the
 # first-day k it raises MPICH's cb_buffer_size from 4 to 16 MiB, which two-phase I/O feels
 # where an aggregator's share of a call exceeds 4 MiB: F1's 24 MiB interleaved call over 3
@@ -207,9 +207,10 @@ LOCAL_PATTERNS_E = [
     Pattern("L5 vector 8K x8", 1, 4, 8 * K, 256, "vector", 8),
     Pattern("L6 strided 768K", 1, 4, 768 * K, 3),
 ]
-# `--local --set f`, fixed with set F: collective calls (each rank's below k) whose one
-# aggregator's share is above k, so the buffer rule changes the cycles: an interleaved 512 KiB
-# call (2 cycles of the old k-sized buffer) and a contiguous 768 KiB one (OMPIO gathers it).
+# `--local --set f`, fixed with set F: collective calls (each rank's below k) of one
+# aggregator, which OMPIO's earlier 256 KiB io_ompio_bytes_per_agg (128 KiB cycles) split into
+# 4 and 6 cycles: an interleaved 512 KiB call and a contiguous 768 KiB one. ROMIO's and MPICH's
+# earlier 1 MiB cb_buffer_size (k in whole 1 MiB stripes) took them in one cycle already.
 LOCAL_PATTERNS_F = [
     Pattern("L7 vector 16K x8", 1, 4, 16 * K, 128, "vector", 8),
     Pattern("L8 strided 192K", 1, 4, 192 * K, 10),
@@ -251,7 +252,8 @@ SIZE = re.compile(r"\d+[KMG](iB)?")  # a value given as a size: 1M, 64KiB
 def named_setting(text: str) -> tuple[str, dict[str, Any]]:
     """`--setting NAME=ITEM,...`: a configuration of its own beside the others, for design runs
     that are not yet a rule, from each MPI's defaults: `hint:KEY=VALUE` (a ROMIO hint),
-    `mca:KEY=VALUE` (an OpenMPI MCA parameter), `independent`, `ionodes=N`."""
+    `mca:KEY=VALUE` (an OpenMPI MCA parameter), `independent`, `ionodes=0|1`. (OMPIO reads
+    the hint cb_buffer_size too, as its io_ompio_bytes_per_agg.)"""
     name, sep, spec = text.partition("=")
     if not sep or not name or not spec:
         raise argparse.ArgumentTypeError(f"{text!r}: NAME=ITEM,...")
@@ -265,7 +267,7 @@ def named_setting(text: str) -> tuple[str, dict[str, Any]]:
         key, eq, value = rest.partition("=")
         if item == "independent":
             config["collective"] = False
-        elif item.startswith("ionodes=") and item[8:].isdigit():
+        elif item in ("ionodes=0", "ionodes=1"):  # the bench forwards through ion1 only
             config["ionodes"] = int(item[8:])
         elif kind in ("hint", "mca") and key and eq and value:
             size = str(units.parse_bytes(value)) if SIZE.fullmatch(value) else value
@@ -275,7 +277,7 @@ def named_setting(text: str) -> tuple[str, dict[str, Any]]:
                 config["mca"][f"OMPI_MCA_{key}"] = size
         else:
             raise argparse.ArgumentTypeError(f"{text!r}: {item!r} is none of hint:KEY=VALUE, "
-                                             "mca:KEY=VALUE, independent, ionodes=N")  # fmt: skip
+                                             "mca:KEY=VALUE, independent, ionodes=0|1")  # fmt: skip
     return name, config
 
 
@@ -338,6 +340,9 @@ def measure(args: argparse.Namespace) -> int:
                         if advice_for(p, 1, platform, mpi, keep=False).ionodes == 0]  # fmt: skip
             print("the advice goes direct in: " + ", ".join(p.name for p in patterns), flush=True)
         named = dict(args.setting or [])
+        if len(named) < len(args.setting or []):
+            print("--setting: a NAME given twice", file=sys.stderr)
+            return 2
         configs = {p.name: {n: c for n, c in configurations(p, mpi, platform, local).items()
                             if not wanted or n in wanted} | named for p in patterns}  # fmt: skip
     OUT.mkdir(parents=True, exist_ok=True)
@@ -350,6 +355,15 @@ def measure(args: argparse.Namespace) -> int:
               "give this set its own --tag", file=sys.stderr)  # fmt: skip
         return 2
     done = done_keys(saved)
+    # A rerun goes on where the file stops, so its runs must be of the settings already there:
+    # after a rule changes, the advice's runs go to another --tag.
+    other = sorted({f"{r['pattern'].split()[0]} {r['settings']}" for r in saved
+                    if r["pattern"] in configs and r["settings"] in configs[r["pattern"]]
+                    and r["config"] != configs[r["pattern"]][r["settings"]]})  # fmt: skip
+    if other:
+        print(f"{rows_file.name} has runs of other settings under these names "
+              f"({', '.join(other)}): give them another --tag", file=sys.stderr)  # fmt: skip
+        return 2
     command = "python bench/testbed_collective.py " + shlex.join(sys.argv[1:])
     deadline = time.monotonic() + args.max_minutes * 60
     for rep in range(args.reps):
@@ -694,18 +708,19 @@ Judged = tuple[tuple[str, list[Pattern]], ...]
 JUDGED_5: Judged = (("advice5", PATTERNS), ("advice5b", PATTERNS_B), ("advice5c", PATTERNS_C))
 JUDGED_6: Judged = (("advice6", PATTERNS), ("advice6b", PATTERNS_B), ("advice6c", PATTERNS_C))
 JUDGED_6_HELD_OUT: Judged = (("advice6d", PATTERNS_D),)
-# advice7 (the current rules): independent calls on interleaved ranges without ROMIO's data
-# sieving, and one aggregator below the spread point. With the platform's k they change no
-# pattern of sets A-D (same_as_advice6 checks it) nor of set E; set E is held out for the
-# advice as it is, L4-L6 for the sieving rule (L2 changes too); IDLE_K_7 below for both rules.
+# advice7: independent calls on interleaved ranges without ROMIO's data sieving, and one
+# aggregator below the spread point. With the platform's k they changed no pattern of sets A-D
+# (checked at f2259b9) nor of set E; set E was held out for the advice as it was, L4-L6 for the
+# sieving rule (L2 changed too); IDLE_K_7 below for both rules.
 JUDGED_7_HELD_OUT: Judged = (("advice7e", PATTERNS_E),)
 JUDGED_7_LOCAL: Judged = (("advice7", LOCAL_PATTERNS), ("advice7e", LOCAL_PATTERNS_E))
-# advice8 (the current rules): each aggregator's buffer at least k and never below the MPI's
-# default, OMPIO's as io_ompio_bytes_per_agg (collective_advice.buffers). With the platform's k
-# it raises MPICH's cb_buffer_size from 4 to 16 MiB and drops OMPIO's
-# io_ompio_cycle_buffer_size everywhere, and changes no ROMIO setting: MPICH and OMPIO are
-# judged again on sets A-E, ROMIO by the runs of its unchanged settings (same_as checks it);
-# set F and L7-L8 are held out for all three. Locally (k = 256 KiB) every MPI's buffer grows.
+# advice8 (the current rules): each aggregator's cycle at least k and never below the default
+# 16 MiB, OMPIO's io_ompio_bytes_per_agg twice it (collective_advice.cycle_for). With the
+# platform's k it raises MPICH's cb_buffer_size from 4 to 16 MiB, OMPIO's cycle from 32 to
+# 64 MiB (no judged call is that large) and drops its io_ompio_cycle_buffer_size, and changes no
+# ROMIO setting: MPICH and OMPIO are judged again on sets A-E, ROMIO by the runs of its unchanged
+# settings (same_as checks it); set F and L7-L8 are held out for all three. Locally (k = 256 KiB)
+# every MPI's cycle grows to 16 MiB, which only OMPIO's calls reach (L5, L7, L8).
 JUDGED_8_AGAIN: Judged = (("advice8", PATTERNS), ("advice8b", PATTERNS_B),
                           ("advice8c", PATTERNS_C), ("advice8d", PATTERNS_D),
                           ("advice8e", PATTERNS_E))  # fmt: skip
@@ -815,10 +830,11 @@ def same_as(platform: Path, mpis: tuple[str, ...], judged: Judged, which: str) -
             rows = load_rows(f"{mpi}-{tag}")
             for p in patterns:
                 now = advised_config(advice_for(p, 1, platform, mpi, keep=False), mpi, DEFAULT)
-                if recorded_config(rows, p.name) == now:
+                recorded = recorded_config(rows, p.name)
+                if recorded == now:
                     same += 1
                 else:
-                    changed.append(f"{mpi} {p.name.split()[0]}")
+                    changed.append(f"{mpi} {p.name.split()[0]}{'' if recorded else ' (no runs)'}")
     return [f"{which}: the current rules give {same} of {same + len(changed)} pairs (pattern, "
             "MPI) the settings their runs recorded, so those runs judge them; changed: "
             f"{', '.join(changed) or 'none'}.", ""]  # fmt: skip
@@ -927,8 +943,8 @@ def report(args: argparse.Namespace) -> int:
     seventh += judged_section("ompio", (("advice7e-repeat", LOCAL_PATTERNS_E),), "local-")
     eighth = judged_page(
         "The eighth advice",
-        "the seventh's rules; each aggregator's buffer at least k and never below the MPI's "
-        "default, OMPIO's as io_ompio_bytes_per_agg",
+        "the seventh's rules; each aggregator's cycle at least k and never below the "
+        "default 16 MiB, OMPIO's io_ompio_bytes_per_agg twice it",
         ((JUDGED_8_AGAIN, " (sets A-E, MPICH and OMPIO again)"),
          (JUDGED_8_HELD_OUT, " (set F, held out)")),
     )  # fmt: skip
@@ -976,7 +992,7 @@ def main() -> int:
     ap.add_argument("--tag", help="rows to MPI-TAG.jsonl (another advice version, another set)")
     ap.add_argument("--setting", action="append", type=named_setting,
                     help="NAME=ITEM,... another configuration run beside --configs; ITEM: "
-                    "hint:KEY=VALUE, mca:KEY=VALUE (sizes as 1M), independent, ionodes=N; "
+                    "hint:KEY=VALUE, mca:KEY=VALUE (sizes as 1M), independent, ionodes=0|1; "
                     "e.g. bpa1m=mca:io_ompio_bytes_per_agg=1M")  # fmt: skip
     ap.add_argument("--set", choices=sorted(SETS), default="a",
                     help="a: P1-P6, b: B1-B4, c: C1-C4, d: D1-D6, e: E1-E6, f: F1-F6 "

@@ -35,11 +35,10 @@ from iorelay import forwarding_cost, paths, units
 from iorelay.tools import run_json_tool
 
 DEFAULT_STRIPE_SIZE = 1 << 20  # Lustre's default stripe size
-# Each MPI's own collective buffer per aggregator (one cycle of two-phase I/O): ROMIO's
-# cb_buffer_size (OpenMPI's romio321 and MPICH) and OMPIO's io_ompio_bytes_per_agg (OpenMPI
-# 4.1, whose io_ompio_cycle_buffer_size splits independent calls instead).
-ROMIO_CB_BUFFER_SIZE = 16 << 20
-OMPIO_BYTES_PER_AGG = 32 << 20
+# The bytes one aggregator takes in one cycle of a collective call by default: ROMIO's
+# cb_buffer_size (OpenMPI's romio321 and MPICH), and half of OMPIO's io_ompio_bytes_per_agg
+# (32 MiB), which OpenMPI 4.1's fcoll components halve to overlap two cycles.
+DEFAULT_CYCLE = 16 << 20
 MPIS = ("ompio", "romio321", "mpich")  # the MPI-IO implementations a platform's k may name
 
 
@@ -72,7 +71,7 @@ class Job:
 class Advice:
     aggregators: int
     aggregator_ranks: tuple[int, ...]
-    cb_buffer_size: int  # ROMIO's buffer per aggregator
+    cb_buffer_size: int  # one aggregator's cycle (OMPIO's io_ompio_bytes_per_agg is twice it)
     collective: bool
     stripe_count: int  # 1: not striped
     stripe_size: int
@@ -82,7 +81,6 @@ class Advice:
     interleaved: bool = False
     ionodes: int = 0  # the I/O nodes to forward through; 0: direct
     forwarding: str = ""  # why forward or not (forwarding_cost.decide)
-    bytes_per_agg: int = OMPIO_BYTES_PER_AGG  # OMPIO's buffer per aggregator
 
     def romio_mode(self) -> str:
         """romio_cb_write / romio_cb_read. ROMIO's `automatic` runs two-phase I/O only when the
@@ -115,12 +113,12 @@ class Advice:
         return hints
 
     def ompio_parameters(self) -> dict[str, str]:
-        # OMPIO's bytes_per_agg is ROMIO's cb_buffer_size: each aggregator's buffer, one cycle
-        # of a collective call. Its io_ompio_cycle_buffer_size splits independent calls into
-        # pieces of that size; the advice leaves it whole (512 MiB).
+        # OMPIO's io_ompio_bytes_per_agg is its collective buffer per aggregator, of which each
+        # cycle takes half (OpenMPI 4.1's vulcan and dynamic_gen2 overlap two cycles). Its
+        # io_ompio_cycle_buffer_size splits independent calls instead; the advice leaves it.
         return {
             "io_ompio_num_aggregators": str(self.aggregators),
-            "io_ompio_bytes_per_agg": str(self.bytes_per_agg),
+            "io_ompio_bytes_per_agg": str(2 * self.cb_buffer_size),
         }
 
     def setstripe(self, path: str = "FILE") -> str:
@@ -132,8 +130,7 @@ class Advice:
         lines = [*([f"I/O nodes: {self.ionodes}; {self.forwarding}"] if self.forwarding else []),
                  f"aggregators{when}: {self.aggregators} (ranks {ranks})",
                  f"collective calls: {'on' if self.collective else 'off (independent)'}",
-                 f"buffer per aggregator: {units.format_bytes(self.cb_buffer_size)} (ROMIO), "
-                 f"{units.format_bytes(self.bytes_per_agg)} (OMPIO)",
+                 f"cycle per aggregator: {units.format_bytes(self.cb_buffer_size)}",
                  f"stripes: {self.stripe_count} x {units.format_bytes(self.stripe_size)}", "",
                  "ROMIO hints file (ROMIO_HINTS=FILE):",
                  *(f"  {k} {v}" for k, v in self.romio_hints().items()), "",
@@ -157,7 +154,7 @@ def settings(job: Job, choice: Mapping[str, Any], saturation_point: int, source:
     aggregators = int(choice["aggregators"])
     stripes = int(choice["job"]["stripe-count"])
     per_rank = job.bytes_per_call // job.ranks
-    romio_buffer, ompio_buffer, why_buffer = buffers(saturation_point, job.stripe_size)
+    cycle, why_cycle = cycle_for(saturation_point, job.stripe_size)
     collective = per_rank < saturation_point
     why_collective = (
         f"each rank's own call ({units.format_bytes(per_rank)}) is below k "
@@ -179,7 +176,7 @@ def settings(job: Job, choice: Mapping[str, Any], saturation_point: int, source:
         "would read and rewrite every other rank's pieces in each rank's extent"
     )
     extra = [mode] if collective else [sieving] if job.interleaved else []
-    reasons = (*choice["reasons"], why_collective, why_buffer, *extra)
+    reasons = (*choice["reasons"], why_collective, why_cycle, *extra)
     evidence = (
         f"k = {units.format_bytes(saturation_point)}, measured ({source})",
         "aggregator count and placement: Chaarawi & Gabriel's rule and ROMIO's per-node "
@@ -188,34 +185,27 @@ def settings(job: Job, choice: Mapping[str, Any], saturation_point: int, source:
         "on platforms/cori.json: spread aggregators, one per target; docs/collective.md); no "
         "striped file system was measured here (the testbed's GlusterFS has no striping)",
     )
-    return Advice(aggregators, tuple(int(r) for r in choice["ranks"]), romio_buffer, collective,
+    return Advice(aggregators, tuple(int(r) for r in choice["ranks"]), cycle, collective,
                   stripes, job.stripe_size, saturation_point, reasons, evidence,
-                  job.interleaved, bytes_per_agg=ompio_buffer)  # fmt: skip
+                  job.interleaved)  # fmt: skip
 
 
-def buffers(saturation_point: int, stripe_size: int) -> tuple[int, int, str]:
-    """ROMIO's and OMPIO's buffer per aggregator, in whole stripes, and why: at least k, so that
-    each aggregator's write in a cycle reaches it, and never below the MPI's own default. A
-    buffer above k adds no write size that k says is missing, but a buffer below the default
-    splits a call into more cycles, each one more exchange among all ranks: with k = 1 MiB on
-    the testbed, OMPIO's 1 MiB io_ompio_bytes_per_agg alone made two patterns slower than its
-    32 MiB (bench/results/testbed-collective/idle-k7.md, docs/collective.md)."""
-
-    def whole_stripes(size: int) -> int:
-        return -(-size // stripe_size) * stripe_size
-
-    romio, ompio = (whole_stripes(max(saturation_point, d))
-                    for d in (ROMIO_CB_BUFFER_SIZE, OMPIO_BYTES_PER_AGG))  # fmt: skip
+def cycle_for(saturation_point: int, stripe_size: int) -> tuple[int, str]:
+    """One aggregator's bytes per cycle, in whole stripes, and why: at least k, so that its
+    write in each cycle reaches k, and never below the MPIs' default cycle. A cycle above k adds
+    no write size that k says is missing, but one below the default splits a call into more
+    cycles, each an exchange among all ranks: with k = 1 MiB on the testbed, OMPIO with one
+    aggregator and a 1 MiB io_ompio_bytes_per_agg ran two patterns slower than with its 32 MiB
+    (design runs in commit bf44c55's message; docs/collective.md)."""
+    cycle = -(-max(saturation_point, DEFAULT_CYCLE) // stripe_size) * stripe_size
     k = units.format_bytes(saturation_point)
-    said = (f"buffer per aggregator (cb_buffer_size, io_ompio_bytes_per_agg): "
-            f"{units.format_bytes(romio)} and {units.format_bytes(ompio)}")  # fmt: skip
-    if whole_stripes(saturation_point) >= max(romio, ompio):
-        return romio, ompio, f"{said}: k ({k}) rounded up to whole stripes"
-    defaults = " and ".join(map(units.format_bytes, (ROMIO_CB_BUFFER_SIZE, OMPIO_BYTES_PER_AGG)))
-    why = (f"{said}: at least k ({k}) in whole stripes and never below the MPI's default "
-           f"({defaults}): a smaller buffer only splits a call into more cycles, each an "
-           "exchange among all ranks")  # fmt: skip
-    return romio, ompio, why
+    said = (f"cycle per aggregator {units.format_bytes(cycle)} (cb_buffer_size; OMPIO's "
+            "io_ompio_bytes_per_agg twice it: OMPIO halves it to overlap two cycles)")  # fmt: skip
+    if saturation_point > DEFAULT_CYCLE:
+        return cycle, f"{said}: k ({k}) rounded up to whole stripes"
+    return cycle, (f"{said}: at least k ({k}) and never below the default cycle "
+                   f"({units.format_bytes(DEFAULT_CYCLE)}), in whole stripes: a shorter cycle only "
+                   "splits a call into more cycles, each an exchange among all ranks")  # fmt: skip
 
 
 def measured_forwarding(platform_file: Path, mpi: str) -> forwarding_cost.Ladder | None:

@@ -111,7 +111,8 @@ import json, testbed_collective as t
 good = t.named_setting("bpa1m=mca:io_ompio_num_aggregators=1,mca:io_ompio_bytes_per_agg=1M")
 mixed = t.named_setting("ind=independent,ionodes=1,hint:cb_config_list=*:1")
 bad = []
-for text in ("nothing", "x=hint:novalue", "x=independent,sieve", "advised=independent"):
+for text in ("nothing", "x=hint:novalue", "x=independent,sieve", "advised=independent",
+             "x=ionodes=2"):
     try:
         t.named_setting(text)
     except Exception as e:
@@ -141,10 +142,11 @@ def test_named_setting_for_design_runs() -> None:
     ]
     assert got["mixed"] == ["ind", {"ionodes": 1, "collective": False,
                                     "hints": {"cb_config_list": "*:1"}, "mca": {}}]  # fmt: skip
-    items = "is none of hint:KEY=VALUE, mca:KEY=VALUE, independent, ionodes=N"
+    items = "is none of hint:KEY=VALUE, mca:KEY=VALUE, independent, ionodes=0|1"
     assert got["bad"] == [
         "'nothing': NAME=ITEM,...",
         f"'x=hint:novalue': 'hint:novalue' {items}",
         f"'x=independent,sieve': 'sieve' {items}",
         "'advised=independent': advised is one of the bench's own names",
+        f"'x=ionodes=2': 'ionodes=2' {items}",
     ]

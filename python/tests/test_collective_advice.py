@@ -27,14 +27,14 @@ def test_small_calls_gather_into_cycles_of_whole_stripes() -> None:
                  stripe_size=4 * MIB, interleaved=True)  # fmt: skip
     a = ca.settings(job, choice(4, [0, 4, 8, 12], 4), saturation_point=6 * MIB, source="m.json")
     assert a.collective  # 4 MiB per rank < k
-    # k (6 MiB) is below each MPI's own buffer, which stays: ROMIO's 16 MiB, OMPIO's 32 MiB.
-    assert (a.cb_buffer_size, a.bytes_per_agg) == (16 * MIB, 32 * MIB)
+    # k (6 MiB) is below the MPIs' default cycle, which stays: 16 MiB, whole 4 MiB stripes.
+    assert a.cb_buffer_size == 16 * MIB
     assert a.romio_hints() == {
         "cb_nodes": "4", "cb_buffer_size": str(16 * MIB), "romio_cb_write": "enable",
         "romio_cb_read": "enable", "striping_factor": "4", "striping_unit": str(4 * MIB),
     }  # fmt: skip
-    # OMPIO's collective buffer is bytes_per_agg; io_ompio_cycle_buffer_size (which splits
-    # independent calls) is left alone.
+    # OMPIO's collective buffer is bytes_per_agg, twice the cycle (it halves it to overlap two
+    # cycles); io_ompio_cycle_buffer_size (which splits independent calls) is left alone.
     assert a.ompio_parameters() == {"io_ompio_num_aggregators": "4",
                                     "io_ompio_bytes_per_agg": str(32 * MIB)}  # fmt: skip
     assert a.setstripe("/lustre/out.h5") == f"lfs setstripe -c 4 -S {4 * MIB} /lustre/out.h5"
@@ -43,13 +43,17 @@ def test_small_calls_gather_into_cycles_of_whole_stripes() -> None:
     assert any("simulator evidence only" in e for e in a.evidence)
 
 
-def test_buffer_per_aggregator_reaches_k_in_whole_stripes_and_never_shrinks_below_default() -> None:
-    assert ca.buffers(64 * MIB, MIB)[:2] == (64 * MIB, 64 * MIB)  # k above both defaults
-    assert ca.buffers(20 * MIB, MIB)[:2] == (20 * MIB, 32 * MIB)  # between ROMIO's and OMPIO's
-    assert ca.buffers(MIB, MIB)[:2] == (16 * MIB, 32 * MIB)  # the testbed's idle k
-    assert ca.buffers(MIB, 12 * MIB)[:2] == (24 * MIB, 36 * MIB)  # defaults in whole stripes
-    assert "rounded up to whole stripes" in ca.buffers(64 * MIB, MIB)[2]
-    assert "never below the MPI's default" in ca.buffers(MIB, MIB)[2]
+def test_cycle_reaches_k_in_whole_stripes_and_never_shrinks_below_the_default() -> None:
+    assert ca.cycle_for(64 * MIB, MIB)[0] == 64 * MIB  # k above the default
+    assert ca.cycle_for(33 * MIB, 4 * MIB)[0] == 36 * MIB  # ... in whole stripes
+    assert ca.cycle_for(MIB, MIB)[0] == 16 * MIB  # the testbed's idle k: the default
+    assert ca.cycle_for(MIB, 12 * MIB)[0] == 24 * MIB  # the default in whole stripes
+    assert "k (64MiB) rounded up to whole stripes" in ca.cycle_for(64 * MIB, MIB)[1]
+    assert "never below the default cycle (16MiB)" in ca.cycle_for(MIB, MIB)[1]
+    job = ca.Job(ranks=4, ranks_per_node=1, bytes_per_call=256 * MIB)
+    a = ca.settings(job, choice(4, [0, 1, 2, 3], 1), saturation_point=64 * MIB, source="m")
+    assert a.ompio_parameters()["io_ompio_bytes_per_agg"] == str(128 * MIB)
+    assert "cycle per aggregator: 64MiB" in a.text()
 
 
 def test_romio_gathers_only_interleaved_calls() -> None:

@@ -46,7 +46,8 @@ uint64_t StaticShare(uint64_t cycle_buffer_bytes, uint64_t ranks) {
 Result<std::vector<Cycle>> PlanOmpio(const std::vector<RankExtent>& extents,
                                      const std::vector<RankGroup>& groups, const OmpioSpec& spec) {
   if (spec.cycle_buffer_bytes == 0) {
-    return Status::InvalidArgument("cycle_buffer_bytes (io_ompio_bytes_per_agg) must be > 0");
+    return Status::InvalidArgument(
+        "cycle_buffer_bytes (half of io_ompio_bytes_per_agg) must be > 0");
   }
   std::map<int32_t, int32_t> group_of;
   for (size_t g = 0; g < groups.size(); ++g) {

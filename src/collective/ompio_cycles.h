@@ -23,8 +23,9 @@ namespace iorelay::collective {
 enum class Segmentation { kStatic, kDynamic };
 
 struct OmpioSpec {
-  // Each aggregator's buffer, one cycle: OpenMPI 4.1's io_ompio_bytes_per_agg (its
-  // io_ompio_cycle_buffer_size splits independent calls instead); required (> 0).
+  // Each aggregator's bytes per cycle: half of OpenMPI 4.1's io_ompio_bytes_per_agg, which
+  // its fcoll components halve to overlap two cycles (io_ompio_cycle_buffer_size splits
+  // independent calls instead); required (> 0).
   uint64_t cycle_buffer_bytes = 0;
   Segmentation segmentation = Segmentation::kDynamic;
 };
