@@ -705,15 +705,24 @@ def decision_section(name: str, title: str, patterns: list[Pattern]) -> list[str
 # only a significant loss of the forwarding ladder went direct; advice6 (the current rule):
 # only a significant gain forwards, judged again on sets A-C and on set D, held out.
 Judged = tuple[tuple[str, list[Pattern]], ...]
-JUDGED_5: Judged = (("advice5", PATTERNS), ("advice5b", PATTERNS_B), ("advice5c", PATTERNS_C))
-JUDGED_6: Judged = (("advice6", PATTERNS), ("advice6b", PATTERNS_B), ("advice6c", PATTERNS_C))
-JUDGED_6_HELD_OUT: Judged = (("advice6d", PATTERNS_D),)
+
+
+def tagged(tag: str, sets: str, local: bool = False) -> Judged:
+    """The runs of one advice version on `sets` ("abc": sets A-C), one file per set as the tag
+    names it: TAG for set a, TAGb for set b, ..."""
+    by = LOCAL_SETS if local else SETS
+    return tuple((tag if s == "a" else tag + s, by[s]) for s in sets)
+
+
+JUDGED_5 = tagged("advice5", "abc")
+JUDGED_6 = tagged("advice6", "abc")
+JUDGED_6_HELD_OUT = tagged("advice6", "d")
 # advice7: independent calls on interleaved ranges without ROMIO's data sieving, and one
 # aggregator below the spread point. With the platform's k they changed no pattern of sets A-D
 # (checked at f2259b9) nor of set E; set E was held out for the advice as it was, L4-L6 for the
 # sieving rule (L2 changed too); IDLE_K_7 below for both rules.
-JUDGED_7_HELD_OUT: Judged = (("advice7e", PATTERNS_E),)
-JUDGED_7_LOCAL: Judged = (("advice7", LOCAL_PATTERNS), ("advice7e", LOCAL_PATTERNS_E))
+JUDGED_7_HELD_OUT = tagged("advice7", "e")
+JUDGED_7_LOCAL = tagged("advice7", "ae", local=True)
 # advice8 (the current rules): each aggregator's cycle at least k and never below the default
 # 16 MiB, OMPIO's io_ompio_bytes_per_agg twice it (collective_advice.cycle_for). With the
 # platform's k it raises MPICH's cb_buffer_size from 4 to 16 MiB, OMPIO's cycle from 32 to
@@ -721,21 +730,14 @@ JUDGED_7_LOCAL: Judged = (("advice7", LOCAL_PATTERNS), ("advice7e", LOCAL_PATTER
 # ROMIO setting: MPICH and OMPIO are judged again on sets A-E, ROMIO by the runs of its unchanged
 # settings (same_as checks it); set F and L7-L8 are held out for all three. Locally (k = 256 KiB)
 # every MPI's cycle grows to 16 MiB, which only OMPIO's calls reach (L5, L7, L8).
-JUDGED_8_AGAIN: Judged = (("advice8", PATTERNS), ("advice8b", PATTERNS_B),
-                          ("advice8c", PATTERNS_C), ("advice8d", PATTERNS_D),
-                          ("advice8e", PATTERNS_E))  # fmt: skip
-JUDGED_8_HELD_OUT: Judged = (("advice8f", PATTERNS_F),)
-JUDGED_8_LOCAL: Judged = (("advice8", LOCAL_PATTERNS), ("advice8e", LOCAL_PATTERNS_E),
-                          ("advice8f", LOCAL_PATTERNS_F))  # fmt: skip
+JUDGED_8_AGAIN = tagged("advice8", "abcde")
+JUDGED_8_HELD_OUT = tagged("advice8", "f")
+JUDGED_8_LOCAL = tagged("advice8", "aef", local=True)
 # The idle-k previews (`--idle-k`): the sixth advice's rules on sets A-D, the seventh's on A-E,
 # the eighth's on A-F.
-IDLE_K_6: Judged = (("idlek", PATTERNS), ("idlekb", PATTERNS_B), ("idlekc", PATTERNS_C),
-                    ("idlekd", PATTERNS_D))  # fmt: skip
-IDLE_K_7: Judged = (("idlek7", PATTERNS), ("idlek7b", PATTERNS_B), ("idlek7c", PATTERNS_C),
-                    ("idlek7d", PATTERNS_D), ("idlek7e", PATTERNS_E))  # fmt: skip
-IDLE_K_8: Judged = (("idlek8", PATTERNS), ("idlek8b", PATTERNS_B), ("idlek8c", PATTERNS_C),
-                    ("idlek8d", PATTERNS_D), ("idlek8e", PATTERNS_E),
-                    ("idlek8f", PATTERNS_F))  # fmt: skip
+IDLE_K_6 = tagged("idlek", "abcd")
+IDLE_K_7 = tagged("idlek7", "abcde")
+IDLE_K_8 = tagged("idlek8", "abcdef")
 
 
 def judged_section(mpi: str, judged: Judged, where: str = "") -> list[str]:
