@@ -954,6 +954,24 @@ def report(args: argparse.Namespace) -> int:
                       "ROMIO on sets A-E (advice6.md, advice7.md)")  # fmt: skip
     for mpi in MPIS:
         eighth += judged_section(mpi, JUDGED_8_LOCAL, "local-")
+    eighth += ["# The pairs judged significantly worse, again with 10 runs a side", "",
+               "`--patterns X --configs default,advised --reps 10 --tag TAG-repeat`; MPICH E3 a "
+               "third time beside other settings (`--tag e3-design`, `--setting`: not a judged "
+               "run).", ""]  # fmt: skip
+    eighth += judged_section("ompio", (("advice8e-repeat", PATTERNS_E),
+                                       ("advice8f-repeat", PATTERNS_F)))  # fmt: skip
+    eighth += judged_section("mpich", (("advice8-repeat", PATTERNS),
+                                       ("advice8e-repeat", PATTERNS_E)))  # fmt: skip
+    eighth += judged_section("ompio", (("advice8e-repeat", LOCAL_PATTERNS_E),), "local-")
+    eighth += judged_section("mpich", (("e3-design", PATTERNS_E),))
+    design = load_rows("mpich-e3-design")
+    eighth += [
+        "MPICH E3, every setting of the design run (MiB/s, medians of 10): "
+        + ", ".join(f"{name} {value:.3g}" for (_, name), value in sorted(medians(design).items()))
+        + "; "
+        + "; ".join(sorted({f"{r['settings']}: {describe(r['config'])}" for r in design})),
+        "",
+    ]
     for page, text in (("advice5.md", fifth), ("advice6.md", current), ("advice7.md", seventh),
                        ("advice8.md", eighth)):  # fmt: skip
         (OUT / page).write_text("\n".join(text) + "\n")
