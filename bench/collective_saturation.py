@@ -41,6 +41,7 @@ from collective_ionodes import mpiio_bench
 from testbed_mpiio import COMPONENT_LIBRARY
 
 from iorelay import units
+from iorelay.collective_advice import ompio_bytes_per_agg
 from iorelay.saturation import PLATEAU_SHARE, saturation
 from iorelay.simulate import platform_path
 
@@ -57,12 +58,10 @@ def aggregator_settings(
     if component == "ompio":
         env["OMPI_MCA_io_ompio_num_aggregators"] = str(aggregators)
         if buffer_size:
-            # OMPIO's collective buffer, of which each cycle takes half (OpenMPI 4.1 overlaps
-            # two cycles); io_ompio_cycle_buffer_size splits independent calls. (Runs before
-            # 2026-12-07 10:30 set that one instead, which left bytes_per_agg at its 32 MiB:
-            # one 16 MiB cycle: the same single write per call from 256 KiB to 16 MiB, four
-            # writes of 16 MiB for a 64 MiB call.)
-            env["OMPI_MCA_io_ompio_bytes_per_agg"] = str(2 * buffer_size)
+            # (Runs before 2026-12-07 10:30 set io_ompio_cycle_buffer_size instead, which left
+            # bytes_per_agg at its 32 MiB: one 16 MiB cycle: the same single write per call
+            # from 256 KiB to 16 MiB, four writes of 16 MiB for a 64 MiB call.)
+            env["OMPI_MCA_io_ompio_bytes_per_agg"] = str(ompio_bytes_per_agg(buffer_size))
         return ["--collective"], env
     buffer = [f"cb_buffer_size={buffer_size}"] if buffer_size else []
     hints = [f"cb_nodes={aggregators}", "cb_config_list=*:1", *buffer, "romio_cb_write=enable"]

@@ -42,6 +42,13 @@ DEFAULT_CYCLE = 16 << 20
 MPIS = ("ompio", "romio321", "mpich")  # the MPI-IO implementations a platform's k may name
 
 
+def ompio_bytes_per_agg(cycle: int) -> int:
+    """OMPIO's io_ompio_bytes_per_agg for `cycle` bytes per aggregator and cycle: its collective
+    buffer, of which OpenMPI 4.1's fcoll components (vulcan, dynamic_gen2) take half per cycle
+    to overlap two cycles. (Its io_ompio_cycle_buffer_size splits independent calls instead.)"""
+    return 2 * cycle
+
+
 class CollectiveAdviceError(ValueError):
     """The job or the platform cannot be advised (k not measured, a bad size or count)."""
 
@@ -113,12 +120,10 @@ class Advice:
         return hints
 
     def ompio_parameters(self) -> dict[str, str]:
-        # OMPIO's io_ompio_bytes_per_agg is its collective buffer per aggregator, of which each
-        # cycle takes half (OpenMPI 4.1's vulcan and dynamic_gen2 overlap two cycles). Its
-        # io_ompio_cycle_buffer_size splits independent calls instead; the advice leaves it.
+        # io_ompio_cycle_buffer_size (independent calls) is left alone.
         return {
             "io_ompio_num_aggregators": str(self.aggregators),
-            "io_ompio_bytes_per_agg": str(2 * self.cb_buffer_size),
+            "io_ompio_bytes_per_agg": str(ompio_bytes_per_agg(self.cb_buffer_size)),
         }
 
     def setstripe(self, path: str = "FILE") -> str:
