@@ -140,7 +140,9 @@ class Advice:
                  "ROMIO hints file (ROMIO_HINTS=FILE):",
                  *(f"  {k} {v}" for k, v in self.romio_hints().items()), "",
                  "OMPIO (OpenMPI's default MPI-IO):",
-                 *(f"  --mca {k} {v}" for k, v in self.ompio_parameters().items()), "",
+                 *(f"  --mca {k} {v}" for k, v in self.ompio_parameters().items()),
+                 "  (an application's cb_nodes / cb_buffer_size info hints override these;",
+                 "   OMPIO reads cb_buffer_size as bytes_per_agg, twice the cycle)", "",
                  f"Lustre: {self.setstripe()}", "", "why:",
                  *(f"  {r}" for r in self.reasons), "evidence:",
                  *(f"  {e}" for e in self.evidence)]  # fmt: skip

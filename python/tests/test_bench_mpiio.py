@@ -16,7 +16,7 @@ from typing import Any
 import pytest
 from conftest import SUBPROCESS_TIMEOUT_S
 
-from iorelay import mpi, paths, run
+from iorelay import collective_advice, mpi, paths, run
 
 pytestmark = [
     pytest.mark.needs_build("iorelay-bench", "iorelayd", "libiorelay_preload.so", "iorelay-ctl"),
@@ -140,3 +140,55 @@ def test_romio_automatic_gathers_only_interleaved_calls(disk_tmp: Path) -> None:
         writes[name] = stats["total"]["by_family"]["write"]["requests"]
     assert writes["strided"] == RANKS * SEGMENTS  # every rank's 16 KiB requests, one by one
     assert writes["vector"] < RANKS * SEGMENTS / 4  # gathered: at most a few writes per call
+
+
+def one_aggregator_writes(disk_tmp: Path, launcher: str, args: tuple[str, ...],
+                          env: dict[str, str]) -> int:  # fmt: skip
+    """The write requests one I/O node saw for the whole file written in one collective call
+    per rank (a vector view of all a rank's requests)."""
+    config = run.RelayConfig(ionodes=1, root=disk_tmp / "root", prefix=str(disk_tmp / "fwd"))
+    view = ("--collective", "--view", "vector", "--requests-per-call", "0")
+    with run.start_relay(config, disk_tmp / "work") as relay:
+        bench(mpi.LAUNCHERS[launcher], config.prefix, (*view, *args),
+              {**env, **relay.env(preload=False)})  # fmt: skip
+        (stats,) = [s for _, s in relay.stats()]
+    assert stats["total"]["bytes_written"] == FILE_BYTES
+    return int(stats["total"]["by_family"]["write"]["requests"])
+
+
+CYCLE = FILE_BYTES // 4
+ADVICE = collective_advice.Advice(
+    aggregators=1, aggregator_ranks=(0,), cb_buffer_size=CYCLE, collective=True,
+    stripe_count=1, stripe_size=collective_advice.DEFAULT_STRIPE_SIZE, saturation_point=CYCLE,
+    reasons=(), evidence=(), interleaved=True,
+)  # fmt: skip
+
+
+@pytest.mark.parametrize("component", ["ompio", "romio321", "mpich"])
+def test_advised_cycle_is_one_write_of_the_aggregator(disk_tmp: Path, component: str) -> None:
+    """The premise of the advice's cycle (iorelay.collective_advice.cycle_for): the settings it
+    gives each MPI (ROMIO's cb_buffer_size; OMPIO's io_ompio_bytes_per_agg, twice the cycle,
+    which OpenMPI 4.1's fcoll halves) make the one aggregator write a call in writes of one
+    cycle each."""
+    if component == "mpich" and shutil.which("mpiexec.mpich") is None:
+        pytest.skip("MPICH not installed")
+    if component == "ompio":
+        launcher = "openmpi"
+        env = {"OMPI_MCA_io": "ompio"} | {
+            f"OMPI_MCA_{k}": v for k, v in ADVICE.ompio_parameters().items()
+        }
+        args: tuple[str, ...] = ()
+    else:
+        launcher = "mpich" if component == "mpich" else "openmpi"
+        env = {} if component == "mpich" else {"OMPI_MCA_io": component}
+        args = tuple(a for k, v in ADVICE.romio_hints().items() for a in ("--hint", f"{k}={v}"))
+    assert one_aggregator_writes(disk_tmp, launcher, args, env) == FILE_BYTES // CYCLE
+
+
+def test_ompio_reads_cb_buffer_size_as_its_bytes_per_agg(disk_tmp: Path) -> None:
+    """OMPIO also takes ROMIO's cb_nodes and cb_buffer_size info hints, above its MCA
+    parameters, with cb_buffer_size meaning its io_ompio_bytes_per_agg: two cycles. (An
+    application's own cb_buffer_size hint thus halves the cycle the advice meant for OMPIO.)"""
+    hints = ("--hint", "cb_nodes=1", "--hint", f"cb_buffer_size={2 * CYCLE}")
+    env = {"OMPI_MCA_io": "ompio", "OMPI_MCA_io_ompio_bytes_per_agg": str(8 * CYCLE)}
+    assert one_aggregator_writes(disk_tmp, "openmpi", hints, env) == FILE_BYTES // CYCLE
