@@ -24,16 +24,21 @@ It starts only on a quiet machine: k measured the hosts' load as much as the fil
 (64, 16 and 4 MiB at load 7-21 on 2026-12-06; 1 MiB with each MPI at load 0.5-4 the next day),
 so it waits up to --wait-minutes for the 1-minute load average to fall to --max-load (default 2,
 this machine's cores) and refuses to start otherwise. The load is recorded before every run.
+With --background-load N it then starts N processes that only spin on the CPU, for all the
+runs: k under a known load, to tell the load's part from the day's.
 """
 
 from __future__ import annotations
 
 import argparse
+import contextlib
 import json
 import statistics
+import subprocess
 import sys
 import tempfile
 import time
+from collections.abc import Iterator
 from pathlib import Path
 
 import testbed_mpiio
@@ -97,6 +102,19 @@ def wait_until_quiet(max_load: float, minutes: float) -> bool:
     return True
 
 
+@contextlib.contextmanager
+def spinning(processes: int) -> Iterator[None]:
+    """`processes` processes that spin on the CPU until the block ends (none for 0)."""
+    spinners = [subprocess.Popen([sys.executable, "-c", "while True: pass"])
+                for _ in range(processes)]  # fmt: skip
+    try:
+        yield
+    finally:
+        for spinner in spinners:
+            spinner.kill()
+            spinner.wait()
+
+
 def main() -> int:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--component", choices=sorted(COMPONENT_LIBRARY), default="ompio")
@@ -113,6 +131,8 @@ def main() -> int:
                     help="start only at or below this 1-minute load average")  # fmt: skip
     ap.add_argument("--wait-minutes", type=float, default=5.0,
                     help="how long to wait for it before refusing")  # fmt: skip
+    ap.add_argument("--background-load", type=int, default=0, metavar="N",
+                    help="N processes spinning on the CPU during the runs")  # fmt: skip
     args = ap.parse_args()
     args.total = units.parse_bytes(args.total)
     sizes = [units.parse_bytes(s) for s in args.sizes.split(",") if s]
@@ -129,7 +149,10 @@ def main() -> int:
               "--max-load and say so beside the result.", file=sys.stderr)  # fmt: skip
         return 2
     rows = []
-    with tempfile.TemporaryDirectory(prefix="iorelay-k-", dir=args.dir) as tmp:
+    with (
+        tempfile.TemporaryDirectory(prefix="iorelay-k-", dir=args.dir) as tmp,
+        spinning(args.background_load),
+    ):
         for rep in range(args.reps):
             order = sizes[rep % len(sizes) :] + sizes[: rep % len(sizes)]
             for size in order:
@@ -149,7 +172,12 @@ def main() -> int:
         f"files in {args.dir}"
         + (f" from testbed host {args.testbed}" if args.testbed else "")
         + f"; load averages before the first run {rows[0]['load_before']}, at the end "
-        f"{testbed_mpiio.load()})",
+        f"{testbed_mpiio.load()})"
+        + (
+            f"; {args.background_load} processes spinning on the CPU during the runs"
+            if args.background_load
+            else ""
+        ),
         "",
         "| bytes per aggregator per call | median MiB/s | runs |",
         "|---:|---:|---|",
