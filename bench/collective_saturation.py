@@ -103,12 +103,12 @@ def wait_until_quiet(max_load: float, minutes: float) -> bool:
 
 
 @contextlib.contextmanager
-def spinning(processes: int) -> Iterator[None]:
+def spinning(processes: int) -> Iterator[list[subprocess.Popen[bytes]]]:
     """`processes` processes that spin on the CPU until the block ends (none for 0)."""
     spinners = [subprocess.Popen([sys.executable, "-c", "while True: pass"])
                 for _ in range(processes)]  # fmt: skip
     try:
-        yield
+        yield spinners
     finally:
         for spinner in spinners:
             spinner.kill()

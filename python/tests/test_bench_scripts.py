@@ -106,6 +106,21 @@ def test_saturation_bench_refuses_a_busy_machine() -> None:
     assert "load average stayed above --max-load -1.0" in out.stderr
 
 
+SPINNING_CHECK = """
+import json, collective_saturation as c
+with c.spinning(2) as spinners:
+    during = [s.poll() for s in spinners]
+print(json.dumps({"during": during, "after": [s.poll() is not None for s in spinners]}))
+"""
+
+
+def test_saturation_bench_background_load_spins_and_stops() -> None:
+    """--background-load N: N processes spinning on the CPU while the block runs, none after."""
+    out = subprocess.run([sys.executable, "-c", SPINNING_CHECK], cwd=BENCH, capture_output=True,
+                         text=True, timeout=120, check=True)  # fmt: skip
+    assert json.loads(out.stdout) == {"during": [None, None], "after": [True, True]}
+
+
 SETTING_CHECK = """
 import json, testbed_collective as t
 good = t.named_setting("bpa1m=mca:io_ompio_num_aggregators=1,mca:io_ompio_bytes_per_agg=1M")
