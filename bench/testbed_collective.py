@@ -189,8 +189,22 @@ PATTERNS_F = [
     Pattern("F5 vector 16K x8, 2 hosts", 2, 4, 16 * K, 64, "vector", 8),
     Pattern("F6 strided 384K, 3 ranks", 3, 1, 384 * K, 8),
 ]
+# Set G (`--set g`), fixed on 2026-12-07 at 13:50 before any of its runs: the held-out check
+# of the advice with the idle testbed's k (`--idle-k`: 1 MiB for every MPI), which the idle-k
+# previews ran on sets A-F. With it a rank's call of 1 MiB or more is independent (G2, G3, G5;
+# G3 and G5 interleaved, so without ROMIO's sieving) and every cycle is the default 16 MiB.
+# New shapes: 9 ranks at 1.5 MiB a call, interleaved calls of 1-1.5 MiB per rank, a 2D view
+# of 16 KiB pieces over 12 ranks. 2-8 calls per run.
+PATTERNS_G = [
+    Pattern("G1 vector 64K x8, 2 hosts", 2, 4, 64 * K, 32, "vector", 8),
+    Pattern("G2 strided 1536K, 9 ranks", 3, 3, 1536 * K, 2),
+    Pattern("G3 subarray 128K x8, 6 ranks", 3, 2, 128 * K, 16, "subarray", 8),
+    Pattern("G4 strided 48K, 6 ranks", 3, 2, 48 * K, 16),
+    Pattern("G5 vector 768K x2, 2 hosts", 2, 3, 768 * K, 4, "vector", 2),
+    Pattern("G6 subarray 16K x8", 3, 4, 16 * K, 64, "subarray", 8),
+]
 SETS = {"a": PATTERNS, "b": PATTERNS_B, "c": PATTERNS_C, "d": PATTERNS_D, "e": PATTERNS_E,
-        "f": PATTERNS_F}  # fmt: skip
+        "f": PATTERNS_F, "g": PATTERNS_G}  # fmt: skip
 TESTBED_PATTERNS = [p for patterns in SETS.values() for p in patterns]
 # With --local, 4 ranks on this machine, 8 MiB per run, against platforms/local.json's k.
 LOCAL_PATTERNS = [
@@ -1015,7 +1029,7 @@ def main() -> int:
                     "hint:KEY=VALUE, mca:KEY=VALUE (sizes as 1M), independent, ionodes=0|1; "
                     "e.g. bpa1m=mca:io_ompio_bytes_per_agg=1M")  # fmt: skip
     ap.add_argument("--set", choices=sorted(SETS), default="a",
-                    help="a: P1-P6, b: B1-B4, c: C1-C4, d: D1-D6, e: E1-E6, f: F1-F6 "
+                    help="a: P1-P6, b: B1-B4, c: C1-C4, d: D1-D6, e: E1-E6, f: F1-F6, g: G1-G6 "
                     "(--local: a: L1-L3, e: L4-L6, f: L7-L8)")  # fmt: skip
     ap.add_argument("--local", action="store_true", help="LOCAL_SETS on this machine")
     ap.add_argument("--only-direct", action="store_true",
