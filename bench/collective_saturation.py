@@ -24,8 +24,8 @@ It starts only on a quiet machine: k measured the hosts' load as much as the fil
 (64, 16 and 4 MiB at load 7-21 on 2026-12-06; 1 MiB with each MPI at load 0.5-4 the next day),
 so it waits up to --wait-minutes for the 1-minute load average to fall to --max-load (default 2,
 this machine's cores) and refuses to start otherwise. The load is recorded before every run.
-With --background-load N it then starts N processes that only spin on the CPU, for all the
-runs: k under a known load, to tell the load's part from the day's.
+With --background-load N it then starts N processes that only spin on the CPU, each in its own
+session, for all the runs: k under a known load, to tell the load's part from the day's.
 """
 
 from __future__ import annotations
@@ -104,9 +104,12 @@ def wait_until_quiet(max_load: float, minutes: float) -> bool:
 
 @contextlib.contextmanager
 def spinning(processes: int) -> Iterator[list[subprocess.Popen[bytes]]]:
-    """`processes` processes that spin on the CPU until the block ends (none for 0)."""
-    spinners = [subprocess.Popen([sys.executable, "-c", "while True: pass"])
-                for _ in range(processes)]  # fmt: skip
+    """`processes` processes that spin on the CPU until the block ends (none for 0). Each in a
+    session of its own: with the kernel's autogroup scheduling (Debian's default), processes of
+    one session share one group's part of the CPU, so 8 or 20 spinners in the bench's session
+    loaded the ranks alike (2026-12-07)."""
+    spinners = [subprocess.Popen([sys.executable, "-c", "while True: pass"],
+                                 start_new_session=True) for _ in range(processes)]  # fmt: skip
     try:
         yield spinners
     finally:

@@ -752,6 +752,8 @@ JUDGED_8_LOCAL = tagged("advice8", "aef", local=True)
 IDLE_K_6 = tagged("idlek", "abcd")
 IDLE_K_7 = tagged("idlek7", "abcde")
 IDLE_K_8 = tagged("idlek8", "abcdef")
+# Set G, held out for the eighth advice's rules with the idle k, against both defaults.
+IDLE_K_8_HELD_OUT: Judged = (("idlek-g", PATTERNS_G),)
 
 
 def judged_section(mpi: str, judged: Judged, where: str = "") -> list[str]:
@@ -990,6 +992,17 @@ def report(args: argparse.Namespace) -> int:
                        ("advice8.md", eighth)):  # fmt: skip
         (OUT / page).write_text("\n".join(text) + "\n")
         lines += text[2:]
+    idle = judged_page(
+        "The eighth advice with the idle testbed's k",
+        f"`--idle-k`: k = {IDLE_K} for every MPI, not yet platforms/testbed.json's",
+        ((IDLE_K_8_HELD_OUT, " (set G, held out)"),),
+    )
+    with tempfile.TemporaryDirectory(prefix="iorelay-idle-k-") as tmp:
+        idle += same_as(platform_variant(platform, Path(tmp), with_idle_k), MPIS, IDLE_K_8,
+                        "Sets A-F (idle-k8.md, against the direct defaults only)")  # fmt: skip
+    if any(load_rows(f"{mpi}-{tag}") for mpi in MPIS for tag, _ in IDLE_K_8_HELD_OUT):
+        (OUT / "idle-k-g.md").write_text("\n".join(idle) + "\n")
+        lines += idle[2:]
     for page, advice, rules, judged in (
         ("idle-k.md", "the advice", "the rules unchanged", IDLE_K_6),
         ("idle-k7.md", "the seventh advice", "with the seventh advice's rules", IDLE_K_7),
