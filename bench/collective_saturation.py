@@ -21,7 +21,8 @@ each repetition. Writes bench/results/collective-saturation-COMPONENT.md and .js
 none).
 
 It starts only on a quiet machine: k measured the hosts' load as much as the file system here
-(64, 16 and 4 MiB at load 7-21 on 2026-12-06; 1 MiB with each MPI at load 0.5-4 the next day),
+(64, 16 and 4 MiB at load 7-21 on 2026-12-06; 1 MiB with each MPI at load 0.5-4 the next day;
+CPU spinners alone gave back 4-16 MiB, docs/collective.md),
 so it waits up to --wait-minutes for the 1-minute load average to fall to --max-load (default 2,
 this machine's cores) and refuses to start otherwise. The load is recorded before every run.
 With --background-load N it then starts N processes that only spin on the CPU, each in its own
@@ -45,7 +46,7 @@ import testbed_mpiio
 from collective_ionodes import mpiio_bench
 from testbed_mpiio import COMPONENT_LIBRARY
 
-from iorelay import units
+from iorelay import prctl, units
 from iorelay.collective_advice import ompio_bytes_per_agg
 from iorelay.saturation import PLATEAU_SHARE, saturation
 from iorelay.simulate import platform_path
@@ -107,9 +108,10 @@ def spinning(processes: int) -> Iterator[list[subprocess.Popen[bytes]]]:
     """`processes` processes that spin on the CPU until the block ends (none for 0). Each in a
     session of its own: with the kernel's autogroup scheduling (Debian's default), processes of
     one session share one group's part of the CPU, so 8 or 20 spinners in the bench's session
-    loaded the ranks alike (2026-12-07)."""
+    loaded the ranks alike (2026-12-07). They die with the bench, even when it is killed."""
     spinners = [subprocess.Popen([sys.executable, "-c", "while True: pass"],
-                                 start_new_session=True) for _ in range(processes)]  # fmt: skip
+                                 start_new_session=True, preexec_fn=prctl.die_with_parent)
+                for _ in range(processes)]  # fmt: skip
     try:
         yield spinners
     finally:

@@ -10,7 +10,10 @@ import ast
 import json
 import subprocess
 import sys
+import time
 from pathlib import Path
+
+from iorelay import proc_tree
 
 BENCH = Path(__file__).resolve().parents[2] / "bench"
 
@@ -119,6 +122,21 @@ def test_saturation_bench_background_load_spins_and_stops() -> None:
     out = subprocess.run([sys.executable, "-c", SPINNING_CHECK], cwd=BENCH, capture_output=True,
                          text=True, timeout=120, check=True)  # fmt: skip
     assert json.loads(out.stdout) == {"during": [None, None], "after": [True, True]}
+
+
+def test_saturation_bench_spinners_die_with_a_killed_bench() -> None:
+    """A bench killed outright (SIGKILL, no finally) leaves no spinner behind."""
+    code = "import collective_saturation as c, time\nwith c.spinning(1) as s:\n" \
+           "    print(s[0].pid, flush=True)\n    time.sleep(60)"  # fmt: skip
+    with subprocess.Popen([sys.executable, "-c", code], cwd=BENCH, stdout=subprocess.PIPE,
+                          text=True) as bench:  # fmt: skip
+        assert bench.stdout is not None
+        spinner = int(bench.stdout.readline())
+        bench.kill()
+    deadline = time.monotonic() + 30
+    while spinner in proc_tree.live_processes() and time.monotonic() < deadline:
+        time.sleep(0.05)
+    assert spinner not in proc_tree.live_processes()
 
 
 SETTING_CHECK = """
