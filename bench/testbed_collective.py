@@ -752,8 +752,10 @@ JUDGED_8_LOCAL = tagged("advice8", "aef", local=True)
 IDLE_K_6 = tagged("idlek", "abcd")
 IDLE_K_7 = tagged("idlek7", "abcde")
 IDLE_K_8 = tagged("idlek8", "abcdef")
-# Set G, held out for the eighth advice's rules with the idle k, against both defaults.
+# Set G, held out for the eighth advice's rules with the idle k, against both defaults; sets
+# A-F again against the defaults through ion1 (idle-k8 has them against the direct defaults).
 IDLE_K_8_HELD_OUT: Judged = (("idlek-g", PATTERNS_G),)
+IDLE_K_8_FORWARDED = tagged("idlek8r", "abcdef")
 
 
 def judged_section(mpi: str, judged: Judged, where: str = "") -> list[str]:
@@ -1000,6 +1002,10 @@ def report(args: argparse.Namespace) -> int:
     with tempfile.TemporaryDirectory(prefix="iorelay-idle-k-") as tmp:
         idle += same_as(platform_variant(platform, Path(tmp), with_idle_k), MPIS, IDLE_K_8,
                         "Sets A-F (idle-k8.md, against the direct defaults only)")  # fmt: skip
+    idle += ["# Sets A-F against the defaults through ion1", "",
+             "`--configs default-iorelay,advised --idle-k --tag idlek8r[b-f]`.", ""]  # fmt: skip
+    for mpi in MPIS:
+        idle += judged_section(mpi, IDLE_K_8_FORWARDED)
     if any(load_rows(f"{mpi}-{tag}") for mpi in MPIS for tag, _ in IDLE_K_8_HELD_OUT):
         (OUT / "idle-k-g.md").write_text("\n".join(idle) + "\n")
         lines += idle[2:]
