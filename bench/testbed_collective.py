@@ -874,6 +874,25 @@ def judged_page(title: str, rule: str, sets: tuple[tuple[Judged, str], ...]) -> 
     return lines
 
 
+def idle_k_page(platform: Path) -> list[str]:
+    """The eighth advice with the idle k: set G (held out) against both defaults, whether the
+    rules still give sets A-F their idle-k8 runs' settings, and A-F against the defaults through
+    ion1."""
+    idle = judged_page(
+        "The eighth advice with the idle testbed's k",
+        f"`--idle-k`: k = {IDLE_K} for every MPI, not yet platforms/testbed.json's",
+        ((IDLE_K_8_HELD_OUT, " (set G, held out)"),),
+    )
+    with tempfile.TemporaryDirectory(prefix="iorelay-idle-k-") as tmp:
+        idle += same_as(platform_variant(platform, Path(tmp), with_idle_k), MPIS, IDLE_K_8,
+                        "Sets A-F (idle-k8.md, against the direct defaults only)")  # fmt: skip
+    idle += ["# Sets A-F against the defaults through ion1", "",
+             "`--configs default-iorelay,advised --idle-k --tag idlek8r[b-f]`.", ""]  # fmt: skip
+    for mpi in MPIS:
+        idle += judged_section(mpi, IDLE_K_8_FORWARDED)
+    return idle
+
+
 def report(args: argparse.Namespace) -> int:
     platform = platform_path(args.platform)
     ks = {mpi: collective_advice.measured_saturation_point(platform, mpi) for mpi in MPIS}
@@ -994,19 +1013,8 @@ def report(args: argparse.Namespace) -> int:
                        ("advice8.md", eighth)):  # fmt: skip
         (OUT / page).write_text("\n".join(text) + "\n")
         lines += text[2:]
-    idle = judged_page(
-        "The eighth advice with the idle testbed's k",
-        f"`--idle-k`: k = {IDLE_K} for every MPI, not yet platforms/testbed.json's",
-        ((IDLE_K_8_HELD_OUT, " (set G, held out)"),),
-    )
-    with tempfile.TemporaryDirectory(prefix="iorelay-idle-k-") as tmp:
-        idle += same_as(platform_variant(platform, Path(tmp), with_idle_k), MPIS, IDLE_K_8,
-                        "Sets A-F (idle-k8.md, against the direct defaults only)")  # fmt: skip
-    idle += ["# Sets A-F against the defaults through ion1", "",
-             "`--configs default-iorelay,advised --idle-k --tag idlek8r[b-f]`.", ""]  # fmt: skip
-    for mpi in MPIS:
-        idle += judged_section(mpi, IDLE_K_8_FORWARDED)
     if any(load_rows(f"{mpi}-{tag}") for mpi in MPIS for tag, _ in IDLE_K_8_HELD_OUT):
+        idle = idle_k_page(platform)
         (OUT / "idle-k-g.md").write_text("\n".join(idle) + "\n")
         lines += idle[2:]
     for page, advice, rules, judged in (
