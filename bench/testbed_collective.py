@@ -618,15 +618,23 @@ def without_interleaved_point(collective: dict[str, Any]) -> None:
 
 
 # k of every MPI on the idle testbed, three times on 2026-12-07 (collective-saturation-testbed-M-
-# day2-repeat.md, -repeat2.md, -repeat3.md); the platform keeps the first day's (loaded) values
-# until a later day agrees. The count section shows what the rule would choose with it.
+# day2-repeat.md, -repeat2.md, -repeat3.md), platforms/testbed.json's since the runs of set G;
+# `--idle-k` set it for the previews and set G, while the platform had the first day's.
 IDLE_K = "1MiB"
+# The first day's k (2026-12-06, a loaded machine), which the advice up to the eighth used: the
+# count section and the eighth advice's page compare with it.
+FIRST_DAY_K = {"ompio": "64MiB", "romio321": "16MiB", "mpich": "4MiB"}
 
 
 def with_idle_k(collective: dict[str, Any]) -> None:
     collective["saturation_point"] = IDLE_K
     collective["saturation_point_by_mpi"] = {
         m: IDLE_K for m in collective.get("saturation_point_by_mpi", {})}  # fmt: skip
+
+
+def with_first_day_k(collective: dict[str, Any]) -> None:
+    collective["saturation_point"] = FIRST_DAY_K["ompio"]  # OMPIO's was the platform's default
+    collective["saturation_point_by_mpi"] = dict(FIRST_DAY_K)
 
 
 def interleaved_count_section(platform: Path) -> list[str]:
@@ -638,24 +646,25 @@ def interleaved_count_section(platform: Path) -> list[str]:
              "Share of patterns where a rule's count reaches >= 0.9 of the best measured "
              "cb_nodes (medians of 5). New: the interleaved spread point for interleaved calls "
              "(collective.spread_point_interleaved_by_mpi); old: the contiguous one for all "
-             f"calls; idle k: the new rule with k = {IDLE_K} for every MPI (the idle testbed's, "
-             "not yet the platform's); C&G: ceil(bytes per call / k) alone; baselines: always 1, "
-             "always one aggregator per host.", "",
-             "| MPI | patterns | new | old | idle k | C&G | always 1 | one per host | misses of "
-             "the new | misses with idle k |",
+             "calls; first-day k: the new rule with the first day's k (" + ", ".join(
+                 f"{m} {k}" for m, k in FIRST_DAY_K.items()) + ", a loaded machine); C&G: "
+             "ceil(bytes per call / k) alone; baselines: always 1, always one aggregator per "
+             "host.", "",
+             "| MPI | patterns | new | old | first-day k | C&G | always 1 | one per host | misses "
+             "of the new | misses with first-day k |",
              "|---|---|---|---|---|---|---|---|---|---|"]  # fmt: skip
     detail = ["", "| MPI | pattern | bytes/call | cb1 | cb2 | cb3 | new A | old A | new / best |",
               "|---|---|---:|---:|---:|---:|---:|---:|---:|"]  # fmt: skip
     with tempfile.TemporaryDirectory(prefix="iorelay-old-rule-") as tmp:
         old_platform = platform_variant(platform, Path(tmp), without_interleaved_point)
-        idle_platform = platform_variant(platform, Path(tmp), with_idle_k)
+        first_day = platform_variant(platform, Path(tmp), with_first_day_k)
         for mpi in MPIS:
             k = collective_advice.measured_saturation_point(platform, mpi)
             for label, patterns, tag in sets:
                 rows = load_rows(f"{mpi}{tag}")
                 med = medians([r for r in rows if r["settings"].startswith("cb")])
-                hits = {n: 0 for n in ("new", "old", "idle k", "C&G", "1", "hosts")}
-                misses: dict[str, list[str]] = {"new": [], "idle k": []}
+                hits = {n: 0 for n in ("new", "old", "first-day k", "C&G", "1", "hosts")}
+                misses: dict[str, list[str]] = {"new": [], "first-day k": []}
                 total = 0
                 for p in patterns:
                     cbs = {a: med[(p.name, f"cb{a}")] for a in range(1, p.hosts + 1)
@@ -666,7 +675,7 @@ def interleaved_count_section(platform: Path) -> list[str]:
                     best = max(cbs.values())
                     counts = {"new": advice_for(p, 0, platform, mpi).aggregators,
                               "old": advice_for(p, 0, old_platform, mpi).aggregators,
-                              "idle k": advice_for(p, 0, idle_platform, mpi).aggregators,
+                              "first-day k": advice_for(p, 0, first_day, mpi).aggregators,
                               "C&G": plain_rule_count(p, k), "1": 1, "hosts": p.hosts}  # fmt: skip
                     for name, a in counts.items():
                         hits[name] += cbs[a] / best >= 0.9
@@ -874,15 +883,69 @@ def judged_page(title: str, rule: str, sets: tuple[tuple[Judged, str], ...]) -> 
     return lines
 
 
+def summary_table(sources: tuple[tuple[Judged, str], ...]) -> list[str]:
+    """One row per pattern, one cell per MPI: the advice over the direct defaults, then over the
+    defaults through ion1, each as `iorelay analyze` judged it (bold: significantly better,
+    italic: significantly worse), "-> ion1" where the advice forwarded; the counts below it.
+    `sources`: the judged runs and the comparison (a CSV suffix) each holds."""
+    comparisons = ("advised-vs-default", "advised-vs-default-iorelay")
+    found: dict[tuple[str, str, str], tuple[float, str]] = {}
+    forwarded: set[tuple[str, str]] = set()
+    order: dict[str, Pattern] = {}
+    for judged, comparison in sources:
+        for tag, patterns in judged:
+            order |= {p.name: p for p in patterns}
+            for mpi in MPIS:
+                csv = OUT / f"{mpi}-{tag}-{comparison}.csv"
+                if not csv.exists():
+                    continue
+                for name, v in verdicts(csv, patterns, advised="advised").items():
+                    found[name, mpi, comparison] = v
+                rows = load_rows(f"{mpi}-{tag}")
+                forwarded |= {(p.name, mpi) for p in patterns
+                              if (recorded_config(rows, p.name) or {}).get("ionodes")}  # fmt: skip
+
+    def cell(name: str, mpi: str, comparison: str) -> str:
+        if (name, mpi, comparison) not in found:
+            return "-"
+        ratio, said = found[name, mpi, comparison]
+        mark = "**" if said.startswith("advised better") else "*" if "WORSE" in said else ""
+        return f"{mark}{ratio:.2f}{mark}"
+
+    lines = ["| pattern (bytes per call) | " + " | ".join(MPIS) + " |",
+             "|---|" + "---|" * len(MPIS)]  # fmt: skip
+    for name, p in order.items():
+        cells = [("-> ion1: " if (name, mpi) in forwarded else "")
+                 + ", ".join(cell(name, mpi, c) for c in comparisons) for mpi in MPIS]  # fmt: skip
+        lines.append(f"| {name} ({units.format_bytes(p.bytes_per_call)}) | {' | '.join(cells)} |")
+    lines.append("")
+    for c in comparisons:
+        said = [v for (_, _, comparison), v in found.items() if comparison == c]
+        worse = sum("WORSE" in x for _, x in said)
+        better = sum(x.startswith("advised better") for _, x in said)
+        high = sum(r >= 1.5 for r, _ in said)
+        lines.append(f"- {c}: {len(said)} pairs, {worse} significantly worse, {better} "
+                     f"significantly better, {high} at >= 1.5x")  # fmt: skip
+    return [*lines, ""]
+
+
 def idle_k_page(platform: Path) -> list[str]:
     """The eighth advice with the idle k: set G (held out) against both defaults, whether the
     rules still give sets A-F their idle-k8 runs' settings, and A-F against the defaults through
     ion1."""
     idle = judged_page(
-        "The eighth advice with the idle testbed's k",
-        f"`--idle-k`: k = {IDLE_K} for every MPI, not yet platforms/testbed.json's",
+        "The eighth advice with the idle testbed's k (the current advice)",
+        f"`--idle-k`: k = {IDLE_K} for every MPI, as platforms/testbed.json now has it",
         ((IDLE_K_8_HELD_OUT, " (set G, held out)"),),
     )
+    idle += ["# Every testbed pattern: advised / direct defaults, advised / defaults through ion1",
+             "", "Sets A-F against the direct defaults from idle-k8.md's runs, against the "
+             "defaults through ion1 from the idlek8r runs below; set G both from its own runs.",
+             ""]  # fmt: skip
+    idle += summary_table(((IDLE_K_8, "advised-vs-default"),
+                           (IDLE_K_8_FORWARDED, "advised-vs-default-iorelay"),
+                           (IDLE_K_8_HELD_OUT, "advised-vs-default"),
+                           (IDLE_K_8_HELD_OUT, "advised-vs-default-iorelay")))  # fmt: skip
     with tempfile.TemporaryDirectory(prefix="iorelay-idle-k-") as tmp:
         idle += same_as(platform_variant(platform, Path(tmp), with_idle_k), MPIS, IDLE_K_8,
                         "Sets A-F (idle-k8.md, against the direct defaults only)")  # fmt: skip
@@ -890,6 +953,13 @@ def idle_k_page(platform: Path) -> list[str]:
              "`--configs default-iorelay,advised --idle-k --tag idlek8r[b-f]`.", ""]  # fmt: skip
     for mpi in MPIS:
         idle += judged_section(mpi, IDLE_K_8_FORWARDED)
+    idle += ["# The two pairs judged significantly worse, again with 10 runs a side", "",
+             "ROMIO E6 against the direct defaults (`--set e --patterns E6 --configs "
+             "default,advised --reps 10 --tag idlek8e-repeat`) and D1 against the defaults "
+             "through ion1 (`--set d --patterns D1 --configs default-iorelay,advised --reps 10 "
+             "--tag idlek8rd-repeat`), with the platform's k.", ""]  # fmt: skip
+    idle += judged_section("romio321", (("idlek8e-repeat", PATTERNS_E),
+                                        ("idlek8rd-repeat", PATTERNS_D)))  # fmt: skip
     return idle
 
 
@@ -987,8 +1057,13 @@ def report(args: argparse.Namespace) -> int:
         ((JUDGED_8_AGAIN, " (sets A-E, MPICH and OMPIO again)"),
          (JUDGED_8_HELD_OUT, " (set F, held out)")),
     )  # fmt: skip
-    eighth += same_as(platform, ("romio321",), (*JUDGED_6, *JUDGED_6_HELD_OUT, *JUDGED_7_HELD_OUT),
-                      "ROMIO on sets A-E (advice6.md, advice7.md)")  # fmt: skip
+    with tempfile.TemporaryDirectory(prefix="iorelay-first-day-k-") as tmp:
+        eighth += same_as(
+            platform_variant(platform, Path(tmp), with_first_day_k),
+            ("romio321",),
+            (*JUDGED_6, *JUDGED_6_HELD_OUT, *JUDGED_7_HELD_OUT),
+            "ROMIO on sets A-E (advice6.md, advice7.md), with the first day's k",
+        )
     for mpi in MPIS:
         eighth += judged_section(mpi, JUDGED_8_LOCAL, "local-")
     eighth += ["# The pairs judged significantly worse, again with 10 runs a side", "",
@@ -1023,10 +1098,9 @@ def report(args: argparse.Namespace) -> int:
         ("idle-k8.md", "the eighth advice", "with the eighth advice's rules", IDLE_K_8),
     ):
         preview = [f"# A preview: {advice} with the idle testbed's k", "",
-                   f"`--idle-k`: k = {IDLE_K} for every MPI instead of platforms/testbed.json's "
-                   f"first-day values, {rules}; `default` and `advised` alternating, 5 "
-                   "repetitions. Not the current advice: the platform keeps its k until a "
-                   "second idle day agrees.", ""]  # fmt: skip
+                   f"`--idle-k`: k = {IDLE_K} for every MPI instead of the first day's values "
+                   f"platforms/testbed.json had then, {rules}; `default` and `advised` "
+                   "alternating, 5 repetitions.", ""]  # fmt: skip
         for mpi in MPIS:
             for tag, patterns in judged:
                 preview += decision_section(f"{mpi}-{tag}", f"{mpi}-{tag}", patterns)
@@ -1062,8 +1136,9 @@ def main() -> int:
     ap.add_argument("--only-direct", action="store_true",
                     help="only the patterns where the advice goes direct")  # fmt: skip
     ap.add_argument("--idle-k", action="store_true",
-                    help=f"the advice with k = {IDLE_K} for every MPI (the idle testbed's), not "
-                    "the platform's: a preview; the platform file is not changed")  # fmt: skip
+                    help=f"the advice with k = {IDLE_K} for every MPI (the idle testbed's, now "
+                    "also platforms/testbed.json's), whatever the platform file says; the file "
+                    "is not changed")  # fmt: skip
     ap.add_argument("--max-minutes", type=float, default=19.0, help="stop starting runs after")
     ap.add_argument("--report", action="store_true", help="tables from the saved runs")
     args = ap.parse_args()
