@@ -93,16 +93,6 @@ def run(args: argparse.Namespace, size: int, directory: str) -> float:
     return float(phase["bandwidth_mib_s"])
 
 
-def wait_until_quiet(max_load: float, minutes: float) -> bool:
-    """True once the 1-minute load average is at most max_load, polling for `minutes`."""
-    deadline = time.monotonic() + minutes * 60
-    while float(testbed_mpiio.load().split()[0]) > max_load:
-        if time.monotonic() > deadline:
-            return False
-        time.sleep(5)
-    return True
-
-
 @contextlib.contextmanager
 def spinning(processes: int) -> Iterator[list[subprocess.Popen[bytes]]]:
     """`processes` processes that spin on the CPU until the block ends (none for 0). Each in a
@@ -132,10 +122,7 @@ def main() -> int:
     ap.add_argument("--platform-out", type=Path)
     ap.add_argument("--out", type=Path)
     ap.add_argument("--testbed", metavar="HOST", help="ranks on this testbed compute host")
-    ap.add_argument("--max-load", type=float, default=2.0,
-                    help="start only at or below this 1-minute load average")  # fmt: skip
-    ap.add_argument("--wait-minutes", type=float, default=5.0,
-                    help="how long to wait for it before refusing")  # fmt: skip
+    testbed_mpiio.add_quiet_options(ap)
     ap.add_argument("--background-load", type=int, default=0, metavar="N",
                     help="N processes spinning on the CPU during the runs")  # fmt: skip
     args = ap.parse_args()
@@ -147,11 +134,7 @@ def main() -> int:
             return status
         args.dir = str(testbed_mpiio.SHARED_PATH)
     # The load before each later run includes what this bench's own ranks left behind.
-    if not wait_until_quiet(args.max_load, args.wait_minutes):
-        print(f"collective_saturation: the 1-minute load average stayed above --max-load "
-              f"{args.max_load} for {args.wait_minutes} minutes ({testbed_mpiio.load()}); k "
-              "measured on a busy machine measures its load. Stop what runs, or raise "
-              "--max-load and say so beside the result.", file=sys.stderr)  # fmt: skip
+    if not testbed_mpiio.quiet("collective_saturation", "k", args):
         return 2
     rows = []
     with (

@@ -29,6 +29,10 @@ gaps between the tile rows: the several-requests-per-call shape of an interleave
 ROMIO's and MPICH's two-phase I/O gather whatever the count. Same ladder of call sizes, same
 counts (1 and 3); writes collective-spread-interleaved-testbed-COMPONENT.md and .json, the
 point goes to collective.spread_point_interleaved_by_mpi.
+
+It starts only on a quiet machine (--max-load, default 2, and --wait-minutes, as
+bench/collective_saturation.py): the testbed's hosts share this machine's 2 cores, and the
+points of 2026-12-06 were measured at load 14-19.
 """
 
 from __future__ import annotations
@@ -85,11 +89,15 @@ def main() -> int:
     )
     ap.add_argument("--out", type=Path)
     ap.add_argument("--from-json", type=Path, help="report the runs saved here, measure nothing")
+    testbed_mpiio.add_quiet_options(ap)
     args = ap.parse_args()
     sizes = [units.parse_bytes(s) for s in args.sizes.split(",") if s]
     if args.from_json:
         saved = json.loads(args.from_json.read_text())
         return report(args, sizes, saved["runs"], saved["command"])
+    # Before the allocation (not holding it while waiting), and again inside it.
+    if not testbed_mpiio.quiet("collective_spread", "a spread point", args):
+        return 2
     status = testbed_mpiio.in_allocation(HOSTS)
     if status is not None:
         return status

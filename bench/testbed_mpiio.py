@@ -10,12 +10,14 @@ files go to the testbed's GlusterFS (SHARED_PATH, the same path on every host).
 
 from __future__ import annotations
 
+import argparse
 import json
 import os
 import shlex
 import subprocess
 import sys
 import tempfile
+import time
 from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any
@@ -119,6 +121,30 @@ def phase_mib_s(result: Mapping[str, Any], operation: str = "write") -> float:
 def load() -> str:
     """The 1-, 5- and 15-minute load averages, as /proc/loadavg gives them."""
     return " ".join(Path("/proc/loadavg").read_text().split()[:3])
+
+
+def add_quiet_options(ap: argparse.ArgumentParser) -> None:
+    """--max-load and --wait-minutes, for a bench that measures only on a quiet machine."""
+    ap.add_argument("--max-load", type=float, default=2.0,
+                    help="start only at or below this 1-minute load average")  # fmt: skip
+    ap.add_argument("--wait-minutes", type=float, default=5.0,
+                    help="how long to wait for it before refusing")  # fmt: skip
+
+
+def quiet(bench: str, what: str, args: argparse.Namespace) -> bool:
+    """True once the 1-minute load average is at most args.max_load, polling for
+    args.wait_minutes; else says why `bench` will not measure `what` now, and False. (On the
+    testbed the hosts share this machine's cores: a busy machine's figures measure its load.)"""
+    deadline = time.monotonic() + args.wait_minutes * 60
+    while float(load().split()[0]) > args.max_load:
+        if time.monotonic() > deadline:
+            print(f"{bench}: the 1-minute load average stayed above --max-load {args.max_load} "
+                  f"for {args.wait_minutes} minutes ({load()}); {what} measured on a busy "
+                  "machine measures its load. Stop what runs, or raise --max-load and say so "
+                  "beside the result.", file=sys.stderr)  # fmt: skip
+            return False
+        time.sleep(5)
+    return True
 
 
 def bench_local(

@@ -13,6 +13,8 @@ import sys
 import time
 from pathlib import Path
 
+import pytest
+
 from iorelay import proc_tree
 
 BENCH = Path(__file__).resolve().parents[2] / "bench"
@@ -99,12 +101,16 @@ def test_ior_hints_file_and_summary() -> None:
     assert got["parsed"] == {"bandwidth_mib_s": 191.06, "time_s": 0.01047, "file_hints": hints}
 
 
-def test_saturation_bench_refuses_a_busy_machine() -> None:
-    """bench/collective_saturation.py measures k only on a quiet machine: a load above
-    --max-load for --wait-minutes is refused by name, before any run."""
-    out = subprocess.run([sys.executable, "collective_saturation.py", "--max-load", "-1",
-                          "--wait-minutes", "0"], cwd=BENCH, capture_output=True, text=True,
-                         timeout=120, check=False)  # fmt: skip
+@pytest.mark.parametrize(
+    "bench", [["collective_saturation.py"], ["collective_spread.py", "--component", "ompio"]]
+)
+def test_collective_benches_refuse_a_busy_machine(bench: list[str]) -> None:
+    """bench/collective_saturation.py measures k, bench/collective_spread.py a spread point,
+    only on a quiet machine: a load above --max-load for --wait-minutes is refused by name,
+    before any run."""
+    out = subprocess.run([sys.executable, *bench, "--max-load", "-1", "--wait-minutes", "0"],
+                         cwd=BENCH, capture_output=True, text=True, timeout=120,
+                         check=False)  # fmt: skip
     assert out.returncode == 2 and out.stdout == ""
     assert "load average stayed above --max-load -1.0" in out.stderr
 
