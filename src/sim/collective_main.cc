@@ -48,7 +48,19 @@ cli::OptionTable Table(Options* o) {
       .Add(cli::Integer("max-per-node", "M", &s.max_per_node, 1, 1 << 16,
                         "cb_config_list *:M, at most M aggregators per node (1)"))
       .Add(cli::Flag("packed", &s.packed, "pack the aggregators onto few nodes (default: spread)"))
-      .Add(cli::Bytes("cb-buffer-size", "SIZE", &s.cb_buffer_bytes, "cb_buffer_size (16MiB)"))
+      .Add(cli::Bytes("cb-buffer-size", "SIZE", &s.cb_buffer_bytes,
+                      "cb_buffer_size (16MiB); with --plan ompio each group's cycle, half of "
+                      "io_ompio_bytes_per_agg"))
+      .Add(cli::Choice<CollectivePlan>(
+          "plan", &s.plan, {{"romio", CollectivePlan::kRomio}, {"ompio", CollectivePlan::kOmpio}},
+          "whose collective write: ROMIO's two-phase cycles (romio), or OMPIO's groups with a "
+          "cycle's exchange overlapping the last cycle's writes (ompio)"))
+      .Add(cli::Choice<collective::Segmentation>(
+          "segmentation", &s.segmentation,
+          {{"dynamic", collective::Segmentation::kDynamic},
+           {"static", collective::Segmentation::kStatic}},
+          "with --plan ompio: each cycle takes the group's next bytes in file order (dynamic) or "
+          "an even share of every rank's (static)"))
       .Add(cli::Integer("stripe-count", "C", &s.stripe_count, 1, 1 << 20,
                         "the file's stripe count (1)"))
       .Add(cli::Bytes("stripe-size", "SIZE", &s.stripe_bytes, "the file's stripe size (1MiB)"))

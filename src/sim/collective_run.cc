@@ -1,6 +1,7 @@
 // A collective write cycle by cycle: the exchange (one flow per pair of nodes, started together,
 // all finished before the writes, as ROMIO's every rank takes part in every cycle), then each
-// aggregator's writes of its window through its client; independent I/O has no exchange.
+// aggregator's writes of its window through its client; with OMPIO's plan the next cycle's
+// exchange runs during those writes (two buffers). Independent I/O has no exchange.
 #include "sim/collective_run.h"
 
 #include <fmt/format.h>
@@ -16,6 +17,8 @@
 #include <simgrid/s4u/Mutex.hpp>
 
 #include "collective/aggregators.h"
+#include "collective/ompio_cycles.h"
+#include "collective/split_merge.h"
 #include "collective/two_phase.h"
 #include "common/units.h"
 #include "sim/network.h"
@@ -61,24 +64,85 @@ Result<collective::AggregatorChoice> Choose(const CollectiveSpec& spec) {
   return choice;
 }
 
-// Each call's plan: the ranks' pieces of that call, in domains of the Lustre rule on a parallel
-// file system (ROMIO's Lustre driver), even domains on NFS.
+// Call c's pieces: rank r's bytes_per_rank at (c * ranks + r) * bytes_per_rank.
+std::vector<collective::RankExtent> CallExtents(const CollectiveSpec& spec, uint32_t c) {
+  std::vector<collective::RankExtent> extents;
+  const uint32_t ranks = spec.Ranks();
+  for (uint32_t r = 0; r < ranks; ++r) {
+    extents.push_back({static_cast<int32_t>(r), (uint64_t{c} * ranks + r) * spec.bytes_per_rank,
+                       spec.bytes_per_rank});
+  }
+  return extents;
+}
+
+// OMPIO's groups for one call's `extents`: split/merge around k without cb_nodes; else cb_nodes
+// (io_ompio_num_aggregators), or one per node, groups of consecutive ranks as even as possible.
+// `reasons` (when given) says which.
+Result<std::vector<collective::RankGroup>> OmpioGroups(
+    const CollectiveSpec& spec, const std::vector<collective::RankExtent>& extents,
+    std::vector<std::string>* reasons) {
+  if (spec.cb_nodes == 0 && spec.saturation_point_bytes > 0) {
+    auto groups = collective::SplitMerge(extents, spec.saturation_point_bytes);
+    if (groups.ok() && reasons != nullptr) {
+      reasons->push_back(
+          fmt::format("OMPIO: split/merge around k = {}: {} group(s), the first "
+                      "rank of each aggregating",
+                      units::FormatBytes(spec.saturation_point_bytes), groups->size()));
+    }
+    return groups;
+  }
+  const uint32_t ranks = spec.Ranks();
+  const uint32_t count = spec.cb_nodes > 0 ? static_cast<uint32_t>(spec.cb_nodes) : spec.nodes;
+  if (count > ranks) {
+    return Status::InvalidArgument(
+        fmt::format("cb_nodes {} is more OMPIO groups than the {} ranks", count, ranks));
+  }
+  std::vector<collective::RankGroup> groups(count);
+  for (const collective::RankExtent& e : extents) {
+    collective::RankGroup& g = groups[uint64_t{static_cast<uint32_t>(e.rank)} * count / ranks];
+    g.ranks.push_back(e.rank);
+    g.bytes += e.bytes;
+  }
+  if (reasons != nullptr) {
+    reasons->push_back(
+        fmt::format("OMPIO: {} group(s) of consecutive ranks ({}), the first "
+                    "rank of each aggregating",
+                    count, spec.cb_nodes > 0 ? "io_ompio_num_aggregators" : "one per node"));
+  }
+  return groups;
+}
+
+// Each call's plan, with the aggregators and the reasons for their count in `out`. ROMIO: the
+// ranks' pieces of the call in domains of the Lustre rule on a parallel file system (ROMIO's
+// Lustre driver), even domains on NFS. OMPIO: its groups' cycles.
 Result<std::vector<std::vector<collective::Cycle>>> Plans(const Platform& platform,
                                                           const CollectiveSpec& spec,
-                                                          int32_t aggregators) {
+                                                          CollectiveResult* out) {
   std::vector<std::vector<collective::Cycle>> plans;
+  if (spec.plan == CollectivePlan::kOmpio) {
+    const collective::OmpioSpec ompio{spec.cb_buffer_bytes, spec.segmentation};
+    for (uint32_t c = 0; c < spec.calls; ++c) {
+      const auto extents = CallExtents(spec, c);
+      // Every call has the first one's shape, so the first one's groups and aggregators.
+      auto groups = OmpioGroups(spec, extents, c == 0 ? &out->reasons : nullptr);
+      if (!groups.ok()) return groups.status();
+      if (c == 0) out->aggregators = collective::GroupAggregators(*groups);
+      auto plan = collective::PlanOmpio(extents, *groups, ompio);
+      if (!plan.ok()) return plan.status();
+      plans.push_back(std::move(*plan));
+    }
+    return plans;
+  }
+  auto choice = Choose(spec);
+  if (!choice.ok()) return choice.status();
+  out->aggregators = choice->ranks;
+  out->reasons = choice->reasons;
   collective::TwoPhaseSpec two;
-  two.aggregators = aggregators;
+  two.aggregators = static_cast<int32_t>(out->aggregators.size());
   two.stripe_size_bytes = platform.storage.kind == StorageKind::kPfs ? spec.stripe_bytes : 0;
   two.cb_buffer_bytes = spec.cb_buffer_bytes;
-  const uint32_t ranks = spec.Ranks();
   for (uint32_t c = 0; c < spec.calls; ++c) {
-    std::vector<collective::RankExtent> extents;
-    for (uint32_t r = 0; r < ranks; ++r) {
-      extents.push_back({static_cast<int32_t>(r), (uint64_t{c} * ranks + r) * spec.bytes_per_rank,
-                         spec.bytes_per_rank});
-    }
-    auto plan = collective::PlanTwoPhase(extents, two);
+    auto plan = collective::PlanTwoPhase(CallExtents(spec, c), two);
     if (!plan.ok()) return plan.status();
     plans.push_back(std::move(*plan));
   }
@@ -188,6 +252,14 @@ Status ValidateCollective(const Platform& platform, const CollectiveSpec& spec) 
         spec.stripe_count, targets, platform.name, targets));
   }
   if (!spec.collective) return Status::Ok();
+  if (spec.plan == CollectivePlan::kOmpio) {
+    if (spec.packed || spec.max_per_node != 1) {
+      return bad(
+          "packed aggregators and max_per_node (cb_config_list) are ROMIO's: OMPIO's "
+          "aggregators are its groups' first ranks");
+    }
+    return OmpioGroups(spec, CallExtents(spec, 0), nullptr).status();
+  }
   return Choose(spec).status();
 }
 
@@ -197,10 +269,7 @@ Result<CollectiveResult> RunCollective(const Platform& platform, const Collectiv
   CollectiveResult out;
   std::vector<std::vector<collective::Cycle>> plans;
   if (spec.collective) {
-    auto choice = Choose(spec);
-    out.aggregators = choice->ranks;
-    out.reasons = choice->reasons;
-    auto planned = Plans(platform, spec, static_cast<int32_t>(out.aggregators.size()));
+    auto planned = Plans(platform, spec, &out);
     if (!planned.ok()) return planned.status();
     plans = std::move(*planned);
   }
@@ -218,6 +287,12 @@ Result<CollectiveResult> RunCollective(const Platform& platform, const Collectiv
     storage.Metadata(hosts.compute[0], nullptr,
                      spec.write ? MetadataOp::kCreate : MetadataOp::kOpen, /*directory=*/0, kFile);
     std::vector<sg4::ActorPtr> writers;
+    const auto join_writers = [&] {
+      for (const sg4::ActorPtr& a : writers) a->join();
+      writers.clear();
+    };
+    // OMPIO's two buffers: a cycle's exchange while the previous cycle's writes run.
+    const bool overlap = spec.write && spec.plan == CollectivePlan::kOmpio;
     if (spec.collective) {
       for (const auto& plan : plans) {
         for (const collective::Cycle& cycle : plan) {
@@ -225,19 +300,20 @@ Result<CollectiveResult> RunCollective(const Platform& platform, const Collectiv
           if (spec.write) {
             out.exchanged_bytes += Exchange(cycle, out.aggregators, spec, hosts.compute);
           }
+          join_writers();  // one cycle's writes at a time
           for (const collective::AggregatorWrite& w : cycle.writes) {
             sg4::Host* host = host_of(static_cast<uint32_t>(out.aggregators[w.aggregator]));
             writers.push_back(sg4::Actor::create("aggregator", host, [&, host, w] {
               ClientIo(&storage, host, w.ranges, spec, &out.storage_calls);
             }));
           }
-          for (const sg4::ActorPtr& a : writers) a->join();
-          writers.clear();
+          if (!overlap) join_writers();
           if (!spec.write) {
             out.exchanged_bytes += Exchange(cycle, out.aggregators, spec, hosts.compute);
           }
           ++out.cycles;
         }
+        join_writers();  // the call returns once its last writes are done
       }
     } else {
       for (uint32_t r = 0; r < spec.Ranks(); ++r) {
@@ -289,8 +365,15 @@ nlohmann::json CollectiveJson(const Platform& platform, const CollectiveSpec& sp
   if (spec.collective) {
     j["aggregators"] = r.aggregators;
     j["aggregator_count"] = r.aggregators.size();
-    j["placement"] = spec.packed ? "packed" : "spread";
-    j["max_per_node"] = spec.max_per_node;
+    const bool ompio = spec.plan == CollectivePlan::kOmpio;
+    j["plan"] = ompio ? "ompio" : "romio";
+    if (ompio) {
+      j["segmentation"] =
+          spec.segmentation == collective::Segmentation::kStatic ? "static" : "dynamic";
+    } else {
+      j["placement"] = spec.packed ? "packed" : "spread";
+      j["max_per_node"] = spec.max_per_node;
+    }
     if (spec.saturation_point_bytes > 0) {
       j["saturation_point"] = units::FormatBytes(spec.saturation_point_bytes);
     }

@@ -12,10 +12,18 @@
 #include <string>
 #include <vector>
 
+#include "collective/ompio_cycles.h"
 #include "common/status.h"
 #include "sim/platform.h"
 
 namespace iorelay::sim {
+
+// Whose collective plan. ROMIO's two-phase I/O (collective::PlanTwoPhase): the aggregators' file
+// domains, one cb_buffer_size window after another, each cycle's exchange done before its
+// writes and its writes before the next exchange. OMPIO's (collective::PlanOmpio): groups of
+// consecutive ranks, the first of each aggregating; its fcoll components (vulcan, dynamic_gen2)
+// keep two cycle buffers, so a write's exchange for cycle c + 1 runs while cycle c is written.
+enum class CollectivePlan { kRomio, kOmpio };
 
 // IOR's shared-file pattern with -c: in call c, rank r writes bytes_per_rank contiguous bytes at
 // (c * ranks + r) * bytes_per_rank. Ranks are placed in blocks of ranks_per_node per node.
@@ -36,6 +44,12 @@ struct CollectiveSpec {
   uint64_t saturation_point_bytes = 0;
   bool packed = false;
   uint64_t cb_buffer_bytes = 16 << 20;  // ROMIO's default cb_buffer_size
+  // OMPIO's plan instead (collective only): cb_buffer_bytes is then each group's cycle (half of
+  // io_ompio_bytes_per_agg), taken in static or dynamic segmentation; the groups come from
+  // split/merge around saturation_point_bytes without cb_nodes, else cb_nodes groups
+  // (io_ompio_num_aggregators), else one per node. Its aggregators cannot be packed.
+  CollectivePlan plan = CollectivePlan::kRomio;
+  collective::Segmentation segmentation = collective::Segmentation::kDynamic;
   // The file's layout (lfs setstripe -c -S): 1 <= stripe_count <= the platform's targets.
   int32_t stripe_count = 1;
   uint64_t stripe_bytes = 1 << 20;
@@ -55,7 +69,8 @@ struct CollectiveResult {
   std::vector<std::string> reasons;  // how their count was reached
   uint64_t bytes = 0;                // written (or read) by the storage
   uint64_t exchanged_bytes = 0;      // crossed the network in exchanges (node to another node)
-  uint64_t cycles = 0;               // exchange-and-write rounds, all calls
+  uint64_t cycles = 0;               // exchange-and-write rounds, all calls (with OMPIO's
+                                     // plan a round's exchange overlaps the last one's writes)
   uint64_t storage_calls = 0;        // RPCs
   double simulated_s = 0;  // from the file's create (open) to the last RPC's (exchange's) end
   double wall_s = 0;

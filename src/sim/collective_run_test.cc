@@ -106,6 +106,68 @@ TEST(CollectiveSimTest, TheSaturationPointSetsTheCountWithoutCbNodes) {
   EXPECT_EQ(out["saturation_point"], "2MiB");
 }
 
+// OMPIO's plan: 3 nodes x 4 ranks, 1 MiB each per call, one group of all 12 ranks (cb_nodes 1,
+// rank 0 aggregating), 4 MiB cycles: 3 cycles, each gathering the next 4 MiB in file order, as
+// ROMIO's one aggregator's windows do; the same bytes cross the network (the 8 MiB of nodes 1
+// and 2 per call). OMPIO's exchange for a cycle runs while the last cycle is written, so the same
+// cycles take less time than ROMIO's, where exchange and writes alternate.
+TEST(CollectiveSimTest, OmpioOverlapsACyclesExchangeWithTheLastCyclesWrites) {
+  CollectiveSpec s;
+  s.nodes = 3;
+  s.ranks_per_node = 4;
+  s.cb_nodes = 1;
+  s.cb_buffer_bytes = 4 * kMiB;
+  s.calls = 2;
+  const json romio = RunForked(Load("testbed"), s);
+  s.plan = CollectivePlan::kOmpio;
+  const json ompio = RunForked(Load("testbed"), s);
+  ASSERT_FALSE(romio.contains("error")) << romio.dump();
+  ASSERT_FALSE(ompio.contains("error")) << ompio.dump();
+  EXPECT_EQ(ompio["plan"], "ompio");
+  EXPECT_EQ(ompio["segmentation"], "dynamic");
+  EXPECT_EQ(ompio["aggregators"], json::array({0}));
+  for (const char* key : {"cycles", "exchanged_bytes", "bytes", "storage_calls"}) {
+    EXPECT_EQ(ompio[key], romio[key]) << key;
+  }
+  EXPECT_EQ(ompio["cycles"], 6);
+  EXPECT_EQ(ompio["exchanged_bytes"], 2 * 8 * kMiB);
+  const double overlapped = ompio["simulated_time_s"], alternating = romio["simulated_time_s"];
+  EXPECT_LT(overlapped, 0.95 * alternating) << ompio.dump() << romio.dump();
+  // A read does not overlap: each cycle's reads, then its exchange back, as ROMIO's.
+  s.write = false;
+  const json read = RunForked(Load("testbed"), s);
+  ASSERT_FALSE(read.contains("error")) << read.dump();
+  EXPECT_EQ(read["exchanged_bytes"], 2 * 8 * kMiB);
+}
+
+// OMPIO's groups without cb_nodes: split/merge around k. 12 ranks x 1 MiB is one file-contiguous
+// group of 12 MiB; k = 4 MiB splits it into 3 groups of 4 consecutive ranks, whose first ranks
+// aggregate (one per node here, so nothing crosses the network). Packing is ROMIO's, refused.
+TEST(CollectiveSimTest, OmpioGroupsComeFromSplitMergeAroundK) {
+  CollectiveSpec s;
+  s.nodes = 3;
+  s.ranks_per_node = 4;
+  s.plan = CollectivePlan::kOmpio;
+  s.saturation_point_bytes = 4 * kMiB;
+  s.segmentation = collective::Segmentation::kStatic;
+  const json out = RunForked(Load("testbed"), s);
+  ASSERT_FALSE(out.contains("error")) << out.dump();
+  EXPECT_EQ(out["aggregators"], json::array({0, 4, 8}));
+  EXPECT_EQ(out["segmentation"], "static");
+  EXPECT_EQ(out["exchanged_bytes"], 0);
+  ASSERT_EQ(out["reasons"].size(), 1u);
+  EXPECT_NE(out["reasons"][0].get<std::string>().find("split/merge around k = 4MiB: 3 group(s)"),
+            std::string::npos)
+      << out.dump();
+  s.packed = true;
+  EXPECT_NE(ValidateCollective(Load("testbed"), s).message().find("ROMIO's"), std::string::npos);
+  s.packed = false;
+  s.saturation_point_bytes = 0;
+  s.cb_nodes = 13;
+  EXPECT_NE(ValidateCollective(Load("testbed"), s).message().find("cb_nodes 13"),
+            std::string::npos);
+}
+
 // The platform's measured k, as iorelay-sim-collective --measured-k [--mpi M] takes it: the MPI's
 // own, else the single one; none, or an unknown MPI, is an error naming what is missing.
 TEST(CollectiveSimTest, MeasuredSaturationPointIsTheMpisOwnOrRefused) {
