@@ -947,8 +947,12 @@ def idle_k_page(platform: Path) -> list[str]:
                            (IDLE_K_8_HELD_OUT, "advised-vs-default"),
                            (IDLE_K_8_HELD_OUT, "advised-vs-default-iorelay")))  # fmt: skip
     with tempfile.TemporaryDirectory(prefix="iorelay-idle-k-") as tmp:
-        idle += same_as(platform_variant(platform, Path(tmp), with_idle_k), MPIS, IDLE_K_8,
-                        "Sets A-F (idle-k8.md, against the direct defaults only)")  # fmt: skip
+        idle += same_as(
+            platform_variant(platform, Path(tmp), with_idle_k),
+            MPIS,
+            (*IDLE_K_8, *IDLE_K_8_FORWARDED, *IDLE_K_8_HELD_OUT),
+            "Sets A-F against each default (idle-k8.md and below) and set G",
+        )
     idle += ["# Sets A-F against the defaults through ion1", "",
              "`--configs default-iorelay,advised --idle-k --tag idlek8r[b-f]`.", ""]  # fmt: skip
     for mpi in MPIS:
