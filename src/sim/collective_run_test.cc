@@ -54,6 +54,14 @@ double Bandwidth(const Platform& platform, const CollectiveSpec& spec) {
   return out.value("bandwidth_MBps", 0.0);
 }
 
+// `nodes` x `ranks_per_node` ranks, the rest CollectiveSpec's defaults.
+CollectiveSpec Ranks(uint32_t nodes, uint32_t ranks_per_node) {
+  CollectiveSpec s;
+  s.nodes = nodes;
+  s.ranks_per_node = ranks_per_node;
+  return s;
+}
+
 // Sung et al.'s collective runs: aggregators = OSTs (ROMIO on Lustre), 16 ranks per node, each
 // rank 4 MiB per call, 2 calls, 1 MiB stripes.
 CollectiveSpec Cori(uint32_t nodes, int32_t osts, int32_t max_per_node, bool packed = false) {
@@ -72,9 +80,7 @@ CollectiveSpec Cori(uint32_t nodes, int32_t osts, int32_t max_per_node, bool pac
 TEST(CollectiveSimTest, TheExchangeMovesWhatTheLustreRulePlans) {
   // 2 nodes x 2 ranks, 1 MiB each, 2 stripes, 2 aggregators spread (ranks 0 and 2): stripe s goes
   // to aggregator s mod 2, so ranks 1 and 2 cross the network (1 MiB each), 0 and 3 stay.
-  CollectiveSpec s;
-  s.nodes = 2;
-  s.ranks_per_node = 2;
+  CollectiveSpec s = Ranks(2, 2);
   s.stripe_count = 2;
   s.cb_nodes = 2;
   const json out = RunForked(Load("cori"), s);
@@ -95,9 +101,7 @@ TEST(CollectiveSimTest, TheExchangeMovesWhatTheLustreRulePlans) {
 
 TEST(CollectiveSimTest, TheSaturationPointSetsTheCountWithoutCbNodes) {
   // 8 ranks x 1 MiB per call, k = 2 MiB: ceil(8 / 2) = 4 aggregators, spread over 4 nodes.
-  CollectiveSpec s;
-  s.nodes = 4;
-  s.ranks_per_node = 2;
+  CollectiveSpec s = Ranks(4, 2);
   s.max_per_node = 2;
   s.saturation_point_bytes = 2 * kMiB;
   const json out = RunForked(Load("cori"), s);
@@ -112,9 +116,7 @@ TEST(CollectiveSimTest, TheSaturationPointSetsTheCountWithoutCbNodes) {
 // and 2 per call). OMPIO's exchange for a cycle runs while the last cycle is written, so the same
 // cycles take less time than ROMIO's, where exchange and writes alternate.
 TEST(CollectiveSimTest, OmpioOverlapsACyclesExchangeWithTheLastCyclesWrites) {
-  CollectiveSpec s;
-  s.nodes = 3;
-  s.ranks_per_node = 4;
+  CollectiveSpec s = Ranks(3, 4);
   s.cb_nodes = 1;
   s.cb_buffer_bytes = 4 * kMiB;
   s.calls = 2;
@@ -144,9 +146,7 @@ TEST(CollectiveSimTest, OmpioOverlapsACyclesExchangeWithTheLastCyclesWrites) {
 // group of 12 MiB; k = 4 MiB splits it into 3 groups of 4 consecutive ranks, whose first ranks
 // aggregate (one per node here, so nothing crosses the network). Packing is ROMIO's, refused.
 TEST(CollectiveSimTest, OmpioGroupsComeFromSplitMergeAroundK) {
-  CollectiveSpec s;
-  s.nodes = 3;
-  s.ranks_per_node = 4;
+  CollectiveSpec s = Ranks(3, 4);
   s.plan = CollectivePlan::kOmpio;
   s.saturation_point_bytes = 4 * kMiB;
   s.segmentation = collective::Segmentation::kStatic;
