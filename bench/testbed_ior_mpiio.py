@@ -22,12 +22,11 @@ repetition runs, in an order rotated by one per repetition:
   MCA parameters as OMPI_MCA_* variables of every rank.
 
 Every forwarded run checks the daemon's counters (bytes written >= the bytes IOR wrote), else it
-is a failed run. Rows go to bench/results/testbed-ior-mpiio-M[-PATTERN][-TAG].jsonl (P2's
-without -PATTERN) as they finish (a rerun skips
-the (repetition, configuration) pairs already there, failed ones are kept and tried again);
---report writes bench/results/testbed-ior-mpiio-M.md and the CSVs `iorelay analyze --option
-settings` reads (testbed-ior-mpiio-M-advised-vs-default{,-iorelay}.csv). IOR is built from
-../shared/vendor against OpenMPI or MPICH (bench/vendor_tools.py).
+is a failed run. Rows go to bench/results/NAME.jsonl, NAME = testbed-ior-mpiio-M[-PATTERN][-TAG]
+(P2's without -PATTERN), as they finish (a rerun skips the (repetition, configuration) pairs
+already there, failed ones are kept and tried again); --report writes NAME.md and the CSVs
+`iorelay analyze --option settings` reads (NAME-advised-vs-default{,-iorelay}.csv). IOR is built
+from ../shared/vendor against OpenMPI or MPICH (bench/vendor_tools.py).
 """
 
 from __future__ import annotations

@@ -38,13 +38,15 @@ cli::OptionTable Table(Options* o) {
                      "independent I/O: each rank writes its own pieces"))
       .Add(cli::Flag("read", &o->read, "read the file instead of writing it"))
       .Add(cli::Bytes("saturation-point", "SIZE", &s.saturation_point_bytes,
-                      "without --cb-nodes: ceil(call bytes / k) aggregators (0: one per node)"))
+                      "without --cb-nodes: ceil(call bytes / k) aggregators (with --plan ompio: "
+                      "split/merge's groups around k; 0: one per node)"))
       .Add(cli::Flag("measured-k", &o->measured_k,
                      "--saturation-point from the platform's measured k (refused if none)"))
       .Add(cli::Text("mpi", "NAME", &o->mpi,
                      "with --measured-k: that MPI's own k (ompio, romio321, mpich)"))
       .Add(cli::Integer("cb-nodes", "A", &s.cb_nodes, 0, 1 << 20,
-                        "the cb_nodes hint (0: one per node, then aligned to the stripes)"))
+                        "the cb_nodes hint (0: one per node, then aligned to the stripes; with "
+                        "--plan ompio: io_ompio_num_aggregators groups)"))
       .Add(cli::Integer("max-per-node", "M", &s.max_per_node, 1, 1 << 16,
                         "cb_config_list *:M, at most M aggregators per node (1)"))
       .Add(cli::Flag("packed", &s.packed, "pack the aggregators onto few nodes (default: spread)"))

@@ -92,11 +92,9 @@ Result<std::vector<collective::RankGroup>> OmpioGroups(
     return groups;
   }
   const uint32_t ranks = spec.Ranks();
-  const uint32_t count = spec.cb_nodes > 0 ? static_cast<uint32_t>(spec.cb_nodes) : spec.nodes;
-  if (count > ranks) {
-    return Status::InvalidArgument(
-        fmt::format("cb_nodes {} is more OMPIO groups than the {} ranks", count, ranks));
-  }
+  // More groups than ranks are capped at one rank each, as the MPIs cap cb_nodes.
+  const uint32_t count =
+      std::min(ranks, spec.cb_nodes > 0 ? static_cast<uint32_t>(spec.cb_nodes) : spec.nodes);
   std::vector<collective::RankGroup> groups(count);
   for (const collective::RankExtent& e : extents) {
     collective::RankGroup& g = groups[uint64_t{static_cast<uint32_t>(e.rank)} * count / ranks];
@@ -251,7 +249,16 @@ Status ValidateCollective(const Platform& platform, const CollectiveSpec& spec) 
         "storage.targets; lfs setstripe -c cannot ask for more)",
         spec.stripe_count, targets, platform.name, targets));
   }
-  if (!spec.collective) return Status::Ok();
+  if (spec.plan == CollectivePlan::kRomio &&
+      spec.segmentation != collective::Segmentation::kDynamic) {
+    return bad("segmentation (static or dynamic) is OMPIO's: it needs the ompio plan");
+  }
+  if (!spec.collective) {
+    if (spec.plan == CollectivePlan::kOmpio) {
+      return bad("the ompio plan is a collective write's: independent I/O has no plan");
+    }
+    return Status::Ok();
+  }
   if (spec.plan == CollectivePlan::kOmpio) {
     if (spec.packed || spec.max_per_node != 1) {
       return bad(

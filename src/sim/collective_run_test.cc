@@ -162,10 +162,19 @@ TEST(CollectiveSimTest, OmpioGroupsComeFromSplitMergeAroundK) {
   s.packed = true;
   EXPECT_NE(ValidateCollective(Load("testbed"), s).message().find("ROMIO's"), std::string::npos);
   s.packed = false;
+  s.collective = false;
+  EXPECT_NE(ValidateCollective(Load("testbed"), s).message().find("independent"),
+            std::string::npos);
+  s.collective = true;
+  s.plan = CollectivePlan::kRomio;
+  EXPECT_NE(ValidateCollective(Load("testbed"), s).message().find("OMPIO's"), std::string::npos);
+  // More groups than ranks: one rank each, as the MPIs cap cb_nodes.
+  s.plan = CollectivePlan::kOmpio;
   s.saturation_point_bytes = 0;
   s.cb_nodes = 13;
-  EXPECT_NE(ValidateCollective(Load("testbed"), s).message().find("cb_nodes 13"),
-            std::string::npos);
+  const json capped = RunForked(Load("testbed"), s);
+  ASSERT_FALSE(capped.contains("error")) << capped.dump();
+  EXPECT_EQ(capped["aggregator_count"], 12);
 }
 
 // The platform's measured k, as iorelay-sim-collective --measured-k [--mpi M] takes it: the MPI's
