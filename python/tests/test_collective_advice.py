@@ -16,6 +16,14 @@ from iorelay.simulate import PLATFORMS_DIR
 MIB = 1 << 20
 
 
+def platform_with(tmp_path: Path, name: str, collective: dict, file: str) -> Path:
+    """platforms/NAME.json with `collective` as its collective section, as tmp_path/FILE."""
+    doc = json.loads((PLATFORMS_DIR / f"{name}.json").read_text())
+    doc["collective"] = collective
+    (tmp_path / file).write_text(json.dumps(doc))
+    return tmp_path / file
+
+
 def choice(aggregators: int, ranks: list[int], stripes: int) -> dict:
     """What iorelay-aggregators prints, reduced to what the advice reads."""
     return {"aggregators": aggregators, "ranks": ranks, "reasons": ["a reason"],
@@ -114,9 +122,9 @@ def test_no_advice_without_a_measured_k(tmp_path: Path) -> None:
     with pytest.raises(ca.CollectiveAdviceError, match=r"not measured.*collective_saturation"):
         ca.advise(ca.Job(4, 1, MIB), PLATFORMS_DIR / "marenostrum4-nominal.json")
     # Another MPI's k is not this one's: the error names the MPI's key and how to measure it.
-    doc = json.loads((PLATFORMS_DIR / "testbed.json").read_text())
-    doc["collective"] = {"saturation_point_by_mpi": {"ompio": "64MiB"}}
-    (tmp_path / "ompio-only.json").write_text(json.dumps(doc))
+    platform_with(
+        tmp_path, "testbed", {"saturation_point_by_mpi": {"ompio": "64MiB"}}, "ompio-only.json"
+    )
     with pytest.raises(ca.CollectiveAdviceError, match=r"saturation_point_by_mpi\.mpich .*"
                        r"--component mpich"):  # fmt: skip
         ca.advise(ca.Job(4, 1, MIB, mpi="mpich"), tmp_path / "ompio-only.json")
@@ -124,10 +132,8 @@ def test_no_advice_without_a_measured_k(tmp_path: Path) -> None:
 
 @pytest.mark.needs_build("iorelay-aggregators")
 def test_advice_through_the_aggregator_rules(tmp_path: Path) -> None:
-    doc = json.loads((PLATFORMS_DIR / "cori.json").read_text())  # a pfs: its targets stripe
-    doc["collective"] = {"saturation_point": "32MiB"}
-    platform = tmp_path / "measured.json"
-    platform.write_text(json.dumps(doc))
+    # cori: a pfs, its targets stripe
+    platform = platform_with(tmp_path, "cori", {"saturation_point": "32MiB"}, "measured.json")
     # 16 ranks on 4 nodes, 100 MiB per call: ceil(100 / 32) = 4 aggregators, one per node; 8
     # targets: 4 stripes, one target each.
     job = ca.Job(ranks=16, ranks_per_node=4, bytes_per_call=100 * MIB, targets=8)
@@ -136,10 +142,7 @@ def test_advice_through_the_aggregator_rules(tmp_path: Path) -> None:
     assert a.collective and a.cb_buffer_size == 32 * MIB
     # A k of 64 MiB (the testbed's on a loaded day) asks for 1 aggregator for 3 MiB calls; the
     # testbed's hosts' links raise it to one per host, and the reasons say both.
-    doc = json.loads((PLATFORMS_DIR / "testbed.json").read_text())
-    doc["collective"]["saturation_point"] = "64MiB"
-    loaded = tmp_path / "testbed-loaded.json"
-    loaded.write_text(json.dumps(doc))
+    loaded = platform_with(tmp_path, "testbed", {"saturation_point": "64MiB"}, "loaded.json")
     testbed = ca.advise(ca.Job(12, 4, 3 * MIB, ionodes=1), loaded)
     assert (testbed.aggregators, testbed.aggregator_ranks) == (3, (0, 4, 8))
     assert any("= 1" in r for r in testbed.reasons)
@@ -152,10 +155,8 @@ def test_advice_through_the_aggregator_rules(tmp_path: Path) -> None:
 def test_iorelay_hints_writes_the_romio_hints_file(tmp_path: Path, capsys) -> None:
     from iorelay import cli
 
-    doc = json.loads((PLATFORMS_DIR / "local.json").read_text())
-    doc["collective"] = {"saturation_point": "32MiB"}
-    platform, hints = tmp_path / "measured.json", tmp_path / "romio-hints"
-    platform.write_text(json.dumps(doc))
+    platform = platform_with(tmp_path, "local", {"saturation_point": "32MiB"}, "measured.json")
+    hints = tmp_path / "romio-hints"
     argv = ["hints", "--ranks", "16", "--ranks-per-node", "4", "--bytes-per-call", "100M",
             "--platform", str(platform), "--romio-hints", str(hints), "--json"]  # fmt: skip
     assert cli.main(argv) == 0
@@ -167,10 +168,7 @@ def test_iorelay_hints_writes_the_romio_hints_file(tmp_path: Path, capsys) -> No
 
 
 def test_stripes_the_platform_cannot_hold_are_refused(tmp_path: Path) -> None:
-    doc = json.loads((PLATFORMS_DIR / "cori.json").read_text())
-    doc["collective"] = {"saturation_point": "32MiB"}
-    platform = tmp_path / "cori-measured.json"
-    platform.write_text(json.dumps(doc))
+    platform = platform_with(tmp_path, "cori", {"saturation_point": "32MiB"}, "cori-measured.json")
     with pytest.raises(ca.CollectiveAdviceError, match=r"--targets 300 is above the 248"):
         ca.advise(ca.Job(64, 16, 64 * MIB, targets=300), platform)
     with pytest.raises(ca.CollectiveAdviceError, match=r"--stripe-size 1000000: .*64 KiB"):
@@ -186,12 +184,11 @@ def test_stripes_the_platform_cannot_hold_are_refused(tmp_path: Path) -> None:
 
 @pytest.mark.needs_build("iorelay-aggregators")
 def test_each_mpi_its_own_k_and_spread_point(tmp_path: Path) -> None:
-    doc = json.loads((PLATFORMS_DIR / "testbed.json").read_text())
-    doc["collective"] = {"saturation_point": "64MiB",
-                         "saturation_point_by_mpi": {"ompio": "64MiB", "mpich": "2MiB"},
-                         "spread_point_by_mpi": {"ompio": "2MiB"}}  # fmt: skip
-    platform = tmp_path / "per-mpi.json"
-    platform.write_text(json.dumps(doc))
+    platform = platform_with(tmp_path, "testbed",
+                             {"saturation_point": "64MiB",
+                              "saturation_point_by_mpi": {"ompio": "64MiB", "mpich": "2MiB"},
+                              "spread_point_by_mpi": {"ompio": "2MiB"}},
+                             "per-mpi.json")  # fmt: skip
     # OMPIO, 1.5 MiB calls on 3 hosts: below its spread point, so no aggregator per host.
     a = ca.advise(ca.Job(12, 4, 3 * MIB // 2, mpi="ompio"), platform)
     assert a.aggregators == 1 and any("below ompio's spread point (2MiB), measured" in r
@@ -229,12 +226,11 @@ def test_interleaved_calls_take_the_spread_point_measured_with_interleaved_calls
 
 @pytest.mark.needs_build("iorelay-aggregators")
 def test_advice_count_for_interleaved_calls_uses_their_spread_point(tmp_path: Path) -> None:
-    doc = json.loads((PLATFORMS_DIR / "testbed.json").read_text())
-    doc["collective"] = {"saturation_point_by_mpi": {"mpich": "4MiB"},
-                         "spread_point_by_mpi": {"mpich": "2MiB"},
-                         "spread_point_interleaved_by_mpi": {"mpich": "0B"}}  # fmt: skip
-    platform = tmp_path / "interleaved.json"
-    platform.write_text(json.dumps(doc))
+    platform = platform_with(tmp_path, "testbed",
+                             {"saturation_point_by_mpi": {"mpich": "4MiB"},
+                              "spread_point_by_mpi": {"mpich": "2MiB"},
+                              "spread_point_interleaved_by_mpi": {"mpich": "0B"}},
+                             "interleaved.json")  # fmt: skip
     # 1.5 MiB calls on 3 hosts: below the contiguous point, above the interleaved one (0).
     contiguous = ca.advise(ca.Job(12, 4, 3 * MIB // 2, mpi="mpich"), platform)
     assert contiguous.aggregators == 1
@@ -248,11 +244,10 @@ def test_advice_count_for_interleaved_calls_uses_their_spread_point(tmp_path: Pa
 
 @pytest.mark.needs_build("iorelay-aggregators")
 def test_below_the_spread_point_one_aggregator_whatever_k_asks(tmp_path: Path) -> None:
-    doc = json.loads((PLATFORMS_DIR / "testbed.json").read_text())
-    doc["collective"] = {"saturation_point_by_mpi": {"ompio": "1MiB"},
-                         "spread_point_interleaved_by_mpi": {"ompio": "3652KiB"}}  # fmt: skip
-    platform = tmp_path / "small-k.json"
-    platform.write_text(json.dumps(doc))
+    platform = platform_with(tmp_path, "testbed",
+                             {"saturation_point_by_mpi": {"ompio": "1MiB"},
+                              "spread_point_interleaved_by_mpi": {"ompio": "3652KiB"}},
+                             "small-k.json")  # fmt: skip
     # 2 MiB interleaved calls on 2 hosts: k = 1 MiB asks for 2 aggregators, but one aggregator
     # was measured faster than one per host below 3652 KiB.
     a = ca.advise(ca.Job(8, 4, 2 * MIB, interleaved=True, mpi="ompio"), platform)
