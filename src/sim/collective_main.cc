@@ -57,6 +57,11 @@ cli::OptionTable Table(Options* o) {
           "plan", &s.plan, {{"romio", CollectivePlan::kRomio}, {"ompio", CollectivePlan::kOmpio}},
           "whose collective write: ROMIO's two-phase cycles (romio), or OMPIO's groups with a "
           "cycle's exchange overlapping the last cycle's writes (ompio)"))
+      .Add(cli::Choice<OmpioAsync>(
+          "ompio-async", &s.ompio_async,
+          {{"auto", OmpioAsync::kAuto}, {"on", OmpioAsync::kOn}, {"off", OmpioAsync::kOff}},
+          "with --plan ompio, fcoll_vulcan_async_io: overlap a cycle's exchange with the last "
+          "cycle's writes always (on), never (off), or in calls of more than 2 cycles (auto)"))
       .Add(cli::Choice<collective::Segmentation>(
           "segmentation", &s.segmentation,
           {{"dynamic", collective::Segmentation::kDynamic},

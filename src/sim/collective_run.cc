@@ -253,6 +253,9 @@ Status ValidateCollective(const Platform& platform, const CollectiveSpec& spec) 
       spec.segmentation != collective::Segmentation::kDynamic) {
     return bad("segmentation (static or dynamic) is OMPIO's: it needs the ompio plan");
   }
+  if (spec.plan == CollectivePlan::kRomio && spec.ompio_async != OmpioAsync::kAuto) {
+    return bad("ompio_async (fcoll_vulcan_async_io) is OMPIO's: it needs the ompio plan");
+  }
   if (!spec.collective) {
     if (spec.plan == CollectivePlan::kOmpio) {
       return bad("the ompio plan is a collective write's: independent I/O has no plan");
@@ -298,10 +301,13 @@ Result<CollectiveResult> RunCollective(const Platform& platform, const Collectiv
       for (const sg4::ActorPtr& a : writers) a->join();
       writers.clear();
     };
-    // OMPIO's two buffers: a cycle's exchange while the previous cycle's writes run.
-    const bool overlap = spec.write && spec.plan == CollectivePlan::kOmpio;
     if (spec.collective) {
       for (const auto& plan : plans) {
+        // OMPIO's two buffers: a cycle's exchange while the previous cycle's writes run.
+        const bool overlap = spec.write && spec.plan == CollectivePlan::kOmpio &&
+                             (spec.ompio_async == OmpioAsync::kOn ||
+                              (spec.ompio_async == OmpioAsync::kAuto && plan.size() > 2));
+        out.overlapped_calls += overlap ? 1 : 0;
         for (const collective::Cycle& cycle : plan) {
           // A write exchanges, then writes; a read reads, then exchanges.
           if (spec.write) {
@@ -377,6 +383,10 @@ nlohmann::json CollectiveJson(const Platform& platform, const CollectiveSpec& sp
     if (ompio) {
       j["segmentation"] =
           spec.segmentation == collective::Segmentation::kStatic ? "static" : "dynamic";
+      j["ompio_async"] = spec.ompio_async == OmpioAsync::kOn    ? "on"
+                         : spec.ompio_async == OmpioAsync::kOff ? "off"
+                                                                : "auto";
+      j["overlapped_calls"] = r.overlapped_calls;
     } else {
       j["placement"] = spec.packed ? "packed" : "spread";
       j["max_per_node"] = spec.max_per_node;

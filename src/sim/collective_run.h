@@ -22,8 +22,14 @@ namespace iorelay::sim {
 // domains, one cb_buffer_size window after another, each cycle's exchange done before its
 // writes and its writes before the next exchange. OMPIO's (collective::PlanOmpio): groups of
 // consecutive ranks, the first of each aggregating; its fcoll components (vulcan, dynamic_gen2)
-// keep two cycle buffers, so a write's exchange for cycle c + 1 runs while cycle c is written.
+// keep two cycle buffers, so with asynchronous writes a write's exchange for cycle c + 1 runs
+// while cycle c is written (OmpioAsync).
 enum class CollectivePlan { kRomio, kOmpio };
+
+// Whether OMPIO writes a cycle asynchronously, overlapping the next cycle's exchange (vulcan's
+// MCA fcoll_vulcan_async_io): always (1), never (2), or by its default rule (0) when a call
+// has more than 2 cycles (the file system's module, as POSIX's, can write asynchronously).
+enum class OmpioAsync { kAuto, kOn, kOff };
 
 // IOR's shared-file pattern with -c: in call c, rank r writes bytes_per_rank contiguous bytes at
 // (c * ranks + r) * bytes_per_rank. Ranks are placed in blocks of ranks_per_node per node.
@@ -50,6 +56,7 @@ struct CollectiveSpec {
   // (io_ompio_num_aggregators), else one per node. Its aggregators cannot be packed.
   CollectivePlan plan = CollectivePlan::kRomio;
   collective::Segmentation segmentation = collective::Segmentation::kDynamic;
+  OmpioAsync ompio_async = OmpioAsync::kAuto;
   // The file's layout (lfs setstripe -c -S): 1 <= stripe_count <= the platform's targets.
   int32_t stripe_count = 1;
   uint64_t stripe_bytes = 1 << 20;
@@ -70,7 +77,9 @@ struct CollectiveResult {
   uint64_t bytes = 0;                // written (or read) by the storage
   uint64_t exchanged_bytes = 0;      // crossed the network in exchanges (node to another node)
   uint64_t cycles = 0;               // exchange-and-write rounds, all calls (with OMPIO's
-                                     // plan a round's exchange overlaps the last one's writes)
+                                     // asynchronous writes a round's exchange overlaps the last
+                                     // one's writes)
+  uint64_t overlapped_calls = 0;     // calls whose cycles overlapped so (OMPIO's plan)
   uint64_t storage_calls = 0;        // RPCs
   double simulated_s = 0;  // from the file's create (open) to the last RPC's (exchange's) end
   double wall_s = 0;

@@ -114,7 +114,9 @@ TEST(CollectiveSimTest, TheSaturationPointSetsTheCountWithoutCbNodes) {
 // rank 0 aggregating), 4 MiB cycles: 3 cycles, each gathering the next 4 MiB in file order, as
 // ROMIO's one aggregator's windows do; the same bytes cross the network (the 8 MiB of nodes 1
 // and 2 per call). OMPIO's exchange for a cycle runs while the last cycle is written, so the same
-// cycles take less time than ROMIO's, where exchange and writes alternate.
+// cycles take less time than ROMIO's, where exchange and writes alternate. That is vulcan's
+// asynchronous writing, which its default rule takes in calls of more than 2 cycles (auto, as
+// here); written synchronously (off) the cycles alternate as ROMIO's do, in the same time.
 TEST(CollectiveSimTest, OmpioOverlapsACyclesExchangeWithTheLastCyclesWrites) {
   CollectiveSpec s = Ranks(3, 4);
   s.cb_nodes = 1;
@@ -135,6 +137,25 @@ TEST(CollectiveSimTest, OmpioOverlapsACyclesExchangeWithTheLastCyclesWrites) {
   EXPECT_EQ(ompio["exchanged_bytes"], 2 * 8 * kMiB);
   const double overlapped = ompio["simulated_time_s"], alternating = romio["simulated_time_s"];
   EXPECT_LT(overlapped, 0.95 * alternating) << ompio.dump() << romio.dump();
+  EXPECT_EQ(ompio["ompio_async"], "auto");
+  EXPECT_EQ(ompio["overlapped_calls"], 2);
+  s.ompio_async = OmpioAsync::kOn;
+  EXPECT_EQ(RunForked(Load("testbed"), s)["simulated_time_s"], overlapped);
+  s.ompio_async = OmpioAsync::kOff;
+  const json sync = RunForked(Load("testbed"), s);
+  EXPECT_EQ(sync["overlapped_calls"], 0);
+  EXPECT_NEAR(sync["simulated_time_s"].get<double>(), alternating, 0.01 * alternating);
+  // 8 MiB cycles: 2 per call, which auto writes synchronously and on overlaps.
+  s.cb_buffer_bytes = 8 * kMiB;
+  s.ompio_async = OmpioAsync::kAuto;
+  const json two = RunForked(Load("testbed"), s);
+  s.ompio_async = OmpioAsync::kOn;
+  const json two_on = RunForked(Load("testbed"), s);
+  EXPECT_EQ(two["overlapped_calls"], 0);
+  EXPECT_EQ(two_on["overlapped_calls"], 2);
+  EXPECT_LT(two_on["simulated_time_s"].get<double>(), two["simulated_time_s"].get<double>());
+  s.cb_buffer_bytes = 4 * kMiB;
+  s.ompio_async = OmpioAsync::kAuto;
   // A read does not overlap: each cycle's reads, then its exchange back, as ROMIO's.
   s.write = false;
   const json read = RunForked(Load("testbed"), s);
@@ -168,6 +189,11 @@ TEST(CollectiveSimTest, OmpioGroupsComeFromSplitMergeAroundK) {
   s.collective = true;
   s.plan = CollectivePlan::kRomio;
   EXPECT_NE(ValidateCollective(Load("testbed"), s).message().find("OMPIO's"), std::string::npos);
+  s.segmentation = collective::Segmentation::kDynamic;
+  s.ompio_async = OmpioAsync::kOff;
+  EXPECT_NE(ValidateCollective(Load("testbed"), s).message().find("fcoll_vulcan_async_io"),
+            std::string::npos);
+  s.ompio_async = OmpioAsync::kAuto;
   // More groups than ranks: one rank each, as the MPIs cap cb_nodes.
   s.plan = CollectivePlan::kOmpio;
   s.saturation_point_bytes = 0;
