@@ -102,17 +102,42 @@ def test_ior_hints_file_and_summary() -> None:
 
 
 @pytest.mark.parametrize(
-    "bench", [["collective_saturation.py"], ["collective_spread.py", "--component", "ompio"]]
+    "bench",
+    [
+        ["collective_saturation.py"],
+        ["collective_spread.py", "--component", "ompio"],
+        ["ompio_overlap.py"],
+    ],
 )
 def test_collective_benches_refuse_a_busy_machine(bench: list[str]) -> None:
     """bench/collective_saturation.py measures k, bench/collective_spread.py a spread point,
-    only on a quiet machine: a load above --max-load for --wait-minutes is refused by name,
-    before any run."""
+    bench/ompio_overlap.py OMPIO's overlap, only on a quiet machine: a load above --max-load
+    for --wait-minutes is refused by name, before any run."""
     out = subprocess.run([sys.executable, *bench, "--max-load", "-1", "--wait-minutes", "0"],
                          cwd=BENCH, capture_output=True, text=True, timeout=120,
                          check=False)  # fmt: skip
     assert out.returncode == 2 and out.stdout == ""
     assert "load average stayed above --max-load -1.0" in out.stderr
+
+
+OVERLAP_CHECK = """
+import argparse, json, ompio_overlap as o
+args = argparse.Namespace(aggregators=1, request=1 << 20, calls=2, cycle=4 << 20)
+print(json.dumps({n: o.simulate(args, sim) for n, (_, sim) in o.SETTINGS.items()}))
+"""
+
+
+def test_overlap_bench_simulates_each_setting() -> None:
+    """bench/ompio_overlap.py sets each measured fcoll setting beside the simulator's
+    --ompio-async: with 3 cycles per call, vulcan's default (auto) overlaps as async does, and
+    sync is slower."""
+    out = subprocess.run([sys.executable, "-c", OVERLAP_CHECK], cwd=BENCH, capture_output=True,
+                         text=True, timeout=120, check=True)  # fmt: skip
+    sim = json.loads(out.stdout)
+    assert [sim[n]["ompio_async"] for n in ("sync", "async", "default")] == ["off", "on", "auto"]
+    assert sim["default"]["overlapped_calls"] == sim["async"]["overlapped_calls"] == 2
+    assert sim["sync"]["overlapped_calls"] == 0
+    assert sim["sync"]["bandwidth_MiBps"] < sim["async"]["bandwidth_MiBps"]
 
 
 SPINNING_CHECK = """
