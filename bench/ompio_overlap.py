@@ -4,8 +4,8 @@ testbed and simulated, so that the simulator's OMPIO plan is checked against rea
     .venv/bin/python bench/ompio_overlap.py [--aggregators 1] [--request 1M] [--calls 4]
         [--cycle 4M] [--reps 5] [--out FILE.md]
 
-OpenMPI's fcoll component vulcan (OMPIO's collective writes on a file system that is not
-Lustre or GPFS) keeps two buffers of half io_ompio_bytes_per_agg each: with asynchronous writes
+OpenMPI's fcoll component vulcan (OMPIO's collective writes on a file system other than
+Lustre, as the testbed's GlusterFS) keeps two buffers of half io_ompio_bytes_per_agg each: with asynchronous writes
 (MCA fcoll_vulcan_async_io=1) the aggregator writes cycle c while the ranks send it cycle c + 1;
 with synchronous ones (=2) it exchanges, then writes, cycle after cycle; the default (0) writes
 asynchronously when the file system's module can and a call has more than 2 cycles.
