@@ -5,10 +5,11 @@ testbed and simulated, so that the simulator's OMPIO plan is checked against rea
         [--cycle 4M] [--reps 5] [--out FILE.md]
 
 OpenMPI's fcoll component vulcan (OMPIO's collective writes on a file system other than
-Lustre, as the testbed's GlusterFS) keeps two buffers of half io_ompio_bytes_per_agg each: with asynchronous writes
-(MCA fcoll_vulcan_async_io=1) the aggregator writes cycle c while the ranks send it cycle c + 1;
-with synchronous ones (=2) it exchanges, then writes, cycle after cycle; the default (0) writes
-asynchronously when the file system's module can and a call has more than 2 cycles.
+Lustre, as the testbed's GlusterFS) keeps two buffers of half io_ompio_bytes_per_agg each: with
+asynchronous writes (MCA fcoll_vulcan_async_io=1) the aggregator writes cycle c while the ranks
+send it cycle c + 1; with synchronous ones (=2) it exchanges, then writes, cycle after cycle;
+the default (0) writes asynchronously when the file system's module can and a call has more
+than 2 cycles.
 
 Each run: 12 ranks, 4 on each of node1-node3 (one Slurm allocation, as
 bench/collective_spread.py), write one shared file on the testbed's GlusterFS in the 1D-strided

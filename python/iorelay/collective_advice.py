@@ -40,6 +40,7 @@ DEFAULT_STRIPE_SIZE = 1 << 20  # Lustre's default stripe size
 # (32 MiB), which OpenMPI 4.1's fcoll components halve to overlap two cycles.
 DEFAULT_CYCLE = 16 << 20
 MPIS = ("ompio", "romio321", "mpich")  # the MPI-IO implementations a platform's k may name
+MPI_INT_MAX = (1 << 31) - 1  # the MPIs read cb_buffer_size and io_ompio_bytes_per_agg as ints
 
 
 def ompio_bytes_per_agg(cycle: int) -> int:
@@ -88,6 +89,7 @@ class Advice:
     interleaved: bool = False
     ionodes: int = 0  # the I/O nodes to forward through; 0: direct
     forwarding: str = ""  # why forward or not (forwarding_cost.decide)
+    max_per_node: int = 1  # aggregators per node at most (ROMIO's cb_config_list *:M)
 
     def romio_mode(self) -> str:
         """romio_cb_write / romio_cb_read. ROMIO's `automatic` runs two-phase I/O only when the
@@ -100,6 +102,14 @@ class Advice:
             return "disable"
         return "enable" if self.interleaved else "automatic"
 
+    def collective_line(self) -> str:
+        if not self.collective:
+            return "off (independent)"
+        if self.romio_mode() == "automatic":
+            return ("on (ROMIO, romio_cb_write automatic: gathers only calls whose ranks' "
+                    "ranges interleave; OMPIO gathers every call)")  # fmt: skip
+        return "on"
+
     def romio_hints(self) -> dict[str, str]:
         mode = self.romio_mode()
         hints = {
@@ -108,6 +118,9 @@ class Advice:
             "romio_cb_write": mode,
             "romio_cb_read": mode,
         }
+        if self.max_per_node > 1:
+            # ROMIO's default, *:1, takes one aggregator per host whatever cb_nodes says.
+            hints["cb_config_list"] = f"*:{self.max_per_node}"
         if not self.collective and self.interleaved:
             # ROMIO's independent write of a view with holes sieves by default: it reads the
             # rank's extent in buffers of ind_wr_buffer_size, fills its pieces in and writes
@@ -134,7 +147,7 @@ class Advice:
         when = "" if self.collective else " if collective calls are used"
         lines = [*([f"I/O nodes: {self.ionodes}; {self.forwarding}"] if self.forwarding else []),
                  f"aggregators{when}: {self.aggregators} (ranks {ranks})",
-                 f"collective calls: {'on' if self.collective else 'off (independent)'}",
+                 f"collective calls: {self.collective_line()}",
                  f"cycle per aggregator: {units.format_bytes(self.cb_buffer_size)}",
                  f"stripes: {self.stripe_count} x {units.format_bytes(self.stripe_size)}", "",
                  "ROMIO hints file (ROMIO_HINTS=FILE):",
@@ -194,7 +207,7 @@ def settings(job: Job, choice: Mapping[str, Any], saturation_point: int, source:
     )
     return Advice(aggregators, tuple(int(r) for r in choice["ranks"]), cycle, collective,
                   stripes, job.stripe_size, saturation_point, reasons, evidence,
-                  job.interleaved)  # fmt: skip
+                  job.interleaved, max_per_node=job.max_per_node)  # fmt: skip
 
 
 def cycle_for(saturation_point: int, stripe_size: int) -> tuple[int, str]:
@@ -206,6 +219,13 @@ def cycle_for(saturation_point: int, stripe_size: int) -> tuple[int, str]:
     (design runs in commit bf44c55's message; docs/collective.md)."""
     cycle = -(-max(saturation_point, DEFAULT_CYCLE) // stripe_size) * stripe_size
     k = units.format_bytes(saturation_point)
+    if ompio_bytes_per_agg(cycle) > MPI_INT_MAX:
+        raise CollectiveAdviceError(
+            f"a cycle per aggregator of {units.format_bytes(cycle)} (k {k} in whole stripes of "
+            f"{units.format_bytes(stripe_size)}) cannot be set: OMPIO's io_ompio_bytes_per_agg "
+            f"({ompio_bytes_per_agg(cycle)}, twice the cycle) and ROMIO's cb_buffer_size are C "
+            f"ints, at most {MPI_INT_MAX}"
+        )
     said = (f"cycle per aggregator {units.format_bytes(cycle)} (cb_buffer_size; OMPIO's "
             "io_ompio_bytes_per_agg twice it: OMPIO halves it to overlap two cycles)")  # fmt: skip
     if saturation_point > DEFAULT_CYCLE:
@@ -239,20 +259,44 @@ def measured_k(platform_file: Path, mpi: str = "") -> tuple[int, str]:
     (collective.saturation_point_by_mpi), else the single collective.saturation_point; an error
     saying how to measure it when neither is there."""
     collective = collective_section(platform_file, mpi)
-    own = collective.get("saturation_point_by_mpi", {}).get(mpi) if mpi else None
-    if own:
-        return units.parse_bytes(own), f"{platform_file}, measured with {mpi}"
-    value = collective.get("saturation_point")
-    if not value:
+    by_mpi = collective.get("saturation_point_by_mpi", {})
+    for name, value in by_mpi.items():
+        if name not in MPIS:
+            raise CollectiveAdviceError(
+                f"{platform_file}: collective.saturation_point_by_mpi.{name}: MPI {name!r} "
+                f"unknown (known: {', '.join(MPIS)})"
+            )
+        size_value(platform_file, f"saturation_point_by_mpi.{name}", value)
+    if mpi in by_mpi:
+        own = size_value(platform_file, f"saturation_point_by_mpi.{mpi}", by_mpi[mpi])
+        return own, f"{platform_file}, measured with {mpi}"
+    if "saturation_point" not in collective:
         own_key = f"collective.saturation_point_by_mpi.{mpi} or " if mpi else ""
         component = f" --component {mpi}" if mpi else ""
         raise CollectiveAdviceError(
             f"{platform_file}: the write saturation point k is not measured (no "
             f"{own_key}collective.saturation_point): measure it with .venv/bin/python "
-            f"bench/collective_saturation.py{component} --platform-out FILE"
+            f"bench/collective_saturation.py{component} --platform {platform_file} "
+            "--platform-out FILE (on the testbed, with --testbed HOST)"
         )
+    value = size_value(platform_file, "saturation_point", collective["saturation_point"])
     other = f", not with {mpi} (no saturation_point_by_mpi.{mpi})" if mpi else ""
-    return units.parse_bytes(value), f"{platform_file}{other}"
+    return value, f"{platform_file}{other}"
+
+
+def size_value(platform_file: Path, key: str, value: Any) -> int:
+    """A size of the platform's collective section, as its loader takes one: a string with a
+    unit ("1MiB"), above 0; an error naming the file and key."""
+    where = f"{platform_file}: collective.{key}"
+    if not isinstance(value, str):
+        raise CollectiveAdviceError(f'{where}: {value!r} must be a string with a unit ("1MiB")')
+    try:
+        size = units.parse_bytes(value)
+    except units.UnitError as e:
+        raise CollectiveAdviceError(f"{where}: {e}") from e
+    if size <= 0:
+        raise CollectiveAdviceError(f"{where}: {value!r} must be above 0")
+    return size
 
 
 def measured_saturation_point(platform_file: Path, mpi: str = "") -> int:
@@ -335,11 +379,25 @@ def host_link_floor(job: Job, platform_file: Path) -> tuple[int, str]:
     return floor, why
 
 
+def check_job(job: Job) -> None:
+    """Counts and sizes no job can have: an error naming the option, never a silent default."""
+    for option, value, least in (("--ranks", job.ranks, 1),
+                                 ("--ranks-per-node", job.ranks_per_node, 1),
+                                 ("--ionodes", job.ionodes, 0),
+                                 ("--max-per-node", job.max_per_node, 1)):  # fmt: skip
+        if value < least:
+            raise CollectiveAdviceError(f"{option} {value}: must be at least {least}")
+    if job.bytes_per_call < job.ranks:
+        raise CollectiveAdviceError(
+            f"--bytes-per-call {job.bytes_per_call}: below one byte for each of the "
+            f"{job.ranks} ranks (all ranks' data in one collective call)"
+        )
+
+
 def advise(job: Job, platform_file: Path) -> Advice:
     """Measured k, then iorelay-aggregators: for the unstriped count (raised to the hosts'
     link floor), then aligned to the stripe count that count asks for."""
-    if job.ranks < 1 or job.ranks_per_node < 1 or job.bytes_per_call < job.ranks:
-        raise CollectiveAdviceError("ranks, ranks per node and bytes per call must be positive")
+    check_job(job)
     k, k_source = measured_k(platform_file, job.mpi)
     check_stripes(job, platform_file)
     decision = forwarding_cost.decide(job.ionodes, job.bytes_per_call,

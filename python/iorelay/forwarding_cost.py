@@ -105,12 +105,15 @@ def decide(
     if asked == 0:
         said = "" if ladder is None else _said(ladder, bytes_per_call)
         return Decision(0, "direct: no I/O nodes asked for (--ionodes 0)", said)
+    if ladder is None and not mpi:
+        return Decision(asked, "forward as asked: the measured costs of forwarding are per "
+                        "MPI (collective.forwarding_by_mpi); without --mpi none applies",
+                        "")  # fmt: skip
     if ladder is None:
-        who = f" with {mpi}" if mpi else ""
         return Decision(asked, f"forward as asked: no evidence of what "
-                        f"forwarding costs collective writes{who} on this platform (no "
-                        f"collective.forwarding_by_mpi.{mpi or 'MPI'}; measure it with "
-                        "bench/collective_forwarding.py)", "")  # fmt: skip
+                        f"forwarding costs collective writes with {mpi} on this platform (no "
+                        f"collective.forwarding_by_mpi.{mpi}; measure it with "
+                        f"bench/collective_forwarding.py --component {mpi})", "")  # fmt: skip
     step = ladder.nearest(bytes_per_call)
     evidence = _said(ladder, bytes_per_call)
     if keep:

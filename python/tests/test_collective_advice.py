@@ -147,8 +147,65 @@ def test_advice_through_the_aggregator_rules(tmp_path: Path) -> None:
     assert (testbed.aggregators, testbed.aggregator_ranks) == (3, (0, 4, 8))
     assert any("= 1" in r for r in testbed.reasons)
     assert any("one per host" in r for r in testbed.reasons)
-    with pytest.raises(ca.CollectiveAdviceError, match="positive"):
-        ca.advise(ca.Job(0, 1, MIB), platform)
+    # Counts and sizes no job can have, each named by its option.
+    bad = [
+        (ca.Job(0, 1, MIB), "--ranks 0: must be at least 1"),
+        (ca.Job(4, 0, MIB), "--ranks-per-node 0"),
+        (ca.Job(4, 1, MIB, ionodes=-1), "--ionodes -1: must be at least 0"),
+        (ca.Job(4, 1, MIB, max_per_node=0), "--max-per-node 0"),
+        (ca.Job(16, 4, 10), "--bytes-per-call 10: below one byte for each of the 16"),
+    ]
+    for job, message in bad:
+        with pytest.raises(ca.CollectiveAdviceError, match=message):
+            ca.advise(job, platform)
+
+
+@pytest.mark.needs_build("iorelay-aggregators")
+def test_romio_hints_allow_the_aggregators_per_node_advised(tmp_path: Path) -> None:
+    """More than one aggregator per node needs cb_config_list *:M: ROMIO's default *:1 takes
+    one per host whatever cb_nodes says."""
+    platform = platform_with(tmp_path, "cori", {"saturation_point": "32MiB"}, "measured.json")
+    a = ca.advise(ca.Job(128, 32, 1 << 30, max_per_node=4), platform)
+    assert a.aggregators == 16
+    assert a.romio_hints()["cb_config_list"] == "*:4"
+    one = ca.advise(ca.Job(128, 32, 1 << 30), platform)
+    assert one.aggregators == 4 and "cb_config_list" not in one.romio_hints()
+
+
+def test_a_cycle_beyond_an_mpi_int_is_refused(tmp_path: Path) -> None:
+    """OMPIO's io_ompio_bytes_per_agg (twice the cycle) and ROMIO's cb_buffer_size are C ints:
+    a 1 GiB stripe makes a cycle whose bytes_per_agg OpenMPI would refuse."""
+    platform = platform_with(tmp_path, "cori", {"saturation_point": "32MiB"}, "measured.json")
+    with pytest.raises(ca.CollectiveAdviceError, match=r"1GiB .*2147483648.* at most 2147483647"):
+        ca.advise(ca.Job(64, 16, 64 * MIB, targets=4, stripe_size=1 << 30), platform)
+    assert ca.cycle_for(32 * MIB, 512 * MIB)[0] == 512 * MIB  # 1 GiB bytes_per_agg: an int
+
+
+@pytest.mark.parametrize(
+    ("collective", "message"),
+    [
+        ({"saturation_point": "0B"}, r"collective\.saturation_point: '0B' must be above 0"),
+        ({"saturation_point": 1048576}, r"collective\.saturation_point: 1048576 must be a string"),
+        ({"saturation_point": "banana"}, r"collective\.saturation_point: .*banana"),
+        (
+            {"saturation_point": "1MiB", "saturation_point_by_mpi": {"foompi": "1MiB"}},
+            r"saturation_point_by_mpi\.foompi: MPI 'foompi' unknown",
+        ),
+        (
+            {"saturation_point_by_mpi": {"ompio": "0B"}},
+            r"saturation_point_by_mpi\.ompio: '0B' must be above 0",
+        ),
+    ],
+)
+def test_a_platforms_bad_k_is_refused_naming_file_and_key(
+    tmp_path: Path, collective: dict, message: str
+) -> None:
+    """k as the simulator's platform loader takes it: a string with a unit, above 0, under a
+    known MPI; else an error naming the file and the key, never advice from it."""
+    platform = platform_with(tmp_path, "testbed", collective, "bad-k.json")
+    with pytest.raises(ca.CollectiveAdviceError, match=message) as e:
+        ca.advise(ca.Job(4, 1, MIB, mpi="ompio"), platform)
+    assert str(platform) in str(e.value)
 
 
 @pytest.mark.needs_build("iorelay-aggregators")
@@ -164,7 +221,9 @@ def test_iorelay_hints_writes_the_romio_hints_file(tmp_path: Path, capsys) -> No
     assert out["aggregators"] == 4 and out["romio_hints"]["cb_nodes"] == "4"
     assert hints.read_text().splitlines()[0] == "cb_nodes 4"
     assert cli.main(["hints", "--ranks", "4", "--bytes-per-call", "1M", "--platform", "cori"]) == 2
-    assert "not measured" in capsys.readouterr().err
+    err = capsys.readouterr().err
+    # (the command it suggests measures this platform, not collective_saturation's default)
+    assert "not measured" in err and f"--platform {PLATFORMS_DIR / 'cori.json'}" in err
 
 
 def test_stripes_the_platform_cannot_hold_are_refused(tmp_path: Path) -> None:

@@ -61,7 +61,10 @@ def test_only_a_significant_gain_keeps_the_ionodes() -> None:
     # No evidence: the asked I/O nodes, and the reason says there is none.
     blind = fc.decide(1, MIB, None, mpi="ompio")
     assert blind.ionodes == 1 and "no evidence" in blind.reason and blind.evidence == ""
-    assert "forwarding_by_mpi.ompio" in blind.reason
+    assert "forwarding_by_mpi.ompio" in blind.reason and "--component ompio" in blind.reason
+    # Without the MPI no ladder applies, and the reason says to name it.
+    unnamed = fc.decide(1, MIB, None)
+    assert unnamed.ionodes == 1 and "without --mpi none applies" in unnamed.reason
     assert fc.decide(0, MIB, ladder()).ionodes == 0
 
 

@@ -8,6 +8,7 @@
 
 #include <gtest/gtest.h>
 
+#include <fstream>
 #include <string>
 
 #include "testutil/forked_json_testutil.h"
@@ -227,6 +228,23 @@ TEST(CollectiveSimTest, MeasuredSaturationPointIsTheMpisOwnOrRefused) {
   auto unknown = MeasuredSaturationPoint(testbed.collective, "mvapich");
   ASSERT_FALSE(unknown.ok());
   EXPECT_NE(unknown.status().message().find("MPI 'mvapich' unknown"), std::string::npos);
+  // A k of 0 in the file is no measurement: the platform is refused, naming the key (not read
+  // as "not measured" when the key is there).
+  std::ifstream in(std::string(PLATFORMS_DIR) + "/testbed.json");
+  json doc = json::parse(in);
+  doc["collective"]["saturation_point"] = "0B";
+  auto zero = ParsePlatform(doc);
+  ASSERT_FALSE(zero.ok());
+  EXPECT_NE(zero.status().message().find("collective.saturation_point must be above 0"),
+            std::string::npos)
+      << zero.status().message();
+  doc["collective"]["saturation_point"] = "1MiB";
+  doc["collective"]["saturation_point_by_mpi"]["ompio"] = "0B";
+  zero = ParsePlatform(doc);
+  ASSERT_FALSE(zero.ok());
+  EXPECT_NE(zero.status().message().find("saturation_point_by_mpi.ompio must be above 0"),
+            std::string::npos)
+      << zero.status().message();
 }
 
 TEST(CollectiveSimTest, CoriThroughputRisesWithNodesThenSaturates) {

@@ -409,6 +409,16 @@ Status ParseCollective(const json& doc, CollectiveParams* c) {
       Optional(s, "saturation_point", &Section::Bytes, &c->saturation_point_bytes));
   IORELAY_RETURN_IF_ERROR(
       ParsePerMpi(s, doc, "saturation_point_by_mpi", &c->saturation_point_by_mpi));
+  // A k of 0 is no measurement (a spread point of 0 is one: one aggregator per host never lost).
+  if (s.Has("saturation_point") && c->saturation_point_bytes == 0) {
+    return Status::InvalidArgument("platform: collective.saturation_point must be above 0");
+  }
+  for (const auto& [mpi, k] : c->saturation_point_by_mpi) {
+    if (k == 0) {
+      return Status::InvalidArgument(
+          fmt::format("platform: collective.saturation_point_by_mpi.{} must be above 0", mpi));
+    }
+  }
   IORELAY_RETURN_IF_ERROR(ParsePerMpi(s, doc, "spread_point_by_mpi", &c->spread_point_by_mpi));
   IORELAY_RETURN_IF_ERROR(
       ParsePerMpi(s, doc, "spread_point_interleaved_by_mpi", &c->spread_point_interleaved_by_mpi));
@@ -431,7 +441,7 @@ Result<uint64_t> MeasuredSaturationPoint(const CollectiveParams& collective,
   return Status::InvalidArgument(fmt::format(
       "the write saturation point k is not measured (no {}collective.saturation_point in the "
       "platform): measure it with .venv/bin/python bench/collective_saturation.py{} "
-      "--platform-out FILE",
+      "--platform PLATFORM --platform-out FILE",
       mpi.empty() ? "" : fmt::format("collective.saturation_point_by_mpi.{} or ", mpi),
       mpi.empty() ? "" : " --component " + mpi));
 }
