@@ -260,6 +260,12 @@ Status ValidateCollective(const Platform& platform, const CollectiveSpec& spec) 
     if (spec.plan == CollectivePlan::kOmpio) {
       return bad("the ompio plan is a collective write's: independent I/O has no plan");
     }
+    if (spec.cb_nodes != 0 || spec.packed || spec.max_per_node != 1 ||
+        spec.saturation_point_bytes != 0) {
+      return bad(
+          "cb_nodes, packed, max_per_node and the saturation point choose aggregators: "
+          "independent I/O has none");
+    }
     return Status::Ok();
   }
   if (spec.plan == CollectivePlan::kOmpio) {

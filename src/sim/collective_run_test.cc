@@ -187,6 +187,18 @@ TEST(CollectiveSimTest, OmpioGroupsComeFromSplitMergeAroundK) {
   s.collective = false;
   EXPECT_NE(ValidateCollective(Load("testbed"), s).message().find("independent"),
             std::string::npos);
+  // Aggregator settings mean nothing to independent I/O: said, not ignored.
+  s.plan = CollectivePlan::kRomio;
+  s.segmentation = collective::Segmentation::kDynamic;
+  s.cb_nodes = 2;
+  EXPECT_NE(ValidateCollective(Load("testbed"), s).message().find("independent I/O has none"),
+            std::string::npos);
+  s.cb_nodes = 0;
+  s.saturation_point_bytes = 0;
+  EXPECT_TRUE(ValidateCollective(Load("testbed"), s).ok());
+  s.saturation_point_bytes = 4 * kMiB;
+  s.segmentation = collective::Segmentation::kStatic;
+  s.plan = CollectivePlan::kOmpio;
   s.collective = true;
   s.plan = CollectivePlan::kRomio;
   EXPECT_NE(ValidateCollective(Load("testbed"), s).message().find("OMPIO's"), std::string::npos);
