@@ -144,8 +144,16 @@ def _said(ladder: Ladder, bytes_per_call: int) -> str:
     steps = ", ".join(f"{units.format_bytes(s.bytes_per_call)} {s.ratio:.2f}x (p {_p(s.p)})"
                       for s in ladder.steps)  # fmt: skip
     near = units.format_bytes(ladder.nearest(bytes_per_call).bytes_per_call)
+    low, high = ladder.steps[0].bytes_per_call, ladder.steps[-1].bytes_per_call
+    # (Beyond half the smallest or twice the largest size measured, the nearest step is a guess.)
+    outside = (
+        f", outside the sizes measured ({units.format_bytes(low)} to "
+        f"{units.format_bytes(high)}): an extrapolation"
+        if bytes_per_call * 2 < low or bytes_per_call > 2 * high
+        else ""
+    )
     return (
         f"forwarding ({ladder.mpi}, through 1 I/O node / direct): {steps}; the job's "
-        f"{units.format_bytes(bytes_per_call)} calls take the nearest size, {near} "
+        f"{units.format_bytes(bytes_per_call)} calls take the nearest size, {near}{outside} "
         f"({ladder.source})"
     )

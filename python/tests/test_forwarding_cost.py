@@ -55,6 +55,13 @@ def test_only_a_significant_gain_keeps_the_ionodes() -> None:
     gain = fc.decide(2, 128 * MIB, ladder())
     assert gain.ionodes == 2 and gain.reason.startswith("forward as asked")
     assert "1.20x direct" in gain.reason and "a significant gain" in gain.reason
+    assert "extrapolation" not in gain.evidence
+    # Far beyond the sizes measured the nearest step is a guess, and the evidence says so.
+    for far in (MIB // 4, 1024 * MIB):
+        assert (
+            "outside the sizes measured (1MiB to 256MiB): an extrapolation"
+            in fc.decide(2, far, ladder()).evidence
+        )
     # Kept for another reason, whatever the loss.
     forced = fc.decide(1, MIB, ladder(), keep=True)
     assert forced.ionodes == 1 and "--keep-ionodes" in forced.reason and "0.77x" in forced.reason
