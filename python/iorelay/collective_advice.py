@@ -89,7 +89,10 @@ class Advice:
     interleaved: bool = False
     ionodes: int = 0  # the I/O nodes to forward through; 0: direct
     forwarding: str = ""  # why forward or not (forwarding_cost.decide)
-    max_per_node: int = 1  # aggregators per node at most (ROMIO's cb_config_list *:M)
+    # ROMIO's cb_config_list for these aggregators (iorelay-aggregators): "*:M" with M the
+    # aggregators a node must take; ROMIO's default, "*:1", takes one per host whatever
+    # cb_nodes says.
+    cb_config_list: str = "*:1"
 
     def romio_mode(self) -> str:
         """romio_cb_write / romio_cb_read. ROMIO's `automatic` runs two-phase I/O only when the
@@ -118,9 +121,8 @@ class Advice:
             "romio_cb_write": mode,
             "romio_cb_read": mode,
         }
-        if self.max_per_node > 1:
-            # ROMIO's default, *:1, takes one aggregator per host whatever cb_nodes says.
-            hints["cb_config_list"] = f"*:{self.max_per_node}"
+        if self.cb_config_list != "*:1":
+            hints["cb_config_list"] = self.cb_config_list
         if not self.collective and self.interleaved:
             # ROMIO's independent write of a view with holes sieves by default: it reads the
             # rank's extent in buffers of ind_wr_buffer_size, fills its pieces in and writes
@@ -205,9 +207,10 @@ def settings(job: Job, choice: Mapping[str, Any], saturation_point: int, source:
         "on platforms/cori.json: spread aggregators, one per target; docs/collective.md); no "
         "striped file system was measured here (the testbed's GlusterFS has no striping)",
     )
+    config_list = choice.get("romio_hints", {}).get("cb_config_list", "*:1")
     return Advice(aggregators, tuple(int(r) for r in choice["ranks"]), cycle, collective,
                   stripes, job.stripe_size, saturation_point, reasons, evidence,
-                  job.interleaved, max_per_node=job.max_per_node)  # fmt: skip
+                  job.interleaved, cb_config_list=config_list)  # fmt: skip
 
 
 def cycle_for(saturation_point: int, stripe_size: int) -> tuple[int, str]:

@@ -33,6 +33,13 @@ def test_saturation_point_on_a_striped_file_through_io_nodes() -> None:
         "capped at 16 (4 per node, 16 ranks)",
     ]
     assert out["romio_hints"] == {"cb_nodes": "16", "cb_config_list": "*:4"}
+    # *:M is what the count needs per node, not --max-per-node: ROMIO's wildcard takes up to M
+    # ranks of each host in rank order, so *:4 with cb_nodes 4 would put all 4 on node 0.
+    for cb_nodes, config_list in (("4", "*:1"), ("6", "*:2")):
+        proc = tool("--ranks", "16", "--ranks-per-node", "4", "--max-per-node", "4",
+                    "--cb-nodes", cb_nodes)  # fmt: skip
+        hints = json.loads(proc.stdout)["romio_hints"]
+        assert hints == {"cb_nodes": cb_nodes, "cb_config_list": config_list}
     proc = tool("--ranks", "16", "--ranks-per-node", "4", "--cb-nodes", "3", "--stripe-count",
                 "4", "--stripe-size", "1M")  # fmt: skip
     out = json.loads(proc.stdout)

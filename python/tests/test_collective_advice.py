@@ -163,13 +163,18 @@ def test_advice_through_the_aggregator_rules(tmp_path: Path) -> None:
 @pytest.mark.needs_build("iorelay-aggregators")
 def test_romio_hints_allow_the_aggregators_per_node_advised(tmp_path: Path) -> None:
     """More than one aggregator per node needs cb_config_list *:M: ROMIO's default *:1 takes
-    one per host whatever cb_nodes says."""
+    one per host whatever cb_nodes says. M is what the count needs, not --max-per-node: ROMIO's
+    wildcard takes up to M ranks of each host in rank order and stops at cb_nodes, so a larger
+    M would pack the aggregators on the first hosts."""
     platform = platform_with(tmp_path, "cori", {"saturation_point": "32MiB"}, "measured.json")
     a = ca.advise(ca.Job(128, 32, 1 << 30, max_per_node=4), platform)
     assert a.aggregators == 16
     assert a.romio_hints()["cb_config_list"] == "*:4"
-    one = ca.advise(ca.Job(128, 32, 1 << 30), platform)
-    assert one.aggregators == 4 and "cb_config_list" not in one.romio_hints()
+    six = ca.advise(ca.Job(128, 32, 192 * MIB, max_per_node=4), platform)
+    assert six.aggregators == 6 and six.romio_hints()["cb_config_list"] == "*:2"
+    for job in (ca.Job(128, 32, 1 << 30), ca.Job(128, 32, 128 * MIB, max_per_node=4)):
+        one = ca.advise(job, platform)
+        assert one.aggregators == 4 and "cb_config_list" not in one.romio_hints()
 
 
 def test_a_cycle_beyond_an_mpi_int_is_refused(tmp_path: Path) -> None:

@@ -61,11 +61,13 @@ int Main(int argc, char** argv) {
     return 2;
   }
   const auto count = static_cast<int32_t>(choice->ranks.size());
-  const int32_t per_node = std::max(o.job.max_per_node, (count + collective::NodeCount(o.job) - 1) /
-                                                            collective::NodeCount(o.job));
+  // ROMIO's wildcard takes up to M ranks of each host in rank order and stops at cb_nodes: an M
+  // above what the count needs per node would pack the aggregators on the first hosts.
+  const int32_t nodes = collective::NodeCount(o.job);
+  const int32_t per_node = (count + nodes - 1) / nodes;
   const nlohmann::json out = {
       {"job", Table(&o).ToJson()},
-      {"nodes", collective::NodeCount(o.job)},
+      {"nodes", nodes},
       {"aggregators", count},
       {"ranks", choice->ranks},
       {"reasons", choice->reasons},
