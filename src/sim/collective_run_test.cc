@@ -19,6 +19,13 @@ namespace {
 using nlohmann::json;
 constexpr uint64_t kMiB = 1 << 20;
 
+// The platform `doc` is refused, with `want` in the message.
+void ExpectRefused(const json& doc, const std::string& want) {
+  auto p = ParsePlatform(doc);
+  ASSERT_FALSE(p.ok()) << want;
+  EXPECT_NE(p.status().message().find(want), std::string::npos) << p.status().message();
+}
+
 Platform Load(const std::string& name) {
   auto p = LoadPlatform(std::string(PLATFORMS_DIR) + "/" + name + ".json");
   EXPECT_TRUE(p.ok()) << p.status().message();
@@ -245,18 +252,10 @@ TEST(CollectiveSimTest, MeasuredSaturationPointIsTheMpisOwnOrRefused) {
   std::ifstream in(std::string(PLATFORMS_DIR) + "/testbed.json");
   json doc = json::parse(in);
   doc["collective"]["saturation_point"] = "0B";
-  auto zero = ParsePlatform(doc);
-  ASSERT_FALSE(zero.ok());
-  EXPECT_NE(zero.status().message().find("collective.saturation_point must be above 0"),
-            std::string::npos)
-      << zero.status().message();
+  ExpectRefused(doc, "collective.saturation_point must be above 0");
   doc["collective"]["saturation_point"] = "1MiB";
   doc["collective"]["saturation_point_by_mpi"]["ompio"] = "0B";
-  zero = ParsePlatform(doc);
-  ASSERT_FALSE(zero.ok());
-  EXPECT_NE(zero.status().message().find("saturation_point_by_mpi.ompio must be above 0"),
-            std::string::npos)
-      << zero.status().message();
+  ExpectRefused(doc, "saturation_point_by_mpi.ompio must be above 0");
 }
 
 TEST(CollectiveSimTest, CoriThroughputRisesWithNodesThenSaturates) {
@@ -368,13 +367,9 @@ TEST(CollectiveSimTest, StripeObjectCostNeedsAMetadataServer) {
                 {"stripe_count", 1},
                 {"device", "ssd"},
                 {"stripe_object", "1ms"}}}};
-  auto p = ParsePlatform(doc);
-  ASSERT_FALSE(p.ok());
-  EXPECT_NE(p.status().message().find("storage.stripe_object needs storage.metadata_service"),
-            std::string::npos)
-      << p.status().message();
+  ExpectRefused(doc, "storage.stripe_object needs storage.metadata_service");
   doc["storage"]["metadata_service"] = "100us";
-  p = ParsePlatform(doc);
+  auto p = ParsePlatform(doc);
   ASSERT_TRUE(p.ok()) << p.status().message();
   EXPECT_EQ(p->storage.stripe_object_ns, 1'000'000);
   EXPECT_EQ(ToJson(*p)["storage"]["stripe_object"], "1ms");
