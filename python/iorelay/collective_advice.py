@@ -263,6 +263,10 @@ def measured_k(platform_file: Path, mpi: str = "") -> tuple[int, str]:
     saying how to measure it when neither is there."""
     collective = collective_section(platform_file, mpi)
     by_mpi = collective.get("saturation_point_by_mpi", {})
+    if not isinstance(by_mpi, dict):
+        raise CollectiveAdviceError(
+            f"{platform_file}: collective.saturation_point_by_mpi must map MPIs to sizes"
+        )
     for name, value in by_mpi.items():
         if name not in MPIS:
             raise CollectiveAdviceError(

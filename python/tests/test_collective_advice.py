@@ -200,6 +200,7 @@ def test_a_cycle_beyond_an_mpi_int_is_refused(tmp_path: Path) -> None:
             {"saturation_point_by_mpi": {"ompio": "0B"}},
             r"saturation_point_by_mpi\.ompio: '0B' must be above 0",
         ),
+        ({"saturation_point_by_mpi": ["1MiB"]}, r"saturation_point_by_mpi must map MPIs to sizes"),
     ],
 )
 def test_a_platforms_bad_k_is_refused_naming_file_and_key(
