@@ -119,13 +119,12 @@ Result<std::vector<std::vector<collective::Cycle>>> Plans(const Platform& platfo
   std::vector<std::vector<collective::Cycle>> plans;
   if (spec.plan == CollectivePlan::kOmpio) {
     const collective::OmpioSpec ompio{spec.cb_buffer_bytes, spec.segmentation};
+    // Every call has the first one's shape, so the first one's groups and aggregators.
+    auto groups = OmpioGroups(spec, CallExtents(spec, 0), &out->reasons);
+    if (!groups.ok()) return groups.status();
+    out->aggregators = collective::GroupAggregators(*groups);
     for (uint32_t c = 0; c < spec.calls; ++c) {
-      const auto extents = CallExtents(spec, c);
-      // Every call has the first one's shape, so the first one's groups and aggregators.
-      auto groups = OmpioGroups(spec, extents, c == 0 ? &out->reasons : nullptr);
-      if (!groups.ok()) return groups.status();
-      if (c == 0) out->aggregators = collective::GroupAggregators(*groups);
-      auto plan = collective::PlanOmpio(extents, *groups, ompio);
+      auto plan = collective::PlanOmpio(CallExtents(spec, c), *groups, ompio);
       if (!plan.ok()) return plan.status();
       plans.push_back(std::move(*plan));
     }
