@@ -2,7 +2,7 @@
 testbed and simulated, so that the simulator's OMPIO plan is checked against real runs.
 
     .venv/bin/python bench/ompio_overlap.py [--aggregators 1] [--request 1M] [--calls 4]
-        [--cycle 4M] [--reps 5] [--out FILE.md]
+        [--cycle 4M] [--reps 5] [--tool iorelay-bench|ior] [--out FILE.md]
 
 OpenMPI's fcoll component vulcan (OMPIO's collective writes on a file system other than
 Lustre, as the testbed's GlusterFS) keeps two buffers of half io_ompio_bytes_per_agg each: with
@@ -21,6 +21,10 @@ simulated on platforms/testbed.json (`iorelay-sim-collective --plan ompio --ompi
 and the report sets the measured async / sync ratio beside the simulated one. Writes
 bench/results/ompio-overlap-testbed.md and .json.
 
+--tool ior writes the same file with IOR (built from ../shared/vendor, bench/vendor_tools.py)
+instead of iorelay-bench: `ior -a MPIIO -c -w -b REQUEST -t REQUEST -s CALLS -e`, the same
+layout (segment c, rank r at (c x ranks + r) x REQUEST), fsync in the timed phase.
+
 It starts only on a quiet machine (--max-load, --wait-minutes, as
 bench/collective_saturation.py).
 """
@@ -29,6 +33,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import os
 import statistics
 import subprocess
 import sys
@@ -38,8 +43,10 @@ from pathlib import Path
 import testbed_mpiio
 from collective_saturation import aggregator_settings
 from collective_spread import HOSTS, RANKS_PER_HOST
+from vendor_tools import build_ior, parse_ior
 
-from iorelay import paths, units
+from iorelay import mpi, paths, units
+from iorelay.testbed.explore import mpi_argv, mpi_env
 
 REPO = Path(__file__).resolve().parents[1]
 # The fcoll settings compared; the simulator's --ompio-async for each (None: not simulated).
@@ -52,12 +59,30 @@ SETTINGS = {
 
 def run(args: argparse.Namespace, setting: str, directory: str) -> float:
     extra, env = aggregator_settings("ompio", args.aggregators, args.cycle)
+    env |= SETTINGS[setting][0]
+    ranks = RANKS_PER_HOST * len(HOSTS)
+    if args.tool == "ior":
+        return ior_mib_s(args, ranks, directory, env)
     options = ["--spatiality", "strided", "--request", str(args.request),
                "--segments", str(args.calls), "--write", "--fsync", *extra]  # fmt: skip
-    ranks = RANKS_PER_HOST * len(HOSTS)
-    result = testbed_mpiio.bench_on_hosts("openmpi", HOSTS, ranks, directory, options,
-                                          {**env, **SETTINGS[setting][0]})  # fmt: skip
+    result = testbed_mpiio.bench_on_hosts("openmpi", HOSTS, ranks, directory, options, env)
     return testbed_mpiio.phase_mib_s(result)
+
+
+def ior_mib_s(args: argparse.Namespace, ranks: int, directory: str, env: dict[str, str]) -> float:
+    """IOR's write bandwidth for the same file, from inside the allocation (the ranks on HOSTS
+    through the MPI's launcher, as iorelay-bench's)."""
+    os.environ[mpi.ENV] = "openmpi"  # the launcher mpi_argv picks (as bench_on_hosts)
+    size = str(args.request)
+    program = [str(build_ior("openmpi") / "ior"), "-a", "MPIIO", "-c", "-w", "-b", size,
+               "-t", size, "-s", str(args.calls), "-e", "-o", f"{directory}/ior.dat"]  # fmt: skip
+    argv = mpi_argv(HOSTS, ranks, list(env), program)
+    proc = subprocess.run(argv, env={**os.environ, **mpi_env(), **env}, capture_output=True,
+                          text=True, stdin=subprocess.DEVNULL, timeout=testbed_mpiio.RUN_TIMEOUT_S,
+                          check=False)  # fmt: skip
+    if proc.returncode != 0:
+        raise RuntimeError(f"{' '.join(argv)}\n{proc.stdout[-1500:]}{proc.stderr[-1500:]}")
+    return float(parse_ior(proc.stdout)["bandwidth_mib_s"])
 
 
 def simulate(args: argparse.Namespace, ompio_async: str) -> dict:
@@ -79,11 +104,14 @@ def main() -> int:
     ap.add_argument("--calls", type=int, default=4)
     ap.add_argument("--cycle", default="4M", help="an aggregator's bytes per cycle")
     ap.add_argument("--reps", type=int, default=5)
+    ap.add_argument("--tool", choices=("iorelay-bench", "ior"), default="iorelay-bench")
     ap.add_argument("--out", type=Path, default=REPO / "bench/results/ompio-overlap-testbed.md")
     testbed_mpiio.add_quiet_options(ap)
     args = ap.parse_args()
     args.request = units.parse_bytes(args.request)
     args.cycle = units.parse_bytes(args.cycle)
+    if args.tool == "ior":
+        build_ior("openmpi")  # before the allocation: the first build takes minutes
     # Before the allocation (not holding it while waiting), and again inside it.
     if not testbed_mpiio.quiet("ompio_overlap", "the overlap", args):
         return 2
@@ -122,7 +150,8 @@ def report(args: argparse.Namespace, command: str, rows: list[dict], simulated: 
         f"Command: `{command}` ({ranks} ranks, {RANKS_PER_HOST} on each of {', '.join(HOSTS)}; "
         f"{units.format_bytes(per_call)} per collective call, {args.calls} calls; "
         f"{args.aggregators} aggregator(s), cycles of {units.format_bytes(args.cycle)}: "
-        f"{cycles} cycle(s) per call per aggregator; load averages after the runs "
+        f"{cycles} cycle(s) per call per aggregator; written with {args.tool}; load averages "
+        "after the runs "
         f"{rows[0]['load']} to {rows[-1]['load']})",
         "",
         "| setting | measured MiB/s, median | runs | simulated MiB/s | simulator's --ompio-async |",
